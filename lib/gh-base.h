@@ -1,0 +1,74 @@
+/* gh-base.h -- logging, fatal errors, checked allocation, safe output files.
+ *
+ * Error model (one mechanism for the whole toolkit): a condition the program
+ * cannot recover from calls gh_die(), which prints ONE line
+ *   "<program>: ERROR: <message>"
+ * on stderr, removes every output file still being written (see
+ * gh_tmpfile_*), and exits with status 1.  Messages name the file, the key
+ * and what was wrong, e.g. "ark:feats.ark, key 'utt3': NaN at row 4, col 2".
+ * Library parsers that a caller may want to recover from return a status and
+ * leave the message in gh_last_error().
+ */
+#ifndef GH_BASE_H
+#define GH_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define GH_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define GH_NORETURN __attribute__((noreturn))
+#else
+#define GH_PRINTF(a, b)
+#define GH_NORETURN
+#endif
+
+/* Program name used as log prefix; set once by gh_init(argv[0]). */
+extern const char *gh_progname;
+/* Verbosity: 0 = warnings/errors/summary logs (default), >0 more detail. */
+extern int gh_verbose;
+
+/* Call first in every main(): sets the program name (basename of argv0). */
+void gh_init(const char *argv0);
+
+/* Log lines on stderr, prefixed "<prog>: LOG: ", "<prog>: WARNING: ",
+ * "<prog>: VLOG[n]: " (printed only when gh_verbose >= n). */
+void gh_log(const char *fmt, ...) GH_PRINTF(1, 2);
+void gh_warn(const char *fmt, ...) GH_PRINTF(1, 2);
+void gh_vlog(int level, const char *fmt, ...) GH_PRINTF(2, 3);
+
+/* Fatal error: prints "<prog>: ERROR: <msg>", removes unfinished output
+ * files, exits 1.  Never returns. */
+void gh_die(const char *fmt, ...) GH_PRINTF(1, 2) GH_NORETURN;
+
+/* Recoverable-error message buffer (per process). gh_set_error formats the
+ * message; gh_last_error returns it ("" if none). */
+void gh_set_error(const char *fmt, ...) GH_PRINTF(1, 2);
+const char *gh_last_error(void);
+
+/* Checked allocation: die with "out of memory (N bytes)" on failure.
+ * gh_calloc zero-fills.  Sizes are in elements * element size. */
+void *gh_malloc(size_t nbytes);
+void *gh_calloc(size_t n, size_t size);
+void *gh_realloc(void *p, size_t nbytes);
+char *gh_strdup(const char *s);
+
+/* Safe output files.  gh_tmpfile_open(path) opens "<path>.tmp.<pid>" for
+ * writing and registers it; gh_tmpfile_commit() flushes, closes, checks the
+ * write status and renames it onto <path> (dies on any I/O error);
+ * gh_tmpfile_abort() closes and removes it.  gh_die() aborts all registered
+ * files, so a failing tool never leaves a truncated model or archive. */
+typedef struct gh_tmpfile gh_tmpfile;
+gh_tmpfile *gh_tmpfile_open(const char *path);
+FILE *gh_tmpfile_fp(gh_tmpfile *t);
+void gh_tmpfile_commit(gh_tmpfile *t);
+void gh_tmpfile_abort(gh_tmpfile *t);
+
+/* Monotonic wall clock in seconds (for frames/s logs). */
+double gh_seconds(void);
+
+/* Helpers for float checks. */
+int gh_isfinite_f(float x);
+
+#endif

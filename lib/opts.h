@@ -1,0 +1,32 @@
+/* opts.h -- Kaldi-style command-line options (util/parse-options.h).
+ *
+ * Options are "--name=value" (also "--name value" is NOT accepted, as in
+ * Kaldi; booleans accept "--flag", "--flag=true|false").  They may appear
+ * anywhere before "--"; the rest are positional arguments.  Every tool has
+ * --help, --verbose=N, --config=FILE (lines "--name=value", '#' comments).
+ * Unknown options and bad values die with the usage printed.
+ */
+#ifndef GH_OPTS_H
+#define GH_OPTS_H
+#include <stdint.h>
+
+typedef struct gh_opts gh_opts;
+
+gh_opts *gh_opts_new(const char *usage);
+void gh_opts_bool(gh_opts *o, const char *name, int *v, const char *help);
+void gh_opts_int(gh_opts *o, const char *name, int32_t *v, const char *help);
+void gh_opts_int64(gh_opts *o, const char *name, int64_t *v, const char *help);
+void gh_opts_double(gh_opts *o, const char *name, double *v, const char *help);
+void gh_opts_float(gh_opts *o, const char *name, float *v, const char *help);
+/* *v points to a string that the parser replaces (with a malloc'd copy). */
+void gh_opts_string(gh_opts *o, const char *name, const char **v, const char *help);
+/* Parse argv; returns the number of positional args; gh_opts_arg(o, i)
+ * (0-based) gives them.  Prints usage and exits 0 on --help. */
+int gh_opts_parse(gh_opts *o, int argc, char **argv);
+const char *gh_opts_arg(gh_opts *o, int i);
+int gh_opts_num_args(gh_opts *o);
+/* Print usage + options on stderr and exit 1 (wrong argument count). */
+void gh_opts_usage_exit(gh_opts *o);
+void gh_opts_free(gh_opts *o);
+
+#endif

@@ -1,0 +1,549 @@
+/* table.c -- Kaldi Table readers and writers over kaldi-io streams.
+ * Specifier grammar and byte layouts: doc/format.md. */
+#include "table.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ======================= specifiers ======================= */
+
+typedef struct {
+  int ark, scp;           /* table kind (both for "ark,scp" writers) */
+  int binary;             /* writers: -1 unspecified, 0 text, 1 binary */
+  int flush, permissive, sorted, called_sorted, once;
+  const char *rest;       /* text after the first ':' (points into the spec) */
+} spec_t;
+
+/* Parses "opt,opt,...:rest".  for_write selects the allowed option set.
+ * Returns 1 if spec is a valid r/wspecifier, else 0 (no side effects). */
+static int parse_spec(const char *spec, int for_write, spec_t *o) {
+  memset(o, 0, sizeof *o);
+  o->binary = -1;
+  const char *colon = strchr(spec, ':');
+  if (!colon) return 0;
+  char opts[64];
+  size_t n = (size_t)(colon - spec);
+  if (n == 0 || n >= sizeof opts) return 0;
+  memcpy(opts, spec, n);
+  opts[n] = '\0';
+  char *save = NULL;
+  for (char *w = strtok_r(opts, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    while (isspace((unsigned char)*w)) w++;
+    if (!strcmp(w, "ark")) o->ark = 1;
+    else if (!strcmp(w, "scp")) o->scp = 1;
+    else if (!strcmp(w, "b")) o->binary = 1;
+    else if (!strcmp(w, "t")) o->binary = 0;
+    else if (!strcmp(w, "p")) o->permissive = 1;
+    else if (for_write && !strcmp(w, "f")) o->flush = 1;
+    else if (for_write && !strcmp(w, "nf")) o->flush = 0;
+    else if (!for_write && !strcmp(w, "s")) o->sorted = 1;
+    else if (!for_write && !strcmp(w, "cs")) o->called_sorted = 1;
+    else if (!for_write && !strcmp(w, "o")) o->once = 1;
+    else if (!for_write && (!strcmp(w, "ns") || !strcmp(w, "ncs") || !strcmp(w, "no") ||
+                            !strcmp(w, "np") || !strcmp(w, "bg"))) { /* defaults / ignored */ }
+    else return 0;
+  }
+  if (!o->ark && !o->scp) return 0;
+  if (!for_write && o->ark && o->scp) return 0;
+  o->rest = colon + 1;
+  while (isspace((unsigned char)*o->rest)) o->rest++;
+  return 1;
+}
+
+int gh_is_rspecifier(const char *s) { spec_t o; return parse_spec(s, 0, &o); }
+int gh_is_wspecifier(const char *s) { spec_t o; return parse_spec(s, 1, &o); }
+
+/* ======================= objects: one dispatch per type ======================= */
+
+typedef union {
+  gh_matrix m;
+  gh_dmatrix dm;
+  gh_vector v;
+  gh_dvector dv;
+  gh_ivector iv;
+  gh_posterior p;
+  int32_t i;
+  char *str;
+} gh_obj;
+
+static void obj_free(gh_objtype t, gh_obj *o) {
+  switch (t) {
+    case GH_OBJ_MATRIX: gh_matrix_free(&o->m); break;
+    case GH_OBJ_DMATRIX: gh_dmatrix_free(&o->dm); break;
+    case GH_OBJ_VECTOR: gh_vector_free(&o->v); break;
+    case GH_OBJ_DVECTOR: gh_dvector_free(&o->dv); break;
+    case GH_OBJ_INT32_VECTOR: gh_ivector_free(&o->iv); break;
+    case GH_OBJ_POSTERIOR: gh_posterior_free(&o->p); break;
+    case GH_OBJ_INT32: break;
+    case GH_OBJ_TOKEN_VECTOR: free(o->str); break;
+  }
+  memset(o, 0, sizeof *o);
+}
+
+/* The void* handed to callers: the struct, or the string itself for
+ * GH_OBJ_TOKEN_VECTOR. */
+static void *obj_ptr(gh_objtype t, gh_obj *o) {
+  return t == GH_OBJ_TOKEN_VECTOR ? (void *)o->str : (void *)o;
+}
+
+/* Tokens of a line joined by single spaces (malloc'd). */
+static char *normalize_tokens(const char *line) {
+  char *out = gh_malloc(strlen(line) + 1), *q = out;
+  for (const char *p = line; *p;) {
+    while (*p && isspace((unsigned char)*p)) p++;
+    if (!*p) break;
+    if (q != out) *q++ = ' ';
+    while (*p && !isspace((unsigned char)*p)) *q++ = *p++;
+  }
+  *q = '\0';
+  return out;
+}
+
+/* Reads one table object (binary marker included) into o (already freed). */
+static void obj_read(gh_istream *s, gh_objtype t, gh_obj *o) {
+  if (t != GH_OBJ_TOKEN_VECTOR && gh_istream_eof(s)) gh_istream_fail(s, "unexpected end of file (no object)");
+  int binary = gh_read_binary_marker(s);
+  switch (t) {
+    case GH_OBJ_MATRIX: gh_read_matrix(s, binary, &o->m); break;
+    case GH_OBJ_DMATRIX: gh_read_dmatrix(s, binary, &o->dm); break;
+    case GH_OBJ_VECTOR: gh_read_vector(s, binary, &o->v); break;
+    case GH_OBJ_DVECTOR: gh_read_dvector(s, binary, &o->dv); break;
+    case GH_OBJ_INT32_VECTOR: gh_read_int32_vector(s, binary, &o->iv); break;
+    case GH_OBJ_POSTERIOR: gh_read_posterior(s, binary, &o->p); break;
+    case GH_OBJ_INT32: {
+      o->i = gh_read_int32(s, binary);
+      if (!binary) {
+        const char *rest = gh_istream_eof(s) ? "" : gh_read_line(s);
+        while (isspace((unsigned char)*rest)) rest++;
+        if (*rest) gh_istream_fail(s, "expected one integer per line, got extra text '%s'", rest);
+      }
+      break;
+    }
+    case GH_OBJ_TOKEN_VECTOR:
+      if (binary) gh_istream_fail(s, "token vectors are text-only, found binary data");
+      o->str = normalize_tokens(gh_istream_eof(s) ? "" : gh_read_line(s));
+      break;
+  }
+}
+
+/* Writes one table object (binary marker included). */
+static void obj_write(gh_ostream *s, int binary, gh_objtype t, const void *obj) {
+  if (t == GH_OBJ_TOKEN_VECTOR) {
+    const char *str = obj;
+    char *norm = normalize_tokens(str ? str : "");
+    FILE *fp = gh_ostream_fp(s);
+    for (char *save = NULL, *w = strtok_r(norm, " ", &save); w; w = strtok_r(NULL, " ", &save))
+      fprintf(fp, "%s ", w);
+    putc('\n', fp);
+    free(norm);
+    return;
+  }
+  gh_write_binary_marker(s, binary);
+  switch (t) {
+    case GH_OBJ_MATRIX: gh_write_matrix(s, binary, obj); break;
+    case GH_OBJ_DMATRIX: gh_write_dmatrix(s, binary, obj); break;
+    case GH_OBJ_VECTOR: gh_write_vector(s, binary, obj); break;
+    case GH_OBJ_DVECTOR: gh_write_dvector(s, binary, obj); break;
+    case GH_OBJ_INT32_VECTOR: gh_write_int32_vector(s, binary, obj); break;
+    case GH_OBJ_POSTERIOR: gh_write_posterior(s, binary, obj); break;
+    case GH_OBJ_INT32:
+      gh_write_int32(s, binary, *(const int32_t *)obj);
+      if (!binary) putc('\n', gh_ostream_fp(s));
+      break;
+    case GH_OBJ_TOKEN_VECTOR: break;
+  }
+}
+
+/* ======================= scp entries ======================= */
+
+/* Splits an scp rxfilename "file:123" into file + offset (offset -1 if the
+ * name has no ":digits" suffix or is a pipe).  *file is malloc'd. */
+static void split_offset(const char *rx, char **file, int64_t *offset) {
+  size_t n = strlen(rx), i = n;
+  *offset = -1;
+  while (i > 0 && isdigit((unsigned char)rx[i - 1])) i--;
+  if (i > 1 && i < n && rx[i - 1] == ':' && rx[n - 1] != '|') {
+    *file = gh_strdup(rx);
+    (*file)[i - 1] = '\0';
+    *offset = strtoll(rx + i, NULL, 10);
+  } else {
+    *file = gh_strdup(rx);
+  }
+}
+
+/* An open data file kept between scp entries (consecutive entries usually
+ * point into the same archive, so we seek instead of reopening). */
+typedef struct {
+  gh_istream *in;
+  char *file;
+} scp_src;
+
+static void scp_src_close(scp_src *src) {
+  gh_istream_close(src->in);
+  free(src->file);
+  src->in = NULL;
+  src->file = NULL;
+}
+
+/* Reads the object of scp entry (key, rx) into o.  Returns 0 (with the
+ * reason in gh_last_error()) if the file cannot be opened or the offset is
+ * past its end and permissive is set; otherwise dies naming spec and key. */
+static int scp_load(scp_src *src, const char *spec, const char *key, const char *rx,
+                    gh_objtype t, gh_obj *o, int permissive) {
+  char *file;
+  int64_t off;
+  split_offset(rx, &file, &off);
+  int reusable = src->in && src->file && !strcmp(src->file, file) && off >= 0;
+  if (!reusable || !gh_istream_seek(src->in, off) || gh_istream_eof(src->in)) {
+    scp_src_close(src);
+    src->in = off >= 0 ? gh_istream_open_offset(file, off) : gh_istream_open(file);
+    if (!src->in) {
+      free(file);
+      if (permissive) return 0;
+      gh_die("%s, key '%s': %s", spec, key, gh_last_error());
+    }
+    char name[1024];
+    snprintf(name, sizeof name, "%s (from %s)", file, spec);
+    gh_istream_set_name(src->in, name);
+    src->file = file;
+    file = NULL;
+  }
+  free(file);
+  gh_istream_set_key(src->in, key);
+  obj_read(src->in, t, o);
+  if (off < 0) scp_src_close(src); /* whole-file entries are not reused */
+  return 1;
+}
+
+/* Parses one scp line into key and rxfilename (pointers into line, which is
+ * modified).  Returns 0 for a blank line; dies on a line without a file. */
+static int scp_parse_line(char *line, const char *spec, char **key, char **rx) {
+  char *p = line;
+  while (isspace((unsigned char)*p)) p++;
+  if (!*p) return 0;
+  *key = p;
+  while (*p && !isspace((unsigned char)*p)) p++;
+  if (*p) *p++ = '\0';
+  while (isspace((unsigned char)*p)) p++;
+  size_t n = strlen(p);
+  while (n > 0 && isspace((unsigned char)p[n - 1])) p[--n] = '\0';
+  if (!*p) gh_die("%s: bad scp line for key '%s' (no filename)", spec, *key);
+  *rx = p;
+  return 1;
+}
+
+/* ======================= sequential reader ======================= */
+
+struct gh_seq_reader {
+  char *spec;
+  gh_objtype type;
+  spec_t sp;
+  gh_istream *in;    /* the archive (ark) or the scp list (scp) */
+  scp_src src;       /* scp: current data file */
+  char *key;
+  size_t keycap;
+  gh_obj obj;
+  int done;
+};
+
+/* Reads an archive key (skipping leading whitespace) and the single space
+ * or tab after it.  Returns 0 at a clean end of file. */
+static int read_ark_key(gh_seq_reader *r) {
+  gh_istream *s = r->in;
+  gh_skip_ws(s);
+  size_t n = 0;
+  int c;
+  while ((c = gh_istream_peek(s)) >= 0 && !isspace(c)) {
+    if (n + 2 > r->keycap) r->key = gh_realloc(r->key, r->keycap = r->keycap ? 2 * r->keycap : 128);
+    r->key[n++] = (char)gh_istream_getc(s);
+  }
+  if (n == 0) return 0;
+  r->key[n] = '\0';
+  gh_istream_set_key(s, r->key);
+  if (c < 0) gh_istream_fail(s, "unexpected end of file after key");
+  if (c != '\n') gh_istream_getc(s);
+  return 1;
+}
+
+/* Advances to the next entry: sets key/obj, or done. */
+static void seq_read_next(gh_seq_reader *r) {
+  obj_free(r->type, &r->obj);
+  if (r->sp.ark) {
+    if (!read_ark_key(r)) { r->done = 1; return; }
+    obj_read(r->in, r->type, &r->obj);
+    return;
+  }
+  for (;;) {
+    if (gh_istream_eof(r->in)) { r->done = 1; return; }
+    char *line = gh_read_line(r->in), *key, *rx;
+    if (!scp_parse_line(line, r->spec, &key, &rx)) continue;
+    size_t n = strlen(key) + 1;
+    if (n > r->keycap) r->key = gh_realloc(r->key, r->keycap = n);
+    memcpy(r->key, key, n);
+    char *rxcopy = gh_strdup(rx);
+    scp_load(&r->src, r->spec, r->key, rxcopy, r->type, &r->obj, 0);
+    free(rxcopy);
+    return;
+  }
+}
+
+gh_seq_reader *gh_seq_reader_open(const char *rspecifier, gh_objtype type) {
+  gh_seq_reader *r = gh_calloc(1, sizeof *r);
+  r->spec = gh_strdup(rspecifier);
+  r->type = type;
+  if (!parse_spec(r->spec, 0, &r->sp)) gh_die("invalid rspecifier '%s'", rspecifier);
+  r->in = gh_istream_open(r->sp.rest);
+  if (!r->in) gh_die("%s: %s", rspecifier, gh_last_error());
+  gh_istream_set_name(r->in, rspecifier);
+  seq_read_next(r);
+  return r;
+}
+
+int gh_seq_reader_done(gh_seq_reader *r) { return r->done; }
+const char *gh_seq_reader_key(gh_seq_reader *r) { return r->done ? NULL : r->key; }
+void *gh_seq_reader_value(gh_seq_reader *r) { return r->done ? NULL : obj_ptr(r->type, &r->obj); }
+const char *gh_seq_reader_spec(const gh_seq_reader *r) { return r->spec; }
+
+void gh_seq_reader_next(gh_seq_reader *r) {
+  if (!r->done) seq_read_next(r);
+}
+
+void gh_seq_reader_close(gh_seq_reader *r) {
+  if (!r) return;
+  obj_free(r->type, &r->obj);
+  scp_src_close(&r->src);
+  gh_istream_close(r->in);
+  free(r->key);
+  free(r->spec);
+  free(r);
+}
+
+/* ======================= string hash map ======================= */
+
+typedef struct {
+  char **k;
+  int32_t *v;
+  size_t cap, n;
+} hmap;
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+  return h;
+}
+
+/* Slot of key k (occupied by k, or the empty slot where it would go). */
+static size_t hmap_slot(const hmap *h, const char *k) {
+  size_t i = hash_str(k) & (h->cap - 1);
+  while (h->k[i] && strcmp(h->k[i], k)) i = (i + 1) & (h->cap - 1);
+  return i;
+}
+
+static int32_t hmap_get(const hmap *h, const char *k) {
+  if (!h->cap) return -1;
+  size_t i = hmap_slot(h, k);
+  return h->k[i] ? h->v[i] : -1;
+}
+
+/* Inserts k -> v (k copied); returns 0 if k was already present. */
+static int hmap_put(hmap *h, const char *k, int32_t v) {
+  if (2 * (h->n + 1) > h->cap) {
+    hmap old = *h;
+    h->cap = old.cap ? 2 * old.cap : 64;
+    h->k = gh_calloc(h->cap, sizeof *h->k);
+    h->v = gh_calloc(h->cap, sizeof *h->v);
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.k[i]) {
+        size_t j = hmap_slot(h, old.k[i]);
+        h->k[j] = old.k[i];
+        h->v[j] = old.v[i];
+      }
+    free(old.k);
+    free(old.v);
+  }
+  size_t i = hmap_slot(h, k);
+  if (h->k[i]) return 0;
+  h->k[i] = gh_strdup(k);
+  h->v[i] = v;
+  h->n++;
+  return 1;
+}
+
+static void hmap_free(hmap *h) {
+  for (size_t i = 0; i < h->cap; i++) free(h->k[i]);
+  free(h->k);
+  free(h->v);
+  memset(h, 0, sizeof *h);
+}
+
+/* ======================= random-access reader ======================= */
+
+struct gh_rand_reader {
+  char *spec;
+  gh_objtype type;
+  spec_t sp;
+  hmap index;          /* key -> entry number */
+  /* ark: every entry read so far, cached; seq reads further on demand. */
+  gh_seq_reader *seq;
+  gh_obj *objs;
+  int32_t nobj, capobj;
+  /* scp: rxfilename per entry, one loaded object. */
+  char **rx;
+  int32_t nrx, caprx;
+  scp_src src;
+  gh_obj cur;
+  int32_t cur_entry;   /* entry held in cur, or -1 */
+};
+
+/* scp: reads the whole list into index/rx. */
+static void rand_index_scp(gh_rand_reader *r) {
+  gh_istream *in = gh_istream_open(r->sp.rest);
+  if (!in) gh_die("%s: %s", r->spec, gh_last_error());
+  gh_istream_set_name(in, r->spec);
+  while (!gh_istream_eof(in)) {
+    char *line = gh_read_line(in), *key, *rx;
+    if (!scp_parse_line(line, r->spec, &key, &rx)) continue;
+    if (!hmap_put(&r->index, key, r->nrx)) continue; /* first wins */
+    if (r->nrx == r->caprx) r->rx = gh_realloc(r->rx, (size_t)(r->caprx = r->caprx ? 2 * r->caprx : 64) * sizeof *r->rx);
+    r->rx[r->nrx++] = gh_strdup(rx);
+  }
+  gh_istream_close(in);
+}
+
+gh_rand_reader *gh_rand_reader_open(const char *rspecifier, gh_objtype type) {
+  gh_rand_reader *r = gh_calloc(1, sizeof *r);
+  r->spec = gh_strdup(rspecifier);
+  r->type = type;
+  r->cur_entry = -1;
+  if (!parse_spec(r->spec, 0, &r->sp)) gh_die("invalid rspecifier '%s'", rspecifier);
+  if (r->sp.scp) rand_index_scp(r);
+  else r->seq = gh_seq_reader_open(rspecifier, type);
+  return r;
+}
+
+/* ark: reads forward until key is cached or the archive ends. */
+static int32_t rand_find_ark(gh_rand_reader *r, const char *key) {
+  int32_t e = hmap_get(&r->index, key);
+  while (e < 0 && !r->seq->done) {
+    if (r->nobj == r->capobj)
+      r->objs = gh_realloc(r->objs, (size_t)(r->capobj = r->capobj ? 2 * r->capobj : 64) * sizeof *r->objs);
+    if (hmap_put(&r->index, r->seq->key, r->nobj)) {
+      r->objs[r->nobj] = r->seq->obj; /* take ownership */
+      memset(&r->seq->obj, 0, sizeof r->seq->obj);
+      if (!strcmp(r->seq->key, key)) e = r->nobj;
+      r->nobj++;
+    }
+    gh_seq_reader_next(r->seq);
+  }
+  return e;
+}
+
+int gh_rand_reader_has_key(gh_rand_reader *r, const char *key) {
+  if (r->sp.scp) return hmap_get(&r->index, key) >= 0;
+  return rand_find_ark(r, key) >= 0;
+}
+
+void *gh_rand_reader_value(gh_rand_reader *r, const char *key) {
+  if (!r->sp.scp) {
+    int32_t e = rand_find_ark(r, key);
+    return e < 0 ? NULL : obj_ptr(r->type, &r->objs[e]);
+  }
+  int32_t e = hmap_get(&r->index, key);
+  if (e < 0) return NULL;
+  if (e != r->cur_entry) {
+    obj_free(r->type, &r->cur);
+    r->cur_entry = -1;
+    if (!scp_load(&r->src, r->spec, key, r->rx[e], r->type, &r->cur, r->sp.permissive)) return NULL;
+    r->cur_entry = e;
+  }
+  return obj_ptr(r->type, &r->cur);
+}
+
+const char *gh_rand_reader_spec(const gh_rand_reader *r) { return r->spec; }
+
+void gh_rand_reader_close(gh_rand_reader *r) {
+  if (!r) return;
+  for (int32_t i = 0; i < r->nobj; i++) obj_free(r->type, &r->objs[i]);
+  free(r->objs);
+  for (int32_t i = 0; i < r->nrx; i++) free(r->rx[i]);
+  free(r->rx);
+  obj_free(r->type, &r->cur);
+  scp_src_close(&r->src);
+  gh_seq_reader_close(r->seq);
+  hmap_free(&r->index);
+  free(r->spec);
+  free(r);
+}
+
+/* ======================= writer ======================= */
+
+struct gh_writer {
+  char *spec;
+  spec_t sp;
+  int binary;
+  gh_ostream *ark;
+  gh_ostream *scp;     /* "ark,scp": the index */
+  char *ark_name;      /* archive wxfilename as written into the scp */
+};
+
+gh_writer *gh_writer_open_binary(const char *wspecifier, int binary_default) {
+  gh_writer *w = gh_calloc(1, sizeof *w);
+  w->spec = gh_strdup(wspecifier);
+  if (!parse_spec(w->spec, 1, &w->sp)) gh_die("invalid wspecifier '%s'", wspecifier);
+  if (!w->sp.ark) gh_die("%s: writing 'scp:' tables without 'ark' is not supported", wspecifier);
+  w->binary = w->sp.binary >= 0 ? w->sp.binary : binary_default;
+  if (w->sp.scp) {
+    const char *comma = strchr(w->sp.rest, ',');
+    if (!comma) gh_die("%s: 'ark,scp' needs two names: <ark-wxfilename>,<scp-wxfilename>", wspecifier);
+    w->ark_name = gh_strdup(w->sp.rest);
+    w->ark_name[comma - w->sp.rest] = '\0';
+    w->ark = gh_ostream_open(w->ark_name);
+    w->scp = gh_ostream_open(comma + 1);
+  } else {
+    w->ark_name = gh_strdup(w->sp.rest);
+    w->ark = gh_ostream_open(w->ark_name);
+  }
+  return w;
+}
+
+gh_writer *gh_writer_open(const char *wspecifier) { return gh_writer_open_binary(wspecifier, 1); }
+
+void gh_writer_write(gh_writer *w, const char *key, gh_objtype type, const void *obj) {
+  if (!key || !*key) gh_die("%s: empty key", w->spec);
+  for (const char *p = key; *p; p++)
+    if (isspace((unsigned char)*p)) gh_die("%s: invalid key '%s' (contains whitespace)", w->spec, key);
+  FILE *fp = gh_ostream_fp(w->ark);
+  fputs(key, fp);
+  putc(' ', fp);
+  if (w->scp) {
+    long off = ftell(fp);
+    if (off < 0) gh_die("%s, key '%s': cannot get the archive offset for the scp (%s)", w->spec, key, strerror(errno));
+    fprintf(gh_ostream_fp(w->scp), "%s %s:%ld\n", key, w->ark_name, off);
+  }
+  obj_write(w->ark, w->binary, type, obj);
+  if (ferror(fp)) gh_die("%s, key '%s': write error", w->spec, key);
+  if (w->sp.flush) fflush(fp);
+}
+
+void gh_writer_close(gh_writer *w) {
+  if (!w) return;
+  gh_ostream_close(w->ark);
+  if (w->scp) gh_ostream_close(w->scp);
+  free(w->ark_name);
+  free(w->spec);
+  free(w);
+}
+
+/* ======================= checks ======================= */
+
+void gh_check_finite_matrix(const gh_matrix *m, const char *spec, const char *key) {
+  int64_t n = (int64_t)m->rows * m->cols;
+  for (int64_t i = 0; i < n; i++) {
+    float x = m->data[i];
+    if (!gh_isfinite_f(x))
+      gh_die("%s, key '%s': %s at row %lld, col %lld", spec, key ? key : "?",
+             x != x ? "NaN" : "infinity", (long long)(i / m->cols), (long long)(i % m->cols));
+  }
+}

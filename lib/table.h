@@ -1,0 +1,76 @@
+/* table.h -- Kaldi Table readers and writers (util/kaldi-table.h).
+ *
+ * rspecifier: "[ark|scp][,opts]:rxfilename", opts from {t? no: b,t ignored on
+ * read, s (sorted), cs (called sorted), p (permissive), o (once), bg
+ * (ignored)}; the rxfilename may be "-" (stdin), "cmd |" (pipe) or a file,
+ * gzip'd or not.  scp lines are "key rxfilename" where rxfilename may end in
+ * ":offset" (byte offset of the object within an archive file).
+ * wspecifier: "ark[,t|,b][,f|,nf][,p]:wxfilename", "scp:..." (not supported
+ * for writing objects without archive: dies), "ark,scp[,t]:ark_wx,scp_wx"
+ * (writes the archive and an scp that indexes it by byte offset).
+ * wxfilename: "-" = stdout, "| cmd" = pipe, else file (temp + rename).
+ *
+ * Objects are passed as void* pointing at the struct named by gh_objtype
+ * (int32_t for GH_OBJ_INT32; for GH_OBJ_TOKEN_VECTOR the void* is the char*
+ * string itself, tokens separated by single spaces).
+ * A reader owns the objects it returns; they stay valid until the next call
+ * on that reader.  Readers die (gh_die) on malformed data, naming the
+ * specifier, the file, the key and the offset.  Random-access lookups of a
+ * missing key return NULL (the caller decides whether that is an error).
+ */
+#ifndef GH_TABLE_H
+#define GH_TABLE_H
+#include "kaldi-io.h"
+#include "matrix.h"
+
+typedef enum {
+  GH_OBJ_MATRIX = 0,   /* gh_matrix: reads FM, DM, CM, CM2, CM3, text */
+  GH_OBJ_DMATRIX,      /* gh_dmatrix */
+  GH_OBJ_VECTOR,       /* gh_vector */
+  GH_OBJ_DVECTOR,      /* gh_dvector */
+  GH_OBJ_INT32_VECTOR, /* gh_ivector (alignments) */
+  GH_OBJ_POSTERIOR,    /* gh_posterior */
+  GH_OBJ_INT32,        /* int32_t (e.g. per-utterance pdf label) */
+  GH_OBJ_TOKEN_VECTOR  /* text only: rest of line as a string (char*) */
+} gh_objtype;
+
+/* ---- sequential reader ---- */
+typedef struct gh_seq_reader gh_seq_reader;
+/* Dies if the specifier is malformed or the file cannot be opened. */
+gh_seq_reader *gh_seq_reader_open(const char *rspecifier, gh_objtype type);
+int gh_seq_reader_done(gh_seq_reader *r);         /* 1 when no more entries */
+const char *gh_seq_reader_key(gh_seq_reader *r);
+void *gh_seq_reader_value(gh_seq_reader *r);      /* object of current entry */
+void gh_seq_reader_next(gh_seq_reader *r);
+void gh_seq_reader_close(gh_seq_reader *r);
+const char *gh_seq_reader_spec(const gh_seq_reader *r);
+
+/* ---- random-access reader ---- */
+typedef struct gh_rand_reader gh_rand_reader;
+gh_rand_reader *gh_rand_reader_open(const char *rspecifier, gh_objtype type);
+int gh_rand_reader_has_key(gh_rand_reader *r, const char *key);
+/* NULL if the key is absent. */
+void *gh_rand_reader_value(gh_rand_reader *r, const char *key);
+void gh_rand_reader_close(gh_rand_reader *r);
+const char *gh_rand_reader_spec(const gh_rand_reader *r);
+
+/* ---- writer ---- */
+typedef struct gh_writer gh_writer;
+gh_writer *gh_writer_open(const char *wspecifier);
+/* Like gh_writer_open, but the encoding when the wspecifier has neither ",t"
+ * nor ",b" is binary_default (1 binary, 0 text); for tools' --binary. */
+gh_writer *gh_writer_open_binary(const char *wspecifier, int binary_default);
+/* Dies on a key with whitespace or an empty key, or on a write error. */
+void gh_writer_write(gh_writer *w, const char *key, gh_objtype type, const void *obj);
+/* Flushes and commits (temp files renamed into place). */
+void gh_writer_close(gh_writer *w);
+
+/* Classify specifiers (for tools that accept either a table or a file). */
+int gh_is_rspecifier(const char *s); /* starts with "ark" / "scp" + [,opts] + ':' */
+int gh_is_wspecifier(const char *s);
+
+/* Die with "<spec>, key '<key>': <what> at row r, col c" if m holds a NaN or
+ * infinity.  Tools call this on every feature matrix they read. */
+void gh_check_finite_matrix(const gh_matrix *m, const char *spec, const char *key);
+
+#endif

@@ -1,0 +1,317 @@
+/* test_io.c -- unit tests of kaldi-io and table: object round trips in
+ * binary and text, exact byte layouts, compressed-matrix decoding against
+ * Kaldi's own output, DM reading, random access, specifier parsing. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gh-test.h"
+#include "kaldi-io.h"
+#include "table.h"
+
+static char tmpdir[] = "/tmp/gh-test-io-XXXXXX";
+static char path_buf[512];
+
+static const char *tmp_path(const char *name) {
+  snprintf(path_buf, sizeof path_buf, "%s/%s", tmpdir, name);
+  return path_buf;
+}
+
+static const char *shared_path(const char *rel) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf, "%s/data/%s", gh_test_shared(), rel);
+  return buf;
+}
+
+/* Reads a whole file into a malloc'd buffer; *n = size. */
+static unsigned char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) { *n = 0; return NULL; }
+  fseek(f, 0, SEEK_END);
+  long sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc((size_t)sz + 1);
+  *n = fread(b, 1, (size_t)sz, f);
+  fclose(f);
+  return b;
+}
+
+/* ---- round trips of every table object type, binary and text ---- */
+static void test_round_trips(int binary) {
+  const char *mode = binary ? "binary" : "text";
+  char spec[600];
+  snprintf(spec, sizeof spec, "ark,%s:%s", binary ? "b" : "t", tmp_path(binary ? "rt_b.ark" : "rt_t.ark"));
+  gh_matrix m = {0, 0, NULL};
+  gh_matrix_resize(&m, 3, 2);
+  for (int i = 0; i < 6; i++) m.data[i] = 0.5f * i - 1.25f;
+  gh_dmatrix dm = {0, 0, NULL};
+  gh_dmatrix_resize(&dm, 2, 3);
+  for (int i = 0; i < 6; i++) dm.data[i] = 1e6 + i;
+  gh_vector v = {0, NULL};
+  gh_vector_resize(&v, 4);
+  for (int i = 0; i < 4; i++) v.data[i] = -2.5f + i;
+  gh_ivector iv = {0, NULL};
+  gh_ivector_resize(&iv, 5);
+  for (int i = 0; i < 5; i++) iv.data[i] = 100 * i - 7;
+  int32_t off[4] = {0, 1, 1, 3}, pdf[3] = {4, 7, 9};
+  float w[3] = {1.0f, 0.25f, 0.75f};
+  gh_posterior p = {3, off, pdf, w};
+  int32_t i32 = -42;
+  gh_matrix empty = {0, 0, NULL};
+
+  gh_writer *wr = gh_writer_open(spec);
+  gh_writer_write(wr, "m", GH_OBJ_MATRIX, &m);
+  gh_writer_write(wr, "empty", GH_OBJ_MATRIX, &empty);
+  gh_writer_close(wr);
+  /* separate archives per type (a Kaldi table holds one type) */
+  const struct { const char *name; gh_objtype t; const void *obj; } items[] = {
+      {"dm", GH_OBJ_DMATRIX, &dm}, {"v", GH_OBJ_VECTOR, &v}, {"iv", GH_OBJ_INT32_VECTOR, &iv},
+      {"post", GH_OBJ_POSTERIOR, &p}, {"i32", GH_OBJ_INT32, &i32}};
+  for (size_t k = 0; k < sizeof items / sizeof items[0]; k++) {
+    char s2[600];
+    snprintf(s2, sizeof s2, "ark,%s:%s/%s_%s.ark", binary ? "b" : "t", tmpdir, items[k].name, mode);
+    gh_writer *w2 = gh_writer_open(s2);
+    gh_writer_write(w2, "k1", items[k].t, items[k].obj);
+    gh_writer_write(w2, "k2", items[k].t, items[k].obj);
+    gh_writer_close(w2);
+    gh_seq_reader *r = gh_seq_reader_open(s2, items[k].t);
+    int n = 0, same = 1;
+    for (; !gh_seq_reader_done(r); gh_seq_reader_next(r), n++) {
+      void *o = gh_seq_reader_value(r);
+      switch (items[k].t) {
+        case GH_OBJ_DMATRIX: {
+          gh_dmatrix *x = o;
+          same &= x->rows == 2 && x->cols == 3 && !memcmp(x->data, dm.data, 6 * sizeof(double));
+          break;
+        }
+        case GH_OBJ_VECTOR: {
+          gh_vector *x = o;
+          same &= x->dim == 4 && !memcmp(x->data, v.data, 4 * sizeof(float));
+          break;
+        }
+        case GH_OBJ_INT32_VECTOR: {
+          gh_ivector *x = o;
+          same &= x->dim == 5 && !memcmp(x->data, iv.data, 5 * sizeof(int32_t));
+          break;
+        }
+        case GH_OBJ_POSTERIOR: {
+          gh_posterior *x = o;
+          same &= x->num_frames == 3 && !memcmp(x->offsets, off, sizeof off) && !memcmp(x->pdf, pdf, sizeof pdf) &&
+                  !memcmp(x->weight, w, sizeof w);
+          break;
+        }
+        case GH_OBJ_INT32: same &= *(int32_t *)o == -42; break;
+        default: break;
+      }
+    }
+    gh_seq_reader_close(r);
+    GH_TEST_OK(n == 2 && same, "%s round trip of %s", mode, items[k].name);
+  }
+  gh_seq_reader *r = gh_seq_reader_open(spec, GH_OBJ_MATRIX);
+  gh_matrix *x = gh_seq_reader_value(r);
+  GH_TEST_OK(!strcmp(gh_seq_reader_key(r), "m") && x->rows == 3 && x->cols == 2 &&
+                 !memcmp(x->data, m.data, 6 * sizeof(float)), "%s round trip of a float matrix", mode);
+  gh_seq_reader_next(r);
+  x = gh_seq_reader_value(r);
+  GH_TEST_OK(!gh_seq_reader_done(r) && x->rows == 0 && x->cols == 0 && x->data == NULL,
+             "%s round trip of an empty matrix", mode);
+  gh_seq_reader_next(r);
+  GH_TEST_OK(gh_seq_reader_done(r), "%s archive ends after two entries", mode);
+  gh_seq_reader_close(r);
+  gh_matrix_free(&m); gh_dmatrix_free(&dm); gh_vector_free(&v); gh_ivector_free(&iv);
+}
+
+/* ---- exact byte layouts ---- */
+static void test_layouts(void) {
+  char spec[600];
+  gh_ivector iv = {0, NULL};
+  gh_ivector_resize(&iv, 2);
+  iv.data[0] = 1; iv.data[1] = 258;
+  snprintf(spec, sizeof spec, "ark:%s", tmp_path("ali.ark"));
+  gh_writer *w = gh_writer_open(spec);
+  gh_writer_write(w, "a", GH_OBJ_INT32_VECTOR, &iv);
+  gh_writer_close(w);
+  size_t n;
+  unsigned char *b = slurp(tmp_path("ali.ark"), &n);
+  const unsigned char want[] = {'a', ' ', 0, 'B', 4, 2, 0, 0, 0, 4, 1, 0, 0, 0, 4, 2, 1, 0, 0};
+  GH_TEST_OK(n == sizeof want && !memcmp(b, want, n), "binary int32 vector: size byte before each element");
+  free(b);
+
+  snprintf(spec, sizeof spec, "ark,t:%s", tmp_path("ali.txt"));
+  w = gh_writer_open(spec);
+  gh_writer_write(w, "a", GH_OBJ_INT32_VECTOR, &iv);
+  int32_t one = 7;
+  gh_writer_close(w);
+  b = slurp(tmp_path("ali.txt"), &n);
+  GH_TEST_OK(n == 9 && !memcmp(b, "a 1 258 \n", 9), "text int32 vector layout 'a 1 258 \\n'");
+  free(b);
+
+  int32_t off[3] = {0, 1, 3}, pdf[3] = {3, 4, 5};
+  float wt[3] = {1.0f, 0.5f, 0.5f};
+  gh_posterior p = {2, off, pdf, wt};
+  snprintf(spec, sizeof spec, "ark,t:%s", tmp_path("post.txt"));
+  w = gh_writer_open(spec);
+  gh_writer_write(w, "u", GH_OBJ_POSTERIOR, &p);
+  gh_writer_write(w, "v", GH_OBJ_INT32, &one);
+  gh_writer_close(w);
+  b = slurp(tmp_path("post.txt"), &n);
+  const char *wantp = "u [ 3 1 ] [ 4 0.5 5 0.5 ] \nv 7 \n";
+  GH_TEST_OK(n == strlen(wantp) && !memcmp(b, wantp, n), "text posterior layout");
+  free(b);
+
+  snprintf(spec, sizeof spec, "ark:%s", tmp_path("post.bin"));
+  w = gh_writer_open(spec);
+  gh_writer_write(w, "u", GH_OBJ_POSTERIOR, &p);
+  gh_writer_close(w);
+  b = slurp(tmp_path("post.bin"), &n);
+  /* "u " \0B, 0x04 T=2, 0x04 1, 0x04 3, 0x04 1.0f, 0x04 2, ... */
+  GH_TEST_OK(n == 4 + 5 + 5 + 10 + 5 + 20, "binary posterior size (%zu bytes)", n);
+  GH_TEST_OK(b && b[4] == 4 && b[5] == 2 && b[9] == 4 && b[10] == 1 && b[14] == 4 && b[15] == 3 && b[19] == 4,
+             "binary posterior layout: size bytes before T, counts, pdfs and weights");
+  free(b);
+  gh_ivector_free(&iv);
+
+  /* vector and matrix text layouts */
+  gh_vector v = {0, NULL};
+  gh_vector_resize(&v, 2);
+  v.data[0] = 1.5f; v.data[1] = -2.0f;
+  gh_matrix m = {0, 0, NULL};
+  gh_matrix_resize(&m, 2, 2);
+  m.data[0] = 1; m.data[1] = 2; m.data[2] = 3.14159274f; m.data[3] = 1e-10f;
+  gh_ostream *os = gh_ostream_open(tmp_path("objs.txt"));
+  gh_write_vector(os, 0, &v);
+  gh_write_matrix(os, 0, &m);
+  gh_write_packed(os, 0, 2, m.data);
+  gh_ostream_close(os);
+  b = slurp(tmp_path("objs.txt"), &n);
+  const char *wantv = " [ 1.5 -2 ]\n [\n  1 2 \n  3.141593 1e-10 ]\n[\n1 \n2 3.141593 ]\n";
+  GH_TEST_OK(b && n == strlen(wantv) && !memcmp(b, wantv, n), "text vector, matrix, packed layouts (Kaldi's)");
+  if (b && (n != strlen(wantv) || memcmp(b, wantv, n))) printf("#   got '%.*s'\n", (int)n, b);
+  free(b);
+  gh_istream *is = gh_istream_open(tmp_path("objs.txt"));
+  gh_vector v2 = {0, NULL};
+  gh_matrix m2 = {0, 0, NULL};
+  int32_t pn;
+  float *pd;
+  gh_read_vector(is, 0, &v2);
+  gh_read_matrix(is, 0, &m2);
+  gh_read_packed(is, 0, &pn, &pd);
+  GH_TEST_OK(v2.dim == 2 && v2.data[1] == -2.0f && m2.rows == 2 && m2.cols == 2 && m2.data[3] == 1e-10f &&
+                 pn == 2 && pd[1] == 2.0f, "text vector, matrix, packed read back");
+  gh_istream_close(is);
+  free(pd);
+  gh_vector_free(&v); gh_vector_free(&v2); gh_matrix_free(&m); gh_matrix_free(&m2);
+}
+
+/* Max |a-b| over two archives of float matrices (same keys in order);
+ * returns -1 on any structural mismatch. */
+static double max_diff(const char *spec_a, const char *spec_b, int *count) {
+  gh_seq_reader *a = gh_seq_reader_open(spec_a, GH_OBJ_MATRIX), *b = gh_seq_reader_open(spec_b, GH_OBJ_MATRIX);
+  double mx = 0;
+  *count = 0;
+  for (; !gh_seq_reader_done(a); gh_seq_reader_next(a), gh_seq_reader_next(b), ++*count) {
+    if (gh_seq_reader_done(b) || strcmp(gh_seq_reader_key(a), gh_seq_reader_key(b))) { mx = -1; break; }
+    gh_matrix *x = gh_seq_reader_value(a), *y = gh_seq_reader_value(b);
+    if (x->rows != y->rows || x->cols != y->cols) { mx = -1; break; }
+    for (int64_t i = 0; i < (int64_t)x->rows * x->cols; i++) {
+      double d = fabs((double)x->data[i] - y->data[i]);
+      if (d > mx) mx = d;
+    }
+  }
+  if (mx >= 0 && !gh_seq_reader_done(b)) mx = -1;
+  gh_seq_reader_close(a);
+  gh_seq_reader_close(b);
+  return mx;
+}
+
+static void test_compressed(void) {
+  char a[1024], b[1024];
+  int n;
+  snprintf(a, sizeof a, "ark:%s", shared_path("kaldi-ami-feats/feats_compressed.ark"));
+  snprintf(b, sizeof b, "ark:%s", shared_path("kaldi-ami-feats/feats.ark"));
+  double d = max_diff(a, b, &n);
+  GH_TEST_OK(n == 10 && d >= 0 && d <= 1e-4, "CM decode matches feats.ark (max diff %g, %d utts)", d, n);
+  GH_TEST_OK(d == 0, "CM decode is bit-exact");
+  snprintf(a, sizeof a, "ark:%s", shared_path("kaldi-fixtures/ami-cm2.ark"));
+  snprintf(b, sizeof b, "ark:%s", shared_path("kaldi-fixtures/ami-cm2.decoded.ark"));
+  d = max_diff(a, b, &n);
+  GH_TEST_OK(n == 10 && d == 0, "CM2 decode equals Kaldi's decoding (max diff %g)", d);
+  snprintf(a, sizeof a, "ark:%s", shared_path("kaldi-fixtures/ami-cm3.ark"));
+  snprintf(b, sizeof b, "ark:%s", shared_path("kaldi-fixtures/ami-cm3.decoded.ark"));
+  d = max_diff(a, b, &n);
+  GH_TEST_OK(n == 10 && d == 0, "CM3 decode equals Kaldi's decoding (max diff %g)", d);
+  snprintf(a, sizeof a, "ark:%s", shared_path("kaldi-ami-feats/feats_ascii.ark"));
+  snprintf(b, sizeof b, "ark:head -c 25276 %s |", shared_path("kaldi-ami-feats/feats.ark"));
+  d = max_diff(a, b, &n);
+  GH_TEST_OK(n == 2 && d >= 0 && d < 1e-4, "text archive matches FM (max diff %g), input pipe", d);
+}
+
+static void test_dm(void) {
+  char spec[1024];
+  snprintf(spec, sizeof spec, "ark:%s", shared_path("kaldi-yesno-mono-model/cmvn_train.ark"));
+  gh_seq_reader *r = gh_seq_reader_open(spec, GH_OBJ_DMATRIX);
+  gh_dmatrix *m = gh_seq_reader_value(r);
+  GH_TEST_OK(!strcmp(gh_seq_reader_key(r), "Speaker1") && m->rows == 2 && m->cols == 14,
+             "DM cmvn stats: key Speaker1, 2 x 14");
+  GH_TEST_NEAR(m->data[13], 30498, 0, "DM cmvn stats count = 30498 frames");
+  gh_seq_reader_close(r);
+  r = gh_seq_reader_open(spec, GH_OBJ_MATRIX);
+  gh_matrix *f = gh_seq_reader_value(r);
+  GH_TEST_OK(f->rows == 2 && f->cols == 14 && f->data[13] == 30498.0f, "DM read as a float matrix");
+  gh_seq_reader_close(r);
+}
+
+static void test_random_access(void) {
+  char spec[1024];
+  const char *k_last = "AMI_ES2011a_H00_FEE041_0005856_0006217", *k_first = "AMI_ES2011a_H00_FEE041_0003427_0003714";
+  snprintf(spec, sizeof spec, "ark:%s", shared_path("kaldi-ami-feats/feats.ark"));
+  gh_rand_reader *r = gh_rand_reader_open(spec, GH_OBJ_MATRIX);
+  gh_matrix *a = gh_rand_reader_value(r, k_last), *b = gh_rand_reader_value(r, k_first);
+  GH_TEST_OK(a && a->rows == 359 && b && b->rows == 285 && a->rows == 359, "ark random access, out of order");
+  GH_TEST_OK(!gh_rand_reader_value(r, "nope") && !gh_rand_reader_has_key(r, "nope"), "ark random access: missing key is NULL");
+  gh_rand_reader_close(r);
+
+  /* scp with absolute paths, written by ark,scp */
+  char w[2100];
+  snprintf(w, sizeof w, "ark,scp:%s/c.ark,%s/c.scp", tmpdir, tmpdir);
+  gh_seq_reader *sr = gh_seq_reader_open(spec, GH_OBJ_MATRIX);
+  gh_writer *wr = gh_writer_open(w);
+  for (; !gh_seq_reader_done(sr); gh_seq_reader_next(sr))
+    gh_writer_write(wr, gh_seq_reader_key(sr), GH_OBJ_MATRIX, gh_seq_reader_value(sr));
+  gh_writer_close(wr);
+  gh_seq_reader_close(sr);
+  snprintf(spec, sizeof spec, "scp:%s", tmp_path("c.scp"));
+  r = gh_rand_reader_open(spec, GH_OBJ_MATRIX);
+  GH_TEST_OK(gh_rand_reader_has_key(r, k_first) && !gh_rand_reader_has_key(r, "nope"), "scp random access: has_key");
+  a = gh_rand_reader_value(r, k_last);
+  int ok = a && a->rows == 359 && a->cols == 13;
+  b = gh_rand_reader_value(r, k_first);
+  GH_TEST_OK(ok && b && b->rows == 285 && !gh_rand_reader_value(r, "nope"), "scp random access via offsets");
+  gh_rand_reader_close(r);
+}
+
+static void test_specifiers(void) {
+  GH_TEST_OK(gh_is_rspecifier("ark:-") && gh_is_rspecifier("scp,s,cs:a.scp") && gh_is_rspecifier("ark,p,o:gunzip -c x.gz |"),
+             "valid rspecifiers");
+  GH_TEST_OK(!gh_is_rspecifier("foo.ark") && !gh_is_rspecifier("ark,scp:a,b") && !gh_is_rspecifier("ark,zz:x"),
+             "invalid rspecifiers");
+  GH_TEST_OK(gh_is_wspecifier("ark,t:-") && gh_is_wspecifier("ark,scp,f:a.ark,a.scp") && gh_is_wspecifier("ark:| gzip -c > x"),
+             "valid wspecifiers");
+  GH_TEST_OK(!gh_is_wspecifier("-") && !gh_is_wspecifier("ark,s:x"), "invalid wspecifiers");
+}
+
+int main(void) {
+  gh_init("test_io");
+  if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
+  test_round_trips(1);
+  test_round_trips(0);
+  test_layouts();
+  test_compressed();
+  test_dm();
+  test_random_access();
+  test_specifiers();
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  if (system(cmd) != 0) printf("# could not remove %s\n", tmpdir);
+  return gh_test_done();
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what gmmhmm needs to build and test on Debian/Ubuntu:
+# C toolchain, zlib, LAPACKE/OpenBLAS, Bats, and Python's numpy + scikit-learn
+# (independent references used by the tests and the recipe's baseline).
+# CUDA (nvcc) is optional: without it the CUDA backend is not built.
+# Idempotent: installs only what is missing.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=$(command -v sudo || true); fi
+
+need=()
+command -v gcc >/dev/null || need+=(build-essential)
+command -v make >/dev/null || need+=(make)
+[ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
+[ -f /usr/include/lapacke.h ] || [ -f /usr/include/x86_64-linux-gnu/lapacke.h ] || need+=(liblapacke-dev libopenblas-dev)
+command -v bats >/dev/null || need+=(bats)
+command -v gzip >/dev/null || need+=(gzip)
+command -v python3 >/dev/null || need+=(python3)
+
+py_ok() { python3 -c 'import numpy, sklearn' >/dev/null 2>&1; }
+if command -v python3 >/dev/null && ! py_ok && [ "$(command -v python3)" = /usr/bin/python3 ]; then
+  need+=(python3-numpy python3-sklearn)
+fi
+
+if [ ${#need[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! py_ok; then
+  echo "install-deps: pip install numpy scikit-learn" >&2
+  python3 -m pip install -q numpy scikit-learn
+fi
+py_ok || { echo "install-deps: numpy/scikit-learn still not importable by python3" >&2; exit 1; }
+echo "install-deps: ok" >&2
