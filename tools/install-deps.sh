@@ -17,7 +17,7 @@ command -v bats >/dev/null || need+=(bats)
 command -v gzip >/dev/null || need+=(gzip)
 command -v python3 >/dev/null || need+=(python3)
 
-py_ok() { python3 -c 'import numpy, sklearn' >/dev/null 2>&1; }
+py_ok() { python3 -c 'import numpy, sklearn, kaldiio' >/dev/null 2>&1; }
 if command -v python3 >/dev/null && ! py_ok && [ "$(command -v python3)" = /usr/bin/python3 ]; then
   need+=(python3-numpy python3-sklearn)
 fi
@@ -29,8 +29,15 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 if ! py_ok; then
-  echo "install-deps: pip install numpy scikit-learn" >&2
-  python3 -m pip install -q numpy scikit-learn
+  # kaldiio (and, for a non-system python3, numpy/scikit-learn) come from PyPI.
+  # On Debian's own python3, pip needs --break-system-packages (PEP 668).
+  command -v pip3 >/dev/null || python3 -m pip --version >/dev/null 2>&1 || \
+    { $SUDO apt-get update -qq; $SUDO apt-get install -y -qq python3-pip >/dev/null; }
+  flags=""
+  python3 -m pip install --help 2>/dev/null | grep -q break-system-packages && \
+    [ "$(command -v python3)" = /usr/bin/python3 ] && flags="--break-system-packages"
+  echo "install-deps: pip install numpy scikit-learn kaldiio" >&2
+  python3 -m pip install -q $flags numpy scikit-learn kaldiio
 fi
-py_ok || { echo "install-deps: numpy/scikit-learn still not importable by python3" >&2; exit 1; }
+py_ok || { echo "install-deps: numpy/scikit-learn/kaldiio still not importable by python3" >&2; exit 1; }
 echo "install-deps: ok" >&2
