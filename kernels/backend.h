@@ -53,7 +53,20 @@ typedef struct {
 struct gh_backend {
   const gh_backend_ops *ops;
   void *ctx;
+  char device_name[128]; /* for logs: "cpu", "cuda (NVIDIA H200)" */
+  double kernel_seconds;  /* time spent in loglikes kernels so far (CUDA:
+                             device time by events, excluding transfers;
+                             CPU: wall time); for benchmarks */
 };
+
+/* Flop count of one Gaussian evaluated on one frame, as defined by Vaněk et
+ * al. (seed 000, Sec. V): full covariance 5 per off-diagonal element
+ * (D(D-1)/2 of them) + 4 per diagonal element + 9 for the addLog; diagonal
+ * (seed 001, Sec. V) 4 per dimension + 9.  Used by the benchmark's GFLOP/s. */
+static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
+  double d = dim;
+  return type == GH_COV_FULL ? 5.0 * d * (d - 1) / 2 + 4.0 * d + 9.0 : 4.0 * d + 9.0;
+}
 
 /* device: "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda".
  * Logs the choice ("using device cuda (NVIDIA H200)").  Dies if "cuda" is

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# bench/run.sh -- `make bench`: throughput of the GMM likelihood kernel.
+#   1. seed 000's benchmark: 5,000 pdfs x 16 full-covariance Gaussians, D=36
+#   2. seed 001's benchmark: 5,000 pdfs x 256 diagonal Gaussians, D=36
+#   3. gmm-score-gpu end to end on the real AMI features (small; tool overhead)
+# Prints frames/s and GFLOP/s (Vaněk et al.'s flop count, see bench-score.c).
+# Options via the environment: DEVICE (default auto), FRAMES (default 4096),
+# ITERS (default 5).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DEVICE=${DEVICE:-auto}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}
+GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
+make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o
+LIBS="-llapacke -llapack -lblas -lz -lm"
+NVCC=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+if [ -n "$NVCC" ]; then LIBS="$LIBS -L$(dirname "$(dirname "$NVCC")")/lib64 -lcudart_static -lstdc++ -ldl -lpthread -lrt"; fi
+cc -o build/bench/bench-score build/bench/bench-score.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS
+./build/bench/bench-score --device="$DEVICE" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS"
+./build/bench/bench-score --device="$DEVICE" --type=diag --pdfs=5000 --gauss=256 --dim=36 --frames="$FRAMES" --iters="$ITERS"
+if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
+  bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
+    "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null
+fi

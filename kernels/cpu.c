@@ -1,0 +1,228 @@
+/* cpu.c -- the plain-C reference backend.
+ *
+ * A full, readable implementation of every kernel in backend.h; the CUDA
+ * backend is tested against it.  No blocking, no SIMD, no threads: one loop
+ * nest per formula.
+ *
+ * Per-Gaussian log-likelihood, Kaldi's natural form (lib/gmm.h):
+ *   diag: ll_g(x) = gconst_g + sum_i x_i (b_gi - 0.5 x_i iv_gi)
+ *   full: ll_g(x) = gconst_g + sum_i x_i (b_gi - 0.5 P_gii x_i - sum_{j<i} P_gij x_j)
+ * with b = means_invvars, iv = inv_vars, P the packed inverse covariance.  The
+ * parameters are float32 (as stored); products and sums are done in double,
+ * so this backend is the accurate one.  Per-pdf log-likelihood: log-sum-exp
+ * over the pdf's Gaussians (max + log sum exp(ll - max)).
+ *
+ * E-step (Araújo et al., seed 002, eq. for gamma; Kaldi AccumDiagGmm /
+ * AccumFullGmm): for a pair (x, pdf, w), gamma_g = w exp(ll_g - lse), then
+ * occ_g += gamma_g, mean_g += gamma_g x, var_g += gamma_g x.^2 (diag) or
+ * gamma_g x x' (full, packed lower triangle), all in double.
+ */
+#include "backend.h"
+#include "gh-base.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  int32_t dim, num_pdfs;
+  gh_gmm *pdfs;      /* deep copies of the model's GMMs */
+  double **occ;      /* [P][G] */
+  double **mean;     /* [P][G x D] */
+  double **var;      /* [P][G x S], S = D (diag) or D(D+1)/2 (full) */
+  double *scratch;   /* [max G] */
+} cpu_model;
+
+typedef struct { int dummy; } cpu_ctx;
+
+static int64_t at_least1(int64_t n) { return n > 0 ? n : 1; }
+
+static int64_t var_size(const gh_gmm *g) {
+  return g->type == GH_COV_FULL ? gh_packed_size(g->dim) : g->dim;
+}
+
+/* ll_g(x) of Gaussian g of gmm (see top of file); double accumulation. */
+static double gauss_loglike(const gh_gmm *gmm, int32_t g, const float *x) {
+  const int32_t D = gmm->dim;
+  const float *b = gmm->means_invvars + (int64_t)g * D;
+  double ll = gmm->gconsts[g];
+  if (gmm->type == GH_COV_DIAG) {
+    const float *iv = gmm->inv_vars + (int64_t)g * D;
+    for (int32_t i = 0; i < D; ++i)
+      ll += (double)x[i] * ((double)b[i] - 0.5 * (double)x[i] * iv[i]);
+  } else {
+    const float *P = gmm->inv_vars + (int64_t)g * gh_packed_size(D);
+    for (int32_t i = 0; i < D; ++i) {
+      const float *row = P + gh_packed_index(i, 0);
+      double s = (double)b[i] - 0.5 * (double)row[i] * x[i];
+      for (int32_t j = 0; j < i; ++j) s -= (double)row[j] * x[j];
+      ll += (double)x[i] * s;
+    }
+  }
+  return ll;
+}
+
+/* Fills ll[G] and returns log sum_g exp(ll[g]) (-inf if G == 0). */
+static double gmm_loglikes(const gh_gmm *gmm, const float *x, double *ll) {
+  double mx = -INFINITY;
+  for (int32_t g = 0; g < gmm->num_gauss; ++g) {
+    ll[g] = gauss_loglike(gmm, g, x);
+    if (ll[g] > mx) mx = ll[g];
+  }
+  if (mx == -INFINITY) return mx;
+  double sum = 0.0;
+  for (int32_t g = 0; g < gmm->num_gauss; ++g) sum += exp(ll[g] - mx);
+  return mx + log(sum);
+}
+
+static void cpu_free(gh_backend *b) {
+  free(b->ctx);
+  free(b);
+}
+
+static gh_dev_model *cpu_model_upload(gh_backend *b, const gh_gmm_set *s) {
+  cpu_model *m = gh_calloc(1, sizeof *m);
+  m->dim = s->dim;
+  m->num_pdfs = s->num_pdfs;
+  m->pdfs = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->pdfs);
+  m->occ = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->occ);
+  m->mean = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->mean);
+  m->var = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->var);
+  int32_t maxg = 1;
+  for (int32_t p = 0; p < s->num_pdfs; ++p) {
+    const gh_gmm *src = &s->pdfs[p];
+    if (src->dim != s->dim)
+      gh_die("model upload: pdf %d has dimension %d, the set has %d", p, src->dim, s->dim);
+    gh_gmm *g = &m->pdfs[p];
+    int64_t G = src->num_gauss, D = src->dim, S = var_size(src);
+    g->type = src->type;
+    g->num_gauss = src->num_gauss;
+    g->dim = src->dim;
+    g->gconsts = gh_malloc(at_least1(G) * sizeof(float));
+    g->weights = gh_malloc(at_least1(G) * sizeof(float));
+    g->means_invvars = gh_malloc(at_least1(G * D) * sizeof(float));
+    g->inv_vars = gh_malloc(at_least1(G * S) * sizeof(float));
+    memcpy(g->gconsts, src->gconsts, G * sizeof(float));
+    memcpy(g->weights, src->weights, G * sizeof(float));
+    memcpy(g->means_invvars, src->means_invvars, G * D * sizeof(float));
+    memcpy(g->inv_vars, src->inv_vars, G * S * sizeof(float));
+    m->occ[p] = gh_calloc(at_least1(G), sizeof(double));
+    m->mean[p] = gh_calloc(at_least1(G * D), sizeof(double));
+    m->var[p] = gh_calloc(at_least1(G * S), sizeof(double));
+    if (src->num_gauss > maxg) maxg = src->num_gauss;
+  }
+  m->scratch = gh_malloc(maxg * sizeof(double));
+  return (gh_dev_model *)m;
+}
+
+static void cpu_model_free(gh_backend *b, gh_dev_model *dm) {
+  cpu_model *m = (cpu_model *)dm;
+  if (!m) return;
+  for (int32_t p = 0; p < m->num_pdfs; ++p) {
+    free(m->pdfs[p].gconsts);
+    free(m->pdfs[p].weights);
+    free(m->pdfs[p].means_invvars);
+    free(m->pdfs[p].inv_vars);
+    free(m->occ[p]);
+    free(m->mean[p]);
+    free(m->var[p]);
+  }
+  free(m->pdfs);
+  free(m->occ);
+  free(m->mean);
+  free(m->var);
+  free(m->scratch);
+  free(m);
+}
+
+static void cpu_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
+  cpu_model *m = (cpu_model *)dm;
+  const int32_t D = m->dim, P = m->num_pdfs;
+  double t_start = gh_seconds();
+  for (int32_t t = 0; t < T; ++t) {
+    const float *x = X + (int64_t)t * D;
+    float *o = out + (int64_t)t * P;
+    for (int32_t p = 0; p < P; ++p) o[p] = (float)gmm_loglikes(&m->pdfs[p], x, m->scratch);
+  }
+  b->kernel_seconds += gh_seconds() - t_start;
+}
+
+static void cpu_acc_zero(gh_backend *b, gh_dev_model *dm) {
+  cpu_model *m = (cpu_model *)dm;
+  for (int32_t p = 0; p < m->num_pdfs; ++p) {
+    const gh_gmm *g = &m->pdfs[p];
+    int64_t G = g->num_gauss;
+    memset(m->occ[p], 0, G * sizeof(double));
+    memset(m->mean[p], 0, G * g->dim * sizeof(double));
+    memset(m->var[p], 0, G * var_size(g) * sizeof(double));
+  }
+}
+
+static double cpu_accumulate(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T,
+                             const gh_frame_pdf *pairs, int64_t npairs) {
+  cpu_model *m = (cpu_model *)dm;
+  const int32_t D = m->dim;
+  double total = 0.0;
+  for (int64_t k = 0; k < npairs; ++k) {
+    const gh_frame_pdf *pr = &pairs[k];
+    if (pr->frame < 0 || pr->frame >= T || pr->pdf < 0 || pr->pdf >= m->num_pdfs)
+      gh_die("accumulate: pair %lld (frame %d, pdf %d) out of range (%d frames, %d pdfs)",
+             (long long)k, pr->frame, pr->pdf, T, m->num_pdfs);
+    const gh_gmm *gmm = &m->pdfs[pr->pdf];
+    const float *x = X + (int64_t)pr->frame * D;
+    double *ll = m->scratch;
+    double lse = gmm_loglikes(gmm, x, ll);
+    if (gmm->num_gauss == 0) continue;
+    total += pr->weight * lse;
+    double *occ = m->occ[pr->pdf], *mean = m->mean[pr->pdf], *var = m->var[pr->pdf];
+    const int64_t S = var_size(gmm);
+    for (int32_t g = 0; g < gmm->num_gauss; ++g) {
+      double gamma = pr->weight * exp(ll[g] - lse);
+      if (gamma == 0.0) continue;
+      occ[g] += gamma;
+      double *mg = mean + (int64_t)g * D, *vg = var + (int64_t)g * S;
+      for (int32_t i = 0; i < D; ++i) mg[i] += gamma * x[i];
+      if (gmm->type == GH_COV_DIAG) {
+        for (int32_t i = 0; i < D; ++i) vg[i] += gamma * x[i] * x[i];
+      } else {
+        for (int32_t i = 0; i < D; ++i) {
+          double gx = gamma * x[i];
+          double *row = vg + gh_packed_index(i, 0);
+          for (int32_t j = 0; j <= i; ++j) row[j] += gx * x[j];
+        }
+      }
+    }
+  }
+  return total;
+}
+
+static void cpu_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
+  cpu_model *m = (cpu_model *)dm;
+  if (accs->num_pdfs != m->num_pdfs)
+    gh_die("acc_fetch: accumulators have %d pdfs, the model %d", accs->num_pdfs, m->num_pdfs);
+  for (int32_t p = 0; p < m->num_pdfs; ++p) {
+    const gh_gmm *g = &m->pdfs[p];
+    gh_gmm_accs *a = &accs->pdfs[p];
+    if (a->num_gauss != g->num_gauss || a->dim != g->dim || a->type != g->type)
+      gh_die("acc_fetch: pdf %d: accumulators (%d Gaussians, dim %d) do not match the model "
+             "(%d Gaussians, dim %d)", p, a->num_gauss, a->dim, g->num_gauss, g->dim);
+    int64_t G = g->num_gauss, D = g->dim, S = var_size(g);
+    for (int64_t i = 0; i < G; ++i) a->occupancy[i] += m->occ[p][i];
+    for (int64_t i = 0; i < G * D; ++i) a->mean_accs[i] += m->mean[p][i];
+    for (int64_t i = 0; i < G * S; ++i) a->var_accs[i] += m->var[p][i];
+  }
+}
+
+static const gh_backend_ops cpu_ops = {
+    "cpu", cpu_free, cpu_model_upload, cpu_model_free, cpu_loglikes,
+    cpu_acc_zero, cpu_accumulate, cpu_acc_fetch,
+};
+
+/* The CPU reference backend; never fails. */
+gh_backend *gh_backend_cpu_new(void) {
+  gh_backend *b = gh_calloc(1, sizeof *b);
+  b->ops = &cpu_ops;
+  b->ctx = gh_calloc(1, sizeof(cpu_ctx));
+  strcpy(b->device_name, "cpu");
+  return b;
+}

@@ -1,0 +1,794 @@
+/* cuda.cu -- the CUDA backend (built only when nvcc exists; GH_HAVE_CUDA).
+ *
+ * Kernels (layouts and blocking are described in doc/kernels.md):
+ *
+ *  k_loglikes<TF, FULL>: the single fused likelihood kernel of Vaněk et al.
+ *    (seed 000 Algorithm 1; seed 001 Sec. IV).  A thread block is
+ *    PB = 64 pdfs ("states") x TF frames; one thread per pdf keeps TF
+ *    running log-sums in registers, loops over its pdf's Gaussians and, per
+ *    Gaussian, over the packed lower triangle of the inverse covariance in
+ *    4x4 sub-blocks read as float4 (coalesced: the 64 threads of a block read
+ *    64 consecutive float4).  The TF frames are staged in shared memory and
+ *    read by all threads at the same address (broadcast).  Model parameters
+ *    are pre-arranged at upload in exactly that read order, with Vaněk's
+ *    trick: c_ii = -0.5 P_ii, c_ij = -P_ij (off-diagonals doubled), so
+ *      ll_g(x) = gconst_g + sum_i x_i (b_i + sum_{j<=i} c_ij x_j)
+ *    (Kaldi's natural form, lib/gmm.h; b = means_invvars).  Pdfs are sorted
+ *    by (covariance type, number of Gaussians) into 64-pdf blocks (seed 000
+ *    Sec. IV.C), so a block is homogeneous in type and nearly so in the
+ *    Gaussian count; each thread loops over its own Gaussian count.  Log-add
+ *    is the running max + scaled sum form (one exp per Gaussian per frame).
+ *    grid = (frame blocks, pdf blocks): consecutive blocks share one pdf
+ *    block's parameters, which therefore stay in L2.
+ *
+ *  k_estep_post: E-step posteriors (Araújo et al., seed 002, the p- and
+ *    p^- kernels fused): one warp per (frame, pdf, weight) pair, lanes over
+ *    the pdf's Gaussians, warp-shuffle log-sum-exp; writes
+ *    gamma_g = w exp(ll_g - lse) and adds w*lse to a double total.
+ *  k_estep_stats: statistics (seed 002's mu- and Sigma-kernels as one
+ *    reduction; the "V2"-like variant of Cook et al., seed 003): one block
+ *    per (pdf, Gaussian, segment of <= SEG pairs); threads own statistic
+ *    elements (occupancy, x_i, x_i x_j of the packed triangle) and sum
+ *    gamma * product over the segment's pairs in double, with the pairs'
+ *    frames staged in shared memory; the block result is atomically added
+ *    (double atomicAdd, sm_60+) to the device accumulators.
+ *  The host sorts pairs by pdf (counting sort) so each pdf's pairs are
+ *  contiguous.
+ *
+ * Every CUDA call is checked; failures die with the call and CUDA's message.
+ * Device buffers are grow-only scratch owned by the backend.
+ */
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "backend.h"
+#include "gh-base.h"
+}
+
+#define PB 64        /* pdfs per thread block of the likelihood kernel */
+#define TILE 32      /* pairs staged per step in k_estep_stats */
+#define SEG 2048     /* pairs per k_estep_stats block */
+#define NE 4         /* statistic elements per thread per pass */
+
+#define CK(call)                                                                        \
+  do {                                                                                  \
+    cudaError_t e_ = (call);                                                            \
+    if (e_ != cudaSuccess)                                                              \
+      gh_die("CUDA error: %s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, \
+             __LINE__);                                                                 \
+  } while (0)
+#define CK_LAUNCH(what)                                                                 \
+  do {                                                                                  \
+    cudaError_t e_ = cudaGetLastError();                                                \
+    if (e_ == cudaSuccess) e_ = cudaDeviceSynchronize();                                \
+    if (e_ != cudaSuccess) gh_die("CUDA error: kernel %s failed: %s", what, cudaGetErrorString(e_)); \
+  } while (0)
+
+/* ---------------------------------------------------------------- kernels */
+
+/* One 64-pdf block of the likelihood layout. */
+struct BlockDesc {
+  long long poff;  /* offset of the block's parameters, in float4 */
+  long long goff;  /* offset of the block's gconsts, in floats */
+  int first;       /* first sorted-pdf index */
+  int count;       /* pdfs in this block (<= PB) */
+};
+
+__device__ __forceinline__ void log_add(float &m, float &s, float v) {
+  if (v > m) {
+    s = s * __expf(m - v) + 1.0f;
+    m = v;
+  } else if (v > -INFINITY) {
+    s += __expf(v - m);
+  }
+}
+
+__device__ __forceinline__ float dot4(float4 a, float4 b) {
+  return fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, a.w * b.w)));
+}
+
+/* See top of file.  X: [T x nb] float4 (frames padded to Dp = 4 nb with
+ * zeros); out: [T x P]; blocks[blk0 + blockIdx.y] is this block's pdfs. */
+template <int TF, bool FULL>
+__global__ void __launch_bounds__(PB)
+k_loglikes(const float4 *__restrict__ params, const float *__restrict__ gconst,
+           const BlockDesc *__restrict__ blocks, int blk0, const int *__restrict__ perm,
+           const int *__restrict__ ng, const float4 *__restrict__ X, int T, int nb, int P,
+           float *__restrict__ out) {
+  extern __shared__ float4 sx[]; /* [TF][nb] */
+  const int t0 = blockIdx.x * TF;
+  const BlockDesc bd = blocks[blk0 + blockIdx.y];
+  for (int idx = threadIdx.x; idx < TF * nb; idx += blockDim.x) {
+    int f = idx / nb, q = idx - f * nb, t = t0 + f;
+    sx[idx] = t < T ? X[(size_t)t * nb + q] : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  __syncthreads();
+  const int lane = threadIdx.x;
+  if (lane >= bd.count) return;
+  const int sp = bd.first + lane;
+  const int pdf = perm[sp], G = ng[sp];
+  float m[TF], s[TF];
+#pragma unroll
+  for (int f = 0; f < TF; ++f) { m[f] = -INFINITY; s[f] = 0.f; }
+  const float4 *pp = params + bd.poff + lane;
+  const float *gc = gconst + bd.goff + lane;
+  for (int g = 0; g < G; ++g) {
+    float acc[TF];
+#pragma unroll
+    for (int f = 0; f < TF; ++f) acc[f] = 0.f;
+    if (FULL) {
+      for (int I = 0; I < nb; ++I) {
+        const float4 bI = pp[0];
+        pp += PB;
+        float4 sv[TF];
+#pragma unroll
+        for (int f = 0; f < TF; ++f) sv[f] = bI;
+        for (int J = 0; J <= I; ++J) {
+          const float4 r0 = pp[0], r1 = pp[PB], r2 = pp[2 * PB], r3 = pp[3 * PB];
+          pp += 4 * PB;
+#pragma unroll
+          for (int f = 0; f < TF; ++f) {
+            const float4 xj = sx[f * nb + J];
+            sv[f].x += dot4(r0, xj);
+            sv[f].y += dot4(r1, xj);
+            sv[f].z += dot4(r2, xj);
+            sv[f].w += dot4(r3, xj);
+          }
+        }
+#pragma unroll
+        for (int f = 0; f < TF; ++f) acc[f] += dot4(sx[f * nb + I], sv[f]);
+      }
+    } else {
+      for (int I = 0; I < nb; ++I) {
+        const float4 b = pp[0], c = pp[PB];
+        pp += 2 * PB;
+#pragma unroll
+        for (int f = 0; f < TF; ++f) {
+          const float4 x = sx[f * nb + I];
+          acc[f] += x.x * fmaf(c.x, x.x, b.x) + x.y * fmaf(c.y, x.y, b.y) +
+                    x.z * fmaf(c.z, x.z, b.z) + x.w * fmaf(c.w, x.w, b.w);
+        }
+      }
+    }
+    const float k = gc[(size_t)g * PB];
+#pragma unroll
+    for (int f = 0; f < TF; ++f) log_add(m[f], s[f], k + acc[f]);
+  }
+#pragma unroll
+  for (int f = 0; f < TF; ++f) {
+    const int t = t0 + f;
+    if (t < T) out[(size_t)t * P + pdf] = m[f] == -INFINITY ? -INFINITY : m[f] + logf(s[f]);
+  }
+}
+
+/* Per-pdf descriptor of the E-step layout. */
+struct EPdf {
+  long long eoff;    /* parameters: element k of Gaussian g at eparams[eoff + k*G + g] */
+  long long accoff;  /* accumulators: [G x E] doubles from here, E = 1 + D + S */
+  int G, full;
+};
+
+struct Task { int pdf, g, k0, k1; };
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* One warp per pair (8 warps per block); gamma[goff[k] + g] for g < G. */
+__global__ void __launch_bounds__(256)
+k_estep_post(const float *__restrict__ X, int Dp, int D, const gh_frame_pdf *__restrict__ pairs,
+             long long n, const long long *__restrict__ goff, const EPdf *__restrict__ epdf,
+             const float *__restrict__ eparams, float *__restrict__ gamma, double *total) {
+  extern __shared__ float sh[]; /* [8][D] */
+  __shared__ double wsum[8];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const long long k = (long long)blockIdx.x * 8 + warp;
+  float *xs = sh + warp * D;
+  double contrib = 0.0;
+  if (k < n) {
+    const gh_frame_pdf pr = pairs[k];
+    const EPdf e = epdf[pr.pdf];
+    const int G = e.G;
+    const float *xr = X + (size_t)pr.frame * Dp;
+    for (int i = lane; i < D; i += 32) xs[i] = xr[i];
+    __syncwarp();
+    float *gam = gamma + goff[k];
+    const float *ep = eparams + e.eoff;
+    float mx = -INFINITY;
+    for (int g = lane; g < G; g += 32) {
+      float ll = ep[g];
+      const float *bp = ep + G + g;
+      const float *cp = ep + (size_t)(1 + D) * G + g;
+      if (e.full) {
+        int idx = 0;
+        for (int i = 0; i < D; ++i) {
+          float sacc = bp[(size_t)i * G];
+          for (int j = 0; j <= i; ++j, ++idx) sacc = fmaf(cp[(size_t)idx * G], xs[j], sacc);
+          ll = fmaf(xs[i], sacc, ll);
+        }
+      } else {
+        for (int i = 0; i < D; ++i)
+          ll = fmaf(xs[i], fmaf(cp[(size_t)i * G], xs[i], bp[(size_t)i * G]), ll);
+      }
+      gam[g] = ll;
+      mx = fmaxf(mx, ll);
+    }
+    mx = warp_max(mx);
+    float sum = 0.f;
+    if (mx > -INFINITY)
+      for (int g = lane; g < G; g += 32) sum += expf(gam[g] - mx);
+    sum = warp_sum(sum);
+    const float lse = mx + logf(sum);
+    for (int g = lane; g < G; g += 32) gam[g] = mx > -INFINITY ? pr.weight * expf(gam[g] - lse) : 0.f;
+    if (lane == 0 && G > 0 && mx > -INFINITY) contrib = (double)pr.weight * (double)lse;
+  }
+  if (lane == 0) wsum[warp] = contrib;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0.0;
+    for (int w = 0; w < 8; ++w) t += wsum[w];
+    if (t != 0.0) atomicAdd(total, t);
+  }
+}
+
+/* Statistic element e of E = 1 + D + S -> factor indices (i, j); index D
+ * means the constant 1 (occupancy: (D,D); means: (i,D)). */
+__device__ __forceinline__ void stat_index(int e, int D, int full, int &i, int &j) {
+  if (e == 0) { i = D; j = D; return; }
+  if (e <= D) { i = e - 1; j = D; return; }
+  int q = e - D - 1;
+  if (!full) { i = q; j = q; return; }
+  int r = (int)((sqrtf(8.0f * q + 1.0f) - 1.0f) * 0.5f);
+  while (r > 0 && r * (r + 1) / 2 > q) --r;
+  while ((r + 1) * (r + 2) / 2 <= q) ++r;
+  i = r;
+  j = q - r * (r + 1) / 2;
+}
+
+__global__ void __launch_bounds__(256)
+k_estep_stats(const float *__restrict__ X, int Dp, int D, const gh_frame_pdf *__restrict__ pairs,
+              const long long *__restrict__ goff, const Task *__restrict__ tasks,
+              const EPdf *__restrict__ epdf, const float *__restrict__ gamma,
+              double *__restrict__ dacc) {
+  extern __shared__ float sh[]; /* xs [TILE][D+1], gs [TILE] */
+  float *xs = sh, *gs = sh + TILE * (D + 1);
+  const Task tk = tasks[blockIdx.x];
+  const EPdf ep = epdf[tk.pdf];
+  const int S = ep.full ? D * (D + 1) / 2 : D;
+  const int E = 1 + D + S;
+  const int W = D + 1;
+  double *acc_out = dacc + ep.accoff + (size_t)tk.g * E;
+  for (int base = 0; base < E; base += blockDim.x * NE) {
+    int ii[NE], jj[NE];
+    double acc[NE];
+#pragma unroll
+    for (int r = 0; r < NE; ++r) {
+      int e = base + r * blockDim.x + threadIdx.x;
+      if (e < E) stat_index(e, D, ep.full, ii[r], jj[r]);
+      else { ii[r] = D; jj[r] = D; }
+      acc[r] = 0.0;
+    }
+    for (int kt = tk.k0; kt < tk.k1; kt += TILE) {
+      const int nt = min(TILE, tk.k1 - kt);
+      __syncthreads();
+      for (int idx = threadIdx.x; idx < nt * W; idx += blockDim.x) {
+        int row = idx / W, c = idx - row * W;
+        xs[idx] = c < D ? X[(size_t)pairs[kt + row].frame * Dp + c] : 1.0f;
+      }
+      for (int idx = threadIdx.x; idx < nt; idx += blockDim.x) gs[idx] = gamma[goff[kt + idx] + tk.g];
+      __syncthreads();
+      for (int row = 0; row < nt; ++row) {
+        const double gm = gs[row];
+        const float *xr = xs + row * W;
+#pragma unroll
+        for (int r = 0; r < NE; ++r) acc[r] += gm * ((double)xr[ii[r]] * (double)xr[jj[r]]);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < NE; ++r) {
+      int e = base + r * blockDim.x + threadIdx.x;
+      if (e < E) atomicAdd(acc_out + e, acc[r]);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ host side */
+
+typedef struct {
+  int device;
+  /* grow-only scratch (device) */
+  float *dX; size_t capX;          /* frames, [rows x Dp] floats, zero-padded */
+  float *dOut; size_t capOut;      /* [rows x P] floats */
+  gh_frame_pdf *dPairs; size_t capPairs;
+  long long *dGoff; size_t capGoff;
+  float *dGamma; size_t capGamma;
+  Task *dTasks; size_t capTasks;
+  double *dTotal;
+  cudaEvent_t ev0, ev1;
+  /* host scratch */
+  gh_frame_pdf *hPairs; size_t hcapPairs;
+  long long *hGoff; size_t hcapGoff;
+  Task *hTasks; size_t hcapTasks;
+  int64_t *hSel; size_t hcapSel;
+  int64_t *hCount; size_t hcapCount;
+} cuda_ctx;
+
+typedef struct {
+  int D, P, Dp, nb;
+  int ndiag_blocks, nfull_blocks;   /* diag blocks first, then full */
+  BlockDesc *dBlocks;
+  int *dPerm, *dNg;
+  float4 *dParams;
+  float *dGconst;
+  /* E-step */
+  EPdf *dEpdf;
+  EPdf *hEpdf;
+  float *dEparams;
+  double *dAcc;
+  long long acc_size;
+  int maxG;
+} cuda_model;
+
+/* Grow a device buffer to hold at least n elements of size sz (contents
+ * not kept; zero-filled when zero != 0). */
+static void dgrow(void **p, size_t *cap, size_t n, size_t sz, int zero) {
+  if (n <= *cap && *p) return;
+  size_t want = n + n / 2 + 16;
+  if (*p) CK(cudaFree(*p));
+  *p = NULL;
+  CK(cudaMalloc(p, want * sz));
+  if (zero) CK(cudaMemset(*p, 0, want * sz));
+  *cap = want;
+}
+static void hgrow(void **p, size_t *cap, size_t n, size_t sz) {
+  if (n <= *cap && *p) return;
+  size_t want = n + n / 2 + 16;
+  *p = gh_realloc(*p, want * sz);
+  *cap = want;
+}
+
+static int round4(int d) { return (d + 3) & ~3; }
+
+static void cuda_free_backend(gh_backend *b) {
+  cuda_ctx *c = (cuda_ctx *)b->ctx;
+  cudaFree(c->dX); cudaFree(c->dOut); cudaFree(c->dPairs); cudaFree(c->dGoff);
+  cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal);
+  cudaEventDestroy(c->ev0); cudaEventDestroy(c->ev1);
+  free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
+  free(c);
+  free(b);
+}
+
+/* Upload: builds the likelihood layout (pdfs sorted by (type, G) into
+ * 64-pdf blocks, per Gaussian slot a record of float4 in read order,
+ * lane-interleaved) and the E-step layout (per pdf, parameters transposed
+ * so lanes = Gaussians read consecutive floats). */
+static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
+  cuda_model *m = (cuda_model *)gh_calloc(1, sizeof *m);
+  const int D = s->dim, P = s->num_pdfs;
+  m->D = D; m->P = P; m->Dp = round4(D); m->nb = m->Dp / 4;
+  const int nb = m->nb;
+  if (D <= 0) gh_die("model upload: dimension %d", D);
+  if (16 * nb * 16 > 48 * 1024) gh_die("model upload: dimension %d too large for the CUDA backend (max 768)", D);
+  for (int p = 0; p < P; ++p)
+    if (s->pdfs[p].dim != D) gh_die("model upload: pdf %d has dimension %d, the set has %d", p, s->pdfs[p].dim, D);
+
+  /* Sort pdfs: diag before full, then by G descending, then by index. */
+  int *perm = (int *)gh_malloc((P ? P : 1) * sizeof(int));
+  for (int p = 0; p < P; ++p) perm[p] = p;
+  {
+    /* insertion-free: counting by (type, G) via qsort with a static key */
+    struct Key { int type, G, p; };
+    Key *keys = (Key *)gh_malloc((P ? P : 1) * sizeof(Key));
+    for (int p = 0; p < P; ++p) keys[p] = Key{(int)s->pdfs[p].type, s->pdfs[p].num_gauss, p};
+    qsort(keys, P, sizeof(Key), [](const void *a, const void *bb) -> int {
+      const Key *x = (const Key *)a, *y = (const Key *)bb;
+      if (x->type != y->type) return x->type - y->type;
+      if (x->G != y->G) return y->G - x->G;
+      return x->p - y->p;
+    });
+    for (int p = 0; p < P; ++p) perm[p] = keys[p].p;
+    free(keys);
+  }
+  int *ng = (int *)gh_malloc((P ? P : 1) * sizeof(int));
+  for (int i = 0; i < P; ++i) ng[i] = s->pdfs[perm[i]].num_gauss;
+
+  /* Blocks: runs of <= PB sorted pdfs of one type. */
+  int nblk = 0;
+  BlockDesc *blk = (BlockDesc *)gh_malloc((P / PB + 3) * sizeof(BlockDesc));
+  long long poff = 0, goff = 0;
+  const long long Rdiag = 2LL * nb, Rfull = nb + 4LL * nb * (nb + 1) / 2;
+  for (int type = 0; type < 2; ++type) {
+    int start = 0;
+    while (start < P && (int)s->pdfs[perm[start]].type != type) ++start;
+    int end = start;
+    while (end < P && (int)s->pdfs[perm[end]].type == type) ++end;
+    int nblocks_type = 0;
+    for (int i = start; i < end; i += PB) {
+      BlockDesc d;
+      d.first = i;
+      d.count = end - i < PB ? end - i : PB;
+      d.poff = poff;
+      d.goff = goff;
+      int gmax = ng[i];  /* sorted descending */
+      poff += (long long)gmax * (type ? Rfull : Rdiag) * PB;
+      goff += (long long)gmax * PB;
+      blk[nblk++] = d;
+      ++nblocks_type;
+    }
+    if (type == 0) m->ndiag_blocks = nblocks_type; else m->nfull_blocks = nblocks_type;
+  }
+  float *hp = (float *)gh_calloc(poff * 4 + 4, sizeof(float));
+  float *hg = (float *)gh_calloc(goff + 1, sizeof(float));
+  for (int bi = 0; bi < nblk; ++bi) {
+    const BlockDesc *d = &blk[bi];
+    for (int lane = 0; lane < d->count; ++lane) {
+      const gh_gmm *gm = &s->pdfs[perm[d->first + lane]];
+      const int full = gm->type == GH_COV_FULL;
+      const long long R = full ? Rfull : Rdiag;
+      for (int g = 0; g < gm->num_gauss; ++g) {
+        hg[d->goff + (long long)g * PB + lane] = gm->gconsts[g];
+        const float *bv = gm->means_invvars + (size_t)g * D;
+        /* float4 number r of this Gaussian's record -> hp index */
+#define SLOT(r, comp) hp[((d->poff + ((long long)g * R + (r)) * PB + lane) * 4) + (comp)]
+        if (!full) {
+          const float *iv = gm->inv_vars + (size_t)g * D;
+          for (int i = 0; i < D; ++i) {
+            SLOT(2 * (i / 4), i % 4) = bv[i];
+            SLOT(2 * (i / 4) + 1, i % 4) = -0.5f * iv[i];
+          }
+        } else {
+          const float *Pm = gm->inv_vars + (size_t)g * gh_packed_size(D);
+          long long r = 0;
+          for (int I = 0; I < nb; ++I) {
+            for (int c = 0; c < 4; ++c)
+              if (4 * I + c < D) SLOT(r, c) = bv[4 * I + c];
+            ++r;
+            for (int J = 0; J <= I; ++J) {
+              for (int rr = 0; rr < 4; ++rr)
+                for (int cc = 0; cc < 4; ++cc) {
+                  int i = 4 * I + rr, j = 4 * J + cc;
+                  if (i < D && j < D && j <= i)
+                    SLOT(r + rr, cc) = i == j ? -0.5f * Pm[gh_packed_index(i, i)] : -Pm[gh_packed_index(i, j)];
+                }
+              r += 4;
+            }
+          }
+        }
+#undef SLOT
+      }
+    }
+  }
+  CK(cudaMalloc((void **)&m->dBlocks, (nblk ? nblk : 1) * sizeof(BlockDesc)));
+  CK(cudaMemcpy(m->dBlocks, blk, nblk * sizeof(BlockDesc), cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dPerm, (P ? P : 1) * sizeof(int)));
+  CK(cudaMemcpy(m->dPerm, perm, P * sizeof(int), cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dNg, (P ? P : 1) * sizeof(int)));
+  CK(cudaMemcpy(m->dNg, ng, P * sizeof(int), cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dParams, (poff + 1) * sizeof(float4)));
+  CK(cudaMemcpy(m->dParams, hp, poff * sizeof(float4), cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dGconst, (goff + 1) * sizeof(float)));
+  CK(cudaMemcpy(m->dGconst, hg, goff * sizeof(float), cudaMemcpyHostToDevice));
+  free(hp); free(hg); free(blk); free(perm); free(ng);
+
+  /* E-step layout and accumulators. */
+  m->hEpdf = (EPdf *)gh_malloc((P ? P : 1) * sizeof(EPdf));
+  long long eoff = 0, accoff = 0;
+  m->maxG = 0;
+  for (int p = 0; p < P; ++p) {
+    const gh_gmm *gm = &s->pdfs[p];
+    const long long S = gm->type == GH_COV_FULL ? gh_packed_size(D) : D;
+    EPdf e;
+    e.eoff = eoff; e.accoff = accoff; e.G = gm->num_gauss; e.full = gm->type == GH_COV_FULL;
+    m->hEpdf[p] = e;
+    eoff += (1 + D + S) * gm->num_gauss;
+    accoff += (1 + D + S) * gm->num_gauss;
+    if (gm->num_gauss > m->maxG) m->maxG = gm->num_gauss;
+  }
+  float *he = (float *)gh_malloc((eoff + 1) * sizeof(float));
+  for (int p = 0; p < P; ++p) {
+    const gh_gmm *gm = &s->pdfs[p];
+    const int G = gm->num_gauss;
+    float *ep = he + m->hEpdf[p].eoff;
+    for (int g = 0; g < G; ++g) {
+      ep[g] = gm->gconsts[g];
+      for (int i = 0; i < D; ++i) ep[(size_t)(1 + i) * G + g] = gm->means_invvars[(size_t)g * D + i];
+      float *cp = ep + (size_t)(1 + D) * G;
+      if (gm->type == GH_COV_FULL) {
+        const float *Pm = gm->inv_vars + (size_t)g * gh_packed_size(D);
+        for (int i = 0; i < D; ++i)
+          for (int j = 0; j <= i; ++j) {
+            long long q = gh_packed_index(i, j);
+            cp[(size_t)q * G + g] = i == j ? -0.5f * Pm[q] : -Pm[q];
+          }
+      } else {
+        for (int i = 0; i < D; ++i) cp[(size_t)i * G + g] = -0.5f * gm->inv_vars[(size_t)g * D + i];
+      }
+    }
+  }
+  CK(cudaMalloc((void **)&m->dEparams, (eoff + 1) * sizeof(float)));
+  CK(cudaMemcpy(m->dEparams, he, eoff * sizeof(float), cudaMemcpyHostToDevice));
+  free(he);
+  CK(cudaMalloc((void **)&m->dEpdf, (P ? P : 1) * sizeof(EPdf)));
+  CK(cudaMemcpy(m->dEpdf, m->hEpdf, P * sizeof(EPdf), cudaMemcpyHostToDevice));
+  m->acc_size = accoff;
+  CK(cudaMalloc((void **)&m->dAcc, (accoff + 1) * sizeof(double)));
+  CK(cudaMemset(m->dAcc, 0, (accoff + 1) * sizeof(double)));
+  return (gh_dev_model *)m;
+}
+
+static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
+  cuda_model *m = (cuda_model *)dm;
+  if (!m) return;
+  cudaFree(m->dBlocks); cudaFree(m->dPerm); cudaFree(m->dNg); cudaFree(m->dParams);
+  cudaFree(m->dGconst); cudaFree(m->dEpdf); cudaFree(m->dEparams); cudaFree(m->dAcc);
+  free(m->hEpdf);
+  free(m);
+}
+
+/* Frame-tile size of the full-covariance kernel: 16 (default) or 8
+ * (environment GH_CUDA_FULL_TF, for benchmarking). */
+static int full_tf(void) {
+  static int tf = 0;
+  if (!tf) {
+    const char *e = getenv("GH_CUDA_FULL_TF");
+    tf = e && atoi(e) == 8 ? 8 : 16;
+  }
+  return tf;
+}
+
+/* Upload rows [0, n) of X ([n x D], host) into c->dX with pitch Dp. */
+static void upload_frames(cuda_ctx *c, const cuda_model *m, const float *X, size_t n) {
+  dgrow((void **)&c->dX, &c->capX, n * m->Dp, sizeof(float), 1);
+  if (n == 0) return;
+  CK(cudaMemcpy2D(c->dX, m->Dp * sizeof(float), X, m->D * sizeof(float), m->D * sizeof(float), n,
+                  cudaMemcpyHostToDevice));
+}
+
+static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
+  cuda_ctx *c = (cuda_ctx *)b->ctx;
+  cuda_model *m = (cuda_model *)dm;
+  const int P = m->P;
+  if (T <= 0 || P <= 0) return;
+  /* Chunk: output at most 64M floats (256 MB) per kernel pass. */
+  long long tc = (64LL << 20) / P;
+  if (tc < 16) tc = 16;
+  if (tc > T) tc = T;
+  dgrow((void **)&c->dOut, &c->capOut, (size_t)tc * P, sizeof(float), 0);
+  float ms_total = 0.f;
+  for (long long t0 = 0; t0 < T; t0 += tc) {
+    const int n = (int)(T - t0 < tc ? T - t0 : tc);
+    upload_frames(c, m, X + t0 * m->D, n);
+    CK(cudaEventRecord(c->ev0));
+    if (m->ndiag_blocks) {
+      dim3 grid((n + 15) / 16, m->ndiag_blocks);
+      k_loglikes<16, false><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
+          m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)c->dX, n, m->nb, P,
+          c->dOut);
+      CK(cudaGetLastError());
+    }
+    if (m->nfull_blocks) {
+      if (full_tf() == 8) {
+        dim3 grid((n + 7) / 8, m->nfull_blocks);
+        k_loglikes<8, true><<<grid, PB, 8 * m->nb * sizeof(float4)>>>(
+            m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
+            (const float4 *)c->dX, n, m->nb, P, c->dOut);
+      } else {
+        dim3 grid((n + 15) / 16, m->nfull_blocks);
+        k_loglikes<16, true><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
+            m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
+            (const float4 *)c->dX, n, m->nb, P, c->dOut);
+      }
+      CK(cudaGetLastError());
+    }
+    CK(cudaEventRecord(c->ev1));
+    CK_LAUNCH("k_loglikes");
+    float ms = 0.f;
+    CK(cudaEventElapsedTime(&ms, c->ev0, c->ev1));
+    ms_total += ms;
+    CK(cudaMemcpy(out + t0 * P, c->dOut, (size_t)n * P * sizeof(float), cudaMemcpyDeviceToHost));
+  }
+  b->kernel_seconds += ms_total * 1e-3;
+}
+
+static void cuda_acc_zero(gh_backend *b, gh_dev_model *dm) {
+  cuda_model *m = (cuda_model *)dm;
+  CK(cudaMemset(m->dAcc, 0, (m->acc_size + 1) * sizeof(double)));
+}
+
+/* One batch: pairs sel[0..n) (indices into pairs[], frames relative to
+ * frame0, all inside the uploaded frame chunk). */
+static double estep_batch(cuda_ctx *c, cuda_model *m, const gh_frame_pdf *pairs, const int64_t *sel,
+                          int64_t n, int32_t frame0) {
+  const int P = m->P;
+  /* Counting sort by pdf. */
+  hgrow((void **)&c->hCount, &c->hcapCount, (size_t)P + 1, sizeof(int64_t));
+  memset(c->hCount, 0, ((size_t)P + 1) * sizeof(int64_t));
+  for (int64_t k = 0; k < n; ++k) c->hCount[pairs[sel[k]].pdf + 1]++;
+  for (int p = 0; p < P; ++p) c->hCount[p + 1] += c->hCount[p];
+  hgrow((void **)&c->hPairs, &c->hcapPairs, n, sizeof(gh_frame_pdf));
+  hgrow((void **)&c->hGoff, &c->hcapGoff, n, sizeof(long long));
+  {
+    int64_t *pos = (int64_t *)gh_malloc(((size_t)P + 1) * sizeof(int64_t));
+    memcpy(pos, c->hCount, ((size_t)P + 1) * sizeof(int64_t));
+    for (int64_t k = 0; k < n; ++k) {
+      gh_frame_pdf pr = pairs[sel[k]];
+      pr.frame -= frame0;
+      c->hPairs[pos[pr.pdf]++] = pr;
+    }
+    free(pos);
+  }
+  long long gsum = 0;
+  size_t ntasks = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    c->hGoff[k] = gsum;
+    gsum += m->hEpdf[c->hPairs[k].pdf].G;
+  }
+  for (int p = 0; p < P; ++p) {
+    int64_t cnt = c->hCount[p + 1] - c->hCount[p];
+    if (cnt) ntasks += (size_t)m->hEpdf[p].G * ((cnt + SEG - 1) / SEG);
+  }
+  hgrow((void **)&c->hTasks, &c->hcapTasks, ntasks, sizeof(Task));
+  size_t nt = 0;
+  for (int p = 0; p < P; ++p) {
+    int64_t k0 = c->hCount[p], k1 = c->hCount[p + 1];
+    if (k0 == k1) continue;
+    for (int g = 0; g < m->hEpdf[p].G; ++g)
+      for (int64_t s0 = k0; s0 < k1; s0 += SEG) {
+        Task t;
+        t.pdf = p; t.g = g; t.k0 = (int)s0; t.k1 = (int)(s0 + SEG < k1 ? s0 + SEG : k1);
+        c->hTasks[nt++] = t;
+      }
+  }
+  dgrow((void **)&c->dPairs, &c->capPairs, n, sizeof(gh_frame_pdf), 0);
+  dgrow((void **)&c->dGoff, &c->capGoff, n, sizeof(long long), 0);
+  dgrow((void **)&c->dGamma, &c->capGamma, gsum + 1, sizeof(float), 0);
+  dgrow((void **)&c->dTasks, &c->capTasks, ntasks + 1, sizeof(Task), 0);
+  CK(cudaMemcpy(c->dPairs, c->hPairs, n * sizeof(gh_frame_pdf), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(c->dGoff, c->hGoff, n * sizeof(long long), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(c->dTasks, c->hTasks, ntasks * sizeof(Task), cudaMemcpyHostToDevice));
+  CK(cudaMemset(c->dTotal, 0, sizeof(double)));
+  const int D = m->D;
+  k_estep_post<<<(unsigned)((n + 7) / 8), 256, 8 * D * sizeof(float)>>>(
+      c->dX, m->Dp, D, c->dPairs, n, c->dGoff, m->dEpdf, m->dEparams, c->dGamma, c->dTotal);
+  CK(cudaGetLastError());
+  if (ntasks) {
+    k_estep_stats<<<(unsigned)ntasks, 256, (TILE * (D + 1) + TILE) * sizeof(float)>>>(
+        c->dX, m->Dp, D, c->dPairs, c->dGoff, c->dTasks, m->dEpdf, c->dGamma, m->dAcc);
+    CK(cudaGetLastError());
+  }
+  CK_LAUNCH("E-step");
+  double total = 0.0;
+  CK(cudaMemcpy(&total, c->dTotal, sizeof(double), cudaMemcpyDeviceToHost));
+  return total;
+}
+
+static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T,
+                              const gh_frame_pdf *pairs, int64_t npairs) {
+  cuda_ctx *c = (cuda_ctx *)b->ctx;
+  cuda_model *m = (cuda_model *)dm;
+  for (int64_t k = 0; k < npairs; ++k)
+    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0 || pairs[k].pdf >= m->P)
+      gh_die("accumulate: pair %lld (frame %d, pdf %d) out of range (%d frames, %d pdfs)",
+             (long long)k, pairs[k].frame, pairs[k].pdf, T, m->P);
+  if (npairs == 0 || T <= 0) return 0.0;
+  /* Frame chunks of at most 32M floats (128 MB); batches of at most 1M
+   * pairs and 32M gamma values. */
+  long long tc = (32LL << 20) / m->Dp;
+  if (tc > T) tc = T;
+  const int64_t max_pairs = 1 << 20;
+  const long long max_gamma = 32LL << 20;
+  double total = 0.0;
+  hgrow((void **)&c->hSel, &c->hcapSel, (size_t)(npairs < max_pairs ? npairs : max_pairs), sizeof(int64_t));
+  for (long long t0 = 0; t0 < T; t0 += tc) {
+    const long long t1 = t0 + tc < T ? t0 + tc : T;
+    upload_frames(c, m, X + t0 * m->D, (size_t)(t1 - t0));
+    int64_t n = 0;
+    long long gsum = 0;
+    for (int64_t k = 0; k <= npairs; ++k) {
+      int flush = k == npairs;
+      if (!flush) {
+        const gh_frame_pdf *pr = &pairs[k];
+        if (pr->frame < t0 || pr->frame >= t1) continue;
+        const int G = m->hEpdf[pr->pdf].G;
+        if (n == max_pairs || (n > 0 && gsum + G > max_gamma)) {
+          total += estep_batch(c, m, pairs, c->hSel, n, (int32_t)t0);
+          n = 0;
+          gsum = 0;
+        }
+        c->hSel[n++] = k;
+        gsum += G;
+      } else if (n > 0) {
+        total += estep_batch(c, m, pairs, c->hSel, n, (int32_t)t0);
+      }
+    }
+  }
+  return total;
+}
+
+static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
+  cuda_model *m = (cuda_model *)dm;
+  if (accs->num_pdfs != m->P)
+    gh_die("acc_fetch: accumulators have %d pdfs, the model %d", accs->num_pdfs, m->P);
+  double *h = (double *)gh_malloc((m->acc_size + 1) * sizeof(double));
+  CK(cudaMemcpy(h, m->dAcc, m->acc_size * sizeof(double), cudaMemcpyDeviceToHost));
+  const int D = m->D;
+  for (int p = 0; p < m->P; ++p) {
+    const EPdf *e = &m->hEpdf[p];
+    gh_gmm_accs *a = &accs->pdfs[p];
+    if (a->num_gauss != e->G || a->dim != D || (a->type == GH_COV_FULL) != (e->full != 0))
+      gh_die("acc_fetch: pdf %d: accumulators (%d Gaussians, dim %d) do not match the model "
+             "(%d Gaussians, dim %d)", p, a->num_gauss, a->dim, e->G, D);
+    const long long S = e->full ? gh_packed_size(D) : D, E = 1 + D + S;
+    for (int g = 0; g < e->G; ++g) {
+      const double *src = h + e->accoff + (long long)g * E;
+      a->occupancy[g] += src[0];
+      for (int i = 0; i < D; ++i) a->mean_accs[(size_t)g * D + i] += src[1 + i];
+      for (long long q = 0; q < S; ++q) a->var_accs[(size_t)g * S + q] += src[1 + D + q];
+    }
+  }
+  free(h);
+}
+
+static const gh_backend_ops cuda_ops = {
+    "cuda", cuda_free_backend, cuda_model_upload, cuda_model_free, cuda_loglikes,
+    cuda_acc_zero, cuda_accumulate, cuda_acc_fetch,
+};
+
+extern "C" int gh_cuda_device_count(void) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    gh_set_error("%s", cudaGetErrorString(e));
+    cudaGetLastError();
+    return 0;
+  }
+  if (n == 0) gh_set_error("no CUDA device found");
+  return n;
+}
+
+/* The CUDA backend on the current device (cudaGetDevice, so
+ * CUDA_VISIBLE_DEVICES chooses); NULL with gh_last_error() set if no
+ * device can be used. */
+extern "C" gh_backend *gh_backend_cuda_new(void) {
+  if (gh_cuda_device_count() <= 0) return NULL;
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  cudaDeviceProp prop;
+  if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, dev);
+  if (e == cudaSuccess) e = cudaFree(0); /* create the context now */
+  if (e != cudaSuccess) {
+    gh_set_error("%s", cudaGetErrorString(e));
+    cudaGetLastError();
+    return NULL;
+  }
+  if (prop.major < 6) {
+    gh_set_error("CUDA device %d (%s) has compute capability %d.%d; 6.0 or newer is needed", dev,
+                 prop.name, prop.major, prop.minor);
+    return NULL;
+  }
+  gh_backend *b = (gh_backend *)gh_calloc(1, sizeof *b);
+  cuda_ctx *c = (cuda_ctx *)gh_calloc(1, sizeof *c);
+  c->device = dev;
+  CK(cudaMalloc((void **)&c->dTotal, sizeof(double)));
+  CK(cudaEventCreate(&c->ev0));
+  CK(cudaEventCreate(&c->ev1));
+  /* k_estep_stats stages TILE frames of D+1 floats: up to ~100 KB for the
+   * largest supported D (768), above the 48 KB default. */
+  CK(cudaFuncSetAttribute(k_estep_stats, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (TILE * (768 + 1) + TILE) * (int)sizeof(float)));
+  b->ops = &cuda_ops;
+  b->ctx = c;
+  snprintf(b->device_name, sizeof b->device_name, "cuda (%.100s)", prop.name);
+  return b;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# gmm-score-gpu: reproduces Kaldi's per-frame log-likelihoods
+# (gmm-global-get-frame-likes / fgmm-global-get-frame-likes output in
+# kaldi-fixtures) within 1e-3 absolute, and fails cleanly on bad input.
+
+setup() {
+  GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
+  BIN=$BATS_TEST_DIRNAME/../../bin
+  FIX=$GH_SHARED/data/kaldi-fixtures
+  FEATS=$GH_SHARED/data/kaldi-ami-feats/feats.ark
+  TMP=$(mktemp -d)
+}
+
+teardown() {
+  rm -rf "$TMP"
+}
+
+# compare <our ark,t matrices (one pdf)> <kaldi ark,t vectors>: every key
+# present in both with the same length, max |diff| <= 1e-3.
+compare() {
+  python3 - "$1" "$2" <<'EOF'
+import sys
+def parse(path):
+    toks = open(path).read().split()
+    out, i = {}, 0
+    while i < len(toks):
+        key = toks[i]; assert toks[i + 1] == '[', (path, key)
+        j = toks.index(']', i + 2)
+        out[key] = [float(v) for v in toks[i + 2:j]]
+        i = j + 1
+    return out
+ours, ref = parse(sys.argv[1]), parse(sys.argv[2])
+assert sorted(ours) == sorted(ref), "keys differ"
+worst = 0.0
+for k in ref:
+    assert len(ours[k]) == len(ref[k]), (k, len(ours[k]), len(ref[k]))
+    worst = max([worst] + [abs(a - b) for a, b in zip(ours[k], ref[k])])
+print("max abs diff %.3g over %d utterances" % (worst, len(ref)))
+sys.exit(0 if worst <= 1e-3 else 1)
+EOF
+}
+
+@test "score: diagonal global GMM reproduces Kaldi's frame likelihoods (cpu)" {
+  run "$BIN/gmm-score-gpu" --device=cpu "$FIX/ami-diag16.gmm" "ark:$FEATS" "ark,t:$TMP/out.txt"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Processed 10 utterances, 2395 frames"* ]]
+  run compare "$TMP/out.txt" "$FIX/ami-diag16.frame-likes.txt"
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "score: full-covariance global GMM reproduces Kaldi's frame likelihoods (cpu)" {
+  run "$BIN/gmm-score-gpu" --device=cpu "$FIX/ami-full16.fgmm" "ark:$FEATS" "ark,t:$TMP/out.txt"
+  [ "$status" -eq 0 ]
+  run compare "$TMP/out.txt" "$FIX/ami-full16.frame-likes.txt"
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "score: text model, binary output and small batches give the same numbers" {
+  run "$BIN/gmm-score-gpu" --device=cpu --batch-frames=100 "$FIX/ami-full16.fgmm.txt" "ark:$FEATS" "ark:$TMP/out.ark"
+  [ "$status" -eq 0 ]
+  [ -s "$TMP/out.ark" ]
+  run "$BIN/gmm-score-gpu" --device=auto "$FIX/ami-full16.fgmm" "ark:$FEATS" "ark,t:$TMP/out.txt"
+  [ "$status" -eq 0 ]
+  run compare "$TMP/out.txt" "$FIX/ami-full16.frame-likes.txt"
+  [ "$status" -eq 0 ]
+}
+
+@test "score: wrong feature dimension is a one-line error and leaves no output" {
+  run "$BIN/gmm-score-gpu" --device=cpu "$FIX/ami-diag16.gmm" "ark:$FIX/mfcc-deltas.ark" "ark:$TMP/out.ark"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"dimension 39 does not match model dimension 13"* ]]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [ ! -e "$TMP/out.ark" ]
+  [ -z "$(ls "$TMP")" ]
+}
+
+@test "score: missing model is a one-line error and leaves no output" {
+  run "$BIN/gmm-score-gpu" --device=cpu "$TMP/no-such.mdl" "ark:$FEATS" "ark:$TMP/out.ark"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"no-such.mdl"* ]]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [ -z "$(ls "$TMP")" ]
+}
+
+@test "score: unknown --device is an error" {
+  run "$BIN/gmm-score-gpu" --device=tpu "$FIX/ami-diag16.gmm" "ark:$FEATS" "ark:$TMP/out.ark"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"tpu"* ]]
+  [ -z "$(ls "$TMP")" ]
+}
+
+@test "score: wrong number of arguments prints usage" {
+  run "$BIN/gmm-score-gpu" "$FIX/ami-diag16.gmm"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Usage"* ]]
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# test/run-gpu.sh -- `make test-gpu`: the CUDA backend against the CPU
+# reference.  Run on a machine with an NVIDIA GPU (fails if none is usable).
+#  1. build/test/test_kernels: CPU and CUDA loglikes and E-step statistics vs
+#     a float64 reference on random diagonal, full and mixed models with a
+#     variable number of Gaussians per pdf (D = 1..128, G up to 40, chunked
+#     inputs), and CUDA vs CPU on a chunked problem.
+#  2. gmm-score-gpu --device=cuda vs --device=cpu on real data (AMI
+#     features with Kaldi's diag/full global GMMs; yes/no features with a
+#     Kaldi monophone .mdl), and --device=cuda vs Kaldi's own frame
+#     likelihoods.
+# Prints "N passed, N failed"; exits non-zero on any failure.
+set -u
+cd "$(dirname "$0")/.."
+export GH_SHARED="${GH_SHARED:-$(cd .. && pwd)/shared}"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+notok() { fail=$((fail + 1)); echo "not ok - $*"; }
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "not ok - no NVIDIA GPU visible (nvidia-smi)"; echo "0 passed, 1 failed"; exit 1
+fi
+
+# 1. unit tests (must not skip the CUDA part here)
+if [ -x build/test/test_kernels ]; then
+  out=$(build/test/test_kernels 2>&1); rc=$?
+  p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+  pass=$((pass + p)); fail=$((fail + f))
+  grep -E '^not ok|SKIP' <<<"$out"
+  if grep -q 'SKIP no GPU' <<<"$out"; then notok "test_kernels skipped CUDA although a GPU is present"; fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_kernels exited $rc"; fi
+else
+  notok "build/test/test_kernels not built (make build/test/test_kernels)"
+fi
+
+# 2. the tool, cuda vs cpu (and vs Kaldi) on real data
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cmp_mats() {  # cmp_mats a.txt b.txt tol : max |a-b|/(1+|b|) over all values of all keys
+  python3 - "$@" <<'PY'
+import sys
+def parse(path):
+    toks = open(path).read().split(); out = {}; i = 0
+    while i < len(toks):
+        key = toks[i]; j = toks.index(']', i + 2)
+        out[key] = [float(v) for v in toks[i + 2:j]]; i = j + 1
+    return out
+a, b, tol = parse(sys.argv[1]), parse(sys.argv[2]), float(sys.argv[3])
+if sorted(a) != sorted(b): print("keys differ"); sys.exit(1)
+worst = 0.0
+for k in b:
+    if len(a[k]) != len(b[k]): print("length differs for", k); sys.exit(1)
+    worst = max([worst] + [abs(x - y) / (1 + abs(y)) for x, y in zip(a[k], b[k])])
+print("max rel diff %.3g" % worst); sys.exit(0 if worst <= tol else 1)
+PY
+}
+D=$GH_SHARED/data
+cases=(
+  "ami-diag16|$D/kaldi-fixtures/ami-diag16.gmm|$D/kaldi-ami-feats/feats.ark|$D/kaldi-fixtures/ami-diag16.frame-likes.txt"
+  "ami-full16|$D/kaldi-fixtures/ami-full16.fgmm|$D/kaldi-ami-feats/feats.ark|$D/kaldi-fixtures/ami-full16.frame-likes.txt"
+  "yesno-mono-mdl|$D/kaldi-yesno-mono-model/0.mdl|$D/kaldi-fixtures/mfcc-deltas.ark|"
+)
+for c in "${cases[@]}"; do
+  IFS='|' read -r name model feats kaldi <<<"$c"
+  if bin/gmm-score-gpu --device=cuda "$model" "ark:$feats" "ark,t:$tmp/cuda.txt" 2>"$tmp/log" &&
+     grep -q "using device cuda" "$tmp/log"; then ok "$name: gmm-score-gpu --device=cuda runs"
+  else notok "$name: gmm-score-gpu --device=cuda"; cat "$tmp/log"; continue; fi
+  bin/gmm-score-gpu --device=cpu "$model" "ark:$feats" "ark,t:$tmp/cpu.txt" 2>/dev/null
+  if r=$(cmp_mats "$tmp/cuda.txt" "$tmp/cpu.txt" 1e-5); then ok "$name: cuda vs cpu ($r)"; else notok "$name: cuda vs cpu ($r)"; fi
+  if [ -n "$kaldi" ]; then
+    if r=$(cmp_mats "$tmp/cuda.txt" "$kaldi" 1e-4); then ok "$name: cuda vs Kaldi ($r)"; else notok "$name: cuda vs Kaldi ($r)"; fi
+  fi
+done
+# batching must not change the numbers
+bin/gmm-score-gpu --device=cuda --batch-frames=1 "$D/kaldi-fixtures/ami-full16.fgmm" "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/b1.txt" 2>/dev/null
+bin/gmm-score-gpu --device=cuda "$D/kaldi-fixtures/ami-full16.fgmm" "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/b2.txt" 2>/dev/null
+if r=$(cmp_mats "$tmp/b1.txt" "$tmp/b2.txt" 0); then ok "cuda: --batch-frames=1 equals batched ($r)"; else notok "cuda: --batch-frames=1 vs batched ($r)"; fi
+
+echo "${pass} passed, ${fail} failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,350 @@
+/* test_kernels.c -- the compute backends (kernels/backend.h) against an
+ * independent float64 reference.
+ *
+ * Random models (diagonal, full, and sets mixing both; a variable number of
+ * Gaussians per pdf) are built here from moments in double: covariance
+ * Sigma = A A'/D + diag(u), Cholesky L, inverse P, and Kaldi's natural
+ * parameters (b = P mu, gconst = log w - 0.5 (D log 2pi + log det Sigma +
+ * mu' P mu)) rounded to float as a model file stores them.  The reference
+ * log-likelihood is computed from the moments, not the natural parameters:
+ *   log N(x; mu, Sigma) + log w = log w - 0.5 (D log 2pi + log det Sigma
+ *                                  + |L^-1 (x - mu)|^2),
+ * log-sum-exp over the pdf's Gaussians.  The E-step reference is the same
+ * in double: gamma = w softmax, occupancy, sum gamma x, sum gamma x^2 or
+ * gamma x x' (packed).
+ *
+ * Tolerances: loglikes |got - ref| <= 1e-4 (1 + |ref|); statistics
+ * |got - ref| <= 1e-4 max(1, max |ref| of that statistic array); total
+ * log-likelihood relative 1e-5.  (The only approximation is float32 model
+ * parameters and, on the GPU, float32 arithmetic.)
+ *
+ * The CPU backend is always tested; the CUDA backend only when
+ * gh_cuda_device_count() > 0 (else "ok N - # SKIP no GPU").
+ */
+#include "backend.h"
+#include "gh-base.h"
+#include "gh-test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- random numbers ---------- */
+static uint64_t rng_state = 88172645463325252ULL;
+static double urand(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return ((rng_state >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+static double nrand(void) { return sqrt(-2.0 * log(urand())) * cos(2 * M_PI * urand()); }
+
+/* ---------- reference model (moments, double) ---------- */
+typedef struct {
+  int G, D, full;
+  double *w;      /* [G] */
+  double *mu;     /* [G x D] */
+  double *L;      /* [G x D x D] Cholesky factor of Sigma (lower) */
+  double *logdet; /* [G] */
+} ref_gmm;
+
+static void cholesky(const double *A, double *L, int D) {
+  memset(L, 0, sizeof(double) * D * D);
+  for (int i = 0; i < D; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double s = A[i * D + j];
+      for (int k = 0; k < j; ++k) s -= L[i * D + k] * L[j * D + k];
+      L[i * D + j] = i == j ? sqrt(s) : s / L[j * D + j];
+    }
+}
+
+/* Builds pdf gm (natural parameters, float) and its reference r. */
+static void make_gmm(gh_gmm *gm, ref_gmm *r, int G, int D, int full, double mean_scale) {
+  gh_gmm_init(gm, full ? GH_COV_FULL : GH_COV_DIAG, G, D);
+  r->G = G; r->D = D; r->full = full;
+  r->w = calloc(G, sizeof(double));
+  r->mu = calloc((size_t)G * D, sizeof(double));
+  r->L = calloc((size_t)G * D * D, sizeof(double));
+  r->logdet = calloc(G, sizeof(double));
+  double wsum = 0;
+  for (int g = 0; g < G; ++g) wsum += (r->w[g] = 0.2 + urand());
+  double *S = calloc((size_t)D * D, sizeof(double)), *Pm = calloc((size_t)D * D, sizeof(double));
+  double *A = calloc((size_t)D * D, sizeof(double)), *Linv = calloc((size_t)D * D, sizeof(double));
+  for (int g = 0; g < G; ++g) {
+    r->w[g] /= wsum;
+    double *mu = r->mu + (size_t)g * D, *L = r->L + (size_t)g * D * D;
+    for (int i = 0; i < D; ++i) mu[i] = mean_scale * nrand();
+    memset(S, 0, sizeof(double) * D * D);
+    if (full) {
+      for (int i = 0; i < D * D; ++i) A[i] = nrand();
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j < D; ++j) {
+          double s = 0;
+          for (int k = 0; k < D; ++k) s += A[i * D + k] * A[j * D + k];
+          S[i * D + j] = 0.5 * s / D;
+        }
+    }
+    for (int i = 0; i < D; ++i) S[i * D + i] += 0.3 + 1.5 * urand();
+    cholesky(S, L, D);
+    r->logdet[g] = 0;
+    for (int i = 0; i < D; ++i) r->logdet[g] += 2 * log(L[i * D + i]);
+    /* Linv (lower), P = Linv' Linv */
+    memset(Linv, 0, sizeof(double) * D * D);
+    for (int c = 0; c < D; ++c)
+      for (int i = c; i < D; ++i) {
+        double s = i == c ? 1.0 : 0.0;
+        for (int k = c; k < i; ++k) s -= L[i * D + k] * Linv[k * D + c];
+        Linv[i * D + c] = s / L[i * D + i];
+      }
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j < D; ++j) {
+        double s = 0;
+        for (int k = 0; k < D; ++k) s += Linv[k * D + i] * Linv[k * D + j];
+        Pm[i * D + j] = s;
+      }
+    double mPm = 0;
+    for (int i = 0; i < D; ++i) {
+      double b = 0;
+      for (int j = 0; j < D; ++j) b += Pm[i * D + j] * mu[j];
+      gm->means_invvars[(size_t)g * D + i] = (float)b;
+      mPm += b * mu[i];
+    }
+    if (full) {
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j <= i; ++j)
+          gm->inv_vars[(size_t)g * gh_packed_size(D) + gh_packed_index(i, j)] = (float)Pm[i * D + j];
+    } else {
+      for (int i = 0; i < D; ++i) gm->inv_vars[(size_t)g * D + i] = (float)Pm[i * D + i];
+    }
+    gm->weights[g] = (float)r->w[g];
+    gm->gconsts[g] = (float)(log(r->w[g]) - 0.5 * (D * log(2 * M_PI) + r->logdet[g] + mPm));
+  }
+  free(S); free(Pm); free(A); free(Linv);
+}
+
+static void ref_free(ref_gmm *r) { free(r->w); free(r->mu); free(r->L); free(r->logdet); }
+
+/* Per-Gaussian reference ll[G]; returns the log-sum-exp. */
+static double ref_loglike(const ref_gmm *r, const float *x, double *ll) {
+  const int D = r->D;
+  double z[512], mx = -INFINITY;
+  for (int g = 0; g < r->G; ++g) {
+    const double *mu = r->mu + (size_t)g * D, *L = r->L + (size_t)g * D * D;
+    double q = 0;
+    for (int i = 0; i < D; ++i) {
+      double s = x[i] - mu[i];
+      for (int k = 0; k < i; ++k) s -= L[i * D + k] * z[k];
+      z[i] = s / L[i * D + i];
+      q += z[i] * z[i];
+    }
+    ll[g] = log(r->w[g]) - 0.5 * (D * log(2 * M_PI) + r->logdet[g] + q);
+    if (ll[g] > mx) mx = ll[g];
+  }
+  double s = 0;
+  for (int g = 0; g < r->G; ++g) s += exp(ll[g] - mx);
+  return mx + log(s);
+}
+
+/* ---------- test problems ---------- */
+typedef struct {
+  const char *name;
+  gh_gmm_set set;
+  ref_gmm *ref;
+  int T;
+  float *X;
+} problem;
+
+/* type: 0 diag, 1 full, 2 mixed (alternating by pdf). */
+static void make_problem(problem *pb, const char *name, int P, int D, int gmin, int gmax, int type,
+                         int T) {
+  pb->name = name;
+  memset(&pb->set, 0, sizeof pb->set);
+  pb->set.dim = D;
+  pb->set.num_pdfs = P;
+  pb->set.pdfs = calloc(P, sizeof(gh_gmm));
+  pb->set.form = GH_SET_AM;
+  pb->ref = calloc(P, sizeof(ref_gmm));
+  for (int p = 0; p < P; ++p) {
+    int G = gmin + (int)(urand() * (gmax - gmin + 1));
+    if (G > gmax) G = gmax;
+    int full = type == 2 ? (p % 3 == 1) : type;
+    make_gmm(&pb->set.pdfs[p], &pb->ref[p], G, D, full, 1.5);
+  }
+  pb->T = T;
+  pb->X = malloc(sizeof(float) * T * D);
+  for (int t = 0; t < T; ++t) {
+    /* near a random Gaussian of a random pdf, sometimes far away */
+    const ref_gmm *r = &pb->ref[(int)(urand() * P) % P];
+    int g = (int)(urand() * r->G) % r->G;
+    double scale = t % 10 == 0 ? 4.0 : 1.0;
+    for (int i = 0; i < D; ++i) pb->X[(size_t)t * D + i] = (float)(r->mu[(size_t)g * D + i] + scale * nrand());
+  }
+}
+
+static void free_problem(problem *pb) {
+  for (int p = 0; p < pb->set.num_pdfs; ++p) ref_free(&pb->ref[p]);
+  free(pb->ref);
+  gh_gmm_set_free(&pb->set);
+  free(pb->X);
+}
+
+/* Max of |got - ref| / (1 + |ref|) over the [T x P] matrix. */
+static double check_loglikes(gh_backend *b, problem *pb, float *out_keep) {
+  const int P = pb->set.num_pdfs, T = pb->T, D = pb->set.dim;
+  float *out = malloc(sizeof(float) * (size_t)T * P);
+  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
+  b->ops->loglikes(b, m, pb->X, T, out);
+  b->ops->model_free(b, m);
+  double worst = 0, ll[4096];
+  for (int t = 0; t < T; ++t)
+    for (int p = 0; p < P; ++p) {
+      double ref = ref_loglike(&pb->ref[p], pb->X + (size_t)t * D, ll);
+      double e = fabs(out[(size_t)t * P + p] - ref) / (1 + fabs(ref));
+      if (!(e <= worst)) worst = e; /* NaN propagates as failure */
+    }
+  if (out_keep) memcpy(out_keep, out, sizeof(float) * (size_t)T * P);
+  free(out);
+  return worst;
+}
+
+/* E-step on npairs random pairs; returns worst error over the statistics
+ * (scaled as documented at the top) and the total's relative error. */
+static void check_estep(gh_backend *b, problem *pb, int64_t npairs, double *worst_stat,
+                        double *tot_err) {
+  const int P = pb->set.num_pdfs, T = pb->T, D = pb->set.dim;
+  gh_frame_pdf *pairs = malloc(sizeof(gh_frame_pdf) * npairs);
+  for (int64_t k = 0; k < npairs; ++k) {
+    pairs[k].frame = (int)(urand() * T) % T;
+    pairs[k].pdf = (int)(urand() * P) % P;
+    pairs[k].weight = k % 7 == 0 ? 1.0f : (float)urand();
+  }
+  gh_accs_set accs;
+  gh_accs_init(&accs, &pb->set);
+  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
+  b->ops->acc_zero(b, m);
+  /* two calls, to check that accumulators add up across calls */
+  int64_t half = npairs / 2;
+  double tot = b->ops->accumulate(b, m, pb->X, T, pairs, half);
+  tot += b->ops->accumulate(b, m, pb->X, T, pairs + half, npairs - half);
+  b->ops->acc_fetch(b, m, &accs);
+  b->ops->model_free(b, m);
+
+  /* reference */
+  double rtot = 0, ll[4096];
+  double **occ = calloc(P, sizeof(double *)), **mean = calloc(P, sizeof(double *)),
+         **var = calloc(P, sizeof(double *));
+  for (int p = 0; p < P; ++p) {
+    const ref_gmm *r = &pb->ref[p];
+    int64_t S = r->full ? gh_packed_size(D) : D;
+    occ[p] = calloc(r->G, sizeof(double));
+    mean[p] = calloc((size_t)r->G * D, sizeof(double));
+    var[p] = calloc((size_t)r->G * S, sizeof(double));
+  }
+  for (int64_t k = 0; k < npairs; ++k) {
+    const ref_gmm *r = &pb->ref[pairs[k].pdf];
+    const float *x = pb->X + (size_t)pairs[k].frame * D;
+    double lse = ref_loglike(r, x, ll);
+    rtot += pairs[k].weight * lse;
+    int64_t S = r->full ? gh_packed_size(D) : D;
+    for (int g = 0; g < r->G; ++g) {
+      double gm = pairs[k].weight * exp(ll[g] - lse);
+      occ[pairs[k].pdf][g] += gm;
+      for (int i = 0; i < D; ++i) {
+        mean[pairs[k].pdf][(size_t)g * D + i] += gm * x[i];
+        if (r->full)
+          for (int j = 0; j <= i; ++j) var[pairs[k].pdf][(size_t)g * S + gh_packed_index(i, j)] += gm * x[i] * x[j];
+        else
+          var[pairs[k].pdf][(size_t)g * S + i] += gm * x[i] * x[i];
+      }
+    }
+  }
+  double worst = 0;
+  for (int p = 0; p < P; ++p) {
+    const ref_gmm *r = &pb->ref[p];
+    int64_t S = r->full ? gh_packed_size(D) : D;
+    const gh_gmm_accs *a = &accs.pdfs[p];
+    struct { const double *got, *ref; int64_t n; } arr[3] = {
+        {a->occupancy, occ[p], r->G}, {a->mean_accs, mean[p], (int64_t)r->G * D},
+        {a->var_accs, var[p], (int64_t)r->G * S}};
+    for (int k = 0; k < 3; ++k) {
+      double scale = 1;
+      for (int64_t i = 0; i < arr[k].n; ++i) if (fabs(arr[k].ref[i]) > scale) scale = fabs(arr[k].ref[i]);
+      for (int64_t i = 0; i < arr[k].n; ++i) {
+        double e = fabs(arr[k].got[i] - arr[k].ref[i]) / scale;
+        if (!(e <= worst)) worst = e;
+      }
+    }
+    free(occ[p]); free(mean[p]); free(var[p]);
+  }
+  free(occ); free(mean); free(var);
+  *worst_stat = worst;
+  *tot_err = fabs(tot - rtot) / (1 + fabs(rtot));
+  gh_accs_free(&accs);
+  free(pairs);
+}
+
+static void run_backend(gh_backend *b, const char *bname) {
+  struct { const char *name; int P, D, gmin, gmax, type, T; int64_t npairs; } cases[] = {
+      {"diag P=150 D=13 G=1..9", 150, 13, 1, 9, 0, 40, 3000},
+      {"full P=70 D=39 G=1..6", 70, 39, 1, 6, 1, 24, 1500},
+      {"mixed P=90 D=20 G=1..12", 90, 20, 1, 12, 2, 33, 2000},
+      {"full P=3 D=128 G=1..3", 3, 128, 1, 3, 1, 17, 100},
+      {"global full P=1 D=5 G=40 (G>32, >2048 pairs)", 1, 5, 40, 40, 1, 300, 5000},
+      {"global diag P=1 D=1 G=3", 1, 1, 3, 3, 0, 50, 200},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    problem pb;
+    make_problem(&pb, cases[c].name, cases[c].P, cases[c].D, cases[c].gmin, cases[c].gmax,
+                 cases[c].type, cases[c].T);
+    double e = check_loglikes(b, &pb, NULL);
+    GH_TEST_OK(e <= 1e-4, "%s loglikes %s: max |err|/(1+|ref|) = %.3g", bname, pb.name, e);
+    double es, et;
+    check_estep(b, &pb, cases[c].npairs, &es, &et);
+    GH_TEST_OK(es <= 1e-4, "%s E-step stats %s: max scaled err = %.3g", bname, pb.name, es);
+    GH_TEST_OK(et <= 1e-5, "%s E-step total loglike %s: rel err = %.3g", bname, pb.name, et);
+    free_problem(&pb);
+  }
+}
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
+  GH_TEST_NEAR(gh_gauss_flops(GH_COV_DIAG, 36), 4 * 36 + 9, 0, "flop count diag D=36");
+
+  gh_backend *cpu = gh_backend_create("cpu");
+  GH_TEST_OK(cpu && !strcmp(cpu->ops->name, "cpu"), "create cpu backend");
+  run_backend(cpu, "cpu");
+
+  if (gh_cuda_device_count() > 0) {
+    gh_backend *cu = gh_backend_create("cuda");
+    GH_TEST_OK(cu && !strcmp(cu->ops->name, "cuda"), "create cuda backend (%s)", cu->device_name);
+    run_backend(cu, "cuda");
+    /* Chunked loglikes (T larger than one output chunk) vs the CPU backend. */
+    problem pb;
+    make_problem(&pb, "chunked", 30000, 4, 1, 2, 0, 2300);
+    float *a = malloc(sizeof(float) * (size_t)pb.T * 30000), *bb = malloc(sizeof(float) * (size_t)pb.T * 30000);
+    gh_dev_model *m1 = cu->ops->model_upload(cu, &pb.set);
+    cu->ops->loglikes(cu, m1, pb.X, pb.T, a);
+    cu->ops->model_free(cu, m1);
+    gh_dev_model *m2 = cpu->ops->model_upload(cpu, &pb.set);
+    cpu->ops->loglikes(cpu, m2, pb.X, pb.T, bb);
+    cpu->ops->model_free(cpu, m2);
+    double worst = 0;
+    for (size_t i = 0; i < (size_t)pb.T * 30000; ++i) {
+      double e = fabs(a[i] - bb[i]) / (1 + fabs(bb[i]));
+      if (!(e <= worst)) worst = e;
+    }
+    GH_TEST_OK(worst <= 1e-5, "cuda vs cpu, chunked loglikes (T=2300, P=30000): max err %.3g", worst);
+    free(a); free(bb);
+    free_problem(&pb);
+    gh_backend_free(cu);
+  } else {
+    printf("ok %d - # SKIP no GPU\n", ++gh_t_n);
+    ++gh_t_pass;
+  }
+  gh_backend *au = gh_backend_create("auto");
+  GH_TEST_OK(au != NULL, "create auto backend -> %s", au->ops->name);
+  gh_backend_free(au);
+  gh_backend_free(cpu);
+  return gh_test_done();
+}
