@@ -1,11 +1,18 @@
 /* gmm-init.h -- initialising a GMM from data.
  *
- * Method (documented in doc/gmm-init.md): k-means++ seeding (Arthur &
- * Vassilvitskii 2007) of min(num_gauss, ...) centres on a frame subset,
- * a few Lloyd iterations, then Gaussians from the cluster moments
- * (weights = cluster fractions, diagonal or full covariance, floored);
- * when num_gauss exceeds what the data supports the GMM is grown by
- * split-and-mix-up as Kaldi's gmm-global-init-from-feats does.
+ * Method (documented in doc/gmm-init.md): weighted k-means++ seeding
+ * (Arthur & Vassilvitskii 2007) of K = min(num_gauss, frames /
+ * min_frames_per_gauss) centres on a frame subset (at most max_frames,
+ * drawn with the seeded RNG), up to kmeans_iters Lloyd iterations in
+ * variance-normalised space (each dimension divided by its global standard
+ * deviation), then one Gaussian per cluster from the cluster's moments
+ * (weight = cluster weight fraction; diag variances floored at
+ * max(min_variance, 1e-3 * global variance); full covariances get a ridge
+ * of 1e-3 * global variance on the diagonal and eigenvalues floored at
+ * max(min_variance, max eig / 1e4)).  When K < num_gauss the GMM is grown
+ * by splitting the heaviest Gaussians (Kaldi DiagGmm::Split, perturbation
+ * 0.1 standard deviations, as in gmm-global-init-from-feats).  EM
+ * iterations are the caller's (tools/gmm-init.c).
  */
 #ifndef GH_GMM_INIT_H
 #define GH_GMM_INIT_H

@@ -1,0 +1,171 @@
+/* gmm-data.c -- training data in one frame block; see gmm-data.h. */
+#include "gmm-data.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gh-base.h"
+#include "table.h"
+
+int gh_label_type_parse(const char *s, gh_label_type *t) {
+  if (!s) return -1;
+  if (!strcmp(s, "none")) *t = GH_LABELS_NONE;
+  else if (!strcmp(s, "ali")) *t = GH_LABELS_ALI;
+  else if (!strcmp(s, "utt")) *t = GH_LABELS_UTT;
+  else if (!strcmp(s, "post")) *t = GH_LABELS_POST;
+  else return -1;
+  return 0;
+}
+
+static void add_pair(gh_data *d, int64_t *cap, int32_t frame, int32_t pdf, float weight) {
+  if (d->num_pairs == *cap) {
+    *cap = *cap ? *cap * 2 : 4096;
+    d->pairs = gh_realloc(d->pairs, sizeof(gh_frame_pdf) * (size_t)*cap);
+  }
+  d->pairs[d->num_pairs].frame = frame;
+  d->pairs[d->num_pairs].pdf = pdf;
+  d->pairs[d->num_pairs].weight = weight;
+  d->num_pairs++;
+  d->total_weight += weight;
+  if (pdf > d->max_pdf) d->max_pdf = pdf;
+}
+
+static void check_pdf(const gh_data_opts *o, const char *key, int32_t pdf, int32_t t) {
+  if (pdf < 0 || (o->num_pdfs > 0 && pdf >= o->num_pdfs)) {
+    if (o->num_pdfs > 0)
+      gh_die("%s, key '%s': pdf id %d at frame %d is out of range [0, %d)%s%s", o->labels_rspec, key, pdf, t,
+             o->num_pdfs, o->dim_source ? " of model " : "", o->dim_source ? o->dim_source : "");
+    gh_die("%s, key '%s': negative pdf id %d at frame %d", o->labels_rspec, key, pdf, t);
+  }
+}
+
+void gh_data_load(gh_data *d, const gh_data_opts *o) {
+  memset(d, 0, sizeof *d);
+  d->max_pdf = -1;
+  d->dim = o->dim > 0 ? o->dim : 0;
+  gh_label_type lt = o->label_type;
+  if (lt != GH_LABELS_NONE && (!o->labels_rspec || !*o->labels_rspec))
+    gh_die("label type needs a label rspecifier");
+  gh_objtype ltype = lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
+                   : lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR;
+  gh_rand_reader *lab = lt != GH_LABELS_NONE ? gh_rand_reader_open(o->labels_rspec, ltype) : NULL;
+  gh_seq_reader *fr = gh_seq_reader_open(o->feats_rspec, GH_OBJ_MATRIX);
+  int64_t cap_frames = 0, cap_pairs = 0;
+  for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
+    const char *key = gh_seq_reader_key(fr);
+    const gh_matrix *m = gh_seq_reader_value(fr);
+    if (m->rows == 0) { gh_warn("%s, key '%s': empty feature matrix, skipping", o->feats_rspec, key); continue; }
+    if (d->dim == 0) d->dim = m->cols;
+    if (m->cols != d->dim) {
+      if (o->dim > 0)
+        gh_die("%s, key '%s': feature dimension %d does not match the model's dimension %d%s%s", o->feats_rspec,
+               key, m->cols, o->dim, o->dim_source ? " in " : "", o->dim_source ? o->dim_source : "");
+      gh_die("%s, key '%s': feature dimension %d differs from %d of the earlier utterances", o->feats_rspec, key,
+             m->cols, d->dim);
+    }
+    gh_check_finite_matrix(m, o->feats_rspec, key);
+    const void *lv = NULL;
+    if (lab) {
+      lv = gh_rand_reader_value(lab, key);
+      if (!lv) {
+        gh_warn("no labels for utterance '%s' in %s: skipping it", key, o->labels_rspec);
+        d->num_skipped++;
+        continue;
+      }
+      if (lt == GH_LABELS_ALI && ((const gh_ivector *)lv)->dim != m->rows)
+        gh_die("%s, key '%s': alignment has %d frames but the features (%s) have %d", o->labels_rspec, key,
+               ((const gh_ivector *)lv)->dim, o->feats_rspec, m->rows);
+      if (lt == GH_LABELS_POST && ((const gh_posterior *)lv)->num_frames != m->rows)
+        gh_die("%s, key '%s': posteriors have %d frames but the features (%s) have %d", o->labels_rspec, key,
+               ((const gh_posterior *)lv)->num_frames, o->feats_rspec, m->rows);
+    }
+    int64_t base = d->num_frames;
+    if (base + m->rows > INT32_MAX)
+      gh_die("%s, key '%s': more than %d frames in total; split the data", o->feats_rspec, key, INT32_MAX);
+    if (base + m->rows > cap_frames) {
+      while (base + m->rows > cap_frames) cap_frames = cap_frames ? cap_frames * 2 : 65536;
+      d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)cap_frames * d->dim);
+    }
+    memcpy(d->feats + base * d->dim, m->data, sizeof(float) * (size_t)m->rows * d->dim);
+    for (int32_t t = 0; t < m->rows; ++t) {
+      int32_t f = (int32_t)(base + t);
+      switch (lt) {
+        case GH_LABELS_NONE: add_pair(d, &cap_pairs, f, 0, 1.0f); break;
+        case GH_LABELS_ALI: {
+          int32_t pdf = ((const gh_ivector *)lv)->data[t];
+          check_pdf(o, key, pdf, t);
+          add_pair(d, &cap_pairs, f, pdf, 1.0f);
+          break;
+        }
+        case GH_LABELS_UTT: {
+          int32_t pdf = *(const int32_t *)lv;
+          check_pdf(o, key, pdf, t);
+          add_pair(d, &cap_pairs, f, pdf, 1.0f);
+          break;
+        }
+        case GH_LABELS_POST: {
+          const gh_posterior *p = lv;
+          for (int32_t k = p->offsets[t]; k < p->offsets[t + 1]; ++k) {
+            if (p->weight[k] == 0.0f) continue;
+            if (!gh_isfinite_f(p->weight[k]))
+              gh_die("%s, key '%s': non-finite posterior at frame %d", o->labels_rspec, key, t);
+            check_pdf(o, key, p->pdf[k], t);
+            add_pair(d, &cap_pairs, f, p->pdf[k], p->weight[k]);
+          }
+          break;
+        }
+      }
+    }
+    d->num_frames += m->rows;
+    d->num_utts++;
+  }
+  gh_seq_reader_close(fr);
+  if (lab) gh_rand_reader_close(lab);
+  if (d->num_frames == 0 || d->num_pairs == 0) {
+    if (d->num_skipped)
+      gh_die("no frames to train on: all %d utterances of %s lack labels in %s", d->num_skipped, o->feats_rspec,
+             o->labels_rspec);
+    gh_die("no frames to train on in %s", o->feats_rspec);
+  }
+  if (d->num_skipped)
+    gh_warn("%d utterances had no labels in %s and were skipped (%d used)", d->num_skipped, o->labels_rspec,
+            d->num_utts);
+}
+
+void gh_data_free(gh_data *d) {
+  free(d->feats);
+  free(d->pairs);
+  memset(d, 0, sizeof *d);
+}
+
+int64_t gh_data_pdf_frames(const gh_data *d, int32_t pdf, float **X, float **w) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < d->num_pairs; ++i) n += d->pairs[i].pdf == pdf;
+  *X = gh_malloc(sizeof(float) * (size_t)(n ? n : 1) * d->dim);
+  *w = gh_malloc(sizeof(float) * (size_t)(n ? n : 1));
+  int64_t k = 0;
+  for (int64_t i = 0; i < d->num_pairs; ++i) {
+    if (d->pairs[i].pdf != pdf) continue;
+    memcpy(*X + k * d->dim, d->feats + (int64_t)d->pairs[i].frame * d->dim, sizeof(float) * d->dim);
+    (*w)[k] = d->pairs[i].weight;
+    ++k;
+  }
+  return n;
+}
+
+double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
+                     gh_accs_set *accs, double *seconds) {
+  if (model->dim != d->dim)
+    gh_die("model dimension %d does not match feature dimension %d", model->dim, d->dim);
+  double t0 = gh_seconds();
+  gh_dev_model *dm = b->ops->model_upload(b, model);
+  b->ops->acc_zero(b, dm);
+  double ll = b->ops->accumulate(b, dm, d->feats, d->num_frames, d->pairs, d->num_pairs);
+  gh_accs_init(accs, model);
+  b->ops->acc_fetch(b, dm, accs);
+  b->ops->model_free(b, dm);
+  accs->total_frames = d->total_weight;
+  accs->total_loglike = ll;
+  if (seconds) *seconds = gh_seconds() - t0;
+  return d->total_weight > 0 ? ll / d->total_weight : 0.0;
+}

@@ -1,0 +1,71 @@
+/* gmm-data.h -- gathering training data for the EM tools: all features of
+ * an archive in ONE host frame block, and the weighted (frame, pdf) pairs
+ * that the backends' E-step consumes (kernels/backend.h gh_frame_pdf),
+ * built once and reused every iteration.
+ *
+ * Label sources (the --label-type option of the tools):
+ *   none  every frame belongs to pdf 0 with weight 1 (a global GMM);
+ *   ali   per-frame pdf ids, GH_OBJ_INT32_VECTOR table (e.g. the output of
+ *         Kaldi's ali-to-pdf; NOT transition ids), weight 1;
+ *   utt   one pdf id per utterance, GH_OBJ_INT32 table, weight 1;
+ *   post  posteriors, GH_OBJ_POSTERIOR table: (pdf, weight) per frame, the
+ *         weights used as frame weights (zero weights dropped).
+ * Checks (each dies with one line naming the rspecifier and the key):
+ * features finite (gh_check_finite_matrix), feature dimension the same for
+ * every utterance and equal to the expected dim, label length equal to the
+ * number of frames, pdf ids in [0, num_pdfs).  An utterance whose key is
+ * missing from the label table is skipped with a warning and counted (as
+ * Kaldi's gmm-acc-stats-ali does); loading dies if no frame is left.
+ */
+#ifndef GH_GMM_DATA_H
+#define GH_GMM_DATA_H
+#include <stdint.h>
+#include "gmm.h"
+#include "../kernels/backend.h"
+
+typedef enum { GH_LABELS_NONE = 0, GH_LABELS_ALI, GH_LABELS_UTT, GH_LABELS_POST } gh_label_type;
+
+/* "none" | "ali" | "utt" | "post" -> *t; returns 0, or -1 if unknown. */
+int gh_label_type_parse(const char *s, gh_label_type *t);
+
+typedef struct {
+  const char *feats_rspec;   /* features (any matrix rspecifier) */
+  const char *labels_rspec;  /* label table, NULL/"" for GH_LABELS_NONE */
+  gh_label_type label_type;
+  int32_t num_pdfs;          /* pdf ids must be < this; <= 0: no upper bound */
+  int32_t dim;               /* expected feature dimension; <= 0: taken from the first utterance */
+  const char *dim_source;    /* where dim comes from, for messages (e.g. the model file) */
+} gh_data_opts;
+
+typedef struct {
+  int32_t dim;
+  int32_t num_frames;     /* rows of feats (frames of utterances that were used) */
+  float *feats;           /* [num_frames x dim] row-major */
+  int64_t num_pairs;
+  gh_frame_pdf *pairs;    /* [num_pairs], ordered by frame */
+  int32_t num_utts;       /* utterances used */
+  int32_t num_skipped;    /* utterances skipped: key not in the label table */
+  int32_t max_pdf;        /* largest pdf id seen, -1 if none */
+  double total_weight;    /* sum of pair weights (= frames for ali/utt/none) */
+} gh_data;
+
+/* Read everything (see top).  Dies on the errors listed there. */
+void gh_data_load(gh_data *d, const gh_data_opts *o);
+void gh_data_free(gh_data *d);
+
+/* Frames that carry pdf `pdf`: *X [n x dim] copies of the rows and *w [n]
+ * their weights (malloc'd; caller frees).  Returns n. */
+int64_t gh_data_pdf_frames(const gh_data *d, int32_t pdf, float **X, float **w);
+
+/* One E-step of the whole data set on backend b: uploads the model, zeroes
+ * and fills the device accumulators with one accumulate() call over the
+ * frame block, and fetches them into *accs (initialised here with
+ * gh_accs_init; caller frees with gh_accs_free).  Sets accs->total_frames =
+ * d->total_weight and accs->total_loglike = sum of weight * log p(x|pdf)
+ * (natural log, total).  Dies if the model's dimension differs from the
+ * data's.  *seconds (if non-NULL) gets the wall time.  Returns the average
+ * log-likelihood per (weighted) frame. */
+double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
+                     gh_accs_set *accs, double *seconds);
+
+#endif

@@ -1,0 +1,57 @@
+/* gmm-acc-stats-gpu -- one E-step on the GPU (CPU fallback): accumulate GMM
+ * statistics for a model and write them (the "accumulate" part of
+ * accumulate -> gmm-sum-accs -> gmm-est for cluster jobs). */
+#include <stdlib.h>
+
+#include "backend.h"
+#include "gh-base.h"
+#include "gmm-data.h"
+#include "gmm.h"
+#include "opts.h"
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  const char *usage =
+      "Accumulate EM statistics (occupancies, first- and second-order sums, in double) of a GMM\n"
+      "set over features, on the GPU when there is one (--device).  Labels as for gmm-est-gpu:\n"
+      "none (global GMM, model with 1 pdf), or --label-type=ali|utt|post.  Sum the outputs of\n"
+      "several jobs with gmm-sum-accs and update with gmm-est.\n"
+      "Usage:  gmm-acc-stats-gpu [options] <model-in> <feats-rspecifier> [<labels-rspecifier>] <stats-out>\n"
+      "e.g.:   gmm-acc-stats-gpu 1.mdl scp:split4/1/feats.scp ark:1.pdf.ali 1.1.acc\n";
+  gh_opts *po = gh_opts_new(usage);
+  int binary = 1;
+  const char *device = "auto", *label_type = "ali";
+  gh_opts_bool(po, "binary", &binary, "Write the accumulators in binary mode");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
+  int nargs = gh_opts_parse(po, argc, argv);
+  if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
+  const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
+  const char *labels_rspec = nargs == 4 ? gh_opts_arg(po, 2) : NULL, *accs_out = gh_opts_arg(po, nargs - 1);
+
+  gh_gmm_set model;
+  gh_gmm_set_read(model_in, &model);
+  gh_data_opts dopt = {feats_rspec, labels_rspec, GH_LABELS_NONE, model.num_pdfs, model.dim, model_in};
+  if (labels_rspec) {
+    if (gh_label_type_parse(label_type, &dopt.label_type) != 0 || dopt.label_type == GH_LABELS_NONE)
+      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
+  } else if (model.num_pdfs != 1) {
+    gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
+  }
+  gh_data data;
+  gh_data_load(&data, &dopt);
+  gh_backend *be = gh_backend_create(device);
+  gh_accs_set accs;
+  double secs = 0;
+  double avg = gh_data_estep(be, &model, &data, &accs, &secs);
+  if (model.form == GH_SET_GLOBAL) accs.global_form = 1;
+  gh_accs_write(accs_out, binary, &accs);
+  gh_log("done %d utterances, skipped %d; avg loglike per frame %.6f over %.0f frames, %.3g frames/s",
+         data.num_utts, data.num_skipped, avg, data.total_weight, secs > 0 ? data.num_frames / secs : 0.0);
+  gh_accs_free(&accs);
+  gh_backend_free(be);
+  gh_data_free(&data);
+  gh_gmm_set_free(&model);
+  gh_opts_free(po);
+  return 0;
+}

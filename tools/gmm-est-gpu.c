@@ -1,0 +1,108 @@
+/* gmm-est-gpu -- EM re-estimation of a GMM set on the GPU (CPU fallback).
+ * Features are read once into one frame block; every iteration uploads the
+ * model, runs the E-step on the backend and the M-step on the host
+ * (lib/gmm-est.c, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "gh-base.h"
+#include "gmm-data.h"
+#include "gmm-est.h"
+#include "gmm.h"
+#include "opts.h"
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  const char *usage =
+      "EM re-estimation of a GMM set (diagonal or full covariance), E-step on the GPU when\n"
+      "there is one (--device), M-step with Kaldi's estimation options.  Without a label\n"
+      "argument every frame trains pdf 0 (a global GMM; the model must have 1 pdf); with one,\n"
+      "--label-type says what it holds: ali = per-frame pdf ids (int32 vectors, e.g. from\n"
+      "ali-to-pdf), utt = one pdf id per utterance (int32), post = posteriors (pdf, weight).\n"
+      "Logs per iteration the average log-likelihood per frame of the model before its update.\n"
+      "Usage:  gmm-est-gpu [options] <model-in> <feats-rspecifier> [<labels-rspecifier>] <model-out>\n"
+      "e.g.:   gmm-est-gpu --num-iters=10 ubm.0 scp:feats.scp ubm.10\n"
+      "        gmm-est-gpu --label-type=post --mix-up=2000 1.mdl ark:feats.ark ark:1.post 2.mdl\n";
+  gh_opts *po = gh_opts_new(usage);
+  int binary = 1;
+  int32_t num_iters = 1, seed = 0;
+  int64_t mix_up = 0;
+  double power = 0.2, min_count = 20.0, perturb = 0.01;
+  const char *device = "auto", *label_type = "ali", *write_accs = "";
+  gh_est_opts eo;
+  gh_est_opts_default(&eo);
+  gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
+  gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
+  gh_opts_int64(po, "mix-up", &mix_up,
+                "Increase the total number of Gaussians to this after the first iteration's M-step (0 = no)");
+  gh_opts_double(po, "power", &power, "Mix-up: Gaussians per pdf proportional to occupancy^power");
+  gh_opts_double(po, "min-count", &min_count, "Mix-up: minimum occupancy per Gaussian");
+  gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
+  gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
+  gh_opts_string(po, "write-accs", &write_accs, "Write the accumulators of the last E-step to this file");
+  gh_est_opts_register(po, &eo);
+  int nargs = gh_opts_parse(po, argc, argv);
+  if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
+  const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
+  const char *labels_rspec = nargs == 4 ? gh_opts_arg(po, 2) : NULL, *model_out = gh_opts_arg(po, nargs - 1);
+  if (num_iters < 1) gh_die("--num-iters must be >= 1 (got %d)", num_iters);
+
+  gh_gmm_set model;
+  gh_gmm_set_read(model_in, &model);
+  gh_data_opts dopt = {feats_rspec, labels_rspec, GH_LABELS_NONE, model.num_pdfs, model.dim, model_in};
+  if (labels_rspec) {
+    if (gh_label_type_parse(label_type, &dopt.label_type) != 0 || dopt.label_type == GH_LABELS_NONE)
+      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
+  } else if (model.num_pdfs != 1) {
+    gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
+  }
+  gh_data data;
+  gh_data_load(&data, &dopt);
+  gh_log("loaded %d utterances, %d frames of dimension %d (%lld frame-pdf pairs)", data.num_utts,
+         data.num_frames, data.dim, (long long)data.num_pairs);
+
+  gh_backend *be = gh_backend_create(device);
+  gh_rng rng;
+  gh_rng_seed(&rng, (uint64_t)seed);
+  gh_accs_set accs;
+  double avg = 0, secs = 0;
+  for (int32_t it = 1; it <= num_iters; ++it) {
+    avg = gh_data_estep(be, &model, &data, &accs, &secs);
+    gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
+           data.total_weight, secs > 0 ? data.num_frames / secs : 0.0);
+    gh_est_stats st;
+    memset(&st, 0, sizeof st);
+    gh_gmm_set_update(&model, &accs, &eo, &st);
+    gh_vlog(1, "iteration %d: auxiliary function change per frame %.6f over %.0f frames", it,
+            st.count > 0 ? st.objf_change / st.count : 0.0, st.count);
+    if (it == 1 && mix_up > 0) {
+      int64_t before = gh_gmm_set_total_gauss(&model);
+      if (mix_up <= before) {
+        gh_warn("--mix-up=%lld is not more than the current %lld Gaussians: not mixing up", (long long)mix_up,
+                (long long)before);
+      } else {
+        double *occs = gh_malloc(sizeof(double) * model.num_pdfs);
+        gh_accs_pdf_occs(&accs, occs);
+        int64_t after = gh_gmm_set_mixup(&model, mix_up, occs, power, min_count, perturb, &rng);
+        gh_log("mixed up from %lld to %lld Gaussians", (long long)before, (long long)after);
+        free(occs);
+      }
+    }
+    if (it < num_iters || !*write_accs) gh_accs_free(&accs);
+  }
+  if (*write_accs) {
+    gh_accs_write(write_accs, binary, &accs);
+    gh_accs_free(&accs);
+  }
+  gh_gmm_set_write(model_out, binary, &model);
+  gh_log("wrote %s: %d pdfs, %lld Gaussians; last avg loglike per frame %.6f over %.0f frames", model_out,
+         model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), avg, data.total_weight);
+  gh_backend_free(be);
+  gh_data_free(&data);
+  gh_gmm_set_free(&model);
+  gh_opts_free(po);
+  return 0;
+}

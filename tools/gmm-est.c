@@ -1,0 +1,69 @@
+/* gmm-est -- M-step of a GMM set from (summed) accumulators, with Kaldi's
+ * estimation options and optional mix-up (the "estimate" part of
+ * gmm-acc-stats-gpu -> gmm-sum-accs -> gmm-est). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gh-base.h"
+#include "gmm-est.h"
+#include "gmm.h"
+#include "opts.h"
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  const char *usage =
+      "Re-estimate a GMM set (diagonal or full covariance) from accumulated statistics\n"
+      "(maximum likelihood, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate), optionally mixing up.\n"
+      "Usage:  gmm-est [options] <model-in> <stats-in> <model-out>\n"
+      "e.g.:   gmm-est --mix-up=2000 1.mdl 1.acc 2.mdl\n";
+  gh_opts *po = gh_opts_new(usage);
+  int binary = 1;
+  int32_t seed = 0;
+  int64_t mix_up = 0;
+  double power = 0.2, min_count = 20.0, perturb = 0.01;
+  gh_est_opts eo;
+  gh_est_opts_default(&eo);
+  gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
+  gh_opts_int64(po, "mix-up", &mix_up, "Increase the total number of Gaussians to this (0 = no mix-up)");
+  gh_opts_double(po, "power", &power, "Mix-up: Gaussians per pdf proportional to occupancy^power");
+  gh_opts_double(po, "min-count", &min_count, "Mix-up: minimum occupancy per Gaussian");
+  gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
+  gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
+  gh_est_opts_register(po, &eo);
+  if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
+  const char *model_in = gh_opts_arg(po, 0), *accs_in = gh_opts_arg(po, 1), *model_out = gh_opts_arg(po, 2);
+
+  gh_gmm_set model;
+  gh_gmm_set_read(model_in, &model);
+  gh_accs_set accs;
+  gh_accs_read(accs_in, &accs);
+  if (accs.num_pdfs != model.num_pdfs)
+    gh_die("%s has %d pdfs but %s has %d", accs_in, accs.num_pdfs, model_in, model.num_pdfs);
+  gh_est_stats st;
+  memset(&st, 0, sizeof st);
+  gh_gmm_set_update(&model, &accs, &eo, &st);
+  gh_log("avg loglike per frame %.6f over %.0f frames (from %s); auxiliary function change per frame %.6f",
+         accs.total_frames > 0 ? accs.total_loglike / accs.total_frames : 0.0, accs.total_frames, accs_in,
+         st.count > 0 ? st.objf_change / st.count : 0.0);
+  if (mix_up > 0) {
+    int64_t before = gh_gmm_set_total_gauss(&model);
+    if (mix_up <= before) {
+      gh_warn("--mix-up=%lld is not more than the current %lld Gaussians: not mixing up", (long long)mix_up,
+              (long long)before);
+    } else {
+      gh_rng rng;
+      gh_rng_seed(&rng, (uint64_t)seed);
+      double *occs = gh_malloc(sizeof(double) * model.num_pdfs);
+      gh_accs_pdf_occs(&accs, occs);
+      int64_t after = gh_gmm_set_mixup(&model, mix_up, occs, power, min_count, perturb, &rng);
+      gh_log("mixed up from %lld to %lld Gaussians", (long long)before, (long long)after);
+      free(occs);
+    }
+  }
+  gh_gmm_set_write(model_out, binary, &model);
+  gh_log("wrote %s: %d pdfs, %lld Gaussians", model_out, model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model));
+  gh_accs_free(&accs);
+  gh_gmm_set_free(&model);
+  gh_opts_free(po);
+  return 0;
+}
