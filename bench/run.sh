@@ -2,7 +2,8 @@
 # bench/run.sh -- `make bench`: throughput of the GMM likelihood kernel.
 #   1. seed 000's benchmark: 5,000 pdfs x 16 full-covariance Gaussians, D=36
 #   2. seed 001's benchmark: 5,000 pdfs x 256 diagonal Gaussians, D=36
-#   3. gmm-score-gpu end to end on the real AMI features (small; tool overhead)
+#   3. the same two cases in PyTorch (bench/torch_peer.py), the peer
+#   4. gmm-score-gpu end to end on the real AMI features (small; tool overhead)
 # Prints frames/s and GFLOP/s (Vaněk et al.'s flop count, see bench-score.c).
 # Options via the environment: DEVICE (default auto), FRAMES (default 4096),
 # ITERS (default 5).
@@ -17,6 +18,12 @@ if [ -n "$NVCC" ]; then LIBS="$LIBS -L$(dirname "$(dirname "$NVCC")")/lib64 -lcu
 cc -o build/bench/bench-score build/bench/bench-score.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS
 ./build/bench/bench-score --device="$DEVICE" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS"
 ./build/bench/bench-score --device="$DEVICE" --type=diag --pdfs=5000 --gauss=256 --dim=36 --frames="$FRAMES" --iters="$ITERS"
+# Peer in the same run on the same machine: PyTorch (GEMM + logsumexp, fp32).
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS"
+else
+  echo "torch-peer: skipped (no PyTorch with CUDA here)"
+fi
 if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
   bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
     "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

@@ -75,5 +75,32 @@ bin/gmm-score-gpu --device=cuda --batch-frames=1 "$D/kaldi-fixtures/ami-full16.f
 bin/gmm-score-gpu --device=cuda "$D/kaldi-fixtures/ami-full16.fgmm" "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/b2.txt" 2>/dev/null
 if r=$(cmp_mats "$tmp/b1.txt" "$tmp/b2.txt" 0); then ok "cuda: --batch-frames=1 equals batched ($r)"; else notok "cuda: --batch-frames=1 vs batched ($r)"; fi
 
+# 3. EM: gmm-est-gpu --device=cuda vs --device=cpu on real speech (Arabic
+#    digits, 13-dim MFCC, per-digit GMMs trained from alignments), diag and
+#    full covariance, 5 iterations from the same initial model; and a
+#    --write-accs comparison (E-step statistics summed on the GPU vs CPU).
+ar=$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+if [ -f "$ar" ]; then
+  awk -f egs/arabic-digits/local/uci2text-ark.awk "$ar" | bin/copy-feats ark,t:- "ark:$tmp/ar.ark" 2>/dev/null
+  bin/feat-to-len "ark:$tmp/ar.ark" ark,t:- 2>/dev/null |
+    awk '{ split($1, a, "-"); d = substr(a[2], 2); printf "%s", $1; for (i = 0; i < $2; i++) printf " %s", d; printf "\n" }' |
+    bin/copy-int-vector ark,t:- "ark:$tmp/ar.ali" 2>/dev/null
+  for cov in diag full; do
+    bin/gmm-init --device=cpu --cov-type=$cov --num-gauss=8 --num-iters=0 --labels="ark:$tmp/ar.ali" \
+      "ark:$tmp/ar.ark" "$tmp/$cov.0" 2>/dev/null
+    for dev in cpu cuda; do
+      bin/gmm-est-gpu --device=$dev --num-iters=5 --write-accs="$tmp/$cov.$dev.acc" --binary=false \
+        "$tmp/$cov.0" "ark:$tmp/ar.ark" "ark:$tmp/ar.ali" "$tmp/$cov.$dev.txt" 2>"$tmp/$cov.$dev.log"
+    done
+    if grep -q "using device cuda" "$tmp/$cov.cuda.log"; then ok "$cov: gmm-est-gpu --device=cuda runs"; else notok "$cov: gmm-est-gpu --device=cuda"; cat "$tmp/$cov.cuda.log"; fi
+    grep -h "iteration 5" "$tmp/$cov.cpu.log" "$tmp/$cov.cuda.log" | sed 's/^/# /'
+    if r=$(python3 test/python/compare_models.py "$tmp/$cov.cuda.txt" "$tmp/$cov.cpu.txt" --rtol 1e-4 --cov-rtol 1e-3 2>&1); then
+      ok "$cov: EM 5 iterations cuda vs cpu ($(echo $r | tr '\n' ' '))"
+    else notok "$cov: EM cuda vs cpu ($(echo $r | tr '\n' ' '))"; fi
+  done
+else
+  notok "missing $ar (set GH_SHARED)"
+fi
+
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]
