@@ -1,6 +1,6 @@
 /* gmm-init.c -- GMM initialisation from data: weighted k-means++ seeding
  * (Arthur & Vassilvitskii 2007, "k-means++: the advantages of careful
- * seeding", D^2 weighting), Lloyd iterations in variance-normalised space,
+ * seeding", D^2 weighting), Lloyd iterations (raw or variance-normalised frames),
  * Gaussians from the cluster moments, then splitting (Kaldi DiagGmm::Split,
  * perturbation 0.1 as in gmm-global-init-from-feats) up to the requested
  * number when the data supports fewer.  See doc/gmm-init.md. */
@@ -19,6 +19,7 @@ void gh_init_opts_default(gh_init_opts *o) {
   o->num_gauss = 1;
   o->cov_type = GH_COV_DIAG;
   o->kmeans_iters = 10;
+  o->kmeans_normalize = 0;
   o->max_frames = 200000;
   o->seed = 1;
   o->min_variance = 1e-3;
@@ -76,7 +77,8 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
   double *wt = gh_malloc(sizeof(double) * M), W = 0;
   for (int64_t i = 0; i < M; ++i) { wt[i] = w ? w[idx[i]] : 1.0; W += wt[i]; }
 
-  /* 2. global moments, normalised copy Z */
+  /* 2. global moments; Z = the frames k-means clusters (raw, as scikit-learn's
+   * k-means initialisation does, or variance-normalised) */
   double *gmean = gh_calloc(D, sizeof(double)), *gvar = gh_calloc(D, sizeof(double));
   for (int64_t i = 0; i < M; ++i) {
     const float *x = X + idx[i] * D;
@@ -90,7 +92,8 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
   double *Z = gh_malloc(sizeof(double) * M * D);
   for (int64_t i = 0; i < M; ++i) {
     const float *x = X + idx[i] * D;
-    for (int32_t d = 0; d < D; ++d) Z[i * D + d] = (x[d] - gmean[d]) / sqrt(gvar[d] > 1e-20 ? gvar[d] : 1e-20);
+    for (int32_t d = 0; d < D; ++d)
+      Z[i * D + d] = o->kmeans_normalize ? (x[d] - gmean[d]) / sqrt(gvar[d] > 1e-20 ? gvar[d] : 1e-20) : x[d];
   }
 
   /* 3. number of k-means centres */

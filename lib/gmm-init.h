@@ -3,8 +3,9 @@
  * Method (documented in doc/gmm-init.md): weighted k-means++ seeding
  * (Arthur & Vassilvitskii 2007) of K = min(num_gauss, frames /
  * min_frames_per_gauss) centres on a frame subset (at most max_frames,
- * drawn with the seeded RNG), up to kmeans_iters Lloyd iterations in
- * variance-normalised space (each dimension divided by its global standard
+ * drawn with the seeded RNG), up to kmeans_iters Lloyd iterations on the
+ * raw frames as scikit-learn's k-means initialisation does (or, with
+ * kmeans_normalize, with each dimension divided by its global standard
  * deviation), then one Gaussian per cluster from the cluster's moments
  * (weight = cluster weight fraction; diag variances floored at
  * max(min_variance, 1e-3 * global variance); full covariances get a ridge
@@ -22,6 +23,8 @@ typedef struct {
   int32_t num_gauss;        /* target Gaussians per pdf */
   gh_covtype cov_type;
   int32_t kmeans_iters;     /* Lloyd iterations after seeding (default 10) */
+  int kmeans_normalize;     /* 1: k-means on variance-normalised frames; 0 (default): on the
+                               raw frames, as scikit-learn's k-means initialisation */
   int32_t max_frames;       /* subsample at most this many frames per pdf (default 200000) */
   uint64_t seed;            /* RNG seed (default 1) */
   double min_variance;      /* floor on variances / eigenvalues (default 1e-3) */

@@ -41,6 +41,7 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "num-iters", &num_iters, "EM iterations after the k-means initialisation");
   gh_opts_int(po, "seed", &seed, "Random seed (the output is deterministic for a seed on one device)");
   gh_opts_int(po, "kmeans-iters", &io.kmeans_iters, "Maximum Lloyd iterations after k-means++ seeding");
+  gh_opts_bool(po, "kmeans-normalize", &io.kmeans_normalize, "Run k-means on variance-normalised frames (default: raw frames, as scikit-learn)");
   gh_opts_int(po, "max-frames", &io.max_frames, "Use at most this many frames per pdf for k-means");
   gh_opts_int(po, "min-frames-per-gauss", &io.min_frames_per_gauss,
               "k-means uses at most frames/this centres; the rest come from splitting");
