@@ -9,20 +9,6 @@
 #include "gmm.h"
 #include "transition.h"
 
-/* A token from a possibly corrupt file, made safe for a one-line message
- * (non-printable bytes as \xNN, at most 40 characters). */
-static const char *safe_tok(const char *t) {
-  static char buf[4 * 40 + 8];
-  size_t n = 0;
-  for (const unsigned char *p = (const unsigned char *)t; *p && n < 4 * 40; ++p) {
-    if (*p >= 0x20 && *p < 0x7f) buf[n++] = (char)*p;
-    else n += (size_t)snprintf(buf + n, sizeof buf - n, "\\x%02x", *p);
-  }
-  if (strlen(t) > 40 && n < sizeof buf - 4) { buf[n++] = '.'; buf[n++] = '.'; buf[n++] = '.'; }
-  buf[n] = '\0';
-  return buf;
-}
-
 static int64_t acc_var_size(gh_covtype type, int32_t dim) {
   return type == GH_COV_FULL ? gh_packed_size(dim) : dim;
 }
@@ -195,7 +181,7 @@ void gh_gmm_accs_read(gh_istream *in, int binary, gh_gmm_accs *a) {
       }
     } else {
       gh_istream_fail(in, "accumulators: unexpected token '%s' (expected <OCCUPANCY>, <MEANACCS>, <DIAGVARACCS>, "
-                          "<FULLVARACCS> or </GMMACCS>)", safe_tok(tok));
+                          "<FULLVARACCS> or </GMMACCS>)", gh_printable_token(tok));
     }
   }
   if (!have_occ) gh_istream_fail(in, "accumulators: no <OCCUPANCY>");
@@ -288,7 +274,7 @@ void gh_accs_read_stream(gh_istream *in, int binary, gh_accs_set *a) {
     /* Transition accs (Vector<double>) as gmm-acc-stats-ali writes them. */
     if (binary ? (strcmp(tok, "DV") && strcmp(tok, "FV")) : strcmp(tok, "["))
       gh_istream_fail(in, "not an accumulator file: expected <GMMACCS>, <NUMPDFS> or a transition-accs vector, "
-                          "got '%s'", safe_tok(tok));
+                          "got '%s'", gh_printable_token(tok));
     gh_dvector t = {0, NULL};
     gh_read_dvector(in, binary, &t);
     a->num_trans_accs = t.dim;

@@ -10,20 +10,6 @@
 
 #include "transition.h"
 
-/* A token from a possibly corrupt file, made safe for a one-line message
- * (non-printable bytes as \xNN, at most 40 characters). */
-static const char *safe_tok(const char *t) {
-  static char buf[4 * 40 + 8];
-  size_t n = 0;
-  for (const unsigned char *p = (const unsigned char *)t; *p && n < 4 * 40; ++p) {
-    if (*p >= 0x20 && *p < 0x7f) buf[n++] = (char)*p;
-    else n += (size_t)snprintf(buf + n, sizeof buf - n, "\\x%02x", *p);
-  }
-  if (strlen(t) > 40 && n < sizeof buf - 4) { buf[n++] = '.'; buf[n++] = '.'; buf[n++] = '.'; }
-  buf[n] = '\0';
-  return buf;
-}
-
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
@@ -341,7 +327,7 @@ void gh_gmm_read(gh_istream *in, int binary, gh_gmm *g) {
   else if (!strcmp(tok, "<FullGMM>") || !strcmp(tok, "<FullGMMBegin>"))
     type = GH_COV_FULL;
   else
-    gh_istream_fail(in, "expected <DiagGMM> or <FullGMM>, got '%s'", safe_tok(tok));
+    gh_istream_fail(in, "expected <DiagGMM> or <FullGMM>, got '%s'", gh_printable_token(tok));
   const char *tname = type == GH_COV_DIAG ? "DiagGMM" : "FullGMM";
   float *gconsts = NULL, *weights = NULL, *mi = NULL;
   int32_t ngc = -1, G = 0, r = 0, D = 0;
@@ -350,7 +336,7 @@ void gh_gmm_read(gh_istream *in, int binary, gh_gmm *g) {
     gconsts = read_vec(in, binary, &ngc);
     gh_expect_token(in, binary, "<WEIGHTS>");
   } else if (strcmp(tok, "<WEIGHTS>")) {
-    gh_istream_fail(in, "%s: expected <WEIGHTS> or <GCONSTS>, got '%s'", tname, safe_tok(tok));
+    gh_istream_fail(in, "%s: expected <WEIGHTS> or <GCONSTS>, got '%s'", tname, gh_printable_token(tok));
   }
   weights = read_vec(in, binary, &G);
   gh_expect_token(in, binary, type == GH_COV_DIAG ? "<MEANS_INVVARS>" : "<MEANS_INVCOVARS>");
@@ -388,7 +374,7 @@ void gh_gmm_read(gh_istream *in, int binary, gh_gmm *g) {
   tok = gh_read_token(in, binary);
   if (type == GH_COV_DIAG ? (strcmp(tok, "</DiagGMM>") && strcmp(tok, "<DiagGMMEnd>"))
                           : (strcmp(tok, "</FullGMM>") && strcmp(tok, "<FullGMMEnd>")))
-    gh_istream_fail(in, "expected </%s>, got '%s'", tname, safe_tok(tok));
+    gh_istream_fail(in, "expected </%s>, got '%s'", tname, gh_printable_token(tok));
   /* Validate parameters, then gconsts. */
   for (int32_t k = 0; k < G; ++k) {
     if (!gh_isfinite_f(g->weights[k]) || g->weights[k] < 0.0f)
@@ -450,7 +436,7 @@ void gh_gmm_set_read_stream(gh_istream *in, int binary, gh_gmm_set *s) {
   if (!*tok) gh_istream_fail(in, "unexpected end of file (expected a GMM model)");
   if (strcmp(tok, "<DIMENSION>"))
     gh_istream_fail(in, "not a GMM model: expected <TransitionModel>, <DIMENSION>, <DiagGMM> or <FullGMM>, got '%s'",
-                    safe_tok(tok));
+                    gh_printable_token(tok));
   s->form = GH_SET_AM;
   gh_expect_token(in, binary, "<DIMENSION>");
   int32_t D = gh_read_int32(in, binary);

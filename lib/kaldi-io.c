@@ -858,3 +858,16 @@ void gh_write_posterior(gh_ostream *s, int binary, const gh_posterior *p) {
   }
   if (!binary) putc('\n', s->fp);
 }
+
+/* See kaldi-io.h. */
+const char *gh_printable_token(const char *t) {
+  static char buf[4 * 40 + 8];
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)t; *p && n < 4 * 40; ++p) {
+    if (*p >= 0x20 && *p < 0x7f) buf[n++] = (char)*p;
+    else n += (size_t)snprintf(buf + n, sizeof buf - n, "\\x%02x", *p);
+  }
+  if (strlen(t) > 40 && n < sizeof buf - 4) { buf[n++] = '.'; buf[n++] = '.'; buf[n++] = '.'; }
+  buf[n] = '\0';
+  return buf;
+}

@@ -71,6 +71,10 @@ double gh_read_double(gh_istream *s, int binary);
 const char *gh_read_token(gh_istream *s, int binary);
 const char *gh_peek_token(gh_istream *s, int binary); /* does not consume */
 void gh_expect_token(gh_istream *s, int binary, const char *tok);
+/* A token read from a possibly corrupt file, made safe for a one-line error
+ * message: non-printable bytes as \xNN, at most 40 characters ("..." after).
+ * Returns a static buffer, valid until the next call. */
+const char *gh_printable_token(const char *t);
 /* Kaldi ReadIntegerVector (one size byte, int32 count, raw int32s; text
  * "[ 1 2 3 ]").  Returns malloc'd array, *n = count. */
 int32_t *gh_read_int32_vector_basic(gh_istream *s, int binary, int32_t *n);

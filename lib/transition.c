@@ -8,20 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A token from a possibly corrupt file, made safe for a one-line message
- * (non-printable bytes as \xNN, at most 40 characters). */
-static const char *safe_tok(const char *t) {
-  static char buf[4 * 40 + 8];
-  size_t n = 0;
-  for (const unsigned char *p = (const unsigned char *)t; *p && n < 4 * 40; ++p) {
-    if (*p >= 0x20 && *p < 0x7f) buf[n++] = (char)*p;
-    else n += (size_t)snprintf(buf + n, sizeof buf - n, "\\x%02x", *p);
-  }
-  if (strlen(t) > 40 && n < sizeof buf - 4) { buf[n++] = '.'; buf[n++] = '.'; buf[n++] = '.'; }
-  buf[n] = '\0';
-  return buf;
-}
-
 static int32_t *dup_i32(const int32_t *p, int64_t n) {
   if (!p || n <= 0) return NULL;
   int32_t *q = gh_malloc((size_t)n * sizeof(int32_t));
@@ -106,7 +92,7 @@ static int32_t parse_int(gh_istream *in, const char *s, const char *what) {
   errno = 0;
   long v = strtol(s, &end, 10);
   if (errno || *s == '\0' || *end != '\0' || v < INT32_MIN || v > INT32_MAX)
-    gh_istream_fail(in, "reading HmmTopology: expected an integer (%s), got '%s'", what, safe_tok(s));
+    gh_istream_fail(in, "reading HmmTopology: expected an integer (%s), got '%s'", what, gh_printable_token(s));
   return (int32_t)v;
 }
 
@@ -132,7 +118,7 @@ static void read_topology_text(gh_istream *in, gh_transition_model *tm) {
     const char *tok = gh_read_token(in, 0);
     if (!strcmp(tok, "</Topology>")) break;
     if (strcmp(tok, "<TopologyEntry>"))
-      gh_istream_fail(in, "reading HmmTopology: expected </Topology> or <TopologyEntry>, got '%s'", safe_tok(tok));
+      gh_istream_fail(in, "reading HmmTopology: expected </Topology> or <TopologyEntry>, got '%s'", gh_printable_token(tok));
     gh_expect_token(in, 0, "<ForPhones>");
     int32_t *ph = NULL, nph = 0, cph = 0;
     for (;;) {
@@ -146,7 +132,7 @@ static void read_topology_text(gh_istream *in, gh_transition_model *tm) {
     tok = gh_read_token(in, 0);
     while (strcmp(tok, "</TopologyEntry>")) {
       if (strcmp(tok, "<State>"))
-        gh_istream_fail(in, "reading HmmTopology: expected </TopologyEntry> or <State>, got '%s'", safe_tok(tok));
+        gh_istream_fail(in, "reading HmmTopology: expected </TopologyEntry> or <State>, got '%s'", gh_printable_token(tok));
       int32_t state = gh_read_int32(in, 0);
       if (state != en.num_states)
         gh_istream_fail(in, "reading HmmTopology: states must be numbered from 0 in order, expected %d, got %d",
@@ -188,7 +174,7 @@ static void read_topology_text(gh_istream *in, gh_transition_model *tm) {
       if (!strcmp(tok, "<Final>"))
         gh_istream_fail(in, "reading HmmTopology: old-format topology (<Final>) is not supported");
       if (strcmp(tok, "</State>"))
-        gh_istream_fail(in, "reading HmmTopology: expected </State>, got '%s'", safe_tok(tok));
+        gh_istream_fail(in, "reading HmmTopology: expected </State>, got '%s'", gh_printable_token(tok));
       tok = gh_read_token(in, 0);
     }
     int32_t my_index = tm->num_entries;
@@ -338,7 +324,7 @@ gh_transition_model *gh_transition_read(gh_istream *in, int binary) {
   else if (!strcmp(tok, "<Tuples>"))
     tuples = 1;
   else
-    gh_istream_fail(in, "reading TransitionModel: expected <Triples> or <Tuples>, got '%s'", safe_tok(tok));
+    gh_istream_fail(in, "reading TransitionModel: expected <Triples> or <Tuples>, got '%s'", gh_printable_token(tok));
   int32_t n = gh_read_int32(in, binary);
   if (n < 0 || n > 100000000) gh_istream_fail(in, "reading TransitionModel: bad number of tuples %d", n);
   tm->num_tuples = n;
@@ -352,7 +338,7 @@ gh_transition_model *gh_transition_read(gh_istream *in, int binary) {
   }
   tok = gh_read_token(in, binary);
   if (strcmp(tok, "</Triples>") && strcmp(tok, "</Tuples>"))
-    gh_istream_fail(in, "reading TransitionModel: expected </Triples> or </Tuples>, got '%s'", safe_tok(tok));
+    gh_istream_fail(in, "reading TransitionModel: expected </Triples> or </Tuples>, got '%s'", gh_printable_token(tok));
   compute_derived(in, tm);
   gh_expect_token(in, binary, "<LogProbs>");
   gh_vector lp = {0, NULL};
