@@ -11,6 +11,17 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Ilib -Ikernels -MMD -MP
 LDLIBS := -llapacke -llapack -lblas -lz -lm
 
+# Audio input (lib/wav.c) needs libsndfile, the FFT (lib/feat.c) FFTW.  Without
+# libsndfile's header the tools still build and reading audio is a clear error at
+# run time (the GPU machine has no libsndfile); FFTW is required.
+SNDFILE_H := $(wildcard /usr/include/sndfile.h /usr/local/include/sndfile.h)
+ifneq ($(SNDFILE_H),)
+LDLIBS += -lsndfile
+else
+CFLAGS += -DGH_NO_SNDFILE
+endif
+LDLIBS += -lfftw3
+
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(NVCC)),)
 NVCCFLAGS ?= -O3 -lineinfo

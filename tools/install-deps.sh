@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what gmmhmm needs to build and test on Debian/Ubuntu:
-# C toolchain, zlib, LAPACKE/OpenBLAS, Bats, and Python's numpy + scikit-learn
-# (independent references used by the tests and the recipe's baseline).
+# C toolchain, zlib, LAPACKE/OpenBLAS, libsndfile, FFTW, Bats, and Python's numpy +
+# scikit-learn + kaldiio + kaldi-native-fbank (independent references used by the
+# tests and the recipe's baseline).
 # CUDA (nvcc) is optional: without it the CUDA backend is not built.
 # Idempotent: installs only what is missing.
 set -euo pipefail
@@ -12,12 +13,14 @@ need=()
 command -v gcc >/dev/null || need+=(build-essential)
 command -v make >/dev/null || need+=(make)
 [ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
+[ -f /usr/include/sndfile.h ] || need+=(libsndfile1-dev)
+[ -f /usr/include/fftw3.h ] || need+=(libfftw3-dev)
 [ -f /usr/include/lapacke.h ] || [ -f /usr/include/x86_64-linux-gnu/lapacke.h ] || need+=(liblapacke-dev libopenblas-dev)
 command -v bats >/dev/null || need+=(bats)
 command -v gzip >/dev/null || need+=(gzip)
 command -v python3 >/dev/null || need+=(python3)
 
-py_ok() { python3 -c 'import numpy, sklearn, kaldiio' >/dev/null 2>&1; }
+py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn' >/dev/null 2>&1; }
 if command -v python3 >/dev/null && ! py_ok && [ "$(command -v python3)" = /usr/bin/python3 ]; then
   need+=(python3-numpy python3-sklearn)
 fi
@@ -36,8 +39,8 @@ if ! py_ok; then
   flags=""
   python3 -m pip install --help 2>/dev/null | grep -q break-system-packages && \
     [ "$(command -v python3)" = /usr/bin/python3 ] && flags="--break-system-packages"
-  echo "install-deps: pip install numpy scikit-learn kaldiio" >&2
-  python3 -m pip install -q $flags numpy scikit-learn kaldiio
+  echo "install-deps: pip install numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn" >&2
+  python3 -m pip install -q $flags numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn
 fi
-py_ok || { echo "install-deps: numpy/scikit-learn/kaldiio still not importable by python3" >&2; exit 1; }
+py_ok || { echo "install-deps: numpy/scikit-learn/kaldiio/kaldi-native-fbank still not importable by python3" >&2; exit 1; }
 echo "install-deps: ok" >&2
