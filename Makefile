@@ -25,7 +25,7 @@ LDLIBS += -lfftw3
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(NVCC)),)
 NVCCFLAGS ?= -O3 -lineinfo
-NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Xcompiler -Wall \
+NVCCFLAGS += -std=c++17 -Ilib -Ikernels -MMD -MP -Xcompiler -Wall \
   -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 
 B := build

@@ -46,3 +46,34 @@ int gh_cuda_device_count(void) {
   return 0;
 }
 #endif
+
+/* ---------------- HMM ops: fallback and batch helpers ---------------- */
+
+const gh_backend_ops *gh_backend_hmm_ops(gh_backend *b) {
+  if (!b->hmm_ops) {
+    const gh_backend_ops *o = b->ops;
+    if (o->hmm_upload && o->hmm_free && o->hmm_forward && o->hmm_viterbi && o->hmm_fb) {
+      b->hmm_ops = o;
+    } else {
+      b->hmm_ops = gh_backend_cpu_ops();
+      if (o != b->hmm_ops)
+        gh_log("the %s backend has no HMM kernels: running them on the CPU reference", b->device_name);
+    }
+  }
+  return b->hmm_ops;
+}
+
+void gh_hmm_batch_state_off(const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs,
+                            int64_t *state_off) {
+  state_off[0] = 0;
+  for (int32_t u = 0; u < batch->num_utts; ++u) {
+    const gh_hmm_graph *g = graphs[batch->graph ? batch->graph[u] : 0];
+    state_off[u + 1] = state_off[u] + (batch->frame_off[u + 1] - batch->frame_off[u]) * g->num_states;
+  }
+}
+
+int64_t gh_hmm_stats_offset(const gh_hmm_graph *const *graphs, int32_t g) {
+  int64_t off = 0;
+  for (int32_t h = 0; h < g; ++h) off += gh_hmm_graph_stats_size(graphs[h]);
+  return off;
+}

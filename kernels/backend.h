@@ -15,6 +15,12 @@
  *    003): for weighted (frame, pdf) pairs, Gaussian posteriors within the
  *    pdf, then occupancy, first- and second-order statistics, summed in
  *    double on the device and fetched once per pass.
+ *  - hmm_forward / hmm_viterbi / hmm_fb: forward, Viterbi and
+ *    forward-backward (Baum-Welch E-step) over a batch of utterances of
+ *    different lengths, each with its own compiled HMM graph or one shared
+ *    graph (Liu, cuHMM, seed 004: one time step of all sequences and states
+ *    in parallel -- the 3-D trellis), with per-pdf log-likelihood matrices as
+ *    emissions.  CPU reference: kernels/cpu-hmm.c; algorithms: doc/hmm.md.
  */
 #ifndef GH_BACKEND_H
 #define GH_BACKEND_H
@@ -28,6 +34,58 @@ typedef struct { int32_t frame; int32_t pdf; float weight; } gh_frame_pdf;
 
 typedef struct gh_backend gh_backend;
 typedef struct gh_dev_model gh_dev_model;
+typedef struct gh_dev_hmm gh_dev_hmm;
+
+/* ---------------- HMM graphs and batches ----------------
+ * An HMM graph is an HMM (lib/hmm.h) compiled for the kernels: S states,
+ * each with a pdf id (column of the loglike matrices), initial and final
+ * log-probabilities, and A arcs stored by DESTINATION in CSR form: the arcs
+ * entering state j are in_off[j] .. in_off[j+1]-1, arc a goes from
+ * arc_src[a] to arc_dst[a] (= j) with log-probability arc_logp[a].  Every
+ * per-state step of forward / Viterbi is then a log-sum-exp / max over the
+ * incoming arcs of one state (cuHMM's "one thread per state").  Log-probs are
+ * natural logs; -inf means impossible.  Self-loops are ordinary arcs.
+ * Model (Rabiner 1989, eqs. 19-21, with explicit exits):
+ *   alpha_0(j)   = init[j] + ll_0(pdf[j])
+ *   alpha_t(j)   = logsumexp_{a in in(j)} (alpha_{t-1}(src a) + logp a) + ll_t(pdf[j])
+ *   log P(O)     = logsumexp_j (alpha_{T-1}(j) + final[j])
+ * so final[] = 0 everywhere gives Rabiner's P(O) = sum_j alpha_T(j). */
+typedef struct gh_hmm_graph {
+  int32_t num_states, num_arcs;  /* S, A */
+  int32_t num_pdfs;              /* 1 + max pdf id used (loglike columns needed) */
+  const int32_t *pdf;            /* [S] pdf id of each state */
+  const float *init;             /* [S] log initial probabilities */
+  const float *final;            /* [S] log exit probabilities at the last frame */
+  const int32_t *in_off;         /* [S + 1] CSR offsets of the incoming arcs */
+  const int32_t *arc_src;        /* [A] source state of each arc */
+  const int32_t *arc_dst;        /* [A] destination state (non-decreasing) */
+  const float *arc_logp;         /* [A] log transition probability */
+} gh_hmm_graph;
+
+/* Flag of hmm_forward: scaled (Rabiner eqs. 91-92) instead of log domain. */
+#define GH_HMM_SCALED 1
+
+/* A batch of B utterances for the HMM kernels.  loglikes is one host float
+ * matrix of sum_u T_u rows and num_pdfs columns, row-major: utterance u owns
+ * rows frame_off[u] .. frame_off[u+1]-1 (frame_off[0] = 0, lengths may
+ * differ; T_u = 0 is allowed and gives loglik -inf).  num_pdfs must be >=
+ * every used graph's num_pdfs.  graph[u] is the index (into the uploaded
+ * set) of utterance u's graph, or graph == NULL: graph 0 for all.
+ * Per-state outputs (alpha, gamma) use the same row offsets: utterance u's
+ * block starts at element state_off[u] = sum_{v<u} T_v S_g(v) and is
+ * T_u x S_g(u) row-major (gh_hmm_batch_state_off computes these). */
+typedef struct {
+  int32_t num_utts;          /* B */
+  int32_t num_pdfs;          /* columns of loglikes */
+  const float *loglikes;     /* [frame_off[B] x num_pdfs] */
+  const int64_t *frame_off;  /* [B + 1] */
+  const int32_t *graph;      /* [B] or NULL */
+} gh_hmm_batch;
+
+/* Size of the stats block of one graph in hmm_fb: 2 S + A doubles. */
+static inline int64_t gh_hmm_graph_stats_size(const gh_hmm_graph *g) {
+  return 2 * (int64_t)g->num_states + g->num_arcs;
+}
 
 typedef struct {
   const char *name; /* "cpu", "cuda" */
@@ -48,6 +106,42 @@ typedef struct {
   /* Add the device accumulators into host accs (shaped like the model;
    * total_frames/total_loglike are not touched here). */
   void (*acc_fetch)(gh_backend *b, gh_dev_model *m, gh_accs_set *accs);
+
+  /* ---- HMM kernels (see "HMM graphs and batches" below; doc/hmm.md) ----
+   * A backend implements all five or none (leaves them NULL): callers go
+   * through gh_backend_hmm_ops(), which falls back to the CPU reference.
+   * Results are written to host memory and are complete on return. */
+  /* Copy num_graphs compiled graphs to the backend; graph g is addressed by
+   * its index g in the batch's graph[] array. */
+  gh_dev_hmm *(*hmm_upload)(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
+  void (*hmm_free)(gh_backend *b, gh_dev_hmm *h);
+  /* Forward algorithm: loglik[u] = log P(O_u) (natural log, total over the
+   * utterance) for each of the batch's B utterances.  alpha: NULL, or host
+   * [sum_u T_u x S_g(u)] float (utterance u's block starts at row
+   * frame_off[u] and has S of its own graph columns -- see gh_hmm_batch),
+   * receiving log alpha_t(j) (unnormalised, natural log).  flags:
+   * GH_HMM_SCALED selects Rabiner's scaled arithmetic instead of log-sum-exp
+   * (same result up to rounding). */
+  void (*hmm_forward)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int flags,
+                      double *loglik, float *alpha);
+  /* Viterbi: path[frame_off[u] + t] = best state at frame t of utterance u
+   * (state index within its graph), score[u] = log-probability of that path
+   * including initial, arc, emission and final log-probs (natural log).
+   * An utterance with no complete path gets score -inf and path all -1. */
+  void (*hmm_viterbi)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int32_t *path,
+                      double *score);
+  /* Forward-backward: loglik[u] as hmm_forward; gamma: NULL or host
+   * [sum_u T_u x S_g(u)] float, state occupancies gamma_t(j) =
+   * P(q_t = j | O_u) (rows sum to 1); stats: NULL or host double, for every
+   * uploaded graph g the block stats + gh_hmm_stats_offset(g) of
+   * gh_hmm_graph_stats_size(graph g) = 2 S_g + A_g doubles:
+   * [0, S) expected initial occupancies gamma_0(j), [S, S + A) expected arc
+   * counts sum_t xi_t(arc) (arcs in the graph's order, i.e. by destination),
+   * [S + A, 2 S + A) expected exits gamma_{T-1}(j) final weighted, summed
+   * over the batch's utterances of that graph.  ADDS to stats (caller
+   * zeroes).  Utterances with loglik -inf (no path) contribute nothing. */
+  void (*hmm_fb)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
+                 float *gamma, double *stats);
 } gh_backend_ops;
 
 struct gh_backend {
@@ -57,7 +151,23 @@ struct gh_backend {
   double kernel_seconds;  /* time spent in loglikes kernels so far (CUDA:
                              device time by events, excluding transfers;
                              CPU: wall time); for benchmarks */
+  const gh_backend_ops *hmm_ops; /* set by gh_backend_hmm_ops(): ops itself, or
+                                    the CPU table when ops has no HMM kernels */
 };
+
+/* The ops table to use for the HMM kernels of b: b->ops when the backend
+ * implements them, else the CPU reference's table (logged once per
+ * backend).  The CPU HMM ops never touch b->ctx, so they run with any b. */
+const gh_backend_ops *gh_backend_hmm_ops(gh_backend *b);
+/* The CPU reference backend's ops table (also the HMM fallback). */
+const gh_backend_ops *gh_backend_cpu_ops(void);
+/* Element offsets of the per-state outputs (alpha, gamma) of a batch:
+ * state_off[u] = sum_{v<u} T_v S_g(v), u = 0..B (so state_off[B] is the
+ * total size).  graphs[g] are the graphs uploaded for the batch. */
+void gh_hmm_batch_state_off(const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs,
+                            int64_t *state_off);
+/* Offset of graph g's block in hmm_fb's stats: sum_{h<g} (2 S_h + A_h). */
+int64_t gh_hmm_stats_offset(const gh_hmm_graph *const *graphs, int32_t g);
 
 /* Flop count of one Gaussian evaluated on one frame, as defined by Vaněk et
  * al. (seed 000, Sec. V): full covariance 5 per off-diagonal element
@@ -79,5 +189,16 @@ void gh_backend_free(gh_backend *b);
 gh_backend *gh_backend_cpu_new(void);
 gh_backend *gh_backend_cuda_new(void);  /* built only with CUDA; else returns NULL */
 int gh_cuda_device_count(void);         /* 0 without CUDA or GPU */
+
+/* The CPU reference HMM kernels (kernels/cpu-hmm.c), as in gh_backend_ops;
+ * exported so cpu.c can put them in its table and tests can call them. */
+gh_dev_hmm *gh_cpu_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
+void gh_cpu_hmm_free(gh_backend *b, gh_dev_hmm *h);
+void gh_cpu_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int flags,
+                        double *loglik, float *alpha);
+void gh_cpu_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int32_t *path,
+                        double *score);
+void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
+                   float *gamma, double *stats);
 
 #endif

@@ -1,0 +1,324 @@
+/* cpu-hmm.c -- the plain-C reference of the HMM kernels in backend.h:
+ * forward (log domain or Rabiner-scaled), Viterbi and forward-backward over a
+ * batch of utterances, each with its own compiled graph.
+ *
+ * One loop nest per formula, in double (loglikes and parameters are float as
+ * stored): utterance by utterance, frame by frame, state by state, a
+ * log-sum-exp (forward, backward) or a max (Viterbi) over a state's incoming
+ * (forward) or outgoing (backward) arcs.  Equations (Rabiner 1989, with
+ * explicit initial and final log-probs; doc/hmm.md):
+ *   alpha_0(j) = init_j + b_j(o_0)
+ *   alpha_t(j) = log sum_{i->j} exp(alpha_{t-1}(i) + a_ij) + b_j(o_t)   (eq. 20)
+ *   log P(O)   = log sum_j exp(alpha_{T-1}(j) + final_j)                 (eq. 21)
+ *   beta_{T-1}(i) = final_i
+ *   beta_t(i)  = log sum_{i->j} exp(a_ij + b_j(o_{t+1}) + beta_{t+1}(j)) (eq. 25)
+ *   gamma_t(j) = exp(alpha_t(j) + beta_t(j) - log P(O))                 (eq. 27)
+ *   xi_t(i->j) = exp(alpha_t(i) + a_ij + b_j(o_{t+1}) + beta_{t+1}(j) - log P(O)) (eq. 37)
+ * where b_j(o_t) = loglikes[t][pdf_j].  Double log values keep about 1e-10
+ * absolute precision even at |log P| ~ 1e6 (10,000+ frames), so no
+ * per-frame renormalisation is needed here; the scaled variant (eqs. 91-92)
+ * normalises alpha to sum 1 every frame and adds the logs of the scales.
+ */
+#include "backend.h"
+#include "gh-base.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  gh_hmm_graph g;      /* deep copy; arrays below own the memory */
+  int32_t *pdf, *in_off, *arc_src, *arc_dst;
+  float *init, *final, *arc_logp;
+  int32_t *out_off;    /* [S + 1] CSR of outgoing arcs (by source) */
+  int32_t *out_arc;    /* [A] arc indices, grouped by source */
+  double *arc_p;       /* [A] exp(arc_logp) for the scaled forward */
+} cpu_graph;
+
+struct gh_dev_hmm {
+  int32_t num_graphs;
+  cpu_graph *graphs;
+};
+
+static void *dup_mem(const void *p, size_t n) {
+  void *q = gh_malloc(n ? n : 1);
+  if (n) memcpy(q, p, n);
+  return q;
+}
+
+gh_dev_hmm *gh_cpu_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs) {
+  gh_dev_hmm *h = gh_calloc(1, sizeof *h);
+  h->num_graphs = num_graphs;
+  h->graphs = gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(cpu_graph));
+  for (int32_t k = 0; k < num_graphs; ++k) {
+    const gh_hmm_graph *s = graphs[k];
+    cpu_graph *c = &h->graphs[k];
+    int32_t S = s->num_states, A = s->num_arcs;
+    c->pdf = dup_mem(s->pdf, S * sizeof(int32_t));
+    c->init = dup_mem(s->init, S * sizeof(float));
+    c->final = dup_mem(s->final, S * sizeof(float));
+    c->in_off = dup_mem(s->in_off, (S + 1) * sizeof(int32_t));
+    c->arc_src = dup_mem(s->arc_src, A * sizeof(int32_t));
+    c->arc_dst = dup_mem(s->arc_dst, A * sizeof(int32_t));
+    c->arc_logp = dup_mem(s->arc_logp, A * sizeof(float));
+    c->out_off = gh_calloc(S + 1, sizeof(int32_t));
+    c->out_arc = gh_malloc((A ? A : 1) * sizeof(int32_t));
+    c->arc_p = gh_malloc((A ? A : 1) * sizeof(double));
+    for (int32_t a = 0; a < A; ++a) {
+      c->out_off[s->arc_src[a] + 1]++;
+      c->arc_p[a] = exp((double)s->arc_logp[a]);
+    }
+    for (int32_t i = 0; i < S; ++i) c->out_off[i + 1] += c->out_off[i];
+    int32_t *fill = gh_malloc((S + 1) * sizeof(int32_t));
+    memcpy(fill, c->out_off, (S + 1) * sizeof(int32_t));
+    for (int32_t a = 0; a < A; ++a) c->out_arc[fill[s->arc_src[a]]++] = a;
+    free(fill);
+    c->g = *s;
+    c->g.pdf = c->pdf; c->g.init = c->init; c->g.final = c->final; c->g.in_off = c->in_off;
+    c->g.arc_src = c->arc_src; c->g.arc_dst = c->arc_dst; c->g.arc_logp = c->arc_logp;
+  }
+  return h;
+}
+
+void gh_cpu_hmm_free(gh_backend *b, gh_dev_hmm *h) {
+  if (!h) return;
+  for (int32_t k = 0; k < h->num_graphs; ++k) {
+    cpu_graph *c = &h->graphs[k];
+    free(c->pdf); free(c->init); free(c->final); free(c->in_off); free(c->arc_src);
+    free(c->arc_dst); free(c->arc_logp); free(c->out_off); free(c->out_arc); free(c->arc_p);
+  }
+  free(h->graphs);
+  free(h);
+}
+
+/* log(exp(a) + exp(b)) without overflow; -inf + -inf = -inf. */
+static inline double log_add(double a, double b) {
+  if (a < b) { double t = a; a = b; b = t; }
+  if (b == -INFINITY) return a;
+  return a + log1p(exp(b - a));
+}
+
+static const cpu_graph *utt_graph(gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t u) {
+  int32_t g = bt->graph ? bt->graph[u] : 0;
+  if (g < 0 || g >= h->num_graphs)
+    gh_die("HMM batch: utterance %d refers to graph %d of %d", u, g, h->num_graphs);
+  const cpu_graph *c = &h->graphs[g];
+  if (c->g.num_pdfs > bt->num_pdfs)
+    gh_die("HMM batch: graph %d uses %d pdfs, loglikes have %d columns", g, c->g.num_pdfs, bt->num_pdfs);
+  return c;
+}
+
+/* Log-domain forward of one utterance; alpha (double [T x S]) optional. */
+static double forward_log(const cpu_graph *c, const float *ll, int32_t P, int64_t T, double *alpha,
+                          double *prev, double *cur) {
+  int32_t S = c->g.num_states;
+  if (T == 0) return -INFINITY;
+  for (int32_t j = 0; j < S; ++j) prev[j] = (double)c->init[j] + ll[c->pdf[j]];
+  if (alpha) memcpy(alpha, prev, S * sizeof(double));
+  for (int64_t t = 1; t < T; ++t) {
+    const float *lt = ll + t * P;
+    for (int32_t j = 0; j < S; ++j) {
+      double m = -INFINITY;
+      for (int32_t a = c->in_off[j]; a < c->in_off[j + 1]; ++a) {
+        double v = prev[c->arc_src[a]] + c->arc_logp[a];
+        if (v > m) m = v;
+      }
+      double sum = 0.0;
+      if (m > -INFINITY)
+        for (int32_t a = c->in_off[j]; a < c->in_off[j + 1]; ++a)
+          sum += exp(prev[c->arc_src[a]] + c->arc_logp[a] - m);
+      cur[j] = m > -INFINITY ? m + log(sum) + lt[c->pdf[j]] : -INFINITY;
+    }
+    memcpy(prev, cur, S * sizeof(double));
+    if (alpha) memcpy(alpha + t * S, prev, S * sizeof(double));
+  }
+  double tot = -INFINITY;
+  for (int32_t j = 0; j < S; ++j) tot = log_add(tot, prev[j] + c->final[j]);
+  return tot;
+}
+
+/* Rabiner-scaled forward (eqs. 91-92): alpha_hat_t sums to 1; emissions are
+ * exp(ll - m_t) with m_t the largest loglike among states that can be
+ * occupied at t, so exp never overflows; log P = sum_t (m_t + log c_t) +
+ * log sum_j alpha_hat_{T-1}(j) exp(final_j). */
+static double forward_scaled(const cpu_graph *c, const float *ll, int32_t P, int64_t T, double *alpha,
+                             double *prev, double *cur) {
+  int32_t S = c->g.num_states;
+  if (T == 0) return -INFINITY;
+  double logscale = 0.0;
+  for (int64_t t = 0; t < T; ++t) {
+    const float *lt = ll + t * P;
+    for (int32_t j = 0; j < S; ++j) {  /* predicted occupancy */
+      if (t == 0) {
+        cur[j] = exp((double)c->init[j]);
+      } else {
+        double s = 0.0;
+        for (int32_t a = c->in_off[j]; a < c->in_off[j + 1]; ++a) s += prev[c->arc_src[a]] * c->arc_p[a];
+        cur[j] = s;
+      }
+    }
+    double m = -INFINITY;
+    for (int32_t j = 0; j < S; ++j)
+      if (cur[j] > 0 && lt[c->pdf[j]] > m) m = lt[c->pdf[j]];
+    if (m == -INFINITY) return -INFINITY;
+    double ct = 0.0;
+    for (int32_t j = 0; j < S; ++j) {
+      cur[j] = cur[j] > 0 ? cur[j] * exp(lt[c->pdf[j]] - m) : 0.0;
+      ct += cur[j];
+    }
+    if (!(ct > 0)) return -INFINITY;
+    logscale += m + log(ct);
+    for (int32_t j = 0; j < S; ++j) prev[j] = cur[j] / ct;
+    if (alpha)
+      for (int32_t j = 0; j < S; ++j) alpha[t * S + j] = prev[j] > 0 ? log(prev[j]) + logscale : -INFINITY;
+  }
+  double fin = 0.0;
+  for (int32_t j = 0; j < S; ++j) fin += prev[j] * exp((double)c->final[j]);
+  return fin > 0 ? logscale + log(fin) : -INFINITY;
+}
+
+static int32_t max_states(gh_dev_hmm *h) {
+  int32_t m = 1;
+  for (int32_t k = 0; k < h->num_graphs; ++k)
+    if (h->graphs[k].g.num_states > m) m = h->graphs[k].g.num_states;
+  return m;
+}
+
+void gh_cpu_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int flags,
+                        double *loglik, float *alpha) {
+  int32_t Smax = max_states(h);
+  double *prev = gh_malloc(Smax * sizeof(double)), *cur = gh_malloc(Smax * sizeof(double));
+  double *a = NULL;
+  int64_t acap = 0, soff = 0;
+  for (int32_t u = 0; u < bt->num_utts; ++u) {
+    const cpu_graph *c = utt_graph(h, bt, u);
+    int64_t T = bt->frame_off[u + 1] - bt->frame_off[u], n = T * c->g.num_states;
+    const float *ll = bt->loglikes + bt->frame_off[u] * bt->num_pdfs;
+    if (alpha && n > acap) { acap = n; a = gh_realloc(a, acap * sizeof(double)); }
+    loglik[u] = (flags & GH_HMM_SCALED) ? forward_scaled(c, ll, bt->num_pdfs, T, alpha ? a : NULL, prev, cur)
+                                        : forward_log(c, ll, bt->num_pdfs, T, alpha ? a : NULL, prev, cur);
+    if (alpha) {
+      if (loglik[u] == -INFINITY && (flags & GH_HMM_SCALED))
+        for (int64_t i = 0; i < n; ++i) a[i] = -INFINITY;  /* scaled: dead before the end */
+      for (int64_t i = 0; i < n; ++i) alpha[soff + i] = (float)a[i];
+    }
+    soff += n;
+  }
+  free(prev); free(cur); free(a);
+}
+
+void gh_cpu_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t *path,
+                        double *score) {
+  int32_t Smax = max_states(h);
+  double *prev = gh_malloc(Smax * sizeof(double)), *cur = gh_malloc(Smax * sizeof(double));
+  int32_t *bp = NULL;
+  int64_t bcap = 0;
+  for (int32_t u = 0; u < bt->num_utts; ++u) {
+    const cpu_graph *c = utt_graph(h, bt, u);
+    int32_t S = c->g.num_states, P = bt->num_pdfs;
+    int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
+    const float *ll = bt->loglikes + bt->frame_off[u] * P;
+    int32_t *pu = path + bt->frame_off[u];
+    score[u] = -INFINITY;
+    if (T == 0) continue;
+    if (T * S > bcap) { bcap = T * S; bp = gh_realloc(bp, bcap * sizeof(int32_t)); }
+    for (int32_t j = 0; j < S; ++j) { prev[j] = (double)c->init[j] + ll[c->pdf[j]]; bp[j] = -1; }
+    for (int64_t t = 1; t < T; ++t) {
+      const float *lt = ll + t * P;
+      for (int32_t j = 0; j < S; ++j) {
+        double m = -INFINITY;
+        int32_t arg = -1;
+        for (int32_t a = c->in_off[j]; a < c->in_off[j + 1]; ++a) {
+          double v = prev[c->arc_src[a]] + c->arc_logp[a];
+          if (v > m || (v == m && arg >= 0 && c->arc_src[a] < arg)) { m = v; arg = c->arc_src[a]; }
+        }
+        cur[j] = m > -INFINITY ? m + lt[c->pdf[j]] : -INFINITY;
+        bp[t * S + j] = m > -INFINITY ? arg : -1;
+      }
+      memcpy(prev, cur, S * sizeof(double));
+    }
+    double best = -INFINITY;
+    int32_t arg = -1;
+    for (int32_t j = 0; j < S; ++j) {
+      double v = prev[j] + c->final[j];
+      if (v > best) { best = v; arg = j; }
+    }
+    if (arg < 0) {
+      for (int64_t t = 0; t < T; ++t) pu[t] = -1;
+      continue;
+    }
+    score[u] = best;
+    for (int64_t t = T - 1; t >= 0; --t) {
+      pu[t] = arg;
+      arg = bp[t * S + arg];
+    }
+  }
+  free(prev); free(cur); free(bp);
+}
+
+void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik,
+                   float *gamma, double *stats) {
+  int32_t Smax = max_states(h);
+  double *prev = gh_malloc(Smax * sizeof(double)), *cur = gh_malloc(Smax * sizeof(double));
+  double *bnext = gh_malloc(Smax * sizeof(double)), *bcur = gh_malloc(Smax * sizeof(double));
+  double *alpha = NULL;
+  int64_t acap = 0, soff = 0;
+  int64_t *stats_off = gh_malloc((h->num_graphs + 1) * sizeof(int64_t));
+  stats_off[0] = 0;
+  for (int32_t k = 0; k < h->num_graphs; ++k)
+    stats_off[k + 1] = stats_off[k] + gh_hmm_graph_stats_size(&h->graphs[k].g);
+  for (int32_t u = 0; u < bt->num_utts; ++u) {
+    const cpu_graph *c = utt_graph(h, bt, u);
+    int32_t S = c->g.num_states, A = c->g.num_arcs, P = bt->num_pdfs;
+    int64_t T = bt->frame_off[u + 1] - bt->frame_off[u], n = T * S;
+    const float *ll = bt->loglikes + bt->frame_off[u] * P;
+    if (n > acap) { acap = n; alpha = gh_realloc(alpha, acap * sizeof(double)); }
+    double L = forward_log(c, ll, P, T, alpha, prev, cur);
+    loglik[u] = L;
+    float *gu = gamma ? gamma + soff : NULL;
+    soff += n;
+    if (L == -INFINITY) {
+      if (gu) memset(gu, 0, n * sizeof(float));
+      continue;
+    }
+    double *st = stats ? stats + stats_off[bt->graph ? bt->graph[u] : 0] : NULL;
+    /* t = T-1: beta = final; exits. */
+    for (int32_t j = 0; j < S; ++j) bnext[j] = c->final[j];
+    for (int64_t t = T - 1; t >= 0; --t) {
+      const double *at = alpha + t * S;
+      for (int32_t j = 0; j < S; ++j) {
+        double g = exp(at[j] + bnext[j] - L);
+        if (gu) gu[t * S + j] = (float)g;
+        if (st && t == 0) st[j] += g;
+        if (st && t == T - 1) st[S + A + j] += exp(at[j] + c->final[j] - L);
+      }
+      if (t == 0) break;
+      /* arcs t-1 -> t: xi, and beta_{t-1} */
+      const float *lt = ll + t * P;
+      const double *ap = alpha + (t - 1) * S;
+      if (st)
+        for (int32_t a = 0; a < A; ++a) {
+          int32_t i = c->arc_src[a], j = c->arc_dst[a];
+          double v = ap[i] + (double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j] - L;
+          if (v > -INFINITY) st[S + a] += exp(v);
+        }
+      for (int32_t i = 0; i < S; ++i) {
+        double m = -INFINITY;
+        for (int32_t k = c->out_off[i]; k < c->out_off[i + 1]; ++k) {
+          int32_t a = c->out_arc[k], j = c->arc_dst[a];
+          double v = (double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j];
+          if (v > m) m = v;
+        }
+        double sum = 0.0;
+        if (m > -INFINITY)
+          for (int32_t k = c->out_off[i]; k < c->out_off[i + 1]; ++k) {
+            int32_t a = c->out_arc[k], j = c->arc_dst[a];
+            sum += exp((double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j] - m);
+          }
+        bcur[i] = m > -INFINITY ? m + log(sum) : -INFINITY;
+      }
+      double *tmp = bnext; bnext = bcur; bcur = tmp;
+    }
+  }
+  free(prev); free(cur); free(bnext); free(bcur); free(alpha); free(stats_off);
+}

@@ -1,0 +1,114 @@
+/* hmm-forward -- total log-likelihood of each utterance under each HMM of a
+ * set (forward algorithm, Rabiner 1989 eqs. 19-21), batched over utterances
+ * on the backend (kernels/backend.h hmm_forward; cuHMM, seed 004). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "gh-base.h"
+#include "hmm.h"
+#include "opts.h"
+#include "table.h"
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  const char *usage =
+      "Forward algorithm: per utterance a float vector with the total log-likelihood (natural\n"
+      "log) log P(O | HMM) of every HMM in the set, in set order (or of --hmm only).\n"
+      "Emissions: per-pdf log-likelihood matrices (frames x pdfs, e.g. from gmm-score-gpu), or\n"
+      "with --discrete-emissions=B int32 symbol sequences, loglike[t][pdf] = log B[pdf][sym_t].\n"
+      "Usage:  hmm-forward [options] <hmm-in> <loglikes-rspecifier> <loglik-wspecifier>\n"
+      "e.g.:   gmm-score-gpu final.mdl ark:feats.ark ark:- | hmm-forward words.hmm ark:- ark,t:ll.txt\n";
+  gh_opts *po = gh_opts_new(usage);
+  const char *device = "auto", *hmm_name = "", *discrete = "";
+  int scaled = 0;
+  int32_t batch_frames = 65536;
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "hmm", &hmm_name, "Score only the HMM with this name (output vectors of dimension 1)");
+  gh_opts_bool(po, "scaled", &scaled, "Scaled arithmetic (per-frame normalisation, Rabiner) instead of log domain");
+  gh_opts_string(po, "discrete-emissions", &discrete,
+                 "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
+  gh_opts_int(po, "batch-frames", &batch_frames, "Process utterances in batches of about this many frames");
+  if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
+  const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *out_wspec = gh_opts_arg(po, 2);
+
+  gh_hmm_set set;
+  gh_hmm_set_read(hmm_rx, &set);
+  int32_t first = 0, num = set.num_hmms;
+  if (*hmm_name) {
+    if ((first = gh_hmm_set_find(&set, hmm_name)) < 0) gh_die("%s: no HMM named '%s'", hmm_rx, hmm_name);
+    num = 1;
+  }
+  int32_t P = gh_hmm_set_num_pdfs(&set);
+  gh_hmm_compiled *comp = gh_calloc(num, sizeof *comp);
+  const gh_hmm_graph **graphs = gh_malloc(num * sizeof *graphs);
+  for (int32_t k = 0; k < num; ++k) {
+    int32_t id = first + k;
+    gh_hmm_compile(&set, &id, 1, -1, 0.0, &comp[k]);
+    graphs[k] = &comp[k].graph;
+  }
+  gh_backend *be = gh_backend_create(device);
+  const gh_backend_ops *ops = gh_backend_hmm_ops(be);
+  gh_dev_hmm *dh = ops->hmm_upload(be, graphs, num);
+
+  gh_hmm_input *in = gh_hmm_input_open(in_rspec, discrete, P);
+  gh_writer *w = gh_writer_open(out_wspec);
+  gh_hmm_batcher bt;
+  gh_hmm_batcher_init(&bt, P);
+  double *ll = NULL, best_sum = 0;
+  int64_t num_done = 0, num_nopath = 0, frames = 0;
+  gh_vector out = {num, gh_malloc(num * sizeof(float))};
+  double t0 = gh_seconds();
+  for (;;) {
+    int end = gh_hmm_input_done(in);
+    if (!end) {
+      const gh_matrix *m = gh_hmm_input_value(in);
+      gh_hmm_batcher_add(&bt, gh_hmm_input_key(in), m, 0);
+      gh_hmm_input_next(in);
+    }
+    int32_t B = bt.b.num_utts;
+    if (B == 0 || (!end && gh_hmm_batcher_frames(&bt) < batch_frames)) {
+      if (end) break;
+      continue;
+    }
+    ll = gh_realloc(ll, (size_t)num * B * sizeof(double));
+    for (int32_t k = 0; k < num; ++k) {
+      for (int32_t u = 0; u < B; ++u) bt.graph[u] = k;
+      ops->hmm_forward(be, dh, &bt.b, scaled ? GH_HMM_SCALED : 0, ll + (size_t)k * B, NULL);
+    }
+    for (int32_t u = 0; u < B; ++u) {
+      double best = -INFINITY;
+      for (int32_t k = 0; k < num; ++k) {
+        out.data[k] = (float)ll[(size_t)k * B + u];
+        if (ll[(size_t)k * B + u] > best) best = ll[(size_t)k * B + u];
+      }
+      if (best == -INFINITY) {
+        gh_warn("%s, key '%s': no HMM has a complete path for this utterance (log-likelihood -inf)", in_rspec,
+                bt.keys[u]);
+        ++num_nopath;
+      } else {
+        best_sum += best;
+        frames += bt.frame_off[u + 1] - bt.frame_off[u];
+      }
+      gh_writer_write(w, bt.keys[u], GH_OBJ_VECTOR, &out);
+      ++num_done;
+    }
+    gh_hmm_batcher_clear(&bt);
+    if (end) break;
+  }
+  gh_hmm_input_close(in);
+  gh_writer_close(w);
+  double secs = gh_seconds() - t0;
+  gh_log("Processed %lld utterances (%lld without a path); average log-likelihood of the best HMM %.4f per "
+         "frame over %lld frames; %.0f frames/s", (long long)num_done, (long long)num_nopath,
+         frames ? best_sum / frames : 0.0, (long long)frames, secs > 0 ? frames / secs : 0.0);
+  ops->hmm_free(be, dh);
+  gh_backend_free(be);
+  for (int32_t k = 0; k < num; ++k) gh_hmm_compiled_free(&comp[k]);
+  free(comp); free(graphs); free(ll); free(out.data);
+  gh_hmm_batcher_free(&bt);
+  gh_hmm_set_free(&set);
+  gh_opts_free(po);
+  return num_done > num_nopath ? 0 : 1;
+}
