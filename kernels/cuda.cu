@@ -740,9 +740,22 @@ static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   free(h);
 }
 
+/* HMM kernels: kernels/cuda-hmm.cu */
+extern "C" {
+gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
+void gh_cuda_hmm_free(gh_backend *b, gh_dev_hmm *h);
+void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int flags,
+                         double *loglik, float *alpha);
+void gh_cuda_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int32_t *path,
+                         double *score);
+void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
+                    float *gamma, double *stats);
+}
+
 static const gh_backend_ops cuda_ops = {
     "cuda", cuda_free_backend, cuda_model_upload, cuda_model_free, cuda_loglikes,
     cuda_acc_zero, cuda_accumulate, cuda_acc_fetch,
+    gh_cuda_hmm_upload, gh_cuda_hmm_free, gh_cuda_hmm_forward, gh_cuda_hmm_viterbi, gh_cuda_hmm_fb,
 };
 
 extern "C" int gh_cuda_device_count(void) {

@@ -9,6 +9,11 @@
 #     features with Kaldi's diag/full global GMMs; yes/no features with a
 #     Kaldi monophone .mdl), and --device=cuda vs Kaldi's own frame
 #     likelihoods.
+#  3. gmm-est-gpu EM, cuda vs cpu (Arabic digits).
+#  4. HMM kernels: build/test/test_hmm_cuda (kernels/cuda-hmm.cu vs the CPU
+#     reference on random graphs and batches incl. 12,000-frame utterances;
+#     prints "# bench" lines with frames/s), and the HMM tools with
+#     --device=cuda vs --device=cpu on the yesno model's loglikes.
 # Prints "N passed, N failed"; exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -100,6 +105,55 @@ if [ -f "$ar" ]; then
   done
 else
   notok "missing $ar (set GH_SHARED)"
+fi
+
+# 4. HMM kernels: CUDA vs the CPU reference (unit test, with speed lines),
+#    then the tools on real loglikes (yesno monophone model, word loop).
+if [ -x build/test/test_hmm_cuda ]; then
+  out=$(build/test/test_hmm_cuda 2>&1); rc=$?
+  p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+  pass=$((pass + p)); fail=$((fail + f))
+  grep -E '^not ok|^# bench|^# batch' <<<"$out"
+  if grep -q 'SKIP no GPU' <<<"$out"; then notok "test_hmm_cuda skipped CUDA although a GPU is present"; fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_hmm_cuda exited $rc"; fi
+else
+  notok "build/test/test_hmm_cuda not built (make build/test/test_hmm_cuda)"
+fi
+cmp_nums() {  # cmp_nums a b tol: same tokens; numbers within tol*(1+|b|)
+  python3 - "$@" <<'PY'
+import sys
+a, b, tol = open(sys.argv[1]).read().split(), open(sys.argv[2]).read().split(), float(sys.argv[3])
+if len(a) != len(b): print("token counts differ: %d vs %d" % (len(a), len(b))); sys.exit(1)
+worst = 0.0
+for x, y in zip(a, b):
+    try: fx, fy = float(x), float(y)
+    except ValueError:
+        if x != y: print("token %r vs %r" % (x, y)); sys.exit(1)
+        continue
+    if fx != fy: worst = max(worst, abs(fx - fy) / (1 + abs(fy)))
+print("max rel diff %.3g" % worst); sys.exit(0 if worst <= tol else 1)
+PY
+}
+yn=$GH_SHARED/data/kaldi-yesno-mono-model/0.mdl
+if [ -f "$yn" ]; then
+  printf 'yes 0 1 2\nno 3 4 5\nsil 6 7 8\n' > "$tmp/yn.txt"
+  bin/hmm-init-topo --silence=sil --word-loop=loop "$tmp/yn.txt" "$tmp/yn.hmm" 2>/dev/null
+  bin/gmm-score-gpu --device=cpu "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark:$tmp/yn.ll" 2>/dev/null
+  for dev in cpu cuda; do
+    bin/hmm-forward --device=$dev --hmm=loop "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/fwd.$dev" 2>"$tmp/hmm.$dev.log"
+    bin/hmm-viterbi --device=$dev --hmm=loop "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/ali.$dev" 2>>"$tmp/hmm.$dev.log"
+    bin/hmm-bw --device=$dev --hmm=loop --binary=false "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/post.$dev" \
+      "$tmp/yn1.$dev.hmm" 2>>"$tmp/hmm.$dev.log"
+  done
+  if [ "$(grep -c 'using device cuda' "$tmp/hmm.cuda.log")" -eq 3 ] && ! grep -q 'no HMM kernels' "$tmp/hmm.cuda.log"; then
+    ok "hmm tools --device=cuda run on the CUDA HMM kernels"
+  else notok "hmm tools --device=cuda"; cat "$tmp/hmm.cuda.log"; fi
+  if r=$(cmp_nums "$tmp/fwd.cuda" "$tmp/fwd.cpu" 1e-5); then ok "hmm-forward cuda vs cpu ($r)"; else notok "hmm-forward cuda vs cpu ($r)"; fi
+  if cmp -s "$tmp/ali.cuda" "$tmp/ali.cpu"; then ok "hmm-viterbi cuda vs cpu: identical alignments"; else notok "hmm-viterbi cuda vs cpu: alignments differ"; fi
+  if r=$(cmp_nums "$tmp/post.cuda" "$tmp/post.cpu" 1e-4); then ok "hmm-bw posteriors cuda vs cpu ($r)"; else notok "hmm-bw posteriors cuda vs cpu ($r)"; fi
+  if r=$(cmp_nums "$tmp/yn1.cuda.hmm" "$tmp/yn1.cpu.hmm" 1e-4); then ok "hmm-bw re-estimated HMMs cuda vs cpu ($r)"; else notok "hmm-bw HMMs cuda vs cpu ($r)"; fi
+else
+  notok "missing $yn (set GH_SHARED)"
 fi
 
 echo "${pass} passed, ${fail} failed"

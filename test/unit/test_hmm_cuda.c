@@ -1,0 +1,375 @@
+/* test_hmm_cuda.c -- the CUDA HMM kernels (kernels/cuda-hmm.cu) against the
+ * CPU reference (kernels/cpu-hmm.c) on random graphs -- left-to-right with
+ * skips, ergodic, word-loop-like (a hub state with in-degree W), one-state
+ * graphs with and without a self-loop, and a 2,500-state word loop (rows
+ * and xi accumulators in global memory) -- and batches of utterances of
+ * lengths 0, 1, short, 300 and 12,000 frames with random loglikes (a few
+ * -inf).  Checks: forward log P (rel 1e-5) and alpha where finite (rel 1e-5
+ * + 1e-4 abs; the -inf pattern must match), scaled forward, Viterbi score
+ * (rel 1e-4) and path (re-scored with the CPU formula: rel 1e-4; ties may
+ * pick other states), forward-backward log P, gamma (abs 1e-4) and stats
+ * (rel 1e-4 + 1e-5 abs, ADDED to the caller's values).  Then times CUDA vs
+ * CPU on 1,000 utterances x ~300 frames (30-150 states) and on one
+ * 10,000-frame utterance; prints frames/s as "# " lines.
+ * Without a GPU every check prints "ok N - # SKIP no GPU". */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "gh-base.h"
+#include "gh-test.h"
+
+#ifdef GH_HAVE_CUDA
+double gh_cuda_hmm_kernel_seconds(void); /* kernels/cuda-hmm.cu */
+#else
+static double gh_cuda_hmm_kernel_seconds(void) { return 0.0; }
+#endif
+
+static unsigned rng = 12345u;
+static double urand(void) { rng = rng * 1103515245u + 12345u; return ((rng >> 8) & 0xffffff) / 16777216.0; }
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+
+/* A test graph: arcs collected in any order, then sorted by destination into
+ * the CSR form of gh_hmm_graph. */
+typedef struct {
+  int32_t S, A, cap, P;
+  int32_t *pdf, *in_off, *src, *dst;
+  float *init, *fin, *lp;
+  gh_hmm_graph g;
+} tgraph;
+
+static void tg_init(tgraph *t, int32_t S, int32_t P) {
+  memset(t, 0, sizeof *t);
+  t->S = S; t->P = P;
+  t->pdf = malloc(S * sizeof(int32_t));
+  t->init = malloc(S * sizeof(float));
+  t->fin = malloc(S * sizeof(float));
+  t->in_off = calloc(S + 1, sizeof(int32_t));
+  for (int32_t j = 0; j < S; ++j) { t->pdf[j] = (int32_t)(urand() * P) % P; t->init[j] = -INFINITY; t->fin[j] = -INFINITY; }
+}
+static void tg_arc(tgraph *t, int32_t i, int32_t j, float lp) {
+  if (t->A == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 64;
+    t->src = realloc(t->src, t->cap * sizeof(int32_t));
+    t->dst = realloc(t->dst, t->cap * sizeof(int32_t));
+    t->lp = realloc(t->lp, t->cap * sizeof(float));
+  }
+  t->src[t->A] = i; t->dst[t->A] = j; t->lp[t->A] = lp; t->A++;
+}
+/* Counting sort by destination (stable) and fill g. */
+static void tg_finish(tgraph *t) {
+  int32_t A = t->A, S = t->S;
+  int32_t *s2 = malloc((A + 1) * sizeof(int32_t)), *d2 = malloc((A + 1) * sizeof(int32_t));
+  float *l2 = malloc((A + 1) * sizeof(float));
+  memset(t->in_off, 0, (S + 1) * sizeof(int32_t));
+  for (int32_t a = 0; a < A; ++a) t->in_off[t->dst[a] + 1]++;
+  for (int32_t j = 0; j < S; ++j) t->in_off[j + 1] += t->in_off[j];
+  int32_t *fill = malloc((S + 1) * sizeof(int32_t));
+  memcpy(fill, t->in_off, (S + 1) * sizeof(int32_t));
+  for (int32_t a = 0; a < A; ++a) { int32_t q = fill[t->dst[a]]++; s2[q] = t->src[a]; d2[q] = t->dst[a]; l2[q] = t->lp[a]; }
+  free(fill); free(t->src); free(t->dst); free(t->lp);
+  t->src = s2; t->dst = d2; t->lp = l2;
+  t->g = (gh_hmm_graph){S, A, t->P, t->pdf, t->init, t->fin, t->in_off, t->src, t->dst, t->lp};
+}
+static void tg_free(tgraph *t) {
+  free(t->pdf); free(t->init); free(t->fin); free(t->in_off); free(t->src); free(t->dst); free(t->lp);
+}
+/* Left-to-right: self, next, and (skip) next-but-one with random
+ * probabilities; enters at state 0; exits from the last state (Kaldi-style,
+ * log 0.5) or everywhere with 0 (Rabiner, rabiner != 0). */
+static void tg_lr(tgraph *t, int32_t S, int32_t P, int skip, int rabiner) {
+  tg_init(t, S, P);
+  t->init[0] = 0.f;
+  for (int32_t i = 0; i < S; ++i) {
+    double w0 = 0.2 + urand(), w1 = i + 1 < S ? 0.2 + urand() : 0, w2 = skip && i + 2 < S ? 0.1 * urand() : 0;
+    double sum = w0 + w1 + w2;
+    tg_arc(t, i, i, (float)log(w0 / sum));
+    if (w1 > 0) tg_arc(t, i, i + 1, (float)log(w1 / sum));
+    if (w2 > 0) tg_arc(t, i, i + 2, (float)log(w2 / sum));
+    t->fin[i] = rabiner ? 0.f : (i == S - 1 ? (float)log(0.5) : -INFINITY);
+  }
+  tg_finish(t);
+}
+/* Ergodic: all arcs but every 5th, random initial probabilities, exits 0. */
+static void tg_ergodic(tgraph *t, int32_t S, int32_t P) {
+  tg_init(t, S, P);
+  for (int32_t j = 0; j < S; ++j) t->init[j] = (float)log((0.2 + urand()) / S);
+  for (int32_t i = 0; i < S; ++i) {
+    for (int32_t j = 0; j < S; ++j)
+      if ((i * 7 + j * 3) % 5 != 4 || i == j) tg_arc(t, i, j, (float)log((0.1 + urand()) / S));
+    t->fin[i] = 0.f;
+  }
+  tg_finish(t);
+}
+/* Word loop: hub state 0 (enters and exits there) -> first state of each of
+ * W L-state left-to-right words -> last state -> hub; the hub's in-degree
+ * is W. */
+static void tg_wordloop(tgraph *t, int32_t W, int32_t L, int32_t P) {
+  int32_t S = 1 + W * L;
+  tg_init(t, S, P);
+  t->init[0] = 0.f;
+  t->fin[0] = 0.f;
+  for (int32_t w = 0; w < W; ++w) {
+    int32_t b = 1 + w * L;
+    tg_arc(t, 0, b, (float)log(1.0 / W));
+    for (int32_t k = 0; k < L; ++k) {
+      double p = 0.3 + 0.5 * urand();
+      tg_arc(t, b + k, b + k, (float)log(p));
+      tg_arc(t, b + k, k + 1 < L ? b + k + 1 : 0, (float)log(1 - p));
+    }
+  }
+  tg_finish(t);
+}
+/* One state; with or without a self-loop (without: only T = 1 has a path). */
+static void tg_one(tgraph *t, int32_t P, int loop) {
+  tg_init(t, 1, P);
+  t->init[0] = 0.f; t->fin[0] = (float)log(0.1);
+  if (loop) tg_arc(t, 0, 0, (float)log(0.9));
+  tg_finish(t);
+}
+
+static float *random_ll(int64_t frames, int32_t P, double pinf) {
+  float *ll = malloc((frames * P + 1) * sizeof(float));
+  for (int64_t i = 0; i < frames * P; ++i) ll[i] = urand() < pinf ? -INFINITY : (float)(-40 - 20 * urand());
+  return ll;
+}
+
+/* Log-probability of a state path under graph g (the CPU formula, double);
+ * -inf if a step has no arc. */
+static double path_score(const gh_hmm_graph *g, const float *ll, int32_t P, int64_t T, const int32_t *q) {
+  if (T == 0 || q[0] < 0 || q[0] >= g->num_states) return -INFINITY;
+  double s = (double)g->init[q[0]] + ll[g->pdf[q[0]]];
+  for (int64_t t = 1; t < T; ++t) {
+    int32_t j = q[t];
+    if (j < 0 || j >= g->num_states) return -INFINITY;
+    double best = -INFINITY;
+    for (int32_t a = g->in_off[j]; a < g->in_off[j + 1]; ++a)
+      if (g->arc_src[a] == q[t - 1] && g->arc_logp[a] > best) best = g->arc_logp[a];
+    s += best + ll[t * P + g->pdf[j]];
+  }
+  return s + g->final[q[T - 1]];
+}
+
+static double relerr(double a, double b) {
+  if (a == b) return 0;  /* incl. both -inf */
+  if (isinf(a) || isinf(b) || isnan(a) || isnan(b)) return INFINITY;
+  return fabs(a - b) / (fabs(b) > 1 ? fabs(b) : 1);
+}
+
+/* Compare all four operations on one batch (cu vs the CPU reference). */
+static void compare_batch(gh_backend *cu, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
+                          const gh_hmm_batch *bt) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
+  int32_t B = bt->num_utts, P = bt->num_pdfs;
+  int64_t F = bt->frame_off[B];
+  int64_t *soff = malloc((B + 1) * sizeof(int64_t));
+  gh_hmm_batch_state_off(bt, graphs, soff);
+  int64_t N = soff[B], NS = gh_hmm_stats_offset(graphs, ng);
+  gh_dev_hmm *dc = co->hmm_upload(cu, graphs, ng), *dr = ro->hmm_upload(NULL, graphs, ng);
+  double *Lc = malloc(B * sizeof(double)), *Lr = malloc(B * sizeof(double));
+  float *ac = malloc((N + 1) * sizeof(float)), *ar = malloc((N + 1) * sizeof(float));
+  int ninf = 0;
+  /* forward, log domain and scaled */
+  for (int scaled = 0; scaled < 2; ++scaled) {
+    int fl = scaled ? GH_HMM_SCALED : 0;
+    co->hmm_forward(cu, dc, bt, fl, Lc, ac);
+    ro->hmm_forward(NULL, dr, bt, fl, Lr, ar);
+    double wl = 0, wa = 0;
+    int64_t pat = 0;
+    for (int32_t u = 0; u < B; ++u) { double e = relerr(Lc[u], Lr[u]); if (e > wl) wl = e; if (Lr[u] == -INFINITY) ++ninf; }
+    for (int64_t i = 0; i < N; ++i) {
+      if (isinf(ar[i]) || isinf(ac[i])) { if (ar[i] != ac[i]) ++pat; continue; }
+      double e = fabs((double)ac[i] - ar[i]) / (1e-5 * fabs(ar[i]) + 1e-4);
+      if (!(e <= wa)) wa = e;
+    }
+    GH_TEST_OK(wl <= 1e-5, "%s: %s forward log P, %d utts (max rel err %.3g)", name, scaled ? "scaled" : "log", B, wl);
+    GH_TEST_OK(wa <= 1 && pat == 0, "%s: %s forward alpha, %lld values (max err/tol %.3g, -inf mismatches %lld)", name,
+               scaled ? "scaled" : "log", (long long)N, wa, (long long)pat);
+  }
+  /* Viterbi */
+  int32_t *pc = malloc((F + 1) * sizeof(int32_t)), *pr = malloc((F + 1) * sizeof(int32_t));
+  co->hmm_viterbi(cu, dc, bt, pc, Lc);
+  ro->hmm_viterbi(NULL, dr, bt, pr, Lr);
+  double ws = 0, wp = 0;
+  int64_t same = 0, bad = 0;
+  for (int32_t u = 0; u < B; ++u) {
+    const gh_hmm_graph *g = graphs[bt->graph ? bt->graph[u] : 0];
+    int64_t f0 = bt->frame_off[u], T = bt->frame_off[u + 1] - f0;
+    double e = relerr(Lc[u], Lr[u]);
+    if (e > ws) ws = e;
+    for (int64_t t = 0; t < T; ++t) same += pc[f0 + t] == pr[f0 + t];
+    if (Lr[u] == -INFINITY) {
+      for (int64_t t = 0; t < T; ++t) bad += pc[f0 + t] != -1;
+    } else {
+      e = relerr(path_score(g, bt->loglikes + f0 * P, P, T, pc + f0), Lr[u]);
+      if (e > wp) wp = e;
+    }
+  }
+  GH_TEST_OK(ws <= 1e-4, "%s: viterbi score (max rel err %.3g)", name, ws);
+  GH_TEST_OK(wp <= 1e-4 && bad == 0, "%s: viterbi path re-scored (max rel err %.3g; %lld of %lld states equal; %lld bad -1 paths)",
+             name, wp, (long long)same, (long long)F, (long long)bad);
+  /* forward-backward, stats added to 1.0 */
+  double *sc = malloc((NS + 1) * sizeof(double)), *sr = malloc((NS + 1) * sizeof(double));
+  for (int64_t k = 0; k < NS; ++k) sc[k] = sr[k] = 1.0;
+  co->hmm_fb(cu, dc, bt, Lc, ac, sc);
+  ro->hmm_fb(NULL, dr, bt, Lr, ar, sr);
+  double wl = 0, wg = 0, wst = 0;
+  for (int32_t u = 0; u < B; ++u) { double e = relerr(Lc[u], Lr[u]); if (e > wl) wl = e; }
+  for (int64_t i = 0; i < N; ++i) { double e = fabs((double)ac[i] - ar[i]); if (!(e <= wg)) wg = e; }
+  for (int64_t k = 0; k < NS; ++k) { double e = fabs(sc[k] - sr[k]) / (1e-4 * fabs(sr[k]) + 1e-5); if (!(e <= wst)) wst = e; }
+  GH_TEST_OK(wl <= 1e-5, "%s: fb log P (max rel err %.3g; %d utts without a path)", name, wl, ninf / 2);
+  GH_TEST_OK(wg <= 1e-4, "%s: fb gamma, %lld values (max abs err %.3g)", name, (long long)N, wg);
+  GH_TEST_OK(wst <= 1, "%s: fb stats, %lld values added to 1.0 (max err/tol %.3g)", name, (long long)NS, wst);
+  /* fb without gamma: same stats */
+  for (int64_t k = 0; k < NS; ++k) sc[k] = 0;
+  co->hmm_fb(cu, dc, bt, Lc, NULL, sc);
+  wst = 0;
+  for (int64_t k = 0; k < NS; ++k) { double e = fabs(sc[k] + 1.0 - sr[k]) / (1e-4 * fabs(sr[k]) + 1e-5); if (!(e <= wst)) wst = e; }
+  GH_TEST_OK(wst <= 1, "%s: fb stats without gamma (max err/tol %.3g)", name, wst);
+  co->hmm_free(cu, dc);
+  ro->hmm_free(NULL, dr);
+  free(soff); free(Lc); free(Lr); free(ac); free(ar); free(pc); free(pr); free(sc); free(sr);
+}
+
+static void test_correctness(gh_backend *cu) {
+  const int32_t P = 60;
+  enum { NG = 8 };
+  tgraph tg[NG];
+  tg_one(&tg[0], P, 1);
+  tg_one(&tg[1], P, 0);
+  tg_lr(&tg[2], 37, P, 1, 0);
+  tg_ergodic(&tg[3], 12, P);
+  tg_wordloop(&tg[4], 40, 5, P);   /* 201 states, hub in-degree 40 */
+  tg_lr(&tg[5], 150, P, 1, 1);
+  tg_ergodic(&tg[6], 3, P);
+  tg_lr(&tg[7], 80, P, 0, 0);
+  const gh_hmm_graph *graphs[NG];
+  for (int k = 0; k < NG; ++k) graphs[k] = &tg[k].g;
+  /* 48 utterances: lengths 0, 1, 2, 3, random short, 300, and two of 12,000 */
+  enum { B = 48 };
+  int64_t off[B + 1];
+  int32_t gi[B];
+  off[0] = 0;
+  for (int32_t u = 0; u < B; ++u) {
+    int64_t T = u < 4 ? u : u < 40 ? 2 + (int64_t)(urand() * 80) : u < 46 ? 300 : 12000;
+    if (u == 20) T = 0;
+    off[u + 1] = off[u] + T;
+    gi[u] = u % NG;
+  }
+  gi[46] = 4; gi[47] = 2;   /* the 12,000-frame ones: word loop, left-to-right */
+  float *ll = random_ll(off[B], P, 0.002);
+  gh_hmm_batch bt = {B, P, ll, off, gi};
+  compare_batch(cu, "mixed batch", graphs, NG, &bt);
+  /* graph == NULL: graph 0 for all (the word loop alone) */
+  int64_t off2[4] = {0, 1, 250, 700};
+  gh_hmm_batch b2 = {3, P, ll, off2, NULL};
+  compare_batch(cu, "graph NULL", graphs + 4, 1, &b2);
+  /* large graph: 2,501 states, 5,500 arcs -> rows and xi accumulators in
+   * global memory (beyond HMM_SMEM_S / HMM_SMEM_A) */
+  tgraph big;
+  tg_wordloop(&big, 500, 5, P);
+  const gh_hmm_graph *bg[2] = {&big.g, &tg[3].g};
+  int64_t off3[4] = {0, 120, 400, 430};
+  int32_t g3[3] = {0, 1, 0};
+  gh_hmm_batch b3 = {3, P, ll, off3, g3};
+  compare_batch(cu, "2501-state word loop", bg, 2, &b3);
+  tg_free(&big);
+  free(ll);
+  for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
+}
+
+/* One timed call of op (0 forward, 1 viterbi, 2 fb) on backend ops o;
+ * returns seconds. */
+static double timed(gh_backend *b, const gh_backend_ops *o, gh_dev_hmm *d, const gh_hmm_batch *bt, int op,
+                    double *L, int32_t *path, float *gamma, double *stats) {
+  double t0 = now();
+  if (op == 0) o->hmm_forward(b, d, bt, 0, L, NULL);
+  else if (op == 1) o->hmm_viterbi(b, d, bt, path, L);
+  else o->hmm_fb(b, d, bt, L, gamma, stats);
+  return now() - t0;
+}
+
+/* Speed: CUDA (end to end incl. the loglike upload and result download, and
+ * kernel only) vs the CPU reference (one core; on the first ncpu
+ * utterances) in frames/s. */
+static void bench(gh_backend *cu, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
+                  const gh_hmm_batch *bt, int32_t ncpu) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
+  int32_t B = bt->num_utts;
+  int64_t F = bt->frame_off[B];
+  int64_t *soff = malloc((B + 1) * sizeof(int64_t));
+  gh_hmm_batch_state_off(bt, graphs, soff);
+  double *L = malloc(B * sizeof(double)), *Lr = malloc(B * sizeof(double));
+  int32_t *path = malloc((F + 1) * sizeof(int32_t));
+  float *gamma = malloc((soff[B] + 1) * sizeof(float));
+  int64_t NS = gh_hmm_stats_offset(graphs, ng);
+  double *stats = calloc(NS + 1, sizeof(double));
+  gh_dev_hmm *dc = co->hmm_upload(cu, graphs, ng), *dr = ro->hmm_upload(NULL, graphs, ng);
+  gh_hmm_batch sub = *bt;
+  sub.num_utts = ncpu;
+  int64_t Fc = bt->frame_off[ncpu];
+  const char *opn[3] = {"forward", "viterbi", "fb (gamma+stats)"};
+  int agree = 1;
+  for (int op = 0; op < 3; ++op) {
+    timed(cu, co, dc, bt, op, L, path, gamma, stats); /* warm-up */
+    double k0 = gh_cuda_hmm_kernel_seconds();
+    double tg = timed(cu, co, dc, bt, op, L, path, gamma, stats);
+    double tk = gh_cuda_hmm_kernel_seconds() - k0;
+    double tc = timed(NULL, ro, dr, &sub, op, Lr, path, gamma, stats);
+    for (int32_t u = 0; u < ncpu; ++u) if (relerr(L[u], Lr[u]) > 1e-4) agree = 0;
+    printf("# bench %s, %s: cuda %.1f ms = %.3g frames/s end to end, kernels %.1f ms = %.3g frames/s; "
+           "cpu (1 core, %d utts) %.3g frames/s; speed-up %.0fx end to end\n",
+           name, opn[op], 1e3 * tg, F / tg, 1e3 * tk, F / tk, ncpu, Fc / tc, (F / tg) / (Fc / tc));
+  }
+  GH_TEST_OK(agree, "bench %s: cuda and cpu agree on log P", name);
+  co->hmm_free(cu, dc);
+  ro->hmm_free(NULL, dr);
+  free(soff); free(L); free(Lr); free(path); free(gamma); free(stats);
+}
+
+static void test_speed(gh_backend *cu) {
+  const int32_t P = 150;
+  enum { NG = 8 };
+  tgraph tg[NG];
+  const gh_hmm_graph *graphs[NG];
+  for (int k = 0; k < NG; ++k) { tg_lr(&tg[k], 30 + 17 * k, P, 1, 0); graphs[k] = &tg[k].g; }
+  enum { B = 1000 };
+  int64_t *off = malloc((B + 1) * sizeof(int64_t));
+  int32_t *gi = malloc(B * sizeof(int32_t));
+  off[0] = 0;
+  for (int32_t u = 0; u < B; ++u) { off[u + 1] = off[u] + 200 + (int64_t)(urand() * 201); gi[u] = (int32_t)(urand() * NG) % NG; }
+  float *ll = random_ll(off[B], P, 0);
+  gh_hmm_batch bt = {B, P, ll, off, gi};
+  printf("# batch: %d utts, %lld frames, left-to-right graphs of 30-149 states with skips, %d pdfs\n", B,
+         (long long)off[B], P);
+  bench(cu, "1000 utts x ~300 frames", graphs, NG, &bt, 100);
+  free(ll);
+  /* one 10,000-frame utterance, 201-state word loop */
+  tgraph wl;
+  tg_wordloop(&wl, 40, 5, P);
+  const gh_hmm_graph *wg[1] = {&wl.g};
+  int64_t off1[2] = {0, 10000};
+  float *ll1 = random_ll(10000, P, 0);
+  gh_hmm_batch b1 = {1, P, ll1, off1, NULL};
+  bench(cu, "1 utt x 10000 frames, 201-state word loop", wg, 1, &b1, 1);
+  free(ll1);
+  tg_free(&wl);
+  for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
+  free(off); free(gi);
+}
+
+int main(void) {
+  if (gh_cuda_device_count() > 0) {
+    gh_backend *cu = gh_backend_create("cuda");
+    GH_TEST_OK(gh_backend_hmm_ops(cu) == cu->ops && cu->ops->hmm_forward != NULL,
+               "the cuda backend has its own HMM kernels (%s)", cu->device_name);
+    test_correctness(cu);
+    test_speed(cu);
+    gh_backend_free(cu);
+  } else {
+    for (int k = 0; k < 3; ++k) printf("ok %d - # SKIP no GPU\n", ++gh_t_n);
+  }
+  return gh_test_done();
+}
