@@ -8,13 +8,18 @@
 #   4. per configuration: gmm-init (k-means++ per pdf) -> gmm-est-gpu (EM) ->
 #      gmm-score-gpu | matrix-sum-rows -> pick the best pdf -> accuracy, confusions
 #   5. scikit-learn GaussianMixture with the same sizes on the same split (peer)
+#   6. HMM-GMMs (../steps/train_word_hmm.sh): per-digit left-to-right HMMs, flat start,
+#      Baum-Welch (hmm-bw) + gmm-est-gpu with mixing up, classification by
+#      hmm-forward; on MFCC + deltas with per-utterance mean normalisation
+#      (add-deltas, compute-cmvn-stats, apply-cmvn), next to one GMM per digit
+#      on the same features
 #
 # Every configuration is trained once per seed (k-means++ seeding differs), and
 # the accuracy is reported per seed and as the mean, since one run's accuracy
 # moves by a point or two with the initialisation (scikit-learn's too).
 #
 # Options: --device=auto|cpu|cuda, --configs="diag:4 diag:8 ...", --iters=N,
-#          --seeds="1 2 3", --sklearn=true|false, --stage=N.
+#          --seeds="1 2 3", --sklearn=true|false, --hmm=true|false, --stage=N.
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
@@ -27,6 +32,7 @@ configs="diag:4 diag:8 diag:16 full:2 full:4 full:8"
 iters=20
 seeds="1 2 3"
 sklearn=true
+hmm=true
 stage=0
 for a in "$@"; do
   case $a in
@@ -35,12 +41,14 @@ for a in "$@"; do
     --iters=*) iters=${a#*=} ;;
     --seeds=*) seeds=${a#*=} ;;
     --sklearn=*) sklearn=${a#*=} ;;
+    --hmm=*) hmm=${a#*=} ;;
     --stage=*) stage=${a#*=} ;;
     *) echo "run.sh: unknown argument $a" >&2; exit 1 ;;
   esac
 done
 [ -f "$src" ] || { echo "run.sh: missing $src (set GH_SHARED)" >&2; exit 1; }
-for t in copy-feats feat-to-len copy-int-vector gmm-init gmm-est-gpu gmm-score-gpu matrix-sum-rows; do
+for t in copy-feats feat-to-len copy-int-vector gmm-init gmm-est-gpu gmm-score-gpu matrix-sum-rows \
+  add-deltas compute-cmvn-stats apply-cmvn hmm-init-topo hmm-bw hmm-forward; do
   command -v $t >/dev/null || { echo "run.sh: $t not built (run make)" >&2; exit 1; }
 done
 
@@ -61,6 +69,11 @@ if [ $stage -le 0 ]; then
         data/$set.utt2label - |
       copy-int-vector ark,t:- ark:data/$set.ali
     echo "$set: $(wc -l < data/$set.scp) utterances, $(feat-to-len scp:data/$set.scp) frames"
+    # MFCC + deltas + delta-deltas (39 dims), per-utterance mean normalisation.
+    mkdir -p data/dcmn
+    add-deltas scp:data/$set.scp ark:- 2>/dev/null | compute-cmvn-stats ark:- ark:data/dcmn/$set.cmvn 2>/dev/null
+    add-deltas scp:data/$set.scp ark:- 2>/dev/null |
+      apply-cmvn --norm-vars=false ark:data/dcmn/$set.cmvn ark:- ark,scp:data/dcmn/$set.ark,data/dcmn/$set.scp 2>/dev/null
   done
 fi
 
@@ -81,7 +94,7 @@ if [ $stage -le 1 ]; then
       grep -E 'iteration' $dir/est.log | tail -1
       gmm-score-gpu --device=$device $dir/final.mdl scp:data/dev.scp ark:- 2> $dir/score.log |
         matrix-sum-rows ark:- ark,t:$dir/dev.totals 2>> $dir/score.log
-      local/score.sh data/dev.utt2label $dir/dev.totals "gmmhmm $cfg seed $seed" | tee $dir/scoring.txt
+      ../steps/score_words.sh data/dev.utt2label $dir/dev.totals "gmmhmm $cfg seed $seed" | tee $dir/scoring.txt
       head -1 $dir/scoring.txt >> $results
     done
   done
@@ -91,5 +104,33 @@ if [ $stage -le 2 ] && [ "$sklearn" = true ]; then
   echo "== scikit-learn GaussianMixture, same split and sizes"
   python3 local/sklearn_baseline.py --seeds="$seeds" "$src" data/dev.spk $configs | tee -a $results
 fi
-echo "== summary: dev accuracy per configuration, mean over seeds ($seeds)"
+hmm_results=exp/results_hmm.txt
+if [ $stage -le 3 ] && [ "$hmm" = true ]; then
+  : > $hmm_results
+  echo "== MFCC+deltas+CMN: one GMM per digit (full, 4 Gaussians), for comparison"
+  dir=exp/dcmn_full4; mkdir -p $dir
+  gmm-init --device=$device --cov-type=full --num-gauss=4 --labels=ark:data/train.ali \
+    scp:data/dcmn/train.scp $dir/0.mdl 2> $dir/init.log
+  gmm-est-gpu --device=$device --num-iters=$iters $dir/0.mdl scp:data/dcmn/train.scp ark:data/train.ali \
+    $dir/final.mdl 2> $dir/est.log
+  gmm-score-gpu --device=$device $dir/final.mdl scp:data/dcmn/dev.scp ark:- 2> $dir/score.log |
+    matrix-sum-rows ark:- ark,t:$dir/dev.totals 2>> $dir/score.log
+  ../steps/score_words.sh data/dev.utt2label $dir/dev.totals "GMM per digit (full, 4), MFCC+deltas+CMN" |
+    tee $dir/scoring.txt | head -1 | tee -a $hmm_results
+  echo "== MFCC+deltas+CMN: HMM-GMM per digit (8 states, diag, mixed up to 8 Gaussians, 16 iterations)"
+  dir=exp/hmm_s8_diag8
+  ../steps/train_word_hmm.sh --device=$device --cov=diag --states=8 --gauss=8 --iters=16 \
+    scp:data/dcmn/train.scp data/train.utt2label 10 $dir
+  gmm-score-gpu --device=$device $dir/final.mdl scp:data/dcmn/dev.scp ark:- 2> $dir/decode.log |
+    hmm-forward --device=$device $dir/final.hmm ark:- ark,t:$dir/dev.ll 2>> $dir/decode.log
+  ../steps/score_words.sh data/dev.utt2label $dir/dev.ll "HMM-GMM (8 states, diag, 8), MFCC+deltas+CMN" |
+    tee $dir/scoring.txt
+  head -1 $dir/scoring.txt >> $hmm_results
+fi
+
+echo "== summary: dev accuracy per configuration, mean over seeds ($seeds), 13 MFCCs"
 local/summarize.sh $results
+if [ "$hmm" = true ] && [ -s $hmm_results ]; then
+  echo "== summary: MFCC + deltas + per-utterance CMN"
+  cat $hmm_results
+fi
