@@ -837,6 +837,7 @@ const char *gh_hmm_input_spec(const gh_hmm_input *in) { return in->spec; }
 void gh_hmm_batcher_init(gh_hmm_batcher *bt, int32_t num_pdfs) {
   memset(bt, 0, sizeof *bt);
   bt->num_pdfs = num_pdfs;
+  bt->acoustic_scale = 1.0f;
   bt->frame_off = gh_calloc(1, sizeof(int64_t));
   bt->b.num_pdfs = num_pdfs;
   bt->b.frame_off = bt->frame_off;
@@ -855,7 +856,13 @@ void gh_hmm_batcher_add(gh_hmm_batcher *bt, const char *key, const gh_matrix *m,
     bt->cap_frames = 2 * (F + m->rows);
     bt->loglikes = gh_realloc(bt->loglikes, bt->cap_frames * P * sizeof(float));
   }
-  for (int32_t t = 0; t < m->rows; ++t) memcpy(bt->loglikes + (F + t) * P, gh_row(m, t), P * sizeof(float));
+  const float sc = bt->acoustic_scale;
+  for (int32_t t = 0; t < m->rows; ++t) {
+    float *dst = bt->loglikes + (F + t) * P;
+    const float *src = gh_row(m, t);
+    if (sc == 1.0f) memcpy(dst, src, P * sizeof(float));
+    else for (int64_t j = 0; j < P; ++j) dst[j] = sc * src[j];
+  }
   bt->keys[n] = gh_strdup(key);
   bt->graph[n] = g;
   bt->frame_off[n + 1] = F + m->rows;

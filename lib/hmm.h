@@ -206,10 +206,14 @@ const char *gh_hmm_input_spec(const gh_hmm_input *in);
 
 /* A growing batch of utterances in the layout of gh_hmm_batch: keys, the
  * concatenated loglikes (num_pdfs columns: extra columns of the input are
- * dropped), frame offsets and per-utterance graph indices. */
+ * dropped), frame offsets and per-utterance graph indices.  The loglikes are
+ * multiplied by acoustic_scale on the way in (Kaldi's --acoustic-scale:
+ * emissions weigh acoustic_scale times as much as log transition and initial
+ * probabilities; 1 = the plain HMM; set by the tools after _init). */
 typedef struct {
   gh_hmm_batch b;            /* views into the arrays below */
   int32_t num_pdfs;
+  float acoustic_scale;      /* default 1 */
   char **keys;
   float *loglikes;
   int64_t *frame_off;

@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
       "Usage:  hmm-bw [options] <hmm-in> <loglikes-rspecifier> <posteriors-wspecifier> [<hmm-out>]\n"
       "e.g.:   gmm-score-gpu 1.mdl ark:feats.ark ark:- | hmm-bw --transcripts=ark,t:text \\\n"
       "          --optional-silence=sil words.hmm ark:- ark:1.post words.1.hmm\n";
+  float acoustic_scale = 1.0f;
   gh_opts *po = gh_opts_new(usage);
   const char *device = "auto", *hmm_name = "", *discrete = "", *transcripts = "", *opt_sil = "", *write_accs = "";
   double sil_prob = 0.5, min_post = 1e-6;
@@ -45,6 +46,8 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "discrete-emissions", &discrete,
                  "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
   gh_opts_int(po, "batch-frames", &batch_frames, "Process utterances in batches of about this many frames");
+  gh_opts_float(po, "acoustic-scale", &acoustic_scale,
+                "Scale of the emission log-likelihoods relative to transition log-probabilities (Kaldi's --acoustic-scale)");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *post_wspec = gh_opts_arg(po, 2);
@@ -79,6 +82,7 @@ int main(int argc, char **argv) {
   gh_writer *w = gh_writer_open(post_wspec);
   gh_hmm_batcher bt;
   gh_hmm_batcher_init(&bt, P);
+  bt.acoustic_scale = acoustic_scale;
   gh_hmm_compiled *uc = NULL;
   const gh_hmm_graph **graphs = NULL;
   int32_t uc_cap = 0;

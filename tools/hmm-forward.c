@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
       "with --discrete-emissions=B int32 symbol sequences, loglike[t][pdf] = log B[pdf][sym_t].\n"
       "Usage:  hmm-forward [options] <hmm-in> <loglikes-rspecifier> <loglik-wspecifier>\n"
       "e.g.:   gmm-score-gpu final.mdl ark:feats.ark ark:- | hmm-forward words.hmm ark:- ark,t:ll.txt\n";
+  float acoustic_scale = 1.0f;
   gh_opts *po = gh_opts_new(usage);
   const char *device = "auto", *hmm_name = "", *discrete = "";
   int scaled = 0;
@@ -30,6 +31,8 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "discrete-emissions", &discrete,
                  "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
   gh_opts_int(po, "batch-frames", &batch_frames, "Process utterances in batches of about this many frames");
+  gh_opts_float(po, "acoustic-scale", &acoustic_scale,
+                "Scale of the emission log-likelihoods relative to transition log-probabilities (Kaldi's --acoustic-scale)");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *out_wspec = gh_opts_arg(po, 2);
 
@@ -56,6 +59,7 @@ int main(int argc, char **argv) {
   gh_writer *w = gh_writer_open(out_wspec);
   gh_hmm_batcher bt;
   gh_hmm_batcher_init(&bt, P);
+  bt.acoustic_scale = acoustic_scale;
   double *ll = NULL, best_sum = 0;
   int64_t num_done = 0, num_nopath = 0, frames = 0;
   gh_vector out = {num, gh_malloc(num * sizeof(float))};

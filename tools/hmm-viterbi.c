@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
       "Usage:  hmm-viterbi [options] <hmm-in> <loglikes-rspecifier> <alignment-wspecifier>\n"
       "e.g.:   gmm-score-gpu final.mdl ark:feats.ark ark:- | hmm-viterbi --hmm=loop \\\n"
       "          --words-wspecifier=ark,t:words.txt words.hmm ark:- ark:ali.ark\n";
+  float acoustic_scale = 1.0f;
   gh_opts *po = gh_opts_new(usage);
   const char *device = "auto", *hmm_name = "", *discrete = "", *transcripts = "", *opt_sil = "";
   const char *ll_wspec = "", *words_wspec = "";
@@ -45,6 +46,8 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "discrete-emissions", &discrete,
                  "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
   gh_opts_int(po, "batch-frames", &batch_frames, "Process utterances in batches of about this many frames");
+  gh_opts_float(po, "acoustic-scale", &acoustic_scale,
+                "Scale of the emission log-likelihoods relative to transition log-probabilities (Kaldi's --acoustic-scale)");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *ali_wspec = gh_opts_arg(po, 2);
 
@@ -79,6 +82,7 @@ int main(int argc, char **argv) {
   gh_writer *ww = *words_wspec ? gh_writer_open(words_wspec) : NULL;
   gh_hmm_batcher bt;
   gh_hmm_batcher_init(&bt, P);
+  bt.acoustic_scale = acoustic_scale;
   gh_hmm_compiled *uc = NULL;  /* per-utterance graphs (transcripts) */
   int32_t uc_cap = 0;
   int32_t *path = NULL, *best_path = NULL, *best_k = NULL;

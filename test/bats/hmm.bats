@@ -228,3 +228,29 @@ EOF
   expect_fail "key 'a': transcript word 'four'" \
     "$BIN/hmm-bw" --device=cpu --transcripts="ark,t:$T/badtext" "$T/w.hmm" "ark,t:$T/syn.txt" "ark:$T/out.ark"
 }
+
+@test "--acoustic-scale: scaling the loglikes by s equals --acoustic-scale=s (forward, viterbi)" {
+  python3 -c 'import hmmlearn' 2>/dev/null || skip "hmmlearn not installed (make deps)"
+  mkdir -p "$T/as"
+  python3 "$PY/hmm_hmmlearn.py" prep "$T/as" --kind gaussian
+  d=$T/as
+  # Scale every loglike by 0.25 through the text form (numbers only; brackets and keys kept).
+  "$BIN/copy-feats" --binary=false "ark:$d/ll.ark" ark,t:- 2>/dev/null |
+    awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/ && !(i == 1 && NF > 1 && $2 == "[")) $i = sprintf("%.9g", $i * 0.25); print }' |
+    "$BIN/copy-feats" ark,t:- "ark:$d/ll4.ark" 2>/dev/null
+  "$BIN/hmm-forward" --device=cpu --acoustic-scale=0.25 "$d/hmm.txt" "ark:$d/ll.ark" ark,t:"$d/a.txt" 2>/dev/null
+  "$BIN/hmm-forward" --device=cpu "$d/hmm.txt" "ark:$d/ll4.ark" ark,t:"$d/b.txt" 2>/dev/null
+  "$BIN/hmm-forward" --device=cpu "$d/hmm.txt" "ark:$d/ll.ark" ark,t:"$d/c.txt" 2>/dev/null
+  python3 - "$d" <<'PY'
+import sys
+d = sys.argv[1]
+def vals(p): return [float(t) for t in open(p).read().split() if t not in '[]' and not t[0].isalpha() and not t.startswith('utt')]
+a, b, c = vals(d + '/a.txt'), vals(d + '/b.txt'), vals(d + '/c.txt')
+assert len(a) == len(b) > 0
+assert max(abs(x - y) / (1 + abs(y)) for x, y in zip(a, b)) < 1e-5, (a[:3], b[:3])
+assert max(abs(x - y) for x, y in zip(a, c)) > 1e-2   # the option does change the result
+PY
+  "$BIN/hmm-viterbi" --device=cpu --acoustic-scale=0.25 "$d/hmm.txt" "ark:$d/ll.ark" ark,t:"$d/va.txt" 2>/dev/null
+  "$BIN/hmm-viterbi" --device=cpu "$d/hmm.txt" "ark:$d/ll4.ark" ark,t:"$d/vb.txt" 2>/dev/null
+  cmp "$d/va.txt" "$d/vb.txt"
+}
