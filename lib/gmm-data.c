@@ -160,10 +160,14 @@ double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
   double t0 = gh_seconds();
   gh_dev_model *dm = b->ops->model_upload(b, model);
   b->ops->acc_zero(b, dm);
+  double t1 = gh_seconds();
   double ll = b->ops->accumulate(b, dm, d->feats, d->num_frames, d->pairs, d->num_pairs);
+  double t2 = gh_seconds();
   gh_accs_init(accs, model);
   b->ops->acc_fetch(b, dm, accs);
   b->ops->model_free(b, dm);
+  gh_vlog(2, "E-step: model upload %.2f ms, accumulate %.2f ms, fetch %.2f ms", 1e3 * (t1 - t0),
+          1e3 * (t2 - t1), 1e3 * (gh_seconds() - t2));
   accs->total_frames = d->total_weight;
   accs->total_loglike = ll;
   if (seconds) *seconds = gh_seconds() - t0;
