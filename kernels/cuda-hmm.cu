@@ -45,6 +45,7 @@
 extern "C" {
 #include "backend.h"
 #include "gh-base.h"
+#include "cuda-check.h"
 }
 
 #define HMM_SMEM_S 2048  /* double rows in shared memory up to this many states */
@@ -54,19 +55,6 @@ extern "C" {
                             backward) are done by a whole warp, lanes over the arcs */
 #define RED 96           /* doubles of reduction scratch at the start of shared memory */
 
-#define CKH(call)                                                                       \
-  do {                                                                                  \
-    cudaError_t e_ = (call);                                                            \
-    if (e_ != cudaSuccess)                                                              \
-      gh_die("CUDA error: %s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, \
-             __LINE__);                                                                 \
-  } while (0)
-#define CKH_LAUNCH(what)                                                                \
-  do {                                                                                  \
-    cudaError_t e_ = cudaGetLastError();                                                \
-    if (e_ == cudaSuccess) e_ = cudaDeviceSynchronize();                                \
-    if (e_ != cudaSuccess) gh_die("CUDA error: HMM kernel %s failed: %s", what, cudaGetErrorString(e_)); \
-  } while (0)
 
 /* One uploaded graph: S states at sbase in the state arrays, A arcs at abase
  * in the arc arrays, S + 1 CSR offsets (incoming and outgoing, local arc
@@ -605,17 +593,17 @@ extern "C" double gh_cuda_hmm_kernel_seconds(void) { return g_hmm_kernel_seconds
 static void hgrow_dev(void **p, size_t *cap, size_t n, size_t sz) {
   if (n <= *cap && *p) return;
   size_t want = n + n / 4 + 16;
-  if (*p) CKH(cudaFree(*p));
+  if (*p) CK(cudaFree(*p));
   *p = NULL;
-  CKH(cudaMalloc(p, want * sz));
+  CK(cudaMalloc(p, want * sz));
   *cap = want;
 }
 
 /* Copy n elements of size sz to a new device allocation (kept in h->dmem[slot]). */
 static void *to_dev(gh_dev_hmm *h, int slot, const void *src, size_t n, size_t sz) {
   void *p = NULL;
-  CKH(cudaMalloc(&p, (n ? n : 1) * sz));
-  if (n) CKH(cudaMemcpy(p, src, n * sz, cudaMemcpyHostToDevice));
+  CK(cudaMalloc(&p, (n ? n : 1) * sz));
+  if (n) CK(cudaMemcpy(p, src, n * sz, cudaMemcpyHostToDevice));
   h->dmem[slot] = p;
   return p;
 }
@@ -762,18 +750,18 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
   const int use_stats = op == OP_FB && stats != NULL;
   if (use_stats) {
     hgrow_dev((void **)&h->dStats, &h->capStats, (size_t)h->stats_size + 1, sizeof(double));
-    CKH(cudaMemset(h->dStats, 0, (h->stats_size + 1) * sizeof(double)));
+    CK(cudaMemset(h->dStats, 0, (h->stats_size + 1) * sizeof(double)));
   }
   size_t freeb = 0, totalb = 0;
-  CKH(cudaMemGetInfo(&freeb, &totalb));
+  CK(cudaMemGetInfo(&freeb, &totalb));
   size_t budget = freeb / 2;
   if (budget > ((size_t)2 << 30)) budget = (size_t)2 << 30;
   if (budget < ((size_t)64 << 20)) budget = (size_t)64 << 20;
   UDesc *hud = (UDesc *)gh_malloc((B + 1) * sizeof(UDesc));
   double *hv = (double *)gh_malloc((B + 1) * sizeof(double));
   cudaEvent_t ev0, ev1;
-  CKH(cudaEventCreate(&ev0));
-  CKH(cudaEventCreate(&ev1));
+  CK(cudaEventCreate(&ev0));
+  CK(cudaEventCreate(&ev1));
   for (int32_t u0 = 0; u0 < B;) {
     /* chunk [u0, u1): bytes per utterance = loglikes + per-state block +
      * offsets + path + (global rows / accumulators when they do not fit in
@@ -808,16 +796,16 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
     hgrow_dev((void **)&h->dUd, &h->capUd, nu, sizeof(UDesc));
     hgrow_dev((void **)&h->dLoglik, &h->capLoglik, nu, sizeof(double));
     hgrow_dev((void **)&h->dLL, &h->capLL, (size_t)F * P + 1, sizeof(float));
-    CKH(cudaMemcpy(h->dUd, hud, nu * sizeof(UDesc), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(h->dUd, hud, nu * sizeof(UDesc), cudaMemcpyHostToDevice));
     if (F > 0)
-      CKH(cudaMemcpy(h->dLL, bt->loglikes + f0 * P, (size_t)F * P * sizeof(float), cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(h->dLL, bt->loglikes + f0 * P, (size_t)F * P * sizeof(float), cudaMemcpyHostToDevice));
     const int growS = Smax > HMM_SMEM_S ? Smax : 0;
     if (growS) hgrow_dev((void **)&h->dRows, &h->capRows, (size_t)nu * 2 * growS, sizeof(double));
     int nt = (Smax + 31) & ~31;
     if (nt > 1024) nt = 1024;
     size_t shm = RED * sizeof(double) + (growS ? 0 : 2 * (size_t)Smax * sizeof(double));
     const HArrays &d = h->d;
-    CKH(cudaEventRecord(ev0));
+    CK(cudaEventRecord(ev0));
     if (op == OP_FWD || op == OP_SCALED) {
       float *al = NULL;
       if (outs) {
@@ -828,18 +816,18 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
         k_hmm_forward<0><<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, al, NULL, h->dLoglik);
       else
         k_hmm_scaled<<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, al, h->dLoglik);
-      CKH_LAUNCH(op == OP_FWD ? "forward" : "scaled forward");
+      CK_LAUNCH(op == OP_FWD ? "forward" : "scaled forward");
     } else if (op == OP_VIT) {
       hgrow_dev((void **)&h->dBp, &h->capBp, (size_t)N + 1, sizeof(int));
       hgrow_dev((void **)&h->dPath, &h->capPath, (size_t)F + 1, sizeof(int));
       k_hmm_viterbi<<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, h->dBp, h->dPath, h->dLoglik);
-      CKH_LAUNCH("viterbi");
+      CK_LAUNCH("viterbi");
     } else {
       if (outs) hgrow_dev((void **)&h->dState, &h->capState, (size_t)N + 1, sizeof(float));
       hgrow_dev((void **)&h->dAlphaD, &h->capAlphaD, (size_t)N + 1, sizeof(double));
       k_hmm_forward<1><<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, NULL, h->dAlphaD,
                                         h->dLoglik);
-      CKH(cudaGetLastError());
+      CK(cudaGetLastError());
       int gaccA = 0;
       size_t shm2 = shm;
       if (use_stats) {
@@ -852,29 +840,29 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       }
       k_hmm_backward<<<nu, nt, shm2>>>(d, h->dUd, h->dLL, P, h->dRows, growS, h->dAcc, gaccA, h->dAlphaD,
                                        outs ? h->dState : NULL, h->dLoglik, use_stats ? h->dStats : NULL);
-      CKH_LAUNCH("forward-backward");
+      CK_LAUNCH("forward-backward");
     }
-    CKH(cudaEventRecord(ev1));
-    CKH(cudaEventSynchronize(ev1));
+    CK(cudaEventRecord(ev1));
+    CK(cudaEventSynchronize(ev1));
     float ms = 0.f;
-    CKH(cudaEventElapsedTime(&ms, ev0, ev1));
+    CK(cudaEventElapsedTime(&ms, ev0, ev1));
     g_hmm_kernel_seconds += ms * 1e-3;
-    CKH(cudaMemcpy(hv, h->dLoglik, nu * sizeof(double), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hv, h->dLoglik, nu * sizeof(double), cudaMemcpyDeviceToHost));
     for (int32_t k = 0; k < nu; ++k) vals[u0 + k] = hv[k];
     if (outs && N > 0)
-      CKH(cudaMemcpy(outs + soff[u0], h->dState, (size_t)N * sizeof(float), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(outs + soff[u0], h->dState, (size_t)N * sizeof(float), cudaMemcpyDeviceToHost));
     if (op == OP_VIT && F > 0)
-      CKH(cudaMemcpy(path + f0, h->dPath, (size_t)F * sizeof(int32_t), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(path + f0, h->dPath, (size_t)F * sizeof(int32_t), cudaMemcpyDeviceToHost));
     u0 = u1;
   }
   if (use_stats) {
     double *hs = (double *)gh_malloc((h->stats_size + 1) * sizeof(double));
-    CKH(cudaMemcpy(hs, h->dStats, h->stats_size * sizeof(double), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hs, h->dStats, h->stats_size * sizeof(double), cudaMemcpyDeviceToHost));
     for (long long k = 0; k < h->stats_size; ++k) stats[k] += hs[k];
     free(hs);
   }
-  CKH(cudaEventDestroy(ev0));
-  CKH(cudaEventDestroy(ev1));
+  CK(cudaEventDestroy(ev0));
+  CK(cudaEventDestroy(ev1));
   free(soff); free(hud); free(hv);
 }
 

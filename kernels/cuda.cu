@@ -48,6 +48,7 @@
 extern "C" {
 #include "backend.h"
 #include "gh-base.h"
+#include "cuda-check.h"
 }
 
 #define PB 64        /* pdfs per thread block of the likelihood kernel */
@@ -55,19 +56,6 @@ extern "C" {
 #define SEG 2048     /* pairs per k_estep_stats block */
 #define NE 4         /* statistic elements per thread per pass */
 
-#define CK(call)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (call);                                                            \
-    if (e_ != cudaSuccess)                                                              \
-      gh_die("CUDA error: %s failed: %s (%s:%d)", #call, cudaGetErrorString(e_), __FILE__, \
-             __LINE__);                                                                 \
-  } while (0)
-#define CK_LAUNCH(what)                                                                 \
-  do {                                                                                  \
-    cudaError_t e_ = cudaGetLastError();                                                \
-    if (e_ == cudaSuccess) e_ = cudaDeviceSynchronize();                                \
-    if (e_ != cudaSuccess) gh_die("CUDA error: kernel %s failed: %s", what, cudaGetErrorString(e_)); \
-  } while (0)
 
 /* ---------------------------------------------------------------- kernels */
 

@@ -140,4 +140,14 @@ int gh_cmvn_apply(const gh_dmatrix *stats, int norm_vars, gh_matrix *feats);
  * normalization leaves them alone (apply-cmvn --skip-dims). */
 void gh_cmvn_fake_stats_for_dims(gh_dmatrix *stats, const int32_t *dims, int32_t n);
 
+/* The whole main of compute-mfcc-feats / compute-fbank-feats (type picks
+ * which): options (Kaldi's names, plus --channel, --min-duration,
+ * --subtract-mean), then for each utterance of <wav-rspecifier> the feature
+ * matrix [frames x dim] to <feats-wspecifier>.  As in Kaldi, an utterance
+ * whose sample frequency differs from --sample-frequency, or that lacks the
+ * requested --channel, is skipped with a warning; an unreadable audio file is
+ * fatal (scp option "p" skips it).  Returns the exit status: 0 if at least
+ * one utterance was done. */
+int gh_compute_feats_main(int argc, char **argv, gh_feat_type type, const char *usage);
+
 #endif

@@ -874,11 +874,41 @@ void gh_hmm_batcher_add(gh_hmm_batcher *bt, const char *key, const gh_matrix *m,
 
 void gh_hmm_batcher_clear(gh_hmm_batcher *bt) {
   for (int32_t u = 0; u < bt->b.num_utts; ++u) free(bt->keys[u]);
+  for (int32_t u = 0; u < bt->num_uc; ++u) gh_hmm_compiled_free(&bt->uc[u]);
   bt->b.num_utts = 0;
+  bt->num_uc = 0;
 }
 
 void gh_hmm_batcher_free(gh_hmm_batcher *bt) {
   gh_hmm_batcher_clear(bt);
-  free(bt->keys); free(bt->loglikes); free(bt->frame_off); free(bt->graph);
+  free(bt->keys); free(bt->loglikes); free(bt->frame_off); free(bt->graph); free(bt->uc);
   memset(bt, 0, sizeof *bt);
+}
+
+int32_t gh_hmm_batcher_fill(gh_hmm_batcher *bt, gh_hmm_input *in, int64_t batch_frames,
+                            const gh_hmm_transcripts *tr, int64_t *num_err) {
+  gh_hmm_batcher_clear(bt);
+  while (!gh_hmm_input_done(in) && gh_hmm_batcher_frames(bt) < batch_frames) {
+    const char *key = gh_hmm_input_key(in);
+    int32_t g = 0;
+    if (tr) {
+      const char *text = gh_rand_reader_value(tr->reader, key);
+      if (!text) {
+        gh_warn("%s: no transcript for utterance '%s'; skipped", tr->spec, key);
+        if (num_err) ++*num_err;
+        gh_hmm_input_next(in);
+        continue;
+      }
+      g = bt->b.num_utts;
+      if (g == bt->uc_cap) {
+        bt->uc_cap = bt->uc_cap ? 2 * bt->uc_cap : 64;
+        bt->uc = gh_realloc(bt->uc, bt->uc_cap * sizeof *bt->uc);
+      }
+      gh_hmm_compile_transcript(tr->set, text, tr->sil, tr->sil_prob, &bt->uc[g], tr->spec, key);
+      bt->num_uc = g + 1;
+    }
+    gh_hmm_batcher_add(bt, key, gh_hmm_input_value(in), g);
+    gh_hmm_input_next(in);
+  }
+  return bt->b.num_utts;
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include "../kernels/backend.h"
 #include "kaldi-io.h"
+#include "table.h"
 #include "matrix.h"
 
 typedef struct { int32_t from, to; float logp; } gh_hmm_arc;
@@ -220,13 +221,39 @@ typedef struct {
   int32_t *graph;
   int32_t cap;
   int64_t cap_frames;
+  gh_hmm_compiled *uc;       /* [num_uc] per-utterance compiled transcripts
+                                (gh_hmm_batcher_fill with transcripts): utterance
+                                u uses graph u = uc[u].graph */
+  int32_t num_uc, uc_cap;
 } gh_hmm_batcher;
 void gh_hmm_batcher_init(gh_hmm_batcher *bt, int32_t num_pdfs);
 /* Append one utterance (m has >= num_pdfs columns) using graph index g. */
 void gh_hmm_batcher_add(gh_hmm_batcher *bt, const char *key, const gh_matrix *m, int32_t g);
 /* Number of frames held. */
 static inline int64_t gh_hmm_batcher_frames(const gh_hmm_batcher *bt) { return bt->frame_off[bt->b.num_utts]; }
+/* Empties the batch (keys and compiled transcripts freed; buffers kept). */
 void gh_hmm_batcher_clear(gh_hmm_batcher *bt);
 void gh_hmm_batcher_free(gh_hmm_batcher *bt);
+
+/* Where --transcripts come from: a text table utterance -> transcript (an
+ * HMM name or a word sequence of HMM names), compiled against set with
+ * optional silence HMM sil (-1: none) taken with probability sil_prob. */
+typedef struct {
+  const gh_hmm_set *set;
+  gh_rand_reader *reader;
+  const char *spec;  /* the table's rspecifier, for messages */
+  int32_t sil;
+  double sil_prob;
+} gh_hmm_transcripts;
+
+/* The batching loop shared by hmm-forward, hmm-viterbi and hmm-bw: clears bt,
+ * then moves utterances from in into it until it holds at least batch_frames
+ * frames or in is exhausted.  With tr == NULL every utterance gets graph
+ * index 0; with transcripts, utterance u's transcript is compiled into
+ * bt->uc[u] (graph index u), and an utterance without one is warned about,
+ * skipped and counted in *num_err.  Returns the number of utterances in the
+ * batch, 0 once the input is exhausted. */
+int32_t gh_hmm_batcher_fill(gh_hmm_batcher *bt, gh_hmm_input *in, int64_t batch_frames,
+                            const gh_hmm_transcripts *tr, int64_t *num_err);
 
 #endif

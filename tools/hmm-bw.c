@@ -83,9 +83,7 @@ int main(int argc, char **argv) {
   gh_hmm_batcher bt;
   gh_hmm_batcher_init(&bt, P);
   bt.acoustic_scale = acoustic_scale;
-  gh_hmm_compiled *uc = NULL;
   const gh_hmm_graph **graphs = NULL;
-  int32_t uc_cap = 0;
   double *ll = NULL, *stats = NULL, *pdfsum = gh_calloc(P, sizeof(double));
   float *gamma = NULL;
   int32_t *touched = gh_malloc(P * sizeof(int32_t));
@@ -93,36 +91,14 @@ int main(int argc, char **argv) {
   double t0 = gh_seconds();
   gh_posterior post;
   memset(&post, 0, sizeof post);
-  for (;;) {
-    int end = gh_hmm_input_done(in);
-    if (!end) {
-      const char *key = gh_hmm_input_key(in);
-      int32_t g = 0;
-      if (per_utt) {
-        const char *tr = gh_rand_reader_value(trans, key);
-        if (!tr) {
-          gh_warn("%s: no transcript for utterance '%s'; skipped", transcripts, key);
-          ++num_err;
-          gh_hmm_input_next(in);
-          continue;
-        }
-        g = bt.b.num_utts;
-        if (g == uc_cap) uc = gh_realloc(uc, (uc_cap = uc_cap ? 2 * uc_cap : 64) * sizeof *uc);
-        gh_hmm_compile_transcript(&set, tr, sil, sil_prob, &uc[g], transcripts, key);
-      }
-      gh_hmm_batcher_add(&bt, key, gh_hmm_input_value(in), g);
-      gh_hmm_input_next(in);
-    }
-    int32_t B = bt.b.num_utts;
-    if (B == 0 || (!end && gh_hmm_batcher_frames(&bt) < batch_frames)) {
-      if (end) break;
-      continue;
-    }
+  gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob};
+  int32_t B;
+  while ((B = gh_hmm_batcher_fill(&bt, in, batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
     gh_dev_hmm *d = dh;
     int32_t ng = 1;
     graphs = gh_realloc(graphs, B * sizeof *graphs);
     if (per_utt) {
-      for (int32_t u = 0; u < B; ++u) graphs[u] = &uc[u].graph;
+      for (int32_t u = 0; u < B; ++u) graphs[u] = &bt.uc[u].graph;
       ng = B;
       d = ops->hmm_upload(be, graphs, B);
     } else {
@@ -138,10 +114,10 @@ int main(int argc, char **argv) {
     ops->hmm_fb(be, d, &bt.b, ll, gamma, stats);
     if (per_utt) ops->hmm_free(be, d);
     for (int32_t k = 0; k < ng; ++k)
-      gh_hmm_accs_add_stats(&accs, per_utt ? &uc[k] : &fixed, stats + gh_hmm_stats_offset(graphs, k));
+      gh_hmm_accs_add_stats(&accs, per_utt ? &bt.uc[k] : &fixed, stats + gh_hmm_stats_offset(graphs, k));
     for (int32_t u = 0; u < B; ++u) {
       int64_t T = bt.frame_off[u + 1] - bt.frame_off[u];
-      const gh_hmm_compiled *c = per_utt ? &uc[u] : &fixed;
+      const gh_hmm_compiled *c = per_utt ? &bt.uc[u] : &fixed;
       int32_t S = c->graph.num_states;
       if (ll[u] == -INFINITY) {
         gh_warn("%s, key '%s': no complete path through the HMM (utterance of %lld frames); skipped", in_rspec,
@@ -188,10 +164,6 @@ int main(int argc, char **argv) {
       ++num_done;
     }
     free(soff);
-    if (per_utt)
-      for (int32_t u = 0; u < B; ++u) gh_hmm_compiled_free(&uc[u]);
-    gh_hmm_batcher_clear(&bt);
-    if (end) break;
   }
   gh_hmm_input_close(in);
   gh_writer_close(w);
@@ -212,7 +184,7 @@ int main(int argc, char **argv) {
   gh_backend_free(be);
   gh_hmm_compiled_free(&fixed);
   gh_posterior_free(&post);
-  free(uc); free(graphs); free(ll); free(stats); free(gamma); free(pdfsum); free(touched);
+  free(graphs); free(ll); free(stats); free(gamma); free(pdfsum); free(touched);
   gh_hmm_accs_free(&accs);
   gh_hmm_batcher_free(&bt);
   gh_hmm_set_free(&set);

@@ -64,18 +64,8 @@ int main(int argc, char **argv) {
   int64_t num_done = 0, num_nopath = 0, frames = 0;
   gh_vector out = {num, gh_malloc(num * sizeof(float))};
   double t0 = gh_seconds();
-  for (;;) {
-    int end = gh_hmm_input_done(in);
-    if (!end) {
-      const gh_matrix *m = gh_hmm_input_value(in);
-      gh_hmm_batcher_add(&bt, gh_hmm_input_key(in), m, 0);
-      gh_hmm_input_next(in);
-    }
-    int32_t B = bt.b.num_utts;
-    if (B == 0 || (!end && gh_hmm_batcher_frames(&bt) < batch_frames)) {
-      if (end) break;
-      continue;
-    }
+  int32_t B;
+  while ((B = gh_hmm_batcher_fill(&bt, in, batch_frames, NULL, NULL)) > 0) {
     ll = gh_realloc(ll, (size_t)num * B * sizeof(double));
     for (int32_t k = 0; k < num; ++k) {
       for (int32_t u = 0; u < B; ++u) bt.graph[u] = k;
@@ -98,8 +88,6 @@ int main(int argc, char **argv) {
       gh_writer_write(w, bt.keys[u], GH_OBJ_VECTOR, &out);
       ++num_done;
     }
-    gh_hmm_batcher_clear(&bt);
-    if (end) break;
   }
   gh_hmm_input_close(in);
   gh_writer_close(w);

@@ -83,37 +83,13 @@ int main(int argc, char **argv) {
   gh_hmm_batcher bt;
   gh_hmm_batcher_init(&bt, P);
   bt.acoustic_scale = acoustic_scale;
-  gh_hmm_compiled *uc = NULL;  /* per-utterance graphs (transcripts) */
-  int32_t uc_cap = 0;
   int32_t *path = NULL, *best_path = NULL, *best_k = NULL;
   double *score = NULL, *best = NULL, tot = 0;
   int64_t num_done = 0, num_err = 0, frames = 0, cap = 0;
   double t0 = gh_seconds();
-  for (;;) {
-    int end = gh_hmm_input_done(in);
-    if (!end) {
-      const char *key = gh_hmm_input_key(in);
-      int32_t g = 0;
-      if (per_utt) {
-        const char *tr = gh_rand_reader_value(trans, key);
-        if (!tr) {
-          gh_warn("%s: no transcript for utterance '%s'; skipped", transcripts, key);
-          ++num_err;
-          gh_hmm_input_next(in);
-          continue;
-        }
-        g = bt.b.num_utts;
-        if (g == uc_cap) uc = gh_realloc(uc, (uc_cap = uc_cap ? 2 * uc_cap : 64) * sizeof *uc);
-        gh_hmm_compile_transcript(&set, tr, sil, sil_prob, &uc[g], transcripts, key);
-      }
-      gh_hmm_batcher_add(&bt, key, gh_hmm_input_value(in), g);
-      gh_hmm_input_next(in);
-    }
-    int32_t B = bt.b.num_utts;
-    if (B == 0 || (!end && gh_hmm_batcher_frames(&bt) < batch_frames)) {
-      if (end) break;
-      continue;
-    }
+  gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob};
+  int32_t B;
+  while ((B = gh_hmm_batcher_fill(&bt, in, batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
     int64_t F = gh_hmm_batcher_frames(&bt);
     if (F > cap) {
       cap = F;
@@ -125,7 +101,7 @@ int main(int argc, char **argv) {
     best_k = gh_realloc(best_k, B * sizeof(int32_t));
     if (per_utt) {
       graphs = gh_realloc(graphs, B * sizeof *graphs);
-      for (int32_t u = 0; u < B; ++u) graphs[u] = &uc[u].graph;
+      for (int32_t u = 0; u < B; ++u) graphs[u] = &bt.uc[u].graph;
       gh_dev_hmm *d = ops->hmm_upload(be, graphs, B);
       ops->hmm_viterbi(be, d, &bt.b, best_path, best);
       ops->hmm_free(be, d);
@@ -146,7 +122,7 @@ int main(int argc, char **argv) {
     for (int32_t u = 0; u < B; ++u) {
       int64_t T = bt.frame_off[u + 1] - bt.frame_off[u];
       int32_t *pu = best_path + bt.frame_off[u];
-      const gh_hmm_compiled *c = per_utt ? &uc[u] : &fixed[best_k[u]];
+      const gh_hmm_compiled *c = per_utt ? &bt.uc[u] : &fixed[best_k[u]];
       if (best[u] == -INFINITY) {
         gh_warn("%s, key '%s': no complete path through the HMM (utterance of %lld frames); skipped", in_rspec,
                 bt.keys[u], (long long)T);
@@ -171,10 +147,6 @@ int main(int argc, char **argv) {
       frames += T;
       ++num_done;
     }
-    if (per_utt)
-      for (int32_t u = 0; u < B; ++u) gh_hmm_compiled_free(&uc[u]);
-    gh_hmm_batcher_clear(&bt);
-    if (end) break;
   }
   gh_hmm_input_close(in);
   gh_writer_close(w);
@@ -188,7 +160,7 @@ int main(int argc, char **argv) {
   if (dh) ops->hmm_free(be, dh);
   gh_backend_free(be);
   for (int32_t k = 0; k < num; ++k) gh_hmm_compiled_free(&fixed[k]);
-  free(fixed); free(graphs); free(uc); free(path); free(best_path); free(best_k); free(score); free(best);
+  free(fixed); free(graphs); free(path); free(best_path); free(best_k); free(score); free(best);
   gh_hmm_batcher_free(&bt);
   gh_hmm_set_free(&set);
   gh_opts_free(po);
