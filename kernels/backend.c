@@ -2,7 +2,7 @@
  *
  * The caller asks once, by name; everything after that goes through the
  * gh_backend_ops table (see backend.h).  When the toolkit is built without
- * CUDA (no nvcc: GH_HAVE_CUDA undefined) the CUDA constructor is a stub that
+ * CUDA (no nvcc: GH_HAVE_CUDA undefined) the CUDA constructor only reports that CUDA is absent: it
  * returns NULL and gh_cuda_device_count() is 0, so "auto" picks the CPU.
  */
 #include "backend.h"
