@@ -21,7 +21,8 @@ command -v gzip >/dev/null || need+=(gzip)
 command -v python3 >/dev/null || need+=(python3)
 
 py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn' >/dev/null 2>&1; }
-if command -v python3 >/dev/null && ! py_ok && [ "$(command -v python3)" = /usr/bin/python3 ]; then
+# Debian's python3 (already there, or installed now) takes numpy/scikit-learn from apt.
+if ! command -v python3 >/dev/null || { ! py_ok && [ "$(command -v python3)" = /usr/bin/python3 ]; }; then
   need+=(python3-numpy python3-sklearn)
 fi
 
