@@ -173,3 +173,15 @@ double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
   if (seconds) *seconds = gh_seconds() - t0;
   return d->total_weight > 0 ? ll / d->total_weight : 0.0;
 }
+
+void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *model_name,
+                            const char *feats_rspec, const char *labels_rspec, const char *label_type) {
+  gh_data_opts o = {feats_rspec, labels_rspec, GH_LABELS_NONE, model->num_pdfs, model->dim, model_name};
+  if (labels_rspec) {
+    if (gh_label_type_parse(label_type, &o.label_type) != 0 || o.label_type == GH_LABELS_NONE)
+      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
+  } else if (model->num_pdfs != 1) {
+    gh_die("%s has %d pdfs: a labels argument is needed", model_name, model->num_pdfs);
+  }
+  gh_data_load(d, &o);
+}

@@ -51,6 +51,13 @@ typedef struct {
 
 /* Read everything (see top).  Dies on the errors listed there. */
 void gh_data_load(gh_data *d, const gh_data_opts *o);
+/* The E-step tools' form (gmm-est-gpu, gmm-acc-stats-gpu): the data for
+ * training `model` (read from model_name): pdf ids < model->num_pdfs,
+ * dimension model->dim; labels_rspec NULL means every frame trains pdf 0,
+ * which needs a one-pdf model; label_type is "ali", "utt" or "post".
+ * Dies on a bad label type or a missing labels argument. */
+void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *model_name,
+                            const char *feats_rspec, const char *labels_rspec, const char *label_type);
 void gh_data_free(gh_data *d);
 
 /* Frames that carry pdf `pdf`: *X [n x dim] copies of the rows and *w [n]

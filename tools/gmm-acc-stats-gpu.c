@@ -31,15 +31,8 @@ int main(int argc, char **argv) {
 
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
-  gh_data_opts dopt = {feats_rspec, labels_rspec, GH_LABELS_NONE, model.num_pdfs, model.dim, model_in};
-  if (labels_rspec) {
-    if (gh_label_type_parse(label_type, &dopt.label_type) != 0 || dopt.label_type == GH_LABELS_NONE)
-      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
-  } else if (model.num_pdfs != 1) {
-    gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
-  }
   gh_data data;
-  gh_data_load(&data, &dopt);
+  gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
   gh_backend *be = gh_backend_create(device);
   gh_accs_set accs;
   double secs = 0;
