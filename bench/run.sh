@@ -2,14 +2,17 @@
 # bench/run.sh -- `make bench`: throughput of the GMM likelihood kernel.
 #   1. seed 000's benchmark: 5,000 pdfs x 16 full-covariance Gaussians, D=36
 #   2. seed 001's benchmark: 5,000 pdfs x 256 diagonal Gaussians, D=36
-#   3. the same two cases in PyTorch (bench/torch_peer.py), the peer
-#   4. gmm-score-gpu end to end on the real AMI features (small; tool overhead)
+#   3. global UBMs (speaker ID / diarization): 1 pdf x 1024 full and 1 pdf x
+#      2048 diagonal Gaussians, D=40, UBM_FRAMES frames per call
+#   4. the same cases in PyTorch (bench/torch_peer.py), the peer
+#   5. gmm-score-gpu end to end on the real AMI features (small; tool overhead)
 # Prints frames/s and GFLOP/s (Vaněk et al.'s flop count, see bench-score.c).
 # Options via the environment: DEVICE (default auto), FRAMES (default 4096),
-# ITERS (default 5).
+# ITERS (default 5), UBM_FRAMES (default 65536).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=${DEVICE:-auto}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}
+UBM_FRAMES=${UBM_FRAMES:-65536}
 GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
 make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o
 LIBS="-llapacke -llapack -lblas -lz -lm"
@@ -18,9 +21,11 @@ if [ -n "$NVCC" ]; then LIBS="$LIBS -L$(dirname "$(dirname "$NVCC")")/lib64 -lcu
 cc -o build/bench/bench-score build/bench/bench-score.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS
 ./build/bench/bench-score --device="$DEVICE" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS"
 ./build/bench/bench-score --device="$DEVICE" --type=diag --pdfs=5000 --gauss=256 --dim=36 --frames="$FRAMES" --iters="$ITERS"
+./build/bench/bench-score --device="$DEVICE" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS"
+./build/bench/bench-score --device="$DEVICE" --type=diag --pdfs=1 --gauss=2048 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS"
 # Peer in the same run on the same machine: PyTorch (GEMM + logsumexp, fp32).
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS"
+  python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
 else
   echo "torch-peer: skipped (no PyTorch with CUDA here)"
 fi

@@ -12,7 +12,9 @@ plus the Gaussian constants, then logsumexp over each pdf's Gaussians.
 Prints one line per case: frames/s and GFLOP/s under the seed's flop count
 (full: 5 per off-diagonal, 4 per diagonal element, 9 per log-add; diag: 4 per
 dimension + 9), the same count bench-score uses.
-Usage: torch_peer.py [--frames=4096] [--iters=5]
+Also the global-UBM shapes (1 pdf x 1024 full / 2048 diag Gaussians, D=40)
+over --ubm-frames frames, as bench/run.sh runs them with bench-score.
+Usage: torch_peer.py [--frames=4096] [--iters=5] [--ubm-frames=0 (skip)]
 """
 import sys
 
@@ -20,10 +22,15 @@ import torch
 
 
 def flops_per_gauss(kind, d):
+    """Vanek et al.'s flop count of one Gaussian on one frame (see bench-score.c)."""
     return (5 * d * (d - 1) // 2 + 4 * d + 9) if kind == "full" else 4 * d + 9
 
 
 def bench(kind, pdfs, gauss, d, frames, iters, chunk):
+    """Time the GEMM + logsumexp formulation of `pdfs` x `gauss` Gaussians
+    ("full" or "diag", dimension d) on `frames` random frames, `chunk` frames
+    per GEMM; prints the median of `iters` timed calls (CUDA events, natural
+    log outputs [frames x pdfs], results discarded)."""
     torch.manual_seed(0)
     dev = "cuda"
     G = pdfs * gauss
@@ -64,16 +71,22 @@ def bench(kind, pdfs, gauss, d, frames, iters, chunk):
 
 
 def main():
-    frames, iters = 4096, 5
+    """Parse --frames / --iters / --ubm-frames and run every case (CUDA only)."""
+    frames, iters, ubm_frames = 4096, 5, 0
     for a in sys.argv[1:]:
         if a.startswith("--frames="):
             frames = int(a.split("=")[1])
+        elif a.startswith("--ubm-frames="):
+            ubm_frames = int(a.split("=")[1])
         elif a.startswith("--iters="):
             iters = int(a.split("=")[1])
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     bench("full", 5000, 16, 36, frames, iters, chunk=1024)
     bench("diag", 5000, 256, 36, frames, iters, chunk=256)
+    if ubm_frames > 0:
+        bench("full", 1, 1024, 40, ubm_frames, iters, chunk=8192)
+        bench("diag", 1, 2048, 40, ubm_frames, iters, chunk=8192)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,11 @@
  *    is the running max + scaled sum form (one exp per Gaussian per frame).
  *    grid = (frame blocks, pdf blocks): consecutive blocks share one pdf
  *    block's parameters, which therefore stay in L2.
+ *  k_combine: pdfs with many Gaussians (a global UBM) are split at upload
+ *    into segments of <= K Gaussians laid out like pdfs (plan_units);
+ *    k_loglikes writes their partial log-sums to a scratch matrix and
+ *    k_combine log-adds each split pdf's segments into the output.  Only
+ *    when that cuts the issued work by a quarter; else nothing changes.
  *
  *  k_estep_post: E-step posteriors (Araújo et al., seed 002, the p- and
  *    p^- kernels fused): one warp per (frame, pdf, weight) pair, lanes over
@@ -81,13 +86,18 @@ __device__ __forceinline__ float dot4(float4 a, float4 b) {
 }
 
 /* See top of file.  X: [T x nb] float4 (frames padded to Dp = 4 nb with
- * zeros); out: [T x P]; blocks[blk0 + blockIdx.y] is this block's pdfs. */
+ * zeros); out: [T x P]; blocks[blk0 + blockIdx.y] is this block's pdfs
+ * (layout entries: whole pdfs or Gaussian segments of a split pdf).
+ * perm[sp] >= 0: the entry is whole pdf perm[sp], its log-likelihood goes to
+ * out[t][perm[sp]]; perm[sp] < 0: the entry is a segment, its partial
+ * log-sum-exp goes to scratch[t][-perm[sp] - 1] ([T x V], combined by
+ * k_combine).  ng[sp]: the entry's number of Gaussians.  Natural log. */
 template <int TF, bool FULL>
 __global__ void __launch_bounds__(PB)
 k_loglikes(const float4 *__restrict__ params, const float *__restrict__ gconst,
            const BlockDesc *__restrict__ blocks, int blk0, const int *__restrict__ perm,
            const int *__restrict__ ng, const float4 *__restrict__ X, int T, int nb, int P,
-           float *__restrict__ out) {
+           float *__restrict__ out, float *__restrict__ scratch, int V) {
   extern __shared__ float4 sx[]; /* [TF][nb] */
   const int t0 = blockIdx.x * TF;
   const BlockDesc bd = blocks[blk0 + blockIdx.y];
@@ -147,11 +157,40 @@ k_loglikes(const float4 *__restrict__ params, const float *__restrict__ gconst,
 #pragma unroll
     for (int f = 0; f < TF; ++f) log_add(m[f], s[f], k + acc[f]);
   }
+  /* whole pdf -> out column pdf; segment -> scratch column -pdf - 1 */
+  float *dst = pdf >= 0 ? out + pdf : scratch + (-pdf - 1);
+  const int ld = pdf >= 0 ? P : V;
 #pragma unroll
   for (int f = 0; f < TF; ++f) {
     const int t = t0 + f;
-    if (t < T) out[(size_t)t * P + pdf] = m[f] == -INFINITY ? -INFINITY : m[f] + logf(s[f]);
+    if (t < T) dst[(size_t)t * ld] = m[f] == -INFINITY ? -INFINITY : m[f] + logf(s[f]);
   }
+}
+
+/* Log-add the segments of the split pdfs (second pass of the split layout,
+ * doc/kernels.md "Pdfs with many Gaussians").  One thread per (frame t,
+ * split pdf j): out[t][pdf[j]] = log sum_k exp(scratch[t][k]) over the
+ * scratch columns k in [off[j], off[j+1]) (the partial log-sums of pdf[j]'s
+ * Gaussian segments), computed as max + log sum exp(v - max) (exact
+ * up to float rounding; -inf when every segment is -inf).  scratch: [T x V],
+ * out: [T x P], natural log.  Threads: T x nsplit, j fastest. */
+__global__ void __launch_bounds__(256)
+k_combine(const float *__restrict__ scratch, int V, int T, const int *__restrict__ pdf,
+          const int *__restrict__ off, int nsplit, float *__restrict__ out, int P) {
+  const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= (long long)T * nsplit) return;
+  const int t = (int)(idx / nsplit), j = (int)(idx - (long long)t * nsplit);
+  const float *row = scratch + (size_t)t * V;
+  const int k0 = off[j], k1 = off[j + 1];
+  float mx = -INFINITY;
+  for (int k = k0; k < k1; ++k) mx = fmaxf(mx, row[k]);
+  float r = -INFINITY;
+  if (mx > -INFINITY) {
+    float sum = 0.f;
+    for (int k = k0; k < k1; ++k) sum += __expf(row[k] - mx);
+    r = mx + logf(sum);
+  }
+  out[(size_t)t * P + pdf[j]] = r;
 }
 
 /* Per-pdf descriptor of the E-step layout. */
@@ -298,6 +337,7 @@ typedef struct {
   float *dX; size_t capX;          /* frames, [rows x Dp] floats, zero-padded */
   float *hX; size_t hcapX;         /* pinned host staging of dX (same layout) */
   float *dOut; size_t capOut;      /* [rows x P] floats */
+  float *dScratch; size_t capScratch; /* [rows x V] floats: segment log-sums (split layout) */
   gh_frame_pdf *dPairs; size_t capPairs;
   long long *dGoff; size_t capGoff;
   float *dGamma; size_t capGamma;
@@ -326,6 +366,12 @@ typedef struct {
   double *dAcc;
   long long acc_size;
   int maxG;
+  /* Split layout (pdfs with many Gaussians): V scratch columns (one per
+   * segment), nsplit split pdfs; split pdf j is pdf dSplitPdf[j], its
+   * segments are scratch columns dSplitOff[j] .. dSplitOff[j+1]-1.  All
+   * zero / NULL when no pdf is split. */
+  int V, nsplit;
+  int *dSplitPdf, *dSplitOff;
 } cuda_model;
 
 /* Grow a device buffer to hold at least n elements of size sz (contents
@@ -350,7 +396,8 @@ static int round4(int d) { return (d + 3) & ~3; }
 
 static void cuda_free_backend(gh_backend *b) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
-  cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dOut); cudaFree(c->dPairs); cudaFree(c->dGoff);
+  cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dOut); cudaFree(c->dScratch); cudaFree(c->dPairs);
+  cudaFree(c->dGoff);
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal);
   cudaEventDestroy(c->ev0); cudaEventDestroy(c->ev1);
   free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
@@ -358,10 +405,123 @@ static void cuda_free_backend(gh_backend *b) {
   free(b);
 }
 
-/* Upload: builds the likelihood layout (pdfs sorted by (type, G) into
- * 64-pdf blocks, per Gaussian slot a record of float4 in read order,
+/* One entry of the likelihood layout: Gaussians g0 .. g0+G-1 of pdf p
+ * (type 0 diag, 1 full); dst >= 0: a whole pdf, output column dst; dst < 0:
+ * a segment of a split pdf, scratch column -dst - 1. */
+struct Unit { int type, G, p, g0, dst; };
+
+/* qsort order of the layout: diag before full, G descending, then pdf and
+ * first Gaussian ascending (deterministic). */
+static int unit_cmp(const void *a, const void *b) {
+  const Unit *x = (const Unit *)a, *y = (const Unit *)b;
+  if (x->type != y->type) return x->type - y->type;
+  if (x->G != y->G) return y->G - x->G;
+  if (x->p != y->p) return x->p - y->p;
+  return x->g0 - y->g0;
+}
+
+/* Issued work of a sorted layout in lane-Gaussians per frame: each warp of
+ * 32 consecutive entries of one type (blocks of PB start at each type's
+ * first entry) runs as long as its first (largest) entry, with all 32 lanes
+ * occupied.  Used to decide whether splitting pays. */
+static long long layout_cost(const Unit *u, int n) {
+  long long cost = 0;
+  for (int i = 0; i < n;) {
+    int end = i;
+    while (end < n && u[end].type == u[i].type) ++end;
+    for (int w = i; w < end; w += 32) cost += 32LL * u[w].G;
+    i = end;
+  }
+  return cost;
+}
+
+/* Segment size of the split layout for the pdfs of covariance type `type`
+ * (0 diag, 1 full) of set s: GH_CUDA_SPLIT_K when set (fixed, 0 = never
+ * split; for measurements), else SPLIT_K_FULL = 8 / SPLIT_K_DIAG = 16,
+ * halved (down to 4) while the type's pdfs with more Gaussians than that
+ * would give fewer than PB segments, so that at least one 64-lane block is
+ * full (doc/kernels.md "Pdfs with many Gaussians": 1 x 512 full, D=40,
+ * 65536 frames: 3.9 ms with 32 segments of 16, 2.0 ms with 64 of 8). */
+#define SPLIT_K_FULL 8
+#define SPLIT_K_DIAG 16
+static int split_k(const gh_gmm_set *s, int type) {
+  const char *e = getenv("GH_CUDA_SPLIT_K");
+  if (e && *e) {
+    int k = atoi(e);
+    return k < 0 ? 0 : k;
+  }
+  int K = type ? SPLIT_K_FULL : SPLIT_K_DIAG;
+  while (K > 4) {
+    long long n = 0;
+    for (int p = 0; p < s->num_pdfs; ++p)
+      if ((int)s->pdfs[p].type == type && s->pdfs[p].num_gauss > K)
+        n += (s->pdfs[p].num_gauss + K - 1) / K;
+    if (n == 0 || n >= PB) break;
+    K /= 2;
+  }
+  return K;
+}
+
+/* The sorted layout entries of set s (returned, gh_malloc'd, *n of them).
+ * K[type] is the segment size of the pdfs of that covariance type (0 diag,
+ * 1 full; 0 = never split, see split_k).
+ * Candidate 1: one entry per pdf.  Candidate 2 (when some pdf has more than
+ * K of its type Gaussians): every such pdf cut into ceil(G/K) segments of
+ * consecutive Gaussians with sizes floor/ceil of G/nseg (<= K), the others
+ * whole.  Splitting is exact (weights are folded into the gconsts, so a
+ * pdf's log-likelihood is the log-add of its segments') but costs a scratch
+ * column per segment and the k_combine pass, so candidate 2 is taken only
+ * when it cuts layout_cost by at least a quarter (a global UBM: 32x; 5000
+ * pdfs x 256 diag: < 1%, not split).  Outputs for candidate 2: *V scratch
+ * columns, *nsplit split pdfs, *split_pdf [nsplit] their ids, *split_off
+ * [nsplit + 1] their first scratch columns (gh_malloc'd); for candidate 1
+ * all zero / NULL. */
+static Unit *plan_units(const gh_gmm_set *s, const int K[2], int *n, int *V, int *nsplit, int **split_pdf,
+                        int **split_off) {
+  const int P = s->num_pdfs;
+  Unit *whole = (Unit *)gh_malloc((P ? P : 1) * sizeof(Unit));
+  long long nseg_total = 0;
+  int nbig = 0;
+  for (int p = 0; p < P; ++p) {
+    const int G = s->pdfs[p].num_gauss, k = K[(int)s->pdfs[p].type];
+    whole[p] = Unit{(int)s->pdfs[p].type, G, p, 0, p};
+    if (k > 0 && G > k) { nseg_total += (G + k - 1) / k; ++nbig; } else nseg_total += 1;
+  }
+  qsort(whole, P, sizeof(Unit), unit_cmp);
+  *n = P; *V = 0; *nsplit = 0; *split_pdf = NULL; *split_off = NULL;
+  if (nbig == 0) return whole;
+  if (nseg_total > (1LL << 30)) gh_die("model upload: %lld Gaussian segments, too many", nseg_total);
+  Unit *seg = (Unit *)gh_malloc(nseg_total * sizeof(Unit));
+  int *spdf = (int *)gh_malloc(nbig * sizeof(int)), *soff = (int *)gh_malloc((nbig + 1) * sizeof(int));
+  int ns = 0, nj = 0, v = 0;
+  for (int p = 0; p < P; ++p) {
+    const int G = s->pdfs[p].num_gauss, type = (int)s->pdfs[p].type, k = K[type];
+    if (k <= 0 || G <= k) { seg[ns++] = Unit{type, G, p, 0, p}; continue; }
+    const int nseg = (G + k - 1) / k;
+    spdf[nj] = p; soff[nj++] = v;
+    for (int q = 0; q < nseg; ++q) {
+      const int g0 = (int)((long long)q * G / nseg), g1 = (int)((long long)(q + 1) * G / nseg);
+      seg[ns++] = Unit{type, g1 - g0, p, g0, -(v + q) - 1};
+    }
+    v += nseg;
+  }
+  soff[nj] = v;
+  qsort(seg, ns, sizeof(Unit), unit_cmp);
+  if (4 * layout_cost(seg, ns) <= 3 * layout_cost(whole, P)) {
+    free(whole);
+    *n = ns; *V = v; *nsplit = nj; *split_pdf = spdf; *split_off = soff;
+    return seg;
+  }
+  free(seg); free(spdf); free(soff);
+  return whole;
+}
+
+/* Upload: builds the likelihood layout (entries -- pdfs, or Gaussian
+ * segments of split pdfs, see plan_units -- sorted by (type, G) into 64-entry
+ * blocks, per Gaussian slot a record of float4 in read order,
  * lane-interleaved) and the E-step layout (per pdf, parameters transposed
- * so lanes = Gaussians read consecutive floats). */
+ * so lanes = Gaussians read consecutive floats; never split).  Dies on a
+ * dimension mismatch, D > 768 or a CUDA error. */
 static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   cuda_model *m = (cuda_model *)gh_calloc(1, sizeof *m);
   const int D = s->dim, P = s->num_pdfs;
@@ -372,36 +532,28 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   for (int p = 0; p < P; ++p)
     if (s->pdfs[p].dim != D) gh_die("model upload: pdf %d has dimension %d, the set has %d", p, s->pdfs[p].dim, D);
 
-  /* Sort pdfs: diag before full, then by G descending, then by index. */
-  int *perm = (int *)gh_malloc((P ? P : 1) * sizeof(int));
-  for (int p = 0; p < P; ++p) perm[p] = p;
-  {
-    /* insertion-free: counting by (type, G) via qsort with a static key */
-    struct Key { int type, G, p; };
-    Key *keys = (Key *)gh_malloc((P ? P : 1) * sizeof(Key));
-    for (int p = 0; p < P; ++p) keys[p] = Key{(int)s->pdfs[p].type, s->pdfs[p].num_gauss, p};
-    qsort(keys, P, sizeof(Key), [](const void *a, const void *bb) -> int {
-      const Key *x = (const Key *)a, *y = (const Key *)bb;
-      if (x->type != y->type) return x->type - y->type;
-      if (x->G != y->G) return y->G - x->G;
-      return x->p - y->p;
-    });
-    for (int p = 0; p < P; ++p) perm[p] = keys[p].p;
-    free(keys);
-  }
-  int *ng = (int *)gh_malloc((P ? P : 1) * sizeof(int));
-  for (int i = 0; i < P; ++i) ng[i] = s->pdfs[perm[i]].num_gauss;
+  /* Layout entries: whole pdfs, or Gaussian segments of the pdfs with more
+   * than K Gaussians when plan_units decides to split (doc/kernels.md
+   * "Pdfs with many Gaussians"); sorted diag before full, then by G
+   * descending, then by (pdf, first Gaussian). */
+  int nunits = 0;
+  int *split_pdf = NULL, *split_off = NULL;
+  const int K[2] = {split_k(s, 0), split_k(s, 1)};
+  Unit *units = plan_units(s, K, &nunits, &m->V, &m->nsplit, &split_pdf, &split_off);
+  int *perm = (int *)gh_malloc((nunits ? nunits : 1) * sizeof(int));
+  int *ng = (int *)gh_malloc((nunits ? nunits : 1) * sizeof(int));
+  for (int i = 0; i < nunits; ++i) { perm[i] = units[i].dst; ng[i] = units[i].G; }
 
-  /* Blocks: runs of <= PB sorted pdfs of one type. */
+  /* Blocks: runs of <= PB sorted entries of one type. */
   int nblk = 0;
-  BlockDesc *blk = (BlockDesc *)gh_malloc((P / PB + 3) * sizeof(BlockDesc));
+  BlockDesc *blk = (BlockDesc *)gh_malloc((nunits / PB + 3) * sizeof(BlockDesc));
   long long poff = 0, goff = 0;
   const long long Rdiag = 2LL * nb, Rfull = nb + 4LL * nb * (nb + 1) / 2;
   for (int type = 0; type < 2; ++type) {
     int start = 0;
-    while (start < P && (int)s->pdfs[perm[start]].type != type) ++start;
+    while (start < nunits && units[start].type != type) ++start;
     int end = start;
-    while (end < P && (int)s->pdfs[perm[end]].type == type) ++end;
+    while (end < nunits && units[end].type == type) ++end;
     int nblocks_type = 0;
     for (int i = start; i < end; i += PB) {
       BlockDesc d;
@@ -422,22 +574,24 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   for (int bi = 0; bi < nblk; ++bi) {
     const BlockDesc *d = &blk[bi];
     for (int lane = 0; lane < d->count; ++lane) {
-      const gh_gmm *gm = &s->pdfs[perm[d->first + lane]];
+      const Unit *un = &units[d->first + lane];
+      const gh_gmm *gm = &s->pdfs[un->p];
       const int full = gm->type == GH_COV_FULL;
       const long long R = full ? Rfull : Rdiag;
-      for (int g = 0; g < gm->num_gauss; ++g) {
-        hg[d->goff + (long long)g * PB + lane] = gm->gconsts[g];
-        const float *bv = gm->means_invvars + (size_t)g * D;
+      for (int g = 0; g < un->G; ++g) {
+        const int gg = un->g0 + g; /* Gaussian of the pdf in slot g of this entry */
+        hg[d->goff + (long long)g * PB + lane] = gm->gconsts[gg];
+        const float *bv = gm->means_invvars + (size_t)gg * D;
         /* float4 number r of this Gaussian's record -> hp index */
 #define SLOT(r, comp) hp[((d->poff + ((long long)g * R + (r)) * PB + lane) * 4) + (comp)]
         if (!full) {
-          const float *iv = gm->inv_vars + (size_t)g * D;
+          const float *iv = gm->inv_vars + (size_t)gg * D;
           for (int i = 0; i < D; ++i) {
             SLOT(2 * (i / 4), i % 4) = bv[i];
             SLOT(2 * (i / 4) + 1, i % 4) = -0.5f * iv[i];
           }
         } else {
-          const float *Pm = gm->inv_vars + (size_t)g * gh_packed_size(D);
+          const float *Pm = gm->inv_vars + (size_t)gg * gh_packed_size(D);
           long long r = 0;
           for (int I = 0; I < nb; ++I) {
             for (int c = 0; c < 4; ++c)
@@ -460,15 +614,24 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   }
   CK(cudaMalloc((void **)&m->dBlocks, (nblk ? nblk : 1) * sizeof(BlockDesc)));
   CK(cudaMemcpy(m->dBlocks, blk, nblk * sizeof(BlockDesc), cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dPerm, (P ? P : 1) * sizeof(int)));
-  CK(cudaMemcpy(m->dPerm, perm, P * sizeof(int), cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dNg, (P ? P : 1) * sizeof(int)));
-  CK(cudaMemcpy(m->dNg, ng, P * sizeof(int), cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dPerm, (nunits ? nunits : 1) * sizeof(int)));
+  CK(cudaMemcpy(m->dPerm, perm, nunits * sizeof(int), cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dNg, (nunits ? nunits : 1) * sizeof(int)));
+  CK(cudaMemcpy(m->dNg, ng, nunits * sizeof(int), cudaMemcpyHostToDevice));
   CK(cudaMalloc((void **)&m->dParams, (poff + 1) * sizeof(float4)));
   CK(cudaMemcpy(m->dParams, hp, poff * sizeof(float4), cudaMemcpyHostToDevice));
   CK(cudaMalloc((void **)&m->dGconst, (goff + 1) * sizeof(float)));
   CK(cudaMemcpy(m->dGconst, hg, goff * sizeof(float), cudaMemcpyHostToDevice));
-  free(hp); free(hg); free(blk); free(perm); free(ng);
+  if (m->nsplit) {
+    CK(cudaMalloc((void **)&m->dSplitPdf, m->nsplit * sizeof(int)));
+    CK(cudaMemcpy(m->dSplitPdf, split_pdf, m->nsplit * sizeof(int), cudaMemcpyHostToDevice));
+    CK(cudaMalloc((void **)&m->dSplitOff, (m->nsplit + 1) * sizeof(int)));
+    CK(cudaMemcpy(m->dSplitOff, split_off, (m->nsplit + 1) * sizeof(int), cudaMemcpyHostToDevice));
+  }
+  if (getenv("GH_CUDA_SPLIT_VERBOSE"))
+    fprintf(stderr, "cuda model upload: %d pdfs -> %d layout entries (%d pdfs split into %d segments; "
+            "K diag %d, full %d)\n", P, nunits, m->nsplit, m->V, K[0], K[1]);
+  free(hp); free(hg); free(blk); free(perm); free(ng); free(units); free(split_pdf); free(split_off);
 
   /* E-step layout and accumulators. */
   m->hEpdf = (EPdf *)gh_malloc((P ? P : 1) * sizeof(EPdf));
@@ -521,6 +684,7 @@ static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   if (!m) return;
   cudaFree(m->dBlocks); cudaFree(m->dPerm); cudaFree(m->dNg); cudaFree(m->dParams);
   cudaFree(m->dGconst); cudaFree(m->dEpdf); cudaFree(m->dEparams); cudaFree(m->dAcc);
+  cudaFree(m->dSplitPdf); cudaFree(m->dSplitOff);
   free(m->hEpdf);
   free(m);
 }
@@ -563,16 +727,24 @@ static void upload_frames(cuda_ctx *c, const cuda_model *m, const float *X, size
   CK(cudaMemcpy(c->dX, c->hX, total * sizeof(float), cudaMemcpyHostToDevice));
 }
 
+/* backend.h loglikes: X host [T x D] -> out host [T x P] per-pdf
+ * log-likelihoods (natural log).  Per chunk of frames: upload, k_loglikes
+ * over the diag and the full blocks, k_combine when the model has split pdfs
+ * (kernel time, combine included, added to b->kernel_seconds), download.
+ * Dies on a CUDA error. */
 static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
   const int P = m->P;
   if (T <= 0 || P <= 0) return;
-  /* Chunk: output at most 64M floats (256 MB) per kernel pass. */
-  long long tc = (64LL << 20) / P;
+  /* Chunk: output (and segment scratch) at most 64M floats (256 MB) each
+   * per kernel pass. */
+  const int W = m->V > P ? m->V : P;
+  long long tc = (64LL << 20) / W;
   if (tc < 16) tc = 16;
   if (tc > T) tc = T;
   dgrow((void **)&c->dOut, &c->capOut, (size_t)tc * P, sizeof(float), 0);
+  if (m->nsplit) dgrow((void **)&c->dScratch, &c->capScratch, (size_t)tc * m->V, sizeof(float), 0);
   float ms_total = 0.f;
   for (long long t0 = 0; t0 < T; t0 += tc) {
     const int n = (int)(T - t0 < tc ? T - t0 : tc);
@@ -582,7 +754,7 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
       dim3 grid((n + 15) / 16, m->ndiag_blocks);
       k_loglikes<16, false><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
           m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)c->dX, n, m->nb, P,
-          c->dOut);
+          c->dOut, c->dScratch, m->V);
       CK(cudaGetLastError());
     }
     if (m->nfull_blocks) {
@@ -590,13 +762,19 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
         dim3 grid((n + 7) / 8, m->nfull_blocks);
         k_loglikes<8, true><<<grid, PB, 8 * m->nb * sizeof(float4)>>>(
             m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
-            (const float4 *)c->dX, n, m->nb, P, c->dOut);
+            (const float4 *)c->dX, n, m->nb, P, c->dOut, c->dScratch, m->V);
       } else {
         dim3 grid((n + 15) / 16, m->nfull_blocks);
         k_loglikes<16, true><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
             m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
-            (const float4 *)c->dX, n, m->nb, P, c->dOut);
+            (const float4 *)c->dX, n, m->nb, P, c->dOut, c->dScratch, m->V);
       }
+      CK(cudaGetLastError());
+    }
+    if (m->nsplit) {
+      const long long nthr = (long long)n * m->nsplit;
+      k_combine<<<(unsigned)((nthr + 255) / 256), 256>>>(c->dScratch, m->V, n, m->dSplitPdf,
+                                                          m->dSplitOff, m->nsplit, c->dOut, P);
       CK(cudaGetLastError());
     }
     CK(cudaEventRecord(c->ev1));

@@ -3,8 +3,9 @@
 # reference.  Run on a machine with an NVIDIA GPU (fails if none is usable).
 #  1. build/test/test_kernels: CPU and CUDA loglikes and E-step statistics vs
 #     a float64 reference on random diagonal, full and mixed models with a
-#     variable number of Gaussians per pdf (D = 1..128, G up to 40, chunked
-#     inputs), and CUDA vs CPU on a chunked problem.
+#     variable number of Gaussians per pdf (D = 1..128, G up to 1024 incl.
+#     global UBMs that the CUDA backend splits into Gaussian segments,
+#     chunked inputs), and CUDA vs CPU on a chunked problem.
 #  2. gmm-score-gpu --device=cuda vs --device=cpu on real data (AMI
 #     features with Kaldi's diag/full global GMMs; yes/no features with a
 #     Kaldi monophone .mdl), and --device=cuda vs Kaldi's own frame

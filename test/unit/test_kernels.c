@@ -31,12 +31,14 @@
 
 /* ---------- random numbers ---------- */
 static uint64_t rng_state = 88172645463325252ULL;
+/* Uniform in (0, 1) (xorshift64, fixed seed: runs are reproducible). */
 static double urand(void) {
   rng_state ^= rng_state << 13;
   rng_state ^= rng_state >> 7;
   rng_state ^= rng_state << 17;
   return ((rng_state >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
+/* Standard normal (Box-Muller). */
 static double nrand(void) { return sqrt(-2.0 * log(urand())) * cos(2 * M_PI * urand()); }
 
 /* ---------- reference model (moments, double) ---------- */
@@ -48,6 +50,7 @@ typedef struct {
   double *logdet; /* [G] */
 } ref_gmm;
 
+/* Lower Cholesky factor L [D x D] of the SPD matrix A [D x D] (row-major). */
 static void cholesky(const double *A, double *L, int D) {
   memset(L, 0, sizeof(double) * D * D);
   for (int i = 0; i < D; ++i)
@@ -122,6 +125,7 @@ static void make_gmm(gh_gmm *gm, ref_gmm *r, int G, int D, int full, double mean
   free(S); free(Pm); free(A); free(Linv);
 }
 
+/* Frees the arrays of reference model r. */
 static void ref_free(ref_gmm *r) { free(r->w); free(r->mu); free(r->L); free(r->logdet); }
 
 /* Per-Gaussian reference ll[G]; returns the log-sum-exp. */
@@ -154,9 +158,14 @@ typedef struct {
   float *X;
 } problem;
 
-/* type: 0 diag, 1 full, 2 mixed (alternating by pdf). */
+/* Random problem pb: P pdfs of dimension D, T frames.  type: 0 diag, 1 full,
+ * 2 mixed (pdf p full when p % 3 == 1).  Gaussians per pdf: uniform in
+ * [gmin, gmax]; bimodal != 0 instead gives gmin to pdfs with (p / 3) even and
+ * gmax to the others, and 17 to the last pdf (one more than the CUDA
+ * backend's diagonal segment size), so a set mixes small pdfs with pdfs the
+ * CUDA backend splits into Gaussian segments. */
 static void make_problem(problem *pb, const char *name, int P, int D, int gmin, int gmax, int type,
-                         int T) {
+                         int T, int bimodal) {
   pb->name = name;
   memset(&pb->set, 0, sizeof pb->set);
   pb->set.dim = D;
@@ -167,6 +176,7 @@ static void make_problem(problem *pb, const char *name, int P, int D, int gmin, 
   for (int p = 0; p < P; ++p) {
     int G = gmin + (int)(urand() * (gmax - gmin + 1));
     if (G > gmax) G = gmax;
+    if (bimodal) G = p == P - 1 ? 17 : (p / 3) % 2 == 0 ? gmin : gmax;
     int full = type == 2 ? (p % 3 == 1) : type;
     make_gmm(&pb->set.pdfs[p], &pb->ref[p], G, D, full, 1.5);
   }
@@ -181,6 +191,7 @@ static void make_problem(problem *pb, const char *name, int P, int D, int gmin, 
   }
 }
 
+/* Frees problem pb (model, references, frames). */
 static void free_problem(problem *pb) {
   for (int p = 0; p < pb->set.num_pdfs; ++p) ref_free(&pb->ref[p]);
   free(pb->ref);
@@ -283,19 +294,26 @@ static void check_estep(gh_backend *b, problem *pb, int64_t npairs, double *wors
   free(pairs);
 }
 
+/* All loglike and E-step cases on backend b (bname for the messages):
+ * prints one TAP line per check (tolerances at the top of the file). */
 static void run_backend(gh_backend *b, const char *bname) {
-  struct { const char *name; int P, D, gmin, gmax, type, T; int64_t npairs; } cases[] = {
-      {"diag P=150 D=13 G=1..9", 150, 13, 1, 9, 0, 40, 3000},
-      {"full P=70 D=39 G=1..6", 70, 39, 1, 6, 1, 24, 1500},
-      {"mixed P=90 D=20 G=1..12", 90, 20, 1, 12, 2, 33, 2000},
-      {"full P=3 D=128 G=1..3", 3, 128, 1, 3, 1, 17, 100},
-      {"global full P=1 D=5 G=40 (G>32, >2048 pairs)", 1, 5, 40, 40, 1, 300, 5000},
-      {"global diag P=1 D=1 G=3", 1, 1, 3, 3, 0, 50, 200},
+  struct { const char *name; int P, D, gmin, gmax, type, T; int64_t npairs; int bimodal; } cases[] = {
+      {"diag P=150 D=13 G=1..9", 150, 13, 1, 9, 0, 40, 3000, 0},
+      {"full P=70 D=39 G=1..6", 70, 39, 1, 6, 1, 24, 1500, 0},
+      {"mixed P=90 D=20 G=1..12", 90, 20, 1, 12, 2, 33, 2000, 0},
+      {"full P=3 D=128 G=1..3", 3, 128, 1, 3, 1, 17, 100, 0},
+      {"global full P=1 D=5 G=40 (G>32, >2048 pairs)", 1, 5, 40, 40, 1, 300, 5000, 0},
+      {"global diag P=1 D=1 G=3", 1, 1, 3, 3, 0, 50, 200, 0},
+      /* few pdfs, many Gaussians: the CUDA backend splits them into
+       * segments and log-adds the segments (k_combine) */
+      {"UBM full P=1 D=24 G=512", 1, 24, 512, 512, 1, 53, 120, 0},
+      {"UBM diag P=1 D=40 G=1024", 1, 40, 1024, 1024, 0, 70, 150, 0},
+      {"mixed G=3/300 (+17) P=13 D=20", 13, 20, 3, 300, 2, 37, 600, 1},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     problem pb;
     make_problem(&pb, cases[c].name, cases[c].P, cases[c].D, cases[c].gmin, cases[c].gmax,
-                 cases[c].type, cases[c].T);
+                 cases[c].type, cases[c].T, cases[c].bimodal);
     double e = check_loglikes(b, &pb, NULL);
     GH_TEST_OK(e <= 1e-4, "%s loglikes %s: max |err|/(1+|ref|) = %.3g", bname, pb.name, e);
     double es, et;
@@ -306,6 +324,8 @@ static void run_backend(gh_backend *b, const char *bname) {
   }
 }
 
+/* TAP test driver: CPU always, CUDA when a GPU is present; exit status 0
+ * iff every check passed. */
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
@@ -321,7 +341,7 @@ int main(int argc, char **argv) {
     run_backend(cu, "cuda");
     /* Chunked loglikes (T larger than one output chunk) vs the CPU backend. */
     problem pb;
-    make_problem(&pb, "chunked", 30000, 4, 1, 2, 0, 2300);
+    make_problem(&pb, "chunked", 30000, 4, 1, 2, 0, 2300, 0);
     float *a = malloc(sizeof(float) * (size_t)pb.T * 30000), *bb = malloc(sizeof(float) * (size_t)pb.T * 30000);
     gh_dev_model *m1 = cu->ops->model_upload(cu, &pb.set);
     cu->ops->loglikes(cu, m1, pb.X, pb.T, a);
