@@ -13,6 +13,7 @@
 #      by hmm-forward (the digit HMM with the highest log-likelihood)
 #   3. accuracy per held-out speaker and the mean
 # Options: --device=auto|cpu|cuda --states=10 --gauss=2 --iters=12 --stage=N
+#          --cmvn=speaker|utterance (statistics per speaker, or per utterance)
 # (defaults chosen on these folds from states 5..15 x Gaussians 1..8: with 3
 # training speakers, small models generalise best; see README)
 set -euo pipefail
@@ -22,11 +23,11 @@ export PATH="$root/bin:$PATH"
 shared=${GH_SHARED:-$root/../shared}
 wavdir=$shared/data/fsdd/recordings
 
-device=auto; states=10; gauss=2; iters=12; stage=0
+device=auto; states=10; gauss=2; iters=12; stage=0; cmvn=speaker
 for a in "$@"; do
   case $a in
     --device=*) device=${a#*=} ;; --states=*) states=${a#*=} ;; --gauss=*) gauss=${a#*=} ;;
-    --iters=*) iters=${a#*=} ;; --stage=*) stage=${a#*=} ;;
+    --iters=*) iters=${a#*=} ;; --stage=*) stage=${a#*=} ;; --cmvn=*) cmvn=${a#*=} ;;
     *) echo "run.sh: unknown argument $a" >&2; exit 1 ;;
   esac
 done
@@ -46,8 +47,13 @@ if [ $stage -le 0 ]; then
   awk '{ u[$2] = u[$2] " " $1 } END { for (s in u) print s u[s] }' data/utt2spk | sort > data/spk2utt
   compute-mfcc-feats --sample-frequency=8000 --dither=0 scp:data/wav.scp ark:- 2> data/mfcc.log |
     add-deltas ark:- ark,scp:data/deltas.ark,data/deltas.scp 2>> data/mfcc.log
-  compute-cmvn-stats --spk2utt=ark,t:data/spk2utt scp:data/deltas.scp ark:data/cmvn.ark 2>> data/mfcc.log
-  apply-cmvn --norm-vars=true --utt2spk=ark,t:data/utt2spk ark:data/cmvn.ark scp:data/deltas.scp \
+  case $cmvn in
+    speaker) spk_opt=--spk2utt=ark,t:data/spk2utt; utt_opt=--utt2spk=ark,t:data/utt2spk ;;
+    utterance) spk_opt=; utt_opt= ;;
+    *) echo "run.sh: --cmvn must be speaker or utterance" >&2; exit 1 ;;
+  esac
+  compute-cmvn-stats $spk_opt scp:data/deltas.scp ark:data/cmvn.ark 2>> data/mfcc.log
+  apply-cmvn --norm-vars=true $utt_opt ark:data/cmvn.ark scp:data/deltas.scp \
     ark,scp:data/feats.ark,data/feats.scp 2>> data/mfcc.log
   echo "$(wc -l < data/feats.scp) utterances, $(feat-to-len scp:data/feats.scp 2>/dev/null) frames," \
     "dimension $(feat-to-dim scp:data/feats.scp - 2>/dev/null)"

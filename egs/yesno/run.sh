@@ -22,7 +22,7 @@
 #      reference, on the 10 test files and (sanity) the 20 training files
 #
 # Options: --device=auto|cpu|cuda, --states=N, --sil-states=N, --gauss=N,
-#          --iters=N, --word-penalty=P, --stage=N, --work=DIR (where data/ and
+#          --iters=N, --word-penalty=P, --acoustic-scale=S, --stage=N, --work=DIR (where data/ and
 #          exp/ go; default: this directory).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -38,6 +38,7 @@ sil_states=3
 gauss=8         # Gaussians per pdf after mixing up
 iters=30
 word_penalty=20 # nats per word entered in the loop
+acwt=1         # --acoustic-scale of hmm-viterbi (Kaldi decodes with 0.1)
 stage=0
 work=.
 for a in "$@"; do
@@ -48,6 +49,7 @@ for a in "$@"; do
     --gauss=*) gauss=${a#*=} ;;
     --iters=*) iters=${a#*=} ;;
     --word-penalty=*) word_penalty=${a#*=} ;;
+    --acoustic-scale=*) acwt=${a#*=} ;;
     --stage=*) stage=${a#*=} ;;
     --work=*) work=${a#*=} ;;
     *) echo "run.sh: unknown argument $a" >&2; exit 1 ;;
@@ -99,13 +101,13 @@ if [ $stage -le 2 ]; then
 fi
 
 if [ $stage -le 3 ]; then
-  echo "== decoding: word loop (yes | no | sil)*, word penalty $word_penalty"
+  echo "== decoding: word loop (yes | no | sil)*, word penalty $word_penalty, acoustic scale $acwt"
   hmm-make-loop --silence=sil --word-loop=loop --word-penalty=$word_penalty $dir/final.hmm $dir/loop.hmm \
     2> $dir/make-loop.log
   for set in test train; do
     d=$dir/decode_$set; mkdir -p $d
     gmm-score-gpu --device=$device $dir/final.mdl scp:data/$set/feats.scp ark:- 2> $d/decode.log |
-      hmm-viterbi --device=$device --hmm=loop --words-wspecifier=ark,t:$d/hyp.txt $dir/loop.hmm ark:- \
+      hmm-viterbi --device=$device --acoustic-scale=$acwt --hmm=loop --words-wspecifier=ark,t:$d/hyp.txt $dir/loop.hmm ark:- \
         ark:$d/ali.ark 2>> $d/decode.log
     # Kaldi's compute-wer; per-utterance ref/hyp/op lines in per_utt.
     compute-wer --text --mode=present --per-utt=$d/per_utt ark:data/$set/text ark:$d/hyp.txt \
