@@ -912,3 +912,16 @@ int32_t gh_hmm_batcher_fill(gh_hmm_batcher *bt, gh_hmm_input *in, int64_t batch_
   }
   return bt->b.num_utts;
 }
+
+void gh_hmm_input_opts_register(gh_opts *po, gh_hmm_input_opts *o) {
+  o->device = "auto";
+  o->discrete = "";
+  o->batch_frames = 65536;
+  o->acoustic_scale = 1.0f;
+  gh_opts_string(po, "device", &o->device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "discrete-emissions", &o->discrete,
+                 "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
+  gh_opts_int(po, "batch-frames", &o->batch_frames, "Process utterances in batches of about this many frames");
+  gh_opts_float(po, "acoustic-scale", &o->acoustic_scale,
+                "Scale of the emission log-likelihoods relative to transition log-probabilities (Kaldi's --acoustic-scale)");
+}

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include "../kernels/backend.h"
 #include "kaldi-io.h"
+#include "opts.h"
 #include "table.h"
 #include "matrix.h"
 
@@ -204,6 +205,19 @@ const gh_matrix *gh_hmm_input_value(gh_hmm_input *in);
 void gh_hmm_input_next(gh_hmm_input *in);
 void gh_hmm_input_close(gh_hmm_input *in);
 const char *gh_hmm_input_spec(const gh_hmm_input *in);
+
+/* The emission-side options shared by hmm-forward, hmm-viterbi and hmm-bw:
+ * --device (auto|cpu|cuda), --discrete-emissions (rxfilename of B, or ""),
+ * --batch-frames (frames per batched kernel call) and --acoustic-scale
+ * (emission weight, gh_hmm_batcher).  _register sets the defaults (auto,
+ * "", 65536, 1) and registers the four options on po. */
+typedef struct {
+  const char *device;
+  const char *discrete;
+  int32_t batch_frames;
+  float acoustic_scale;
+} gh_hmm_input_opts;
+void gh_hmm_input_opts_register(gh_opts *po, gh_hmm_input_opts *o);
 
 /* A growing batch of utterances in the layout of gh_hmm_batch: keys, the
  * concatenated loglikes (num_pdfs columns: extra columns of the input are

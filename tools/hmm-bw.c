@@ -24,15 +24,14 @@ int main(int argc, char **argv) {
       "Usage:  hmm-bw [options] <hmm-in> <loglikes-rspecifier> <posteriors-wspecifier> [<hmm-out>]\n"
       "e.g.:   gmm-score-gpu 1.mdl ark:feats.ark ark:- | hmm-bw --transcripts=ark,t:text \\\n"
       "          --optional-silence=sil words.hmm ark:- ark:1.post words.1.hmm\n";
-  float acoustic_scale = 1.0f;
   gh_opts *po = gh_opts_new(usage);
-  const char *device = "auto", *hmm_name = "", *discrete = "", *transcripts = "", *opt_sil = "", *write_accs = "";
+  const char *hmm_name = "", *transcripts = "", *opt_sil = "", *write_accs = "";
   double sil_prob = 0.5, min_post = 1e-6;
   int binary = 1;
-  int32_t batch_frames = 65536;
   gh_hmm_update_opts uo;
   gh_hmm_update_opts_default(&uo);
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_hmm_input_opts io;
+  gh_hmm_input_opts_register(po, &io);
   gh_opts_string(po, "hmm", &hmm_name, "Use the HMM of this name for every utterance");
   gh_opts_string(po, "transcripts", &transcripts, "Text table: utterance -> HMM name or word sequence");
   gh_opts_string(po, "optional-silence", &opt_sil, "With --transcripts: optional silence HMM between words and at the ends");
@@ -43,11 +42,6 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "transition-min-count", &uo.min_count, "Keep a state's transitions if its count is below this");
   gh_opts_double(po, "transition-floor", &uo.floor, "Floor of re-estimated transition probabilities");
   gh_opts_bool(po, "update-init", &uo.update_init, "Also re-estimate initial-state probabilities");
-  gh_opts_string(po, "discrete-emissions", &discrete,
-                 "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
-  gh_opts_int(po, "batch-frames", &batch_frames, "Process utterances in batches of about this many frames");
-  gh_opts_float(po, "acoustic-scale", &acoustic_scale,
-                "Scale of the emission log-likelihoods relative to transition log-probabilities (Kaldi's --acoustic-scale)");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *post_wspec = gh_opts_arg(po, 2);
@@ -66,7 +60,7 @@ int main(int argc, char **argv) {
     gh_die("%s has %d HMMs: give --hmm or --transcripts", hmm_rx, set.num_hmms);
   gh_hmm_compiled fixed;
   memset(&fixed, 0, sizeof fixed);
-  gh_backend *be = gh_backend_create(device);
+  gh_backend *be = gh_backend_create(io.device);
   const gh_backend_ops *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = NULL;
   if (!per_utt) {
@@ -78,11 +72,11 @@ int main(int argc, char **argv) {
   gh_hmm_accs accs;
   gh_hmm_accs_init(&accs, &set);
 
-  gh_hmm_input *in = gh_hmm_input_open(in_rspec, discrete, P);
+  gh_hmm_input *in = gh_hmm_input_open(in_rspec, io.discrete, P);
   gh_writer *w = gh_writer_open(post_wspec);
   gh_hmm_batcher bt;
   gh_hmm_batcher_init(&bt, P);
-  bt.acoustic_scale = acoustic_scale;
+  bt.acoustic_scale = io.acoustic_scale;
   const gh_hmm_graph **graphs = NULL;
   double *ll = NULL, *stats = NULL, *pdfsum = gh_calloc(P, sizeof(double));
   float *gamma = NULL;
@@ -93,7 +87,7 @@ int main(int argc, char **argv) {
   memset(&post, 0, sizeof post);
   gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob};
   int32_t B;
-  while ((B = gh_hmm_batcher_fill(&bt, in, batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
+  while ((B = gh_hmm_batcher_fill(&bt, in, io.batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
     gh_dev_hmm *d = dh;
     int32_t ng = 1;
     graphs = gh_realloc(graphs, B * sizeof *graphs);

@@ -20,19 +20,13 @@ int main(int argc, char **argv) {
       "with --discrete-emissions=B int32 symbol sequences, loglike[t][pdf] = log B[pdf][sym_t].\n"
       "Usage:  hmm-forward [options] <hmm-in> <loglikes-rspecifier> <loglik-wspecifier>\n"
       "e.g.:   gmm-score-gpu final.mdl ark:feats.ark ark:- | hmm-forward words.hmm ark:- ark,t:ll.txt\n";
-  float acoustic_scale = 1.0f;
   gh_opts *po = gh_opts_new(usage);
-  const char *device = "auto", *hmm_name = "", *discrete = "";
+  const char *hmm_name = "";
   int scaled = 0;
-  int32_t batch_frames = 65536;
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_hmm_input_opts io;
+  gh_hmm_input_opts_register(po, &io);
   gh_opts_string(po, "hmm", &hmm_name, "Score only the HMM with this name (output vectors of dimension 1)");
   gh_opts_bool(po, "scaled", &scaled, "Scaled arithmetic (per-frame normalisation, Rabiner) instead of log domain");
-  gh_opts_string(po, "discrete-emissions", &discrete,
-                 "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
-  gh_opts_int(po, "batch-frames", &batch_frames, "Process utterances in batches of about this many frames");
-  gh_opts_float(po, "acoustic-scale", &acoustic_scale,
-                "Scale of the emission log-likelihoods relative to transition log-probabilities (Kaldi's --acoustic-scale)");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *out_wspec = gh_opts_arg(po, 2);
 
@@ -51,21 +45,21 @@ int main(int argc, char **argv) {
     gh_hmm_compile(&set, &id, 1, -1, 0.0, &comp[k]);
     graphs[k] = &comp[k].graph;
   }
-  gh_backend *be = gh_backend_create(device);
+  gh_backend *be = gh_backend_create(io.device);
   const gh_backend_ops *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = ops->hmm_upload(be, graphs, num);
 
-  gh_hmm_input *in = gh_hmm_input_open(in_rspec, discrete, P);
+  gh_hmm_input *in = gh_hmm_input_open(in_rspec, io.discrete, P);
   gh_writer *w = gh_writer_open(out_wspec);
   gh_hmm_batcher bt;
   gh_hmm_batcher_init(&bt, P);
-  bt.acoustic_scale = acoustic_scale;
+  bt.acoustic_scale = io.acoustic_scale;
   double *ll = NULL, best_sum = 0;
   int64_t num_done = 0, num_nopath = 0, frames = 0;
   gh_vector out = {num, gh_malloc(num * sizeof(float))};
   double t0 = gh_seconds();
   int32_t B;
-  while ((B = gh_hmm_batcher_fill(&bt, in, batch_frames, NULL, NULL)) > 0) {
+  while ((B = gh_hmm_batcher_fill(&bt, in, io.batch_frames, NULL, NULL)) > 0) {
     ll = gh_realloc(ll, (size_t)num * B * sizeof(double));
     for (int32_t k = 0; k < num; ++k) {
       for (int32_t u = 0; u < B; ++u) bt.graph[u] = k;

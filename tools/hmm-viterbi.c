@@ -26,14 +26,13 @@ int main(int argc, char **argv) {
       "Usage:  hmm-viterbi [options] <hmm-in> <loglikes-rspecifier> <alignment-wspecifier>\n"
       "e.g.:   gmm-score-gpu final.mdl ark:feats.ark ark:- | hmm-viterbi --hmm=loop \\\n"
       "          --words-wspecifier=ark,t:words.txt words.hmm ark:- ark:ali.ark\n";
-  float acoustic_scale = 1.0f;
   gh_opts *po = gh_opts_new(usage);
-  const char *device = "auto", *hmm_name = "", *discrete = "", *transcripts = "", *opt_sil = "";
+  const char *hmm_name = "", *transcripts = "", *opt_sil = "";
   const char *ll_wspec = "", *words_wspec = "";
   int write_states = 0;
   double sil_prob = 0.5;
-  int32_t batch_frames = 65536;
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_hmm_input_opts io;
+  gh_hmm_input_opts_register(po, &io);
   gh_opts_string(po, "hmm", &hmm_name, "Align every utterance with the HMM of this name");
   gh_opts_string(po, "transcripts", &transcripts,
                  "Text table: utterance -> HMM name or word sequence (HMM names) to align with");
@@ -43,11 +42,6 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "loglikes-wspecifier", &ll_wspec,
                  "Write the best path's log-probability (natural log) as a float vector of dimension 1");
   gh_opts_string(po, "words-wspecifier", &words_wspec, "Write the word sequence of each path (text, token vectors)");
-  gh_opts_string(po, "discrete-emissions", &discrete,
-                 "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
-  gh_opts_int(po, "batch-frames", &batch_frames, "Process utterances in batches of about this many frames");
-  gh_opts_float(po, "acoustic-scale", &acoustic_scale,
-                "Scale of the emission log-likelihoods relative to transition log-probabilities (Kaldi's --acoustic-scale)");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *ali_wspec = gh_opts_arg(po, 2);
 
@@ -71,25 +65,25 @@ int main(int argc, char **argv) {
     gh_hmm_compile(&set, &id, 1, -1, 0.0, &fixed[k]);
     graphs[k] = &fixed[k].graph;
   }
-  gh_backend *be = gh_backend_create(device);
+  gh_backend *be = gh_backend_create(io.device);
   const gh_backend_ops *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = num ? ops->hmm_upload(be, graphs, num) : NULL;
   gh_rand_reader *trans = per_utt ? gh_rand_reader_open(transcripts, GH_OBJ_TOKEN_VECTOR) : NULL;
 
-  gh_hmm_input *in = gh_hmm_input_open(in_rspec, discrete, P);
+  gh_hmm_input *in = gh_hmm_input_open(in_rspec, io.discrete, P);
   gh_writer *w = gh_writer_open(ali_wspec);
   gh_writer *wl = *ll_wspec ? gh_writer_open(ll_wspec) : NULL;
   gh_writer *ww = *words_wspec ? gh_writer_open(words_wspec) : NULL;
   gh_hmm_batcher bt;
   gh_hmm_batcher_init(&bt, P);
-  bt.acoustic_scale = acoustic_scale;
+  bt.acoustic_scale = io.acoustic_scale;
   int32_t *path = NULL, *best_path = NULL, *best_k = NULL;
   double *score = NULL, *best = NULL, tot = 0;
   int64_t num_done = 0, num_err = 0, frames = 0, cap = 0;
   double t0 = gh_seconds();
   gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob};
   int32_t B;
-  while ((B = gh_hmm_batcher_fill(&bt, in, batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
+  while ((B = gh_hmm_batcher_fill(&bt, in, io.batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
     int64_t F = gh_hmm_batcher_frames(&bt);
     if (F > cap) {
       cap = F;
