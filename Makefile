@@ -25,13 +25,13 @@ LDLIBS += -lfftw3
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(NVCC)),)
 NVCCFLAGS ?= -O3 -lineinfo
-NVCCFLAGS += -std=c++17 -Ilib -Ikernels -MMD -MP -Xcompiler -Wall \
+NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Ikernels/cuda -MMD -MP -Xcompiler -Wall \
   -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 
 B := build
 LIB_SRC := $(wildcard lib/*.c)
-KER_SRC := $(wildcard kernels/*.c)
-CU_SRC  := $(if $(NVCC),$(wildcard kernels/*.cu),)
+KER_SRC := $(wildcard kernels/*.c kernels/cpu/*.c)
+CU_SRC  := $(if $(NVCC),$(wildcard kernels/cuda/*.cu),)
 TOOL_SRC := $(wildcard tools/*.c)
 UNIT_SRC := $(wildcard test/unit/*.c)
 

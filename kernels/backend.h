@@ -20,7 +20,7 @@
  *    different lengths, each with its own compiled HMM graph or one shared
  *    graph (Liu, cuHMM, seed 004: one time step of all sequences and states
  *    in parallel -- the 3-D trellis), with per-pdf log-likelihood matrices as
- *    emissions.  CPU reference: kernels/cpu-hmm.c; algorithms: doc/hmm.md.
+ *    emissions.  CPU reference: kernels/cpu/cpu-hmm.c; algorithms: doc/hmm.md.
  */
 #ifndef GH_BACKEND_H
 #define GH_BACKEND_H
@@ -190,7 +190,7 @@ gh_backend *gh_backend_cpu_new(void);
 gh_backend *gh_backend_cuda_new(void);  /* built only with CUDA; else returns NULL */
 int gh_cuda_device_count(void);         /* 0 without CUDA or GPU */
 
-/* The CPU reference HMM kernels (kernels/cpu-hmm.c), as in gh_backend_ops;
+/* The CPU reference HMM kernels (kernels/cpu/cpu-hmm.c), as in gh_backend_ops;
  * exported so cpu.c can put them in its table and tests can call them. */
 gh_dev_hmm *gh_cpu_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
 void gh_cpu_hmm_free(gh_backend *b, gh_dev_hmm *h);

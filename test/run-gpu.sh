@@ -11,7 +11,7 @@
 #     Kaldi monophone .mdl), and --device=cuda vs Kaldi's own frame
 #     likelihoods.
 #  3. gmm-est-gpu EM, cuda vs cpu (Arabic digits).
-#  4. HMM kernels: build/test/test_hmm_cuda (kernels/cuda-hmm.cu vs the CPU
+#  4. HMM kernels: build/test/test_hmm_cuda (kernels/cuda/cuda-hmm.cu vs the CPU
 #     reference on random graphs and batches incl. 12,000-frame utterances;
 #     prints "# bench" lines with frames/s), and the HMM tools with
 #     --device=cuda vs --device=cpu on the yesno model's loglikes.

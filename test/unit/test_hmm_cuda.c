@@ -1,5 +1,5 @@
-/* test_hmm_cuda.c -- the CUDA HMM kernels (kernels/cuda-hmm.cu) against the
- * CPU reference (kernels/cpu-hmm.c) on random graphs -- left-to-right with
+/* test_hmm_cuda.c -- the CUDA HMM kernels (kernels/cuda/cuda-hmm.cu) against the
+ * CPU reference (kernels/cpu/cpu-hmm.c) on random graphs -- left-to-right with
  * skips, ergodic, word-loop-like (a hub state with in-degree W), one-state
  * graphs with and without a self-loop, and a 2,500-state word loop (rows
  * and xi accumulators in global memory) -- and batches of utterances of
@@ -22,7 +22,7 @@
 #include "gh-test.h"
 
 #ifdef GH_HAVE_CUDA
-double gh_cuda_hmm_kernel_seconds(void); /* kernels/cuda-hmm.cu */
+double gh_cuda_hmm_kernel_seconds(void); /* kernels/cuda/cuda-hmm.cu */
 #else
 static double gh_cuda_hmm_kernel_seconds(void) { return 0.0; }
 #endif

@@ -216,7 +216,7 @@ static void cpu_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
 static const gh_backend_ops cpu_ops = {
     "cpu", cpu_free, cpu_model_upload, cpu_model_free, cpu_loglikes,
     cpu_acc_zero, cpu_accumulate, cpu_acc_fetch,
-    /* HMM kernels: kernels/cpu-hmm.c */
+    /* HMM kernels: kernels/cpu/cpu-hmm.c */
     gh_cpu_hmm_upload, gh_cpu_hmm_free, gh_cpu_hmm_forward, gh_cpu_hmm_viterbi, gh_cpu_hmm_fb,
 };
 

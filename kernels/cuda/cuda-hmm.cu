@@ -1,6 +1,6 @@
 /* cuda-hmm.cu -- the CUDA HMM kernels of the CUDA backend: forward (log
  * domain and Rabiner-scaled), Viterbi and forward-backward over a batch of
- * utterances (semantics: kernels/backend.h; reference: kernels/cpu-hmm.c;
+ * utterances (semantics: kernels/backend.h; reference: kernels/cpu/cpu-hmm.c;
  * equations: doc/hmm.md; design and speeds: doc/kernels.md, "HMM kernels
  * (CUDA)").
  *

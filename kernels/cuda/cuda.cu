@@ -926,7 +926,7 @@ static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   free(h);
 }
 
-/* HMM kernels: kernels/cuda-hmm.cu */
+/* HMM kernels: kernels/cuda/cuda-hmm.cu */
 extern "C" {
 gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
 void gh_cuda_hmm_free(gh_backend *b, gh_dev_hmm *h);
