@@ -111,11 +111,13 @@ int main(int argc, char **argv) {
     pairs[k].weight = 0.25f;
   }
   b->ops->acc_zero(b, m);
-  b->ops->accumulate(b, m, X, T, pairs, np); /* warm-up */
+  gh_dev_data *dd = b->ops->data_upload(b, X, T, D, pairs, np);
+  b->ops->accumulate(b, m, dd); /* warm-up */
   t0 = gh_seconds();
   double tot = 0;
-  for (int it = 0; it < iters; ++it) tot += b->ops->accumulate(b, m, X, T, pairs, np);
+  for (int it = 0; it < iters; ++it) tot += b->ops->accumulate(b, m, dd);
   double we = (gh_seconds() - t0) / iters;
+  b->ops->data_free(b, dd);
   printf("  E-step accumulate  %.2f ms/call  %.0f pairs/s  (%lld pairs, loglike/pair %.4g)\n", we * 1e3,
          np / we, (long long)np, tot / iters / np);
   free(pairs);

@@ -32,6 +32,13 @@ gh_backend *gh_backend_create(const char *device) {
   return b;
 }
 
+int gh_precision_parse(const char *s, int *p) {
+  static const char *names[] = {"auto", "fp32", "tf32x3", "tf32"};
+  for (int i = 0; s && i < 4; ++i)
+    if (!strcmp(s, names[i])) { *p = i; return 0; }
+  return -1;
+}
+
 void gh_backend_free(gh_backend *b) {
   if (b) b->ops->free(b);
 }

@@ -1,6 +1,7 @@
 /* gmm-est-gpu -- EM re-estimation of a GMM set on the GPU (CPU fallback).
- * Features are read once into one frame block; every iteration uploads the
- * model, runs the E-step on the backend and the M-step on the host
+ * Features are read once into one frame block and uploaded once to the
+ * backend (resident across iterations); every iteration uploads the model,
+ * runs the E-step on the backend and the M-step on the host
  * (lib/gmm-est.c, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate). */
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +59,13 @@ int main(int argc, char **argv) {
          data.num_frames, data.dim, (long long)data.num_pairs);
 
   gh_backend *be = gh_backend_create(device);
+  gh_dev_data *dev_data = gh_data_upload(be, &data); /* frames resident across iterations */
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)seed);
   gh_accs_set accs;
   double avg = 0, secs = 0;
   for (int32_t it = 1; it <= num_iters; ++it) {
-    avg = gh_data_estep(be, &model, &data, &accs, &secs);
+    avg = gh_data_estep_on(be, &model, &data, dev_data, &accs, &secs);
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
            data.total_weight, secs > 0 ? data.num_frames / secs : 0.0);
     gh_est_stats st;
@@ -93,6 +95,7 @@ int main(int argc, char **argv) {
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("wrote %s: %d pdfs, %lld Gaussians; last avg loglike per frame %.6f over %.0f frames", model_out,
          model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), avg, data.total_weight);
+  be->ops->data_free(be, dev_data);
   gh_backend_free(be);
   gh_data_free(&data);
   gh_gmm_set_free(&model);

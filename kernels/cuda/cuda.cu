@@ -859,8 +859,38 @@ static double estep_batch(cuda_ctx *c, cuda_model *m, const gh_frame_pdf *pairs,
   return total;
 }
 
-static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T,
-                              const gh_frame_pdf *pairs, int64_t npairs) {
+/* E-step data (backend.h data_upload): for now the caller's host arrays;
+ * accumulate() uploads them chunk by chunk. */
+typedef struct {
+  const float *X;
+  int32_t T, D, max_pdf;
+  const gh_frame_pdf *pairs;
+  int64_t npairs;
+} cuda_data;
+
+static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
+                                     const gh_frame_pdf *pairs, int64_t npairs) {
+  cuda_data *d = (cuda_data *)gh_calloc(1, sizeof *d);
+  d->X = X; d->T = T; d->D = D; d->pairs = pairs; d->npairs = npairs; d->max_pdf = -1;
+  for (int64_t k = 0; k < npairs; ++k) {
+    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
+      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k,
+             pairs[k].frame, pairs[k].pdf, T);
+    if (pairs[k].pdf > d->max_pdf) d->max_pdf = pairs[k].pdf;
+  }
+  return (gh_dev_data *)d;
+}
+
+static void cuda_data_free(gh_backend *b, gh_dev_data *dd) { free(dd); }
+
+static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
+  const cuda_data *d = (const cuda_data *)dd;
+  const float *X = d->X;
+  const int32_t T = d->T;
+  const gh_frame_pdf *pairs = d->pairs;
+  const int64_t npairs = d->npairs;
+  if (d->D != ((cuda_model *)dm)->D)
+    gh_die("accumulate: data dimension %d, model dimension %d", d->D, ((cuda_model *)dm)->D);
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
   for (int64_t k = 0; k < npairs; ++k)
@@ -939,9 +969,21 @@ void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, dou
 }
 
 static const gh_backend_ops cuda_ops = {
-    "cuda", cuda_free_backend, cuda_model_upload, cuda_model_free, cuda_loglikes,
-    cuda_acc_zero, cuda_accumulate, cuda_acc_fetch,
-    gh_cuda_hmm_upload, gh_cuda_hmm_free, gh_cuda_hmm_forward, gh_cuda_hmm_viterbi, gh_cuda_hmm_fb,
+    .name = "cuda",
+    .free = cuda_free_backend,
+    .model_upload = cuda_model_upload,
+    .model_free = cuda_model_free,
+    .loglikes = cuda_loglikes,
+    .acc_zero = cuda_acc_zero,
+    .data_upload = cuda_data_upload,
+    .data_free = cuda_data_free,
+    .accumulate = cuda_accumulate,
+    .acc_fetch = cuda_acc_fetch,
+    .hmm_upload = gh_cuda_hmm_upload,
+    .hmm_free = gh_cuda_hmm_free,
+    .hmm_forward = gh_cuda_hmm_forward,
+    .hmm_viterbi = gh_cuda_hmm_viterbi,
+    .hmm_fb = gh_cuda_hmm_fb,
 };
 
 extern "C" int gh_cuda_device_count(void) {

@@ -235,8 +235,12 @@ static void check_estep(gh_backend *b, problem *pb, int64_t npairs, double *wors
   b->ops->acc_zero(b, m);
   /* two calls, to check that accumulators add up across calls */
   int64_t half = npairs / 2;
-  double tot = b->ops->accumulate(b, m, pb->X, T, pairs, half);
-  tot += b->ops->accumulate(b, m, pb->X, T, pairs + half, npairs - half);
+  gh_dev_data *d1 = b->ops->data_upload(b, pb->X, T, D, pairs, half);
+  gh_dev_data *d2 = b->ops->data_upload(b, pb->X, T, D, pairs + half, npairs - half);
+  double tot = b->ops->accumulate(b, m, d1);
+  tot += b->ops->accumulate(b, m, d2);
+  b->ops->data_free(b, d1);
+  b->ops->data_free(b, d2);
   b->ops->acc_fetch(b, m, &accs);
   b->ops->model_free(b, m);
 
