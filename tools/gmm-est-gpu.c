@@ -36,6 +36,10 @@ int main(int argc, char **argv) {
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
   gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  const char *precision = "auto";
+  gh_opts_string(po, "precision", &precision,
+                 "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
+                 "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
   gh_opts_int64(po, "mix-up", &mix_up,
                 "Increase the total number of Gaussians to this after the first iteration's M-step (0 = no)");
@@ -58,7 +62,11 @@ int main(int argc, char **argv) {
   gh_log("loaded %d utterances, %d frames of dimension %d (%lld frame-pdf pairs)", data.num_utts,
          data.num_frames, data.dim, (long long)data.num_pairs);
 
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec) != 0)
+    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
   gh_backend *be = gh_backend_create(device);
+  be->precision = prec;
   gh_dev_data *dev_data = gh_data_upload(be, &data); /* frames resident across iterations */
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)seed);
