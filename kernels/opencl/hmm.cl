@@ -133,8 +133,8 @@ __kernel void gh_hmm_forward_log(GRAPH_ARGS, UTT_ARGS, __global double *rows, __
 /* Forward, Rabiner-scaled (eqs. 91-92), as forward_scaled in cpu-hmm.c:
  * alpha_hat sums to 1 every frame; emissions exp(ll - m_t) with m_t the
  * largest loglike among states that can be occupied at t; an utterance that
- * dies (no occupiable state with a finite loglike) gets loglik -inf and,
- * if wanted, alpha all -inf. */
+ * dies (no occupiable state with a finite loglike) or cannot exit gets
+ * loglik -inf and, if wanted, alpha all -inf. */
 __kernel void gh_hmm_forward_scaled(GRAPH_ARGS, UTT_ARGS, __global double *rows, __global double *loglik,
                                     int want_alpha, __global float *alpha, __local double *red) {
   const int u = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
@@ -179,16 +179,18 @@ __kernel void gh_hmm_forward_scaled(GRAPH_ARGS, UTT_ARGS, __global double *rows,
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
   }
-  if (dead) {
+  double fsum = 0.0;
+  if (!dead) {
+    for (int j = l; j < S; j += L) fsum += prev[j] * exp((double)fin[j]);
+    fsum = wg_sum(fsum, red);
+  }
+  if (!(fsum > 0)) { /* dead, or no exit: -inf, and (as the reference) alpha all -inf */
     if (want_alpha)
       for (long i = l; i < T * S; i += L) al[i] = -INFINITY;
     if (l == 0) loglik[u] = GH_NINF;
     return;
   }
-  double fsum = 0.0;
-  for (int j = l; j < S; j += L) fsum += prev[j] * exp((double)fin[j]);
-  fsum = wg_sum(fsum, red);
-  if (l == 0) loglik[u] = fsum > 0 ? logscale + log(fsum) : GH_NINF;
+  if (l == 0) loglik[u] = logscale + log(fsum);
 }
 
 /* Viterbi: delta rows in double, back-pointers bp int [so[u] + t S + j]
