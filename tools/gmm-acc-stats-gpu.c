@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
   int binary = 1;
   const char *device = "auto", *label_type = "ali";
   gh_opts_bool(po, "binary", &binary, "Write the accumulators in binary mode");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);

@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
   gh_opts *po = gh_opts_new(usage);
   const char *device = "auto";
   int32_t batch_frames = 16384;
-  gh_opts_string(po, "device", &device, "Compute device: auto (CUDA if a GPU is present), cpu, cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto (CUDA if a GPU is present, else an OpenCL GPU, else cpu), cpu, cuda, opencl or opencl:P:D (platform P, device D)");
   gh_opts_int(po, "batch-frames", &batch_frames,
               "Score utterances in batches of about this many frames (one kernel call each)");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
