@@ -209,7 +209,8 @@ static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
   return type == GH_COV_FULL ? 5.0 * d * (d - 1) / 2 + 4.0 * d + 9.0 : 4.0 * d + 9.0;
 }
 
-/* device: "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda".
+/* device: "auto" (CUDA when a GPU is present, else an OpenCL GPU, else CPU),
+ * "cpu", "cuda", "opencl" or "opencl:P:D" (gh_backend_opencl_new).
  * Logs the choice ("using device cuda (NVIDIA H200)").  Dies if "cuda" is
  * asked for and unavailable, or on an unknown name. */
 gh_backend *gh_backend_create(const char *device);
@@ -220,6 +221,13 @@ void gh_backend_free(gh_backend *b);
 gh_backend *gh_backend_cpu_new(void);
 gh_backend *gh_backend_cuda_new(void);  /* built only with CUDA; else returns NULL */
 int gh_cuda_device_count(void);         /* 0 without CUDA or GPU */
+/* OpenCL (kernels/opencl/; built when CL/cl.h is present, else returns NULL
+ * / 0).  spec: "P:D" (platform P, device D, as `clinfo -l` numbers them) or
+ * NULL/"" for $GH_OPENCL_DEVICE, else the first GPU, else the first device
+ * of any type; gpu_only != 0 (for --device=auto) accepts only
+ * CL_DEVICE_TYPE_GPU devices and ignores $GH_OPENCL_DEVICE. */
+gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only);
+int gh_opencl_gpu_count(void);          /* GPU devices over all platforms; 0 without OpenCL */
 
 /* The CPU reference HMM kernels (kernels/cpu/cpu-hmm.c), as in gh_backend_ops;
  * exported so cpu.c can put them in its table and tests can call them. */
