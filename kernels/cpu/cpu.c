@@ -218,6 +218,7 @@ static const gh_backend_ops cpu_ops = {
     cpu_acc_zero, cpu_accumulate, cpu_acc_fetch,
     /* HMM kernels: kernels/cpu/cpu-hmm.c */
     gh_cpu_hmm_upload, gh_cpu_hmm_free, gh_cpu_hmm_forward, gh_cpu_hmm_viterbi, gh_cpu_hmm_fb,
+    .acc_shrink = gh_cpu_acc_shrink, /* kernels/cpu/shrink.c */
 };
 
 const gh_backend_ops *gh_backend_cpu_ops(void) { return &cpu_ops; }
