@@ -97,3 +97,15 @@ int64_t gh_hmm_stats_offset(const gh_hmm_graph *const *graphs, int32_t g) {
   for (int32_t h = 0; h < g; ++h) off += gh_hmm_graph_stats_size(graphs[h]);
   return off;
 }
+
+/* ---------------- shrinkage statistics: optional op with CPU fallback ---------------- */
+
+void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                           const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs) {
+  if (b->ops->acc_shrink) {
+    b->ops->acc_shrink(b, model, X, T, pairs, npairs, accs);
+  } else {
+    gh_log("the %s backend has no shrinkage-statistics kernel: running it on the CPU reference", b->device_name);
+    gh_cpu_acc_shrink(b, model, X, T, pairs, npairs, accs);
+  }
+}

@@ -161,6 +161,21 @@ typedef struct {
    * zeroes).  Utterances with loglik -inf (no path) contribute nothing. */
   void (*hmm_fb)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                  float *gamma, double *stats);
+
+  /* ---- optional: shrinkage statistics (lib/shrink.h, doc/shrink.md) ----
+   * Callers go through gh_backend_acc_shrink(), which runs the CPU
+   * reference (kernels/cpu/shrink.c) when a backend leaves this NULL.
+   * Self-contained (uploads what it needs, frees it before returning): for
+   * every pair (frame t, pdf p, weight w) of the host frames X [T x D]
+   * (D = model->dim), the Gaussian posteriors gamma_g = w p(g | x_t, p) under
+   * the host model (full-covariance pdfs only), and for each Gaussian g the
+   * moments of z = x_t - c_g about c_g = accs->pdfs[p].shrink_centre[g]:
+   * sum gamma^2, sum gamma z_i, sum gamma z_i z_j, sum gamma z_i^2 z_j,
+   * sum gamma z_i^2 z_j^2 (layout in lib/shrink.h), ADDED in double to
+   * accs->pdfs[p].shrink (allocated by gh_accs_shrink_init).  A second pass
+   * over the data with the centres fixed (doc/shrink.md says why). */
+  void (*acc_shrink)(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                     const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 } gh_backend_ops;
 
 struct gh_backend {
@@ -239,5 +254,14 @@ void gh_cpu_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                         double *score);
 void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                    float *gamma, double *stats);
+
+/* Shrinkage statistics on b (its acc_shrink, or the CPU reference when b
+ * has none; see acc_shrink above).  Dies if a pair is out of range or a
+ * pdf with pairs is diagonal. */
+void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                           const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
+/* The CPU reference of acc_shrink (kernels/cpu/shrink.c); never touches b. */
+void gh_cpu_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                       const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 
 #endif
