@@ -107,19 +107,12 @@ for n in ('aff', 'lin'):
   echo "$output"; [ "$status" -eq 0 ]
 }
 
-@test "gmm-est-fmllr with pdf alignments on a multi-pdf model (yes/no .mdl) raises the likelihood" {
+@test "gmm-est-fmllr with pdf alignments on a multi-pdf model (yes/no .mdl) raises the likelihood by > 1 nat/frame" {
   MDL=$GH_SHARED/data/kaldi-yesno-mono-model/0.mdl
   feats="ark:$FIX/mfcc-deltas.ark"
-  # alignment: best pdf per frame
-  "$BIN/gmm-score-gpu" --device=cpu "$MDL" "$feats" "ark,t:$TMP/ll.txt" 2>/dev/null
-  python3 - "$TMP" <<'PY'
-import sys, numpy as np, kaldiio
-d = sys.argv[1]
-ll = dict(kaldiio.load_ark(d + '/ll.txt'))
-with open(d + '/ali.txt', 'w') as f:
-    for k, m in ll.items():
-        f.write(k + ' ' + ' '.join(str(int(i)) for i in m.argmax(1)) + '\n')
-PY
+  # pdf alignment: blocks of 10 frames cycling through the model's 22 pdfs
+  "$BIN/feat-to-len" "$feats" ark,t:- 2>/dev/null |
+    awk '{printf "%s", $1; for (t = 0; t < $2; t++) printf " %d", int(t / 10) % 22; print ""}' > "$TMP/ali.txt"
   run "$BIN/gmm-est-fmllr" --device=cpu --fmllr-min-count=50 "$MDL" "$feats" "ark:$TMP/ali.txt" "ark:$TMP/t.ark"
   echo "$output"; [ "$status" -eq 0 ]
   [[ "$output" == *"Done 6 utterances"* ]]
