@@ -15,6 +15,8 @@
 #     reference on random graphs and batches incl. 12,000-frame utterances;
 #     prints "# bench" lines with frames/s), and the HMM tools with
 #     --device=cuda vs --device=cpu on the yesno model's loglikes.
+#  5. GEMM forms vs Kaldi on AMI; reproducibility: two gmm-est-gpu runs
+#     byte-identical, 3 jobs + gmm-sum-accs vs 1 job.
 # Prints "N passed, N failed"; exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -186,6 +188,36 @@ if [ -f "$yn" ]; then
   if r=$(cmp_mats "$tmp/ynfm.cuda" "$tmp/ynfm.cpu" 1e-4); then ok "gmm-est-fmllr with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-est-fmllr yes/no cuda vs cpu ($r)"; fi
   if r=$(cmp_nums "$tmp/ynmap.cuda" "$tmp/ynmap.cpu" 1e-4); then ok "gmm-adapt-map with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-adapt-map yes/no cuda vs cpu ($r)"; fi
 fi
+
+# 5. GEMM forms and reproducibility (kernels/cuda/cuda-gemm.cu, issue 8):
+#    gmm-score-gpu through the GEMM forms (forced: GH_CUDA_SCORE=gemm) in
+#    fp32 and 3xTF32 vs Kaldi's own frame likelihoods on real AMI MFCCs;
+#    two runs of gmm-est-gpu --device=cuda write byte-identical models (full
+#    and diag global GMMs on AMI: the GEMM E-step, statistics summed in a
+#    fixed order); gmm-acc-stats-gpu in 3 jobs + gmm-sum-accs equals one job
+#    within summation order (float accs files, and the jobs' chunks and
+#    centres differ: 1e-4 of 1 + |total|; the CPU gets 1e-5, test/bats/repro.bats).
+for pr in fp32 tf32x3; do
+  GH_CUDA_SCORE=gemm bin/gmm-score-gpu --device=cuda --precision=$pr "$D/kaldi-fixtures/ami-full16.fgmm" \
+    "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/g.$pr.txt" 2>/dev/null
+  if r=$(cmp_mats "$tmp/g.$pr.txt" "$D/kaldi-fixtures/ami-full16.frame-likes.txt" 1e-4); then ok "ami-full16 GEMM $pr vs Kaldi ($r)"
+  else notok "ami-full16 GEMM $pr vs Kaldi ($r)"; fi
+done
+sed "s| | $D/kaldi-ami-feats/|" "$D/kaldi-ami-feats/feats.scp" > "$tmp/all.scp"
+sed -n 1,3p "$tmp/all.scp" > "$tmp/j1.scp"; sed -n 4,7p "$tmp/all.scp" > "$tmp/j2.scp"; sed -n '8,$p' "$tmp/all.scp" > "$tmp/j3.scp"
+for cov in full diag; do
+  bin/gmm-init --device=cpu --cov-type=$cov --num-gauss=8 --num-iters=0 "scp:$tmp/all.scp" "$tmp/r$cov.0" 2>/dev/null
+  for run in 1 2; do
+    bin/gmm-est-gpu --device=cuda --num-iters=3 "$tmp/r$cov.0" "scp:$tmp/all.scp" "$tmp/r$cov.$run" 2>/dev/null
+  done
+  if [ -s "$tmp/r$cov.1" ] && cmp -s "$tmp/r$cov.1" "$tmp/r$cov.2"; then ok "$cov: two gmm-est-gpu --device=cuda runs write byte-identical models"
+  else notok "$cov: two gmm-est-gpu --device=cuda runs differ"; fi
+  bin/gmm-acc-stats-gpu --device=cuda --binary=false "$tmp/r$cov.0" "scp:$tmp/all.scp" "$tmp/one.acc" 2>/dev/null
+  for j in 1 2 3; do bin/gmm-acc-stats-gpu --device=cuda "$tmp/r$cov.0" "scp:$tmp/j$j.scp" "$tmp/j$j.acc" 2>/dev/null; done
+  bin/gmm-sum-accs --binary=false "$tmp/three.acc" "$tmp/j1.acc" "$tmp/j2.acc" "$tmp/j3.acc" 2>/dev/null
+  if r=$(cmp_nums "$tmp/three.acc" "$tmp/one.acc" 1e-4); then ok "$cov: cuda accs, 3 jobs + gmm-sum-accs vs 1 job ($r)"
+  else notok "$cov: cuda accs, 3 jobs vs 1 job ($r)"; fi
+done
 
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]
