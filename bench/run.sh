@@ -6,6 +6,7 @@
 #      2048 diagonal Gaussians, D=40, UBM_FRAMES frames per call
 #   4. the same cases in PyTorch (bench/torch_peer.py), the peer
 #   5. gmm-score-gpu end to end on the real AMI features (small; tool overhead)
+#   6. the cases of 1-3 on OpenCL (--device=opencl or OCL_DEVICE; OPENCL=0 skips)
 # Prints frames/s and GFLOP/s (Vaněk et al.'s flop count, see bench-score.c).
 # Options via the environment: DEVICE (default auto), FRAMES (default 4096),
 # ITERS (default 5), UBM_FRAMES (default 65536).
@@ -18,11 +19,25 @@ make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o
 LIBS="-llapacke -llapack -lblas -lz -lm"
 NVCC=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 if [ -n "$NVCC" ]; then LIBS="$LIBS -L$(dirname "$(dirname "$NVCC")")/lib64 -lcudart_static -lstdc++ -ldl -lpthread -lrt"; fi
+LIBS=$(make -s print-ldlibs) # (the Makefile's link line: CUDA and OpenCL libraries where built)
 cc -o build/bench/bench-score build/bench/bench-score.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS
 ./build/bench/bench-score --device="$DEVICE" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS"
 ./build/bench/bench-score --device="$DEVICE" --type=diag --pdfs=5000 --gauss=256 --dim=36 --frames="$FRAMES" --iters="$ITERS"
 ./build/bench/bench-score --device="$DEVICE" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS"
 ./build/bench/bench-score --device="$DEVICE" --type=diag --pdfs=1 --gauss=2048 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS"
+# OpenCL rows, same shapes, same run (seed 001 compared CUDA and OpenCL so):
+# NVIDIA's OpenCL on the GPU machine (--device=opencl picks the first OpenCL
+# GPU; OCL_DEVICE=opencl:P:D to choose).  A failure here does not stop the run.
+# UBM rows without the E-step: its statistics loop is not GEMM-shaped yet (slow
+# for 1 x 1024 Gaussians; doc/kernels.md).
+if [ "${OPENCL:-1}" != 0 ] && make -s print-ldlibs | grep -q OpenCL; then
+  OCL=${OCL_DEVICE:-opencl}
+  echo "== OpenCL ($OCL) =="
+  ./build/bench/bench-score --device="$OCL" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS" || echo "opencl full 5000x16: failed"
+  ./build/bench/bench-score --device="$OCL" --type=diag --pdfs=5000 --gauss=256 --dim=36 --frames="$FRAMES" --iters="$ITERS" || echo "opencl diag 5000x256: failed"
+  ./build/bench/bench-score --device="$OCL" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" --estep=0 || echo "opencl UBM full: failed"
+  ./build/bench/bench-score --device="$OCL" --type=diag --pdfs=1 --gauss=2048 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" --estep=0 || echo "opencl UBM diag: failed"
+fi
 # Peer in the same run on the same machine: PyTorch (GEMM + logsumexp, fp32).
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
