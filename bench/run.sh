@@ -28,15 +28,13 @@ cc -o build/bench/bench-score build/bench/bench-score.o build/libgmmhmm-kernels.
 # OpenCL rows, same shapes, same run (seed 001 compared CUDA and OpenCL so):
 # NVIDIA's OpenCL on the GPU machine (--device=opencl picks the first OpenCL
 # GPU; OCL_DEVICE=opencl:P:D to choose).  A failure here does not stop the run.
-# UBM rows without the E-step: its statistics loop is not GEMM-shaped yet (slow
-# for 1 x 1024 Gaussians; doc/kernels.md).
 if [ "${OPENCL:-1}" != 0 ] && make -s print-ldlibs | grep -q OpenCL; then
   OCL=${OCL_DEVICE:-opencl}
   echo "== OpenCL ($OCL) =="
   ./build/bench/bench-score --device="$OCL" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS" || echo "opencl full 5000x16: failed"
   ./build/bench/bench-score --device="$OCL" --type=diag --pdfs=5000 --gauss=256 --dim=36 --frames="$FRAMES" --iters="$ITERS" || echo "opencl diag 5000x256: failed"
-  ./build/bench/bench-score --device="$OCL" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" --estep=0 || echo "opencl UBM full: failed"
-  ./build/bench/bench-score --device="$OCL" --type=diag --pdfs=1 --gauss=2048 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" --estep=0 || echo "opencl UBM diag: failed"
+  ./build/bench/bench-score --device="$OCL" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" || echo "opencl UBM full: failed"
+  ./build/bench/bench-score --device="$OCL" --type=diag --pdfs=1 --gauss=2048 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" || echo "opencl UBM diag: failed"
 fi
 # Peer in the same run on the same machine: PyTorch (GEMM + logsumexp, fp32).
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
