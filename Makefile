@@ -52,14 +52,16 @@ endif
 # as one string (cl-source.c).  CLBlast is optional: without it the backend
 # uses its own SGEMM kernel.
 OPENCL_H := $(wildcard /usr/include/CL/cl.h /usr/local/include/CL/cl.h)
+OPENCL_H += $(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/include/CL/cl.h),)
 OPENCL_LIB ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libOpenCL.so /usr/lib64/libOpenCL.so \
-  /usr/local/lib/libOpenCL.so /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /usr/lib64/libOpenCL.so.1))
+  /usr/local/lib/libOpenCL.so /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /usr/lib64/libOpenCL.so.1 \
+  $(if $(CUDA_HOME),$(CUDA_HOME)/lib64/libOpenCL.so,)))
 CLBLAST_H := $(wildcard /usr/include/clblast_c.h /usr/local/include/clblast_c.h)
 .DEFAULT_GOAL := all
 ifneq ($(and $(OPENCL_H),$(OPENCL_LIB)),)
 CL_SRC := $(sort $(wildcard kernels/opencl/*.cl))
 KER_OBJ += $(patsubst %.c,$(B)/%.o,$(wildcard kernels/opencl/*.c)) $(B)/kernels/opencl/cl-source.o
-CFLAGS += -DGH_HAVE_OPENCL
+CFLAGS += -DGH_HAVE_OPENCL $(if $(wildcard /usr/include/CL/cl.h /usr/local/include/CL/cl.h),,-I$(CUDA_HOME)/include)
 ifneq ($(CLBLAST_H),)
 CFLAGS += -DGH_HAVE_CLBLAST
 LDLIBS += -lclblast

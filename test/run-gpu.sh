@@ -17,6 +17,7 @@
 #     --device=cuda vs --device=cpu on the yesno model's loglikes.
 #  5. GEMM forms vs Kaldi on AMI; reproducibility: two gmm-est-gpu runs
 #     byte-identical, 3 jobs + gmm-sum-accs vs 1 job.
+#  6. OpenCL on NVIDIA's driver: build/test/test_opencl and test/bats/opencl.bats.
 # Prints "N passed, N failed"; exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -218,6 +219,37 @@ for cov in full diag; do
   if r=$(cmp_nums "$tmp/three.acc" "$tmp/one.acc" 1e-4); then ok "$cov: cuda accs, 3 jobs + gmm-sum-accs vs 1 job ($r)"
   else notok "$cov: cuda accs, 3 jobs vs 1 job ($r)"; fi
 done
+
+# 6. OpenCL on NVIDIA's driver (kernels/opencl/): register NVIDIA's ICD when
+#    running as root and it is missing; --device=opencl then picks the first
+#    OpenCL GPU (PoCL only offers a CPU device).  build/test/test_opencl (every
+#    op vs the CPU reference) and test/bats/opencl.bats (the tools, opencl vs
+#    cpu on real data).  A failure here is counted, never hides the CUDA results.
+if [ "$(id -u)" = 0 ] && [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p 2>/dev/null | grep -q libnvidia-opencl.so.1; then
+  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd &&
+    echo "# registered /etc/OpenCL/vendors/nvidia.icd"
+fi
+if [ -x build/test/test_opencl ]; then
+  out=$(build/test/test_opencl 2>&1); rc=$?
+  p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+  pass=$((pass + p)); fail=$((fail + f))
+  grep -E '^not ok|SKIP|^# device' <<<"$out"
+  if ! grep -q '^# device: opencl (NVIDIA' <<<"$out"; then notok "test_opencl did not run on NVIDIA's OpenCL"; fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_opencl exited $rc"; fi
+  if bin/gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-full16.fgmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null 2>"$tmp/ocl.log" &&
+     grep -q 'using device opencl (NVIDIA' "$tmp/ocl.log"; then ok "gmm-score-gpu --device=opencl runs on NVIDIA's OpenCL"
+  else notok "gmm-score-gpu --device=opencl on NVIDIA"; cat "$tmp/ocl.log"; fi
+  if command -v bats >/dev/null; then
+    out=$(OCL_DEVICE=opencl bats --tap test/bats/opencl.bats 2>&1)
+    p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+    pass=$((pass + p)); fail=$((fail + f))
+    grep -E -A8 '^not ok' <<<"$out"; grep -iE '# skip' <<<"$out" && notok "opencl.bats skipped tests"
+  else
+    notok "bats is not installed: test/bats/opencl.bats (OpenCL tools vs cpu) not run"
+  fi
+else
+  notok "build/test/test_opencl not built (no CL/cl.h or libOpenCL at build time?)"
+fi
 
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]

@@ -5,8 +5,8 @@
  *  - GMM loglikes and E-step: diagonal, full and mixed sets with variable
  *    Gaussians per pdf (D = 1..128), UBM-size pdfs (1 x 1024 diag, 1 x 512
  *    full), small pdfs next to 300-Gaussian ones, a chunked loglike call
- *    (T x Gaussians > one 16 M-float chunk) and a chunked E-step (> 16 M
- *    posteriors); both GEMM paths (CLBlast and the built-in SGEMM) when the
+ *    (T x Gaussians > one 16 M-float chunk), a chunked E-step (> 16 M
+ *    posteriors) and the E-step's GEMM path for big pdfs; both GEMM paths (CLBlast and the built-in SGEMM) when the
  *    build has CLBlast.  Tolerances: loglikes |got - ref| <= 1e-4 (1 + |ref|)
  *    (fp32 GEMM over expanded features: x_i x_j products of uncentred
  *    features; measured ~1e-5 on real AMI features); E-step statistics
@@ -215,8 +215,23 @@ static void test_chunks(gh_backend *ocl, gh_backend *cpu) {
   make_problem(&pb, 30000, 4, 1, 2, 0, 900, 0);
   check_gmm(ocl, cpu, "opencl", "chunked loglikes P=30000 (3 chunks)", &pb, 0);
   free_problem(&pb);
+  make_problem(&pb, 20, 2, 60, 60, 0, 5000, 0);
+  check_gmm(ocl, cpu, "opencl", "chunked E-step 20 x 60 diag, 300000 pairs (18 M posteriors, 2 chunks)", &pb, 300000);
+  free_problem(&pb);
+}
+
+/* The E-step's GEMM path for pdfs with >= 64 Gaussians and >= 2048 pairs in
+ * one call (global UBMs), alone and next to small pdfs (per-pair path). */
+static void test_estep_gemm(gh_backend *ocl, gh_backend *cpu, const char *bname) {
+  problem pb;
   make_problem(&pb, 1, 6, 1024, 1024, 0, 4000, 0);
-  check_gmm(ocl, cpu, "opencl", "chunked E-step 1 x 1024 diag, 20000 pairs (2 chunks)", &pb, 20000);
+  check_gmm(ocl, cpu, bname, "GEMM E-step 1 x 1024 diag D=6, 20000 pairs", &pb, 20000);
+  free_problem(&pb);
+  make_problem(&pb, 1, 12, 130, 130, 1, 3000, 0);
+  check_gmm(ocl, cpu, bname, "GEMM E-step 1 x 130 full D=12, 9000 pairs", &pb, 9000);
+  free_problem(&pb);
+  make_problem(&pb, 5, 6, 2, 100, 2, 3000, 0);
+  check_gmm(ocl, cpu, bname, "GEMM + per-pair E-step, mixed P=5 G=2..100, 40000 pairs", &pb, 40000);
   free_problem(&pb);
 }
 
@@ -538,12 +553,14 @@ int main(int argc, char **argv) {
   test_errors();
   test_gmm(ocl, cpu, "opencl");
   test_chunks(ocl, cpu);
+  test_estep_gemm(ocl, cpu, "opencl");
 #ifdef GH_HAVE_CLBLAST
   /* the built-in SGEMM as well (the GPU machine has no CLBlast) */
   setenv("GH_OPENCL_GEMM", "own", 1);
   gh_backend *own = gh_backend_opencl_new(NULL, 0);
   unsetenv("GH_OPENCL_GEMM");
   test_gmm(own, cpu, "opencl (own SGEMM)");
+  test_estep_gemm(own, cpu, "opencl (own SGEMM)");
   gh_backend_free(own);
 #endif
   test_hmm(ocl);
