@@ -160,7 +160,7 @@ else
   notok "missing $yn (set GH_SHARED)"
 fi
 
-# 5. speaker adaptation (issue 12): gmm-est-fmllr / gmm-adapt-map, statistics by
+# 7. speaker adaptation (issue 12): gmm-est-fmllr / gmm-adapt-map, statistics by
 # the CUDA E-step vs the CPU one (AMI global GMM per speaker and per utterance,
 # also vs Kaldi's transforms; the yes/no .mdl with pdf alignments).
 fx=$D/kaldi-fixtures
@@ -250,6 +250,27 @@ if [ -x build/test/test_opencl ]; then
 else
   notok "build/test/test_opencl not built (no CL/cl.h or libOpenCL at build time?)"
 fi
+# 8. shrinkage statistics (kernels/cuda/shrink.cu vs kernels/cpu/shrink.c; doc/shrink.md):
+#    build/test/test_shrink (random 4-pdf model, must not skip CUDA here), then
+#    gmm-acc-stats-gpu --shrinkage-stats=true on the AMI full UBM and gmm-est-gpu --shrink=lw.
+if [ -x build/test/test_shrink ]; then
+  out=$(build/test/test_shrink 2>&1)
+  if grep -q '^ok .*CUDA shrinkage statistics = CPU' <<<"$out"; then ok "test_shrink: $(grep 'CUDA shrinkage' <<<"$out" | sed 's/^ok [0-9]* - //')"
+  else notok "test_shrink CUDA part"; grep -E '^not ok|SKIP' <<<"$out"; fi
+else notok "build/test/test_shrink not built"; fi
+fu=$D/kaldi-fixtures/ami-full16.fgmm
+for dev in cpu cuda; do
+  bin/gmm-acc-stats-gpu --device=$dev --shrinkage-stats=true --binary=false "$fu" "ark:$D/kaldi-ami-feats/feats.ark" \
+    "$tmp/shr.$dev.acc" 2>"$tmp/shr.$dev.log"
+  python3 -c "import sys; print(open(sys.argv[1]).read().split('<SHRINKSTATS>')[1])" "$tmp/shr.$dev.acc" > "$tmp/shr.$dev.block"
+  bin/gmm-est-gpu --device=$dev --num-iters=2 --shrink=lw --binary=false "$fu" "ark:$D/kaldi-ami-feats/feats.ark" \
+    "$tmp/shr.$dev.mdl" 2>>"$tmp/shr.$dev.log"
+done
+if grep -q 'no shrinkage-statistics kernel' "$tmp/shr.cuda.log"; then notok "shrinkage statistics ran on the CPU fallback"; cat "$tmp/shr.cuda.log"; fi
+if r=$(cmp_nums "$tmp/shr.cuda.block" "$tmp/shr.cpu.block" 1e-7); then ok "gmm-acc-stats-gpu --shrinkage-stats cuda vs cpu, AMI full16 ($r)"
+else notok "gmm-acc-stats-gpu --shrinkage-stats cuda vs cpu ($r)"; fi
+if r=$(python3 test/python/compare_models.py "$tmp/shr.cuda.mdl" "$tmp/shr.cpu.mdl" --rtol 1e-4 --cov-rtol 1e-3 2>&1); then
+  ok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; else notok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; fi
 
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]

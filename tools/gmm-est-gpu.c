@@ -82,6 +82,7 @@ int main(int argc, char **argv) {
       if (model.pdfs[p].type != GH_COV_FULL)
         gh_die("%s, pdf %d: diagonal covariances; --shrink and --shrinkage-stats need a full-covariance model",
                model_in, p);
+  if (shrinkage_stats && !*write_accs) gh_warn("--shrinkage-stats=true has no effect without --write-accs");
   if (so.method != GH_SHRINK_NONE) {
     eo.shrink = &so;
     eo.shrink_stats = &sst;
