@@ -2,7 +2,7 @@
 # steps/train_gmm.sh -- GMM training as N parallel jobs per EM iteration:
 #   gmm-init (k-means++ + --init-iters EM iterations, one job, all data), then
 #   per iteration: --nj jobs of gmm-acc-stats-gpu on the parts of
-#   utils/split_data.sh (by speaker) -> gmm-sum-accs -> gmm-est.
+#   utils/split_data.sh (by speaker) -> one job of gmm-sum-accs && gmm-est.
 # One global GMM, or with --words one GMM per word: the utterance's word in
 # <data-dir>/text (one word per line) is its pdf, word i = line i + 1 of the
 # words file (pdf ids from 0).
@@ -67,8 +67,10 @@ for it in $(seq 0 $((num_iters - 1))); do
   rm -f $dir/$it.*.acc $dir/$it.acc
   $cmd JOB=1:$nj $dir/log/acc.$it.JOB.log \
     gmm-acc-stats-gpu --device=$device $lab_opts $dir/$it.mdl scp:$sdata/JOB/feats.scp $labels $dir/$it.JOB.acc
-  $cmd $dir/log/sum.$it.log gmm-sum-accs $dir/$it.acc $(for j in $(seq 1 $nj); do echo $dir/$it.$j.acc; done)
-  $cmd $dir/log/update.$it.log gmm-est $dir/$it.mdl $dir/$it.acc $dir/$((it + 1)).mdl
+  # one job sums and estimates (as Kaldi's "gmm-est ... 'gmm-sum-accs - ...|'")
+  $cmd $dir/log/update.$it.log \
+    gmm-sum-accs $dir/$it.acc $(for j in $(seq 1 $nj); do echo $dir/$it.$j.acc; done) \&\& \
+    gmm-est $dir/$it.mdl $dir/$it.acc $dir/$((it + 1)).mdl
   echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]* over [0-9]* frames' $dir/log/update.$it.log | tail -1)"
   rm -f $dir/$it.*.acc $dir/$it.acc
 done

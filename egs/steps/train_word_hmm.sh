@@ -97,8 +97,9 @@ for it in $(seq 1 $iters); do
       ark:$dir/post.JOB.ark $dir/$it.JOB.acc \&\& rm $dir/post.JOB.ark
   accs=; taccs=
   for j in $(seq 1 $nj); do accs+=" $dir/$it.$j.acc"; taccs+=" $dir/$it.$j.tacc"; done
-  $cmd $dir/log/sum.$it.log hmm-sum-accs $dir/$it.tacc $taccs \&\& gmm-sum-accs $dir/$it.acc $accs
-  $cmd $dir/log/update.$it.log hmm-est $dir/$prev.hmm $dir/$it.tacc $dir/$it.hmm \&\& \
+  # one job sums and estimates
+  $cmd $dir/log/update.$it.log hmm-sum-accs $dir/$it.tacc $taccs \&\& gmm-sum-accs $dir/$it.acc $accs \&\& \
+    hmm-est $dir/$prev.hmm $dir/$it.tacc $dir/$it.hmm \&\& \
     gmm-est --mix-up=$target --seed=$est_seed $dir/$prev.mdl $dir/$it.acc $dir/$it.mdl
   echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]*' $dir/log/update.$it.log | tail -1)," \
     "$(grep -o 'wrote [^:]*: [0-9]* pdfs, [0-9]* Gaussians' $dir/log/update.$it.log | grep -o '[0-9]* Gaussians' | tail -1)"

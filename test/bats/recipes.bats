@@ -192,7 +192,7 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
   ! grep -q garbage "$T"/gf/1.*.acc
   bad=$(grep -l -- "-d[0-9]-r[0-9] /nonexistent" "$T"/tr/split3/*/feats.scp | awk -F/ '{ print $(NF - 1) }')
   [ -f "$T/gf/log/acc.1.$bad.log" ] && [ ! -e "$T/gf/1.$bad.acc" ]
-  [ ! -f "$T/gf/log/sum.1.log" ]
+  [ ! -f "$T/gf/log/update.1.log" ]
   [ ! -f "$T/gf/2.mdl" ]
   [ ! -f "$T/gf/final.mdl" ] || [ "$T/gf/final.mdl" -ot "$T/gf/log/acc.1.1.log" ]
 }
