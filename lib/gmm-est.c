@@ -13,6 +13,7 @@
 #include "gh-base.h"
 #include "matrix.h"
 #include "opts.h"
+#include "shrink.h"
 
 void gh_est_opts_default(gh_est_opts *o) {
   o->min_gaussian_weight = 1e-5;
@@ -22,6 +23,8 @@ void gh_est_opts_default(gh_est_opts *o) {
   o->max_condition = 1e4;
   o->remove_low_count_gaussians = 1;
   o->variance_floor = -1.0;
+  o->shrink = NULL;
+  o->shrink_stats = NULL;
 }
 
 void gh_est_opts_register(gh_opts *po, gh_est_opts *o) {
@@ -77,6 +80,32 @@ static void packed_to_full(const double *p, int32_t D, double *A) {
  * Returns the number of eigenvalues floored. */
 static int floor_eigenvalues(double *Ap, int32_t D, double abs_floor, double max_condition,
                              double *A /* D*D work */, double *w /* D */, int pdf, int gi) {
+  /* Fast exact path: Kaldi's floor is max(abs_floor, max|eig| / max_condition)
+   * <= f = max(abs_floor, g / max_condition) with g >= max|eig| the largest
+   * Gershgorin row sum.  If A - f I has a Cholesky factor, every eigenvalue
+   * exceeds f, so none would be floored and A stays as it is: skip the
+   * eigendecomposition (the M-step's dominant cost, O(9 D^3) per Gaussian). */
+  double gmax = 0;
+  for (int32_t i = 0; i < D; ++i) {
+    double r = 0;
+    for (int32_t j = 0; j < D; ++j) r += fabs(Ap[i >= j ? gh_packed_index(i, j) : gh_packed_index(j, i)]);
+    if (r > gmax) gmax = r;
+  }
+  double f = abs_floor;
+  if (max_condition > 0 && gmax / max_condition > f) f = gmax / max_condition;
+  int pd = 1;
+  for (int32_t i = 0; i < D && pd; ++i)
+    for (int32_t j = 0; j <= i; ++j) {
+      double s = Ap[gh_packed_index(i, j)] - (i == j ? f : 0.0);
+      for (int32_t k = 0; k < j; ++k) s -= A[i * D + k] * A[j * D + k];
+      if (i == j) {
+        if (!(s > 0)) { pd = 0; break; }
+        A[i * D + i] = sqrt(s);
+      } else {
+        A[i * D + j] = s / A[j * D + j];
+      }
+    }
+  if (pd) return 0;
   packed_to_full(Ap, D, A);
   lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', D, A, D, w);
   if (info != 0) gh_die("pdf %d, Gaussian %d: eigenvalue decomposition of covariance failed (dsyev info %d)",
@@ -94,6 +123,14 @@ static int floor_eigenvalues(double *Ap, int32_t D, double abs_floor, double max
       for (int32_t k = 0; k < D; ++k) s += A[i * D + k] * w[k] * A[j * D + k];
       Ap[gh_packed_index(i, j)] = s;
     }
+  return n;
+}
+
+int gh_cov_floor(double *cov, int32_t D, double abs_floor, double max_condition) {
+  double *A = gh_malloc(sizeof(double) * D * D), *w = gh_malloc(sizeof(double) * D);
+  int n = floor_eigenvalues(cov, D, abs_floor, max_condition, A, w, -1, -1);
+  free(A);
+  free(w);
   return n;
 }
 
@@ -213,6 +250,11 @@ void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
           for (int32_t d = 0; d < D; ++d)
             if (vnew[d] < vfloor[d]) { vnew[d] = vfloor[d]; ++floored; }
         } else {
+          if (o->shrink && o->shrink->method != GH_SHRINK_NONE) { /* lib/shrink.h */
+            gh_shrink_stats dummy_sh;
+            if (!o->shrink_stats) gh_shrink_stats_init(&dummy_sh);
+            gh_shrink_gaussian(o->shrink, a, i, mnew, vnew, o->shrink_stats ? o->shrink_stats : &dummy_sh);
+          }
           floored = floor_eigenvalues(vnew, D, min_var, o->max_condition, A, ev, pdf, i);
         }
         if (floored) { tot_floored += floored; ++gauss_floored; }

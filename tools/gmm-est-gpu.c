@@ -1,6 +1,7 @@
 /* gmm-est-gpu -- EM re-estimation of a GMM set on the GPU (CPU fallback).
- * Features are read once into one frame block; every iteration uploads the
- * model, runs the E-step on the backend and the M-step on the host
+ * Features are read once into one frame block and uploaded once to the
+ * backend (resident across iterations); every iteration uploads the model,
+ * runs the E-step on the backend and the M-step on the host
  * (lib/gmm-est.c, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate). */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "gmm-est.h"
 #include "gmm.h"
 #include "opts.h"
+#include "shrink.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -34,7 +36,11 @@ int main(int argc, char **argv) {
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
+  const char *precision = "auto";
+  gh_opts_string(po, "precision", &precision,
+                 "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
+                 "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
   gh_opts_int64(po, "mix-up", &mix_up,
                 "Increase the total number of Gaussians to this after the first iteration's M-step (0 = no)");
@@ -44,6 +50,13 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
   gh_opts_string(po, "write-accs", &write_accs, "Write the accumulators of the last E-step to this file");
   gh_est_opts_register(po, &eo);
+  const char *shrink = "none";
+  int shrinkage_stats = 0;
+  gh_opts_string(po, "shrink", &shrink,
+                 "Shrink full covariances at every M-step (fc-shrink's methods, doc/shrink.md): none, "
+                 "fixed:LAMBDA, occupancy:TAU, oas, lw, ss");
+  gh_opts_bool(po, "shrinkage-stats", &shrinkage_stats,
+               "With --write-accs: also write the fourth-order statistics of fc-shrink --method=lw|ss");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
@@ -57,18 +70,42 @@ int main(int argc, char **argv) {
   gh_log("loaded %d utterances, %d frames of dimension %d (%lld frame-pdf pairs)", data.num_utts,
          data.num_frames, data.dim, (long long)data.num_pairs);
 
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec) != 0)
+    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
+  gh_shrink_opts so;
+  gh_shrink_stats sst;
+  if (gh_shrink_parse(shrink, &so) != 0) gh_die("--shrink=%s: %s", shrink, gh_last_error());
+  if (so.method == GH_SHRINK_DIAG) gh_die("--shrink=diag is not an M-step option: use fc-shrink --method=diag");
+  if (so.method != GH_SHRINK_NONE || shrinkage_stats)
+    for (int32_t p = 0; p < model.num_pdfs; ++p)
+      if (model.pdfs[p].type != GH_COV_FULL)
+        gh_die("%s, pdf %d: diagonal covariances; --shrink and --shrinkage-stats need a full-covariance model",
+               model_in, p);
+  if (so.method != GH_SHRINK_NONE) {
+    eo.shrink = &so;
+    eo.shrink_stats = &sst;
+  }
   gh_backend *be = gh_backend_create(device);
+  be->precision = prec;
+  gh_dev_data *dev_data = gh_data_upload(be, &data); /* frames resident across iterations */
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)seed);
   gh_accs_set accs;
   double avg = 0, secs = 0;
   for (int32_t it = 1; it <= num_iters; ++it) {
-    avg = gh_data_estep(be, &model, &data, &accs, &secs);
+    avg = gh_data_estep_on(be, &model, &data, dev_data, &accs, &secs);
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
            data.total_weight, secs > 0 ? data.num_frames / secs : 0.0);
+    if (gh_shrink_needs_stats(so.method) || (shrinkage_stats && it == num_iters && *write_accs)) {
+      gh_accs_shrink_init(&accs, &model); /* second pass, centres = this E-step model's means */
+      gh_backend_acc_shrink(be, &model, data.feats, data.num_frames, data.pairs, data.num_pairs, &accs);
+    }
     gh_est_stats st;
     memset(&st, 0, sizeof st);
+    gh_shrink_stats_init(&sst);
     gh_gmm_set_update(&model, &accs, &eo, &st);
+    if (so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&so, &sst);
     gh_vlog(1, "iteration %d: auxiliary function change per frame %.6f over %.0f frames", it,
             st.count > 0 ? st.objf_change / st.count : 0.0, st.count);
     if (it == 1 && mix_up > 0) {
@@ -93,6 +130,7 @@ int main(int argc, char **argv) {
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("wrote %s: %d pdfs, %lld Gaussians; last avg loglike per frame %.6f over %.0f frames", model_out,
          model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), avg, data.total_weight);
+  be->ops->data_free(be, dev_data);
   gh_backend_free(be);
   gh_data_free(&data);
   gh_gmm_set_free(&model);
