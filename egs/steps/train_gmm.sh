@@ -28,7 +28,7 @@
 # --nj N the accumulators are summed in another order (doubles), so models
 # agree to about 1e-6 relative (test/bats/recipes.bats checks 1e-4).
 set -euo pipefail
-nj=4; cmd=utils/run.sh; device=auto; words=; cov_type=diag; num_gauss=4; init_iters=10; num_iters=20
+nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; words=; cov_type=diag; num_gauss=4; init_iters=10; num_iters=20
 seed=1; stage=-1
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi

@@ -18,24 +18,45 @@
 #          data/train_dcmn data/lang/words.txt exp/hmm
 # <data-dir>: feats.scp, utt2spk, text (an utterance's words; with --flat-start
 # segment, exactly one).  <words.txt>: one word a line, the HMM names.
+# Also accepted, the earlier form (one job unless --nj is given):
+#   steps/train_word_hmm.sh [options] <train-feats-rspecifier> <utt2word> <num-words> <dir>
 # Output: <dir>/final.mdl (GMM set), <dir>/final.hmm (HMM set: word i = HMM i),
 # <dir>/log/*.log.  Classify with steps/classify.sh --hmm true.
 # Options (--name value or --name=value; defaults in brackets):
-#   --nj [4] --cmd [utils/run.sh] --device [auto] --cov [diag] --states [5]
+#   --nj [4] --cmd [utils/run.sh of this tree] --device [auto] --cov [diag] --states [5]
 #   --gauss [8] --iters [12] --seed [1] (gmm-init and mix-up)
 #   --skip-prob [0.2] --self-loop-prob [0.6] --silence [""] --sil-states [3]
 #   --flat-start [segment] --mixup-start [1] --mixup-end [iters/2]
 #   --est-seed [same as --seed] (gmm-est --seed, mix-up perturbation)
 # --nj N gives the --nj 1 model up to the order of summing the accumulators.
 set -euo pipefail
-nj=4; cmd=utils/run.sh; device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1
+nj=; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1
 skip_prob=0.2; self_loop_prob=0.6; silence=; sil_states=3; flat_start=segment
 mixup_start=1; mixup_end=; est_seed=
 . "$(dirname "$0")/../utils/parse_options.sh"
-if [ $# -ne 3 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
-data=${1%/}; words=$2; dir=${3%/}
 utils=$(cd "$(dirname "$0")/../utils" && pwd)
 me=train_word_hmm.sh
+if [ $# -eq 4 ]; then
+  # The earlier form <train-feats-rspecifier> <utt2word> <num-words> <dir>
+  # (utt2word: "utt word-index"): made into a data directory <dir>/data with
+  # words 0..num-words-1, each utterance its own speaker, utterances in the
+  # order of the features; one job unless --nj is given.
+  dir=${4%/}; mkdir -p $dir/data
+  case $1 in
+    scp:*) cp "${1#scp:}" $dir/data/feats.scp ;;
+    *) copy-feats "$1" ark,scp:$dir/data/feats.ark,$dir/data/feats.scp 2> $dir/data/copy-feats.log ;;
+  esac
+  awk '{ print $1, $1 }' $dir/data/feats.scp > $dir/data/utt2spk
+  cp $dir/data/utt2spk $dir/data/spk2utt
+  awk -v me=$me 'NR == FNR { w[$1] = $2; next } !($1 in w) { print me ": no word for " $1 > "/dev/stderr"; exit 1 }
+    { print $1, w[$1] }' "$2" $dir/data/feats.scp > $dir/data/text
+  seq 0 $(( $3 - 1 )) > $dir/data/words.txt
+  nj=${nj:-1}
+  set -- $dir/data $dir/data/words.txt $dir
+fi
+if [ $# -ne 3 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
+data=${1%/}; words=$2; dir=${3%/}
+nj=${nj:-4}
 for f in $data/feats.scp $data/text $words; do [ -f $f ] || { echo "$me: missing $f" >&2; exit 1; }; done
 [ -n "$mixup_end" ] || mixup_end=$(( iters / 2 ))
 [ $mixup_end -ge $mixup_start ] || mixup_end=$mixup_start
