@@ -239,3 +239,16 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
   [ "$status" -ne 0 ]
   [[ "$output" == *"--stage 2 needs $T/w3/data/"*"from stage 0"* ]]
 }
+
+@test "--device=cuda:N: a malformed N or a missing GPU is one clear error" {
+  echo "k [ 1 2 ]" | copy-feats ark,t:- "ark:$T/k.ark" 2>/dev/null
+  for d in cuda:x cuda: cuda:-1; do
+    run gmm-init --device=$d --num-iters=1 "ark:$T/k.ark" "$T/k.mdl"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"ERROR: --device=$d: expected cuda:N with N a device number"* ]]
+  done
+  [ ! -e "$T/k.mdl" ]
+  run gmm-init --device=cuda:99 --num-iters=1 "ark:$T/k.ark" "$T/k.mdl"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"ERROR: --device=cuda:99: "*@(no usable CUDA device|there * only)* ]]
+}
