@@ -14,8 +14,10 @@
 #   vit-bw-ltr  the same with a 3-state L-to-R silence
 #   vit-bw-opt  the same as vit-bw with optional edge silence (--edge-silence-prob=0.5)
 #   vit-bw-s8   vit-bw with 8 states per word
+#   vit-bw-sp9  vit-bw with silence between words taken with probability 0.9 (training graphs)
+#   vit-bw-g4   vit-bw with 4 Gaussians per pdf;  vit-bw-sp9-g4  both
 # Usage: local/cv_experiment.sh [--work=/tmp/adapt-work/yesno] [--device=cpu] [--configs="bw vit-bw ..."]
-# Writes <work>/cv/results.txt: one line per configuration and word penalty:
+# Writes <work>/cv/results.<configs>.txt: one line per configuration and word penalty:
 #   config wp  cv-errors/160 cv-WER  test-WER(ins/del/sub)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,6 +42,9 @@ train_cfg() {  # train_cfg <config> <data-dir> <exp-dir>; echoes the decode edge
     vit-bw-ltr) "$here"/train_viterbi.sh --device=$device --init=flat-bw --sil-topology=ltr --sil-states=3 $2 $3 > /dev/null; echo true ;;
     vit-bw-opt) "$here"/train_viterbi.sh --device=$device --init=flat-bw --edge-silence-prob=0.5 $2 $3 > /dev/null; echo false ;;
     vit-bw-s8) "$here"/train_viterbi.sh --device=$device --init=flat-bw --states=8 $2 $3 > /dev/null; echo true ;;
+    vit-bw-sp9) "$here"/train_viterbi.sh --device=$device --init=flat-bw --silence-prob=0.9 $2 $3 > /dev/null; echo true ;;
+    vit-bw-g4) "$here"/train_viterbi.sh --device=$device --init=flat-bw --gauss=4 $2 $3 > /dev/null; echo true ;;
+    vit-bw-sp9-g4) "$here"/train_viterbi.sh --device=$device --init=flat-bw --silence-prob=0.9 --gauss=4 $2 $3 > /dev/null; echo true ;;
     *) echo "cv_experiment.sh: unknown config $c" >&2; exit 1 ;;
   esac
 }
@@ -52,7 +57,7 @@ for f in 0 1 2 3; do
     awk 'NR == FNR { k[$1]; next } $1 in k' $cv/data/f$f/$s/feats.scp $work/data/train/text > $cv/data/f$f/$s/text
   done
 done
-out=$cv/results.txt; : > $out
+out=$cv/results.$(echo $configs | tr " " _).txt; : > $out
 for c in $configs; do
   declare -A err=()
   for f in 0 1 2 3; do
