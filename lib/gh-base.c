@@ -60,8 +60,9 @@ static void gh_vmsg(const char *kind, const char *fmt, va_list ap) {
   fflush(stderr);
 }
 
-void gh_log(const char *fmt, ...) { va_list ap; va_start(ap, fmt); gh_vmsg("LOG", fmt, ap); va_end(ap); }
-void gh_warn(const char *fmt, ...) { va_list ap; va_start(ap, fmt); gh_vmsg("WARNING", fmt, ap); va_end(ap); }
+/* As Kaldi: --verbose=-1 silences LOG lines, --verbose=-2 WARNING lines too. */
+void gh_log(const char *fmt, ...) { if (gh_verbose < 0) return; va_list ap; va_start(ap, fmt); gh_vmsg("LOG", fmt, ap); va_end(ap); }
+void gh_warn(const char *fmt, ...) { if (gh_verbose < -1) return; va_list ap; va_start(ap, fmt); gh_vmsg("WARNING", fmt, ap); va_end(ap); }
 void gh_vlog(int level, const char *fmt, ...) {
   if (gh_verbose < level) return;
   char kind[32];
@@ -69,7 +70,17 @@ void gh_vlog(int level, const char *fmt, ...) {
   va_list ap; va_start(ap, fmt); gh_vmsg(kind, fmt, ap); va_end(ap);
 }
 
+static gh_die_hook_fn gh_die_hook = NULL;
+void gh_set_die_hook(gh_die_hook_fn hook) { gh_die_hook = hook; }
+
 void gh_die(const char *fmt, ...) {
+  if (gh_die_hook) {
+    char buf[4096];
+    va_list ap; va_start(ap, fmt); vsnprintf(buf, sizeof buf, fmt, ap); va_end(ap);
+    gh_abort_all_tmpfiles();
+    gh_die_hook(buf);
+    abort(); /* a hook that returns is a bug in the harness */
+  }
   va_list ap; va_start(ap, fmt); gh_vmsg("ERROR", fmt, ap); va_end(ap);
   gh_abort_all_tmpfiles();
   exit(1);

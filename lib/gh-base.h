@@ -26,7 +26,8 @@
 
 /* Program name used as log prefix; set once by gh_init(argv[0]). */
 extern const char *gh_progname;
-/* Verbosity: 0 = warnings/errors/summary logs (default), >0 more detail. */
+/* Verbosity: 0 = warnings/errors/summary logs (default), >0 more detail;
+ * as in Kaldi, -1 silences LOG lines and -2 WARNING lines too. */
 extern int gh_verbose;
 
 /* Call first in every main(): sets the program name (basename of argv0). */
@@ -41,6 +42,13 @@ void gh_vlog(int level, const char *fmt, ...) GH_PRINTF(2, 3);
 /* Fatal error: prints "<prog>: ERROR: <msg>", removes unfinished output
  * files, exits 1.  Never returns. */
 void gh_die(const char *fmt, ...) GH_PRINTF(1, 2) GH_NORETURN;
+
+/* For fuzzing harnesses and unit tests of error paths: when a hook is set,
+ * gh_die() removes unfinished outputs, then calls hook(message) instead of
+ * printing and exiting.  The hook must not return (it longjmps back to the
+ * harness); NULL restores the default. */
+typedef void (*gh_die_hook_fn)(const char *msg);
+void gh_set_die_hook(gh_die_hook_fn hook);
 
 /* Recoverable-error message buffer (per process). gh_set_error formats the
  * message; gh_last_error returns it ("" if none). */

@@ -464,6 +464,7 @@ void gh_gmm_set_read_stream(gh_istream *in, int binary, gh_gmm_set *s) {
   if (D <= 0 || D > 1000000) gh_istream_fail(in, "bad <DIMENSION> %d", D);
   if (P <= 0 || P > 100000000) gh_istream_fail(in, "bad <NUMPDFS> %d", P);
   s->dim = D;
+  gh_istream_need(in, (uint64_t)P, 9, "<NUMPDFS> GMMs"); /* each at least "<DiagGMM>" */
   s->pdfs = gh_calloc((size_t)P, sizeof(gh_gmm));
   for (int32_t p = 0; p < P; ++p) {
     gh_gmm_read(in, binary, &s->pdfs[p]);

@@ -147,6 +147,7 @@ static gh_hmm read_hmm(gh_istream *in, int binary) {
   gh_expect_token(in, binary, "<Arcs>");
   int32_t A = gh_read_int32(in, binary);
   if (A < 0 || A > 1000000000) gh_istream_fail(in, "HMM '%s': bad arc count %d", name, A);
+  gh_istream_need(in, (uint64_t)A, binary ? 15 : 6, "<Arcs>");
   hmm_alloc(&h, name, S, A);
   free(name);
   memcpy(h.pdf, pdf, S * sizeof(int32_t));
@@ -645,6 +646,7 @@ void gh_hmm_accs_read(const char *rx, gh_hmm_accs *a) {
   gh_expect_token(in, binary, "<NumHmms>");
   int32_t N = gh_read_int32(in, binary);
   if (N < 1 || N > 10000000) gh_istream_fail(in, "bad <NumHmms> %d", N);
+  gh_istream_need(in, (uint64_t)N, 20, "<NumHmms> HMMs");
   a->num_hmms = N;
   a->names = gh_calloc(N, sizeof(char *));
   a->num_states = gh_malloc(N * sizeof(int32_t));
@@ -665,6 +667,7 @@ void gh_hmm_accs_read(const char *rx, gh_hmm_accs *a) {
     const char *tok[3] = {"<InitCounts>", "<ArcCounts>", "<FinalCounts>"};
     int32_t want[3] = {S, A, S};
     a->off[i + 1] = a->off[i] + 2 * (int64_t)S + A;
+    gh_istream_need(in, 2 * (uint64_t)S + (uint64_t)A, binary ? 8 : 2, "HMM accumulator counts");
     parts[i] = gh_malloc((2 * (size_t)S + A + 1) * sizeof(double));
     int64_t o = 0;
     for (int k = 0; k < 3; ++k) {
