@@ -110,6 +110,7 @@ int main(int argc, char **argv) {
   }
   gh_backend *b = gh_backend_create(device);
   b->precision = prec;
+  if (!getenv("GH_BLAS_THREADS")) gh_host_blas_serial(); /* as gmm-est-gpu */
   gh_est_opts eo;
   gh_est_opts_default(&eo);
   /* error of one E-step vs the CPU backend on the first `check` frames */
