@@ -21,6 +21,8 @@ else
 CFLAGS += -DGH_NO_SNDFILE
 endif
 LDLIBS += -lfftw3
+# OpenMP: the host M-step's per-Gaussian inverses (lib/gmm.c, plain loops) on all cores.
+CFLAGS += -fopenmp
 
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(NVCC)),)

@@ -25,7 +25,7 @@ DEVICE=${DEVICE:-cuda}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}; UBM_FRAMES=${
 LOG=${BENCH_LOG:-build/bench/bench.log}
 GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
 make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o build/bench/bench-em.o || exit 1
-LIBS="-llapacke -llapack -lblas -lz -lm"
+LIBS="-fopenmp -llapacke -llapack -lblas -lz -lm"
 NVCC=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 if [ -n "$NVCC" ]; then LIBS="$LIBS -L$(dirname "$(dirname "$NVCC")")/lib64 -lcudart_static -lstdc++ -ldl -lpthread -lrt"; fi
 for p in bench-score bench-em; do

@@ -167,7 +167,13 @@ void gh_gmm_get_moments(const gh_gmm *g, double *weights, double *means, double 
     return;
   }
   int64_t P = gh_packed_size(D);
+  /* Gaussians are independent: spread over the cores (OpenMP, when the
+   * build has it; each thread its own work matrix; no BLAS inside, so no
+   * oversubscription), results identical to the serial loop. */
+#pragma omp parallel if (G >= 32 && D >= 16)
+  {
   double *A = gh_malloc((size_t)D * D * sizeof(double));
+#pragma omp for schedule(static)
   for (int32_t k = 0; k < G; ++k) {
     if (weights) weights[k] = g->weights[k];
     unpack_sym(g->inv_vars + k * P, D, A);
@@ -185,6 +191,7 @@ void gh_gmm_get_moments(const gh_gmm *g, double *weights, double *means, double 
         for (int32_t j = 0; j <= i; ++j) covs[k * P + gh_packed_index(i, j)] = A[(size_t)i * D + j];
   }
   free(A);
+  }
 }
 
 int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, const double *covs) {
@@ -206,13 +213,17 @@ int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, co
     }
   } else {
     int64_t P = gh_packed_size(D);
+    int32_t bad = -1; /* first Gaussian whose covariance is not positive definite */
+#pragma omp parallel if (G >= 32 && D >= 16)
+    {
     double *A = gh_malloc((size_t)D * D * sizeof(double));
+#pragma omp for schedule(static)
     for (int32_t k = 0; k < G; ++k) {
       unpack_sym_d(covs + k * P, D, A);
       if (spd_inverse(A, D)) {
-        free(A);
-        gh_set_error("Gaussian %d: covariance is not positive definite", k);
-        return -1;
+#pragma omp critical(gh_set_moments_bad)
+        if (bad < 0 || k < bad) bad = k;
+        continue;
       }
       g->weights[k] = (float)weights[k];
       for (int32_t i = 0; i < D; ++i) {
@@ -223,6 +234,11 @@ int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, co
       }
     }
     free(A);
+    }
+    if (bad >= 0) {
+      gh_set_error("Gaussian %d: covariance is not positive definite", bad);
+      return -1;
+    }
   }
   gh_gmm_compute_gconsts(g);
   return 0;
@@ -263,7 +279,10 @@ static double gconst_one(const gh_gmm *g, int32_t k, double *work) {
 
 int gh_gmm_compute_gconsts(gh_gmm *g) {
   int num_bad = 0;
+#pragma omp parallel if (g->type == GH_COV_FULL && g->num_gauss >= 32 && g->dim >= 16) reduction(+ : num_bad)
+  {
   double *work = g->type == GH_COV_FULL ? gh_malloc(((size_t)g->dim * g->dim + g->dim + 1) * sizeof(double)) : NULL;
+#pragma omp for schedule(static)
   for (int32_t k = 0; k < g->num_gauss; ++k) {
     double gc = gconst_one(g, k, work);
     if (!isfinite(gc)) {
@@ -273,6 +292,7 @@ int gh_gmm_compute_gconsts(gh_gmm *g) {
     g->gconsts[k] = (float)gc;
   }
   free(work);
+  }
   return num_bad;
 }
 
