@@ -17,6 +17,8 @@
 #              (D=36, FRAMES frames), 1 x 1024 full and 1 x 2048 diag (D=40,
 #              UBM_FRAMES frames); default, fused, GEMM fp32, GEMM tf32x3
 #              peer: bench/torch_peer.py (PyTorch GEMM + logsumexp, fp32)
+#   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
+#              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Options via the environment: DEVICE (default cuda), FRAMES (4096), ITERS
 # (5), UBM_FRAMES (65536), BENCH_LOG (build/bench/bench.log).
 set -uo pipefail
@@ -25,9 +27,7 @@ DEVICE=${DEVICE:-cuda}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}; UBM_FRAMES=${
 LOG=${BENCH_LOG:-build/bench/bench.log}
 GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
 make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o build/bench/bench-em.o || exit 1
-LIBS="-fopenmp -llapacke -llapack -lblas -lz -lm"
-NVCC=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
-if [ -n "$NVCC" ]; then LIBS="$LIBS -L$(dirname "$(dirname "$NVCC")")/lib64 -lcudart_static -lstdc++ -ldl -lpthread -lrt"; fi
+LIBS="-fopenmp $(make -s print-ldlibs)" # the Makefile's link line: CUDA and OpenCL libraries where built
 for p in bench-score bench-em; do
   cc -o build/bench/$p build/bench/$p.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS || exit 1
 done
@@ -57,6 +57,16 @@ python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 
     GH_CUDA_SCORE=fused $S $a 2>&1 | grep '^score'
     for prec in fp32 tf32x3; do GH_CUDA_SCORE=gemm $S $a --precision=$prec 2>&1 | grep '^score'; done
   done
+  # OpenCL rows, same shapes, same run (seed 001 compared CUDA and OpenCL so).
+  # A failure here does not stop the run.
+  if [ "${OPENCL:-1}" != 0 ] && make -s print-ldlibs | grep -q OpenCL; then
+    OCL=${OCL_DEVICE:-opencl}
+    for shape in "full 5000 16 36 $FRAMES" "diag 5000 256 36 $FRAMES" "full 1 1024 40 $UBM_FRAMES" "diag 1 2048 40 $UBM_FRAMES"; do
+      set -- $shape
+      build/bench/bench-score --device="$OCL" --iters=$ITERS --type=$1 --pdfs=$2 --gauss=$3 --dim=$4 --frames=$5 2>&1 | grep '^score' ||
+        echo "opencl $1 $2 x $3: failed"
+    done
+  fi
   [ $torch_ok = 1 ] && python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \

@@ -1,13 +1,16 @@
-/* backend.c -- picking a compute backend (--device=auto|cpu|cuda).
+/* backend.c -- picking a compute backend (--device=auto|cpu|cuda[:N]|opencl[:P:D]).
  *
  * The caller asks once, by name; everything after that goes through the
  * gh_backend_ops table (see backend.h).  When the toolkit is built without
  * CUDA (no nvcc: GH_HAVE_CUDA undefined) the CUDA constructor only reports that CUDA is absent: it
- * returns NULL and gh_cuda_device_count() is 0, so "auto" picks the CPU.
+ * returns NULL and gh_cuda_device_count() is 0, so "auto" picks the CPU.  Likewise for OpenCL
+ * (GH_HAVE_OPENCL: CL/cl.h present at build time).  "auto" = CUDA if a CUDA GPU is present, else
+ * an OpenCL device of type GPU (never a CPU OpenCL device such as PoCL's), else the CPU.
  */
 #include "backend.h"
 #include "gh-base.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 gh_backend *gh_backend_create(const char *device) {
@@ -21,11 +24,31 @@ gh_backend *gh_backend_create(const char *device) {
              *gh_last_error() ? gh_last_error() : "built without CUDA or no GPU present");
     b = gh_backend_cuda_new();
     if (!b) gh_die("--device=cuda: cannot start the CUDA backend: %s", gh_last_error());
+  } else if (!strncmp(device, "cuda:", 5)) {
+    /* cuda:N -- device N as CUDA numbers them (after CUDA_VISIBLE_DEVICES) */
+    char *end = NULL;
+    long n = strtol(device + 5, &end, 10);
+    if (!device[5] || *end || n < 0 || n > 1024)
+      gh_die("--device=%s: expected cuda:N with N a device number (0, 1, ...)", device);
+    int count = gh_cuda_device_count();
+    if (count <= 0)
+      gh_die("--device=%s: no usable CUDA device (%s)", device,
+             *gh_last_error() ? gh_last_error() : "built without CUDA or no GPU present");
+    if (n >= count)
+      gh_die("--device=%s: there %s only %d CUDA device%s (0..%d)", device, count == 1 ? "is" : "are",
+             count, count == 1 ? "" : "s", count - 1);
+    if (gh_cuda_set_device((int)n) != 0) gh_die("--device=%s: %s", device, gh_last_error());
+    b = gh_backend_cuda_new();
+    if (!b) gh_die("--device=%s: cannot start the CUDA backend: %s", device, gh_last_error());
+  } else if (!strcmp(device, "opencl") || !strncmp(device, "opencl:", 7)) {
+    b = gh_backend_opencl_new(device[6] == ':' ? device + 7 : NULL, 0);
+    if (!b) gh_die("--device=%s: %s", device, gh_last_error());
   } else if (!strcmp(device, "auto")) {
     if (gh_cuda_device_count() > 0) b = gh_backend_cuda_new();
+    if (!b && gh_opencl_gpu_count() > 0) b = gh_backend_opencl_new(NULL, 1);
     if (!b) b = gh_backend_cpu_new();
   } else {
-    gh_die("unknown --device=%s (expected auto, cpu or cuda)", device);
+    gh_die("unknown --device=%s (expected auto, cpu, cuda, cuda:N, opencl or opencl:P:D)", device);
   }
   if (!b) gh_die("cannot create the %s backend: %s", device, gh_last_error());
   gh_log("using device %s", b->device_name);
@@ -52,6 +75,17 @@ int gh_cuda_device_count(void) {
   gh_set_error("this build of gmmhmm has no CUDA support");
   return 0;
 }
+int gh_cuda_set_device(int device) {
+  gh_set_error("this build of gmmhmm has no CUDA support");
+  return -1;
+}
+#endif
+#ifndef GH_HAVE_OPENCL
+gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
+  gh_set_error("this build of gmmhmm has no OpenCL support (CL/cl.h was not found at build time)");
+  return NULL;
+}
+int gh_opencl_gpu_count(void) { return 0; }
 #endif
 
 /* ---------------- HMM ops: fallback and batch helpers ---------------- */
@@ -83,4 +117,16 @@ int64_t gh_hmm_stats_offset(const gh_hmm_graph *const *graphs, int32_t g) {
   int64_t off = 0;
   for (int32_t h = 0; h < g; ++h) off += gh_hmm_graph_stats_size(graphs[h]);
   return off;
+}
+
+/* ---------------- shrinkage statistics: optional op with CPU fallback ---------------- */
+
+void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                           const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs) {
+  if (b->ops->acc_shrink) {
+    b->ops->acc_shrink(b, model, X, T, pairs, npairs, accs);
+  } else {
+    gh_log("the %s backend has no shrinkage-statistics kernel: running it on the CPU reference", b->device_name);
+    gh_cpu_acc_shrink(b, model, X, T, pairs, npairs, accs);
+  }
 }

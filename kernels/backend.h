@@ -161,6 +161,21 @@ typedef struct {
    * zeroes).  Utterances with loglik -inf (no path) contribute nothing. */
   void (*hmm_fb)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                  float *gamma, double *stats);
+
+  /* ---- optional: shrinkage statistics (lib/shrink.h, doc/shrink.md) ----
+   * Callers go through gh_backend_acc_shrink(), which runs the CPU
+   * reference (kernels/cpu/shrink.c) when a backend leaves this NULL.
+   * Self-contained (uploads what it needs, frees it before returning): for
+   * every pair (frame t, pdf p, weight w) of the host frames X [T x D]
+   * (D = model->dim), the Gaussian posteriors gamma_g = w p(g | x_t, p) under
+   * the host model (full-covariance pdfs only), and for each Gaussian g the
+   * moments of z = x_t - c_g about c_g = accs->pdfs[p].shrink_centre[g]:
+   * sum gamma^2, sum gamma z_i, sum gamma z_i z_j, sum gamma z_i^2 z_j,
+   * sum gamma z_i^2 z_j^2 (layout in lib/shrink.h), ADDED in double to
+   * accs->pdfs[p].shrink (allocated by gh_accs_shrink_init).  A second pass
+   * over the data with the centres fixed (doc/shrink.md says why). */
+  void (*acc_shrink)(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                     const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 } gh_backend_ops;
 
 struct gh_backend {
@@ -209,7 +224,8 @@ static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
   return type == GH_COV_FULL ? 5.0 * d * (d - 1) / 2 + 4.0 * d + 9.0 : 4.0 * d + 9.0;
 }
 
-/* device: "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda".
+/* device: "auto" (CUDA when a GPU is present, else an OpenCL GPU, else CPU),
+ * "cpu", "cuda", "opencl" or "opencl:P:D" (gh_backend_opencl_new).
  * Logs the choice ("using device cuda (NVIDIA H200)").  Dies if "cuda" is
  * asked for and unavailable, or on an unknown name. */
 gh_backend *gh_backend_create(const char *device);
@@ -220,6 +236,13 @@ void gh_backend_free(gh_backend *b);
 gh_backend *gh_backend_cpu_new(void);
 gh_backend *gh_backend_cuda_new(void);  /* built only with CUDA; else returns NULL */
 int gh_cuda_device_count(void);         /* 0 without CUDA or GPU */
+/* OpenCL (kernels/opencl/; built when CL/cl.h is present, else returns NULL
+ * / 0).  spec: "P:D" (platform P, device D, as `clinfo -l` numbers them) or
+ * NULL/"" for $GH_OPENCL_DEVICE, else the first GPU, else the first device
+ * of any type; gpu_only != 0 (for --device=auto) accepts only
+ * CL_DEVICE_TYPE_GPU devices and ignores $GH_OPENCL_DEVICE. */
+gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only);
+int gh_opencl_gpu_count(void);          /* GPU devices over all platforms; 0 without OpenCL */
 
 /* The CPU reference HMM kernels (kernels/cpu/cpu-hmm.c), as in gh_backend_ops;
  * exported so cpu.c can put them in its table and tests can call them. */
@@ -231,5 +254,20 @@ void gh_cpu_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                         double *score);
 void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                    float *gamma, double *stats);
+
+/* Shrinkage statistics on b (its acc_shrink, or the CPU reference when b
+ * has none; see acc_shrink above).  Dies if a pair is out of range or a
+ * pdf with pairs is diagonal. */
+void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                           const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
+/* The CPU reference of acc_shrink (kernels/cpu/shrink.c); never touches b. */
+void gh_cpu_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                       const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
+
+/* Make CUDA device N (CUDA's numbering, after CUDA_VISIBLE_DEVICES) the current
+ * device of this process before gh_backend_cuda_new(), which uses the current
+ * device (--device=cuda:N; kernels/cuda/device.cu).  0, or -1 with
+ * gh_last_error() set. */
+int gh_cuda_set_device(int device);
 
 #endif

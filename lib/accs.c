@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gmm.h"
+#include "shrink.h"
 #include "transition.h"
 
 static int64_t acc_var_size(gh_covtype type, int32_t dim) {
@@ -31,6 +32,8 @@ void gh_gmm_accs_free(gh_gmm_accs *a) {
   free(a->occupancy);
   free(a->mean_accs);
   free(a->var_accs);
+  free(a->shrink);
+  free(a->shrink_centre);
   memset(a, 0, sizeof(*a));
 }
 
@@ -81,6 +84,17 @@ void gh_accs_add(gh_accs_set *a, const gh_accs_set *b, const char *what) {
     for (int64_t i = 0; i < G; ++i) x->occupancy[i] += y->occupancy[i];
     for (int64_t i = 0; i < G * D; ++i) x->mean_accs[i] += y->mean_accs[i];
     for (int64_t i = 0; i < G * V; ++i) x->var_accs[i] += y->var_accs[i];
+    if (!x->shrink != !y->shrink)
+      gh_die("%s: pdf %d %s shrinkage statistics but the accumulators it is added to %s (accumulate all jobs with "
+             "the same --shrinkage-stats)", w, p, y->shrink ? "has" : "has no", x->shrink ? "have" : "have none");
+    if (x->shrink) {
+      /* Moments about the E-step model's means: only jobs of the same model add up. */
+      if (memcmp(x->shrink_centre, y->shrink_centre, sizeof(double) * (size_t)(G * D)))
+        gh_die("%s: pdf %d: shrinkage statistics were accumulated about different centres (a different "
+               "model); only accumulators of the same model can be summed", w, p);
+      int64_t K = gh_shrink_stats_size(x->dim);
+      for (int64_t i = 0; i < G * K; ++i) x->shrink[i] += y->shrink[i];
+    }
   }
   a->total_frames += b->total_frames;
   a->total_loglike += b->total_loglike;
@@ -256,6 +270,78 @@ void gh_gmm_accs_write(gh_ostream *out, int binary, const gh_gmm_accs *a) {
   gh_write_token(out, binary, "</GMMACCS>");
 }
 
+/* ---------------- shrinkage statistics block ----------------
+ * After the standard accumulators (so Kaldi's readers, which stop after
+ * <total_frames> or </GMMACCS>, never see it); doc/format.md:
+ *   <SHRINKSTATS> <NUMPDFS> int32 P, P x (<NUMCOMPONENTS> int32 G <VECSIZE> int32 D
+ *   <CENTRES> DV(G*D) <MOMENTS> DV(G*K)), </SHRINKSTATS>
+ * in double (K = gh_shrink_stats_size(D), layout in lib/shrink.h). */
+static void shrink_block_read(gh_istream *in, int binary, gh_accs_set *a) {
+  gh_expect_token(in, binary, "<SHRINKSTATS>");
+  gh_expect_token(in, binary, "<NUMPDFS>");
+  int32_t P = gh_read_int32(in, binary);
+  if (P != a->num_pdfs)
+    gh_istream_fail(in, "shrinkage statistics: <NUMPDFS> %d, but the accumulators have %d pdfs", P, a->num_pdfs);
+  for (int32_t p = 0; p < P; ++p) {
+    gh_gmm_accs *ap = &a->pdfs[p];
+    gh_expect_token(in, binary, "<NUMCOMPONENTS>");
+    int32_t G = gh_read_int32(in, binary);
+    gh_expect_token(in, binary, "<VECSIZE>");
+    int32_t D = gh_read_int32(in, binary);
+    if (G != ap->num_gauss || D != ap->dim)
+      gh_istream_fail(in, "shrinkage statistics of pdf %d: %d Gaussians of dimension %d, the accumulators have %d "
+                          "of dimension %d", p, G, D, ap->num_gauss, ap->dim);
+    if (ap->type != GH_COV_FULL)
+      gh_istream_fail(in, "shrinkage statistics of pdf %d: its accumulators are diagonal", p);
+    int64_t K = gh_shrink_stats_size(D);
+    gh_dvector c = {0, NULL}, m = {0, NULL};
+    gh_expect_token(in, binary, "<CENTRES>");
+    gh_read_dvector(in, binary, &c);
+    if ((int64_t)c.dim != (int64_t)G * D)
+      gh_istream_fail(in, "shrinkage statistics of pdf %d: <CENTRES> has %d values, expected %lld", p, c.dim,
+                      (long long)G * D);
+    gh_expect_token(in, binary, "<MOMENTS>");
+    gh_read_dvector(in, binary, &m);
+    if ((int64_t)m.dim != (int64_t)G * K)
+      gh_istream_fail(in, "shrinkage statistics of pdf %d: <MOMENTS> has %d values, expected %lld", p, m.dim,
+                      (long long)G * K);
+    for (int64_t i = 0; i < (int64_t)m.dim; ++i)
+      if (!isfinite(m.data[i]) || (i < c.dim && !isfinite(c.data[i])))
+        gh_istream_fail(in, "shrinkage statistics of pdf %d: value %lld is not finite", p, (long long)i);
+    free(ap->shrink_centre);
+    free(ap->shrink);
+    ap->shrink_centre = c.data;
+    ap->shrink = m.data;
+  }
+  gh_expect_token(in, binary, "</SHRINKSTATS>");
+}
+
+static void shrink_block_write(gh_ostream *out, int binary, const gh_accs_set *a) {
+  if (!gh_accs_have_shrink(a)) return;
+  gh_write_token(out, binary, "<SHRINKSTATS>");
+  gh_write_token(out, binary, "<NUMPDFS>");
+  gh_write_int32(out, binary, a->num_pdfs);
+  for (int32_t p = 0; p < a->num_pdfs; ++p) {
+    const gh_gmm_accs *ap = &a->pdfs[p];
+    gh_write_token(out, binary, "<NUMCOMPONENTS>");
+    gh_write_int32(out, binary, ap->num_gauss);
+    gh_write_token(out, binary, "<VECSIZE>");
+    gh_write_int32(out, binary, ap->dim);
+    gh_write_token(out, binary, "<CENTRES>");
+    gh_model_write_dvector(out, binary, ap->num_gauss * ap->dim, ap->shrink_centre);
+    gh_write_token(out, binary, "<MOMENTS>");
+    gh_model_write_dvector(out, binary, (int32_t)(ap->num_gauss * gh_shrink_stats_size(ap->dim)), ap->shrink);
+  }
+  gh_write_token(out, binary, "</SHRINKSTATS>");
+}
+
+/* Read the optional block if it comes next. */
+static void shrink_block_maybe_read(gh_istream *in, int binary, gh_accs_set *a) {
+  if (!binary) gh_skip_ws(in);
+  if (gh_istream_peek(in) == -1) return;
+  if (!strcmp(gh_peek_token(in, binary), "<SHRINKSTATS>")) shrink_block_read(in, binary, a);
+}
+
 /* ---------------- set I/O ---------------- */
 
 void gh_accs_read_stream(gh_istream *in, int binary, gh_accs_set *a) {
@@ -267,6 +353,7 @@ void gh_accs_read_stream(gh_istream *in, int binary, gh_accs_set *a) {
     a->pdfs = gh_calloc(1, sizeof(gh_gmm_accs));
     gh_gmm_accs_read(in, binary, &a->pdfs[0]);
     a->total_frames = gh_accs_total_occupancy(a);
+    shrink_block_maybe_read(in, binary, a);
     return;
   }
   if (!*tok) gh_istream_fail(in, "unexpected end of file (expected GMM accumulators)");
@@ -299,6 +386,7 @@ void gh_accs_read_stream(gh_istream *in, int binary, gh_accs_set *a) {
   a->total_loglike = gh_read_double(in, binary);
   gh_expect_token(in, binary, "<total_frames>");
   a->total_frames = gh_read_double(in, binary);
+  shrink_block_maybe_read(in, binary, a);
 }
 
 void gh_accs_read(const char *rxfilename, gh_accs_set *a) {
@@ -320,6 +408,7 @@ void gh_accs_read(const char *rxfilename, gh_accs_set *a) {
 void gh_accs_write_stream(gh_ostream *out, int binary, const gh_accs_set *a) {
   if (a->global_form && a->num_pdfs == 1 && !a->num_trans_accs) {
     gh_gmm_accs_write(out, binary, &a->pdfs[0]);
+    shrink_block_write(out, binary, a);
     return;
   }
   if (a->num_trans_accs) {
@@ -332,6 +421,7 @@ void gh_accs_write_stream(gh_ostream *out, int binary, const gh_accs_set *a) {
   gh_model_write_double(out, binary, a->total_loglike);
   gh_write_token(out, binary, "<total_frames>");
   gh_model_write_double(out, binary, a->total_frames);
+  shrink_block_write(out, binary, a);
 }
 
 void gh_accs_write(const char *wxfilename, int binary, const gh_accs_set *a) {

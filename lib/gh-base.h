@@ -54,11 +54,24 @@ void *gh_calloc(size_t n, size_t size);
 void *gh_realloc(void *p, size_t nbytes);
 char *gh_strdup(const char *s);
 
-/* Safe output files.  gh_tmpfile_open(path) opens "<path>.tmp.<pid>" for
+/* Safe output files.  gh_tmpfile_open(path) opens a temporary file for
  * writing and registers it; gh_tmpfile_commit() flushes, closes, checks the
  * write status and renames it onto <path> (dies on any I/O error);
- * gh_tmpfile_abort() closes and removes it.  gh_die() aborts all registered
- * files, so a failing tool never leaves a truncated model or archive. */
+ * gh_tmpfile_abort() closes and removes it.  gh_die() and the fatal signals
+ * (SIGINT, SIGTERM, SIGHUP, SIGPIPE) abort all registered files, so a failing
+ * tool never leaves a truncated model or archive; the old file stays intact.
+ *  - Symbolic links are followed first: the file they point to is replaced,
+ *    the link stays a link.
+ *  - Temp + rename is used only when the target is a regular file or does not
+ *    exist.  The temporary file is unnamed (Linux O_TMPFILE in the target's
+ *    directory, named by linkat() at commit, so nothing is left even after
+ *    SIGKILL), or where that is not supported "<target>.tmp.<pid>"; stale
+ *    "<target>.tmp.<pid>" files of processes that no longer exist are removed
+ *    when the target is next opened.  An existing target's permissions are
+ *    kept.
+ *  - Anything else (a character or block device such as /dev/null, a FIFO, a
+ *    socket) is opened and written in place, as Kaldi does; on failure it is
+ *    only closed.  A directory is an error. */
 typedef struct gh_tmpfile gh_tmpfile;
 gh_tmpfile *gh_tmpfile_open(const char *path);
 FILE *gh_tmpfile_fp(gh_tmpfile *t);

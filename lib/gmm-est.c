@@ -13,6 +13,7 @@
 #include "gh-base.h"
 #include "matrix.h"
 #include "opts.h"
+#include "shrink.h"
 
 void gh_est_opts_default(gh_est_opts *o) {
   o->min_gaussian_weight = 1e-5;
@@ -22,6 +23,8 @@ void gh_est_opts_default(gh_est_opts *o) {
   o->max_condition = 1e4;
   o->remove_low_count_gaussians = 1;
   o->variance_floor = -1.0;
+  o->shrink = NULL;
+  o->shrink_stats = NULL;
 }
 
 void gh_est_opts_register(gh_opts *po, gh_est_opts *o) {
@@ -120,6 +123,14 @@ static int floor_eigenvalues(double *Ap, int32_t D, double abs_floor, double max
       for (int32_t k = 0; k < D; ++k) s += A[i * D + k] * w[k] * A[j * D + k];
       Ap[gh_packed_index(i, j)] = s;
     }
+  return n;
+}
+
+int gh_cov_floor(double *cov, int32_t D, double abs_floor, double max_condition) {
+  double *A = gh_malloc(sizeof(double) * D * D), *w = gh_malloc(sizeof(double) * D);
+  int n = floor_eigenvalues(cov, D, abs_floor, max_condition, A, w, -1, -1);
+  free(A);
+  free(w);
   return n;
 }
 
@@ -239,6 +250,11 @@ void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
           for (int32_t d = 0; d < D; ++d)
             if (vnew[d] < vfloor[d]) { vnew[d] = vfloor[d]; ++floored; }
         } else {
+          if (o->shrink && o->shrink->method != GH_SHRINK_NONE) { /* lib/shrink.h */
+            gh_shrink_stats dummy_sh;
+            if (!o->shrink_stats) gh_shrink_stats_init(&dummy_sh);
+            gh_shrink_gaussian(o->shrink, a, i, mnew, vnew, o->shrink_stats ? o->shrink_stats : &dummy_sh);
+          }
           floored = floor_eigenvalues(vnew, D, min_var, o->max_condition, A, ev, pdf, i);
         }
         if (floored) { tot_floored += floored; ++gauss_floored; }

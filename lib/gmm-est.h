@@ -33,6 +33,12 @@ typedef struct {
                                      they keep mean/var and get weight max(w, min_gaussian_weight) */
   double variance_floor;          /* alias of min_variance under Kaldi's fgmm option name
                                      --variance-floor; < 0 (default -1): unset; >= 0 overrides */
+  /* Covariance shrinkage inside the M-step (lib/shrink.h; --shrink of gmm-est
+   * and gmm-est-gpu): NULL (default) or method none: off.  Applied to each
+   * updated full covariance after the ML update, before the eigenvalue
+   * floor; shrink_stats (if non-NULL) collects the lambdas. */
+  const struct gh_shrink_opts *shrink;
+  struct gh_shrink_stats *shrink_stats;
 } gh_est_opts;
 
 /* Fill *o with the defaults listed above. */
@@ -73,6 +79,12 @@ void gh_gmm_set_update(gh_gmm_set *model, const gh_accs_set *accs,
  * all) select what is updated. */
 void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
                    gh_est_stats *st, int pdf_index);
+
+/* The M-step's eigenvalue floor on one covariance (Kaldi SpMatrix::ApplyFloor
+ * with floor max(abs_floor, max |eig| / max_condition); max_condition <= 0:
+ * abs_floor only): cov packed [D(D+1)/2], double, modified in place.
+ * Returns the number of eigenvalues raised; dies if LAPACK dsyev fails. */
+int gh_cov_floor(double *cov, int32_t D, double abs_floor, double max_condition);
 
 /* Auxiliary function of g given accs (Kaldi MlObjective): sum_g occ_g gconst_g
  * + m_g . means_invvars_g - 0.5 tr(S_g InvCov_g); natural log, total. */

@@ -175,6 +175,10 @@ typedef struct {
   double *occupancy;  /* [G] */
   double *mean_accs;  /* [G x D] */
   double *var_accs;   /* see above */
+  /* Optional shrinkage statistics (lib/shrink.h; NULL when absent): moments
+   * up to fourth order of each Gaussian's frames about a fixed centre. */
+  double *shrink_centre; /* [G x D] centre c_g (the E-step model's mean) */
+  double *shrink;        /* [G x gh_shrink_stats_size(D)], layout in shrink.h */
 } gh_gmm_accs;
 
 typedef struct {

@@ -17,6 +17,7 @@
 #     --device=cuda vs --device=cpu on the yesno model's loglikes.
 #  5. GEMM forms vs Kaldi on AMI; reproducibility: two gmm-est-gpu runs
 #     byte-identical, 3 jobs + gmm-sum-accs vs 1 job.
+#  6. OpenCL on NVIDIA's driver: build/test/test_opencl and test/bats/opencl.bats.
 # Prints "N passed, N failed"; exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -159,6 +160,36 @@ else
   notok "missing $yn (set GH_SHARED)"
 fi
 
+# 7. speaker adaptation (issue 12): gmm-est-fmllr / gmm-adapt-map, statistics by
+# the CUDA E-step vs the CPU one (AMI global GMM per speaker and per utterance,
+# also vs Kaldi's transforms; the yes/no .mdl with pdf alignments).
+fx=$D/kaldi-fixtures
+for mode in spk utt; do
+  if [ $mode = spk ]; then o="--spk2utt=ark:$fx/ami.spk2utt"; else o="--fmllr-min-count=100"; fi
+  for dev in cpu cuda; do
+    bin/gmm-est-fmllr --device=$dev $o "$fx/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/fm.$mode.$dev" 2>"$tmp/fm.$dev.log"
+  done
+  if grep -q "using device cuda" "$tmp/fm.cuda.log" && r=$(cmp_mats "$tmp/fm.$mode.cuda" "$tmp/fm.$mode.cpu" 1e-4); then
+    ok "gmm-est-fmllr ($mode) cuda vs cpu ($r)"; else notok "gmm-est-fmllr ($mode) cuda vs cpu ($r)"; cat "$tmp/fm.cuda.log"; fi
+  bin/copy-feats "ark:$fx/ami-diag16.fmllr-$mode.ark" "ark,t:$tmp/fm.$mode.kaldi" 2>/dev/null
+  if r=$(cmp_mats "$tmp/fm.$mode.cuda" "$tmp/fm.$mode.kaldi" 3e-4); then ok "gmm-est-fmllr ($mode) cuda vs Kaldi ($r)"; else notok "gmm-est-fmllr ($mode) cuda vs Kaldi ($r)"; fi
+done
+for dev in cpu cuda; do
+  bin/gmm-adapt-map --device=$dev --update-flags=mvw --binary=false "$fx/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" "$tmp/map.$dev" 2>/dev/null
+done
+if r=$(cmp_nums "$tmp/map.cuda" "$tmp/map.cpu" 1e-4); then ok "gmm-adapt-map cuda vs cpu ($r)"; else notok "gmm-adapt-map cuda vs cpu ($r)"; fi
+if [ -f "$yn" ]; then
+  # pdf alignment: blocks of 10 frames cycling through the 22 pdfs
+  bin/feat-to-len "ark:$D/kaldi-fixtures/mfcc-deltas.ark" ark,t:- 2>/dev/null |
+    awk '{printf "%s", $1; for (t = 0; t < $2; t++) printf " %d", int(t / 10) % 22; print ""}' > "$tmp/yn.ali"
+  for dev in cpu cuda; do
+    bin/gmm-est-fmllr --device=$dev --fmllr-min-count=50 "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark,t:$tmp/yn.ali" "ark,t:$tmp/ynfm.$dev" 2>/dev/null
+    bin/gmm-adapt-map --device=$dev --binary=false "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark,t:$tmp/yn.ali" "$tmp/ynmap.$dev" 2>/dev/null
+  done
+  if r=$(cmp_mats "$tmp/ynfm.cuda" "$tmp/ynfm.cpu" 1e-4); then ok "gmm-est-fmllr with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-est-fmllr yes/no cuda vs cpu ($r)"; fi
+  if r=$(cmp_nums "$tmp/ynmap.cuda" "$tmp/ynmap.cpu" 1e-4); then ok "gmm-adapt-map with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-adapt-map yes/no cuda vs cpu ($r)"; fi
+fi
+
 # 5. GEMM forms and reproducibility (kernels/cuda/cuda-gemm.cu, issue 8):
 #    gmm-score-gpu through the GEMM forms (forced: GH_CUDA_SCORE=gemm) in
 #    fp32 and 3xTF32 vs Kaldi's own frame likelihoods on real AMI MFCCs;
@@ -190,6 +221,58 @@ for cov in full diag; do
   if r=$(cmp_nums "$tmp/three.acc" "$tmp/one.acc" 1e-3); then ok "$cov: cuda accs, 3 jobs + gmm-sum-accs vs 1 job ($r)"
   else notok "$cov: cuda accs, 3 jobs vs 1 job ($r)"; fi
 done
+
+# 6. OpenCL on NVIDIA's driver (kernels/opencl/): register NVIDIA's ICD when
+#    running as root and it is missing; --device=opencl then picks the first
+#    OpenCL GPU (PoCL only offers a CPU device).  build/test/test_opencl (every
+#    op vs the CPU reference) and test/bats/opencl.bats (the tools, opencl vs
+#    cpu on real data).  A failure here is counted, never hides the CUDA results.
+if [ "$(id -u)" = 0 ] && [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p 2>/dev/null | grep -q libnvidia-opencl.so.1; then
+  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd &&
+    echo "# registered /etc/OpenCL/vendors/nvidia.icd"
+fi
+if [ -x build/test/test_opencl ]; then
+  out=$(build/test/test_opencl 2>&1); rc=$?
+  p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+  pass=$((pass + p)); fail=$((fail + f))
+  grep -E '^not ok|SKIP|^# device' <<<"$out"
+  if ! grep -q '^# device: opencl (NVIDIA' <<<"$out"; then notok "test_opencl did not run on NVIDIA's OpenCL"; fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_opencl exited $rc"; fi
+  if bin/gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-full16.fgmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null 2>"$tmp/ocl.log" &&
+     grep -q 'using device opencl (NVIDIA' "$tmp/ocl.log"; then ok "gmm-score-gpu --device=opencl runs on NVIDIA's OpenCL"
+  else notok "gmm-score-gpu --device=opencl on NVIDIA"; cat "$tmp/ocl.log"; fi
+  if command -v bats >/dev/null; then
+    out=$(OCL_DEVICE=opencl bats --tap test/bats/opencl.bats 2>&1)
+    p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+    pass=$((pass + p)); fail=$((fail + f))
+    grep -E -A8 '^not ok' <<<"$out"; grep -iE '# skip' <<<"$out" && notok "opencl.bats skipped tests"
+  else
+    notok "bats is not installed: test/bats/opencl.bats (OpenCL tools vs cpu) not run"
+  fi
+else
+  notok "build/test/test_opencl not built (no CL/cl.h or libOpenCL at build time?)"
+fi
+# 8. shrinkage statistics (kernels/cuda/shrink.cu vs kernels/cpu/shrink.c; doc/shrink.md):
+#    build/test/test_shrink (random 4-pdf model, must not skip CUDA here), then
+#    gmm-acc-stats-gpu --shrinkage-stats=true on the AMI full UBM and gmm-est-gpu --shrink=lw.
+if [ -x build/test/test_shrink ]; then
+  out=$(build/test/test_shrink 2>&1)
+  if grep -q '^ok .*CUDA shrinkage statistics = CPU' <<<"$out"; then ok "test_shrink: $(grep 'CUDA shrinkage' <<<"$out" | sed 's/^ok [0-9]* - //')"
+  else notok "test_shrink CUDA part"; grep -E '^not ok|SKIP' <<<"$out"; fi
+else notok "build/test/test_shrink not built"; fi
+fu=$D/kaldi-fixtures/ami-full16.fgmm
+for dev in cpu cuda; do
+  bin/gmm-acc-stats-gpu --device=$dev --shrinkage-stats=true --binary=false "$fu" "ark:$D/kaldi-ami-feats/feats.ark" \
+    "$tmp/shr.$dev.acc" 2>"$tmp/shr.$dev.log"
+  python3 -c "import sys; print(open(sys.argv[1]).read().split('<SHRINKSTATS>')[1])" "$tmp/shr.$dev.acc" > "$tmp/shr.$dev.block"
+  bin/gmm-est-gpu --device=$dev --num-iters=2 --shrink=lw --binary=false "$fu" "ark:$D/kaldi-ami-feats/feats.ark" \
+    "$tmp/shr.$dev.mdl" 2>>"$tmp/shr.$dev.log"
+done
+if grep -q 'no shrinkage-statistics kernel' "$tmp/shr.cuda.log"; then notok "shrinkage statistics ran on the CPU fallback"; cat "$tmp/shr.cuda.log"; fi
+if r=$(cmp_nums "$tmp/shr.cuda.block" "$tmp/shr.cpu.block" 1e-7); then ok "gmm-acc-stats-gpu --shrinkage-stats cuda vs cpu, AMI full16 ($r)"
+else notok "gmm-acc-stats-gpu --shrinkage-stats cuda vs cpu ($r)"; fi
+if r=$(python3 test/python/compare_models.py "$tmp/shr.cuda.mdl" "$tmp/shr.cpu.mdl" --rtol 1e-4 --cov-rtol 1e-3 2>&1); then
+  ok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; else notok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; fi
 
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]

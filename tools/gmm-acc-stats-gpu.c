@@ -8,6 +8,7 @@
 #include "gmm-data.h"
 #include "gmm.h"
 #include "opts.h"
+#include "shrink.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -22,12 +23,16 @@ int main(int argc, char **argv) {
   int binary = 1;
   const char *device = "auto", *label_type = "ali";
   gh_opts_bool(po, "binary", &binary, "Write the accumulators in binary mode");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
   const char *precision = "auto";
   gh_opts_string(po, "precision", &precision,
                  "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
                  "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
+  int shrinkage_stats = 0;
+  gh_opts_bool(po, "shrinkage-stats", &shrinkage_stats,
+               "Also accumulate the fourth-order statistics of fc-shrink --method=lw|ss and --shrink (full "
+               "covariances; written after the standard accs, doc/format.md)");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
@@ -46,6 +51,10 @@ int main(int argc, char **argv) {
   double secs = 0;
   double avg = gh_data_estep(be, &model, &data, &accs, &secs);
   if (model.form == GH_SET_GLOBAL) accs.global_form = 1;
+  if (shrinkage_stats) { /* second pass, centres = the model's means (lib/shrink.h) */
+    gh_accs_shrink_init(&accs, &model);
+    gh_backend_acc_shrink(be, &model, data.feats, data.num_frames, data.pairs, data.num_pairs, &accs);
+  }
   gh_accs_write(accs_out, binary, &accs);
   gh_log("done %d utterances, skipped %d; avg loglike per frame %.6f over %.0f frames, %.3g frames/s",
          data.num_utts, data.num_skipped, avg, data.total_weight, secs > 0 ? data.num_frames / secs : 0.0);

@@ -12,6 +12,7 @@
 #include "gmm-est.h"
 #include "gmm.h"
 #include "opts.h"
+#include "shrink.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -35,7 +36,7 @@ int main(int argc, char **argv) {
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
   const char *precision = "auto";
   gh_opts_string(po, "precision", &precision,
                  "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
@@ -49,6 +50,13 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
   gh_opts_string(po, "write-accs", &write_accs, "Write the accumulators of the last E-step to this file");
   gh_est_opts_register(po, &eo);
+  const char *shrink = "none";
+  int shrinkage_stats = 0;
+  gh_opts_string(po, "shrink", &shrink,
+                 "Shrink full covariances at every M-step (fc-shrink's methods, doc/shrink.md): none, "
+                 "fixed:LAMBDA, occupancy:TAU, oas, lw, ss");
+  gh_opts_bool(po, "shrinkage-stats", &shrinkage_stats,
+               "With --write-accs: also write the fourth-order statistics of fc-shrink --method=lw|ss");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
@@ -65,6 +73,20 @@ int main(int argc, char **argv) {
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)
     gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
+  gh_shrink_opts so;
+  gh_shrink_stats sst;
+  if (gh_shrink_parse(shrink, &so) != 0) gh_die("--shrink=%s: %s", shrink, gh_last_error());
+  if (so.method == GH_SHRINK_DIAG) gh_die("--shrink=diag is not an M-step option: use fc-shrink --method=diag");
+  if (so.method != GH_SHRINK_NONE || shrinkage_stats)
+    for (int32_t p = 0; p < model.num_pdfs; ++p)
+      if (model.pdfs[p].type != GH_COV_FULL)
+        gh_die("%s, pdf %d: diagonal covariances; --shrink and --shrinkage-stats need a full-covariance model",
+               model_in, p);
+  if (shrinkage_stats && !*write_accs) gh_warn("--shrinkage-stats=true has no effect without --write-accs");
+  if (so.method != GH_SHRINK_NONE) {
+    eo.shrink = &so;
+    eo.shrink_stats = &sst;
+  }
   gh_backend *be = gh_backend_create(device);
   be->precision = prec;
   gh_host_blas_serial(); /* the M-step's small LAPACK calls run faster on one thread */
@@ -77,9 +99,15 @@ int main(int argc, char **argv) {
     avg = gh_data_estep_on(be, &model, &data, dev_data, &accs, &secs);
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
            data.total_weight, secs > 0 ? data.num_frames / secs : 0.0);
+    if (gh_shrink_needs_stats(so.method) || (shrinkage_stats && it == num_iters && *write_accs)) {
+      gh_accs_shrink_init(&accs, &model); /* second pass, centres = this E-step model's means */
+      gh_backend_acc_shrink(be, &model, data.feats, data.num_frames, data.pairs, data.num_pairs, &accs);
+    }
     gh_est_stats st;
     memset(&st, 0, sizeof st);
+    gh_shrink_stats_init(&sst);
     gh_gmm_set_update(&model, &accs, &eo, &st);
+    if (so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&so, &sst);
     gh_vlog(1, "iteration %d: auxiliary function change per frame %.6f over %.0f frames", it,
             st.count > 0 ? st.objf_change / st.count : 0.0, st.count);
     if (it == 1 && mix_up > 0) {

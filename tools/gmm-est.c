@@ -8,6 +8,7 @@
 #include "gmm-est.h"
 #include "gmm.h"
 #include "opts.h"
+#include "shrink.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -30,6 +31,10 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
   gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
   gh_est_opts_register(po, &eo);
+  const char *shrink = "none";
+  gh_opts_string(po, "shrink", &shrink,
+                 "Shrink full covariances at the M-step (fc-shrink's methods): none, fixed:LAMBDA, occupancy:TAU, "
+                 "oas, lw, ss (lw, ss need accs from --shrinkage-stats=true)");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *accs_in = gh_opts_arg(po, 1), *model_out = gh_opts_arg(po, 2);
 
@@ -39,9 +44,25 @@ int main(int argc, char **argv) {
   gh_accs_read(accs_in, &accs);
   if (accs.num_pdfs != model.num_pdfs)
     gh_die("%s has %d pdfs but %s has %d", accs_in, accs.num_pdfs, model_in, model.num_pdfs);
+  gh_shrink_opts so;
+  gh_shrink_stats sst;
+  if (gh_shrink_parse(shrink, &so) != 0) gh_die("--shrink=%s: %s", shrink, gh_last_error());
+  if (so.method == GH_SHRINK_DIAG) gh_die("--shrink=diag is not an M-step option: use fc-shrink --method=diag");
+  if (so.method != GH_SHRINK_NONE) {
+    for (int32_t p = 0; p < model.num_pdfs; ++p)
+      if (model.pdfs[p].type != GH_COV_FULL)
+        gh_die("%s, pdf %d: diagonal covariances; --shrink needs a full-covariance model", model_in, p);
+    if (gh_shrink_needs_stats(so.method) && !gh_accs_have_shrink(&accs))
+      gh_die("%s has no shrinkage statistics, which --shrink=%s needs (accumulate with --shrinkage-stats=true)",
+             accs_in, shrink);
+    gh_shrink_stats_init(&sst);
+    eo.shrink = &so;
+    eo.shrink_stats = &sst;
+  }
   gh_est_stats st;
   memset(&st, 0, sizeof st);
   gh_gmm_set_update(&model, &accs, &eo, &st);
+  if (so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&so, &sst);
   gh_log("avg loglike per frame %.6f over %.0f frames (from %s); auxiliary function change per frame %.6f",
          accs.total_frames > 0 ? accs.total_loglike / accs.total_frames : 0.0, accs.total_frames, accs_in,
          st.count > 0 ? st.objf_change / st.count : 0.0);

@@ -254,6 +254,7 @@ static const gh_backend_ops cpu_ops = {
     .hmm_forward = gh_cpu_hmm_forward,
     .hmm_viterbi = gh_cpu_hmm_viterbi,
     .hmm_fb = gh_cpu_hmm_fb,
+    .acc_shrink = gh_cpu_acc_shrink, /* kernels/cpu/shrink.c */
 };
 
 const gh_backend_ops *gh_backend_cpu_ops(void) { return &cpu_ops; }

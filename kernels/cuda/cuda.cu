@@ -1084,6 +1084,9 @@ void gh_cuda_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch
 void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                     float *gamma, double *stats);
 }
+/* Shrinkage statistics: kernels/cuda/shrink.cu */
+extern "C" void gh_cuda_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
+                                   const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 
 static const gh_backend_ops cuda_ops = {
     .name = "cuda",
@@ -1101,6 +1104,7 @@ static const gh_backend_ops cuda_ops = {
     .hmm_forward = gh_cuda_hmm_forward,
     .hmm_viterbi = gh_cuda_hmm_viterbi,
     .hmm_fb = gh_cuda_hmm_fb,
+    .acc_shrink = gh_cuda_acc_shrink, /* kernels/cuda/shrink.cu */
 };
 
 extern "C" int gh_cuda_device_count(void) {
