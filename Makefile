@@ -23,7 +23,7 @@ else
 override CFLAGS += -DGH_NO_SNDFILE
 endif
 LDLIBS += -lfftw3
-# OpenMP: the host M-step's per-Gaussian linear algebra (lib/gmm.c) on all cores.
+# OpenMP: the host M-step's per-Gaussian inverses (lib/gmm.c, plain loops) on all cores.
 override CFLAGS += -fopenmp
 
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
