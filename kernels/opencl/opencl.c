@@ -827,8 +827,8 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
   c->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
   clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg, NULL);
   clGetDeviceInfo(c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc, NULL);
-  if (c->max_wg < 64) {
-    gh_set_error("OpenCL device %s allows only %zu work-items per work-group (need 64)", dname, c->max_wg);
+  if (c->max_wg < 256) {
+    gh_set_error("OpenCL device %s allows only %zu work-items per work-group (the kernels need 256)", dname, c->max_wg);
     clReleaseCommandQueue(c->q); clReleaseContext(c->ctx); free(c); return NULL;
   }
   c->prog = build_program(c, "-cl-std=CL1.2");
