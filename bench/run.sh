@@ -35,9 +35,9 @@ if [ "${OPENCL:-1}" != 0 ] && make -s print-ldlibs | grep -q OpenCL; then
   ./build/bench/bench-score --device="$OCL" --type=diag --pdfs=5000 --gauss=256 --dim=36 --frames="$FRAMES" --iters="$ITERS" || echo "opencl diag 5000x256: failed"
   ./build/bench/bench-score --device="$OCL" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" || echo "opencl UBM full: failed"
   ./build/bench/bench-score --device="$OCL" --type=diag --pdfs=1 --gauss=2048 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" || echo "opencl UBM diag: failed"
-  echo "-- the same full-covariance shapes with the 64 x 64 SGEMM tile only (GH_OPENCL_SGEMM=64; without CLBlast) --"
-  GH_OPENCL_SGEMM=64 ./build/bench/bench-score --device="$OCL" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS" --estep=0 || echo "opencl full 5000x16 (64 tile): failed"
-  GH_OPENCL_SGEMM=64 ./build/bench/bench-score --device="$OCL" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" --estep=0 || echo "opencl UBM full (64 tile): failed"
+  echo "-- the same full-covariance shapes on our SGEMM with the 64 x 64 tile only (GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64) --"
+  GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64 ./build/bench/bench-score --device="$OCL" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS" --estep=0 || echo "opencl full 5000x16 (64 tile): failed"
+  GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64 ./build/bench/bench-score --device="$OCL" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS" --estep=0 || echo "opencl UBM full (64 tile): failed"
 fi
 # Peer in the same run on the same machine: PyTorch (GEMM + logsumexp, fp32).
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
