@@ -2,7 +2,7 @@
 #   make            build every tool into bin/
 #   make deps       install build/test dependencies (Debian: apt-get, pip)
 #   make test       C unit tests + Bats tool tests (CPU; no GPU needed)
-#   make test-gpu   CUDA-vs-CPU checks (run on a machine with an NVIDIA GPU)
+#   make test-gpu   CUDA-vs-CPU and OpenCL-vs-CPU checks (run on a machine with an NVIDIA GPU)
 #   make bench      benchmarks (GPU)
 #   make install PREFIX=/usr/local
 PREFIX ?= /usr/local

@@ -66,6 +66,9 @@ python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 
       build/bench/bench-score --device="$OCL" --iters=$ITERS --type=$1 --pdfs=$2 --gauss=$3 --dim=$4 --frames=$5 2>&1 | grep '^score' ||
         echo "opencl $1 $2 x $3: failed"
     done
+    echo "-- full-covariance shapes on our SGEMM with the 64 x 64 tile only (GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64) --"
+    GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64 build/bench/bench-score --device="$OCL" --iters=$ITERS --type=full --pdfs=5000 --gauss=16 --dim=36 --frames=$FRAMES --estep=0 2>&1 | grep '^score' || echo "opencl full 5000x16 (64 tile): failed"
+    GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64 build/bench/bench-score --device="$OCL" --iters=$ITERS --type=full --pdfs=1 --gauss=1024 --dim=40 --frames=$UBM_FRAMES --estep=0 2>&1 | grep '^score' || echo "opencl UBM full (64 tile): failed"
   fi
   [ $torch_ok = 1 ] && python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then

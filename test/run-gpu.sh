@@ -232,10 +232,10 @@ if [ "$(id -u)" = 0 ] && [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p 
     echo "# registered /etc/OpenCL/vendors/nvidia.icd"
 fi
 if [ -x build/test/test_opencl ]; then
-  out=$(build/test/test_opencl 2>&1); rc=$?
+  out=$(GH_OPENCL_BENCH=1 build/test/test_opencl 2>&1); rc=$?
   p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
   pass=$((pass + p)); fail=$((fail + f))
-  grep -E '^not ok|SKIP|^# device' <<<"$out"
+  grep -E '^not ok|SKIP|^# device|^# bench' <<<"$out"
   if ! grep -q '^# device: opencl (NVIDIA' <<<"$out"; then notok "test_opencl did not run on NVIDIA's OpenCL"; fi
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_opencl exited $rc"; fi
   if bin/gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-full16.fgmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null 2>"$tmp/ocl.log" &&

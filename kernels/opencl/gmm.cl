@@ -29,44 +29,48 @@ __kernel void gh_expand(int T, int D, int K, __global const float *X, __global c
 
 /* ---- our own SGEMM (used where CLBlast is absent or GH_OPENCL_GEMM=own) ----
  * C[coff + m ldc + n] = sum_k A[m lda + k] B[boff + n ldb + k]   (C = A B', row-major)
- * 64 x 64 tile of C per 16 x 16 work-group, 4 x 4 outputs per work-item,
- * K in steps of 16 through local memory; edges zero-padded. */
-#define GH_TS 64
-#define GH_TK 16
-__kernel __attribute__((reqd_work_group_size(16, 16, 1)))
-void gh_sgemm_nt(int M, int N, int K, __global const float *A, int lda, __global const float *B,
-                 long boff, int ldb, __global float *C, int ldc, int coff) {
-  B += boff;
-  __local float As[GH_TK][GH_TS + 1];
-  __local float Bs[GH_TK][GH_TS + 1];
-  const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;
-  const int n0 = get_group_id(0) * GH_TS, m0 = get_group_id(1) * GH_TS;
-  float acc[4][4];
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
-  for (int k0 = 0; k0 < K; k0 += GH_TK) {
-    for (int l = 0; l < 4; ++l) {
-      int idx = tid + 256 * l, r = idx / GH_TK, c = idx % GH_TK, gk = k0 + c;
-      int gm = m0 + r, gn = n0 + r;
-      As[c][r] = (gm < M && gk < K) ? A[(size_t)gm * lda + gk] : 0.0f;
-      Bs[c][r] = (gn < N && gk < K) ? B[(size_t)gn * ldb + gk] : 0.0f;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k < GH_TK; ++k) {
-      float a[4], b[4];
-      for (int i = 0; i < 4; ++i) a[i] = As[k][ty + 16 * i];
-      for (int j = 0; j < 4; ++j) b[j] = Bs[k][tx + 16 * j];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+ * A 16 x 16 work-group computes a (16 WPT) x (16 WPT) tile of C, WPT x WPT
+ * outputs per work-item (rows ty + 16 i, columns tx + 16 j), K in steps of
+ * 16 through local memory; edges zero-padded.  gh_sgemm_nt: WPT = 4 (64 x 64
+ * tiles, for small M or N); gh_sgemm_nt128: WPT = 8 (128 x 128 tiles, twice
+ * the FMAs per local-memory load). */
+#define GH_SGEMM_NT(NAME, WPT)                                                                   \
+  __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void NAME(                           \
+      int M, int N, int K, __global const float *A, int lda, __global const float *B, long boff, \
+      int ldb, __global float *C, int ldc, int coff) {                                           \
+    __local float As[16][16 * WPT + 1];                                                          \
+    __local float Bs[16][16 * WPT + 1];                                                          \
+    const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                    \
+    const int n0 = get_group_id(0) * 16 * WPT, m0 = get_group_id(1) * 16 * WPT;                  \
+    B += boff;                                                                                   \
+    float acc[WPT][WPT];                                                                         \
+    for (int i = 0; i < WPT; ++i)                                                                \
+      for (int j = 0; j < WPT; ++j) acc[i][j] = 0.0f;                                            \
+    for (int k0 = 0; k0 < K; k0 += 16) {                                                         \
+      for (int l = 0; l < WPT; ++l) {                                                            \
+        int idx = tid + 256 * l, r = idx / 16, c = idx % 16, gk = k0 + c;                        \
+        int gm = m0 + r, gn = n0 + r;                                                            \
+        As[c][r] = (gm < M && gk < K) ? A[(size_t)gm * lda + gk] : 0.0f;                         \
+        Bs[c][r] = (gn < N && gk < K) ? B[(size_t)gn * ldb + gk] : 0.0f;                         \
+      }                                                                                          \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+      for (int k = 0; k < 16; ++k) {                                                             \
+        float a[WPT], b[WPT];                                                                    \
+        for (int i = 0; i < WPT; ++i) a[i] = As[k][ty + 16 * i];                                 \
+        for (int j = 0; j < WPT; ++j) b[j] = Bs[k][tx + 16 * j];                                 \
+        for (int i = 0; i < WPT; ++i)                                                            \
+          for (int j = 0; j < WPT; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);                  \
+      }                                                                                          \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+    }                                                                                            \
+    for (int i = 0; i < WPT; ++i)                                                                \
+      for (int j = 0; j < WPT; ++j) {                                                            \
+        int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;                                          \
+        if (m < M && n < N) C[(size_t)coff + (size_t)m * ldc + n] = acc[i][j];                   \
+      }                                                                                          \
   }
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) {
-      int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
-      if (m < M && n < N) C[(size_t)coff + (size_t)m * ldc + n] = acc[i][j];
-    }
-}
+GH_SGEMM_NT(gh_sgemm_nt, 4)
+GH_SGEMM_NT(gh_sgemm_nt128, 8)
 
 /* ---- per-pdf log-sum-exp over the Gaussian columns of the GEMM output ----
  * S [T x Gtot] Gaussian log-likelihoods; pdf p owns columns goff[p] ..

@@ -288,7 +288,7 @@ static void ocl_free(gh_backend *b) {
   ocl_ctx *c = b->ctx;
   cl_kernel ks[] = {c->k_expand, c->k_gemm, c->k_lse_narrow, c->k_lse_wide, c->k_post, c->k_stats,
                     c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb,
-                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn};
+                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
   if (c->prog) clReleaseProgram(c->prog);
   if (c->q) clReleaseCommandQueue(c->q);
@@ -429,11 +429,14 @@ static void gemm_nt(ocl_ctx *c, int M, int N, int K, cl_mem A, int lda, cl_mem B
     c->use_clblast = 0;
   }
 #endif
-  cl_kernel k = c->k_gemm;
+  /* 128 x 128 tiles when both sides fill them (GH_OPENCL_SGEMM=64|128 forces one) */
+  const int big = c->sgemm_tile ? c->sgemm_tile == 128 : (M >= 256 && N >= 256);
+  cl_kernel k = big ? c->k_gemm128 : c->k_gemm;
+  const size_t ts = big ? 128 : 64;
   cl_long bo = (cl_long)boff;
   ARG(k, 0, M); ARG(k, 1, N); ARG(k, 2, K); ARG(k, 3, A); ARG(k, 4, lda); ARG(k, 5, B); ARG(k, 6, bo);
   ARG(k, 7, ldb); ARG(k, 8, C); ARG(k, 9, ldc); ARG(k, 10, coff);
-  size_t gl[2] = {(size_t)(N + 63) / 64 * 16, (size_t)(M + 63) / 64 * 16}, lo[2] = {16, 16};
+  size_t gl[2] = {(N + ts - 1) / ts * 16, (M + ts - 1) / ts * 16}, lo[2] = {16, 16};
   gh_ocl_launch(c, k, 2, gl, lo, "gemm");
 }
 
@@ -824,13 +827,16 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
   c->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
   clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg, NULL);
   clGetDeviceInfo(c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc, NULL);
-  if (c->max_wg < 64) {
-    gh_set_error("OpenCL device %s allows only %zu work-items per work-group (need 64)", dname, c->max_wg);
+  if (c->max_wg < 256) {
+    gh_set_error("OpenCL device %s allows only %zu work-items per work-group (the kernels need 256)", dname, c->max_wg);
     clReleaseCommandQueue(c->q); clReleaseContext(c->ctx); free(c); return NULL;
   }
   c->prog = build_program(c, "-cl-std=CL1.2");
   c->k_expand = kernel(c, "gh_expand");
   c->k_gemm = kernel(c, "gh_sgemm_nt");
+  c->k_gemm128 = kernel(c, "gh_sgemm_nt128");
+  const char *tile = getenv("GH_OPENCL_SGEMM");
+  c->sgemm_tile = tile ? atoi(tile) : 0;
   c->k_lse_narrow = kernel(c, "gh_lse_narrow");
   c->k_lse_wide = kernel(c, "gh_lse_wide");
   if (c->fp64) {

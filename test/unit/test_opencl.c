@@ -26,6 +26,8 @@
  *    corrupt entry is ignored, rebuilt and rewritten) and device errors
  *    (bad P:D gives NULL and a message; --device=auto never takes a CPU
  *    OpenCL device).
+ * With GH_OPENCL_BENCH=1 also "# bench" lines (HMM frames/s, OpenCL vs the
+ * CPU reference; no assertion on speed).
  * Without an OpenCL device (or a build without OpenCL): one "# SKIP" line.
  */
 #include "backend.h"
@@ -469,6 +471,74 @@ static void test_hmm(gh_backend *ocl) {
   for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
 }
 
+/* Speed lines ("# bench ...", no assertion on speed) when GH_OPENCL_BENCH=1
+ * (test/run-gpu.sh sets it): the HMM batches of test_hmm_cuda's bench, end
+ * to end (loglike upload, kernels, downloads) on OpenCL vs the CPU
+ * reference on one core (on the first ncpu utterances). */
+static void bench_hmm_case(gh_backend *ocl, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
+                           const gh_hmm_batch *bt, int32_t ncpu) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(ocl), *ro = gh_backend_cpu_ops();
+  int32_t B = bt->num_utts;
+  int64_t F = bt->frame_off[B], *soff = malloc((B + 1) * sizeof(int64_t));
+  gh_hmm_batch_state_off(bt, graphs, soff);
+  double *L = malloc(B * sizeof(double));
+  int32_t *path = malloc((F + 1) * sizeof(int32_t));
+  float *gamma = malloc((soff[B] + 1) * sizeof(float));
+  double *stats = calloc(gh_hmm_stats_offset(graphs, ng) + 1, sizeof(double));
+  gh_dev_hmm *dc = co->hmm_upload(ocl, graphs, ng), *dr = ro->hmm_upload(NULL, graphs, ng);
+  gh_hmm_batch sub = *bt;
+  sub.num_utts = ncpu;
+  const char *opn[3] = {"forward", "viterbi", "fb (gamma+stats)"};
+  for (int op = 0; op < 3; ++op) {
+    double t[2];
+    for (int dev = 0; dev < 2; ++dev) {
+      gh_backend *b = dev ? NULL : ocl;
+      const gh_backend_ops *o = dev ? ro : co;
+      gh_dev_hmm *d = dev ? dr : dc;
+      const gh_hmm_batch *x = dev ? &sub : bt;
+      for (int rep = dev; rep < 2; ++rep) { /* OpenCL: one warm-up call */
+        double t0 = gh_seconds();
+        if (op == 0) o->hmm_forward(b, d, x, 0, L, NULL);
+        else if (op == 1) o->hmm_viterbi(b, d, x, path, L);
+        else o->hmm_fb(b, d, x, L, gamma, stats);
+        t[dev] = gh_seconds() - t0;
+      }
+    }
+    double fc = (double)bt->frame_off[ncpu];
+    printf("# bench %s, %s: opencl %.1f ms = %.3g frames/s end to end; cpu (1 core, %d utts) %.3g frames/s\n",
+           name, opn[op], 1e3 * t[0], F / t[0], ncpu, fc / t[1]);
+  }
+  co->hmm_free(ocl, dc);
+  ro->hmm_free(NULL, dr);
+  free(soff); free(L); free(path); free(gamma); free(stats);
+}
+
+static void bench_hmm(gh_backend *ocl) {
+  const int32_t P = 150;
+  enum { NG = 8, B = 1000 };
+  tgraph tg[NG];
+  const gh_hmm_graph *graphs[NG];
+  for (int k = 0; k < NG; ++k) { tg_lr(&tg[k], 30 + 17 * k, P, 1, 0); graphs[k] = &tg[k].g; }
+  int64_t *off = malloc((B + 1) * sizeof(int64_t));
+  int32_t *gi = malloc(B * sizeof(int32_t));
+  off[0] = 0;
+  for (int32_t u = 0; u < B; ++u) { off[u + 1] = off[u] + 200 + (int64_t)(urand() * 201); gi[u] = (int32_t)(urand() * NG) % NG; }
+  float *ll = random_ll(off[B], P, 0);
+  gh_hmm_batch bt = {B, P, ll, off, gi};
+  bench_hmm_case(ocl, "1000 utts x ~300 frames, left-to-right 30-149 states", graphs, NG, &bt, 100);
+  free(ll); free(off); free(gi);
+  tgraph wl;
+  tg_wordloop(&wl, 40, 5, P);
+  const gh_hmm_graph *wg[1] = {&wl.g};
+  int64_t off1[2] = {0, 10000};
+  float *ll1 = random_ll(10000, P, 0);
+  gh_hmm_batch b1 = {1, P, ll1, off1, NULL};
+  bench_hmm_case(ocl, "1 utt x 10000 frames, 201-state word loop", wg, 1, &b1, 1);
+  free(ll1);
+  tg_free(&wl);
+  for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
+}
+
 /* ---------------- program cache and device errors ---------------- */
 
 /* The one cache entry in dir (path into buf); returns its size or -1. */
@@ -565,6 +635,8 @@ int main(int argc, char **argv) {
 #endif
   test_hmm(ocl);
   test_cache(cpu);
+  const char *bench = getenv("GH_OPENCL_BENCH");
+  if (bench && !strcmp(bench, "1")) bench_hmm(ocl);
   gh_backend_free(ocl);
   gh_backend_free(cpu);
   return gh_test_done();
