@@ -12,8 +12,12 @@
  * Then, unless --estep=0, the E-step (accumulate) with every frame paired
  * with 4 random pdfs.
  *
+ * Max error: |got - ref| / (1 + |ref|) against the CPU backend (float64
+ * arithmetic on the same float32 parameters) over the first --check frames.
+ *
  * Usage: bench-score [--device=auto|cpu|cuda] [--type=full|diag] [--pdfs=5000]
  *        [--gauss=16] [--dim=36] [--frames=4096] [--iters=5] [--estep=1]
+ *        [--check=16] [--precision=auto|fp32|tf32x3|tf32]
  */
 #include "backend.h"
 #include "gh-base.h"
@@ -54,6 +58,9 @@ int main(int argc, char **argv) {
   const int D = (int)arg(argc, argv, "--dim", 36), T = (int)arg(argc, argv, "--frames", 4096);
   const int iters = (int)arg(argc, argv, "--iters", 5);
   const int estep = (int)arg(argc, argv, "--estep", 1);
+  const int check = (int)arg(argc, argv, "--check", 16);
+  int prec = 0;
+  if (gh_precision_parse(sarg(argc, argv, "--precision", "auto"), &prec)) gh_die("bad --precision");
 
   /* Random but well-formed model: inverse covariance = diagonally dominant
    * symmetric matrix, means_invvars and gconsts of realistic size. */
@@ -82,6 +89,7 @@ int main(int argc, char **argv) {
   float *out = gh_malloc(sizeof(float) * (size_t)T * P);
 
   gh_backend *b = gh_backend_create(device);
+  b->precision = prec;
   double t0 = gh_seconds();
   gh_dev_model *m = b->ops->model_upload(b, &s);
   double t_up = gh_seconds() - t0;
@@ -92,6 +100,22 @@ int main(int argc, char **argv) {
   double wall = (gh_seconds() - t0) / iters, kern = (b->kernel_seconds - k0) / iters;
   double checksum = 0;
   for (size_t i = 0; i < (size_t)T * P; ++i) checksum += out[i];
+  /* max error vs the CPU backend (float64 arithmetic) on the first frames */
+  double maxerr = 0;
+  const int nchk = check < T ? check : T;
+  if (nchk > 0) {
+    gh_backend *cpu = gh_backend_create("cpu");
+    float *ref = gh_malloc(sizeof(float) * (size_t)nchk * P);
+    gh_dev_model *mc = cpu->ops->model_upload(cpu, &s);
+    cpu->ops->loglikes(cpu, mc, X, nchk, ref);
+    cpu->ops->model_free(cpu, mc);
+    for (size_t i = 0; i < (size_t)nchk * P; ++i) {
+      double e = fabs((double)out[i] - ref[i]) / (1 + fabs(ref[i]));
+      if (!(e <= maxerr)) maxerr = e;
+    }
+    free(ref);
+    gh_backend_free(cpu);
+  }
   double flops = (double)T * P * G * gh_gauss_flops(full ? GH_COV_FULL : GH_COV_DIAG, D);
   printf("bench-score %s: %s, %d pdfs x %d Gaussians, D=%d, %d frames per call, %d calls\n",
          b->device_name, full ? "full" : "diag", P, G, D, T, iters);
@@ -100,7 +124,8 @@ int main(int argc, char **argv) {
          T / wall, T / wall / 100, flops / wall * 1e-9);
   printf("  kernel only        %.2f ms/call  %.0f frames/s  1/RTF %.0f  %.1f GFLOP/s\n", kern * 1e3,
          T / kern, T / kern / 100, flops / kern * 1e-9);
-  printf("  (checksum %.6g)\n", checksum / ((double)T * P));
+  printf("  (checksum %.6g)  max err vs float64 (first %d frames) %.3g\n", checksum / ((double)T * P), nchk,
+         maxerr);
   /* E-step: every frame paired with 4 random pdfs (weights 0.25). */
   if (!estep) goto done;
   int64_t np = (int64_t)T * 4;
@@ -111,11 +136,13 @@ int main(int argc, char **argv) {
     pairs[k].weight = 0.25f;
   }
   b->ops->acc_zero(b, m);
-  b->ops->accumulate(b, m, X, T, pairs, np); /* warm-up */
+  gh_dev_data *dd = b->ops->data_upload(b, X, T, D, pairs, np);
+  b->ops->accumulate(b, m, dd); /* warm-up */
   t0 = gh_seconds();
   double tot = 0;
-  for (int it = 0; it < iters; ++it) tot += b->ops->accumulate(b, m, X, T, pairs, np);
+  for (int it = 0; it < iters; ++it) tot += b->ops->accumulate(b, m, dd);
   double we = (gh_seconds() - t0) / iters;
+  b->ops->data_free(b, dd);
   printf("  E-step accumulate  %.2f ms/call  %.0f pairs/s  (%lld pairs, loglike/pair %.4g)\n", we * 1e3,
          np / we, (long long)np, tot / iters / np);
   free(pairs);

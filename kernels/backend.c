@@ -1,9 +1,11 @@
-/* backend.c -- picking a compute backend (--device=auto|cpu|cuda).
+/* backend.c -- picking a compute backend (--device=auto|cpu|cuda|opencl[:P:D]).
  *
  * The caller asks once, by name; everything after that goes through the
  * gh_backend_ops table (see backend.h).  When the toolkit is built without
  * CUDA (no nvcc: GH_HAVE_CUDA undefined) the CUDA constructor only reports that CUDA is absent: it
- * returns NULL and gh_cuda_device_count() is 0, so "auto" picks the CPU.
+ * returns NULL and gh_cuda_device_count() is 0, so "auto" picks the CPU.  Likewise for OpenCL
+ * (GH_HAVE_OPENCL: CL/cl.h present at build time).  "auto" = CUDA if a CUDA GPU is present, else
+ * an OpenCL device of type GPU (never a CPU OpenCL device such as PoCL's), else the CPU.
  */
 #include "backend.h"
 #include "gh-base.h"
@@ -21,15 +23,26 @@ gh_backend *gh_backend_create(const char *device) {
              *gh_last_error() ? gh_last_error() : "built without CUDA or no GPU present");
     b = gh_backend_cuda_new();
     if (!b) gh_die("--device=cuda: cannot start the CUDA backend: %s", gh_last_error());
+  } else if (!strcmp(device, "opencl") || !strncmp(device, "opencl:", 7)) {
+    b = gh_backend_opencl_new(device[6] == ':' ? device + 7 : NULL, 0);
+    if (!b) gh_die("--device=%s: %s", device, gh_last_error());
   } else if (!strcmp(device, "auto")) {
     if (gh_cuda_device_count() > 0) b = gh_backend_cuda_new();
+    if (!b && gh_opencl_gpu_count() > 0) b = gh_backend_opencl_new(NULL, 1);
     if (!b) b = gh_backend_cpu_new();
   } else {
-    gh_die("unknown --device=%s (expected auto, cpu or cuda)", device);
+    gh_die("unknown --device=%s (expected auto, cpu, cuda, opencl or opencl:P:D)", device);
   }
   if (!b) gh_die("cannot create the %s backend: %s", device, gh_last_error());
   gh_log("using device %s", b->device_name);
   return b;
+}
+
+int gh_precision_parse(const char *s, int *p) {
+  static const char *names[] = {"auto", "fp32", "tf32x3", "tf32"};
+  for (int i = 0; s && i < 4; ++i)
+    if (!strcmp(s, names[i])) { *p = i; return 0; }
+  return -1;
 }
 
 void gh_backend_free(gh_backend *b) {
@@ -45,6 +58,13 @@ int gh_cuda_device_count(void) {
   gh_set_error("this build of gmmhmm has no CUDA support");
   return 0;
 }
+#endif
+#ifndef GH_HAVE_OPENCL
+gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
+  gh_set_error("this build of gmmhmm has no OpenCL support (CL/cl.h was not found at build time)");
+  return NULL;
+}
+int gh_opencl_gpu_count(void) { return 0; }
 #endif
 
 /* ---------------- HMM ops: fallback and batch helpers ---------------- */

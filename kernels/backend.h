@@ -34,6 +34,7 @@ typedef struct { int32_t frame; int32_t pdf; float weight; } gh_frame_pdf;
 
 typedef struct gh_backend gh_backend;
 typedef struct gh_dev_model gh_dev_model;
+typedef struct gh_dev_data gh_dev_data;
 typedef struct gh_dev_hmm gh_dev_hmm;
 
 /* ---------------- HMM graphs and batches ----------------
@@ -87,10 +88,16 @@ static inline int64_t gh_hmm_graph_stats_size(const gh_hmm_graph *g) {
   return 2 * (int64_t)g->num_states + g->num_arcs;
 }
 
+/* The op list.  Tables are written with designated initializers
+ * (`.loglikes = ...`) so that optional ops can be appended at the end
+ * without touching the existing ones; an op a backend lacks is NULL. */
 typedef struct {
   const char *name; /* "cpu", "cuda" */
   void (*free)(gh_backend *b);
-  /* Copy a GMM set to the backend (in the backend's own layout). */
+  /* Copy a GMM set to the backend (in the backend's own layout: the
+   * expanded-feature parameter matrices of the GEMM forms are the backend's
+   * business).  Reads b->precision.  Dies on a bad set (dimension mismatch,
+   * a dimension the backend cannot handle). */
   gh_dev_model *(*model_upload)(gh_backend *b, const gh_gmm_set *s);
   void (*model_free)(gh_backend *b, gh_dev_model *m);
   /* X: host [T x D] row-major float (D = model dim); out: host [T x P]
@@ -98,11 +105,23 @@ typedef struct {
   void (*loglikes)(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
   /* Zero the model's device-side accumulators. */
   void (*acc_zero)(gh_backend *b, gh_dev_model *m);
-  /* E-step over a block: X host [T x D]; pairs[npairs] reference rows of X.
-   * Adds to the device accumulators; returns sum_pairs weight * log p(x|pdf)
-   * (natural log, total not per frame). */
-  double (*accumulate)(gh_backend *b, gh_dev_model *m, const float *X, int32_t T,
-                       const gh_frame_pdf *pairs, int64_t npairs);
+  /* Training data resident on the backend for the E-step (uploaded once,
+   * used by every accumulate() of every EM iteration): X host [T x D]
+   * row-major float frames, pairs[npairs] weighted (frame, pdf) pairs with
+   * 0 <= frame < T, pdf >= 0 (dies naming the first bad pair otherwise).
+   * The host arrays must stay valid and unchanged until data_free (the CPU
+   * reference reads them in place; other backends copy them). */
+  gh_dev_data *(*data_upload)(gh_backend *b, const float *X, int32_t T, int32_t D,
+                              const gh_frame_pdf *pairs, int64_t npairs);
+  void (*data_free)(gh_backend *b, gh_dev_data *d);
+  /* E-step over resident data d with model m: for every pair (frame t, pdf
+   * p, weight w), Gaussian posteriors gamma_g = w p(g|x_t, p) within pdf p,
+   * added to the device accumulators (occupancy sum gamma, first order sum
+   * gamma x, second order sum gamma x.^2 (diag) or packed lower triangle of
+   * sum gamma x x' (full); double).  Returns sum_pairs w * log p(x_t|p)
+   * (natural log, total not per frame).  Dies if d's dimension differs
+   * from m's or a pair's pdf is >= the model's number of pdfs. */
+  double (*accumulate)(gh_backend *b, gh_dev_model *m, gh_dev_data *d);
   /* Add the device accumulators into host accs (shaped like the model;
    * total_frames/total_loglike are not touched here). */
   void (*acc_fetch)(gh_backend *b, gh_dev_model *m, gh_accs_set *accs);
@@ -168,7 +187,19 @@ struct gh_backend {
                              CPU: wall time); for benchmarks */
   const gh_backend_ops *hmm_ops; /* set by gh_backend_hmm_ops(): ops itself, or
                                     the CPU table when ops has no HMM kernels */
+  int precision;                  /* gh_precision: arithmetic of the GEMM paths,
+                                     read by model_upload (default 0 = auto) */
 };
+
+/* Arithmetic of a backend's GEMM-shaped loglikes / E-step (--precision).
+ * AUTO: the backend's fastest choice within its stated error budget
+ * (doc/kernels.md); FP32: plain fp32 FMAs; TF32X3: split-precision tensor
+ * cores (x = big + small in TF32, three products, ~fp32 accuracy); TF32:
+ * one TF32 product (10-bit mantissa; about 1e-3 relative error, not for
+ * training).  Backends without tensor cores treat all as FP32. */
+typedef enum { GH_PREC_AUTO = 0, GH_PREC_FP32, GH_PREC_TF32X3, GH_PREC_TF32 } gh_precision;
+/* "auto" | "fp32" | "tf32x3" | "tf32" -> *p; returns 0, or -1 if unknown. */
+int gh_precision_parse(const char *s, int *p);
 
 /* The ops table to use for the HMM kernels of b: b->ops when the backend
  * implements them, else the CPU reference's table (logged once per
@@ -193,7 +224,8 @@ static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
   return type == GH_COV_FULL ? 5.0 * d * (d - 1) / 2 + 4.0 * d + 9.0 : 4.0 * d + 9.0;
 }
 
-/* device: "auto" (CUDA when a GPU is present, else CPU), "cpu", "cuda".
+/* device: "auto" (CUDA when a GPU is present, else an OpenCL GPU, else CPU),
+ * "cpu", "cuda", "opencl" or "opencl:P:D" (gh_backend_opencl_new).
  * Logs the choice ("using device cuda (NVIDIA H200)").  Dies if "cuda" is
  * asked for and unavailable, or on an unknown name. */
 gh_backend *gh_backend_create(const char *device);
@@ -204,6 +236,13 @@ void gh_backend_free(gh_backend *b);
 gh_backend *gh_backend_cpu_new(void);
 gh_backend *gh_backend_cuda_new(void);  /* built only with CUDA; else returns NULL */
 int gh_cuda_device_count(void);         /* 0 without CUDA or GPU */
+/* OpenCL (kernels/opencl/; built when CL/cl.h is present, else returns NULL
+ * / 0).  spec: "P:D" (platform P, device D, as `clinfo -l` numbers them) or
+ * NULL/"" for $GH_OPENCL_DEVICE, else the first GPU, else the first device
+ * of any type; gpu_only != 0 (for --device=auto) accepts only
+ * CL_DEVICE_TYPE_GPU devices and ignores $GH_OPENCL_DEVICE. */
+gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only);
+int gh_opencl_gpu_count(void);          /* GPU devices over all platforms; 0 without OpenCL */
 
 /* The CPU reference HMM kernels (kernels/cpu/cpu-hmm.c), as in gh_backend_ops;
  * exported so cpu.c can put them in its table and tests can call them. */

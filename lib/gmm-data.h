@@ -66,13 +66,21 @@ int64_t gh_data_pdf_frames(const gh_data *d, int32_t pdf, float **X, float **w);
 
 /* One E-step of the whole data set on backend b: uploads the model, zeroes
  * and fills the device accumulators with one accumulate() call over the
- * frame block, and fetches them into *accs (initialised here with
- * gh_accs_init; caller frees with gh_accs_free).  Sets accs->total_frames =
- * d->total_weight and accs->total_loglike = sum of weight * log p(x|pdf)
- * (natural log, total).  Dies if the model's dimension differs from the
- * data's.  *seconds (if non-NULL) gets the wall time.  Returns the average
- * log-likelihood per (weighted) frame. */
+ * data, and fetches them into *accs (initialised here with gh_accs_init;
+ * caller frees with gh_accs_free).  dd: d's frames and pairs resident on b
+ * (gh_data_upload; kept across EM iterations), or NULL to upload them for
+ * this call only.  Sets accs->total_frames = d->total_weight and
+ * accs->total_loglike = sum of weight * log p(x|pdf) (natural log, total).
+ * Dies if the model's dimension differs from the data's.  *seconds (if
+ * non-NULL) gets the wall time (model upload, accumulate, fetch; not the
+ * data upload).  Returns the average log-likelihood per (weighted) frame. */
+double gh_data_estep_on(gh_backend *b, const gh_gmm_set *model, const gh_data *d, gh_dev_data *dd,
+                        gh_accs_set *accs, double *seconds);
+/* gh_data_estep_on(b, model, d, NULL, accs, seconds). */
 double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
                      gh_accs_set *accs, double *seconds);
+/* d's frames and pairs on backend b (backend.h data_upload): d must stay
+ * unchanged until the handle is freed with b->ops->data_free(b, dd). */
+gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d);
 
 #endif

@@ -80,6 +80,32 @@ static void packed_to_full(const double *p, int32_t D, double *A) {
  * Returns the number of eigenvalues floored. */
 static int floor_eigenvalues(double *Ap, int32_t D, double abs_floor, double max_condition,
                              double *A /* D*D work */, double *w /* D */, int pdf, int gi) {
+  /* Fast exact path: Kaldi's floor is max(abs_floor, max|eig| / max_condition)
+   * <= f = max(abs_floor, g / max_condition) with g >= max|eig| the largest
+   * Gershgorin row sum.  If A - f I has a Cholesky factor, every eigenvalue
+   * exceeds f, so none would be floored and A stays as it is: skip the
+   * eigendecomposition (the M-step's dominant cost, O(9 D^3) per Gaussian). */
+  double gmax = 0;
+  for (int32_t i = 0; i < D; ++i) {
+    double r = 0;
+    for (int32_t j = 0; j < D; ++j) r += fabs(Ap[i >= j ? gh_packed_index(i, j) : gh_packed_index(j, i)]);
+    if (r > gmax) gmax = r;
+  }
+  double f = abs_floor;
+  if (max_condition > 0 && gmax / max_condition > f) f = gmax / max_condition;
+  int pd = 1;
+  for (int32_t i = 0; i < D && pd; ++i)
+    for (int32_t j = 0; j <= i; ++j) {
+      double s = Ap[gh_packed_index(i, j)] - (i == j ? f : 0.0);
+      for (int32_t k = 0; k < j; ++k) s -= A[i * D + k] * A[j * D + k];
+      if (i == j) {
+        if (!(s > 0)) { pd = 0; break; }
+        A[i * D + i] = sqrt(s);
+      } else {
+        A[i * D + j] = s / A[j * D + j];
+      }
+    }
+  if (pd) return 0;
   packed_to_full(Ap, D, A);
   lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', D, A, D, w);
   if (info != 0) gh_die("pdf %d, Gaussian %d: eigenvalue decomposition of covariance failed (dsyev info %d)",

@@ -207,7 +207,7 @@ void gh_hmm_input_close(gh_hmm_input *in);
 const char *gh_hmm_input_spec(const gh_hmm_input *in);
 
 /* The emission-side options shared by hmm-forward, hmm-viterbi and hmm-bw:
- * --device (auto|cpu|cuda), --discrete-emissions (rxfilename of B, or ""),
+ * --device (auto|cpu|cuda|opencl[:P:D]), --discrete-emissions (rxfilename of B, or ""),
  * --batch-frames (frames per batched kernel call) and --acoustic-scale
  * (emission weight, gh_hmm_batcher).  _register sets the defaults (auto,
  * "", 65536, 1) and registers the four options on po. */

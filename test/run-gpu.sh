@@ -15,6 +15,9 @@
 #     reference on random graphs and batches incl. 12,000-frame utterances;
 #     prints "# bench" lines with frames/s), and the HMM tools with
 #     --device=cuda vs --device=cpu on the yesno model's loglikes.
+#  6. shrinkage statistics: build/test/test_shrink (kernels/cuda/shrink.cu vs the
+#     CPU reference) and gmm-acc-stats-gpu --shrinkage-stats / gmm-est-gpu --shrink=lw
+#     --device=cuda vs --device=cpu on the AMI full UBM.
 # Prints "N passed, N failed"; exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -157,7 +160,37 @@ else
   notok "missing $yn (set GH_SHARED)"
 fi
 
-# 5. shrinkage statistics (kernels/cuda/shrink.cu vs kernels/cpu/shrink.c; doc/shrink.md):
+# 5. speaker adaptation (issue 12): gmm-est-fmllr / gmm-adapt-map, statistics by
+# the CUDA E-step vs the CPU one (AMI global GMM per speaker and per utterance,
+# also vs Kaldi's transforms; the yes/no .mdl with pdf alignments).
+fx=$D/kaldi-fixtures
+for mode in spk utt; do
+  if [ $mode = spk ]; then o="--spk2utt=ark:$fx/ami.spk2utt"; else o="--fmllr-min-count=100"; fi
+  for dev in cpu cuda; do
+    bin/gmm-est-fmllr --device=$dev $o "$fx/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/fm.$mode.$dev" 2>"$tmp/fm.$dev.log"
+  done
+  if grep -q "using device cuda" "$tmp/fm.cuda.log" && r=$(cmp_mats "$tmp/fm.$mode.cuda" "$tmp/fm.$mode.cpu" 1e-4); then
+    ok "gmm-est-fmllr ($mode) cuda vs cpu ($r)"; else notok "gmm-est-fmllr ($mode) cuda vs cpu ($r)"; cat "$tmp/fm.cuda.log"; fi
+  bin/copy-feats "ark:$fx/ami-diag16.fmllr-$mode.ark" "ark,t:$tmp/fm.$mode.kaldi" 2>/dev/null
+  if r=$(cmp_mats "$tmp/fm.$mode.cuda" "$tmp/fm.$mode.kaldi" 3e-4); then ok "gmm-est-fmllr ($mode) cuda vs Kaldi ($r)"; else notok "gmm-est-fmllr ($mode) cuda vs Kaldi ($r)"; fi
+done
+for dev in cpu cuda; do
+  bin/gmm-adapt-map --device=$dev --update-flags=mvw --binary=false "$fx/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" "$tmp/map.$dev" 2>/dev/null
+done
+if r=$(cmp_nums "$tmp/map.cuda" "$tmp/map.cpu" 1e-4); then ok "gmm-adapt-map cuda vs cpu ($r)"; else notok "gmm-adapt-map cuda vs cpu ($r)"; fi
+if [ -f "$yn" ]; then
+  # pdf alignment: blocks of 10 frames cycling through the 22 pdfs
+  bin/feat-to-len "ark:$D/kaldi-fixtures/mfcc-deltas.ark" ark,t:- 2>/dev/null |
+    awk '{printf "%s", $1; for (t = 0; t < $2; t++) printf " %d", int(t / 10) % 22; print ""}' > "$tmp/yn.ali"
+  for dev in cpu cuda; do
+    bin/gmm-est-fmllr --device=$dev --fmllr-min-count=50 "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark,t:$tmp/yn.ali" "ark,t:$tmp/ynfm.$dev" 2>/dev/null
+    bin/gmm-adapt-map --device=$dev --binary=false "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark,t:$tmp/yn.ali" "$tmp/ynmap.$dev" 2>/dev/null
+  done
+  if r=$(cmp_mats "$tmp/ynfm.cuda" "$tmp/ynfm.cpu" 1e-4); then ok "gmm-est-fmllr with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-est-fmllr yes/no cuda vs cpu ($r)"; fi
+  if r=$(cmp_nums "$tmp/ynmap.cuda" "$tmp/ynmap.cpu" 1e-4); then ok "gmm-adapt-map with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-adapt-map yes/no cuda vs cpu ($r)"; fi
+fi
+
+# 6. shrinkage statistics (kernels/cuda/shrink.cu vs kernels/cpu/shrink.c; doc/shrink.md):
 #    build/test/test_shrink (random 4-pdf model, must not skip CUDA here), then
 #    gmm-acc-stats-gpu --shrinkage-stats=true on the AMI full UBM and gmm-est-gpu --shrink=lw.
 if [ -x build/test/test_shrink ]; then

@@ -23,7 +23,11 @@ int main(int argc, char **argv) {
   int binary = 1;
   const char *device = "auto", *label_type = "ali";
   gh_opts_bool(po, "binary", &binary, "Write the accumulators in binary mode");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
+  const char *precision = "auto";
+  gh_opts_string(po, "precision", &precision,
+                 "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
+                 "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
   int shrinkage_stats = 0;
   gh_opts_bool(po, "shrinkage-stats", &shrinkage_stats,
@@ -38,7 +42,11 @@ int main(int argc, char **argv) {
   gh_gmm_set_read(model_in, &model);
   gh_data data;
   gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec) != 0)
+    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
   gh_backend *be = gh_backend_create(device);
+  be->precision = prec;
   gh_accs_set accs;
   double secs = 0;
   double avg = gh_data_estep(be, &model, &data, &accs, &secs);

@@ -1,6 +1,7 @@
 /* gmm-est-gpu -- EM re-estimation of a GMM set on the GPU (CPU fallback).
- * Features are read once into one frame block; every iteration uploads the
- * model, runs the E-step on the backend and the M-step on the host
+ * Features are read once into one frame block and uploaded once to the
+ * backend (resident across iterations); every iteration uploads the model,
+ * runs the E-step on the backend and the M-step on the host
  * (lib/gmm-est.c, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate). */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,11 @@ int main(int argc, char **argv) {
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
+  const char *precision = "auto";
+  gh_opts_string(po, "precision", &precision,
+                 "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
+                 "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
   gh_opts_int64(po, "mix-up", &mix_up,
                 "Increase the total number of Gaussians to this after the first iteration's M-step (0 = no)");
@@ -65,6 +70,9 @@ int main(int argc, char **argv) {
   gh_log("loaded %d utterances, %d frames of dimension %d (%lld frame-pdf pairs)", data.num_utts,
          data.num_frames, data.dim, (long long)data.num_pairs);
 
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec) != 0)
+    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
   gh_shrink_opts so;
   gh_shrink_stats sst;
   if (gh_shrink_parse(shrink, &so) != 0) gh_die("--shrink=%s: %s", shrink, gh_last_error());
@@ -80,12 +88,14 @@ int main(int argc, char **argv) {
     eo.shrink_stats = &sst;
   }
   gh_backend *be = gh_backend_create(device);
+  be->precision = prec;
+  gh_dev_data *dev_data = gh_data_upload(be, &data); /* frames resident across iterations */
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)seed);
   gh_accs_set accs;
   double avg = 0, secs = 0;
   for (int32_t it = 1; it <= num_iters; ++it) {
-    avg = gh_data_estep(be, &model, &data, &accs, &secs);
+    avg = gh_data_estep_on(be, &model, &data, dev_data, &accs, &secs);
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
            data.total_weight, secs > 0 ? data.num_frames / secs : 0.0);
     if (gh_shrink_needs_stats(so.method) || (shrinkage_stats && it == num_iters && *write_accs)) {
@@ -121,6 +131,7 @@ int main(int argc, char **argv) {
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("wrote %s: %d pdfs, %lld Gaussians; last avg loglike per frame %.6f over %.0f frames", model_out,
          model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), avg, data.total_weight);
+  be->ops->data_free(be, dev_data);
   gh_backend_free(be);
   gh_data_free(&data);
   gh_gmm_set_free(&model);

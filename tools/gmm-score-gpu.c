@@ -59,7 +59,11 @@ int main(int argc, char **argv) {
   gh_opts *po = gh_opts_new(usage);
   const char *device = "auto";
   int32_t batch_frames = 16384;
-  gh_opts_string(po, "device", &device, "Compute device: auto (CUDA if a GPU is present), cpu, cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto (CUDA if a GPU is present, else an OpenCL GPU, else cpu), cpu, cuda, opencl or opencl:P:D (platform P, device D)");
+  const char *precision = "auto";
+  gh_opts_string(po, "precision", &precision,
+                 "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
+                 "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_int(po, "batch-frames", &batch_frames,
               "Score utterances in batches of about this many frames (one kernel call each)");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
@@ -71,7 +75,11 @@ int main(int argc, char **argv) {
   gh_gmm_set_read(model_rx, &set);
   const int32_t D = set.dim, P = set.num_pdfs;
   if (P <= 0) gh_die("%s: model has no pdfs", model_rx);
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec) != 0)
+    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
   gh_backend *be = gh_backend_create(device);
+  be->precision = prec;
   gh_dev_model *m = be->ops->model_upload(be, &set);
 
   gh_seq_reader *r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX);

@@ -4,6 +4,7 @@
 # scikit-learn + kaldiio + kaldi-native-fbank (independent references used by the
 # tests and the recipe's baseline).
 # CUDA (nvcc) is optional: without it the CUDA backend is not built.
+# OpenCL: headers, the ICD loader, PoCL and CLBlast (the OpenCL backend and its tests).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 SUDO=""
@@ -19,6 +20,12 @@ command -v make >/dev/null || need+=(make)
 command -v bats >/dev/null || need+=(bats)
 command -v gzip >/dev/null || need+=(gzip)
 command -v python3 >/dev/null || need+=(python3)
+# OpenCL: headers + ICD loader (build), PoCL (a CPU OpenCL device, so CI tests
+# --device=opencl without a GPU), CLBlast (optional GEMMs; the build works without).
+[ -f /usr/include/CL/cl.h ] || need+=(opencl-c-headers)
+[ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib64/libOpenCL.so ] || need+=(ocl-icd-opencl-dev)
+ls /etc/OpenCL/vendors/pocl*.icd >/dev/null 2>&1 || need+=(pocl-opencl-icd)
+[ -f /usr/include/clblast_c.h ] || need+=(libclblast-dev)
 
 py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn' >/dev/null 2>&1; }
 # Debian's python3 (already there, or installed now) takes numpy/scikit-learn from apt.

@@ -158,18 +158,42 @@ static void cpu_acc_zero(gh_backend *b, gh_dev_model *dm) {
   }
 }
 
-static double cpu_accumulate(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T,
-                             const gh_frame_pdf *pairs, int64_t npairs) {
-  cpu_model *m = (cpu_model *)dm;
-  const int32_t D = m->dim;
-  double total = 0.0;
+/* Resident E-step data of the reference: the caller's host arrays, read in
+ * place (backend.h data_upload). */
+typedef struct {
+  const float *X;
+  int32_t T, D, max_pdf;
+  const gh_frame_pdf *pairs;
+  int64_t npairs;
+} cpu_data;
+
+static gh_dev_data *cpu_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
+                                    const gh_frame_pdf *pairs, int64_t npairs) {
+  cpu_data *d = gh_calloc(1, sizeof *d);
+  d->X = X; d->T = T; d->D = D; d->pairs = pairs; d->npairs = npairs; d->max_pdf = -1;
   for (int64_t k = 0; k < npairs; ++k) {
-    const gh_frame_pdf *pr = &pairs[k];
-    if (pr->frame < 0 || pr->frame >= T || pr->pdf < 0 || pr->pdf >= m->num_pdfs)
-      gh_die("accumulate: pair %lld (frame %d, pdf %d) out of range (%d frames, %d pdfs)",
-             (long long)k, pr->frame, pr->pdf, T, m->num_pdfs);
+    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
+      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k,
+             pairs[k].frame, pairs[k].pdf, T);
+    if (pairs[k].pdf > d->max_pdf) d->max_pdf = pairs[k].pdf;
+  }
+  return (gh_dev_data *)d;
+}
+
+static void cpu_data_free(gh_backend *b, gh_dev_data *dd) { free(dd); }
+
+static double cpu_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
+  cpu_model *m = (cpu_model *)dm;
+  const cpu_data *d = (const cpu_data *)dd;
+  const int32_t D = m->dim;
+  if (d->D != D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, D);
+  if (d->max_pdf >= m->num_pdfs)
+    gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->num_pdfs);
+  double total = 0.0;
+  for (int64_t k = 0; k < d->npairs; ++k) {
+    const gh_frame_pdf *pr = &d->pairs[k];
     const gh_gmm *gmm = &m->pdfs[pr->pdf];
-    const float *x = X + (int64_t)pr->frame * D;
+    const float *x = d->X + (int64_t)pr->frame * D;
     double *ll = m->scratch;
     double lse = gmm_loglikes(gmm, x, ll);
     if (gmm->num_gauss == 0) continue;
@@ -214,10 +238,22 @@ static void cpu_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
 }
 
 static const gh_backend_ops cpu_ops = {
-    "cpu", cpu_free, cpu_model_upload, cpu_model_free, cpu_loglikes,
-    cpu_acc_zero, cpu_accumulate, cpu_acc_fetch,
+    .name = "cpu",
+    .free = cpu_free,
+    .model_upload = cpu_model_upload,
+    .model_free = cpu_model_free,
+    .loglikes = cpu_loglikes,
+    .acc_zero = cpu_acc_zero,
+    .data_upload = cpu_data_upload,
+    .data_free = cpu_data_free,
+    .accumulate = cpu_accumulate,
+    .acc_fetch = cpu_acc_fetch,
     /* HMM kernels: kernels/cpu/cpu-hmm.c */
-    gh_cpu_hmm_upload, gh_cpu_hmm_free, gh_cpu_hmm_forward, gh_cpu_hmm_viterbi, gh_cpu_hmm_fb,
+    .hmm_upload = gh_cpu_hmm_upload,
+    .hmm_free = gh_cpu_hmm_free,
+    .hmm_forward = gh_cpu_hmm_forward,
+    .hmm_viterbi = gh_cpu_hmm_viterbi,
+    .hmm_fb = gh_cpu_hmm_fb,
     .acc_shrink = gh_cpu_acc_shrink, /* kernels/cpu/shrink.c */
 };
 

@@ -55,6 +55,7 @@ extern "C" {
 #include "gh-base.h"
 #include "cuda-check.h"
 }
+#include "cuda-gemm.h"
 
 #define PB 64        /* pdfs per thread block of the likelihood kernel */
 #define TILE 32      /* pairs staged per step in k_estep_stats */
@@ -211,11 +212,12 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-/* One warp per pair (8 warps per block); gamma[goff[k] + g] for g < G. */
+/* One warp per pair (8 warps per block); gamma[goff[k] + g] for g < G;
+ * part[block] = the block's sum of w * lse (no atomics: deterministic). */
 __global__ void __launch_bounds__(256)
 k_estep_post(const float *__restrict__ X, int Dp, int D, const gh_frame_pdf *__restrict__ pairs,
              long long n, const long long *__restrict__ goff, const EPdf *__restrict__ epdf,
-             const float *__restrict__ eparams, float *__restrict__ gamma, double *total) {
+             const float *__restrict__ eparams, float *__restrict__ gamma, double *__restrict__ part) {
   extern __shared__ float sh[]; /* [8][D] */
   __shared__ double wsum[8];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -264,7 +266,7 @@ k_estep_post(const float *__restrict__ X, int Dp, int D, const gh_frame_pdf *__r
   if (threadIdx.x == 0) {
     double t = 0.0;
     for (int w = 0; w < 8; ++w) t += wsum[w];
-    if (t != 0.0) atomicAdd(total, t);
+    part[blockIdx.x] = t; /* summed in a fixed order by gg_sum_into */
   }
 }
 
@@ -343,6 +345,8 @@ typedef struct {
   float *dGamma; size_t capGamma;
   Task *dTasks; size_t capTasks;
   double *dTotal;
+  double *dPart; size_t capPart;   /* per-block partial totals of k_estep_post */
+  gg_ctx *gg; int gg_tried;        /* cuBLAS + GEMM scratch (cuda-gemm.cu), lazily */
   cudaEvent_t ev0, ev1;
   /* host scratch */
   gh_frame_pdf *hPairs; size_t hcapPairs;
@@ -372,6 +376,9 @@ typedef struct {
    * zero / NULL when no pdf is split. */
   int V, nsplit;
   int *dSplitPdf, *dSplitOff;
+  /* GEMM forms (cuda-gemm.cu): NULL without cuBLAS */
+  gg_model *gg;
+  int precision;  /* b->precision at upload */
 } cuda_model;
 
 /* Grow a device buffer to hold at least n elements of size sz (contents
@@ -398,7 +405,8 @@ static void cuda_free_backend(gh_backend *b) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dOut); cudaFree(c->dScratch); cudaFree(c->dPairs);
   cudaFree(c->dGoff);
-  cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal);
+  cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
+  gg_ctx_free(c->gg);
   cudaEventDestroy(c->ev0); cudaEventDestroy(c->ev1);
   free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
   free(c);
@@ -676,6 +684,8 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   m->acc_size = accoff;
   CK(cudaMalloc((void **)&m->dAcc, (accoff + 1) * sizeof(double)));
   CK(cudaMemset(m->dAcc, 0, (accoff + 1) * sizeof(double)));
+  m->precision = b->precision;
+  if (gg_available() && !getenv("GH_CUDA_NO_GEMM")) m->gg = gg_model_new(s);
   return (gh_dev_model *)m;
 }
 
@@ -685,6 +695,7 @@ static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   cudaFree(m->dBlocks); cudaFree(m->dPerm); cudaFree(m->dNg); cudaFree(m->dParams);
   cudaFree(m->dGconst); cudaFree(m->dEpdf); cudaFree(m->dEparams); cudaFree(m->dAcc);
   cudaFree(m->dSplitPdf); cudaFree(m->dSplitOff);
+  gg_model_free(m->gg);
   free(m->hEpdf);
   free(m);
 }
@@ -727,6 +738,29 @@ static void upload_frames(cuda_ctx *c, const cuda_model *m, const float *X, size
   CK(cudaMemcpy(c->dX, c->hX, total * sizeof(float), cudaMemcpyHostToDevice));
 }
 
+/* The cuBLAS context of c, created on first use; NULL without cuBLAS. */
+static gg_ctx *ctx_gg(cuda_ctx *c) {
+  if (!c->gg_tried) { c->gg_tried = 1; c->gg = gg_ctx_new(); }
+  return c->gg;
+}
+
+/* Variant of the likelihood computation for model m (Cook et al.'s
+ * variant selection, seed 003, by a fixed rule from the measurements in
+ * doc/perf.md so the choice -- and so the output -- does not depend on
+ * timing noise): 1 = GEMM forms (cuda-gemm.cu), 0 = the fused kernel.
+ * GEMM needs cuBLAS and one covariance type in the set; it is chosen when
+ * the set has at least GEMM_SCORE_MIN_GAUSS Gaussians (where the GEMM is
+ * compute-bound and the split-precision tensor-core path applies).
+ * GH_CUDA_SCORE=fused|gemm forces one (for benchmarks). */
+#define GEMM_SCORE_MIN_GAUSS 64
+static int score_variant(cuda_ctx *c, cuda_model *m) {
+  if (!m->gg || !gg_model_homogeneous(m->gg) || !ctx_gg(c)) return 0;
+  const char *e = getenv("GH_CUDA_SCORE");
+  if (e && !strcmp(e, "fused")) return 0;
+  if (e && !strcmp(e, "gemm")) return 1;
+  return gg_model_total_gauss(m->gg) >= GEMM_SCORE_MIN_GAUSS;
+}
+
 /* backend.h loglikes: X host [T x D] -> out host [T x P] per-pdf
  * log-likelihoods (natural log).  Per chunk of frames: upload, k_loglikes
  * over the diag and the full blocks, k_combine when the model has split pdfs
@@ -746,10 +780,14 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
   dgrow((void **)&c->dOut, &c->capOut, (size_t)tc * P, sizeof(float), 0);
   if (m->nsplit) dgrow((void **)&c->dScratch, &c->capScratch, (size_t)tc * m->V, sizeof(float), 0);
   float ms_total = 0.f;
+  const int gemm = score_variant(c, m) == 1;
   for (long long t0 = 0; t0 < T; t0 += tc) {
     const int n = (int)(T - t0 < tc ? T - t0 : tc);
     upload_frames(c, m, X + t0 * m->D, n);
     CK(cudaEventRecord(c->ev0));
+    if (gemm) {
+      gg_loglikes(c->gg, m->gg, c->dX, m->Dp, n, c->dOut, m->precision);
+    } else {
     if (m->ndiag_blocks) {
       dim3 grid((n + 15) / 16, m->ndiag_blocks);
       k_loglikes<16, false><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
@@ -777,6 +815,7 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
                                                           m->dSplitOff, m->nsplit, c->dOut, P);
       CK(cudaGetLastError());
     }
+    } /* fused */
     CK(cudaEventRecord(c->ev1));
     CK_LAUNCH("k_loglikes");
     float ms = 0.f;
@@ -792,10 +831,12 @@ static void cuda_acc_zero(gh_backend *b, gh_dev_model *dm) {
   CK(cudaMemset(m->dAcc, 0, (m->acc_size + 1) * sizeof(double)));
 }
 
-/* One batch: pairs sel[0..n) (indices into pairs[], frames relative to
- * frame0, all inside the uploaded frame chunk). */
-static double estep_batch(cuda_ctx *c, cuda_model *m, const gh_frame_pdf *pairs, const int64_t *sel,
-                          int64_t n, int32_t frame0) {
+/* One batch of the fused E-step: pairs sel[0..n) (indices into pairs[];
+ * frames index rows of dX [. x Dp], resident).  Adds w * lse of the pairs
+ * to c->dTotal (fixed order). */
+static void estep_batch(cuda_ctx *c, cuda_model *m, const float *dX, const gh_frame_pdf *pairs,
+                        const int64_t *sel, int64_t n) {
+  const int32_t frame0 = 0;
   const int P = m->P;
   /* Counting sort by pdf. */
   hgrow((void **)&c->hCount, &c->hcapCount, (size_t)P + 1, sizeof(int64_t));
@@ -843,62 +884,160 @@ static double estep_batch(cuda_ctx *c, cuda_model *m, const gh_frame_pdf *pairs,
   CK(cudaMemcpy(c->dPairs, c->hPairs, n * sizeof(gh_frame_pdf), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(c->dGoff, c->hGoff, n * sizeof(long long), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(c->dTasks, c->hTasks, ntasks * sizeof(Task), cudaMemcpyHostToDevice));
-  CK(cudaMemset(c->dTotal, 0, sizeof(double)));
   const int D = m->D;
-  k_estep_post<<<(unsigned)((n + 7) / 8), 256, 8 * D * sizeof(float)>>>(
-      c->dX, m->Dp, D, c->dPairs, n, c->dGoff, m->dEpdf, m->dEparams, c->dGamma, c->dTotal);
+  const unsigned nblk = (unsigned)((n + 7) / 8);
+  dgrow((void **)&c->dPart, &c->capPart, nblk, sizeof(double), 0);
+  k_estep_post<<<nblk, 256, 8 * D * sizeof(float)>>>(
+      dX, m->Dp, D, c->dPairs, n, c->dGoff, m->dEpdf, m->dEparams, c->dGamma, c->dPart);
   CK(cudaGetLastError());
+  gg_sum_into(c->dPart, nblk, c->dTotal);
   if (ntasks) {
     k_estep_stats<<<(unsigned)ntasks, 256, (TILE * (D + 1) + TILE) * sizeof(float)>>>(
-        c->dX, m->Dp, D, c->dPairs, c->dGoff, c->dTasks, m->dEpdf, c->dGamma, m->dAcc);
+        dX, m->Dp, D, c->dPairs, c->dGoff, c->dTasks, m->dEpdf, c->dGamma, m->dAcc);
     CK(cudaGetLastError());
   }
   CK_LAUNCH("E-step");
-  double total = 0.0;
-  CK(cudaMemcpy(&total, c->dTotal, sizeof(double), cudaMemcpyDeviceToHost));
-  return total;
 }
 
-static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T,
-                              const gh_frame_pdf *pairs, int64_t npairs) {
+/* E-step data resident on the device (backend.h data_upload): the frames
+ * [T x Dp] (zero-padded rows, used by both the fused and the GEMM E-step),
+ * the pairs sorted by pdf (stable counting sort: frames dFrames, weights dW;
+ * pdf p's pairs are [poff[p], poff[p+1])), and the data's mean (the centre
+ * of the GEMM forms, double).  The caller's host pairs are read again by
+ * the fused path (which builds its task lists on the host). */
+typedef struct {
+  int32_t T, D, Dp, max_pdf;
+  const gh_frame_pdf *pairs; /* host, caller's */
+  int64_t npairs;
+  float *dX;
+  int32_t *dFrames;
+  float *dW;
+  int64_t *poff;   /* host [max_pdf + 2] */
+  double *centre;  /* host [D] */
+} cuda_data;
+
+static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
+                                     const gh_frame_pdf *pairs, int64_t npairs) {
+  cuda_data *d = (cuda_data *)gh_calloc(1, sizeof *d);
+  d->T = T; d->D = D; d->Dp = round4(D); d->pairs = pairs; d->npairs = npairs; d->max_pdf = -1;
+  if (D <= 0 || T < 0) gh_die("data upload: %d frames of dimension %d", T, D);
+  for (int64_t k = 0; k < npairs; ++k) {
+    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
+      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k,
+             pairs[k].frame, pairs[k].pdf, T);
+    if (pairs[k].pdf > d->max_pdf) d->max_pdf = pairs[k].pdf;
+  }
+  /* frames, padded, through pinned staging */
+  const size_t Dp = (size_t)d->Dp, total = (size_t)T * Dp;
+  float *h = NULL;
+  CK(cudaMallocHost((void **)&h, (total ? total : 1) * sizeof(float)));
+  for (size_t t = 0; t < (size_t)T; ++t) {
+    memcpy(h + t * Dp, X + t * D, D * sizeof(float));
+    memset(h + t * Dp + D, 0, (Dp - D) * sizeof(float));
+  }
+  cudaError_t e = cudaMalloc((void **)&d->dX, (total ? total : 1) * sizeof(float));
+  if (e != cudaSuccess)
+    gh_die("data upload: cannot hold %d frames of dimension %d on the GPU (%s); split the data", T, D,
+           cudaGetErrorString(e));
+  CK(cudaMemcpy(d->dX, h, total * sizeof(float), cudaMemcpyHostToDevice));
+  CK(cudaFreeHost(h));
+  /* centre: mean frame, double */
+  d->centre = (double *)gh_calloc(D, sizeof(double));
+  for (int32_t t = 0; t < T; ++t)
+    for (int32_t i = 0; i < D; ++i) d->centre[i] += X[(size_t)t * D + i];
+  for (int32_t i = 0; i < D && T > 0; ++i) d->centre[i] /= T;
+  /* pairs sorted by pdf */
+  const int64_t np1 = (int64_t)d->max_pdf + 2;
+  d->poff = (int64_t *)gh_calloc(np1, sizeof(int64_t));
+  for (int64_t k = 0; k < npairs; ++k) d->poff[pairs[k].pdf + 1]++;
+  for (int64_t p = 0; p + 1 < np1; ++p) d->poff[p + 1] += d->poff[p];
+  int64_t *pos = (int64_t *)gh_malloc(np1 * sizeof(int64_t));
+  memcpy(pos, d->poff, np1 * sizeof(int64_t));
+  int32_t *hf = (int32_t *)gh_malloc((npairs ? npairs : 1) * sizeof(int32_t));
+  float *hw = (float *)gh_malloc((npairs ? npairs : 1) * sizeof(float));
+  for (int64_t k = 0; k < npairs; ++k) {
+    const int64_t q = pos[pairs[k].pdf]++;
+    hf[q] = pairs[k].frame;
+    hw[q] = pairs[k].weight;
+  }
+  CK(cudaMalloc((void **)&d->dFrames, (npairs ? npairs : 1) * sizeof(int32_t)));
+  CK(cudaMalloc((void **)&d->dW, (npairs ? npairs : 1) * sizeof(float)));
+  CK(cudaMemcpy(d->dFrames, hf, npairs * sizeof(int32_t), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d->dW, hw, npairs * sizeof(float), cudaMemcpyHostToDevice));
+  free(pos); free(hf); free(hw);
+  return (gh_dev_data *)d;
+}
+
+static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
+  cuda_data *d = (cuda_data *)dd;
+  if (!d) return;
+  cudaFree(d->dX); cudaFree(d->dFrames); cudaFree(d->dW);
+  free(d->poff); free(d->centre);
+  free(d);
+}
+
+/* Pairs of a pdf from which the E-step of that pdf goes through the GEMM
+ * forms (when cuBLAS is there); fewer go through the fused kernels, whose
+ * per-(pdf, Gaussian) statistics blocks then cover all of the pdf's pairs
+ * in one segment (SEG), so they add without races.  GH_CUDA_ESTEP=fused|gemm
+ * forces one path for every pdf (benchmarks; fused with more than SEG
+ * pairs per pdf is then not bitwise reproducible). */
+#define GEMM_ESTEP_MIN_PAIRS SEG
+
+/* backend.h accumulate: per pdf, the GEMM E-step (cuda-gemm.cu) or the
+ * fused kernels (k_estep_post + k_estep_stats over batches of pairs of the
+ * fused pdfs); the total log-likelihood is summed on the device in a fixed
+ * order and fetched once.  Dies on a dimension or pdf mismatch. */
+static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
-  for (int64_t k = 0; k < npairs; ++k)
-    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0 || pairs[k].pdf >= m->P)
-      gh_die("accumulate: pair %lld (frame %d, pdf %d) out of range (%d frames, %d pdfs)",
-             (long long)k, pairs[k].frame, pairs[k].pdf, T, m->P);
-  if (npairs == 0 || T <= 0) return 0.0;
-  /* Frame chunks of at most 32M floats (128 MB); batches of at most 1M
-   * pairs and 32M gamma values. */
-  long long tc = (32LL << 20) / m->Dp;
-  if (tc > T) tc = T;
-  const int64_t max_pairs = 1 << 20;
-  const long long max_gamma = 32LL << 20;
-  double total = 0.0;
-  hgrow((void **)&c->hSel, &c->hcapSel, (size_t)(npairs < max_pairs ? npairs : max_pairs), sizeof(int64_t));
-  for (long long t0 = 0; t0 < T; t0 += tc) {
-    const long long t1 = t0 + tc < T ? t0 + tc : T;
-    upload_frames(c, m, X + t0 * m->D, (size_t)(t1 - t0));
+  const cuda_data *d = (const cuda_data *)dd;
+  if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
+  if (d->max_pdf >= m->P)
+    gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
+  if (d->npairs == 0 || d->T <= 0) return 0.0;
+  CK(cudaMemset(c->dTotal, 0, sizeof(double)));
+  const char *ev = getenv("GH_CUDA_ESTEP");
+  const int force = ev && !strcmp(ev, "fused") ? 0 : ev && !strcmp(ev, "gemm") ? 1 : -1;
+  gg_ctx *gg = m->gg ? ctx_gg(c) : NULL;
+  const int npdf = d->max_pdf + 1;
+  char *use_gemm = (char *)gh_calloc(npdf ? npdf : 1, 1);
+  int64_t nfused = 0;
+  for (int p = 0; p < npdf; ++p) {
+    const int64_t n = d->poff[p + 1] - d->poff[p];
+    if (n == 0) continue;
+    use_gemm[p] = gg && (force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
+    if (use_gemm[p])
+      gg_estep_pdf(gg, m->gg, p, d->dX, d->Dp, d->dFrames + d->poff[p], d->dW + d->poff[p], n, d->centre,
+                   m->dAcc + m->hEpdf[p].accoff, c->dTotal, m->precision);
+    else
+      nfused += n;
+  }
+  if (nfused) {
+    /* batches of at most 1M pairs and 32M gamma values */
+    const int64_t max_pairs = 1 << 20;
+    const long long max_gamma = 32LL << 20;
+    hgrow((void **)&c->hSel, &c->hcapSel, (size_t)(nfused < max_pairs ? nfused : max_pairs), sizeof(int64_t));
     int64_t n = 0;
     long long gsum = 0;
-    for (int64_t k = 0; k <= npairs; ++k) {
-      int flush = k == npairs;
-      if (!flush) {
-        const gh_frame_pdf *pr = &pairs[k];
-        if (pr->frame < t0 || pr->frame >= t1) continue;
-        const int G = m->hEpdf[pr->pdf].G;
-        if (n == max_pairs || (n > 0 && gsum + G > max_gamma)) {
-          total += estep_batch(c, m, pairs, c->hSel, n, (int32_t)t0);
-          n = 0;
-          gsum = 0;
-        }
-        c->hSel[n++] = k;
-        gsum += G;
-      } else if (n > 0) {
-        total += estep_batch(c, m, pairs, c->hSel, n, (int32_t)t0);
+    for (int64_t k = 0; k < d->npairs; ++k) {
+      const gh_frame_pdf *pr = &d->pairs[k];
+      if (use_gemm[pr->pdf]) continue;
+      const int G = m->hEpdf[pr->pdf].G;
+      if (n == max_pairs || (n > 0 && gsum + G > max_gamma)) {
+        estep_batch(c, m, d->dX, d->pairs, c->hSel, n);
+        n = 0;
+        gsum = 0;
       }
+      c->hSel[n++] = k;
+      gsum += G;
     }
+    if (n > 0) estep_batch(c, m, d->dX, d->pairs, c->hSel, n);
   }
+  free(use_gemm);
+  CK_LAUNCH("E-step");
+  double total = 0.0;
+  CK(cudaMemcpy(&total, c->dTotal, sizeof(double), cudaMemcpyDeviceToHost));
   return total;
 }
 
@@ -942,9 +1081,21 @@ extern "C" void gh_cuda_acc_shrink(gh_backend *b, const gh_gmm_set *model, const
                                    const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 
 static const gh_backend_ops cuda_ops = {
-    "cuda", cuda_free_backend, cuda_model_upload, cuda_model_free, cuda_loglikes,
-    cuda_acc_zero, cuda_accumulate, cuda_acc_fetch,
-    gh_cuda_hmm_upload, gh_cuda_hmm_free, gh_cuda_hmm_forward, gh_cuda_hmm_viterbi, gh_cuda_hmm_fb,
+    .name = "cuda",
+    .free = cuda_free_backend,
+    .model_upload = cuda_model_upload,
+    .model_free = cuda_model_free,
+    .loglikes = cuda_loglikes,
+    .acc_zero = cuda_acc_zero,
+    .data_upload = cuda_data_upload,
+    .data_free = cuda_data_free,
+    .accumulate = cuda_accumulate,
+    .acc_fetch = cuda_acc_fetch,
+    .hmm_upload = gh_cuda_hmm_upload,
+    .hmm_free = gh_cuda_hmm_free,
+    .hmm_forward = gh_cuda_hmm_forward,
+    .hmm_viterbi = gh_cuda_hmm_viterbi,
+    .hmm_fb = gh_cuda_hmm_fb,
     .acc_shrink = gh_cuda_acc_shrink, /* kernels/cuda/shrink.cu */
 };
 

@@ -1,0 +1,612 @@
+/* cuda-gemm.cu -- GEMM-shaped likelihoods and E-step (see cuda-gemm.h for
+ * the forms; doc/kernels.md "GEMM forms").
+ *
+ * Kernels (ours) around cuBLAS GEMMs:
+ *  k_recentre  parameter rows for a centre c (warp per Gaussian, double)
+ *  k_expand    expanded centred features of n (gathered) frames, optionally
+ *              split into TF32 big + small parts (3xTF32)
+ *  k_lse_pdf   per-pdf log-sum-exp of a [n x G_total] likelihood block
+ *  k_post      E-step posteriors w exp(ll - lse) in place + w lse per row
+ *  k_acc_add   double accumulators += uncentred statistics of one chunk
+ *  k_sum_into  fixed-order sum of a double vector into one value
+ * Precision (backend.h gh_precision): FP32 = cuBLAS SGEMM (CUBLAS_COMPUTE_32F);
+ * TF32 = one tensor-core GEMM (CUBLAS_COMPUTE_32F_FAST_TF32); TF32X3 = three
+ * (a_s b + a b_s + a b, with a = a_big + a_small split in TF32, a_big the
+ * operand rounded to TF32 and a_small the rounded remainder; the a_s b_s
+ * term is dropped) -- fp32-level accuracy from TF32 tensor cores (the
+ * 3xTF32 of CUTLASS; Ootomo & Yokota 2022).
+ * Determinism: no floating atomics; every accumulation is done by one
+ * thread in a fixed order, and cuBLAS gives bitwise-identical results for
+ * the same shapes on the same GPU (its documented reproducibility), so two
+ * runs give byte-identical statistics.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "backend.h"
+#include "gh-base.h"
+#include "cuda-check.h"
+}
+#include "cuda-gemm.h"
+
+/* ------------------------------------------------------ cuBLAS, by dlopen */
+
+typedef cublasStatus_t (*p_create)(cublasHandle_t *);
+typedef cublasStatus_t (*p_destroy)(cublasHandle_t);
+typedef cublasStatus_t (*p_gemmex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                   const void *, const void *, cudaDataType, int, const void *,
+                                   cudaDataType, int, const void *, void *, cudaDataType, int,
+                                   cublasComputeType_t, cublasGemmAlgo_t);
+static struct {
+  int tried, ok;
+  p_create create;
+  p_destroy destroy;
+  p_gemmex gemmex;
+} blas;
+
+int gg_available(void) {
+  if (blas.tried) return blas.ok;
+  blas.tried = 1;
+  if (getenv("GH_CUDA_NO_CUBLAS")) return 0;
+  const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                         "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so"};
+  void *h = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; ++i) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    gh_log("cuBLAS not found (%s): CUDA backend uses its fused kernels only", dlerror());
+    return 0;
+  }
+  blas.create = (p_create)dlsym(h, "cublasCreate_v2");
+  blas.destroy = (p_destroy)dlsym(h, "cublasDestroy_v2");
+  blas.gemmex = (p_gemmex)dlsym(h, "cublasGemmEx");
+  blas.ok = blas.create && blas.destroy && blas.gemmex;
+  if (!blas.ok) gh_log("cuBLAS lacks cublasCreate_v2/cublasGemmEx: CUDA backend uses its fused kernels only");
+  return blas.ok;
+}
+
+#define CKB(call)                                                                     \
+  do {                                                                                \
+    cublasStatus_t s_ = (call);                                                       \
+    if (s_ != CUBLAS_STATUS_SUCCESS) gh_die("cuBLAS error %d in %s (%s:%d)", (int)s_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+/* ------------------------------------------------------------- kernels */
+
+__device__ __forceinline__ float tf32_round(float v) {
+  /* round to nearest (ties away) at 10 mantissa bits; finite inputs */
+  unsigned u = __float_as_uint(v);
+  u = (u + 0x1000u) & 0xFFFFE000u;
+  return __uint_as_float(u);
+}
+
+__device__ __forceinline__ double warp_sum_d(double v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max_f(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_sum_f(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* One warp per Gaussian row r (Gt rows): row r of A0 at off[r] (floats),
+ * full[r] its type.  Writes the centred row to Ac (same layout), split into
+ * TF32 big (Ac) + small (As) parts when As != NULL.  Row: [gconst, b (D),
+ * q (S)] with ll(x) = gconst + b.x + sum_{j<=i} q_ij x_i x_j.
+ *   gconst' = ll(c),  b'_i = b_i + 2 q_ii c_i + sum_{j<i} q_ij c_j + sum_{j>i} q_ji c_j. */
+__global__ void __launch_bounds__(256)
+k_recentre(const float *__restrict__ A0, const long long *__restrict__ off, const unsigned char *__restrict__ full,
+           long long Gt, int D, const double *__restrict__ c, float *__restrict__ Ac, float *__restrict__ As) {
+  const long long r = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (r >= Gt) return;
+  const float *a = A0 + off[r];
+  float *o = Ac + off[r];
+  float *os = As ? As + off[r] : NULL;
+  const int F = full[r];
+  const float *q = a + 1 + D;
+  const int S = F ? D * (D + 1) / 2 : D;
+  double part = 0.0;
+  for (int i = lane; i < D; i += 32) {
+    double pc = 0.0; /* -(P c)_i */
+    double qc = 0.0; /* sum_{j<=i} q_ij c_j */
+    if (F) {
+      const float *qi = q + (long long)i * (i + 1) / 2;
+      for (int j = 0; j < i; ++j) qc += (double)qi[j] * c[j];
+      pc = qc + 2.0 * (double)qi[i] * c[i];
+      qc += (double)qi[i] * c[i];
+      for (int j = i + 1; j < D; ++j) pc += (double)q[(long long)j * (j + 1) / 2 + i] * c[j];
+    } else {
+      qc = (double)q[i] * c[i];
+      pc = 2.0 * qc;
+    }
+    const double bi = a[1 + i];
+    part += c[i] * (bi + qc);
+    const float v = (float)(bi + pc);
+    if (os) { const float big = tf32_round(v); o[1 + i] = big; os[1 + i] = tf32_round(v - big); }
+    else o[1 + i] = v;
+  }
+  part = warp_sum_d(part);
+  if (lane == 0) {
+    const float v = (float)((double)a[0] + part);
+    if (os) { const float big = tf32_round(v); o[0] = big; os[0] = tf32_round(v - big); }
+    else o[0] = v;
+  }
+  for (int e = lane; e < S; e += 32) {
+    const float v = q[e];
+    if (os) { const float big = tf32_round(v); o[1 + D + e] = big; os[1 + D + e] = tf32_round(v - big); }
+    else o[1 + D + e] = v;
+  }
+}
+
+#define XR 4 /* rows per block of k_expand */
+/* Expanded centred features of rows r < n: frame f = frames ? frames[r] :
+ * row0 + r of X [. x Dp]; out Xe [n x Ep] (row-major; E values, then zeros
+ * up to the padded row length Ep, a multiple of 8), split into TF32 big
+ * (Xe) + small (Xs) when Xs != NULL.  ij[q] = (i, j) of packed index q. */
+template <bool FULL>
+__global__ void __launch_bounds__(256)
+k_expand(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames, long long row0, int n,
+         const double *__restrict__ c, const short2 *__restrict__ ij, int E, int Ep, float *__restrict__ Xe,
+         float *__restrict__ Xs) {
+  extern __shared__ float xs[]; /* [XR][D] */
+  const int r0 = blockIdx.x * XR;
+  for (int idx = threadIdx.x; idx < XR * D; idx += blockDim.x) {
+    const int rr = idx / D, i = idx - rr * D, r = r0 + rr;
+    float v = 0.f;
+    if (r < n) {
+      const long long f = frames ? frames[r] : row0 + r;
+      v = (float)((double)X[f * Dp + i] - c[i]);
+    }
+    xs[idx] = v;
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < XR * Ep; idx += blockDim.x) {
+    const int rr = idx / Ep, e = idx - rr * Ep, r = r0 + rr;
+    if (r >= n) break;
+    const float *x = xs + rr * D;
+    float v;
+    if (e >= E) v = 0.f; /* padding of the row to Ep (aligned GEMM operands) */
+    else if (e == 0) v = 1.f;
+    else if (e <= D) v = x[e - 1];
+    else if (FULL) { const short2 p = ij[e - 1 - D]; v = x[p.x] * x[p.y]; }
+    else { const float t = x[e - 1 - D]; v = t * t; }
+    const long long o = (long long)r * Ep + e;
+    if (Xs) { const float big = tf32_round(v); Xe[o] = big; Xs[o] = tf32_round(v - big); }
+    else Xe[o] = v;
+  }
+}
+
+/* out[t][p] = log sum_{g in pdf p} exp(L[t][goff[p] + g]) for t < n, p < P;
+ * L [n x Gt] row-major; out [n x P].  Thread per (t, p) (small pdfs). */
+__global__ void __launch_bounds__(256)
+k_lse_thread(const float *__restrict__ L, long long Gt, const long long *__restrict__ goff, int P, int n,
+             float *__restrict__ out) {
+  const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= (long long)n * P) return;
+  const int t = (int)(idx / P), p = (int)(idx - (long long)t * P);
+  const float *l = L + (long long)t * Gt + goff[p];
+  const int G = (int)(goff[p + 1] - goff[p]);
+  float mx = -INFINITY;
+  for (int g = 0; g < G; ++g) mx = fmaxf(mx, l[g]);
+  float r = -INFINITY;
+  if (mx > -INFINITY) {
+    float s = 0.f;
+    for (int g = 0; g < G; ++g) s += __expf(l[g] - mx);
+    r = mx + logf(s);
+  }
+  out[idx] = r;
+}
+/* The same, one warp per (t, p) (pdfs of many Gaussians: UBMs). */
+__global__ void __launch_bounds__(256)
+k_lse_warp(const float *__restrict__ L, long long Gt, const long long *__restrict__ goff, int P, int n,
+           float *__restrict__ out) {
+  const long long idx = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (idx >= (long long)n * P) return;
+  const int t = (int)(idx / P), p = (int)(idx - (long long)t * P);
+  const float *l = L + (long long)t * Gt + goff[p];
+  const int G = (int)(goff[p + 1] - goff[p]);
+  float mx = -INFINITY;
+  for (int g = lane; g < G; g += 32) mx = fmaxf(mx, l[g]);
+  mx = warp_max_f(mx);
+  float s = 0.f;
+  if (mx > -INFINITY)
+    for (int g = lane; g < G; g += 32) s += __expf(l[g] - mx);
+  s = warp_sum_f(s);
+  if (lane == 0) out[idx] = mx > -INFINITY ? mx + logf(s) : -INFINITY;
+}
+
+/* E-step posteriors, one warp per row r < n of L [n x G], row stride ld (in place):
+ * L[r][g] <- w_r exp(L[r][g] - lse_r) (TF32 big part when Rs != NULL, small
+ * part into Rs), tot[r] = w_r lse_r (0 when every Gaussian is -inf). */
+__global__ void __launch_bounds__(256)
+k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const float *__restrict__ w,
+       double *__restrict__ tot) {
+  const int r = blockIdx.x * 8 + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (r >= n) return;
+  float *l = L + (long long)r * ld;
+  float *ls = Rs ? Rs + (long long)r * ld : NULL;
+  float mx = -INFINITY;
+  for (int g = lane; g < G; g += 32) mx = fmaxf(mx, l[g]);
+  mx = warp_max_f(mx);
+  float s = 0.f;
+  if (mx > -INFINITY)
+    for (int g = lane; g < G; g += 32) s += expf(l[g] - mx);
+  s = warp_sum_f(s);
+  const float lse = mx + logf(s);
+  const float wr = w ? w[r] : 1.f;
+  for (int g = lane; g < G; g += 32) {
+    const float v = mx > -INFINITY ? wr * expf(l[g] - lse) : 0.f;
+    if (ls) { const float big = tf32_round(v); l[g] = big; ls[g] = tf32_round(v - big); }
+    else l[g] = v;
+  }
+  if (lane == 0) tot[r] = mx > -INFINITY ? (double)wr * (double)lse : 0.0;
+}
+
+/* acc [G x E] double += uncentred statistics of S [G x Ep] (float, centred
+ * by c): block per Gaussian g; with o = S[0], m = S[1..D]:
+ *   occ: o;  first order: m_i + o c_i;
+ *   full (i, j): S + c_i m_j + c_j m_i + o c_i c_j;  diag: S + 2 c_i m_i + o c_i^2. */
+__global__ void __launch_bounds__(256)
+k_acc_add(const float *__restrict__ S, int Ep, int E, int D, int full, const short2 *__restrict__ ij,
+          const double *__restrict__ c, double *__restrict__ acc) {
+  const int g = blockIdx.x;
+  const float *s = S + (long long)g * Ep;
+  double *a = acc + (long long)g * E;
+  const double o = s[0];
+  for (int e = threadIdx.x; e < E; e += blockDim.x) {
+    double v;
+    if (e == 0) v = o;
+    else if (e <= D) v = (double)s[e] + o * c[e - 1];
+    else {
+      int i, j;
+      if (full) { const short2 p = ij[e - 1 - D]; i = p.x; j = p.y; }
+      else { i = j = e - 1 - D; }
+      v = (double)s[e] + c[i] * (double)s[1 + j] + c[j] * (double)s[1 + i] + o * c[i] * c[j];
+    }
+    a[e] += v;
+  }
+}
+
+/* *dst += sum of v[0..n) in a fixed order: thread k sums k, k+256, ...;
+ * then a fixed tree.  One block of 256 threads. */
+__global__ void __launch_bounds__(256) k_sum_into(const double *__restrict__ v, long long n, double *dst) {
+  __shared__ double sh[256];
+  double s = 0.0;
+  for (long long k = threadIdx.x; k < n; k += 256) s += v[k];
+  sh[threadIdx.x] = s;
+  __syncthreads();
+  for (int h = 128; h > 0; h >>= 1) {
+    if (threadIdx.x < h) sh[threadIdx.x] += sh[threadIdx.x + h];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *dst += sh[0];
+}
+
+void gg_sum_into(const double *v, int64_t n, double *dst) {
+  if (n <= 0) return;
+  k_sum_into<<<1, 256>>>(v, (long long)n, dst);
+  CK(cudaGetLastError());
+}
+
+/* ---------------------------------------------------------- host side */
+
+struct gg_ctx {
+  cublasHandle_t h;
+  float *Xe, *Xs; size_t capX, capXs; /* expanded features (+ small parts) */
+  float *L, *Ls; size_t capL, capLs;   /* likelihoods / posteriors (+ small parts) */
+  float *S; size_t capS;         /* one chunk's statistics [G x E] */
+  double *tot; size_t capT;      /* per-row w lse */
+};
+
+struct gg_model {
+  int D, P, homog, full0;
+  int *G, *full;
+  long long *aoff;      /* [P] first float of pdf p's rows */
+  long long *goff;      /* [P + 1] first Gaussian of pdf p */
+  long long *dGoff;
+  long long Gt, asize;
+  float *dA0, *dAc, *dAs; /* uncentred rows, centred (big), centred small part */
+  long long *dRowOff;
+  unsigned char *dRowFull;
+  short2 *dIJ;
+  double *centre;         /* current centre of dAc (host [D]) */
+  int have_centre, have_split;
+  double *dC;             /* current centre on the device [D] */
+  double *model_centre;   /* host [D] */
+};
+
+static void grow(void **p, size_t *cap, size_t n) {
+  if (n <= *cap && *p) return;
+  if (*p) CK(cudaFree(*p));
+  *p = NULL;
+  CK(cudaMalloc(p, n));
+  *cap = n;
+}
+
+gg_ctx *gg_ctx_new(void) {
+  if (!gg_available()) return NULL;
+  gg_ctx *g = (gg_ctx *)gh_calloc(1, sizeof *g);
+  CKB(blas.create(&g->h));
+  return g;
+}
+
+void gg_ctx_free(gg_ctx *g) {
+  if (!g) return;
+  blas.destroy(g->h);
+  cudaFree(g->Xe); cudaFree(g->Xs); cudaFree(g->L); cudaFree(g->Ls); cudaFree(g->S); cudaFree(g->tot);
+  free(g);
+}
+
+static int row_len(int D, int full) { return full ? 1 + D + D * (D + 1) / 2 : 1 + 2 * D; }
+/* Stored row length: E rounded up to a multiple of 8 floats (zeros), so
+ * that every GEMM operand's leading dimension is 32-byte aligned (cuBLAS's
+ * tensor-core kernels need 16-byte aligned leading dimensions). */
+static int row_pad(int D, int full) { return (row_len(D, full) + 7) & ~7; }
+
+/* mu = P^-1 b by Cholesky in double (P packed, D x D); 0 on success. */
+static int solve_packed(const float *Pp, const float *b, int D, double *mu) {
+  double *L = (double *)gh_malloc(sizeof(double) * D * D);
+  for (int i = 0; i < D; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double s = Pp[(long long)i * (i + 1) / 2 + j];
+      for (int k = 0; k < j; ++k) s -= L[i * D + k] * L[j * D + k];
+      if (i == j) {
+        if (!(s > 0)) { free(L); return -1; }
+        L[i * D + i] = sqrt(s);
+      } else L[i * D + j] = s / L[j * D + j];
+    }
+  for (int i = 0; i < D; ++i) {
+    double s = b[i];
+    for (int k = 0; k < i; ++k) s -= L[i * D + k] * mu[k];
+    mu[i] = s / L[i * D + i];
+  }
+  for (int i = D - 1; i >= 0; --i) {
+    double s = mu[i];
+    for (int k = i + 1; k < D; ++k) s -= L[k * D + i] * mu[k];
+    mu[i] = s / L[i * D + i];
+  }
+  free(L);
+  return 0;
+}
+
+gg_model *gg_model_new(const gh_gmm_set *s) {
+  gg_model *m = (gg_model *)gh_calloc(1, sizeof *m);
+  const int D = s->dim, P = s->num_pdfs;
+  m->D = D; m->P = P;
+  m->G = (int *)gh_malloc(sizeof(int) * (P ? P : 1));
+  m->full = (int *)gh_malloc(sizeof(int) * (P ? P : 1));
+  m->aoff = (long long *)gh_malloc(sizeof(long long) * (P ? P : 1));
+  m->goff = (long long *)gh_malloc(sizeof(long long) * (P + 1));
+  m->homog = 1;
+  m->full0 = P ? s->pdfs[0].type == GH_COV_FULL : 0;
+  long long a = 0, gt = 0;
+  for (int p = 0; p < P; ++p) {
+    m->G[p] = s->pdfs[p].num_gauss;
+    m->full[p] = s->pdfs[p].type == GH_COV_FULL;
+    if (m->full[p] != m->full0) m->homog = 0;
+    m->aoff[p] = a;
+    m->goff[p] = gt;
+    a += (long long)m->G[p] * row_pad(D, m->full[p]);
+    gt += m->G[p];
+  }
+  m->goff[P] = gt;
+  m->Gt = gt;
+  m->asize = a;
+  float *h = (float *)gh_calloc(a ? a : 1, sizeof(float)); /* zero padding */
+  long long *roff = (long long *)gh_malloc(sizeof(long long) * (gt ? gt : 1));
+  unsigned char *rfull = (unsigned char *)gh_malloc(gt ? gt : 1);
+  for (int p = 0; p < P; ++p) {
+    const gh_gmm *g = &s->pdfs[p];
+    const int E = row_len(D, m->full[p]), Ep = row_pad(D, m->full[p]), S = E - 1 - D;
+    for (int k = 0; k < g->num_gauss; ++k) {
+      float *r = h + m->aoff[p] + (long long)k * Ep;
+      roff[m->goff[p] + k] = m->aoff[p] + (long long)k * Ep;
+      rfull[m->goff[p] + k] = (unsigned char)m->full[p];
+      r[0] = g->gconsts[k];
+      memcpy(r + 1, g->means_invvars + (size_t)k * D, sizeof(float) * D);
+      const float *iv = g->inv_vars + (size_t)k * S;
+      if (m->full[p]) {
+        for (int i = 0; i < D; ++i)
+          for (int j = 0; j <= i; ++j) {
+            long long q = (long long)i * (i + 1) / 2 + j;
+            r[1 + D + q] = i == j ? -0.5f * iv[q] : -iv[q];
+          }
+      } else {
+        for (int i = 0; i < D; ++i) r[1 + D + i] = -0.5f * iv[i];
+      }
+    }
+  }
+  CK(cudaMalloc((void **)&m->dA0, sizeof(float) * (a ? a : 1)));
+  CK(cudaMemcpy(m->dA0, h, sizeof(float) * a, cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dAc, sizeof(float) * (a ? a : 1)));
+  CK(cudaMemset(m->dAc, 0, sizeof(float) * (a ? a : 1)));
+  CK(cudaMalloc((void **)&m->dRowOff, sizeof(long long) * (gt ? gt : 1)));
+  CK(cudaMemcpy(m->dRowOff, roff, sizeof(long long) * gt, cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dRowFull, gt ? gt : 1));
+  CK(cudaMemcpy(m->dRowFull, rfull, gt, cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dGoff, sizeof(long long) * (P + 1)));
+  CK(cudaMemcpy(m->dGoff, m->goff, sizeof(long long) * (P + 1), cudaMemcpyHostToDevice));
+  const int S = D * (D + 1) / 2;
+  short2 *ij = (short2 *)gh_malloc(sizeof(short2) * S);
+  for (int i = 0, q = 0; i < D; ++i)
+    for (int j = 0; j <= i; ++j, ++q) { ij[q].x = (short)i; ij[q].y = (short)j; }
+  CK(cudaMalloc((void **)&m->dIJ, sizeof(short2) * S));
+  CK(cudaMemcpy(m->dIJ, ij, sizeof(short2) * S, cudaMemcpyHostToDevice));
+  free(ij);
+  CK(cudaMalloc((void **)&m->dC, sizeof(double) * D));
+  m->centre = (double *)gh_calloc(D, sizeof(double));
+  /* Model centre: mean of the means of up to 64 Gaussians spread over the
+   * set (any point near the data will do: it only keeps fp32 terms small). */
+  m->model_centre = (double *)gh_calloc(D, sizeof(double));
+  double *mu = (double *)gh_malloc(sizeof(double) * D);
+  const int nsamp = gt < 64 ? (int)gt : 64;
+  int used = 0;
+  for (int k = 0; k < nsamp; ++k) {
+    long long gi = (long long)k * gt / nsamp;
+    int p = 0;
+    while (m->goff[p + 1] <= gi) ++p;
+    const gh_gmm *g = &s->pdfs[p];
+    const int kk = (int)(gi - m->goff[p]);
+    const float *b = g->means_invvars + (size_t)kk * D;
+    int ok = 1;
+    if (m->full[p]) ok = solve_packed(g->inv_vars + (size_t)kk * S, b, D, mu) == 0;
+    else
+      for (int i = 0; i < D; ++i) {
+        const float iv = g->inv_vars[(size_t)kk * D + i];
+        if (!(iv > 0)) ok = 0; else mu[i] = b[i] / iv;
+      }
+    if (!ok) continue;
+    for (int i = 0; i < D; ++i) m->model_centre[i] += mu[i];
+    ++used;
+  }
+  for (int i = 0; i < D && used; ++i) m->model_centre[i] /= used;
+  free(mu);
+  free(h); free(roff); free(rfull);
+  return m;
+}
+
+void gg_model_free(gg_model *m) {
+  if (!m) return;
+  cudaFree(m->dA0); cudaFree(m->dAc); cudaFree(m->dAs); cudaFree(m->dRowOff); cudaFree(m->dRowFull);
+  cudaFree(m->dGoff); cudaFree(m->dIJ); cudaFree(m->dC);
+  free(m->G); free(m->full); free(m->aoff); free(m->goff); free(m->centre); free(m->model_centre);
+  free(m);
+}
+
+int gg_model_homogeneous(const gg_model *m) { return m->homog; }
+int gg_model_gauss(const gg_model *m, int p) { return m->G[p]; }
+int64_t gg_model_total_gauss(const gg_model *m) { return m->Gt; }
+int gg_model_full(const gg_model *m, int p) { return m->full[p]; }
+
+int gg_resolve_precision(int prec, int64_t cols, int depth) {
+  if (prec != GH_PREC_AUTO) return prec;
+  return cols >= GG_SPLIT_MIN_COLS && depth >= GG_SPLIT_MIN_DEPTH ? GH_PREC_TF32X3 : GH_PREC_FP32;
+}
+
+/* Centred rows for centre c (host [D]); split parts when split. */
+static void set_centre(gg_model *m, const double *c, int split) {
+  if (m->have_centre && !memcmp(c, m->centre, sizeof(double) * m->D) && split == m->have_split) return;
+  memcpy(m->centre, c, sizeof(double) * m->D);
+  CK(cudaMemcpy(m->dC, c, sizeof(double) * m->D, cudaMemcpyHostToDevice));
+  if (split && !m->dAs) {
+    CK(cudaMalloc((void **)&m->dAs, sizeof(float) * (m->asize ? m->asize : 1)));
+    CK(cudaMemset(m->dAs, 0, sizeof(float) * (m->asize ? m->asize : 1)));
+  }
+  if (m->Gt)
+    k_recentre<<<(unsigned)((m->Gt + 7) / 8), 256>>>(m->dA0, m->dRowOff, m->dRowFull, m->Gt, m->D, m->dC, m->dAc,
+                                                      split ? m->dAs : NULL);
+  CK(cudaGetLastError());
+  m->have_centre = 1;
+  m->have_split = split;
+}
+
+/* C [m x n col-major, ldc] = op(A) op(B) (+ beta C) at precision prec; As,
+ * Bs: TF32 small parts (TF32X3 only). */
+static void gemm(gg_ctx *g, cublasOperation_t ta, cublasOperation_t tb, int mm, int nn, int kk, const float *A,
+                 const float *As, int lda, const float *B, const float *Bs, int ldb, float *C, int ldc, int prec) {
+  const float one = 1.f, zero = 0.f;
+  if (prec == GH_PREC_FP32) {
+    CKB(blas.gemmex(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &zero, C, CUDA_R_32F,
+                    ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  } else if (prec == GH_PREC_TF32) {
+    CKB(blas.gemmex(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &zero, C, CUDA_R_32F,
+                    ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+  } else { /* TF32X3: small terms first */
+    CKB(blas.gemmex(g->h, ta, tb, mm, nn, kk, &one, As, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &zero, C, CUDA_R_32F,
+                    ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+    CKB(blas.gemmex(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_32F, lda, Bs, CUDA_R_32F, ldb, &one, C, CUDA_R_32F,
+                    ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+    CKB(blas.gemmex(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &one, C, CUDA_R_32F,
+                    ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+  }
+}
+
+static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, long long row0, int n, int full,
+                   float *Xe, float *Xs) {
+  const int E = row_len(m->D, full), Ep = row_pad(m->D, full);
+  const unsigned nb = (unsigned)((n + XR - 1) / XR);
+  const size_t sh = sizeof(float) * XR * m->D;
+  if (full) k_expand<true><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs);
+  else k_expand<false><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs);
+  CK(cudaGetLastError());
+}
+
+/* Rows per chunk so that the chunk's floats (per row: `per_row`, times 2
+ * when split) stay under 2^28 (1 GB), between 32 and cap. */
+static long long chunk_rows(long long per_row, int split, long long cap) {
+  long long r = (1LL << 28) / (per_row * (split ? 2 : 1));
+  if (r > cap) r = cap;
+  if (r < 32) r = 32;
+  return r;
+}
+
+void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
+  const int full = m->full0, D = m->D, E = row_pad(D, full);
+  prec = gg_resolve_precision(prec, m->Gt, E);
+  const int split = prec == GH_PREC_TF32X3;
+  set_centre(m, m->model_centre, split);
+  const long long nc = chunk_rows(E + m->Gt, split, 65536);
+  const long long rows = n < nc ? n : nc;
+  grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
+  if (split) grow((void **)&g->Xs, &g->capXs, sizeof(float) * rows * E);
+  const long long ldL = (m->Gt + 7) & ~7LL; /* aligned rows of L */
+  grow((void **)&g->L, &g->capL, sizeof(float) * rows * ldL);
+  int maxG = 0;
+  for (int p = 0; p < m->P; ++p) if (m->G[p] > maxG) maxG = m->G[p];
+  for (long long r0 = 0; r0 < n; r0 += nc) {
+    const int nr = (int)(n - r0 < nc ? n - r0 : nc);
+    expand(m, dX, Dp, NULL, r0, nr, full, g->Xe, split ? g->Xs : NULL);
+    /* L [nr x Gt] row-major = (A [Gt x E] row-major)^T-ish: col-major Gt x nr = A_cm^T Xe_cm */
+    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, (int)m->Gt, nr, E, m->dAc, m->dAs, E, g->Xe, g->Xs, E, g->L, (int)ldL, prec);
+    const long long items = (long long)nr * m->P;
+    if (maxG > 32)
+      k_lse_warp<<<(unsigned)((items + 7) / 8), 256>>>(g->L, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
+    else
+      k_lse_thread<<<(unsigned)((items + 255) / 256), 256>>>(g->L, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
+    CK(cudaGetLastError());
+  }
+}
+
+void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames, const float *dW,
+                  int64_t n, const double *centre, double *dAcc, double *dTotal, int prec) {
+  const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);
+  const int Gp = (G + 7) & ~7; /* aligned rows of L / R */
+  if (G == 0 || n == 0) return;
+  prec = gg_resolve_precision(prec, G, E);
+  const int split = prec == GH_PREC_TF32X3;
+  set_centre(m, centre, split);
+  const long long nc = chunk_rows(E + Gp, split, 32768);
+  const long long rows = n < nc ? n : nc;
+  grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
+  if (split) grow((void **)&g->Xs, &g->capXs, sizeof(float) * rows * E);
+  grow((void **)&g->L, &g->capL, sizeof(float) * rows * Gp);
+  if (split) grow((void **)&g->Ls, &g->capLs, sizeof(float) * rows * Gp);
+  grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E);
+  grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
+  const float *A = m->dAc + m->aoff[p], *As = split ? m->dAs + m->aoff[p] : NULL;
+  for (long long k0 = 0; k0 < n; k0 += nc) {
+    const int nr = (int)(n - k0 < nc ? n - k0 : nc);
+    expand(m, dX, Dp, dFrames + k0, 0, nr, full, g->Xe, split ? g->Xs : NULL);
+    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, G, nr, E, A, As, E, g->Xe, g->Xs, E, g->L, Gp, prec);
+    k_post<<<(unsigned)((nr + 7) / 8), 256>>>(g->L, split ? g->Ls : NULL, G, Gp, nr, dW + k0, g->tot);
+    CK(cudaGetLastError());
+    gg_sum_into(g->tot, nr, dTotal);
+    /* S [G x E] row-major = col-major E x G = Xe_cm (E x nr) * R_cm^T (nr x G) */
+    gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, nr, g->Xe, g->Xs, E, g->L, g->Ls, Gp, g->S, E, prec);
+    k_acc_add<<<G, 256>>>(g->S, E, E0, D, full, m->dIJ, m->dC, dAcc);
+    CK(cudaGetLastError());
+  }
+}

@@ -1,0 +1,81 @@
+/* cuda-gemm.h -- the GEMM-shaped GMM likelihoods and E-step of the CUDA
+ * backend (kernels/cuda/cuda-gemm.cu; internal to kernels/cuda/).
+ *
+ * Expanded features (doc/kernels.md "GEMM forms"): for a frame x, centred by
+ * a vector c (x' = x - c),
+ *   full:  xe = [1, x', vech(x'x')]  (vech in Kaldi's packed order: (i, j),
+ *                                     j <= i, index i(i+1)/2 + j), E = 1 + D + D(D+1)/2
+ *   diag:  xe = [1, x', x'^2],        E = 1 + 2D
+ * and for a Gaussian g the parameter row a_g (centred for c) with
+ *   ll_g(x) = a_g . xe        (natural log, Kaldi's form, lib/gmm.h)
+ * so the likelihoods of n frames against the G Gaussians are one GEMM
+ * L = Xe A^T [n x G], and the E-step statistics S = R^T Xe [G x E] with R the
+ * posteriors: S row g = [sum gamma, sum gamma x', sum gamma vech(x'x')] --
+ * Kaldi's occupancy, mean and variance accumulators (uncentred on the way
+ * into the double accumulators, exactly: see k_acc_add).
+ * Centring (x' = x - c with c near the data) keeps the fp32 terms small: no
+ * cancellation between large c0 x0 products.  The parameter rows for a
+ * centre c come from the uncentred ones on the device (k_recentre):
+ *   gconst'_g = ll_g(c),  b'_g = b_g - P_g c,  quadratic part unchanged.
+ *
+ * All functions die (gh_die) on CUDA / cuBLAS errors.  cuBLAS is loaded at
+ * run time (dlopen of libcublas.so.13 / .12 / libcublas.so): a build with
+ * nvcc needs no cuBLAS at link time, and without the library the backend
+ * keeps the fused kernels (gg_available() == 0).
+ */
+#ifndef GH_CUDA_GEMM_H
+#define GH_CUDA_GEMM_H
+#include <stdint.h>
+#include "backend.h"
+
+typedef struct gg_ctx gg_ctx;     /* cuBLAS handle + grow-only scratch */
+typedef struct gg_model gg_model; /* expanded parameter rows of a GMM set */
+
+/* Non-zero when cuBLAS could be loaded (first call loads it; logs once
+ * when it cannot, then the fused kernels are used everywhere). */
+int gg_available(void);
+gg_ctx *gg_ctx_new(void);
+void gg_ctx_free(gg_ctx *g);
+
+/* Parameter rows of set s (uncentred, float, on the device) and the
+ * model's own centre (mean of the means of up to 64 of its Gaussians,
+ * double on the host), which gg_loglikes uses. */
+gg_model *gg_model_new(const gh_gmm_set *s);
+void gg_model_free(gg_model *m);
+/* 1 when every pdf has the same covariance type (needed by gg_loglikes). */
+int gg_model_homogeneous(const gg_model *m);
+/* Number of Gaussians of pdf p, total number of Gaussians. */
+int gg_model_gauss(const gg_model *m, int p);
+int64_t gg_model_total_gauss(const gg_model *m);
+int gg_model_full(const gg_model *m, int p);
+
+/* Resolves GH_PREC_AUTO for a GEMM with `cols` output columns (Gaussians)
+ * and `depth` expanded features (padded E): TF32X3 when cols >=
+ * GG_SPLIT_MIN_COLS and depth >= GG_SPLIT_MIN_DEPTH (compute-bound GEMMs,
+ * where three tensor-core products beat one fp32 one at fp32-level
+ * accuracy), else FP32 (small or memory-bound GEMMs, where the split's
+ * extra passes cost more: doc/perf.md).  Other values are returned as is. */
+#define GG_SPLIT_MIN_COLS 64
+#define GG_SPLIT_MIN_DEPTH 128
+int gg_resolve_precision(int prec, int64_t cols, int depth);
+
+/* Per-pdf log-likelihoods of n frames: dX [n x Dp] device floats (first D
+ * used), dOut [n x P] device floats (natural log).  Centred by the model's
+ * own centre.  Chunked internally. */
+void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec);
+
+/* E-step of pdf p over its n pairs: dFrames[k] (row of dX) and dW[k]
+ * (weight), k < n, device arrays; centre: host [D] double (the data's
+ * mean).  Adds the UNcentred statistics of each Gaussian g of p into
+ * dAcc[g * E + e] (double, E = 1 + D + S: occupancy, first order, second
+ * order, as the fused kernels' accumulators), and w * log p(x|p) of the
+ * pairs into *dTotal (device double); all additions in a fixed order
+ * (deterministic).  Chunked internally (up to 32768 pairs per GEMM). */
+void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
+                  const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
+                  int prec);
+
+/* Adds v[0..n) into *dst in a fixed order (one block; deterministic). */
+void gg_sum_into(const double *v, int64_t n, double *dst);
+
+#endif

@@ -1,0 +1,792 @@
+/* opencl.c -- the OpenCL backend: device selection, the program binary cache,
+ * and the GMM ops (loglikes, E-step) of kernels/backend.h.  HMM ops:
+ * opencl-hmm.c.  Kernels (OpenCL C 1.2, embedded as a string): gmm.cl,
+ * hmm.cl.  Design: doc/kernels.md ("OpenCL").
+ *
+ * Scoring is GEMM-shaped (the expanded-feature form of gmm.cl): for a chunk
+ * of frames, Phi = phi(X) [T x K] (gh_expand), S = Phi W' [T x Gtot] (CLBlast
+ * SGEMM where the build has CLBlast, else our gh_sgemm_nt; one GEMM for the
+ * diagonal and one for the full-covariance Gaussians, writing disjoint
+ * column ranges of S), then a per-pdf log-sum-exp (gh_lse_narrow, or
+ * gh_lse_wide when a pdf has more than 64 Gaussians).  The E-step computes
+ * Gaussian posteriors per (frame, pdf) pair (gh_estep_post) and the
+ * statistics sum gamma phi(x) in double (gh_estep_stats + gh_estep_reduce);
+ * it needs cl_khr_fp64 and dies with a clear message on a device without it.
+ */
+#include "opencl.h"
+
+#include "gh-base.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef GH_HAVE_CLBLAST
+#include <clblast_c.h>
+#endif
+
+/* ---------------- errors and small helpers ---------------- */
+
+static const char *cl_err_name(cl_int e) {
+  switch (e) {
+    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
+    case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+    case CL_INVALID_DEVICE: return "CL_INVALID_DEVICE";
+    case CL_INVALID_BINARY: return "CL_INVALID_BINARY";
+    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
+    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_ARG_SIZE: return "CL_INVALID_ARG_SIZE";
+    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
+    case CL_INVALID_PLATFORM: return "CL_INVALID_PLATFORM";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL driver / ICD registered)";
+    default: return "OpenCL error";
+  }
+}
+
+void gh_ocl_check(cl_int err, const char *what) {
+  if (err != CL_SUCCESS) gh_die("opencl: %s: %s (%d)", what, cl_err_name(err), (int)err);
+}
+
+cl_mem gh_ocl_buffer(ocl_ctx *c, size_t bytes, const void *host, const char *what) {
+  cl_int err;
+  if (bytes < 8) bytes = 8;
+  if (bytes > c->max_alloc)
+    gh_die("opencl: %s: %zu bytes exceed the device's largest buffer (%llu bytes)", what, bytes,
+           (unsigned long long)c->max_alloc);
+  cl_mem m = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes,
+                            (void *)host, &err);
+  gh_ocl_check(err, what);
+  return m;
+}
+
+void gh_ocl_write(ocl_ctx *c, cl_mem m, size_t off, size_t bytes, const void *host) {
+  if (bytes) gh_ocl_check(clEnqueueWriteBuffer(c->q, m, CL_TRUE, off, bytes, host, 0, NULL, NULL), "host -> device copy");
+}
+
+void gh_ocl_read(ocl_ctx *c, cl_mem m, size_t off, size_t bytes, void *host) {
+  if (bytes) gh_ocl_check(clEnqueueReadBuffer(c->q, m, CL_TRUE, off, bytes, host, 0, NULL, NULL), "device -> host copy");
+}
+
+void gh_ocl_arg(cl_kernel k, cl_uint i, size_t size, const void *value) {
+  cl_int err = clSetKernelArg(k, i, size, value);
+  if (err != CL_SUCCESS) {
+    char name[64] = "?";
+    clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+    gh_die("opencl: kernel %s argument %u: %s (%d)", name, i, cl_err_name(err), (int)err);
+  }
+}
+
+void gh_ocl_launch(ocl_ctx *c, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
+                   const char *what) {
+  size_t g[3];
+  for (cl_uint i = 0; i < dims; ++i) {
+    g[i] = global[i] ? global[i] : 1;
+    if (local) g[i] = (g[i] + local[i] - 1) / local[i] * local[i];
+  }
+  gh_ocl_check(clEnqueueNDRangeKernel(c->q, k, dims, NULL, g, local, 0, NULL, NULL), what);
+}
+
+void gh_ocl_release(cl_mem m) {
+  if (m) clReleaseMemObject(m);
+}
+
+/* Argument setters for the launches below: ARG(k, i, value). */
+#define ARG(k, i, v) gh_ocl_arg(k, i, sizeof(v), &(v))
+
+/* ---------------- devices ---------------- */
+
+/* All platforms; *n = 0 (and NULL) when no ICD / platform is installed. */
+static cl_platform_id *platforms(cl_uint *n) {
+  *n = 0;
+  if (clGetPlatformIDs(0, NULL, n) != CL_SUCCESS || *n == 0) { *n = 0; return NULL; }
+  cl_platform_id *p = gh_calloc(*n, sizeof *p);
+  if (clGetPlatformIDs(*n, p, NULL) != CL_SUCCESS) { free(p); *n = 0; return NULL; }
+  return p;
+}
+
+/* Devices of platform pl of the given type; *n = 0 if none. */
+static cl_device_id *devices(cl_platform_id pl, cl_device_type type, cl_uint *n) {
+  *n = 0;
+  if (clGetDeviceIDs(pl, type, 0, NULL, n) != CL_SUCCESS || *n == 0) { *n = 0; return NULL; }
+  cl_device_id *d = gh_calloc(*n, sizeof *d);
+  if (clGetDeviceIDs(pl, type, *n, d, NULL) != CL_SUCCESS) { free(d); *n = 0; return NULL; }
+  return d;
+}
+
+int gh_opencl_gpu_count(void) {
+  cl_uint np, nd;
+  int count = 0;
+  cl_platform_id *pl = platforms(&np);
+  for (cl_uint i = 0; i < np; ++i) {
+    free(devices(pl[i], CL_DEVICE_TYPE_GPU, &nd));
+    count += (int)nd;
+  }
+  free(pl);
+  if (!np) gh_set_error("no OpenCL platform (no ICD registered in /etc/OpenCL/vendors)");
+  return count;
+}
+
+static void str_info(cl_device_id d, cl_device_info what, char *buf, size_t n) {
+  buf[0] = 0;
+  clGetDeviceInfo(d, what, n, buf, NULL);
+  buf[n - 1] = 0;
+}
+
+/* ---------------- program binary cache ---------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  for (size_t i = 0; i < n; ++i) { h ^= s[i]; h *= 1099511628211ULL; }
+  return h;
+}
+
+/* Cache folder: $XDG_CACHE_HOME/gmmhmm or ~/.cache/gmmhmm (created); NULL if
+ * neither is set or GH_OPENCL_CACHE=0. */
+static char *cache_dir(void) {
+  const char *off = getenv("GH_OPENCL_CACHE");
+  if (off && !strcmp(off, "0")) return NULL;
+  const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char buf[4096];
+  if (x && *x) snprintf(buf, sizeof buf, "%s/gmmhmm", x);
+  else if (home && *home) snprintf(buf, sizeof buf, "%s/.cache/gmmhmm", home);
+  else return NULL;
+  /* mkdir -p */
+  for (char *s = buf + 1; *s; ++s)
+    if (*s == '/') { *s = 0; mkdir(buf, 0755); *s = '/'; }
+  if (mkdir(buf, 0755) != 0 && errno != EEXIST) return NULL;
+  return gh_strdup(buf);
+}
+
+/* Cache file layout: "GHCLBIN1", key (u64), size (u64), fnv1a of the binary
+ * (u64), binary.  A file that does not match in any field is ignored. */
+static const char CACHE_MAGIC[8] = {'G', 'H', 'C', 'L', 'B', 'I', 'N', '1'};
+
+static unsigned char *cache_load(const char *path, uint64_t key, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char magic[8];
+  uint64_t hdr[3];
+  unsigned char *bin = NULL;
+  if (fread(magic, 1, 8, f) == 8 && !memcmp(magic, CACHE_MAGIC, 8) && fread(hdr, 8, 3, f) == 3 &&
+      hdr[0] == key && hdr[1] > 0 && hdr[1] < (1ULL << 31)) {
+    bin = gh_malloc(hdr[1]);
+    if (fread(bin, 1, hdr[1], f) != hdr[1] || fnv1a(14695981039346656037ULL, bin, hdr[1]) != hdr[2]) {
+      free(bin);
+      bin = NULL;
+    } else {
+      *size = hdr[1];
+    }
+  }
+  fclose(f);
+  if (!bin) gh_vlog(1, "opencl: ignoring invalid program cache entry %s", path);
+  return bin;
+}
+
+/* Writes the entry atomically (temp file in the same folder + rename); a
+ * failure only costs the next run a compile. */
+static void cache_store(const char *path, uint64_t key, const unsigned char *bin, size_t size) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) return;
+  FILE *f = fdopen(fd, "wb");
+  if (!f) { close(fd); unlink(tmp); return; }
+  uint64_t hdr[3] = {key, size, fnv1a(14695981039346656037ULL, bin, size)};
+  int ok = fwrite(CACHE_MAGIC, 1, 8, f) == 8 && fwrite(hdr, 8, 3, f) == 3 && fwrite(bin, 1, size, f) == size;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) unlink(tmp);
+}
+
+static void die_build_log(cl_program p, cl_device_id d, cl_int err) {
+  char log[2048] = "";
+  clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  log[sizeof log - 1] = 0;
+  for (char *s = log; *s; ++s) if (*s == '\n') *s = ' ';
+  gh_die("opencl: building the kernels failed (%s): %.600s", cl_err_name(err), log);
+}
+
+/* The program for c->device: from the cache when a valid entry exists
+ * (keyed by platform, device, driver version, options and source hash),
+ * else compiled from the embedded source and stored. */
+static cl_program build_program(ocl_ctx *c, const char *opts) {
+  char dev[256], drv[256], plat[256], ver[256];
+  str_info(c->device, CL_DEVICE_NAME, dev, sizeof dev);
+  str_info(c->device, CL_DRIVER_VERSION, drv, sizeof drv);
+  str_info(c->device, CL_DEVICE_VERSION, ver, sizeof ver);
+  plat[0] = 0;
+  clGetPlatformInfo(c->platform, CL_PLATFORM_VERSION, sizeof plat, plat, NULL);
+  plat[sizeof plat - 1] = 0;
+  uint64_t key = 14695981039346656037ULL;
+  const char *parts[] = {dev, drv, ver, plat, opts, gh_opencl_source};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) key = fnv1a(key, parts[i], strlen(parts[i]) + 1);
+  char *dir = cache_dir(), path[4096] = "";
+  if (dir) {
+    char safe[64];
+    size_t n = 0;
+    for (const char *s = dev; *s && n < sizeof safe - 1; ++s)
+      safe[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ? *s : '_';
+    safe[n] = 0;
+    snprintf(path, sizeof path, "%s/opencl-%s-%016llx.bin", dir, safe, (unsigned long long)key);
+    free(dir);
+  }
+  cl_int err;
+  double t0 = gh_seconds();
+  size_t size = 0;
+  unsigned char *bin = path[0] ? cache_load(path, key, &size) : NULL;
+  if (bin) {
+    const unsigned char *bins[1] = {bin};
+    cl_int st;
+    cl_program p = clCreateProgramWithBinary(c->ctx, 1, &c->device, &size, bins, &st, &err);
+    free(bin);
+    if (err == CL_SUCCESS && st == CL_SUCCESS && clBuildProgram(p, 1, &c->device, opts, NULL, NULL) == CL_SUCCESS) {
+      gh_vlog(1, "opencl: kernels from the cache %s (%.3f s)", path, gh_seconds() - t0);
+      return p;
+    }
+    if (err == CL_SUCCESS) clReleaseProgram(p);
+    gh_vlog(1, "opencl: cache entry %s rejected by the driver; recompiling", path);
+  }
+  const char *src = gh_opencl_source;
+  cl_program p = clCreateProgramWithSource(c->ctx, 1, &src, NULL, &err);
+  gh_ocl_check(err, "create program");
+  err = clBuildProgram(p, 1, &c->device, opts, NULL, NULL);
+  if (err != CL_SUCCESS) die_build_log(p, c->device, err);
+  gh_vlog(1, "opencl: kernels compiled in %.3f s", gh_seconds() - t0);
+  if (path[0] && clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) == CL_SUCCESS && size) {
+    bin = gh_malloc(size);
+    unsigned char *bins[1] = {bin};
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS) {
+      cache_store(path, key, bin, size);
+      gh_vlog(1, "opencl: kernels cached in %s", path);
+    }
+    free(bin);
+  }
+  return p;
+}
+
+/* ---------------- backend ---------------- */
+
+static cl_kernel kernel(ocl_ctx *c, const char *name) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(c->prog, name, &err);
+  if (err != CL_SUCCESS) gh_die("opencl: kernel %s: %s (%d)", name, cl_err_name(err), (int)err);
+  return k;
+}
+
+static void ocl_free(gh_backend *b) {
+  ocl_ctx *c = b->ctx;
+  cl_kernel ks[] = {c->k_expand, c->k_gemm, c->k_lse_narrow, c->k_lse_wide, c->k_post, c->k_stats,
+                    c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
+  if (c->prog) clReleaseProgram(c->prog);
+  if (c->q) clReleaseCommandQueue(c->q);
+  if (c->ctx) clReleaseContext(c->ctx);
+  free(c);
+  free(b);
+}
+
+/* ---------------- GMM model ---------------- */
+
+typedef struct {
+  int32_t D, P, Gd, Gf, Kd, Kf, maxG;
+  int32_t *gcnt, *ptype, *wrow;   /* host [P] */
+  cl_mem Wd, Wf;                  /* [Gd x Kd], [Gf x Kf] float parameter rows */
+  cl_mem goff, gcnt_d, ptype_d, wrow_d;  /* [P] */
+  cl_mem gpdf_d, gl_d, gpdf_f, gl_f;     /* per Gaussian of each type: pdf, index in pdf */
+  cl_mem emap_d, emap_f;                  /* [K] int2 */
+  cl_mem acc_d, acc_f;                    /* double [Gn x K] (fp64 devices) */
+  /* scratch, grown on demand */
+  cl_mem X, phi_d, phi_f, S, out;
+  size_t X_cap, phid_cap, phif_cap, S_cap, out_cap;
+  cl_mem pair_off, gbase, gamma, tot, partial;
+  size_t po_cap, gb_cap, gamma_cap, tot_cap, part_cap;
+} ocl_model;
+
+/* Element map of phi (gmm.cl): emap[e] = (a, b), phi_e = x_a x_b, x_{-1} = 1. */
+static cl_int2 *make_emap(int32_t D, int full, int32_t *K) {
+  *K = full ? 1 + D + D * (D + 1) / 2 : 1 + 2 * D;
+  cl_int2 *m = gh_malloc(*K * sizeof *m);
+  m[0].s[0] = m[0].s[1] = -1;
+  for (int32_t i = 0; i < D; ++i) { m[1 + i].s[0] = i; m[1 + i].s[1] = -1; }
+  if (full) {
+    for (int32_t i = 0; i < D; ++i)
+      for (int32_t j = 0; j <= i; ++j) { m[1 + D + i * (i + 1) / 2 + j].s[0] = i; m[1 + D + i * (i + 1) / 2 + j].s[1] = j; }
+  } else {
+    for (int32_t i = 0; i < D; ++i) { m[1 + D + i].s[0] = i; m[1 + D + i].s[1] = i; }
+  }
+  return m;
+}
+
+/* Grows scratch buffer *m to at least bytes. */
+static void ensure(ocl_ctx *c, cl_mem *m, size_t *cap, size_t bytes, const char *what) {
+  if (*m && *cap >= bytes) return;
+  gh_ocl_release(*m);
+  *m = gh_ocl_buffer(c, bytes, NULL, what);
+  *cap = bytes;
+}
+
+static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = gh_calloc(1, sizeof *m);
+  const int32_t D = s->dim, P = s->num_pdfs;
+  m->D = D; m->P = P;
+  m->gcnt = gh_calloc(P + 1, sizeof(int32_t));
+  m->ptype = gh_calloc(P + 1, sizeof(int32_t));
+  m->wrow = gh_calloc(P + 1, sizeof(int32_t));
+  int32_t *goff = gh_calloc(P + 1, sizeof(int32_t));
+  for (int32_t p = 0; p < P; ++p) {
+    const gh_gmm *g = &s->pdfs[p];
+    if (g->dim != D) gh_die("model upload: pdf %d has dimension %d, the set has %d", p, g->dim, D);
+    m->gcnt[p] = g->num_gauss;
+    m->ptype[p] = g->type == GH_COV_FULL;
+    if (m->ptype[p]) { m->wrow[p] = m->Gf; m->Gf += g->num_gauss; }
+    else { m->wrow[p] = m->Gd; m->Gd += g->num_gauss; }
+    if (g->num_gauss > m->maxG) m->maxG = g->num_gauss;
+  }
+  for (int32_t p = 0; p < P; ++p) goff[p] = m->ptype[p] ? m->Gd + m->wrow[p] : m->wrow[p];
+  cl_int2 *ed = make_emap(D, 0, &m->Kd), *ef = make_emap(D, 1, &m->Kf);
+  float *Wd = gh_calloc((size_t)m->Gd * m->Kd + 1, sizeof(float));
+  float *Wf = gh_calloc((size_t)m->Gf * m->Kf + 1, sizeof(float));
+  int32_t *gpd = gh_calloc(m->Gd + 1, sizeof(int32_t)), *gld = gh_calloc(m->Gd + 1, sizeof(int32_t));
+  int32_t *gpf = gh_calloc(m->Gf + 1, sizeof(int32_t)), *glf = gh_calloc(m->Gf + 1, sizeof(int32_t));
+  for (int32_t p = 0; p < P; ++p) {
+    const gh_gmm *g = &s->pdfs[p];
+    for (int32_t k = 0; k < g->num_gauss; ++k) {
+      int32_t row = m->wrow[p] + k;
+      const float *bk = g->means_invvars + (size_t)k * D;
+      if (g->type == GH_COV_DIAG) {
+        float *w = Wd + (size_t)row * m->Kd;
+        const float *iv = g->inv_vars + (size_t)k * D;
+        w[0] = g->gconsts[k];
+        for (int32_t i = 0; i < D; ++i) { w[1 + i] = bk[i]; w[1 + D + i] = -0.5f * iv[i]; }
+        gpd[row] = p; gld[row] = k;
+      } else {
+        float *w = Wf + (size_t)row * m->Kf;
+        const float *pk = g->inv_vars + (size_t)k * gh_packed_size(D);
+        w[0] = g->gconsts[k];
+        for (int32_t i = 0; i < D; ++i) {
+          w[1 + i] = bk[i];
+          for (int32_t j = 0; j <= i; ++j)
+            w[1 + D + i * (i + 1) / 2 + j] = (j == i ? -0.5f : -1.0f) * pk[gh_packed_index(i, j)];
+        }
+        gpf[row] = p; glf[row] = k;
+      }
+    }
+  }
+  m->Wd = gh_ocl_buffer(c, (size_t)m->Gd * m->Kd * sizeof(float), Wd, "model upload");
+  m->Wf = gh_ocl_buffer(c, (size_t)m->Gf * m->Kf * sizeof(float), Wf, "model upload");
+  m->goff = gh_ocl_buffer(c, (P + 1) * sizeof(int32_t), goff, "model upload");
+  m->gcnt_d = gh_ocl_buffer(c, (P + 1) * sizeof(int32_t), m->gcnt, "model upload");
+  m->ptype_d = gh_ocl_buffer(c, (P + 1) * sizeof(int32_t), m->ptype, "model upload");
+  m->wrow_d = gh_ocl_buffer(c, (P + 1) * sizeof(int32_t), m->wrow, "model upload");
+  m->gpdf_d = gh_ocl_buffer(c, (m->Gd + 1) * sizeof(int32_t), gpd, "model upload");
+  m->gl_d = gh_ocl_buffer(c, (m->Gd + 1) * sizeof(int32_t), gld, "model upload");
+  m->gpdf_f = gh_ocl_buffer(c, (m->Gf + 1) * sizeof(int32_t), gpf, "model upload");
+  m->gl_f = gh_ocl_buffer(c, (m->Gf + 1) * sizeof(int32_t), glf, "model upload");
+  m->emap_d = gh_ocl_buffer(c, m->Kd * sizeof(cl_int2), ed, "model upload");
+  m->emap_f = gh_ocl_buffer(c, m->Kf * sizeof(cl_int2), ef, "model upload");
+  if (c->fp64) {
+    m->acc_d = gh_ocl_buffer(c, (size_t)m->Gd * m->Kd * sizeof(double), NULL, "accumulators");
+    m->acc_f = gh_ocl_buffer(c, (size_t)m->Gf * m->Kf * sizeof(double), NULL, "accumulators");
+  }
+  free(Wd); free(Wf); free(gpd); free(gld); free(gpf); free(glf); free(ed); free(ef); free(goff);
+  return (gh_dev_model *)m;
+}
+
+static void ocl_model_free(gh_backend *b, gh_dev_model *dm) {
+  ocl_model *m = (ocl_model *)dm;
+  if (!m) return;
+  cl_mem all[] = {m->Wd, m->Wf, m->goff, m->gcnt_d, m->ptype_d, m->wrow_d, m->gpdf_d, m->gl_d,
+                  m->gpdf_f, m->gl_f, m->emap_d, m->emap_f, m->acc_d, m->acc_f, m->X, m->phi_d,
+                  m->phi_f, m->S, m->out, m->pair_off, m->gbase, m->gamma, m->tot, m->partial};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
+  free(m->gcnt); free(m->ptype); free(m->wrow);
+  free(m);
+}
+
+/* C[coff + m ldc + n] = sum_k A[m lda + k] B[n ldb + k] (m < M, n < N). */
+static void gemm_nt(ocl_ctx *c, int M, int N, int K, cl_mem A, int lda, cl_mem B, int ldb, cl_mem C,
+                    int ldc, int coff) {
+  if (M <= 0 || N <= 0) return;
+#ifdef GH_HAVE_CLBLAST
+  if (c->use_clblast) {
+    CLBlastStatusCode st = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes, M, N, K,
+                                        1.0f, A, 0, lda, B, 0, ldb, 0.0f, C, coff, ldc, &c->q, NULL);
+    if (st == CLBlastSuccess) return;
+    gh_warn("opencl: CLBlast SGEMM failed (status %d); using the built-in GEMM kernel from now on", (int)st);
+    c->use_clblast = 0;
+  }
+#endif
+  cl_kernel k = c->k_gemm;
+  ARG(k, 0, M); ARG(k, 1, N); ARG(k, 2, K); ARG(k, 3, A); ARG(k, 4, lda); ARG(k, 5, B); ARG(k, 6, ldb);
+  ARG(k, 7, C); ARG(k, 8, ldc); ARG(k, 9, coff);
+  size_t gl[2] = {(size_t)(N + 63) / 64 * 16, (size_t)(M + 63) / 64 * 16}, lo[2] = {16, 16};
+  gh_ocl_launch(c, k, 2, gl, lo, "gemm");
+}
+
+static void expand(ocl_ctx *c, int T, int D, int K, cl_mem X, cl_mem emap, cl_mem phi) {
+  cl_kernel k = c->k_expand;
+  ARG(k, 0, T); ARG(k, 1, D); ARG(k, 2, K); ARG(k, 3, X); ARG(k, 4, emap); ARG(k, 5, phi);
+  size_t gl[2] = {(size_t)K, (size_t)T}, lo[2] = {64, 1};
+  gh_ocl_launch(c, k, 2, gl, lo, "expand features");
+}
+
+static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  const int32_t D = m->D, P = m->P, Gt = m->Gd + m->Gf;
+  if (T <= 0 || P <= 0) return;
+  /* frames per chunk: S, Phi and out at most 16 M floats each */
+  int64_t per = Gt > P ? Gt : P;
+  if (m->Gd && m->Kd > per) per = m->Kd;
+  if (m->Gf && m->Kf > per) per = m->Kf;
+  int64_t Tc = ((int64_t)16 << 20) / (per > 0 ? per : 1);
+  if (Tc < 1) Tc = 1;
+  if (Tc > T) Tc = T;
+  ensure(c, &m->X, &m->X_cap, Tc * D * sizeof(float), "frames");
+  if (m->Gd) ensure(c, &m->phi_d, &m->phid_cap, Tc * m->Kd * sizeof(float), "expanded features");
+  if (m->Gf) ensure(c, &m->phi_f, &m->phif_cap, Tc * m->Kf * sizeof(float), "expanded features");
+  ensure(c, &m->S, &m->S_cap, Tc * (Gt > 0 ? Gt : 1) * sizeof(float), "Gaussian loglikes");
+  ensure(c, &m->out, &m->out_cap, Tc * P * sizeof(float), "loglikes");
+  const int wide = m->maxG > 64;
+  for (int64_t t0 = 0; t0 < T; t0 += Tc) {
+    int n = (int)(T - t0 < Tc ? T - t0 : Tc);
+    gh_ocl_write(c, m->X, 0, (size_t)n * D * sizeof(float), X + t0 * D);
+    double k0 = gh_seconds();
+    if (m->Gd) {
+      expand(c, n, D, m->Kd, m->X, m->emap_d, m->phi_d);
+      gemm_nt(c, n, m->Gd, m->Kd, m->phi_d, m->Kd, m->Wd, m->Kd, m->S, Gt, 0);
+    }
+    if (m->Gf) {
+      expand(c, n, D, m->Kf, m->X, m->emap_f, m->phi_f);
+      gemm_nt(c, n, m->Gf, m->Kf, m->phi_f, m->Kf, m->Wf, m->Kf, m->S, Gt, m->Gd);
+    }
+    cl_kernel k = wide ? c->k_lse_wide : c->k_lse_narrow;
+    ARG(k, 0, n); ARG(k, 1, P); ARG(k, 2, Gt); ARG(k, 3, m->S); ARG(k, 4, m->goff); ARG(k, 5, m->gcnt_d);
+    ARG(k, 6, m->out);
+    if (wide) {
+      size_t gl[1] = {(size_t)n * P * 64}, lo[1] = {64};
+      gh_ocl_launch(c, k, 1, gl, lo, "log-sum-exp");
+    } else {
+      size_t gl[2] = {(size_t)P, (size_t)n}, lo[2] = {64, 1};
+      gh_ocl_launch(c, k, 2, gl, lo, "log-sum-exp");
+    }
+    gh_ocl_check(clFinish(c->q), "loglikes");
+    b->kernel_seconds += gh_seconds() - k0;
+    gh_ocl_read(c, m->out, 0, (size_t)n * P * sizeof(float), out + t0 * P);
+  }
+}
+
+/* ---------------- E-step ---------------- */
+
+/* Resident E-step data: frames and the pairs sorted by pdf on the device;
+ * per-pdf pair counts on the host. */
+typedef struct {
+  int32_t T, D, max_pdf;
+  int64_t npairs;
+  int64_t *count;    /* [max_pdf + 1] pairs per pdf */
+  cl_mem X, frame, pdf, weight;
+} ocl_data;
+
+static gh_dev_data *ocl_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
+                                    const gh_frame_pdf *pairs, int64_t npairs) {
+  ocl_ctx *c = b->ctx;
+  ocl_data *d = gh_calloc(1, sizeof *d);
+  d->T = T; d->D = D; d->npairs = npairs; d->max_pdf = -1;
+  if (npairs >= INT32_MAX) gh_die("data upload: %lld pairs; the OpenCL E-step takes at most 2^31 - 1 per call", (long long)npairs);
+  for (int64_t k = 0; k < npairs; ++k) {
+    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
+      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k,
+             pairs[k].frame, pairs[k].pdf, T);
+    if (pairs[k].pdf > d->max_pdf) d->max_pdf = pairs[k].pdf;
+  }
+  d->count = gh_calloc(d->max_pdf + 2, sizeof(int64_t));
+  for (int64_t k = 0; k < npairs; ++k) d->count[pairs[k].pdf]++;
+  int64_t *fill = gh_calloc(d->max_pdf + 2, sizeof(int64_t));
+  for (int32_t p = 0; p < d->max_pdf; ++p) fill[p + 1] = fill[p] + d->count[p];
+  int32_t *fr = gh_malloc((npairs + 1) * sizeof(int32_t)), *pd = gh_malloc((npairs + 1) * sizeof(int32_t));
+  float *w = gh_malloc((npairs + 1) * sizeof(float));
+  for (int64_t k = 0; k < npairs; ++k) {
+    int64_t q = fill[pairs[k].pdf]++;
+    fr[q] = pairs[k].frame; pd[q] = pairs[k].pdf; w[q] = pairs[k].weight;
+  }
+  d->X = gh_ocl_buffer(c, (size_t)T * D * sizeof(float), T ? X : NULL, "E-step frames");
+  d->frame = gh_ocl_buffer(c, npairs * sizeof(int32_t), npairs ? fr : NULL, "E-step pairs");
+  d->pdf = gh_ocl_buffer(c, npairs * sizeof(int32_t), npairs ? pd : NULL, "E-step pairs");
+  d->weight = gh_ocl_buffer(c, npairs * sizeof(float), npairs ? w : NULL, "E-step pairs");
+  free(fill); free(fr); free(pd); free(w);
+  return (gh_dev_data *)d;
+}
+
+static void ocl_data_free(gh_backend *b, gh_dev_data *dd) {
+  ocl_data *d = (ocl_data *)dd;
+  if (!d) return;
+  gh_ocl_release(d->X); gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
+  free(d->count);
+  free(d);
+}
+
+static void need_fp64(gh_backend *b, const char *what) {
+  if (!((ocl_ctx *)b->ctx)->fp64)
+    gh_die("%s: the OpenCL device %s has no double precision (cl_khr_fp64), which the E-step "
+           "statistics need; use --device=cpu or a device with fp64", what, b->device_name);
+}
+
+static void ocl_acc_zero(gh_backend *b, gh_dev_model *dm) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  need_fp64(b, "acc_zero");
+  const double zero = 0.0;
+  if (m->Gd) gh_ocl_check(clEnqueueFillBuffer(c->q, m->acc_d, &zero, sizeof zero, 0, (size_t)m->Gd * m->Kd * sizeof(double), 0, NULL, NULL), "zero accumulators");
+  if (m->Gf) gh_ocl_check(clEnqueueFillBuffer(c->q, m->acc_f, &zero, sizeof zero, 0, (size_t)m->Gf * m->Kf * sizeof(double), 0, NULL, NULL), "zero accumulators");
+}
+
+/* Statistics of one covariance type over one chunk (gh_estep_stats +
+ * gh_estep_reduce); maxn = most pairs of one pdf of the type in the chunk. */
+static void estep_stats(ocl_ctx *c, ocl_model *m, ocl_data *d, int full, int kbase, int64_t maxn) {
+  const int Gn = full ? m->Gf : m->Gd, K = full ? m->Kf : m->Kd, D = m->D;
+  if (Gn == 0 || maxn == 0) return;
+  /* segments: enough work-items (~256 k) without segments shorter than 64
+   * pairs, and the partial sums at most 32 M doubles */
+  int64_t items = (int64_t)Gn * K, nseg = (262144 + items - 1) / items;
+  if (nseg > maxn / 64) nseg = maxn / 64;
+  if (nseg > ((int64_t)32 << 20) / items) nseg = ((int64_t)32 << 20) / items;
+  if (nseg < 1) nseg = 1;
+  int ns = (int)nseg;
+  ensure(c, &m->partial, &m->part_cap, nseg * items * sizeof(double), "E-step partial sums");
+  cl_kernel k = c->k_stats;
+  cl_mem gpdf = full ? m->gpdf_f : m->gpdf_d, gl = full ? m->gl_f : m->gl_d, em = full ? m->emap_f : m->emap_d;
+  cl_mem acc = full ? m->acc_f : m->acc_d;
+  ARG(k, 0, Gn); ARG(k, 1, K); ARG(k, 2, ns); ARG(k, 3, D); ARG(k, 4, d->X); ARG(k, 5, d->frame);
+  ARG(k, 6, kbase); ARG(k, 7, gpdf); ARG(k, 8, gl); ARG(k, 9, m->gcnt_d); ARG(k, 10, m->pair_off);
+  ARG(k, 11, m->gbase); ARG(k, 12, em); ARG(k, 13, m->gamma); ARG(k, 14, m->partial);
+  size_t glb[3] = {(size_t)K, (size_t)Gn, (size_t)ns}, lo[3] = {64, 1, 1};
+  gh_ocl_launch(c, k, 3, glb, lo, "E-step statistics");
+  cl_long n = items;
+  k = c->k_reduce;
+  ARG(k, 0, n); ARG(k, 1, ns); ARG(k, 2, m->partial); ARG(k, 3, acc);
+  size_t g1[1] = {(size_t)items}, l1[1] = {64};
+  gh_ocl_launch(c, k, 1, g1, l1, "E-step reduce");
+}
+
+static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  ocl_data *d = (ocl_data *)dd;
+  need_fp64(b, "accumulate");
+  if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
+  if (d->max_pdf >= m->P)
+    gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
+  const int32_t P = m->P;
+  const int64_t GB = (int64_t)16 << 20; /* gamma floats per chunk */
+  int64_t *cc = gh_calloc(P + 1, sizeof(int64_t));
+  int32_t *po = gh_malloc((P + 1) * sizeof(int32_t));
+  cl_long *gb = gh_malloc((P + 1) * sizeof(cl_long));
+  double *tot = NULL, total = 0.0;
+  ensure(c, &m->pair_off, &m->po_cap, (P + 1) * sizeof(int32_t), "E-step offsets");
+  ensure(c, &m->gbase, &m->gb_cap, (P + 1) * sizeof(cl_long), "E-step offsets");
+  int64_t k = 0, rem = d->max_pdf >= 0 ? d->count[0] : 0;
+  int32_t p = 0;
+  while (k < d->npairs) {
+    /* the next chunk: sorted pairs [ks, k), cc[q] of pdf q */
+    memset(cc, 0, (P + 1) * sizeof(int64_t));
+    int64_t ks = k, used = 0;
+    while (k < d->npairs) {
+      while (rem == 0) rem = d->count[++p];
+      int64_t G = m->gcnt[p], fit = G ? (GB - used) / G : rem;
+      if (fit <= 0) { if (k > ks) break; fit = 1; }
+      int64_t take = rem < fit ? rem : fit;
+      cc[p] += take; used += take * G; k += take; rem -= take;
+      if (rem > 0) break;
+    }
+    int64_t maxn[2] = {0, 0};
+    po[0] = 0;
+    for (int32_t q = 0; q < P; ++q) {
+      po[q + 1] = po[q] + (int32_t)cc[q];
+      gb[q] = q ? gb[q - 1] + cc[q - 1] * m->gcnt[q - 1] : 0;
+      if (cc[q] > maxn[m->ptype[q]]) maxn[m->ptype[q]] = cc[q];
+    }
+    int n = (int)(k - ks), kbase = (int)ks;
+    gh_ocl_write(c, m->pair_off, 0, (P + 1) * sizeof(int32_t), po);
+    gh_ocl_write(c, m->gbase, 0, P * sizeof(cl_long), gb);
+    ensure(c, &m->gamma, &m->gamma_cap, (used + 1) * sizeof(float), "E-step posteriors");
+    ensure(c, &m->tot, &m->tot_cap, n * sizeof(double), "E-step totals");
+    cl_kernel kp = c->k_post;
+    ARG(kp, 0, n); ARG(kp, 1, m->D); ARG(kp, 2, kbase); ARG(kp, 3, d->X); ARG(kp, 4, d->frame);
+    ARG(kp, 5, d->pdf); ARG(kp, 6, d->weight); ARG(kp, 7, m->ptype_d); ARG(kp, 8, m->wrow_d);
+    ARG(kp, 9, m->gcnt_d); ARG(kp, 10, m->pair_off); ARG(kp, 11, m->gbase); ARG(kp, 12, m->Wd);
+    ARG(kp, 13, m->Wf); ARG(kp, 14, m->gamma); ARG(kp, 15, m->tot);
+    size_t gl[1] = {(size_t)n}, lo[1] = {64};
+    gh_ocl_launch(c, kp, 1, gl, lo, "E-step posteriors");
+    estep_stats(c, m, d, 0, kbase, maxn[0]);
+    estep_stats(c, m, d, 1, kbase, maxn[1]);
+    tot = gh_realloc(tot, n * sizeof(double));
+    gh_ocl_read(c, m->tot, 0, n * sizeof(double), tot);
+    for (int i = 0; i < n; ++i) total += tot[i];
+  }
+  free(cc); free(po); free(gb); free(tot);
+  return total;
+}
+
+static void ocl_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  need_fp64(b, "acc_fetch");
+  if (accs->num_pdfs != m->P)
+    gh_die("acc_fetch: accumulators have %d pdfs, the model %d", accs->num_pdfs, m->P);
+  const int32_t D = m->D;
+  double *ad = gh_malloc(((size_t)m->Gd * m->Kd + 1) * sizeof(double));
+  double *af = gh_malloc(((size_t)m->Gf * m->Kf + 1) * sizeof(double));
+  gh_ocl_read(c, m->acc_d, 0, (size_t)m->Gd * m->Kd * sizeof(double), ad);
+  gh_ocl_read(c, m->acc_f, 0, (size_t)m->Gf * m->Kf * sizeof(double), af);
+  for (int32_t p = 0; p < m->P; ++p) {
+    gh_gmm_accs *a = &accs->pdfs[p];
+    const int full = m->ptype[p];
+    if (a->num_gauss != m->gcnt[p] || a->dim != D || a->type != (full ? GH_COV_FULL : GH_COV_DIAG))
+      gh_die("acc_fetch: pdf %d: accumulators (%d Gaussians, dim %d) do not match the model "
+             "(%d Gaussians, dim %d)", p, a->num_gauss, a->dim, m->gcnt[p], D);
+    const int32_t K = full ? m->Kf : m->Kd, S = full ? (int32_t)gh_packed_size(D) : D;
+    for (int32_t g = 0; g < m->gcnt[p]; ++g) {
+      const double *r = (full ? af : ad) + (size_t)(m->wrow[p] + g) * K;
+      a->occupancy[g] += r[0];
+      for (int32_t i = 0; i < D; ++i) a->mean_accs[(size_t)g * D + i] += r[1 + i];
+      for (int32_t i = 0; i < S; ++i) a->var_accs[(size_t)g * S + i] += r[1 + D + i];
+    }
+  }
+  free(ad); free(af);
+}
+
+static const gh_backend_ops ocl_ops = {
+    .name = "opencl",
+    .free = ocl_free,
+    .model_upload = ocl_model_upload,
+    .model_free = ocl_model_free,
+    .loglikes = ocl_loglikes,
+    .acc_zero = ocl_acc_zero,
+    .data_upload = ocl_data_upload,
+    .data_free = ocl_data_free,
+    .accumulate = ocl_accumulate,
+    .acc_fetch = ocl_acc_fetch,
+    /* HMM kernels: opencl-hmm.c */
+    .hmm_upload = gh_ocl_hmm_upload,
+    .hmm_free = gh_ocl_hmm_free,
+    .hmm_forward = gh_ocl_hmm_forward,
+    .hmm_viterbi = gh_ocl_hmm_viterbi,
+    .hmm_fb = gh_ocl_hmm_fb,
+};
+
+/* Without cl_khr_fp64: loglikes on the device, HMM ops on the CPU reference
+ * (gh_backend_hmm_ops falls back when they are NULL), E-step ops die with
+ * a clear message (need_fp64). */
+static const gh_backend_ops ocl_ops_nofp64 = {
+    .name = "opencl",
+    .free = ocl_free,
+    .model_upload = ocl_model_upload,
+    .model_free = ocl_model_free,
+    .loglikes = ocl_loglikes,
+    .acc_zero = ocl_acc_zero,
+    .data_upload = ocl_data_upload,
+    .data_free = ocl_data_free,
+    .accumulate = ocl_accumulate,
+    .acc_fetch = ocl_acc_fetch,
+};
+
+/* Picks (platform, device) from spec: "P:D" (indices as clinfo -l lists
+ * them), or NULL/"" = GH_OPENCL_DEVICE if set, else the first GPU of any
+ * platform, else the first device of any type.  gpu_only: only GPUs (for
+ * --device=auto).  Returns 0, or -1 with gh_set_error. */
+static int pick_device(const char *spec, int gpu_only, cl_platform_id *pl_out, cl_device_id *dev_out) {
+  cl_uint np, nd;
+  cl_platform_id *pl = platforms(&np);
+  if (!np) { gh_set_error("no OpenCL platform found (no ICD registered in /etc/OpenCL/vendors, or libOpenCL cannot load it)"); return -1; }
+  if ((!spec || !*spec) && !gpu_only) spec = getenv("GH_OPENCL_DEVICE");
+  int rc = -1;
+  if (spec && *spec) {
+    char *end;
+    long P = strtol(spec, &end, 10), D = -1;
+    if (end != spec && *end == ':') D = strtol(end + 1, &end, 10);
+    if (D < 0 || *end) {
+      gh_set_error("bad OpenCL device '%s' (expected P:D, platform and device index)", spec);
+    } else if (P >= (long)np) {
+      gh_set_error("OpenCL platform %ld does not exist (%u platforms)", P, np);
+    } else {
+      cl_device_id *dv = devices(pl[P], CL_DEVICE_TYPE_ALL, &nd);
+      if (D >= (long)nd) gh_set_error("OpenCL platform %ld has no device %ld (%u devices)", P, D, nd);
+      else { *pl_out = pl[P]; *dev_out = dv[D]; rc = 0; }
+      free(dv);
+    }
+    free(pl);
+    return rc;
+  }
+  for (int pass = 0; pass < (gpu_only ? 1 : 2) && rc; ++pass)
+    for (cl_uint i = 0; i < np && rc; ++i) {
+      cl_device_id *dv = devices(pl[i], pass == 0 ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_ALL, &nd);
+      if (nd) { *pl_out = pl[i]; *dev_out = dv[0]; rc = 0; }
+      free(dv);
+    }
+  if (rc) gh_set_error(gpu_only ? "no OpenCL GPU device" : "no OpenCL device on any platform");
+  free(pl);
+  return rc;
+}
+
+gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
+  ocl_ctx *c = gh_calloc(1, sizeof *c);
+  if (pick_device(spec, gpu_only, &c->platform, &c->device)) { free(c); return NULL; }
+  cl_int err;
+  c->ctx = clCreateContext(NULL, 1, &c->device, NULL, NULL, &err);
+  if (err != CL_SUCCESS) { gh_set_error("clCreateContext: %s (%d)", cl_err_name(err), (int)err); free(c); return NULL; }
+  c->q = clCreateCommandQueue(c->ctx, c->device, 0, &err);
+  if (err != CL_SUCCESS) {
+    gh_set_error("clCreateCommandQueue: %s (%d)", cl_err_name(err), (int)err);
+    clReleaseContext(c->ctx); free(c); return NULL;
+  }
+  char ext[8192], pname[128], dname[128];
+  str_info(c->device, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
+  str_info(c->device, CL_DEVICE_NAME, dname, sizeof dname);
+  pname[0] = 0;
+  clGetPlatformInfo(c->platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+  pname[sizeof pname - 1] = 0;
+  c->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
+  clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg, NULL);
+  clGetDeviceInfo(c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc, NULL);
+  if (c->max_wg < 64) {
+    gh_set_error("OpenCL device %s allows only %zu work-items per work-group (need 64)", dname, c->max_wg);
+    clReleaseCommandQueue(c->q); clReleaseContext(c->ctx); free(c); return NULL;
+  }
+  c->prog = build_program(c, "-cl-std=CL1.2");
+  c->k_expand = kernel(c, "gh_expand");
+  c->k_gemm = kernel(c, "gh_sgemm_nt");
+  c->k_lse_narrow = kernel(c, "gh_lse_narrow");
+  c->k_lse_wide = kernel(c, "gh_lse_wide");
+  if (c->fp64) {
+    c->k_post = kernel(c, "gh_estep_post");
+    c->k_stats = kernel(c, "gh_estep_stats");
+    c->k_reduce = kernel(c, "gh_estep_reduce");
+    c->k_fwd_log = kernel(c, "gh_hmm_forward_log");
+    c->k_fwd_scaled = kernel(c, "gh_hmm_forward_scaled");
+    c->k_viterbi = kernel(c, "gh_hmm_viterbi");
+    c->k_fb = kernel(c, "gh_hmm_fb");
+  }
+#ifdef GH_HAVE_CLBLAST
+  const char *gm = getenv("GH_OPENCL_GEMM");
+  c->use_clblast = !(gm && !strcmp(gm, "own"));
+#endif
+  gh_backend *b = gh_calloc(1, sizeof *b);
+  b->ops = c->fp64 ? &ocl_ops : &ocl_ops_nofp64;
+  b->ctx = c;
+  snprintf(b->device_name, sizeof b->device_name, "opencl (%.40s: %.60s)", pname, dname);
+  gh_vlog(1, "opencl: %s, fp64 %s, GEMM %s", b->device_name, c->fp64 ? "yes" : "no (E-step refused, HMM on the CPU)",
+          c->use_clblast ? "CLBlast" : "built-in gh_sgemm_nt");
+  return b;
+}

@@ -1,0 +1,105 @@
+/* fmllr.h -- feature-space MLLR (constrained MLLR) for diagonal-covariance
+ * GMM sets: statistics, the row-by-row update and applying transforms.
+ *
+ * Model (Gales 1998, "Maximum likelihood linear transformations for
+ * HMM-based speech recognition", Computer Speech and Language 12, sec. 2.2):
+ * a speaker's features x (D) are mapped to y = A x + b = W xi with
+ * xi = [x; 1] and W = [A b] (D x (D+1)).  The auxiliary function (natural
+ * log, total over the speaker's frames, up to a constant) is
+ *   Q(W) = beta log|det A| + tr(W K') - 1/2 sum_i w_i G_i w_i'
+ * with w_i the i-th row of W, gamma_tg the Gaussian posteriors (within the
+ * pdf of the frame's label, times the label weight) and
+ *   beta = sum_tg gamma_tg
+ *   K    = sum_tg gamma_tg (mu_g / var_g) xi_t'                [D x (D+1)]
+ *   G_i  = sum_tg gamma_tg / var_gi  xi_t xi_t'                [(D+1) x (D+1)], i = 0..D-1
+ * (Povey & Saon 2006, "Feature and model space speaker adaptation with full
+ * covariance Gaussians", Interspeech, eqs. 4-7; Kaldi's FmllrDiagGmmAccs /
+ * FmllrAuxFuncDiagGmm in transform/fmllr-diag-gmm.cc).
+ *
+ * Statistics on the GPU: with the diagonal set viewed as a full-covariance
+ * set whose inverse covariances are diagonal (gh_gmm_diag_to_full; same
+ * Gaussians, same posteriors), the existing full-covariance E-step of the
+ * backend (lib/gmm-data.h gh_data_estep) gives per Gaussian occ_g,
+ * m_g = sum_t gamma x_t and S_g = sum_t gamma x_t x_t', from which
+ *   K  += (mu_g / var_g) [m_g; occ_g]'      G_i += (1/var_gi) [S_g m_g; m_g' occ_g]
+ * exactly (what Kaldi's gmm-global-est-fmllr does with AccumFullGmm).
+ */
+#ifndef GH_FMLLR_H
+#define GH_FMLLR_H
+#include <stdint.h>
+#include "gmm.h"
+#include "gmm-data.h"
+#include "matrix.h"
+#include "../kernels/backend.h"
+
+typedef struct {
+  int32_t dim;   /* D */
+  double beta;   /* total occupancy (weighted frames) */
+  double *K;     /* [D x (D+1)] row-major */
+  double *G;     /* [D x (D+1) x (D+1)]: G_i at G + i (D+1)^2, full symmetric, row-major */
+} gh_fmllr_stats;
+
+/* Zeroed statistics of dimension D (>= 1); s is overwritten. */
+void gh_fmllr_stats_init(gh_fmllr_stats *s, int32_t dim);
+void gh_fmllr_stats_zero(gh_fmllr_stats *s);
+void gh_fmllr_stats_free(gh_fmllr_stats *s);
+
+/* *full := the diagonal set `diag` with every pdf converted to a
+ * full-covariance GMM (gh_gmm_diag_to_full), for the E-step.  Dies naming
+ * `name` if a pdf is not diagonal (fMLLR here is for diagonal models). */
+void gh_fmllr_full_view(gh_gmm_set *full, const gh_gmm_set *diag, const char *name);
+
+/* s += the fMLLR statistics of full-covariance accumulators `accs`
+ * (uncentred, as gh_data_estep returns them; one pdf per pdf of diag)
+ * gathered with the full view of the diagonal set `diag` (formulas at the
+ * top).  Dies if the shapes differ. */
+void gh_fmllr_stats_add_accs(gh_fmllr_stats *s, const gh_gmm_set *diag, const gh_accs_set *accs);
+
+/* One E-step of data d on backend b with full_view (from gh_fmllr_full_view
+ * of diag) and s += its statistics.  Returns the total log-likelihood
+ * sum_t weight_t log p(x_t | pdf_t) (natural log, total). */
+double gh_fmllr_accumulate(gh_backend *b, const gh_gmm_set *diag, const gh_gmm_set *full_view,
+                           const gh_data *d, gh_fmllr_stats *s);
+
+/* Q(W) above for W [D x (D+1)] row-major in double (natural log, total;
+ * Kaldi FmllrAuxFuncDiagGmm).  Returns -inf if A is singular. */
+double gh_fmllr_auxf(const double *W, const gh_fmllr_stats *s);
+
+/* Row-by-row update (Gales 1998 eqs. 26-30; Povey & Saon 2006 sec. 2;
+ * Kaldi ComputeFmllrMatrixDiagGmmFull / FmllrInnerUpdate): num_iters
+ * passes over the rows; each row i is set to the exact maximiser of Q over
+ * w_i with the other rows fixed,
+ *   w_i = (alpha c_i + k_i) G_i^-1,  c_i = [cofactor row i of A, 0],
+ * alpha the root of  alpha^2 e1 + alpha e2 - beta = 0  (e1 = c_i G_i^-1 c_i',
+ * e2 = c_i G_i^-1 k_i') with the larger Q.  W (in: start, usually [I 0];
+ * out: the estimate) is D x (D+1) row-major double.  Returns the gain
+ * Q(new) - Q(old) (natural log, total; divide by beta for per frame).  As
+ * Kaldi, if Q would decrease (beyond rounding) W is left unchanged and 0
+ * is returned.  Returns 0 and leaves W unchanged if s->beta <= min_count.
+ * Dies if a G_i is not positive definite (e.g. fewer frames than D + 1)
+ * naming `what` (the speaker or utterance). */
+double gh_fmllr_update(const gh_fmllr_stats *s, int32_t num_iters, double min_count, double *W,
+                       const char *what);
+
+/* out := features transformed by W (Kaldi transform-feats): W of
+ * in->cols + 1 columns is affine ([A b]: y = A x + b), of in->cols columns
+ * linear (y = A x); out has W->rows columns and in->rows rows (resized).
+ * Computed in double, stored as float.  Returns 0, or -1 with the message
+ * in gh_last_error() if the sizes do not fit. */
+int gh_fmllr_apply(const gh_matrix *W, const gh_matrix *in, gh_matrix *out);
+
+/* log|det A| of the square part of W (rows x rows) -- the Jacobian term that
+ * transform-feats logs; -inf if singular. */
+double gh_fmllr_logdet(const gh_matrix *W);
+
+/* ---- training data of one speaker or utterance, for the adaptation tools ----
+ * Appends utterance `key` (features m, labels lv of type lt as
+ * gh_data_load reads them: NULL for GH_LABELS_NONE) to d, with the checks of
+ * gh_data_load (finite features, dimension d->dim, label length, pdf ids in
+ * [0, num_pdfs)); dies naming feats_spec/labels_spec and the key.  Start
+ * from a zeroed gh_data with dim set and max_pdf = -1; free with
+ * gh_data_free. */
+void gh_adapt_data_add(gh_data *d, const char *key, const gh_matrix *m, gh_label_type lt, const void *lv,
+                       int32_t num_pdfs, const char *feats_spec, const char *labels_spec);
+
+#endif

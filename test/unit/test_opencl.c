@@ -1,0 +1,554 @@
+/* test_opencl.c -- every op of the OpenCL backend (kernels/opencl/) against
+ * the CPU reference backend (kernels/cpu/, double arithmetic; itself checked
+ * against float64 moments in test_kernels.c), on the cases the CUDA tests
+ * use:
+ *  - GMM loglikes and E-step: diagonal, full and mixed sets with variable
+ *    Gaussians per pdf (D = 1..128), UBM-size pdfs (1 x 1024 diag, 1 x 512
+ *    full), small pdfs next to 300-Gaussian ones, a chunked loglike call
+ *    (T x Gaussians > one 16 M-float chunk) and a chunked E-step (> 16 M
+ *    posteriors); both GEMM paths (CLBlast and the built-in SGEMM) when the
+ *    build has CLBlast.  Tolerances: loglikes |got - ref| <= 1e-4 (1 + |ref|)
+ *    (fp32 GEMM over expanded features: x_i x_j products of uncentred
+ *    features; measured ~1e-5 on real AMI features); E-step statistics
+ *    |got - ref| <= 1e-4 max(1, max |ref| of that array), total loglike
+ *    relative 1e-5 (fp32 posteriors, double sums).
+ *  - HMM forward (log and scaled), Viterbi, forward-backward: batches of
+ *    utterances of 0, 1, 2, 3, short, 300, 12,000 and 20,000 frames over
+ *    different graphs (left-to-right with skips, ergodic, a 201-state word
+ *    loop, one-state graphs with and without a self-loop, a 2,501-state word
+ *    loop), random loglikes with a few -inf.  The kernels do the
+ *    reference's double arithmetic: log P relative 1e-9, alpha (float)
+ *    relative 1e-6 + 1e-5 absolute with the same -inf pattern, Viterbi
+ *    scores relative 1e-12 and the returned paths re-scored within 1e-12,
+ *    gamma absolute 1e-6, stats (added to the caller's values) relative
+ *    1e-8 + 1e-10 absolute.
+ *  - The program binary cache (a fresh cache folder: entry written; a
+ *    corrupt entry is ignored, rebuilt and rewritten) and device errors
+ *    (bad P:D gives NULL and a message; --device=auto never takes a CPU
+ *    OpenCL device).
+ * Without an OpenCL device (or a build without OpenCL): one "# SKIP" line.
+ */
+#include "backend.h"
+#include "gh-base.h"
+#include "gh-test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static uint64_t rs = 0x2545F4914F6CDD1DULL;
+/* Uniform in (0, 1) (xorshift64, fixed seed). */
+static double urand(void) {
+  rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+  return ((rs >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+static double nrand(void) { return sqrt(-2.0 * log(urand())) * cos(2 * M_PI * urand()); }
+
+/* ---------------- GMM cases ---------------- */
+
+/* Random well-formed pdf: precision P = A A'/D + diag(0.3..1.8) (full) or
+ * 1/var (diag), means ~ 1.5 N(0, 1), Kaldi's natural parameters. */
+static void make_gmm(gh_gmm *g, int G, int D, int full) {
+  gh_gmm_init(g, full ? GH_COV_FULL : GH_COV_DIAG, G, D);
+  double *Pm = malloc(sizeof(double) * D * D), *A = malloc(sizeof(double) * D * D), *L = malloc(sizeof(double) * D * D);
+  double *mu = malloc(sizeof(double) * D), wsum = 0;
+  for (int k = 0; k < G; ++k) wsum += (g->weights[k] = (float)(0.2 + urand()));
+  for (int k = 0; k < G; ++k) {
+    g->weights[k] /= wsum;
+    memset(Pm, 0, sizeof(double) * D * D);
+    if (full) {
+      for (int i = 0; i < D * D; ++i) A[i] = nrand();
+      for (int i = 0; i < D; ++i)
+        for (int j = 0; j < D; ++j) {
+          double s = 0;
+          for (int l = 0; l < D; ++l) s += A[i * D + l] * A[j * D + l];
+          Pm[i * D + j] = 0.5 * s / D;
+        }
+    }
+    for (int i = 0; i < D; ++i) Pm[i * D + i] += 0.3 + 1.5 * urand();
+    /* log det P by Cholesky */
+    double logdet = 0;
+    for (int i = 0; i < D; ++i)
+      for (int j = 0; j <= i; ++j) {
+        double s = Pm[i * D + j];
+        for (int l = 0; l < j; ++l) s -= L[i * D + l] * L[j * D + l];
+        L[i * D + j] = i == j ? sqrt(s) : s / L[j * D + j];
+        if (i == j) logdet += 2 * log(L[i * D + i]);
+      }
+    for (int i = 0; i < D; ++i) mu[i] = 1.5 * nrand();
+    double mPm = 0;
+    for (int i = 0; i < D; ++i) {
+      double b = 0;
+      for (int j = 0; j < D; ++j) b += Pm[i * D + j] * mu[j];
+      g->means_invvars[(size_t)k * D + i] = (float)b;
+      mPm += b * mu[i];
+      if (full)
+        for (int j = 0; j <= i; ++j) g->inv_vars[(size_t)k * gh_packed_size(D) + gh_packed_index(i, j)] = (float)Pm[i * D + j];
+      else
+        g->inv_vars[(size_t)k * D + i] = (float)Pm[i * D + i];
+    }
+    g->gconsts[k] = (float)(log(g->weights[k]) - 0.5 * (D * log(2 * M_PI) - logdet + mPm));
+  }
+  free(Pm); free(A); free(L); free(mu);
+}
+
+typedef struct { gh_gmm_set set; int T; float *X; } problem;
+
+/* P pdfs of dimension D; type 0 diag, 1 full, 2 mixed (p % 3 == 1 full);
+ * G uniform in [gmin, gmax], or bimodal (gmin / gmax by p / 3, 17 for the
+ * last pdf); T frames near random Gaussians, every 10th far out. */
+static void make_problem(problem *pb, int P, int D, int gmin, int gmax, int type, int T, int bimodal) {
+  memset(pb, 0, sizeof *pb);
+  pb->set.dim = D; pb->set.num_pdfs = P; pb->set.form = GH_SET_AM;
+  pb->set.pdfs = calloc(P, sizeof(gh_gmm));
+  for (int p = 0; p < P; ++p) {
+    int G = gmin + (int)(urand() * (gmax - gmin + 1));
+    if (G > gmax) G = gmax;
+    if (bimodal) G = p == P - 1 ? 17 : (p / 3) % 2 == 0 ? gmin : gmax;
+    make_gmm(&pb->set.pdfs[p], G, D, type == 2 ? p % 3 == 1 : type);
+  }
+  pb->T = T;
+  pb->X = malloc(sizeof(float) * T * D);
+  for (int t = 0; t < T; ++t) {
+    double scale = t % 10 == 0 ? 4.0 : 1.0;
+    for (int i = 0; i < D; ++i) pb->X[(size_t)t * D + i] = (float)(1.5 * nrand() + scale * nrand());
+  }
+}
+
+static void free_problem(problem *pb) { gh_gmm_set_free(&pb->set); free(pb->X); }
+
+static float *loglikes(gh_backend *b, problem *pb) {
+  float *out = malloc(sizeof(float) * (size_t)pb->T * pb->set.num_pdfs + 1);
+  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
+  b->ops->loglikes(b, m, pb->X, pb->T, out);
+  b->ops->model_free(b, m);
+  return out;
+}
+
+/* E-step of npairs random pairs on b into *accs (initialised here); returns
+ * the total.  Two data blocks, to check that accumulators add up. */
+static double estep(gh_backend *b, problem *pb, const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs) {
+  gh_accs_init(accs, &pb->set);
+  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
+  b->ops->acc_zero(b, m);
+  int64_t half = npairs / 3;
+  gh_dev_data *d1 = b->ops->data_upload(b, pb->X, pb->T, pb->set.dim, pairs, half);
+  gh_dev_data *d2 = b->ops->data_upload(b, pb->X, pb->T, pb->set.dim, pairs + half, npairs - half);
+  double tot = b->ops->accumulate(b, m, d1) + b->ops->accumulate(b, m, d2);
+  b->ops->data_free(b, d1);
+  b->ops->data_free(b, d2);
+  b->ops->acc_fetch(b, m, accs);
+  b->ops->model_free(b, m);
+  return tot;
+}
+
+static void check_gmm(gh_backend *ocl, gh_backend *cpu, const char *bname, const char *name, problem *pb,
+                      int64_t npairs) {
+  const int P = pb->set.num_pdfs, T = pb->T, D = pb->set.dim;
+  float *a = loglikes(ocl, pb), *r = loglikes(cpu, pb);
+  double worst = 0;
+  for (size_t i = 0; i < (size_t)T * P; ++i) {
+    double e = (isinf(a[i]) && a[i] == r[i]) ? 0 : fabs(a[i] - r[i]) / (1 + fabs(r[i]));
+    if (!(e <= worst)) worst = e;
+  }
+  GH_TEST_OK(worst <= 1e-4, "%s loglikes %s (T=%d): max |err|/(1+|ref|) = %.3g", bname, name, T, worst);
+  free(a); free(r);
+  if (npairs <= 0) return;
+  gh_frame_pdf *pairs = malloc(sizeof(gh_frame_pdf) * npairs);
+  for (int64_t k = 0; k < npairs; ++k) {
+    pairs[k].frame = (int)(urand() * T) % T;
+    pairs[k].pdf = (int)(urand() * P) % P;
+    pairs[k].weight = k % 7 == 0 ? 1.0f : (float)urand();
+  }
+  gh_accs_set ao, ar;
+  double to = estep(ocl, pb, pairs, npairs, &ao), tr = estep(cpu, pb, pairs, npairs, &ar);
+  double ws = 0;
+  for (int p = 0; p < P; ++p) {
+    const gh_gmm_accs *x = &ao.pdfs[p], *y = &ar.pdfs[p];
+    int64_t G = y->num_gauss, S = y->type == GH_COV_FULL ? gh_packed_size(D) : D;
+    struct { const double *got, *ref; int64_t n; } arr[3] = {
+        {x->occupancy, y->occupancy, G}, {x->mean_accs, y->mean_accs, G * D}, {x->var_accs, y->var_accs, G * S}};
+    for (int k = 0; k < 3; ++k) {
+      double scale = 1;
+      for (int64_t i = 0; i < arr[k].n; ++i) if (fabs(arr[k].ref[i]) > scale) scale = fabs(arr[k].ref[i]);
+      for (int64_t i = 0; i < arr[k].n; ++i) {
+        double e = fabs(arr[k].got[i] - arr[k].ref[i]) / scale;
+        if (!(e <= ws)) ws = e;
+      }
+    }
+  }
+  double et = fabs(to - tr) / (1 + fabs(tr));
+  GH_TEST_OK(ws <= 1e-4, "%s E-step stats %s (%lld pairs): max scaled err = %.3g", bname, name, (long long)npairs, ws);
+  GH_TEST_OK(et <= 1e-5, "%s E-step total loglike %s: rel err = %.3g", bname, name, et);
+  gh_accs_free(&ao); gh_accs_free(&ar);
+  free(pairs);
+}
+
+static void test_gmm(gh_backend *ocl, gh_backend *cpu, const char *bname) {
+  struct { const char *name; int P, D, gmin, gmax, type, T; int64_t npairs; int bimodal; } cases[] = {
+      {"diag P=150 D=13 G=1..9", 150, 13, 1, 9, 0, 40, 3000, 0},
+      {"full P=70 D=39 G=1..6", 70, 39, 1, 6, 1, 24, 1500, 0},
+      {"mixed P=90 D=20 G=1..12", 90, 20, 1, 12, 2, 33, 2000, 0},
+      {"full P=3 D=128 G=1..3", 3, 128, 1, 3, 1, 17, 100, 0},
+      {"global full P=1 D=5 G=40", 1, 5, 40, 40, 1, 300, 5000, 0},
+      {"global diag P=1 D=1 G=3", 1, 1, 3, 3, 0, 50, 200, 0},
+      {"UBM full P=1 D=24 G=512", 1, 24, 512, 512, 1, 200, 300, 0},
+      {"UBM diag P=1 D=40 G=1024", 1, 40, 1024, 1024, 0, 300, 300, 0},
+      {"mixed G=3/300 (+17) P=13 D=20", 13, 20, 3, 300, 2, 37, 600, 1},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    problem pb;
+    make_problem(&pb, cases[c].P, cases[c].D, cases[c].gmin, cases[c].gmax, cases[c].type, cases[c].T, cases[c].bimodal);
+    check_gmm(ocl, cpu, bname, cases[c].name, &pb, cases[c].npairs);
+    free_problem(&pb);
+  }
+}
+
+/* Chunked inputs: loglikes over more than one 16 M-float chunk of Gaussian
+ * columns, and an E-step of more than 16 M posteriors (two gamma chunks,
+ * one pdf split across them). */
+static void test_chunks(gh_backend *ocl, gh_backend *cpu) {
+  problem pb;
+  make_problem(&pb, 30000, 4, 1, 2, 0, 900, 0);
+  check_gmm(ocl, cpu, "opencl", "chunked loglikes P=30000 (3 chunks)", &pb, 0);
+  free_problem(&pb);
+  make_problem(&pb, 1, 6, 1024, 1024, 0, 4000, 0);
+  check_gmm(ocl, cpu, "opencl", "chunked E-step 1 x 1024 diag, 20000 pairs (2 chunks)", &pb, 20000);
+  free_problem(&pb);
+}
+
+/* ---------------- HMM cases ---------------- */
+
+typedef struct {
+  int32_t S, A, cap, P;
+  int32_t *pdf, *in_off, *src, *dst;
+  float *init, *fin, *lp;
+  gh_hmm_graph g;
+} tgraph;
+
+static void tg_init(tgraph *t, int32_t S, int32_t P) {
+  memset(t, 0, sizeof *t);
+  t->S = S; t->P = P;
+  t->pdf = malloc(S * sizeof(int32_t)); t->init = malloc(S * sizeof(float)); t->fin = malloc(S * sizeof(float));
+  t->in_off = calloc(S + 1, sizeof(int32_t));
+  for (int32_t j = 0; j < S; ++j) { t->pdf[j] = (int32_t)(urand() * P) % P; t->init[j] = -INFINITY; t->fin[j] = -INFINITY; }
+}
+static void tg_arc(tgraph *t, int32_t i, int32_t j, float lp) {
+  if (t->A == t->cap) {
+    t->cap = t->cap ? 2 * t->cap : 64;
+    t->src = realloc(t->src, t->cap * sizeof(int32_t)); t->dst = realloc(t->dst, t->cap * sizeof(int32_t));
+    t->lp = realloc(t->lp, t->cap * sizeof(float));
+  }
+  t->src[t->A] = i; t->dst[t->A] = j; t->lp[t->A] = lp; t->A++;
+}
+/* Stable counting sort of the arcs by destination (CSR of gh_hmm_graph). */
+static void tg_finish(tgraph *t) {
+  int32_t A = t->A, S = t->S;
+  int32_t *s2 = malloc((A + 1) * sizeof(int32_t)), *d2 = malloc((A + 1) * sizeof(int32_t));
+  float *l2 = malloc((A + 1) * sizeof(float));
+  for (int32_t a = 0; a < A; ++a) t->in_off[t->dst[a] + 1]++;
+  for (int32_t j = 0; j < S; ++j) t->in_off[j + 1] += t->in_off[j];
+  int32_t *fill = malloc((S + 1) * sizeof(int32_t));
+  memcpy(fill, t->in_off, (S + 1) * sizeof(int32_t));
+  for (int32_t a = 0; a < A; ++a) { int32_t q = fill[t->dst[a]]++; s2[q] = t->src[a]; d2[q] = t->dst[a]; l2[q] = t->lp[a]; }
+  free(fill); free(t->src); free(t->dst); free(t->lp);
+  t->src = s2; t->dst = d2; t->lp = l2;
+  t->g = (gh_hmm_graph){S, A, t->P, t->pdf, t->init, t->fin, t->in_off, t->src, t->dst, t->lp};
+}
+static void tg_free(tgraph *t) {
+  free(t->pdf); free(t->init); free(t->fin); free(t->in_off); free(t->src); free(t->dst); free(t->lp);
+}
+/* Left-to-right with self-loops, next and (skip) next-but-one arcs; exits
+ * from the last state (log 0.5) or everywhere (rabiner). */
+static void tg_lr(tgraph *t, int32_t S, int32_t P, int skip, int rabiner) {
+  tg_init(t, S, P);
+  t->init[0] = 0.f;
+  for (int32_t i = 0; i < S; ++i) {
+    double w0 = 0.2 + urand(), w1 = i + 1 < S ? 0.2 + urand() : 0, w2 = skip && i + 2 < S ? 0.1 * urand() : 0;
+    double sum = w0 + w1 + w2;
+    tg_arc(t, i, i, (float)log(w0 / sum));
+    if (w1 > 0) tg_arc(t, i, i + 1, (float)log(w1 / sum));
+    if (w2 > 0) tg_arc(t, i, i + 2, (float)log(w2 / sum));
+    t->fin[i] = rabiner ? 0.f : (i == S - 1 ? (float)log(0.5) : -INFINITY);
+  }
+  tg_finish(t);
+}
+static void tg_ergodic(tgraph *t, int32_t S, int32_t P) {
+  tg_init(t, S, P);
+  for (int32_t j = 0; j < S; ++j) t->init[j] = (float)log((0.2 + urand()) / S);
+  for (int32_t i = 0; i < S; ++i) {
+    for (int32_t j = 0; j < S; ++j)
+      if ((i * 7 + j * 3) % 5 != 4 || i == j) tg_arc(t, i, j, (float)log((0.1 + urand()) / S));
+    t->fin[i] = 0.f;
+  }
+  tg_finish(t);
+}
+/* Hub state 0 -> W words of L states -> hub (in-degree W). */
+static void tg_wordloop(tgraph *t, int32_t W, int32_t L, int32_t P) {
+  tg_init(t, 1 + W * L, P);
+  t->init[0] = 0.f; t->fin[0] = 0.f;
+  for (int32_t w = 0; w < W; ++w) {
+    int32_t b = 1 + w * L;
+    tg_arc(t, 0, b, (float)log(1.0 / W));
+    for (int32_t k = 0; k < L; ++k) {
+      double p = 0.3 + 0.5 * urand();
+      tg_arc(t, b + k, b + k, (float)log(p));
+      tg_arc(t, b + k, k + 1 < L ? b + k + 1 : 0, (float)log(1 - p));
+    }
+  }
+  tg_finish(t);
+}
+static void tg_one(tgraph *t, int32_t P, int loop) {
+  tg_init(t, 1, P);
+  t->init[0] = 0.f; t->fin[0] = (float)log(0.1);
+  if (loop) tg_arc(t, 0, 0, (float)log(0.9));
+  tg_finish(t);
+}
+
+static double relerr(double a, double b) {
+  if (a == b) return 0;
+  if (isinf(a) || isinf(b) || isnan(a) || isnan(b)) return INFINITY;
+  return fabs(a - b) / (fabs(b) > 1 ? fabs(b) : 1);
+}
+
+/* Log-probability of state path q under g (the reference's formula). */
+static double path_score(const gh_hmm_graph *g, const float *ll, int32_t P, int64_t T, const int32_t *q) {
+  if (T == 0 || q[0] < 0 || q[0] >= g->num_states) return -INFINITY;
+  double s = (double)g->init[q[0]] + ll[g->pdf[q[0]]];
+  for (int64_t t = 1; t < T; ++t) {
+    int32_t j = q[t];
+    if (j < 0 || j >= g->num_states) return -INFINITY;
+    double best = -INFINITY;
+    for (int32_t a = g->in_off[j]; a < g->in_off[j + 1]; ++a)
+      if (g->arc_src[a] == q[t - 1] && g->arc_logp[a] > best) best = g->arc_logp[a];
+    s += best + ll[t * P + g->pdf[j]];
+  }
+  return s + g->final[q[T - 1]];
+}
+
+static void compare_hmm(gh_backend *ocl, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
+                        const gh_hmm_batch *bt) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(ocl), *ro = gh_backend_cpu_ops();
+  int32_t B = bt->num_utts, P = bt->num_pdfs;
+  int64_t F = bt->frame_off[B];
+  int64_t *soff = malloc((B + 1) * sizeof(int64_t));
+  gh_hmm_batch_state_off(bt, graphs, soff);
+  int64_t N = soff[B], NS = gh_hmm_stats_offset(graphs, ng);
+  gh_dev_hmm *dc = co->hmm_upload(ocl, graphs, ng), *dr = ro->hmm_upload(NULL, graphs, ng);
+  double *Lc = malloc(B * sizeof(double)), *Lr = malloc(B * sizeof(double));
+  float *ac = malloc((N + 1) * sizeof(float)), *ar = malloc((N + 1) * sizeof(float));
+  int ninf = 0;
+  for (int scaled = 0; scaled < 2; ++scaled) {
+    int fl = scaled ? GH_HMM_SCALED : 0;
+    co->hmm_forward(ocl, dc, bt, fl, Lc, ac);
+    ro->hmm_forward(NULL, dr, bt, fl, Lr, ar);
+    double wl = 0, wa = 0;
+    int64_t pat = 0;
+    for (int32_t u = 0; u < B; ++u) { double e = relerr(Lc[u], Lr[u]); if (!(e <= wl)) wl = e; ninf += Lr[u] == -INFINITY; }
+    for (int64_t i = 0; i < N; ++i) {
+      if (isinf(ar[i]) || isinf(ac[i])) { pat += ar[i] != ac[i]; continue; }
+      double e = fabs((double)ac[i] - ar[i]) / (1e-6 * fabs(ar[i]) + 1e-5);
+      if (!(e <= wa)) wa = e;
+    }
+    GH_TEST_OK(wl <= 1e-9, "%s: %s forward log P, %d utts (max rel err %.3g)", name, scaled ? "scaled" : "log", B, wl);
+    GH_TEST_OK(wa <= 1 && pat == 0, "%s: %s forward alpha, %lld values (max err/tol %.3g, -inf mismatches %lld)",
+               name, scaled ? "scaled" : "log", (long long)N, wa, (long long)pat);
+  }
+  /* forward without alpha: same log P */
+  co->hmm_forward(ocl, dc, bt, 0, Lc, NULL);
+  ro->hmm_forward(NULL, dr, bt, 0, Lr, NULL);
+  double wl0 = 0;
+  for (int32_t u = 0; u < B; ++u) { double e = relerr(Lc[u], Lr[u]); if (!(e <= wl0)) wl0 = e; }
+  GH_TEST_OK(wl0 <= 1e-9, "%s: forward without alpha (max rel err %.3g)", name, wl0);
+  int32_t *pc = malloc((F + 1) * sizeof(int32_t)), *pr = malloc((F + 1) * sizeof(int32_t));
+  co->hmm_viterbi(ocl, dc, bt, pc, Lc);
+  ro->hmm_viterbi(NULL, dr, bt, pr, Lr);
+  double ws = 0, wp = 0;
+  int64_t same = 0, bad = 0;
+  for (int32_t u = 0; u < B; ++u) {
+    const gh_hmm_graph *g = graphs[bt->graph ? bt->graph[u] : 0];
+    int64_t f0 = bt->frame_off[u], T = bt->frame_off[u + 1] - f0;
+    double e = relerr(Lc[u], Lr[u]);
+    if (!(e <= ws)) ws = e;
+    for (int64_t t = 0; t < T; ++t) same += pc[f0 + t] == pr[f0 + t];
+    if (Lr[u] == -INFINITY) {
+      for (int64_t t = 0; t < T; ++t) bad += pc[f0 + t] != -1;
+    } else {
+      e = relerr(path_score(g, bt->loglikes + f0 * P, P, T, pc + f0), Lr[u]);
+      if (!(e <= wp)) wp = e;
+    }
+  }
+  GH_TEST_OK(ws <= 1e-12, "%s: viterbi score (max rel err %.3g)", name, ws);
+  GH_TEST_OK(wp <= 1e-12 && bad == 0, "%s: viterbi path re-scored (max rel err %.3g; %lld of %lld states equal; %lld bad -1 paths)",
+             name, wp, (long long)same, (long long)F, (long long)bad);
+  double *sc = malloc((NS + 1) * sizeof(double)), *sr = malloc((NS + 1) * sizeof(double));
+  for (int64_t k = 0; k < NS; ++k) sc[k] = sr[k] = 1.0;
+  co->hmm_fb(ocl, dc, bt, Lc, ac, sc);
+  ro->hmm_fb(NULL, dr, bt, Lr, ar, sr);
+  double wl = 0, wg = 0, wst = 0;
+  for (int32_t u = 0; u < B; ++u) { double e = relerr(Lc[u], Lr[u]); if (!(e <= wl)) wl = e; }
+  for (int64_t i = 0; i < N; ++i) { double e = fabs((double)ac[i] - ar[i]); if (!(e <= wg)) wg = e; }
+  for (int64_t k = 0; k < NS; ++k) { double e = fabs(sc[k] - sr[k]) / (1e-8 * fabs(sr[k]) + 1e-10); if (!(e <= wst)) wst = e; }
+  GH_TEST_OK(wl <= 1e-9, "%s: fb log P (max rel err %.3g; %d utts without a path)", name, wl, ninf / 2);
+  GH_TEST_OK(wg <= 1e-6, "%s: fb gamma, %lld values (max abs err %.3g)", name, (long long)N, wg);
+  GH_TEST_OK(wst <= 1, "%s: fb stats, %lld values added to 1.0 (max err/tol %.3g)", name, (long long)NS, wst);
+  for (int64_t k = 0; k < NS; ++k) sc[k] = 0;
+  co->hmm_fb(ocl, dc, bt, Lc, NULL, sc);
+  wst = 0;
+  for (int64_t k = 0; k < NS; ++k) { double e = fabs(sc[k] + 1.0 - sr[k]) / (1e-8 * fabs(sr[k]) + 1e-10); if (!(e <= wst)) wst = e; }
+  GH_TEST_OK(wst <= 1, "%s: fb stats without gamma (max err/tol %.3g)", name, wst);
+  co->hmm_free(ocl, dc);
+  ro->hmm_free(NULL, dr);
+  free(soff); free(Lc); free(Lr); free(ac); free(ar); free(pc); free(pr); free(sc); free(sr);
+}
+
+static float *random_ll(int64_t frames, int32_t P, double pinf) {
+  float *ll = malloc((frames * P + 1) * sizeof(float));
+  for (int64_t i = 0; i < frames * P; ++i) ll[i] = urand() < pinf ? -INFINITY : (float)(-40 - 20 * urand());
+  return ll;
+}
+
+static void test_hmm(gh_backend *ocl) {
+  GH_TEST_OK(gh_backend_hmm_ops(ocl) == ocl->ops, "the opencl backend has its own HMM kernels");
+  const int32_t P = 60;
+  enum { NG = 8, B = 48 };
+  tgraph tg[NG];
+  tg_one(&tg[0], P, 1);
+  tg_one(&tg[1], P, 0);
+  tg_lr(&tg[2], 37, P, 1, 0);
+  tg_ergodic(&tg[3], 12, P);
+  tg_wordloop(&tg[4], 40, 5, P);   /* 201 states, hub in-degree 40 */
+  tg_lr(&tg[5], 150, P, 1, 1);
+  tg_ergodic(&tg[6], 3, P);
+  tg_lr(&tg[7], 80, P, 0, 0);
+  const gh_hmm_graph *graphs[NG];
+  for (int k = 0; k < NG; ++k) graphs[k] = &tg[k].g;
+  int64_t off[B + 1];
+  int32_t gi[B];
+  off[0] = 0;
+  for (int32_t u = 0; u < B; ++u) {
+    int64_t T = u < 4 ? u : u < 40 ? 2 + (int64_t)(urand() * 80) : u < 46 ? 300 : u == 46 ? 20000 : 12000;
+    if (u == 20) T = 0;
+    off[u + 1] = off[u] + T;
+    gi[u] = u % NG;
+  }
+  gi[46] = 4; gi[47] = 2;   /* 20,000 frames on the word loop, 12,000 on left-to-right */
+  float *ll = random_ll(off[B], P, 0.002);
+  gh_hmm_batch bt = {B, P, ll, off, gi};
+  compare_hmm(ocl, "mixed batch", graphs, NG, &bt);
+  int64_t off2[4] = {0, 1, 250, 700};
+  gh_hmm_batch b2 = {3, P, ll, off2, NULL};
+  compare_hmm(ocl, "graph NULL (word loop)", graphs + 4, 1, &b2);
+  tgraph big;
+  tg_wordloop(&big, 500, 5, P);
+  const gh_hmm_graph *bg[2] = {&big.g, &tg[3].g};
+  int64_t off3[4] = {0, 120, 400, 430};
+  int32_t g3[3] = {0, 1, 0};
+  gh_hmm_batch b3 = {3, P, ll, off3, g3};
+  compare_hmm(ocl, "2501-state word loop", bg, 2, &b3);
+  tg_free(&big);
+  free(ll);
+  for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
+}
+
+/* ---------------- program cache and device errors ---------------- */
+
+/* The one cache entry in dir (path into buf); returns its size or -1. */
+static long cache_entry(const char *dir, char *buf, size_t n) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "ls %s/gmmhmm/opencl-*.bin 2>/dev/null", dir);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  long size = -1;
+  if (fgets(buf, (int)n, p)) {
+    buf[strcspn(buf, "\n")] = 0;
+    struct stat st;
+    if (stat(buf, &st) == 0) size = (long)st.st_size;
+  }
+  pclose(p);
+  return size;
+}
+
+static void test_cache(gh_backend *cpu) {
+  char dir[] = "/tmp/gh-opencl-cache-XXXXXX", path[512] = "";
+  if (!mkdtemp(dir)) { GH_TEST_OK(0, "mkdtemp"); return; }
+  const char *old = getenv("XDG_CACHE_HOME");
+  char *saved = old ? gh_strdup(old) : NULL;
+  setenv("XDG_CACHE_HOME", dir, 1);
+  gh_backend *b = gh_backend_opencl_new(NULL, 0);
+  long size = cache_entry(dir, path, sizeof path);
+  GH_TEST_OK(b && size > 0, "program cache: a fresh cache folder gets an entry (%ld bytes)", size);
+  gh_backend_free(b);
+  /* corrupt the entry: same size, garbage in the middle */
+  FILE *f = fopen(path, "r+b");
+  if (f) { fseek(f, size / 2, SEEK_SET); for (int i = 0; i < 64; ++i) fputc(0x5a, f); fclose(f); }
+  b = gh_backend_opencl_new(NULL, 0);
+  problem pb;
+  make_problem(&pb, 7, 5, 1, 4, 2, 20, 0);
+  int ok = 0;
+  if (b) {
+    float *a = loglikes(b, &pb), *r = loglikes(cpu, &pb);
+    ok = 1;
+    for (int i = 0; i < 20 * 7; ++i) ok &= fabs(a[i] - r[i]) <= 1e-4 * (1 + fabs(r[i]));
+    free(a); free(r);
+  }
+  GH_TEST_OK(ok, "program cache: a corrupt entry is ignored, the kernels rebuilt and correct");
+  gh_backend_free(b);
+  /* the rewritten entry must load (no garbage left): checksum in the header */
+  char path2[512] = "";
+  long size2 = cache_entry(dir, path2, sizeof path2);
+  FILE *g = fopen(path2, "rb");
+  int differs = 0;
+  if (g) { fseek(g, size / 2, SEEK_SET); for (int i = 0; i < 64; ++i) differs |= fgetc(g) != 0x5a; fclose(g); }
+  GH_TEST_OK(size2 > 0 && differs, "program cache: the corrupt entry was rewritten (%ld bytes)", size2);
+  free_problem(&pb);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) gh_warn("could not remove %s", dir);
+  if (saved) { setenv("XDG_CACHE_HOME", saved, 1); free(saved); } else unsetenv("XDG_CACHE_HOME");
+}
+
+static void test_errors(void) {
+  gh_backend *b = gh_backend_opencl_new("99:0", 0);
+  GH_TEST_OK(!b && strstr(gh_last_error(), "platform 99"), "opencl:99:0 -> NULL, '%s'", gh_last_error());
+  b = gh_backend_opencl_new("0:99", 0);
+  GH_TEST_OK(!b && strstr(gh_last_error(), "no device 99"), "opencl:0:99 -> NULL, '%s'", gh_last_error());
+  b = gh_backend_opencl_new("zero", 0);
+  GH_TEST_OK(!b && strstr(gh_last_error(), "expected P:D"), "opencl:zero -> NULL, '%s'", gh_last_error());
+  if (gh_cuda_device_count() <= 0 && gh_opencl_gpu_count() <= 0) {
+    gh_backend *au = gh_backend_create("auto");
+    GH_TEST_OK(!strcmp(au->ops->name, "cpu"), "auto without CUDA and OpenCL GPUs -> %s (never a CPU OpenCL device)",
+               au->device_name);
+    gh_backend_free(au);
+  }
+}
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  gh_backend *ocl = gh_backend_opencl_new(NULL, 0);
+  if (!ocl) {
+    printf("ok 1 - # SKIP no OpenCL device (%s)\n", gh_last_error());
+    return 0;
+  }
+  gh_backend *cpu = gh_backend_cpu_new();
+  printf("# device: %s\n", ocl->device_name);
+  test_errors();
+  test_gmm(ocl, cpu, "opencl");
+  test_chunks(ocl, cpu);
+#ifdef GH_HAVE_CLBLAST
+  /* the built-in SGEMM as well (the GPU machine has no CLBlast) */
+  setenv("GH_OPENCL_GEMM", "own", 1);
+  gh_backend *own = gh_backend_opencl_new(NULL, 0);
+  unsetenv("GH_OPENCL_GEMM");
+  test_gmm(own, cpu, "opencl (own SGEMM)");
+  gh_backend_free(own);
+#endif
+  test_hmm(ocl);
+  test_cache(cpu);
+  gh_backend_free(ocl);
+  gh_backend_free(cpu);
+  return gh_test_done();
+}

@@ -1,0 +1,178 @@
+/* gmm-est-fmllr -- estimate fMLLR transforms per speaker (--spk2utt) or per
+ * utterance for a diagonal-covariance GMM set (Kaldi's gmm-est-fmllr, and
+ * with a one-pdf model and no labels Kaldi's gmm-global-est-fmllr).
+ * Statistics by the backend's E-step (GPU when there is one), the row-by-row
+ * update on the host (lib/fmllr.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "fmllr.h"
+#include "gh-base.h"
+#include "gmm-data.h"
+#include "gmm.h"
+#include "opts.h"
+#include "table.h"
+
+typedef struct {
+  const gh_gmm_set *model, *full;
+  gh_backend *be;
+  gh_rand_reader *labels;
+  gh_label_type lt;
+  const char *feats_spec, *labels_spec;
+  int32_t iters;
+  double min_count;
+  gh_writer *out;
+  double tot_impr, tot_t, tot_ll;
+  int64_t num_done, num_skipped;
+} ctx_t;
+
+/* Adds one utterance to d; returns 0 (and warns) if it has no labels. */
+static int add_utt(ctx_t *c, gh_data *d, const char *utt, const gh_matrix *m) {
+  const void *lv = NULL;
+  if (c->labels) {
+    lv = gh_rand_reader_value(c->labels, utt);
+    if (!lv) {
+      gh_warn("no labels for utterance '%s' in %s: skipping it", utt, c->labels_spec);
+      c->num_skipped++;
+      return 0;
+    }
+  }
+  gh_adapt_data_add(d, utt, m, c->lt, lv, c->model->num_pdfs, c->feats_spec, c->labels_spec);
+  c->num_done++;
+  return 1;
+}
+
+/* Estimates, logs and writes the transform of one speaker/utterance. */
+static void estimate(ctx_t *c, gh_data *d, const char *key, const char *kind) {
+  const int32_t D = c->model->dim, D1 = D + 1;
+  gh_fmllr_stats st;
+  gh_fmllr_stats_init(&st, D);
+  if (d->num_pairs > 0) c->tot_ll += gh_fmllr_accumulate(c->be, c->model, c->full, d, &st);
+  double *W = gh_calloc((size_t)D * D1, sizeof(double));
+  for (int32_t i = 0; i < D; ++i) W[(int64_t)i * D1 + i] = 1.0;
+  char what[512];
+  snprintf(what, sizeof what, "%s '%s'", kind, key);
+  double impr = 0;
+  if (st.beta <= c->min_count)
+    gh_warn("%s: not updating fMLLR since below min-count: count is %g (identity transform written)", what, st.beta);
+  else
+    impr = gh_fmllr_update(&st, c->iters, c->min_count, W, what);
+  gh_log("For %s, auxf-impr from fMLLR is %g per frame, over %g frames.", what, st.beta > 0 ? impr / st.beta : 0.0,
+         st.beta);
+  c->tot_impr += impr;
+  c->tot_t += st.beta;
+  gh_matrix out = {0, 0, NULL};
+  gh_matrix_resize(&out, D, D1);
+  for (int64_t e = 0; e < (int64_t)D * D1; ++e) out.data[e] = (float)W[e];
+  gh_writer_write(c->out, key, GH_OBJ_MATRIX, &out);
+  gh_matrix_free(&out);
+  free(W);
+  gh_fmllr_stats_free(&st);
+}
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  const char *usage =
+      "Estimate fMLLR (constrained MLLR) transforms [A b] (D x (D+1)) for a diagonal-covariance GMM set,\n"
+      "per speaker (--spk2utt) or per utterance, by the row-by-row method (Gales 1998; Povey & Saon\n"
+      "2006).  Labels as for gmm-acc-stats-gpu (--label-type=ali|utt|post); without labels the model\n"
+      "must have one pdf (a global GMM; what Kaldi's gmm-global-est-fmllr does).  Statistics are\n"
+      "accumulated on the GPU when there is one (--device).  Apply with transform-feats.\n"
+      "Usage:  gmm-est-fmllr [options] <model-in> <feats-rspecifier> [<post-or-ali-rspecifier>] <transforms-wspecifier>\n"
+      "e.g.:   gmm-est-fmllr --spk2utt=ark:spk2utt final.mdl scp:feats.scp ark:1.pdf.ali ark:trans.ark\n";
+  gh_opts *po = gh_opts_new(usage);
+  const char *device = "auto", *label_type = "ali", *spk2utt_rspec = "";
+  int32_t iters = 40;
+  double min_count = 500.0;
+  int binary = 1;
+  gh_opts_string(po, "spk2utt", &spk2utt_rspec, "rspecifier for speaker to utterance-list map (else per utterance)");
+  gh_opts_int(po, "fmllr-iters", &iters, "Number of passes of the row-by-row update");
+  gh_opts_double(po, "fmllr-min-count", &min_count,
+                 "Minimum count (weighted frames) to estimate a transform; below it the identity is written");
+  gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_bool(po, "binary", &binary, "Write the transforms in binary mode");
+  int nargs = gh_opts_parse(po, argc, argv);
+  if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
+  const char *model_in = gh_opts_arg(po, 0), *feats_spec = gh_opts_arg(po, 1);
+  const char *labels_spec = nargs == 4 ? gh_opts_arg(po, 2) : NULL, *out_spec = gh_opts_arg(po, nargs - 1);
+  if (iters < 0) gh_die("--fmllr-iters must be >= 0 (got %d)", iters);
+
+  gh_gmm_set model, full;
+  gh_gmm_set_read(model_in, &model);
+  gh_fmllr_full_view(&full, &model, model_in);
+  ctx_t c;
+  memset(&c, 0, sizeof c);
+  c.model = &model;
+  c.full = &full;
+  c.feats_spec = feats_spec;
+  c.labels_spec = labels_spec ? labels_spec : "";
+  c.iters = iters;
+  c.min_count = min_count;
+  c.lt = GH_LABELS_NONE;
+  if (labels_spec) {
+    if (gh_label_type_parse(label_type, &c.lt) != 0 || c.lt == GH_LABELS_NONE)
+      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
+    c.labels = gh_rand_reader_open(labels_spec,
+                                   c.lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
+                                   : c.lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR);
+  } else if (model.num_pdfs != 1) {
+    gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
+  }
+  c.be = gh_backend_create(device);
+  c.out = gh_writer_open_binary(out_spec, binary);
+  int64_t num_groups = 0;
+  if (*spk2utt_rspec) {
+    gh_seq_reader *spk2utt = gh_seq_reader_open(spk2utt_rspec, GH_OBJ_TOKEN_VECTOR);
+    gh_rand_reader *feats = gh_rand_reader_open(feats_spec, GH_OBJ_MATRIX);
+    for (; !gh_seq_reader_done(spk2utt); gh_seq_reader_next(spk2utt)) {
+      const char *spk = gh_seq_reader_key(spk2utt);
+      char *list = gh_strdup(gh_seq_reader_value(spk2utt)), *save = NULL;
+      gh_data d;
+      memset(&d, 0, sizeof d);
+      d.dim = model.dim;
+      d.max_pdf = -1;
+      int n = 0;
+      for (char *utt = strtok_r(list, " \t", &save); utt; utt = strtok_r(NULL, " \t", &save), ++n) {
+        const gh_matrix *m = gh_rand_reader_value(feats, utt);
+        if (!m) gh_die("%s: no features for utterance '%s' of speaker '%s' (in %s)", feats_spec, utt, spk, spk2utt_rspec);
+        add_utt(&c, &d, utt, m);
+      }
+      free(list);
+      if (n == 0) gh_die("%s: speaker '%s' has no utterances", spk2utt_rspec, spk);
+      estimate(&c, &d, spk, "speaker");
+      gh_data_free(&d);
+      num_groups++;
+    }
+    gh_seq_reader_close(spk2utt);
+    gh_rand_reader_close(feats);
+  } else {
+    gh_seq_reader *feats = gh_seq_reader_open(feats_spec, GH_OBJ_MATRIX);
+    for (; !gh_seq_reader_done(feats); gh_seq_reader_next(feats)) {
+      const char *utt = gh_seq_reader_key(feats);
+      gh_data d;
+      memset(&d, 0, sizeof d);
+      d.dim = model.dim;
+      d.max_pdf = -1;
+      if (!add_utt(&c, &d, utt, gh_seq_reader_value(feats))) { gh_data_free(&d); continue; }
+      estimate(&c, &d, utt, "utterance");
+      gh_data_free(&d);
+      num_groups++;
+    }
+    gh_seq_reader_close(feats);
+  }
+  if (num_groups == 0) gh_die("no transforms estimated (no %s in %s)", *spk2utt_rspec ? "speakers" : "utterances",
+                              *spk2utt_rspec ? spk2utt_rspec : feats_spec);
+  gh_writer_close(c.out);
+  gh_log("Done %lld utterances, %lld skipped (no labels); %lld transforms on %s", (long long)c.num_done,
+         (long long)c.num_skipped, (long long)num_groups, c.be->device_name);
+  gh_log("Overall fMLLR auxf impr per frame is %g over %g frames; avg loglike per frame before adaptation %.6f",
+         c.tot_t > 0 ? c.tot_impr / c.tot_t : 0.0, c.tot_t, c.tot_t > 0 ? c.tot_ll / c.tot_t : 0.0);
+  if (c.labels) gh_rand_reader_close(c.labels);
+  gh_backend_free(c.be);
+  gh_gmm_set_free(&full);
+  gh_gmm_set_free(&model);
+  gh_opts_free(po);
+  return c.num_done ? 0 : 1;
+}
