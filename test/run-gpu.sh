@@ -18,6 +18,10 @@
 #  5. GEMM forms vs Kaldi on AMI; reproducibility: two gmm-est-gpu runs
 #     byte-identical, 3 jobs + gmm-sum-accs vs 1 job.
 #  6. OpenCL on NVIDIA's driver: build/test/test_opencl and test/bats/opencl.bats.
+#  7. speaker adaptation: gmm-est-fmllr / gmm-adapt-map cuda vs cpu (and vs Kaldi).
+#  8. shrinkage statistics: build/test/test_shrink (kernels/cuda/shrink.cu vs the
+#     CPU reference) and gmm-acc-stats-gpu --shrinkage-stats / gmm-est-gpu --shrink=lw
+#     --device=cuda vs --device=cpu on the AMI full UBM.
 # Prints "N passed, N failed"; exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
