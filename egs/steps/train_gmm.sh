@@ -23,7 +23,8 @@
 #   --init-iters 10      EM iterations inside gmm-init
 #   --num-iters 20       EM iterations as N jobs -> sum -> estimate
 #   --seed 1             k-means++ seed
-#   --stage -1           resume: skip the initialisation and iterations before this
+#   --stage -1           resume: -1 = from the initialisation; N >= 0 = from
+#                        iteration N (needs <dir>/N.mdl)
 # With --nj 1 the model is the one gmm-est-gpu --num-iters would give; with
 # --nj N the accumulators are summed in another order (doubles), so models
 # agree to about 1e-6 relative (test/bats/recipes.bats checks 1e-4).
@@ -56,13 +57,14 @@ else
   init_opts=
 fi
 
-if [ $stage -le 0 ]; then
+if [ $stage -le -1 ]; then
   $cmd $dir/log/init.log \
     gmm-init --device=$device --cov-type=$cov_type --num-gauss=$num_gauss --num-iters=$init_iters \
       --seed=$seed $init_opts scp:$data/feats.scp $dir/0.mdl
 fi
 for it in $(seq 0 $((num_iters - 1))); do
   [ $it -ge $stage ] || continue
+  t0=$(date +%s.%N)
   # Old accumulators of this iteration must not be summed if a job fails now.
   rm -f $dir/$it.*.acc $dir/$it.acc
   $cmd JOB=1:$nj $dir/log/acc.$it.JOB.log \
@@ -71,7 +73,8 @@ for it in $(seq 0 $((num_iters - 1))); do
   $cmd $dir/log/update.$it.log \
     gmm-sum-accs $dir/$it.acc $(for j in $(seq 1 $nj); do echo $dir/$it.$j.acc; done) \&\& \
     gmm-est $dir/$it.mdl $dir/$it.acc $dir/$((it + 1)).mdl
-  echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]* over [0-9]* frames' $dir/log/update.$it.log | tail -1)"
+  echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]* over [0-9]* frames' $dir/log/update.$it.log | tail -1)" \
+    "($(awk -v a=$t0 -v b=$(date +%s.%N) 'BEGIN { printf "%.2f", b - a }') s)"
   rm -f $dir/$it.*.acc $dir/$it.acc
 done
 cp $dir/$num_iters.mdl $dir/final.mdl.tmp && mv $dir/final.mdl.tmp $dir/final.mdl

@@ -83,7 +83,7 @@ run_one() {  # run_one <job-id> <slot>
   local j=$1 slot=$2 jlog=$log jcmd=$cmd
   if [ -n "$jobname" ]; then jlog=${log//$jobname/$j}; jcmd=${cmd//$jobname/$j}; fi
   mkdir -p "$(dirname "$jlog")" || { echo 1 > "$status_dir/$j"; return; }
-  local start=$(date +%s) rc
+  local start=$(date +%s.%N) rc
   {
     echo "# $jcmd"
     echo "# Started at $(date)"
@@ -94,8 +94,9 @@ run_one() {  # run_one <job-id> <slot>
   else
     bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null; rc=$?
   fi
-  echo "# Accounting: time=$(( $(date +%s) - start )) threads=1" >> "$jlog"
-  echo "# Ended (code $rc) at $(date), elapsed time $(( $(date +%s) - start )) seconds" >> "$jlog"
+    local el; el=$(awk -v a=$start -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
+  echo "# Accounting: time=${el%.*} threads=1" >> "$jlog"
+  echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$jlog"
   echo $rc > "$status_dir/$j"
 }
 

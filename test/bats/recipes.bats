@@ -252,3 +252,14 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
   [ "$status" -ne 0 ]
   [[ "$output" == *"ERROR: --device=cuda:99: "*@(no usable CUDA device|there * only)* ]]
 }
+
+@test "bench/multi-gpu.sh: CPU path at tiny sizes prints the table, 2-job models equal to 1-job models" {
+  [ -f "$ARABIC" ] || skip "Arabic digits not found"
+  run "$ROOT/bench/multi-gpu.sh" --device cpu --work "$T/bench" --frames 20000 --gauss 8 --iters 2 --hmm-iters 2 \
+    --arabic-speakers 4
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c '^synthetic GMM (20000 x 40, 8 full) .* [12] .* [12] ' "$T/bench/multi-gpu.txt")" -eq 2 ]
+  [ "$(grep -c '^Arabic HMM-GMM ' "$T/bench/multi-gpu.txt")" -eq 2 ]
+  grep -q 'synthetic yes, Arabic HMM-GMM yes' "$T/bench/multi-gpu.txt"
+}
