@@ -153,6 +153,11 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
         --cov-type $cov --num-gauss 2 --init-iters 2 --num-iters 3 "$T/tr" "$T/g_${cov}_$nj" >/dev/null
     done
     [ "$(ls "$T/g_${cov}_3"/log/acc.2.*.log | wc -l)" -eq 3 ]
+    # 4 jobs summed in a tree of fan-in 2 (2 sum jobs, then the update job sums 2)
+    "$EGS/steps/train_gmm.sh" --nj 4 --sum-fan-in 2 --cmd "$EGS/utils/run.sh" --device cpu \
+      --words "$T/adata/lang/words.txt" --cov-type $cov --num-gauss 2 --init-iters 2 --num-iters 3 "$T/tr" "$T/g_${cov}_4" >/dev/null
+    [ "$(ls "$T/g_${cov}_4"/log/sum.2.1.*.log | wc -l)" -eq 2 ]
+    "$EGS/utils/compare_gmms.sh" "$T/g_${cov}_1/final.mdl" "$T/g_${cov}_4/final.mdl"
     run "$EGS/utils/compare_gmms.sh" "$T/g_${cov}_1/final.mdl" "$T/g_${cov}_3/final.mdl"
     echo "$output"
     [ "$status" -eq 0 ]
