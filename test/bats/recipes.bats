@@ -66,6 +66,20 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
   [[ "$output" == *"must contain JOB"* ]]
 }
 
+@test "utils/run.sh: interrupted, it stops its running jobs and all their processes" {
+  cd "$T"
+  "$EGS/utils/run.sh" JOB=1:2 log/s.JOB.log 'echo $$ > pid.JOB; sleep 60 | cat; echo finished' &
+  launcher=$!
+  for i in $(seq 1 50); do [ -s pid.1 ] && [ -s pid.2 ] && break; sleep 0.1; done
+  kill -TERM $launcher
+  wait $launcher || true
+  sleep 0.5
+  for j in 1 2; do
+    ! kill -0 "$(cat pid.$j)" 2>/dev/null
+    ! grep -qx finished log/s.$j.log
+  done
+}
+
 @test "utils/run.sh --gpu 1: each job slot gets its own GPU through CUDA_VISIBLE_DEVICES" {
   CUDA_VISIBLE_DEVICES=4,7 run "$EGS/utils/run.sh" --gpu 1 JOB=1:4 "$T/log/g.JOB.log" 'echo dev=$CUDA_VISIBLE_DEVICES'
   [ "$status" -eq 0 ]
