@@ -23,13 +23,17 @@
 #   --init-iters 10      EM iterations inside gmm-init
 #   --num-iters 20       EM iterations as N jobs -> sum -> estimate
 #   --seed 1             k-means++ seed
-#   --stage -1           resume: skip the initialisation and iterations before this
-# With --nj 1 the model is the one gmm-est-gpu --num-iters would give; with
-# --nj N the accumulators are summed in another order (doubles), so models
-# agree to about 1e-6 relative (test/bats/recipes.bats checks 1e-4).
+#   --sum-fan-in 16      sum the accumulators in a tree of this fan-in (more
+#                        than this many jobs: parallel gmm-sum-accs jobs first)
+#   --stage -1           resume: -1 = from the initialisation; N >= 0 = from
+#                        iteration N (needs <dir>/N.mdl)
+# With --nj N each job's accumulators are rounded to float and summed in
+# another order, so the model equals the --nj 1 model within 1e-5 + 1e-4 x
+# the largest entry of each vector or matrix (utils/compare_gmms.sh, checked
+# by test/bats/recipes.bats), not bitwise.
 set -euo pipefail
 nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; words=; cov_type=diag; num_gauss=4; init_iters=10; num_iters=20
-seed=1; stage=-1
+seed=1; stage=-1; sum_fan_in=16
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; dir=${2%/}
@@ -56,22 +60,37 @@ else
   init_opts=
 fi
 
-if [ $stage -le 0 ]; then
+if [ $stage -le -1 ]; then
   $cmd $dir/log/init.log \
     gmm-init --device=$device --cov-type=$cov_type --num-gauss=$num_gauss --num-iters=$init_iters \
       --seed=$seed $init_opts scp:$data/feats.scp $dir/0.mdl
 fi
 for it in $(seq 0 $((num_iters - 1))); do
   [ $it -ge $stage ] || continue
+  t0=$(date +%s.%N)
   # Old accumulators of this iteration must not be summed if a job fails now.
   rm -f $dir/$it.*.acc $dir/$it.acc
   $cmd JOB=1:$nj $dir/log/acc.$it.JOB.log \
     gmm-acc-stats-gpu --device=$device $lab_opts $dir/$it.mdl scp:$sdata/JOB/feats.scp $labels $dir/$it.JOB.acc
-  # one job sums and estimates (as Kaldi's "gmm-est ... 'gmm-sum-accs - ...|'")
+  # A sum tree while there are more than --sum-fan-in files: groups of that
+  # many summed by parallel jobs (lists in <dir>/<it>.sumL.K.list).
+  files=(); for j in $(seq 1 $nj); do files+=($dir/$it.$j.acc); done
+  level=0
+  while [ ${#files[@]} -gt $sum_fan_in ]; do
+    level=$((level + 1)); k=$(( (${#files[@]} + sum_fan_in - 1) / sum_fan_in ))
+    for g in $(seq 1 $k); do
+      printf '%s\n' "${files[@]:$(( (g - 1) * sum_fan_in )):$sum_fan_in}" > $dir/$it.sum$level.$g.list
+    done
+    $cmd JOB=1:$k $dir/log/sum.$it.$level.JOB.log \
+      "gmm-sum-accs $dir/$it.s$level.JOB.acc \$(cat $dir/$it.sum$level.JOB.list)"
+    files=(); for g in $(seq 1 $k); do files+=($dir/$it.s$level.$g.acc); done
+  done
+  # one job sums the rest and estimates (as Kaldi's "gmm-est ... 'gmm-sum-accs - ...|'")
   $cmd $dir/log/update.$it.log \
-    gmm-sum-accs $dir/$it.acc $(for j in $(seq 1 $nj); do echo $dir/$it.$j.acc; done) \&\& \
+    gmm-sum-accs $dir/$it.acc "${files[@]}" \&\& \
     gmm-est $dir/$it.mdl $dir/$it.acc $dir/$((it + 1)).mdl
-  echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]* over [0-9]* frames' $dir/log/update.$it.log | tail -1)"
-  rm -f $dir/$it.*.acc $dir/$it.acc
+  echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]* over [0-9]* frames' $dir/log/update.$it.log | tail -1)" \
+    "($(awk -v a=$t0 -v b=$(date +%s.%N) 'BEGIN { printf "%.2f", b - a }') s)"
+  rm -f $dir/$it.*.acc $dir/$it.acc $dir/$it.sum*.list
 done
 cp $dir/$num_iters.mdl $dir/final.mdl.tmp && mv $dir/final.mdl.tmp $dir/final.mdl

@@ -102,7 +102,7 @@ case $flat_start in
 esac
 
 for it in $(seq 1 $iters); do
-  prev=$((it - 1))
+  prev=$((it - 1)); t0=$(date +%s.%N)
   target=0
   if [ $it -ge $mixup_start ] && [ $it -le $mixup_end ] && [ $gauss -gt 1 ]; then
     target=$(awk -v k=$((it - mixup_start + 1)) -v n=$((mixup_end - mixup_start + 1)) -v g=$gauss -v p=$npdf \
@@ -123,7 +123,8 @@ for it in $(seq 1 $iters); do
     hmm-est $dir/$prev.hmm $dir/$it.tacc $dir/$it.hmm \&\& \
     gmm-est --mix-up=$target --seed=$est_seed $dir/$prev.mdl $dir/$it.acc $dir/$it.mdl
   echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]*' $dir/log/update.$it.log | tail -1)," \
-    "$(grep -o 'wrote [^:]*: [0-9]* pdfs, [0-9]* Gaussians' $dir/log/update.$it.log | grep -o '[0-9]* Gaussians' | tail -1)"
+    "$(grep -o 'wrote [^:]*: [0-9]* pdfs, [0-9]* Gaussians' $dir/log/update.$it.log | grep -o '[0-9]* Gaussians' | tail -1)" \
+    "($(awk -v a=$t0 -v b=$(date +%s.%N) 'BEGIN { printf "%.2f", b - a }') s)"
   rm -f $dir/$it.*.acc $dir/$it.*.tacc $dir/$it.acc $dir/$it.tacc
   [ $prev -eq 0 ] || rm -f $dir/$prev.mdl $dir/$prev.hmm
 done

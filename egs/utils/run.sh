@@ -76,26 +76,38 @@ fi
 [ ${#gpus[@]} -eq 0 ] || [ "$max_jobs_run" -le ${#gpus[@]} ] || max_jobs_run=${#gpus[@]}
 
 status_dir=$(mktemp -d "${TMPDIR:-/tmp}/run.sh.XXXXXX") || exit 1
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$status_dir"' EXIT
-trap 'exit 130' INT TERM
+# Interrupted (or exiting early): stop every job still running, with all its
+# processes (each job runs in its own process group, from setsid).
+stop_jobs() {
+  local f
+  for f in "$status_dir"/pid.*; do [ -f "$f" ] && kill -- -"$(cat "$f")" 2>/dev/null; done
+  kill $(jobs -p) 2>/dev/null
+}
+trap 'stop_jobs; rm -rf "$status_dir"' EXIT
+trap 'echo "$me: interrupted; stopping the jobs" >&2; exit 130' INT TERM
 
 run_one() {  # run_one <job-id> <slot>
   local j=$1 slot=$2 jlog=$log jcmd=$cmd
   if [ -n "$jobname" ]; then jlog=${log//$jobname/$j}; jcmd=${cmd//$jobname/$j}; fi
   mkdir -p "$(dirname "$jlog")" || { echo 1 > "$status_dir/$j"; return; }
-  local start=$(date +%s) rc
+  local start=$(date +%s.%N) rc
   {
     echo "# $jcmd"
     echo "# Started at $(date)"
     if [ ${#gpus[@]} -gt 0 ]; then echo "# CUDA_VISIBLE_DEVICES=${gpus[$slot]}"; fi
   } > "$jlog"
+  local jp
   if [ ${#gpus[@]} -gt 0 ]; then
-    CUDA_VISIBLE_DEVICES=${gpus[$slot]} bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null; rc=$?
+    CUDA_VISIBLE_DEVICES=${gpus[$slot]} setsid bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
   else
-    bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null; rc=$?
+    setsid bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
   fi
-  echo "# Accounting: time=$(( $(date +%s) - start )) threads=1" >> "$jlog"
-  echo "# Ended (code $rc) at $(date), elapsed time $(( $(date +%s) - start )) seconds" >> "$jlog"
+  jp=$!; echo $jp > "$status_dir/pid.$j"
+  wait $jp; rc=$?
+  rm -f "$status_dir/pid.$j"
+    local el; el=$(awk -v a=$start -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
+  echo "# Accounting: time=${el%.*} threads=1" >> "$jlog"
+  echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$jlog"
   echo $rc > "$status_dir/$j"
 }
 

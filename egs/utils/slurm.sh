@@ -84,15 +84,16 @@ rm -f "$qdir/$name".*.rc "$qdir/$name".*.out "$qdir/$name.jobid"
   cat <<'EOF'
 j=$SLURM_ARRAY_TASK_ID
 cmd=${cmd//$jobname/$j}; log=${log//$jobname/$j}
-start=$(date +%s)
+start=$(date +%s.%N)
 {
   echo "# $cmd"
   echo "# Started at $(date) on $(hostname) (Slurm job ${SLURM_ARRAY_JOB_ID}_$j)"
 } > "$log"
 bash -o pipefail -c "$cmd" >> "$log" 2>&1 < /dev/null
 rc=$?
-echo "# Accounting: time=$(( $(date +%s) - start )) threads=${SLURM_CPUS_PER_TASK:-1}" >> "$log"
-echo "# Ended (code $rc) at $(date), elapsed time $(( $(date +%s) - start )) seconds" >> "$log"
+el=$(awk -v a=$start -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
+echo "# Accounting: time=${el%.*} threads=${SLURM_CPUS_PER_TASK:-1}" >> "$log"
+echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$log"
 echo $rc > "$rcfile"
 exit $rc
 EOF

@@ -66,6 +66,20 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
   [[ "$output" == *"must contain JOB"* ]]
 }
 
+@test "utils/run.sh: interrupted, it stops its running jobs and all their processes" {
+  cd "$T"
+  "$EGS/utils/run.sh" JOB=1:2 log/s.JOB.log 'echo $$ > pid.JOB; sleep 60 | cat; echo finished' &
+  launcher=$!
+  for i in $(seq 1 50); do [ -s pid.1 ] && [ -s pid.2 ] && break; sleep 0.1; done
+  kill -TERM $launcher
+  wait $launcher || true
+  sleep 0.5
+  for j in 1 2; do
+    ! kill -0 "$(cat pid.$j)" 2>/dev/null
+    ! grep -qx finished log/s.$j.log
+  done
+}
+
 @test "utils/run.sh --gpu 1: each job slot gets its own GPU through CUDA_VISIBLE_DEVICES" {
   CUDA_VISIBLE_DEVICES=4,7 run "$EGS/utils/run.sh" --gpu 1 JOB=1:4 "$T/log/g.JOB.log" 'echo dev=$CUDA_VISIBLE_DEVICES'
   [ "$status" -eq 0 ]
@@ -153,6 +167,11 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
         --cov-type $cov --num-gauss 2 --init-iters 2 --num-iters 3 "$T/tr" "$T/g_${cov}_$nj" >/dev/null
     done
     [ "$(ls "$T/g_${cov}_3"/log/acc.2.*.log | wc -l)" -eq 3 ]
+    # 4 jobs summed in a tree of fan-in 2 (2 sum jobs, then the update job sums 2)
+    "$EGS/steps/train_gmm.sh" --nj 4 --sum-fan-in 2 --cmd "$EGS/utils/run.sh" --device cpu \
+      --words "$T/adata/lang/words.txt" --cov-type $cov --num-gauss 2 --init-iters 2 --num-iters 3 "$T/tr" "$T/g_${cov}_4" >/dev/null
+    [ "$(ls "$T/g_${cov}_4"/log/sum.2.1.*.log | wc -l)" -eq 2 ]
+    "$EGS/utils/compare_gmms.sh" "$T/g_${cov}_1/final.mdl" "$T/g_${cov}_4/final.mdl"
     run "$EGS/utils/compare_gmms.sh" "$T/g_${cov}_1/final.mdl" "$T/g_${cov}_3/final.mdl"
     echo "$output"
     [ "$status" -eq 0 ]
@@ -251,4 +270,15 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
   run gmm-init --device=cuda:99 --num-iters=1 "ark:$T/k.ark" "$T/k.mdl"
   [ "$status" -ne 0 ]
   [[ "$output" == *"ERROR: --device=cuda:99: "*@(no usable CUDA device|there * only)* ]]
+}
+
+@test "bench/multi-gpu.sh: CPU path at tiny sizes prints the table, 2-job models equal to 1-job models" {
+  [ -f "$ARABIC" ] || skip "Arabic digits not found"
+  run "$ROOT/bench/multi-gpu.sh" --device cpu --work "$T/bench" --frames 20000 --gauss 8 --iters 2 --hmm-iters 2 \
+    --arabic-speakers 4
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c '^synthetic GMM (20000 x 40, 8 full) .* [12] .* [12] ' "$T/bench/multi-gpu.txt")" -eq 2 ]
+  [ "$(grep -c '^Arabic HMM-GMM ' "$T/bench/multi-gpu.txt")" -eq 2 ]
+  grep -q 'synthetic yes, Arabic HMM-GMM yes' "$T/bench/multi-gpu.txt"
 }
