@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# steps/train_gmm.sh -- GMM training as N parallel jobs per EM iteration:
+#   gmm-init (k-means++ + --init-iters EM iterations, one job, all data), then
+#   per iteration: --nj jobs of gmm-acc-stats-gpu on the parts of
+#   utils/split_data.sh (by speaker) -> gmm-sum-accs -> gmm-est.
+# One global GMM, or with --words one GMM per word: the utterance's word in
+# <data-dir>/text (one word per line) is its pdf, word i = line i + 1 of the
+# words file (pdf ids from 0).
+#
+# Usage: steps/train_gmm.sh [options] <data-dir> <dir>
+#   e.g. steps/train_gmm.sh --nj 4 --cmd utils/run.sh --words data/lang/words.txt \
+#          --cov-type full --num-gauss 4 data/train exp/gmm_full4
+# <data-dir> needs feats.scp (and utt2spk, text with --words).  Writes
+# <dir>/0.mdl .. <dir>/N.mdl, <dir>/final.mdl, <dir>/log/*.log (one per job);
+# the accumulators are removed after each iteration.
+# Options (--name value or --name=value):
+#   --nj 4               number of parallel accumulation jobs
+#   --cmd utils/run.sh   job launcher (utils/run.sh, utils/slurm.sh, with options)
+#   --device auto        --device of the tools (auto, cpu, cuda, cuda:N)
+#   --words ""           one GMM per word of this list (else one global GMM)
+#   --cov-type diag      diag or full
+#   --num-gauss 4        Gaussians per pdf (gmm-init)
+#   --init-iters 10      EM iterations inside gmm-init
+#   --num-iters 20       EM iterations as N jobs -> sum -> estimate
+#   --seed 1             k-means++ seed
+#   --stage -1           resume: skip the initialisation and iterations before this
+# With --nj 1 the model is the one gmm-est-gpu --num-iters would give; with
+# --nj N the accumulators are summed in another order (doubles), so models
+# agree to about 1e-6 relative (test/bats/recipes.bats checks 1e-4).
+set -euo pipefail
+nj=4; cmd=utils/run.sh; device=auto; words=; cov_type=diag; num_gauss=4; init_iters=10; num_iters=20
+seed=1; stage=-1
+. "$(dirname "$0")/../utils/parse_options.sh"
+if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
+data=${1%/}; dir=${2%/}
+utils=$(cd "$(dirname "$0")/../utils" && pwd)
+me=train_gmm.sh
+for f in $data/feats.scp $words; do [ -f $f ] || { echo "$me: missing $f" >&2; exit 1; }; done
+mkdir -p $dir/log
+$utils/split_data.sh $data $nj
+sdata=$data/split$nj
+
+labels=; lab_opts=
+if [ -n "$words" ]; then
+  [ -f $data/text ] || { echo "$me: --words needs $data/text" >&2; exit 1; }
+  # utterance -> pdf id (word index), one int per utterance (--label-type=utt)
+  awk -v me=$me -v W=$words -v T=$data/text 'NR == FNR { id[$1] = FNR - 1; next }
+    NF != 2 { printf "%s: %s: utterance %s has %d words, expected 1\n", me, T, $1, NF - 1 > "/dev/stderr"; exit 1 }
+    !($2 in id) { printf "%s: %s: word %s of utterance %s is not in %s\n", me, T, $2, $1, W > "/dev/stderr"; exit 1 }
+    { print $1, id[$2] }' $words $data/text > $dir/utt2pdf.tmp
+  mv $dir/utt2pdf.tmp $dir/utt2pdf
+  labels=ark,t:$dir/utt2pdf
+  lab_opts="--label-type=utt"
+  init_opts="--labels=$labels --label-type=utt --num-pdfs=$(wc -l < $words)"
+else
+  init_opts=
+fi
+
+if [ $stage -le 0 ]; then
+  $cmd $dir/log/init.log \
+    gmm-init --device=$device --cov-type=$cov_type --num-gauss=$num_gauss --num-iters=$init_iters \
+      --seed=$seed $init_opts scp:$data/feats.scp $dir/0.mdl
+fi
+for it in $(seq 0 $((num_iters - 1))); do
+  [ $it -ge $stage ] || continue
+  # Old accumulators of this iteration must not be summed if a job fails now.
+  rm -f $dir/$it.*.acc $dir/$it.acc
+  $cmd JOB=1:$nj $dir/log/acc.$it.JOB.log \
+    gmm-acc-stats-gpu --device=$device $lab_opts $dir/$it.mdl scp:$sdata/JOB/feats.scp $labels $dir/$it.JOB.acc
+  $cmd $dir/log/sum.$it.log gmm-sum-accs $dir/$it.acc $(for j in $(seq 1 $nj); do echo $dir/$it.$j.acc; done)
+  $cmd $dir/log/update.$it.log gmm-est $dir/$it.mdl $dir/$it.acc $dir/$((it + 1)).mdl
+  echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]* over [0-9]* frames' $dir/log/update.$it.log | tail -1)"
+  rm -f $dir/$it.*.acc $dir/$it.acc
+done
+cp $dir/$num_iters.mdl $dir/final.mdl.tmp && mv $dir/final.mdl.tmp $dir/final.mdl
