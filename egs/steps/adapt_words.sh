@@ -20,11 +20,11 @@
 # scoring.txt (steps/score_words.sh), the transforms / adapted models, and
 # prints the accuracy line.
 # Options (--name value or --name=value): --method map|fmllr [map]
-#   --mean-tau [5] --passes [1] --fmllr-iters [40] --device [auto] --name [""]
-# (map, tau 5 and one pass were picked on FSDD by leaving a TRAINING speaker
+#   --mean-tau [2] --passes [2] --fmllr-iters [40] --device [auto] --name [""]
+# (map, tau 2 and two passes were picked on FSDD by leaving a TRAINING speaker
 # out: egs/fsdd/local/adapt_experiment.sh --dev true; see README)
 set -euo pipefail
-method=map; tau=5; passes=1; fmllr_iters=40; device=auto; name=; args=()
+method=map; tau=2; passes=2; fmllr_iters=40; device=auto; name=; args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --*=*) k=${1%%=*}; v=${1#*=}; shift ;;
