@@ -452,11 +452,11 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
   ocl_model *m = (ocl_model *)dm;
   const int32_t D = m->D, P = m->P, Gt = m->Gd + m->Gf;
   if (T <= 0 || P <= 0) return;
-  /* frames per chunk: S, Phi and out at most 16 M floats each */
+  /* frames per chunk: S, Phi and out at most c->chunk floats each */
   int64_t per = Gt > P ? Gt : P;
   if (m->Gd && m->Kd > per) per = m->Kd;
   if (m->Gf && m->Kf > per) per = m->Kf;
-  int64_t Tc = ((int64_t)16 << 20) / (per > 0 ? per : 1);
+  int64_t Tc = c->chunk / (per > 0 ? per : 1);
   if (Tc < 1) Tc = 1;
   if (Tc > T) Tc = T;
   ensure(c, &m->X, &m->X_cap, Tc * D * sizeof(float), "frames");
@@ -597,7 +597,8 @@ static void estep_stats(ocl_ctx *c, ocl_model *m, ocl_data *d, int full, int kba
 static double estep_big(ocl_ctx *c, ocl_model *m, ocl_data *d, int32_t p, int64_t first, int64_t n) {
   const int full = m->ptype[p], G = m->gcnt[p], K = full ? m->Kf : m->Kd, D = m->D;
   cl_mem W = full ? m->Wf : m->Wd, em = full ? m->emap_f : m->emap_d, acc = full ? m->acc_f : m->acc_d;
-  int64_t nb = ((int64_t)16 << 20) / (K > G ? K : G);
+  int64_t nb = c->chunk / (K > G ? K : G);
+  if (nb < 1) nb = 1;
   if (nb > n) nb = n;
   ensure(c, &m->phi_f, &m->phif_cap, nb * K * sizeof(float), "E-step features");
   ensure(c, &m->gamma, &m->gamma_cap, nb * G * sizeof(float), "E-step posteriors");
@@ -649,7 +650,7 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   if (d->max_pdf >= m->P)
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
   const int32_t P = m->P;
-  const int64_t GB = (int64_t)16 << 20; /* gamma floats per chunk */
+  const int64_t GB = c->chunk; /* posteriors per chunk */
   int64_t *cc = gh_calloc(P + 1, sizeof(int64_t));
   int32_t *po = gh_malloc((P + 1) * sizeof(int32_t));
   cl_long *gb = gh_malloc((P + 1) * sizeof(cl_long));
@@ -835,6 +836,15 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
   c->k_expand = kernel(c, "gh_expand");
   c->k_gemm = kernel(c, "gh_sgemm_nt");
   c->k_gemm128 = kernel(c, "gh_sgemm_nt128");
+  /* chunk buffers: a quarter of the largest allocation, at most 1 GiB, at
+   * least 16 MiB; GH_OPENCL_CHUNK_MB sets it (tests: small chunks) */
+  const char *cmb = getenv("GH_OPENCL_CHUNK_MB");
+  int64_t cbytes = cmb && atol(cmb) > 0 ? atol(cmb) << 20 : (int64_t)(c->max_alloc / 4);
+  if (!(cmb && atol(cmb) > 0)) {
+    if (cbytes > ((int64_t)1 << 30)) cbytes = (int64_t)1 << 30;
+    if (cbytes < ((int64_t)16 << 20)) cbytes = (int64_t)16 << 20;
+  }
+  c->chunk = cbytes / 4;
   const char *tile = getenv("GH_OPENCL_SGEMM");
   c->sgemm_tile = tile ? atoi(tile) : 0;
   c->k_lse_narrow = kernel(c, "gh_lse_narrow");

@@ -613,6 +613,7 @@ static void test_errors(void) {
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
+  setenv("GH_OPENCL_CHUNK_MB", "64", 1); /* 16 M-float chunks, so the chunked cases chunk */
   gh_backend *ocl = gh_backend_opencl_new(NULL, 0);
   if (!ocl) {
     printf("ok 1 - # SKIP no OpenCL device (%s)\n", gh_last_error());
