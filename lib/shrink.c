@@ -129,7 +129,7 @@ double gh_shrink_intensity(const gh_shrink_opts *o, int32_t D, const double *S, 
     }
     case GH_SHRINK_LW: {
       if (!(N > 1) || !(tr > 0) || !F) return -1.0;
-      /* Ledoit & Wolf 2004 Lemmas 3.2-3.4 (scikit-learn ledoit_wolf_shrinkage). */
+      /* Ledoit & Wolf 2004, consistent estimator S* (scikit-learn ledoit_wolf_shrinkage). */
       double sumF = 0;
       for (int32_t i = 0; i < D; ++i)
         for (int32_t j = 0; j <= i; ++j) sumF += (i == j ? 1.0 : 2.0) * F[gh_packed_index(i, j)];

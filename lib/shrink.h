@@ -21,7 +21,8 @@
  *              T = m I.
  *   lw         Ledoit & Wolf 2004, "A well-conditioned estimator for
  *              large-dimensional covariance matrices", J. Multivariate Anal.
- *              88, Lemmas 3.2-3.4 with the norm ||A||^2 = tr(AA')/D:
+ *              88, the consistent estimator S* = (b^2/d^2) m I + (1 - b^2/d^2) S
+ *              (their m, d^2, b^2 = min(bbar^2, d^2)) with the norm ||A||^2 = tr(AA')/D:
  *                d^2 = ||S - m I||_F^2 / D,
  *                b^2 = min(d^2, (sum_t gamma_t ||y_t||^4 / n - ||S||_F^2) / (D N)),
  *                lambda = b^2 / d^2,  T = m I
@@ -29,8 +30,8 @@
  *   ss         Schäfer & Strimmer 2005, "A shrinkage approach to large-scale
  *              covariance matrix estimation", Stat. Appl. Genet. Mol. Biol.
  *              4(1) art. 32, Table 1 target "D" (diagonal, unequal
- *              variance), as Bell & King 2009 ("Shrinkage estimation of full
- *              covariance matrices for speech recognition", ICASSP) apply it
+ *              variance), as Bell & King 2009/2010 ("Shrinkage estimation of
+ *              full covariance matrices for speech recognition") apply it
  *              per Gaussian with posterior-weighted statistics:
  *                lambda = sum_{i!=j} Var^(s_ij) / sum_{i!=j} s_ij^2,
  *              S&S's unbiased s_ij = n/(n-1) w_ij and Var^(s_ij) = n/(n-1)^3

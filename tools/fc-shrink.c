@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
       "  occupancy  lambda = tau / (tau + n), T as for fixed (--tau)\n"
       "  oas        Chen, Wiesel, Eldar & Hero 2010 (IEEE TSP 58(10), eq. 23, scikit-learn's form),\n"
       "             T = tr(S)/D I\n"
-      "  lw         Ledoit & Wolf 2004 (J. Multivariate Anal. 88, Lemmas 3.2-3.4), T = tr(S)/D I\n"
+      "  lw         Ledoit & Wolf 2004 (J. Multivariate Anal. 88, consistent estimator S*), T = tr(S)/D I\n"
       "  ss         Schafer & Strimmer 2005 (SAGMB 4(1) art. 32, Table 1 target D) per Gaussian\n"
       "             with posterior weights as Bell & King 2009: variances kept, off-diagonals\n"
       "             scaled by (1 - lambda)\n"

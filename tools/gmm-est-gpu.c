@@ -82,12 +82,14 @@ int main(int argc, char **argv) {
       if (model.pdfs[p].type != GH_COV_FULL)
         gh_die("%s, pdf %d: diagonal covariances; --shrink and --shrinkage-stats need a full-covariance model",
                model_in, p);
+  if (shrinkage_stats && !*write_accs) gh_warn("--shrinkage-stats=true has no effect without --write-accs");
   if (so.method != GH_SHRINK_NONE) {
     eo.shrink = &so;
     eo.shrink_stats = &sst;
   }
   gh_backend *be = gh_backend_create(device);
   be->precision = prec;
+  gh_host_blas_serial(); /* the M-step's small LAPACK calls run faster on one thread */
   gh_dev_data *dev_data = gh_data_upload(be, &data); /* frames resident across iterations */
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)seed);

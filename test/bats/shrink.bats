@@ -234,3 +234,14 @@ EOF
     head -c 12 "$T/u.$m" | grep -aq '<FullGMM>\|<DiagGMM>'   # stays a bare Kaldi global GMM
   done
 }
+
+@test "a backend without acc_shrink (OpenCL) falls back to the CPU reference: same statistics" {
+  make_one "$T/a" 200 5 11
+  "$BIN/gmm-acc-stats-gpu" --device=opencl --shrinkage-stats=true --binary=false "$T/a/0.mdl" "ark,t:$T/a/x.feats" \
+    "$T/a/o.acc" 2>"$T/a/o.log" || skip "no OpenCL device: $(tail -1 "$T/a/o.log")"
+  grep -q 'no shrinkage-statistics kernel: running it on the CPU reference' "$T/a/o.log"
+  "$BIN/gmm-acc-stats-gpu" --device=cpu --shrinkage-stats=true --binary=false "$T/a/0.mdl" "ark,t:$T/a/x.feats" \
+    "$T/a/c.acc" 2>/dev/null
+  block() { python3 -c "import sys; print(open(sys.argv[1]).read().split('<SHRINKSTATS>')[1])" "$1"; }
+  [ "$(block "$T/a/o.acc")" = "$(block "$T/a/c.acc")" ]
+}

@@ -20,18 +20,14 @@
 
 /* A one-pdf set of G full Gaussians in dimension D with random means and
  * covariances (A A' + I). */
-static void make_model(gh_gmm_set *s, int G, int D, gh_rng *r) {
-  memset(s, 0, sizeof *s);
-  s->dim = D;
-  s->num_pdfs = 1;
-  s->pdfs = gh_calloc(1, sizeof(gh_gmm));
-  gh_gmm_init(&s->pdfs[0], GH_COV_FULL, G, D);
+static void make_pdf(gh_gmm *pdf, int G, int D, gh_rng *r) {
+  gh_gmm_init(pdf, GH_COV_FULL, G, D);
   double *w = gh_malloc(sizeof(double) * G), *mu = gh_malloc(sizeof(double) * G * D);
   double *cov = gh_calloc((size_t)G * gh_packed_size(D), sizeof(double));
   for (int g = 0; g < G; ++g) {
     w[g] = 1.0 / G;
     for (int d = 0; d < D; ++d) mu[g * D + d] = 5.0 + 2.0 * gh_rng_gauss(r);
-    double A[64];
+    double *A = gh_malloc(sizeof(double) * D * D);
     for (int i = 0; i < D * D; ++i) A[i] = 0.5 * gh_rng_gauss(r);
     for (int i = 0; i < D; ++i)
       for (int j = 0; j <= i; ++j) {
@@ -39,9 +35,59 @@ static void make_model(gh_gmm_set *s, int G, int D, gh_rng *r) {
         for (int k = 0; k < D; ++k) v += A[i * D + k] * A[j * D + k];
         cov[g * gh_packed_size(D) + gh_packed_index(i, j)] = v;
       }
+    free(A);
   }
-  if (gh_gmm_set_moments(&s->pdfs[0], w, mu, cov) != 0) gh_die("make_model: %s", gh_last_error());
+  if (gh_gmm_set_moments(pdf, w, mu, cov) != 0) gh_die("make_model: %s", gh_last_error());
   free(w); free(mu); free(cov);
+}
+
+/* A set of P full pdfs with ng[p] Gaussians each. */
+static void make_set(gh_gmm_set *s, int P, const int *ng, int D, gh_rng *r) {
+  memset(s, 0, sizeof *s);
+  s->dim = D;
+  s->num_pdfs = P;
+  s->pdfs = gh_calloc(P, sizeof(gh_gmm));
+  for (int p = 0; p < P; ++p) make_pdf(&s->pdfs[p], ng[p], D, r);
+}
+
+static void make_model(gh_gmm_set *s, int G, int D, gh_rng *r) { make_set(s, 1, &G, D, r); }
+
+/* CUDA acc_shrink vs the CPU reference on a multi-pdf model (pdf 3 without
+ * pairs, more pairs than one CUDA segment); SKIP without a GPU. */
+static void test_cuda(void) {
+  if (gh_cuda_device_count() <= 0) {
+    GH_TEST_OK(1, "# SKIP no GPU: CUDA shrinkage statistics not checked");
+    return;
+  }
+  gh_rng r;
+  gh_rng_seed(&r, 11);
+  const int P = 4, ng[4] = {1, 3, 5, 2}, D = 13, T = 12000;
+  gh_gmm_set m;
+  make_set(&m, P, ng, D, &r);
+  float *X = gh_malloc(sizeof(float) * T * D);
+  gh_frame_pdf *pairs = gh_malloc(sizeof(gh_frame_pdf) * T);
+  for (int t = 0; t < T; ++t) {
+    for (int d = 0; d < D; ++d) X[t * D + d] = (float)(5.0 + 2.5 * gh_rng_gauss(&r));
+    pairs[t].frame = t; pairs[t].pdf = (int)(gh_rng_u64(&r) % 3); pairs[t].weight = (float)(0.1 + 0.9 * gh_rng_uniform(&r));
+  }
+  gh_accs_set a, b;
+  gh_accs_init(&a, &m); gh_accs_shrink_init(&a, &m);
+  gh_accs_init(&b, &m); gh_accs_shrink_init(&b, &m);
+  gh_cpu_acc_shrink(NULL, &m, X, T, pairs, T, &a);
+  gh_backend *cu = gh_backend_create("cuda");
+  gh_backend_acc_shrink(cu, &m, X, T, pairs, T, &b);
+  double worst = 0;
+  const int64_t K = gh_shrink_stats_size(D);
+  for (int p = 0; p < P; ++p)
+    for (int64_t q = 0; q < ng[p] * K; ++q) {
+      double x = b.pdfs[p].shrink[q], y = a.pdfs[p].shrink[q];
+      double sc = fabs(a.pdfs[p].shrink[(q / K) * K + 1 + D + gh_packed_index(0, 0)]) + fabs(y);
+      worst = fmax(worst, fabs(x - y) / (sc > 0 ? sc : 1));
+    }
+  GH_TEST_OK(worst < 1e-9, "CUDA shrinkage statistics = CPU reference (4 pdfs, D 13, 12000 pairs; max rel %.2g)", worst);
+  gh_backend_free(cu);
+  gh_accs_free(&a); gh_accs_free(&b); gh_gmm_set_free(&m);
+  free(X); free(pairs);
 }
 
 static double rel(double a, double b) { return fabs(a - b) / (1.0 + fabs(b)); }
@@ -205,6 +251,7 @@ int main(void) {
   GH_TEST_OK(nf == 3 && LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', D, L, D) == 0,
              "rank-1 S, lambda 0: floor raises 3 eigenvalues, Cholesky succeeds");
 
+  test_cuda();
   gh_backend_free(be);
   gh_accs_free(&accs);
   gh_accs_free(&a2);

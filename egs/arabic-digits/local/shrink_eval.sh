@@ -12,6 +12,9 @@
 #              fixed:0.5, occupancy:200, oas, lw, ss (fixed's 0.5 and
 #              occupancy's tau = 200 frames were set before looking at dev
 #              results and not tuned)
+#   fc:M       (--posthoc=true, default) fc-shrink --method=M once on the trained
+#              full model, with accs of that model (gmm-acc-stats-gpu
+#              --shrinkage-stats=true)
 # then gmm-score-gpu | matrix-sum-rows -> best digit -> dev accuracy
 # (../steps/score_words.sh).  Writes everything under --work (default
 # exp-shrink in the current directory), never into the source tree; the
@@ -19,6 +22,7 @@
 #
 # Options: --work=DIR --device=auto|cpu|cuda --sizes="5 10 20 50" --seeds="1 2 3"
 #          --gauss="4 8" --iters=20 --methods="fixed:0.5 occupancy:200 oas lw ss"
+#          --posthoc=true|false
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -33,6 +37,7 @@ seeds="1 2 3"
 gauss="4 8"
 iters=20
 methods="fixed:0.5 occupancy:200 oas lw ss"
+posthoc=true
 for a in "$@"; do
   case $a in
     --work=*) work=${a#*=} ;;
@@ -42,11 +47,13 @@ for a in "$@"; do
     --gauss=*) gauss=${a#*=} ;;
     --iters=*) iters=${a#*=} ;;
     --methods=*) methods=${a#*=} ;;
+    --posthoc=*) posthoc=${a#*=} ;;
     *) echo "shrink_eval.sh: unknown argument $a" >&2; exit 1 ;;
   esac
 done
 [ -f "$src" ] || { echo "shrink_eval.sh: missing $src (set GH_SHARED)" >&2; exit 1; }
-for t in copy-feats feat-to-len copy-int-vector gmm-init gmm-est-gpu gmm-score-gpu matrix-sum-rows; do
+for t in copy-feats feat-to-len copy-int-vector gmm-init gmm-est-gpu gmm-score-gpu matrix-sum-rows gmm-acc-stats-gpu \
+  fc-shrink; do
   command -v $t >/dev/null || { echo "shrink_eval.sh: $t not built (run make)" >&2; exit 1; }
 done
 mkdir -p "$work"
@@ -72,6 +79,16 @@ if [ ! -s "$data/dev.ali" ]; then
     $data/dev.spk $data/all.scp
   make_labels $data/dev.scp $data/dev.utt2label $data/dev.ali
 fi
+
+# score <model-base> <log with the lambda line> "<size> <gauss> <system> <seed>": one results line
+score() {
+  gmm-score-gpu --device=$device $1.mdl scp:$data/dev.scp ark:- 2> $1.score.log |
+    matrix-sum-rows ark:- ark,t:$1.totals 2>> $1.score.log
+  local acc lam
+  acc=$("$here/../steps/score_words.sh" $data/dev.utt2label $1.totals | awk 'NR == 1 { print $2 }')
+  lam=$(awk '/lambda mean/ { for (i = 1; i < NF; i++) if ($i == "mean") v = $(i + 1) } END { print v }' $2)
+  echo "$3 $acc ${lam:--} $frames" | tee -a $results
+}
 
 results=$work/results.txt
 : > $results
@@ -109,24 +126,35 @@ EOF
         esac
         gmm-est-gpu --device=$device --num-iters=$iters $opt $init scp:$sub.scp ark:$sub.ali \
           $dir/$name.mdl 2> $dir/$name.est.log
-        gmm-score-gpu --device=$device $dir/$name.mdl scp:$data/dev.scp ark:- 2> $dir/$name.score.log |
-          matrix-sum-rows ark:- ark,t:$dir/$name.totals 2>> $dir/$name.score.log
-        acc=$("$here/../steps/score_words.sh" $data/dev.utt2label $dir/$name.totals | awk 'NR == 1 { print $2 }')
-        lam=$(awk '/lambda mean/ { for (i = 1; i < NF; i++) if ($i == "mean") v = $(i + 1) } END { print v }' $dir/$name.est.log)
-        echo "$size $ng $sys $seed $acc ${lam:--} $frames" | tee -a $results
+        score $dir/$name $dir/$name.est.log "$size $ng $sys $seed"
       done
+      if [ "$posthoc" = true ]; then
+        # fc-shrink once on the trained full model, accs of that model with the shrinkage statistics
+        gmm-acc-stats-gpu --device=$device --shrinkage-stats=true $dir/full.mdl scp:$sub.scp ark:$sub.ali \
+          $dir/full.acc 2> $dir/full.acc.log
+        for sys in $methods; do
+          name=fc_${sys//:/_}
+          case $sys in
+            fixed:*) opt="--method=fixed --factor=${sys#*:}" ;;
+            occupancy:*) opt="--method=occupancy --tau=${sys#*:}" ;;
+            *) opt="--method=$sys" ;;
+          esac
+          fc-shrink $opt $dir/full.mdl $dir/full.acc $dir/$name.mdl 2> $dir/$name.log
+          score $dir/$name $dir/$name.log "$size $ng fc:$sys $seed"
+        done
+      fi
     done
   done
 done
 
-echo "== dev accuracy (%), mean over seeds ($seeds) (min..max); last-iteration mean lambda in brackets"
-awk -v methods="diag full $methods" '
+table() {  # <systems> <prefix of the shrinkage columns>
+awk -v methods="$1" -v pre="$2" '
   { k = $1 " " $2 " " $3; a = $5 + 0; n[k]++; s[k] += a; if (!(k in lo) || a < lo[k]) lo[k] = a;
     if (!(k in hi) || a > hi[k]) hi[k] = a; if ($6 != "-") { ls[k] += $6; ln[k]++ }
     cfg = $1 " " $2; if (!(cfg in seen)) { seen[cfg] = 1; order[++nc] = cfg; fr[cfg] = $7 } }
   END {
     ns = split(methods, m, " ");
-    printf "| speakers (frames, seed %s) | Gaussians |", "1"; for (j = 1; j <= ns; j++) printf " %s |", (j > 2 ? "full+" : "") m[j]; printf "\n";
+    printf "| speakers (frames, seed %s) | Gaussians |", "1"; for (j = 1; j <= ns; j++) printf " %s |", (j > 2 ? pre : "") m[j]; printf "\n";
     printf "|---|---|"; for (j = 1; j <= ns; j++) printf "---|"; printf "\n";
     for (i = 1; i <= nc; i++) { split(order[i], c, " "); printf "| %s (%s) | %s |", c[1], fr[order[i]], c[2];
       for (j = 1; j <= ns; j++) { k = order[i] " " m[j];
@@ -135,3 +163,10 @@ awk -v methods="diag full $methods" '
         if (k in ln) printf " [%.2f]", ls[k] / ln[k]; printf " |" }
       printf "\n" }
   }' $results
+}
+echo "== dev accuracy (%), mean over seeds ($seeds) (min..max); last-iteration mean lambda in brackets"
+table "diag full $methods" "full+"
+if [ "$posthoc" = true ]; then
+  echo "== fc-shrink once after training (on the full model): dev accuracy (%), mean lambda in brackets"
+  table "diag full $(for m in $methods; do printf 'fc:%s ' $m; done)" ""
+fi
