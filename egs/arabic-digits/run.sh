@@ -135,10 +135,11 @@ fi
 if [ $stop_stage -ge 4 ]; then
   {
     echo "# arabic-digits: dev accuracy ($(date -u +%Y-%m-%d), nj $nj, device $device)"
-    # Every scoring.txt that exists in <work>/exp, whichever stages ran now.
-    for f in exp/diag*_s*/decode_dev/scoring.txt exp/full*_s*/decode_dev/scoring.txt; do
+    # The scoring.txt of every --configs x --seed model in <work>/exp, whichever stages ran now.
+    for cfg in $configs; do for s in $seed; do
+      f=exp/${cfg%%:*}${cfg##*:}_s$s/decode_dev/scoring.txt
       [ ! -f $f ] || head -1 $f
-    done > exp/gmm_results.txt
+    done; done > exp/gmm_results.txt
     [ ! -f exp/sklearn/results.txt ] || cat exp/sklearn/results.txt >> exp/gmm_results.txt
     if [ -s exp/gmm_results.txt ]; then
       echo "== per configuration, mean over seeds (min..max), 13 MFCCs"
