@@ -4,11 +4,12 @@
 # 15, decode the other 5; yes/no has one speaker, so held-out files play the
 # part of a held-out speaker), then train each configuration on all 20 and
 # decode the 10 test files once.
-# Needs the features of run.sh (run.sh --work=<work> --stage=0 makes them;
-# this script runs it if <work>/data/train/feats.scp is missing).
+# Needs the features of run.sh (run.sh --work <work> --stop-stage 1 makes them;
+# this script runs it if <work>/data/train_feats/feats.scp is missing).
 # Configurations (trainer | options), each decoded with word penalties 0 10 20
 # and with the loop's edge silence matching training:
-#   bw        local/train.sh (flat start, Baum-Welch, 3-state L-to-R silence, optional edge silence)
+#   bw        run.sh's training (steps/train_word_hmm.sh: flat start, Baum-Welch, 3-state L-to-R
+#             silence, optional edge silence)
 #   vit-eq    local/train_viterbi.sh --init=equal (Kaldi's equal alignment), 5-state ergodic silence, obligatory edge silence
 #   vit-bw    local/train_viterbi.sh --init=flat-bw, 5-state ergodic silence, obligatory edge silence
 #   vit-bw-ltr  the same with a 3-state L-to-R silence
@@ -30,13 +31,16 @@ for a in "$@"; do
     *) echo "cv_experiment.sh: unknown argument $a" >&2; exit 1 ;;
   esac
 done
-[ -s $work/data/train/feats.scp ] || "$root"/egs/yesno/run.sh --work=$work --device=$device > /dev/null
+[ -s $work/data/train_feats/feats.scp ] || "$root"/egs/yesno/run.sh --work $work --device $device --stop-stage 1 > /dev/null
 cd $work   # the scp files name data/... relative to the work dir
 cv=$work/cv; mkdir -p $cv
 train_cfg() {  # train_cfg <config> <data-dir> <exp-dir>; echoes the decode edge flag
   local c=$1
   case $c in
-    bw) "$here"/train.sh --device=$device $2 $3 > /dev/null; echo false ;;
+    bw) printf 'yes\nno\n' > $cv/words.txt
+        steps/train_word_hmm.sh --nj 1 --device $device --states 5 --silence sil --sil-states 3 --gauss 8 --iters 30 \
+          --flat-start global --skip-prob 0 --self-loop-prob 0.8 --mixup-start 8 --mixup-end 15 --seed 1 --est-seed 0 \
+          $2 $cv/words.txt $3 > /dev/null; echo false ;;
     vit-eq) "$here"/train_viterbi.sh --device=$device --init=equal $2 $3 > /dev/null; echo true ;;
     vit-bw) "$here"/train_viterbi.sh --device=$device --init=flat-bw $2 $3 > /dev/null; echo true ;;
     vit-bw-ltr) "$here"/train_viterbi.sh --device=$device --init=flat-bw --sil-topology=ltr --sil-states=3 $2 $3 > /dev/null; echo true ;;
@@ -51,10 +55,13 @@ train_cfg() {  # train_cfg <config> <data-dir> <exp-dir>; echoes the decode edge
 # folds: file i (sorted) goes to fold i % 4
 for f in 0 1 2 3; do
   mkdir -p $cv/data/f$f/train $cv/data/f$f/dev
-  awk -v f=$f '(NR - 1) % 4 != f' $work/data/train/feats.scp > $cv/data/f$f/train/feats.scp
-  awk -v f=$f '(NR - 1) % 4 == f' $work/data/train/feats.scp > $cv/data/f$f/dev/feats.scp
+  awk -v f=$f '(NR - 1) % 4 != f' data/train_feats/feats.scp > $cv/data/f$f/train/feats.scp
+  awk -v f=$f '(NR - 1) % 4 == f' data/train_feats/feats.scp > $cv/data/f$f/dev/feats.scp
   for s in train dev; do
-    awk 'NR == FNR { k[$1]; next } $1 in k' $cv/data/f$f/$s/feats.scp $work/data/train/text > $cv/data/f$f/$s/text
+    for x in text utt2spk; do
+      awk 'NR == FNR { k[$1]; next } $1 in k' $cv/data/f$f/$s/feats.scp data/train_feats/$x > $cv/data/f$f/$s/$x
+    done
+    utils/utt2spk_to_spk2utt.sh $cv/data/f$f/$s/utt2spk > $cv/data/f$f/$s/spk2utt
   done
 done
 out=$cv/results.$(echo $configs | tr " " _).txt; : > $out
@@ -68,9 +75,9 @@ for c in $configs; do
       err[$wp]=$(( ${err[$wp]:-0} + n ))
     done
   done
-  edge=$(train_cfg $c $work/data/train $cv/$c/all)
+  edge=$(train_cfg $c data/train_feats $cv/$c/all)
   for wp in 0 10 20; do
-    t=$("$here"/decode.sh --device=$device --edge-silence=$edge --word-penalty=$wp $cv/$c/all $work/data/test \
+    t=$("$here"/decode.sh --device=$device --edge-silence=$edge --word-penalty=$wp $cv/$c/all data/test_feats \
       $cv/$c/all/decode_test_wp$wp)
     printf "%-11s wp=%-3s cv %3d/160 errors (%5.2f%%)   test %s\n" $c $wp ${err[$wp]} \
       $(awk -v e=${err[$wp]} 'BEGIN { print 100 * e / 160 }') "$t" | tee -a $out
