@@ -333,6 +333,28 @@ void gh_gmm_set_update(gh_gmm_set *model, const gh_accs_set *accs,
 }
 
 /* ---------------- splitting / mix-up ---------------- */
+/* Max-heap of Gaussian indices by weight w[], ties to the lower index. */
+static int split_before(const double *w, int32_t a, int32_t b) { return w[a] > w[b] || (w[a] == w[b] && a < b); }
+static void split_heap_push(int32_t *h, int32_t *n, const double *w, int32_t v) {
+  int32_t i = (*n)++;
+  h[i] = v;
+  while (i > 0 && split_before(w, h[i], h[(i - 1) / 2])) {
+    int32_t p = (i - 1) / 2, t = h[p]; h[p] = h[i]; h[i] = t; i = p;
+  }
+}
+static int32_t split_heap_pop(int32_t *h, int32_t *n, const double *w) {
+  int32_t top = h[0], i = 0;
+  h[0] = h[--(*n)];
+  for (;;) {
+    int32_t l = 2 * i + 1, r = l + 1, b = i;
+    if (l < *n && split_before(w, h[l], h[b])) b = l;
+    if (r < *n && split_before(w, h[r], h[b])) b = r;
+    if (b == i) break;
+    int32_t t = h[b]; h[b] = h[i]; h[i] = t; i = b;
+  }
+  return top;
+}
+
 void gh_gmm_split(gh_gmm *g, int32_t target, double perturb_factor, gh_rng *rng) {
   int32_t G = g->num_gauss, D = g->dim;
   if (target < G || G == 0) gh_die("cannot split a GMM from %d to %d Gaussians", G, target);
@@ -345,12 +367,16 @@ void gh_gmm_split(gh_gmm *g, int32_t target, double perturb_factor, gh_rng *rng)
   gh_gmm_get_moments(g, w, mu, cov);
   double *r = gh_malloc(sizeof(double) * D), *shift = gh_malloc(sizeof(double) * D);
   double *L = full ? gh_malloc(sizeof(double) * D * D) : NULL;
+  /* The heaviest Gaussian (lowest index among equals) is split next: a
+   * max-heap of indices makes this O(target log target), not quadratic. */
+  int32_t *heap = gh_malloc(sizeof(int32_t) * target), hn = 0;
+  for (int32_t i = 0; i < G; ++i) split_heap_push(heap, &hn, w, i);
   for (int32_t cur = G; cur < target; ++cur) {
-    int32_t mx = 0;
-    for (int32_t i = 1; i < cur; ++i)
-      if (w[i] > w[mx]) mx = i;
+    int32_t mx = split_heap_pop(heap, &hn, w);
     w[mx] /= 2;
     w[cur] = w[mx];
+    split_heap_push(heap, &hn, w, mx);
+    split_heap_push(heap, &hn, w, cur);
     for (int32_t d = 0; d < D; ++d) r[d] = gh_rng_gauss(rng);
     const double *c = cov + (int64_t)mx * S;
     if (!full) {
@@ -375,7 +401,7 @@ void gh_gmm_split(gh_gmm *g, int32_t target, double perturb_factor, gh_rng *rng)
   gh_gmm_free(g);
   gh_gmm_init(g, type, target, D);
   if (gh_gmm_set_moments(g, w, mu, cov) != 0) gh_die("split: %s", gh_last_error());
-  free(w); free(mu); free(cov); free(r); free(shift); free(L);
+  free(w); free(mu); free(cov); free(r); free(shift); free(L); free(heap);
 }
 
 /* Max-heap of (priority, pdf) with ties to the lower pdf index. */

@@ -65,6 +65,14 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
   for (int64_t i = 0; i < N; ++i)
     if (!w || w[i] > 0) idx[M++] = i;
   if (M == 0) gh_die("%s: all frame weights are zero", what);
+  /* Bounded work: never more Gaussians than frames to estimate them from
+   * (--num-gauss=1e8 on 150 frames would otherwise split for hours). */
+  int64_t target = o->num_gauss;
+  if (target > M) {
+    gh_warn("%s: --num-gauss=%d but only %lld frames; initialising %lld Gaussians", what, o->num_gauss,
+            (long long)M, (long long)M);
+    target = M;
+  }
   if (o->max_frames > 0 && M > o->max_frames) {
     for (int64_t i = 0; i < o->max_frames; ++i) { /* partial Fisher-Yates */
       int64_t j = i + (int64_t)(gh_rng_uniform(&rng) * (double)(M - i));
@@ -215,9 +223,9 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
   if (gh_gmm_set_moments(g, gw, mu, cov) != 0) gh_die("%s: initial covariance not usable: %s", what, gh_last_error());
 
   /* 7. grow by splitting when the data supported fewer centres */
-  if (Kk < o->num_gauss) {
-    gh_vlog(1, "%s: %lld k-means clusters, splitting up to %d Gaussians", what, (long long)Kk, o->num_gauss);
-    gh_gmm_split(g, o->num_gauss, 0.1, &rng);
+  if (Kk < target) {
+    gh_vlog(1, "%s: %lld k-means clusters, splitting up to %lld Gaussians", what, (long long)Kk, (long long)target);
+    gh_gmm_split(g, (int32_t)target, 0.1, &rng);
   }
   free(idx); free(wt); free(gmean); free(gvar); free(Z); free(C); free(d2); free(p); free(asg); free(cw);
   free(gw); free(mu); free(cov); free(A); free(ev);

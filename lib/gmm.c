@@ -241,6 +241,14 @@ int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, co
     }
   }
   gh_gmm_compute_gconsts(g);
+  /* The float parameters must be usable: a variance beyond float range
+   * (features of magnitude ~1e19 and more) gives an inverse variance of 0. */
+  for (int32_t k = 0; k < G; ++k)
+    if (g->weights[k] > 0 && !isfinite(g->gconsts[k])) {
+      gh_set_error("Gaussian %d: parameters out of float range (inverse covariance underflows or overflows; "
+                   "scale the features)", k);
+      return -1;
+    }
   return 0;
 }
 
@@ -451,6 +459,18 @@ void gh_gmm_read(gh_istream *in, int binary, gh_gmm *g) {
         gh_istream_fail(in, "%s: inverse variance %g of Gaussian %d, dimension %d is not positive", tname,
                         (double)v, k, d);
     }
+  if (type == GH_COV_FULL) { /* positive definite: the Cholesky factorisation must exist */
+    double *A = gh_malloc((size_t)D * D * sizeof(double));
+    for (int32_t k = 0; k < G; ++k) {
+      unpack_sym(g->inv_vars + k * C, D, A);
+      if (chol(A, D)) {
+        free(A);
+        gh_istream_fail(in, "%s: inverse covariance of Gaussian %d is not positive definite (Cholesky failed)",
+                        tname, k);
+      }
+    }
+    free(A);
+  }
   gh_gmm_compute_gconsts(g);
   if (gconsts && ngc == G) {
     int num_diff = 0, worst = -1;
@@ -676,6 +696,8 @@ void gh_gmm_write(gh_ostream *out, int binary, const gh_gmm *g) {
 }
 
 void gh_gmm_set_write_stream(gh_ostream *out, int binary, const gh_gmm_set *s) {
+  /* Never write a model that our own reader would reject. */
+  gh_gmm_set_check(s, gh_ostream_name(out));
   if (s->form == GH_SET_GLOBAL && s->num_pdfs == 1 && !s->trans) {
     gh_gmm_write(out, binary, &s->pdfs[0]);
     return;

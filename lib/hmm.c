@@ -96,6 +96,31 @@ int gh_hmm_check(const gh_hmm *h) {
     }
     key[a] = (int64_t)r->from * S + r->to;
   }
+  /* Probability mass: out of every state (arcs + a competing exit), and into the HMM
+   * (initial), at most 1 within GH_HMM_SUM_TOL (float log-probabilities
+   * round); less than 1 is allowed (word penalties, pruned arcs). */
+  {
+    double *out = gh_calloc(S, sizeof(double)), init_sum = 0;
+    /* f_j = 0 is Rabiner's "no exit" (doc/hmm.md): only -inf < f_j < 0 competes with the arcs. */
+    for (int32_t j = 0; j < S; ++j) {
+      out[j] = h->final[j] < 0 ? exp((double)h->final[j]) : 0.0;
+      init_sum += exp((double)h->init[j]);
+    }
+    for (int32_t a = 0; a < A; ++a) out[h->arcs[a].from] += exp((double)h->arcs[a].logp);
+    for (int32_t j = 0; j < S; ++j)
+      if (out[j] > 1.0 + GH_HMM_SUM_TOL) {
+        gh_set_error("state %d: outgoing probabilities (arcs + exit) sum to %.6g, more than 1", j, out[j]);
+        free(out);
+        free(key);
+        return -1;
+      }
+    free(out);
+    if (init_sum > 1.0 + GH_HMM_SUM_TOL) {
+      gh_set_error("initial probabilities sum to %.6g, more than 1", init_sum);
+      free(key);
+      return -1;
+    }
+  }
   qsort(key, A, sizeof(int64_t), cmp64);
   for (int32_t a = 1; a < A; ++a)
     if (key[a] == key[a - 1]) {

@@ -57,8 +57,14 @@ int32_t gh_hmm_set_num_pdfs(const gh_hmm_set *s);
  * not duplicated, log-probs not NaN and not above 1e-3 (probability <= ~1),
  * some state with init > -inf and some with final > -inf, and every state
  * able to reach a state with a final probability (else a path through it
- * could never end).  Returns 0, or -1 with the message in gh_last_error(). */
+ * could never end), each state's outgoing mass (arcs, plus the exit when
+ * -inf < final < 0; final = 0 is Rabiner's no-exit form) and the initial
+ * mass at most 1 (within GH_HMM_SUM_TOL; less is allowed, e.g. a
+ * word penalty).  Returns 0, or -1 with the message in gh_last_error(). */
 int gh_hmm_check(const gh_hmm *h);
+/* gh_hmm_check: the outgoing probabilities of every state (arcs + competing
+ * exit) and the initial probabilities may sum to at most 1 + GH_HMM_SUM_TOL. */
+#define GH_HMM_SUM_TOL 1e-3
 
 /* Read an HMM set file (text or binary, detected by "\0B"; rxfilename as in
  * gh_istream_open).  Dies with one line naming the file, the byte offset,

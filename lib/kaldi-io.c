@@ -171,13 +171,14 @@ static size_t ensure(gh_istream *s, size_t want) {
     s->len -= s->pos;
     s->pos = 0;
   }
-  if (want > s->cap) {
-    size_t c = s->cap;
-    while (c < want) c *= 2;
-    s->buf = gh_realloc(s->buf, c);
-    s->cap = c;
-  }
   while (s->len < want) {
+    /* Grow only as data arrives (at most doubling), so a size claimed by a
+     * corrupt header costs no more memory than the bytes really there. */
+    if (s->len == s->cap) {
+      size_t c = 2 * s->cap < want ? 2 * s->cap : want;
+      s->buf = gh_realloc(s->buf, c);
+      s->cap = c;
+    }
     size_t room = s->cap - s->len;
     int n = gzread(s->gz, s->buf + s->len, (unsigned)(room > (1u << 30) ? (1u << 30) : room));
     if (n < 0) {
@@ -403,6 +404,7 @@ char *gh_read_line(gh_istream *s) {
   size_t n = 0;
   int c;
   while ((c = gh_istream_getc(s)) >= 0 && c != '\n') {
+    if (c == 0) gh_istream_fail(s, "NUL byte in a line of text (binary data where text was expected?)");
     if (n + 2 > s->linecap) s->line = gh_realloc(s->line, s->linecap = s->linecap ? 2 * s->linecap : 256);
     s->line[n++] = (char)c;
   }

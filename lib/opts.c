@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ typedef struct {
   void *ptr;
   char *help;
   char *deflt; /* default value as text, for --help */
+  char *owned; /* string options: the value we allocated (freed by gh_opts_free) */
 } opt_entry;
 
 struct gh_opts {
@@ -28,7 +30,12 @@ struct gh_opts {
   int32_t verbose;
   const char *config;
   int help;
+  int config_depth; /* --config files being read (nested through --config lines) */
 };
+
+/* Config files may name further config files; deeper nesting than this is
+ * a file that includes itself (directly or through others). */
+#define GH_MAX_CONFIG_DEPTH 16
 
 static void value_to_text(const opt_entry *e, char *buf, size_t n) {
   switch (e->kind) {
@@ -55,6 +62,7 @@ static void add(gh_opts *o, const char *name, opt_kind kind, void *ptr, const ch
   e->kind = kind;
   e->ptr = ptr;
   e->help = gh_strdup(help);
+  e->owned = NULL;
   char buf[256];
   value_to_text(e, buf, sizeof buf);
   e->deflt = gh_strdup(buf);
@@ -117,7 +125,9 @@ static void set_value(gh_opts *o, opt_entry *e, const char *val, int has_val, co
       return;
     case OPT_STRING:
       if (!has_val) gh_die("%s: option --%s needs a value (--%s=VALUE)", where, e->name, e->name);
-      *(const char **)e->ptr = gh_strdup(val);
+      free(e->owned);
+      e->owned = gh_strdup(val);
+      *(const char **)e->ptr = e->owned;
       return;
     default: break;
   }
@@ -131,6 +141,8 @@ static void set_value(gh_opts *o, opt_entry *e, const char *val, int has_val, co
   } else {
     double v = strtod(val, &end);
     if (*end || errno == ERANGE) gh_die("%s: invalid number '%s' for option --%s", where, val, e->name);
+    if (!isfinite(v) || (e->kind == OPT_FLOAT && !isfinite((float)v)))
+      gh_die("%s: option --%s must be a finite number, got '%s'", where, e->name, val);
     if (e->kind == OPT_DOUBLE) *(double *)e->ptr = v;
     else *(float *)e->ptr = (float)v;
   }
@@ -140,8 +152,12 @@ static void set_value(gh_opts *o, opt_entry *e, const char *val, int has_val, co
 static void parse_one(gh_opts *o, const char *arg, const char *where);
 
 static void read_config(gh_opts *o, const char *file) {
+  if (o->config_depth >= GH_MAX_CONFIG_DEPTH)
+    gh_die("config file '%s': config files nested more than %d deep (a file that includes itself?)", file,
+           GH_MAX_CONFIG_DEPTH);
   FILE *f = fopen(file, "r");
   if (!f) gh_die("cannot open config file '%s'", file);
+  o->config_depth++;
   char line[4096];
   int lineno = 0;
   while (fgets(line, sizeof line, f)) {
@@ -159,6 +175,7 @@ static void read_config(gh_opts *o, const char *file) {
     parse_one(o, s, where);
   }
   fclose(f);
+  o->config_depth--;
 }
 
 static void parse_one(gh_opts *o, const char *arg, const char *where) {
@@ -169,7 +186,12 @@ static void parse_one(gh_opts *o, const char *arg, const char *where) {
     opt_entry *e = &o->opts[i];
     if (!name_eq(e->name, name, nlen)) continue;
     set_value(o, e, eq ? eq + 1 : "", eq != NULL, where);
-    if (e->ptr == &o->config && o->config) read_config(o, o->config);
+    if (e->ptr == &o->config && o->config) {
+      /* The name is copied: a nested --config line replaces o->config. */
+      char *file = gh_strdup(o->config);
+      read_config(o, file);
+      free(file);
+    }
     return;
   }
   print_usage(o);
@@ -201,6 +223,8 @@ const char *gh_opts_arg(gh_opts *o, int i) {
 int gh_opts_num_args(gh_opts *o) { return o->num_args; }
 
 void gh_opts_free(gh_opts *o) {
-  for (int i = 0; i < o->num_opts; ++i) { free(o->opts[i].name); free(o->opts[i].help); free(o->opts[i].deflt); }
+  for (int i = 0; i < o->num_opts; ++i) {
+    free(o->opts[i].name); free(o->opts[i].help); free(o->opts[i].deflt); free(o->opts[i].owned);
+  }
   free(o->opts); free(o->args); free(o->usage); free(o);
 }

@@ -256,6 +256,12 @@ static int read_ark_key(gh_seq_reader *r) {
   size_t n = 0;
   int c;
   while ((c = gh_istream_peek(s)) >= 0 && !isspace(c)) {
+    if (c == 0) {
+      if (n + 1 > r->keycap) r->key = gh_realloc(r->key, r->keycap = n + 1);
+      r->key[n] = '\0';
+      gh_istream_fail(s, "archive key '%s' contains a NUL byte (binary data where a key should be?)",
+                      gh_printable_token(r->key));
+    }
     if (n + 2 > r->keycap) r->key = gh_realloc(r->key, r->keycap = r->keycap ? 2 * r->keycap : 128);
     r->key[n++] = (char)gh_istream_getc(s);
   }

@@ -40,6 +40,26 @@ static sf_count_t vio_write(const void *src, sf_count_t count, void *u) { return
 static sf_count_t vio_tell(void *u) { return ((mem_file *)u)->pos; }
 #endif
 
+/* RIFF/WAVE: the size its "data" chunk declares and the bytes the buffer
+ * really holds after the chunk header.  libsndfile silently shortens a
+ * truncated data chunk, so this is how a truncated file is noticed.
+ * Returns 0 if buf is not a RIFF/WAVE file or has no data chunk. */
+static int riff_data_sizes(const unsigned char *b, size_t n, uint64_t *declared, uint64_t *present) {
+  if (n < 12 || memcmp(b, "RIFF", 4) || memcmp(b + 8, "WAVE", 4)) return 0;
+  size_t off = 12;
+  while (off + 8 <= n) {
+    uint32_t sz = (uint32_t)b[off + 4] | (uint32_t)b[off + 5] << 8 | (uint32_t)b[off + 6] << 16 |
+                  (uint32_t)b[off + 7] << 24;
+    if (!memcmp(b + off, "data", 4)) {
+      *declared = sz;
+      *present = n - (off + 8);
+      return 1;
+    }
+    off += 8 + (size_t)sz + (sz & 1);
+  }
+  return 0;
+}
+
 void gh_wave_free(gh_wave *w) {
   free(w->data);
   memset(w, 0, sizeof *w);
@@ -95,6 +115,12 @@ int gh_wave_read_mem(const void *buf, size_t n, const char *name, gh_wave *w) {
     gh_set_error("empty file (no audio samples could be read)");
     return 0;
   }
+  uint64_t declared, present;
+  if (got == nf && riff_data_sizes(buf, n, &declared, &present) && declared != 0xffffffffu &&
+      declared > present)
+    gh_warn("%s: the data chunk declares %llu bytes but the file holds only %llu (truncated file?); "
+            "read %lld samples per channel", name, (unsigned long long)declared,
+            (unsigned long long)present, (long long)got);
   if (got < nf) { /* fewer samples than the header says: compact the channel rows */
     gh_warn("%s: expected %lld samples per channel, read only %lld (truncated file?)", name, (long long)nf,
             (long long)got);

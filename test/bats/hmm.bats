@@ -210,8 +210,8 @@ expect_fail() {
 <InitLogProbs> [ 0 -inf -inf ]
 <Arcs> 4
 0 0 -0.7
-0 1 -1.2
-0 2 -1.2
+0 1 -1.4
+0 2 -1.4
 1 1 0
 <FinalLogProbs> [ -inf -inf -0.5 ]
 </Hmm>
