@@ -2,13 +2,15 @@
 #   make            build every tool into bin/
 #   make deps       install build/test dependencies (Debian: apt-get, pip)
 #   make test       C unit tests + Bats tool tests (CPU; no GPU needed)
-#   make test-gpu   CUDA-vs-CPU checks (run on a machine with an NVIDIA GPU)
+#   make test-gpu   CUDA-vs-CPU and OpenCL-vs-CPU checks (run on a machine with an NVIDIA GPU)
 #   make bench      benchmarks (GPU)
 #   make install PREFIX=/usr/local
 PREFIX ?= /usr/local
 CC ?= gcc
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Ilib -Ikernels -MMD -MP
+# "override": a CFLAGS given on the command line adds to these (flags the build
+# needs are appended with "override CFLAGS +=" so `make CFLAGS=...` keeps them).
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Ilib -Ikernels -MMD -MP
 LDLIBS := -llapacke -llapack -lblas -lz -lm
 
 # Audio input (lib/wav.c) needs libsndfile, the FFT (lib/feat.c) FFTW.  Without
@@ -18,9 +20,11 @@ SNDFILE_H := $(wildcard /usr/include/sndfile.h /usr/local/include/sndfile.h)
 ifneq ($(SNDFILE_H),)
 LDLIBS += -lsndfile
 else
-CFLAGS += -DGH_NO_SNDFILE
+override CFLAGS += -DGH_NO_SNDFILE
 endif
 LDLIBS += -lfftw3
+# OpenMP: the host M-step's per-Gaussian inverses (lib/gmm.c, plain loops) on all cores.
+override CFLAGS += -fopenmp
 
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(NVCC)),)
@@ -28,7 +32,8 @@ NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Ikernels/cuda -MMD -MP -Xcompiler -Wall \
   -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 
-B := build
+B ?= build
+BIN ?= bin
 LIB_SRC := $(wildcard lib/*.c)
 KER_SRC := $(wildcard kernels/*.c kernels/cpu/*.c)
 CU_SRC  := $(if $(NVCC),$(wildcard kernels/cuda/*.cu),)
@@ -37,11 +42,11 @@ UNIT_SRC := $(wildcard test/unit/*.c)
 
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 KER_OBJ := $(KER_SRC:%.c=$(B)/%.o) $(CU_SRC:%.cu=$(B)/%.cu.o)
-TOOLS := $(TOOL_SRC:tools/%.c=bin/%)
+TOOLS := $(TOOL_SRC:tools/%.c=$(BIN)/%)
 UNITS := $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 
 ifneq ($(NVCC),)
-CFLAGS += -DGH_HAVE_CUDA
+override CFLAGS += -DGH_HAVE_CUDA
 LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lpthread -lrt
 endif
 
@@ -50,16 +55,18 @@ endif
 # as one string (cl-source.c).  CLBlast is optional: without it the backend
 # uses its own SGEMM kernel.
 OPENCL_H := $(wildcard /usr/include/CL/cl.h /usr/local/include/CL/cl.h)
+OPENCL_H += $(if $(CUDA_HOME),$(wildcard $(CUDA_HOME)/include/CL/cl.h),)
 OPENCL_LIB ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libOpenCL.so /usr/lib64/libOpenCL.so \
-  /usr/local/lib/libOpenCL.so /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /usr/lib64/libOpenCL.so.1))
+  /usr/local/lib/libOpenCL.so /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /usr/lib64/libOpenCL.so.1 \
+  $(if $(CUDA_HOME),$(CUDA_HOME)/lib64/libOpenCL.so,)))
 CLBLAST_H := $(wildcard /usr/include/clblast_c.h /usr/local/include/clblast_c.h)
 .DEFAULT_GOAL := all
 ifneq ($(and $(OPENCL_H),$(OPENCL_LIB)),)
 CL_SRC := $(sort $(wildcard kernels/opencl/*.cl))
 KER_OBJ += $(patsubst %.c,$(B)/%.o,$(wildcard kernels/opencl/*.c)) $(B)/kernels/opencl/cl-source.o
-CFLAGS += -DGH_HAVE_OPENCL
+override CFLAGS += -DGH_HAVE_OPENCL $(if $(wildcard /usr/include/CL/cl.h /usr/local/include/CL/cl.h),,-I$(CUDA_HOME)/include)
 ifneq ($(CLBLAST_H),)
-CFLAGS += -DGH_HAVE_CLBLAST
+override CFLAGS += -DGH_HAVE_CLBLAST
 LDLIBS += -lclblast
 endif
 LDLIBS += $(OPENCL_LIB)
@@ -86,7 +93,7 @@ $(B)/%.cu.o: %.cu
 	$(NVCC) $(NVCCFLAGS) -DGH_HAVE_CUDA -c $< -o $@
 
 LIBS := $(B)/libgmmhmm-kernels.a $(B)/libgmmhmm.a
-bin/%: $(B)/tools/%.o $(LIBS)
+$(BIN)/%: $(B)/tools/%.o $(LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libgmmhmm-kernels.a $(B)/libgmmhmm.a $(LDLIBS)
 
@@ -96,6 +103,31 @@ $(B)/test/%: $(B)/test/unit/%.o $(LIBS)
 
 deps:
 	./tools/install-deps.sh
+
+units: $(UNITS)
+
+# ---- Hardening (doc/reliability.md): sanitizer build + whole suite, fuzzing.
+# Separate build dirs; CUDA is not built (NVCC=).  Sanitizer reports go to
+# files under build-asan/san-logs, which test/run.sh counts as failures.
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+asan-build:
+	$(MAKE) B=build-asan BIN=bin-asan NVCC= CFLAGS="$(SAN_FLAGS)" all units
+test-asan: asan-build
+	GH_SANITIZED=1 GH_HARDENING=0 GH_BIN=$(CURDIR)/bin-asan GH_BUILD=build-asan ./test/run.sh
+
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(wildcard test/fuzz/fuzz_*.c)
+FUZZERS := $(FUZZ_SRC:test/fuzz/%.c=$(B)/fuzz/%)
+$(B)/fuzz/%: test/fuzz/%.c test/fuzz/fuzz-common.h $(LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(B)/libgmmhmm-kernels.a $(B)/libgmmhmm.a $(LDLIBS)
+fuzzers: $(FUZZERS)
+fuzz-build:
+	$(MAKE) CC=clang B=build-fuzz BIN=bin-fuzz NVCC= CFLAGS="$(SAN_FLAGS) -fsanitize=fuzzer-no-link -DGH_IBUF_SIZE=4096" fuzzers
+fuzz: fuzz-build all
+	./test/fuzz/run.sh run $(FUZZ_SECONDS)
+fuzz-regress: fuzz-build
+	./test/fuzz/run.sh replay
 
 test: all $(UNITS)
 	./test/run.sh
@@ -114,8 +146,8 @@ install: all
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 
 clean:
-	rm -rf $(B) bin
+	rm -rf $(B) $(BIN) build-asan bin-asan build-fuzz
 
-.PHONY: all deps test test-gpu bench install clean print-ldlibs
+.PHONY: all deps test test-gpu bench install clean units asan-build test-asan fuzzers fuzz-build fuzz fuzz-regress print-ldlibs
 .SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

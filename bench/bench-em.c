@@ -110,6 +110,7 @@ int main(int argc, char **argv) {
   }
   gh_backend *b = gh_backend_create(device);
   b->precision = prec;
+  if (!getenv("GH_BLAS_THREADS")) gh_host_blas_serial(); /* as gmm-est-gpu */
   gh_est_opts eo;
   gh_est_opts_default(&eo);
   /* error of one E-step vs the CPU backend on the first `check` frames */
@@ -141,10 +142,14 @@ int main(int argc, char **argv) {
   }
   const double t = tsum / iters;
   const double E = full ? 1 + D + D * (D + 1) / 2.0 : 1 + 2.0 * D;
-  printf("em %s N=%d D=%d M=%d %s: %.3f ms/iter (E-step %.3f, M-step %.3f)  %.3g frames/s  "
-         "%.1f GFLOP/s (GEMM count)  stats err %.2g  total err %.2g  avg loglike %.4f\n",
-         full ? "full" : "diag", N, D, M, b->device_name, t * 1e3, esum / iters * 1e3, (t - esum / iters) * 1e3,
-         N / t, 4.0 * N * M * E / t * 1e-9, err, terr, avg);
+  const char *var = getenv("GH_CUDA_ESTEP");
+  char es[32] = "-", ts[32] = "-"; /* "-": not checked (--check=0) */
+  if (check > 0) { snprintf(es, sizeof es, "%.2g", err); snprintf(ts, sizeof ts, "%.2g", terr); }
+  printf("em %s N=%d D=%d M=%d %s precision=%s variant=%s: %.3f ms/iter (E-step %.3f, M-step %.3f)  %.3g frames/s  "
+         "%.1f GFLOP/s (GEMM count)  stats err %s  total err %s  avg loglike %.4f\n",
+         full ? "full" : "diag", N, D, M, b->device_name, sarg(argc, argv, "--precision", "auto"),
+         var && *var ? var : "auto", t * 1e3, esum / iters * 1e3, (t - esum / iters) * 1e3,
+         N / t, 4.0 * N * M * E / t * 1e-9, es, ts, avg);
   b->ops->data_free(b, dd);
   gh_backend_free(b);
   gh_gmm_set_free(&s);

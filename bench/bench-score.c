@@ -126,6 +126,12 @@ int main(int argc, char **argv) {
          T / kern, T / kern / 100, flops / kern * 1e-9);
   printf("  (checksum %.6g)  max err vs float64 (first %d frames) %.3g\n", checksum / ((double)T * P), nchk,
          maxerr);
+  /* one summary line for bench/table.py */
+  const char *var = getenv("GH_CUDA_SCORE");
+  printf("score %s P=%d G=%d D=%d T=%d %s precision=%s variant=%s: kernel %.3f ms %.4g frames/s %.1f GFLOP/s; end to end %.3f ms %.4g frames/s; "
+         "max err %.3g\n", full ? "full" : "diag", P, G, D, T, b->ops->name, sarg(argc, argv, "--precision", "auto"),
+         var && *var ? var : "auto", kern * 1e3, T / kern, flops / kern * 1e-9, wall * 1e3,
+         T / wall, maxerr);
   /* E-step: every frame paired with 4 random pdfs (weights 0.25). */
   if (!estep) goto done;
   int64_t np = (int64_t)T * 4;

@@ -1,35 +1,79 @@
 #!/usr/bin/env bash
-# bench/run.sh -- `make bench`: throughput of the GMM likelihood kernel.
-#   1. seed 000's benchmark: 5,000 pdfs x 16 full-covariance Gaussians, D=36
-#   2. seed 001's benchmark: 5,000 pdfs x 256 diagonal Gaussians, D=36
-#   3. global UBMs (speaker ID / diarization): 1 pdf x 1024 full and 1 pdf x
-#      2048 diagonal Gaussians, D=40, UBM_FRAMES frames per call
-#   4. the same cases in PyTorch (bench/torch_peer.py), the peer
-#   5. gmm-score-gpu end to end on the real AMI features (small; tool overhead)
-# Prints frames/s and GFLOP/s (Vaněk et al.'s flop count, see bench-score.c).
-# Options via the environment: DEVICE (default auto), FRAMES (default 4096),
-# ITERS (default 5), UBM_FRAMES (default 65536).
-set -euo pipefail
+# bench/run.sh -- `make bench`: the speed of the GMM E-step (one EM iteration)
+# and scoring against peers measured in the same run on the same GPU, and the
+# error of each against float64.  Every configuration tried is printed, then
+# one table (bench/table.py) of the default configuration against the peers.
+#   ceilings   bench/peers/ceilings.py: copy bandwidth, SGEMM fp32 / TF32
+#   EM         build/bench/bench-em (gmm-est-gpu's iteration: resident frames,
+#              E-step on the GPU, M-step on the host) at the shapes of issue 8:
+#              full N=150k D=19 M=16; full 500k D=36 M=128; UBM 1 x 1024 full
+#              and 1 x 2048 diag at N=262,144, D=40; each with --precision
+#              auto / fp32 / tf32x3 and the fused kernels (GH_CUDA_ESTEP=fused)
+#              peers: bench/peers/gemm_em_peer.py (PyTorch GEMM EM, fp32),
+#              bench/peers/sklearn_em_peer.py (scikit-learn, all cores; the
+#              smallest shape: 500k x 128 took 32 s per iteration), the CPU
+#              backend (bench-em --device=cpu, 15,000 frames of the smallest)
+#   scoring    build/bench/bench-score: 5000 x 16 full and 5000 x 256 diag
+#              (D=36, FRAMES frames), 1 x 1024 full and 1 x 2048 diag (D=40,
+#              UBM_FRAMES frames); default, fused, GEMM fp32, GEMM tf32x3
+#              peer: bench/torch_peer.py (PyTorch GEMM + logsumexp, fp32)
+#   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
+#              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
+# Options via the environment: DEVICE (default cuda), FRAMES (4096), ITERS
+# (5), UBM_FRAMES (65536), BENCH_LOG (build/bench/bench.log).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-DEVICE=${DEVICE:-auto}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}
-UBM_FRAMES=${UBM_FRAMES:-65536}
+DEVICE=${DEVICE:-cuda}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}; UBM_FRAMES=${UBM_FRAMES:-65536}
+LOG=${BENCH_LOG:-build/bench/bench.log}
 GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
-make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o
-LIBS="-llapacke -llapack -lblas -lz -lm"
-NVCC=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
-if [ -n "$NVCC" ]; then LIBS="$LIBS -L$(dirname "$(dirname "$NVCC")")/lib64 -lcudart_static -lstdc++ -ldl -lpthread -lrt"; fi
-cc -o build/bench/bench-score build/bench/bench-score.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS
-./build/bench/bench-score --device="$DEVICE" --type=full --pdfs=5000 --gauss=16 --dim=36 --frames="$FRAMES" --iters="$ITERS"
-./build/bench/bench-score --device="$DEVICE" --type=diag --pdfs=5000 --gauss=256 --dim=36 --frames="$FRAMES" --iters="$ITERS"
-./build/bench/bench-score --device="$DEVICE" --type=full --pdfs=1 --gauss=1024 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS"
-./build/bench/bench-score --device="$DEVICE" --type=diag --pdfs=1 --gauss=2048 --dim=40 --frames="$UBM_FRAMES" --iters="$ITERS"
-# Peer in the same run on the same machine: PyTorch (GEMM + logsumexp, fp32).
-if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
-else
-  echo "torch-peer: skipped (no PyTorch with CUDA here)"
-fi
-if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
-  bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
-    "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null
-fi
+make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o build/bench/bench-em.o || exit 1
+LIBS="-fopenmp $(make -s print-ldlibs)" # the Makefile's link line: CUDA and OpenCL libraries where built
+for p in bench-score bench-em; do
+  cc -o build/bench/$p build/bench/$p.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS || exit 1
+done
+mkdir -p "$(dirname "$LOG")"
+E="build/bench/bench-em --device=$DEVICE --iters=3"
+S="build/bench/bench-score --device=$DEVICE --iters=$ITERS --estep=0"
+torch_ok=0
+python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && torch_ok=1
+{
+  [ $torch_ok = 1 ] && python3 bench/peers/ceilings.py
+  for shape in "full 150000 19 16 16384" "full 500000 36 128 4096" "full 262144 40 1024 1024" "diag 262144 40 2048 2048"; do
+    set -- $shape
+    for prec in auto fp32 tf32x3; do
+      $E --type=$1 --frames=$2 --dim=$3 --gauss=$4 --check=$5 --precision=$prec 2>&1 | grep '^em'
+    done
+    GH_CUDA_ESTEP=fused $E --type=$1 --frames=$2 --dim=$3 --gauss=$4 --check=0 2>&1 | grep '^em'
+  done
+  build/bench/bench-em --device=cpu --iters=1 --frames=15000 --dim=19 --gauss=16 --check=0 2>&1 | grep '^em'
+  [ $torch_ok = 1 ] && OUT=$(dirname "$LOG") python3 bench/peers/gemm_em_peer.py
+  if python3 -c 'import sklearn' 2>/dev/null; then
+    timeout 300 python3 bench/peers/sklearn_em_peer.py full 150000 19 16
+  fi
+  for shape in "full 5000 16 36 $FRAMES" "diag 5000 256 36 $FRAMES" "full 1 1024 40 $UBM_FRAMES" "diag 1 2048 40 $UBM_FRAMES"; do
+    set -- $shape
+    a="--type=$1 --pdfs=$2 --gauss=$3 --dim=$4 --frames=$5"
+    $S $a 2>&1 | grep '^score'
+    GH_CUDA_SCORE=fused $S $a 2>&1 | grep '^score'
+    for prec in fp32 tf32x3; do GH_CUDA_SCORE=gemm $S $a --precision=$prec 2>&1 | grep '^score'; done
+  done
+  # OpenCL rows, same shapes, same run (seed 001 compared CUDA and OpenCL so).
+  # A failure here does not stop the run.
+  if [ "${OPENCL:-1}" != 0 ] && make -s print-ldlibs | grep -q OpenCL; then
+    OCL=${OCL_DEVICE:-opencl}
+    for shape in "full 5000 16 36 $FRAMES" "diag 5000 256 36 $FRAMES" "full 1 1024 40 $UBM_FRAMES" "diag 1 2048 40 $UBM_FRAMES"; do
+      set -- $shape
+      build/bench/bench-score --device="$OCL" --iters=$ITERS --type=$1 --pdfs=$2 --gauss=$3 --dim=$4 --frames=$5 2>&1 | grep '^score' ||
+        echo "opencl $1 $2 x $3: failed"
+    done
+    echo "-- full-covariance shapes on our SGEMM with the 64 x 64 tile only (GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64) --"
+    GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64 build/bench/bench-score --device="$OCL" --iters=$ITERS --type=full --pdfs=5000 --gauss=16 --dim=36 --frames=$FRAMES --estep=0 2>&1 | grep '^score' || echo "opencl full 5000x16 (64 tile): failed"
+    GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64 build/bench/bench-score --device="$OCL" --iters=$ITERS --type=full --pdfs=1 --gauss=1024 --dim=40 --frames=$UBM_FRAMES --estep=0 2>&1 | grep '^score' || echo "opencl UBM full (64 tile): failed"
+  fi
+  [ $torch_ok = 1 ] && python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
+  if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
+    bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
+      "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null
+  fi
+} 2>&1 | tee "$LOG"
+python3 bench/table.py "$LOG"

@@ -1,4 +1,4 @@
-/* backend.c -- picking a compute backend (--device=auto|cpu|cuda|opencl[:P:D]).
+/* backend.c -- picking a compute backend (--device=auto|cpu|cuda[:N]|opencl[:P:D]).
  *
  * The caller asks once, by name; everything after that goes through the
  * gh_backend_ops table (see backend.h).  When the toolkit is built without
@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "gh-base.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 gh_backend *gh_backend_create(const char *device) {
@@ -23,6 +24,22 @@ gh_backend *gh_backend_create(const char *device) {
              *gh_last_error() ? gh_last_error() : "built without CUDA or no GPU present");
     b = gh_backend_cuda_new();
     if (!b) gh_die("--device=cuda: cannot start the CUDA backend: %s", gh_last_error());
+  } else if (!strncmp(device, "cuda:", 5)) {
+    /* cuda:N -- device N as CUDA numbers them (after CUDA_VISIBLE_DEVICES) */
+    char *end = NULL;
+    long n = strtol(device + 5, &end, 10);
+    if (!device[5] || *end || n < 0 || n > 1024)
+      gh_die("--device=%s: expected cuda:N with N a device number (0, 1, ...)", device);
+    int count = gh_cuda_device_count();
+    if (count <= 0)
+      gh_die("--device=%s: no usable CUDA device (%s)", device,
+             *gh_last_error() ? gh_last_error() : "built without CUDA or no GPU present");
+    if (n >= count)
+      gh_die("--device=%s: there %s only %d CUDA device%s (0..%d)", device, count == 1 ? "is" : "are",
+             count, count == 1 ? "" : "s", count - 1);
+    if (gh_cuda_set_device((int)n) != 0) gh_die("--device=%s: %s", device, gh_last_error());
+    b = gh_backend_cuda_new();
+    if (!b) gh_die("--device=%s: cannot start the CUDA backend: %s", device, gh_last_error());
   } else if (!strcmp(device, "opencl") || !strncmp(device, "opencl:", 7)) {
     b = gh_backend_opencl_new(device[6] == ':' ? device + 7 : NULL, 0);
     if (!b) gh_die("--device=%s: %s", device, gh_last_error());
@@ -31,7 +48,7 @@ gh_backend *gh_backend_create(const char *device) {
     if (!b && gh_opencl_gpu_count() > 0) b = gh_backend_opencl_new(NULL, 1);
     if (!b) b = gh_backend_cpu_new();
   } else {
-    gh_die("unknown --device=%s (expected auto, cpu, cuda, opencl or opencl:P:D)", device);
+    gh_die("unknown --device=%s (expected auto, cpu, cuda, cuda:N, opencl or opencl:P:D)", device);
   }
   if (!b) gh_die("cannot create the %s backend: %s", device, gh_last_error());
   gh_log("using device %s", b->device_name);
@@ -57,6 +74,10 @@ gh_backend *gh_backend_cuda_new(void) {
 int gh_cuda_device_count(void) {
   gh_set_error("this build of gmmhmm has no CUDA support");
   return 0;
+}
+int gh_cuda_set_device(int device) {
+  gh_set_error("this build of gmmhmm has no CUDA support");
+  return -1;
 }
 #endif
 #ifndef GH_HAVE_OPENCL

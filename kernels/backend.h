@@ -264,4 +264,10 @@ void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *
 void gh_cpu_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                        const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 
+/* Make CUDA device N (CUDA's numbering, after CUDA_VISIBLE_DEVICES) the current
+ * device of this process before gh_backend_cuda_new(), which uses the current
+ * device (--device=cuda:N; kernels/cuda/device.cu).  0, or -1 with
+ * gh_last_error() set. */
+int gh_cuda_set_device(int device);
+
 #endif

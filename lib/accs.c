@@ -157,6 +157,7 @@ void gh_gmm_accs_read(gh_istream *in, int binary, gh_gmm_accs *a) {
   if (D <= 0 || D > 1000000) gh_istream_fail(in, "accumulators: bad <VECSIZE> %d", D);
   if (G <= 0 || G > 100000000) gh_istream_fail(in, "accumulators: bad <NUMCOMPONENTS> %d", G);
   if (flags & ~7u) gh_istream_fail(in, "accumulators: bad <FLAGS> %u", (unsigned)flags);
+  gh_istream_need(in, (uint64_t)G * (uint64_t)((flags & 3u) ? D : 1), binary ? 8 : 2, "accumulator statistics");
   /* Kaldi AugmentFlags: variances imply means imply weights. */
   if (flags & 2u) flags |= 1u;
   if (flags & 1u) flags |= 4u;
@@ -370,6 +371,7 @@ void gh_accs_read_stream(gh_istream *in, int binary, gh_accs_set *a) {
   gh_expect_token(in, binary, "<NUMPDFS>");
   int32_t P = gh_read_int32(in, binary);
   if (P <= 0 || P > 100000000) gh_istream_fail(in, "accumulators: bad <NUMPDFS> %d", P);
+  gh_istream_need(in, (uint64_t)P, 10, "<NUMPDFS> accumulators"); /* each at least "<GMMACCS>" */
   a->pdfs = gh_calloc((size_t)P, sizeof(gh_gmm_accs));
   for (int32_t p = 0; p < P; ++p) {
     gh_gmm_accs_read(in, binary, &a->pdfs[p]);

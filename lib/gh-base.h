@@ -26,7 +26,8 @@
 
 /* Program name used as log prefix; set once by gh_init(argv[0]). */
 extern const char *gh_progname;
-/* Verbosity: 0 = warnings/errors/summary logs (default), >0 more detail. */
+/* Verbosity: 0 = warnings/errors/summary logs (default), >0 more detail;
+ * as in Kaldi, -1 silences LOG lines and -2 WARNING lines too. */
 extern int gh_verbose;
 
 /* Call first in every main(): sets the program name (basename of argv0). */
@@ -42,6 +43,13 @@ void gh_vlog(int level, const char *fmt, ...) GH_PRINTF(2, 3);
  * files, exits 1.  Never returns. */
 void gh_die(const char *fmt, ...) GH_PRINTF(1, 2) GH_NORETURN;
 
+/* For fuzzing harnesses and unit tests of error paths: when a hook is set,
+ * gh_die() removes unfinished outputs, then calls hook(message) instead of
+ * printing and exiting.  The hook must not return (it longjmps back to the
+ * harness); NULL restores the default. */
+typedef void (*gh_die_hook_fn)(const char *msg);
+void gh_set_die_hook(gh_die_hook_fn hook);
+
 /* Recoverable-error message buffer (per process). gh_set_error formats the
  * message; gh_last_error returns it ("" if none). */
 void gh_set_error(const char *fmt, ...) GH_PRINTF(1, 2);
@@ -54,11 +62,24 @@ void *gh_calloc(size_t n, size_t size);
 void *gh_realloc(void *p, size_t nbytes);
 char *gh_strdup(const char *s);
 
-/* Safe output files.  gh_tmpfile_open(path) opens "<path>.tmp.<pid>" for
+/* Safe output files.  gh_tmpfile_open(path) opens a temporary file for
  * writing and registers it; gh_tmpfile_commit() flushes, closes, checks the
  * write status and renames it onto <path> (dies on any I/O error);
- * gh_tmpfile_abort() closes and removes it.  gh_die() aborts all registered
- * files, so a failing tool never leaves a truncated model or archive. */
+ * gh_tmpfile_abort() closes and removes it.  gh_die() and the fatal signals
+ * (SIGINT, SIGTERM, SIGHUP, SIGPIPE) abort all registered files, so a failing
+ * tool never leaves a truncated model or archive; the old file stays intact.
+ *  - Symbolic links are followed first: the file they point to is replaced,
+ *    the link stays a link.
+ *  - Temp + rename is used only when the target is a regular file or does not
+ *    exist.  The temporary file is unnamed (Linux O_TMPFILE in the target's
+ *    directory, named by linkat() at commit, so nothing is left even after
+ *    SIGKILL), or where that is not supported "<target>.tmp.<pid>"; stale
+ *    "<target>.tmp.<pid>" files of processes that no longer exist are removed
+ *    when the target is next opened.  An existing target's permissions are
+ *    kept.
+ *  - Anything else (a character or block device such as /dev/null, a FIFO, a
+ *    socket) is opened and written in place, as Kaldi does; on failure it is
+ *    only closed.  A directory is an error. */
 typedef struct gh_tmpfile gh_tmpfile;
 gh_tmpfile *gh_tmpfile_open(const char *path);
 FILE *gh_tmpfile_fp(gh_tmpfile *t);

@@ -1,6 +1,7 @@
 /* gmm-data.c -- training data in one frame block; see gmm-data.h. */
 #include "gmm-data.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,4 +198,11 @@ void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *mod
     gh_die("%s has %d pdfs: a labels argument is needed", model_name, model->num_pdfs);
   }
   gh_data_load(d, &o);
+}
+
+int gh_host_blas_serial(void) {
+  void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+  if (!set) return 0;
+  set(1);
+  return 1;
 }

@@ -96,19 +96,55 @@ static void unpack_sym_d(const double *packed, int32_t D, double *A) {
     for (int32_t j = 0; j <= i; ++j) A[(size_t)i * D + j] = A[(size_t)j * D + i] = packed[gh_packed_index(i, j)];
 }
 
-/* In-place Cholesky A = L L' (row-major, lower triangle used).  Returns 0 or
- * the LAPACK info (> 0: not positive definite). */
+/* In-place Cholesky A = L L' (row-major, lower triangle used and
+ * overwritten by L; the strict upper triangle is not touched).  Plain loops
+ * (Cholesky-Crout, sums in double): for the small matrices of GMMs (D <=
+ * ~100) several times faster than LAPACKE's row-major dpotrf, whose
+ * transposition copies and (with a threaded OpenBLAS) thread wake-ups
+ * dominate there (doc/perf.md 2026-11-23, the M-step).  Returns 0, or k + 1
+ * if the leading minor of order k + 1 is not positive definite (LAPACK's
+ * info convention). */
 static int chol(double *A, int32_t D) {
-  return (int)LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', D, A, D);
+  for (int32_t j = 0; j < D; ++j) {
+    double *rj = A + (size_t)j * D;
+    double d = rj[j];
+    for (int32_t k = 0; k < j; ++k) d -= rj[k] * rj[k];
+    if (!(d > 0.0)) return j + 1;
+    d = sqrt(d);
+    rj[j] = d;
+    for (int32_t i = j + 1; i < D; ++i) {
+      double *ri = A + (size_t)i * D;
+      double t = ri[j];
+      for (int32_t k = 0; k < j; ++k) t -= ri[k] * rj[k];
+      ri[j] = t / d;
+    }
+  }
+  return 0;
 }
 
 /* In-place inverse of a symmetric positive definite matrix; returns 0 or
- * non-zero if not positive definite.  Result is fully symmetric. */
+ * non-zero if not positive definite.  Result is fully symmetric.
+ * A = L L' (chol); L^-1 in place (LAPACK dtrti2's order: columns from the
+ * last, each from the already inverted trailing block); then
+ * A^-1 = L^-T L^-1 in place (dlauum's order: row i, columns j = 0..i). */
 static int spd_inverse(double *A, int32_t D) {
   int info = chol(A, D);
   if (info) return info;
-  info = (int)LAPACKE_dpotri(LAPACK_ROW_MAJOR, 'L', D, A, D);
-  if (info) return info;
+  for (int32_t j = D - 1; j >= 0; --j) {
+    const double ajj = 1.0 / A[(size_t)j * D + j];
+    A[(size_t)j * D + j] = ajj;
+    for (int32_t i = D - 1; i > j; --i) { /* x_i = sum_{k=j+1..i} Linv[i][k] L[k][j] */
+      double t = 0.0;
+      for (int32_t k = j + 1; k <= i; ++k) t += A[(size_t)i * D + k] * A[(size_t)k * D + j];
+      A[(size_t)i * D + j] = -ajj * t;
+    }
+  }
+  for (int32_t i = 0; i < D; ++i)
+    for (int32_t j = 0; j <= i; ++j) {
+      double t = 0.0;
+      for (int32_t k = i; k < D; ++k) t += A[(size_t)k * D + i] * A[(size_t)k * D + j];
+      A[(size_t)i * D + j] = t;
+    }
   for (int32_t i = 0; i < D; ++i)
     for (int32_t j = 0; j < i; ++j) A[(size_t)j * D + i] = A[(size_t)i * D + j];
   return 0;
@@ -131,7 +167,13 @@ void gh_gmm_get_moments(const gh_gmm *g, double *weights, double *means, double 
     return;
   }
   int64_t P = gh_packed_size(D);
+  /* Gaussians are independent: spread over the cores (OpenMP, when the
+   * build has it; each thread its own work matrix; no BLAS inside, so no
+   * oversubscription), results identical to the serial loop. */
+#pragma omp parallel if (G >= 32 && D >= 16)
+  {
   double *A = gh_malloc((size_t)D * D * sizeof(double));
+#pragma omp for schedule(static)
   for (int32_t k = 0; k < G; ++k) {
     if (weights) weights[k] = g->weights[k];
     unpack_sym(g->inv_vars + k * P, D, A);
@@ -149,6 +191,7 @@ void gh_gmm_get_moments(const gh_gmm *g, double *weights, double *means, double 
         for (int32_t j = 0; j <= i; ++j) covs[k * P + gh_packed_index(i, j)] = A[(size_t)i * D + j];
   }
   free(A);
+  }
 }
 
 int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, const double *covs) {
@@ -170,13 +213,17 @@ int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, co
     }
   } else {
     int64_t P = gh_packed_size(D);
+    int32_t bad = -1; /* first Gaussian whose covariance is not positive definite */
+#pragma omp parallel if (G >= 32 && D >= 16)
+    {
     double *A = gh_malloc((size_t)D * D * sizeof(double));
+#pragma omp for schedule(static)
     for (int32_t k = 0; k < G; ++k) {
       unpack_sym_d(covs + k * P, D, A);
       if (spd_inverse(A, D)) {
-        free(A);
-        gh_set_error("Gaussian %d: covariance is not positive definite", k);
-        return -1;
+#pragma omp critical(gh_set_moments_bad)
+        if (bad < 0 || k < bad) bad = k;
+        continue;
       }
       g->weights[k] = (float)weights[k];
       for (int32_t i = 0; i < D; ++i) {
@@ -187,6 +234,11 @@ int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, co
       }
     }
     free(A);
+    }
+    if (bad >= 0) {
+      gh_set_error("Gaussian %d: covariance is not positive definite", bad);
+      return -1;
+    }
   }
   gh_gmm_compute_gconsts(g);
   return 0;
@@ -227,7 +279,10 @@ static double gconst_one(const gh_gmm *g, int32_t k, double *work) {
 
 int gh_gmm_compute_gconsts(gh_gmm *g) {
   int num_bad = 0;
+#pragma omp parallel if (g->type == GH_COV_FULL && g->num_gauss >= 32 && g->dim >= 16) reduction(+ : num_bad)
+  {
   double *work = g->type == GH_COV_FULL ? gh_malloc(((size_t)g->dim * g->dim + g->dim + 1) * sizeof(double)) : NULL;
+#pragma omp for schedule(static)
   for (int32_t k = 0; k < g->num_gauss; ++k) {
     double gc = gconst_one(g, k, work);
     if (!isfinite(gc)) {
@@ -237,6 +292,7 @@ int gh_gmm_compute_gconsts(gh_gmm *g) {
     g->gconsts[k] = (float)gc;
   }
   free(work);
+  }
   return num_bad;
 }
 
@@ -445,6 +501,7 @@ void gh_gmm_set_read_stream(gh_istream *in, int binary, gh_gmm_set *s) {
   if (D <= 0 || D > 1000000) gh_istream_fail(in, "bad <DIMENSION> %d", D);
   if (P <= 0 || P > 100000000) gh_istream_fail(in, "bad <NUMPDFS> %d", P);
   s->dim = D;
+  gh_istream_need(in, (uint64_t)P, 9, "<NUMPDFS> GMMs"); /* each at least "<DiagGMM>" */
   s->pdfs = gh_calloc((size_t)P, sizeof(gh_gmm));
   for (int32_t p = 0; p < P; ++p) {
     gh_gmm_read(in, binary, &s->pdfs[p]);

@@ -147,6 +147,7 @@ static gh_hmm read_hmm(gh_istream *in, int binary) {
   gh_expect_token(in, binary, "<Arcs>");
   int32_t A = gh_read_int32(in, binary);
   if (A < 0 || A > 1000000000) gh_istream_fail(in, "HMM '%s': bad arc count %d", name, A);
+  gh_istream_need(in, (uint64_t)A, binary ? 15 : 6, "<Arcs>");
   hmm_alloc(&h, name, S, A);
   free(name);
   memcpy(h.pdf, pdf, S * sizeof(int32_t));
@@ -270,6 +271,23 @@ void gh_hmm_left_to_right(gh_hmm *h, const char *name, int32_t S, const int32_t 
   h->final[S - 1] = (float)log(1.0 - self_loop);
 }
 
+void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs, double self_loop) {
+  if (S < 3) gh_die("silence HMM '%s': the ergodic silence topology needs >= 3 states, got %d", name, S);
+  if (!(self_loop > 0 && self_loop < 1)) gh_die("self-loop probability must be in (0, 1), got %g", self_loop);
+  /* state 0 -> 0..S-2, inner states 1..S-2 -> 1..S-1, last -> itself + exit */
+  int32_t A = (S - 1) + (S - 2) * (S - 1) + 1;
+  hmm_alloc(h, name, S, A);
+  memcpy(h->pdf, pdfs, S * sizeof(int32_t));
+  h->init[0] = 0.0f;
+  float u = (float)-log((double)(S - 1));
+  int32_t a = 0;
+  for (int32_t j = 0; j <= S - 2; ++j) h->arcs[a++] = (gh_hmm_arc){0, j, u};
+  for (int32_t i = 1; i <= S - 2; ++i)
+    for (int32_t j = 1; j <= S - 1; ++j) h->arcs[a++] = (gh_hmm_arc){i, j, u};
+  h->arcs[a++] = (gh_hmm_arc){S - 1, S - 1, (float)log(self_loop)};
+  h->final[S - 1] = (float)log(1.0 - self_loop);
+}
+
 void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids, int32_t n,
                       int32_t sil) {
   int32_t m = n + (sil >= 0), S = 0, A = 0;
@@ -341,6 +359,22 @@ void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const in
   if (gh_hmm_check(h) != 0) gh_die("word loop '%s': %s", name, gh_last_error());
 }
 
+void gh_hmm_loop_edge_silence(gh_hmm *h, int32_t num_sil_states) {
+  int32_t S = h->num_states, first = S - num_sil_states;
+  if (num_sil_states < 1 || first < 0) gh_die("word loop '%s': bad silence size %d", h->name, num_sil_states);
+  double mx = -INFINITY;
+  for (int32_t j = 0; j < S; ++j) {
+    if (j < first) h->init[j] = h->final[j] = -INFINITY;
+    else if (h->init[j] > mx) mx = h->init[j];
+  }
+  if (mx == -INFINITY) gh_die("word loop '%s': the silence has no initial state", h->name);
+  double sum = 0;
+  for (int32_t j = first; j < S; ++j) sum += exp(h->init[j] - mx);
+  for (int32_t j = first; j < S; ++j)
+    if (h->init[j] > -INFINITY) h->init[j] = (float)(h->init[j] - mx - log(sum));
+  if (gh_hmm_check(h) != 0) gh_die("word loop '%s': %s", h->name, gh_last_error());
+}
+
 /* ---------------- compilation ---------------- */
 
 typedef struct { int32_t src, dst, tie0, tie1; float logp; } tmp_arc;
@@ -360,9 +394,16 @@ static int64_t accs_base(const gh_hmm_set *s, int32_t h) {
 
 void gh_hmm_compile(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t sil, double sil_prob,
                     gh_hmm_compiled *c) {
+  gh_hmm_compile_edges(s, ids, n, sil, sil_prob, sil_prob, c);
+}
+
+void gh_hmm_compile_edges(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t sil, double sil_prob,
+                          double edge_prob, gh_hmm_compiled *c) {
   memset(c, 0, sizeof *c);
   if (n < 0 || (n == 0 && sil < 0)) gh_die("cannot compile an empty HMM sequence without a silence HMM");
   if (sil >= 0 && !(sil_prob > 0 && sil_prob < 1)) gh_die("silence probability must be in (0, 1), got %g", sil_prob);
+  if (sil >= 0 && !(edge_prob > 0 && edge_prob <= 1))
+    gh_die("edge silence probability must be in (0, 1], got %g", edge_prob);
   /* segments: [Z0] W1 [Z1] W2 ... Wn [Zn]; silences optional */
   int32_t m = sil >= 0 ? 2 * n + 1 : n;
   int32_t *hid = gh_malloc(m * sizeof(int32_t)), *opt = gh_calloc(m, sizeof(int32_t));
@@ -389,7 +430,12 @@ void gh_hmm_compile(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t 
   c->seg = gh_malloc(S * sizeof(int32_t));
   c->num_segs = m;
   c->seg_name = gh_calloc(m, sizeof(char *));
-  double lp = sil >= 0 ? log(sil_prob) : 0.0, lq = sil >= 0 ? log1p(-sil_prob) : 0.0;
+  /* log-probabilities of taking (LP) / skipping (LQ) optional segment k: the
+   * first and last silence use edge_prob (1: obligatory, never skipped) */
+  double lp0 = sil >= 0 ? log(sil_prob) : 0.0, lq0 = sil >= 0 ? log1p(-sil_prob) : 0.0;
+  double lpe = sil >= 0 ? log(edge_prob) : 0.0, lqe = sil >= 0 && edge_prob < 1 ? log1p(-edge_prob) : -INFINITY;
+#define LP(k_) (((k_) == 0 || (k_) == m - 1) ? lpe : lp0)
+#define LQ(k_) (((k_) == 0 || (k_) == m - 1) ? lqe : lq0)
   for (int32_t k = 0; k < m; ++k) {
     const gh_hmm *w = &s->hmms[hid[k]];
     if (!(sil >= 0 && hid[k] == sil && k % 2 == 0) && !w->word) c->seg_name[k] = w->name;
@@ -417,9 +463,10 @@ void gh_hmm_compile(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t 
   /* entry weights: segment k is a possible start with log weight e */
   for (int32_t k = 0; k < m; ++k) {
     double e;
-    if (k == 0) e = opt[0] ? lp : 0.0;
-    else if (k == 1 && opt[0]) e = lq;
+    if (k == 0) e = opt[0] ? LP(0) : 0.0;
+    else if (k == 1 && opt[0]) e = LQ(0);
     else continue;
+    if (e == -INFINITY) continue;
     const gh_hmm *w = &s->hmms[hid[k]];
     for (int32_t j = 0; j < w->num_states; ++j)
       if (w->init[j] > -INFINITY) {
@@ -438,8 +485,9 @@ void gh_hmm_compile(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t 
       for (int32_t step = 1; step <= 2; ++step) {
         int32_t k2 = k + step;
         double e;
-        if (step == 1) e = (k2 < m && opt[k2]) ? lp : 0.0;
-        else { if (!(k + 1 < m && opt[k + 1])) continue; e = lq; }
+        if (step == 1) e = (k2 < m && opt[k2]) ? LP(k2) : 0.0;
+        else { if (!(k + 1 < m && opt[k + 1])) continue; e = LQ(k + 1); }
+        if (e == -INFINITY) continue;
         if (k2 < m) {
           const gh_hmm *v = &s->hmms[hid[k2]];
           for (int32_t j = 0; j < v->num_states; ++j)
@@ -453,6 +501,8 @@ void gh_hmm_compile(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t 
     }
   }
 #undef PUSH
+#undef LP
+#undef LQ
   qsort(ta, na, sizeof(tmp_arc), cmp_arc_dst);
   int32_t A = (int32_t)na;
   c->in_off = gh_calloc(S + 1, sizeof(int32_t));
@@ -477,6 +527,11 @@ void gh_hmm_compile(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t 
 
 void gh_hmm_compile_transcript(const gh_hmm_set *s, const char *transcript, int32_t sil, double sil_prob,
                                gh_hmm_compiled *c, const char *spec, const char *key) {
+  gh_hmm_compile_transcript_edges(s, transcript, sil, sil_prob, sil_prob, c, spec, key);
+}
+
+void gh_hmm_compile_transcript_edges(const gh_hmm_set *s, const char *transcript, int32_t sil, double sil_prob,
+                                     double edge_prob, gh_hmm_compiled *c, const char *spec, const char *key) {
   char *buf = gh_strdup(transcript), *save = NULL;
   int32_t n = 0, cap = 16, *ids = gh_malloc(cap * sizeof(int32_t));
   for (char *tok = strtok_r(buf, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
@@ -486,7 +541,7 @@ void gh_hmm_compile_transcript(const gh_hmm_set *s, const char *transcript, int3
     ids[n++] = id;
   }
   if (n == 0 && sil < 0) gh_die("%s, key '%s': empty transcript", spec, key);
-  gh_hmm_compile(s, ids, n, sil, sil_prob, c);
+  gh_hmm_compile_edges(s, ids, n, sil, sil_prob, edge_prob, c);
   free(ids);
   free(buf);
 }
@@ -591,6 +646,7 @@ void gh_hmm_accs_read(const char *rx, gh_hmm_accs *a) {
   gh_expect_token(in, binary, "<NumHmms>");
   int32_t N = gh_read_int32(in, binary);
   if (N < 1 || N > 10000000) gh_istream_fail(in, "bad <NumHmms> %d", N);
+  gh_istream_need(in, (uint64_t)N, 20, "<NumHmms> HMMs");
   a->num_hmms = N;
   a->names = gh_calloc(N, sizeof(char *));
   a->num_states = gh_malloc(N * sizeof(int32_t));
@@ -611,6 +667,7 @@ void gh_hmm_accs_read(const char *rx, gh_hmm_accs *a) {
     const char *tok[3] = {"<InitCounts>", "<ArcCounts>", "<FinalCounts>"};
     int32_t want[3] = {S, A, S};
     a->off[i + 1] = a->off[i] + 2 * (int64_t)S + A;
+    gh_istream_need(in, 2 * (uint64_t)S + (uint64_t)A, binary ? 8 : 2, "HMM accumulator counts");
     parts[i] = gh_malloc((2 * (size_t)S + A + 1) * sizeof(double));
     int64_t o = 0;
     for (int k = 0; k < 3; ++k) {
@@ -904,7 +961,9 @@ int32_t gh_hmm_batcher_fill(gh_hmm_batcher *bt, gh_hmm_input *in, int64_t batch_
         bt->uc_cap = bt->uc_cap ? 2 * bt->uc_cap : 64;
         bt->uc = gh_realloc(bt->uc, bt->uc_cap * sizeof *bt->uc);
       }
-      gh_hmm_compile_transcript(tr->set, text, tr->sil, tr->sil_prob, &bt->uc[g], tr->spec, key);
+      gh_hmm_compile_transcript_edges(tr->set, text, tr->sil, tr->sil_prob,
+                                      tr->edge_sil_prob > 0 ? tr->edge_sil_prob : tr->sil_prob, &bt->uc[g],
+                                      tr->spec, key);
       bt->num_uc = g + 1;
     }
     gh_hmm_batcher_add(bt, key, gh_hmm_input_value(in), g);

@@ -76,6 +76,14 @@ void gh_hmm_set_write(const char *wxfilename, int binary, const gh_hmm_set *s);
  * final = log(1 - self_loop).  0 < self_loop < 1, 0 <= skip < 1. */
 void gh_hmm_left_to_right(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs,
                           double self_loop, double skip);
+/* h := silence HMM "name" of S >= 3 states with pdf ids pdfs[S], Kaldi's
+ * silence topology (egs/wsj/s5/utils/gen_topo.pl, 5 states there): state 0
+ * enters and goes to any of 0..S-2, the inner states 1..S-2 go to any of
+ * 1..S-1 (so they can alternate for as long as the silence or noise lasts),
+ * all with probability 1/(S-1); the last state S-1 has a self-loop
+ * (self_loop, Kaldi 0.75) and exits with 1 - self_loop.  Dies on S < 3 or
+ * a bad probability. */
+void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs, double self_loop);
 /* h := word-loop HMM "name" for connected words: the states of HMMs
  * ids[0..n) of s (copied with their pdfs and inner arcs), plus those of the
  * silence HMM sil (-1: none).  Entering: init spread evenly over the n words
@@ -86,6 +94,12 @@ void gh_hmm_left_to_right(gh_hmm *h, const char *name, int32_t S, const int32_t 
  * some); silence is unlabelled.  Dies on bad ids. */
 void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids,
                       int32_t n, int32_t sil);
+
+/* Make a word loop of gh_hmm_word_loop (silence last, num_sil_states
+ * states) start and end in the silence only: every other state's init and
+ * final become -inf, the silence's init is renormalised.  The decoding
+ * counterpart of training with gh_hmm_compile_edges(edge_prob = 1). */
+void gh_hmm_loop_edge_silence(gh_hmm *h, int32_t num_sil_states);
 
 /* ---------------- compiled graphs ----------------
  * A gh_hmm_compiled is one HMM or a concatenation, in the CSR form of
@@ -119,10 +133,20 @@ typedef struct {
  * needs sil >= 0 (silence only).  Dies on bad arguments. */
 void gh_hmm_compile(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t sil, double sil_prob,
                     gh_hmm_compiled *c);
+/* The same with the first and last silence (at the two ends of the
+ * utterance) taken with probability edge_prob instead of sil_prob;
+ * edge_prob = 1 makes them obligatory (a file that starts and ends in
+ * silence, so no word HMM is trained on the leading or trailing silence).
+ * 0 < edge_prob <= 1.  gh_hmm_compile is this with edge_prob = sil_prob. */
+void gh_hmm_compile_edges(const gh_hmm_set *s, const int32_t *ids, int32_t n, int32_t sil, double sil_prob,
+                          double edge_prob, gh_hmm_compiled *c);
 /* Compile a transcript: a space-separated list of HMM names (words); unknown
  * names die naming spec and key.  See gh_hmm_compile. */
 void gh_hmm_compile_transcript(const gh_hmm_set *s, const char *transcript, int32_t sil, double sil_prob,
                                gh_hmm_compiled *c, const char *spec, const char *key);
+/* The same with gh_hmm_compile_edges' edge_prob. */
+void gh_hmm_compile_transcript_edges(const gh_hmm_set *s, const char *transcript, int32_t sil, double sil_prob,
+                                     double edge_prob, gh_hmm_compiled *c, const char *spec, const char *key);
 void gh_hmm_compiled_free(gh_hmm_compiled *c);
 /* The word sequence of a state path (T states of c, from hmm_viterbi), as
  * a malloc'd string of space-separated words ("" if none): a state's word
@@ -258,6 +282,7 @@ typedef struct {
   const char *spec;  /* the table's rspecifier, for messages */
   int32_t sil;
   double sil_prob;
+  double edge_sil_prob;  /* first/last silence (gh_hmm_compile_edges); <= 0: sil_prob */
 } gh_hmm_transcripts;
 
 /* The batching loop shared by hmm-forward, hmm-viterbi and hmm-bw: clears bt,

@@ -7,12 +7,17 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 /* ======================= input stream ======================= */
 
-#define IBUF_SIZE (1 << 17) /* our own read-ahead buffer over gzread */
+#ifndef GH_IBUF_SIZE
+#define GH_IBUF_SIZE (1 << 17)
+#endif
+#define IBUF_SIZE GH_IBUF_SIZE /* our own read-ahead buffer over gzread (fuzz builds: small) */
 #define MAX_TOKEN 4096      /* longest token / number we accept */
 
 struct gh_istream {
@@ -22,16 +27,22 @@ struct gh_istream {
   char *key;           /* current table key, or NULL */
   unsigned char *buf;  /* read-ahead buffer */
   size_t pos, len;     /* next byte, bytes valid */
+  size_t cap;          /* buffer size (IBUF_SIZE, grown by gh_istream_need) */
+  int64_t file_size;   /* size of a regular file, -1 for pipes / stdin */
   int64_t base;        /* stream offset of buf[0] */
+  char *line;          /* gh_read_line's buffer */
+  size_t linecap;
 };
 
-static gh_istream *istream_new(gzFile gz, FILE *pipe, const char *name) {
+static gh_istream *istream_new(gzFile gz, FILE *pipe, const char *name, int64_t file_size) {
   gh_istream *s = gh_calloc(1, sizeof *s);
   s->gz = gz;
   s->pipe = pipe;
   s->name = gh_strdup(name);
   s->buf = gh_malloc(IBUF_SIZE);
-  gzbuffer(gz, 1 << 17);
+  s->cap = IBUF_SIZE;
+  s->file_size = file_size;
+  gzbuffer(gz, IBUF_SIZE);
   return s;
 }
 
@@ -42,13 +53,17 @@ static size_t trimmed_len(const char *rx) {
   return n;
 }
 
+static int (*gh_io_filter)(const char *name) = NULL;
+void gh_io_set_filter(int (*filter)(const char *name)) { gh_io_filter = filter; }
+
 gh_istream *gh_istream_open(const char *rx) {
+  if (gh_io_filter && !gh_io_filter(rx)) { gh_set_error("'%s' refused by the input filter", rx); return NULL; }
   size_t n = trimmed_len(rx);
   if (n == 0 || strcmp(rx, "-") == 0) {
     int fd = dup(0);
     gzFile gz = fd < 0 ? NULL : gzdopen(fd, "rb");
     if (!gz) { gh_set_error("cannot read standard input: %s", strerror(errno)); return NULL; }
-    return istream_new(gz, NULL, "standard input");
+    return istream_new(gz, NULL, "standard input", -1);
   }
   if (rx[n - 1] == '|') {
     char *cmd = gh_strdup(rx);
@@ -63,11 +78,22 @@ gh_istream *gh_istream_open(const char *rx) {
       if (p) pclose(p);
       return NULL;
     }
-    return istream_new(gz, p, rx);
+    return istream_new(gz, p, rx, -1);
   }
-  gzFile gz = gzopen(rx, "rb");
-  if (!gz) { gh_set_error("cannot open '%s': %s", rx, strerror(errno)); return NULL; }
-  return istream_new(gz, NULL, rx);
+  int fd = open(rx, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    close(fd);
+    gh_set_error("cannot open '%s': it is a directory", rx);
+    return NULL;
+  }
+  gzFile gz = fd < 0 ? NULL : gzdopen(fd, "rb");
+  if (!gz) {
+    gh_set_error("cannot open '%s': %s", rx, strerror(errno));
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
+  return istream_new(gz, NULL, rx, S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1);
 }
 
 gh_istream *gh_istream_open_offset(const char *filename, int64_t offset) {
@@ -107,6 +133,7 @@ void gh_istream_close(gh_istream *s) {
   free(s->name);
   free(s->key);
   free(s->buf);
+  free(s->line);
   free(s);
 }
 
@@ -133,8 +160,9 @@ void gh_istream_fail(gh_istream *s, const char *fmt, ...) {
   gh_die("%s, offset %lld: %s", s->name, (long long)gh_istream_tell(s), msg);
 }
 
-/* Makes at least `want` bytes (<= IBUF_SIZE) available from pos if the
- * stream has them; returns the number available. */
+/* Makes at least `want` bytes available from pos if the stream has them
+ * (growing the buffer beyond IBUF_SIZE only when want needs it); returns
+ * the number available. */
 static size_t ensure(gh_istream *s, size_t want) {
   if (s->len - s->pos >= want) return s->len - s->pos;
   if (s->pos > 0) {
@@ -143,8 +171,15 @@ static size_t ensure(gh_istream *s, size_t want) {
     s->len -= s->pos;
     s->pos = 0;
   }
+  if (want > s->cap) {
+    size_t c = s->cap;
+    while (c < want) c *= 2;
+    s->buf = gh_realloc(s->buf, c);
+    s->cap = c;
+  }
   while (s->len < want) {
-    int n = gzread(s->gz, s->buf + s->len, (unsigned)(IBUF_SIZE - s->len));
+    size_t room = s->cap - s->len;
+    int n = gzread(s->gz, s->buf + s->len, (unsigned)(room > (1u << 30) ? (1u << 30) : room));
     if (n < 0) {
       int err;
       const char *m = gzerror(s->gz, &err);
@@ -168,6 +203,7 @@ int gh_istream_getc(gh_istream *s) {
 }
 
 void gh_istream_read(gh_istream *s, void *dst, size_t n) {
+  if (n == 0) return; /* dst may be NULL for an empty object */
   unsigned char *d = dst;
   size_t have = s->len - s->pos;
   size_t k = have < n ? have : n;
@@ -177,7 +213,7 @@ void gh_istream_read(gh_istream *s, void *dst, size_t n) {
   /* Buffer is empty: large reads go straight into the destination. */
   s->base += (int64_t)s->len;
   s->pos = s->len = 0;
-  while (n >= IBUF_SIZE) {
+  while (n >= s->cap) {
     unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
     int r = gzread(s->gz, d, chunk);
     if (r <= 0) gh_istream_fail(s, "unexpected end of file (%zu more bytes expected)", n);
@@ -191,6 +227,28 @@ void gh_istream_read(gh_istream *s, void *dst, size_t n) {
 }
 
 int64_t gh_istream_tell(gh_istream *s) { return s->base + (int64_t)s->pos; }
+
+void gh_istream_need(gh_istream *s, uint64_t count, uint64_t bytes_each, const char *what) {
+  const uint64_t max = (uint64_t)1 << 42;
+  if (bytes_each && count > max / bytes_each)
+    gh_istream_fail(s, "%s needs %llu x %llu bytes, more than any input we read", what,
+                    (unsigned long long)count, (unsigned long long)bytes_each);
+  uint64_t nbytes = count * bytes_each;
+  if (s->len - s->pos >= nbytes) return;
+  if (s->file_size >= 0 && gzdirect(s->gz)) {
+    int64_t left = s->file_size - gh_istream_tell(s);
+    if (left < 0 || (uint64_t)left < nbytes)
+      gh_istream_fail(s, "unexpected end of file: %s needs %llu bytes, but only %lld are left in the file", what,
+                      (unsigned long long)nbytes, (long long)(left < 0 ? 0 : left));
+    return;
+  }
+  /* Compressed or a pipe: read ahead; the buffer holds only bytes that
+   * exist, so memory stays bounded by the input's real size. */
+  size_t have = ensure(s, (size_t)nbytes);
+  if (have < nbytes)
+    gh_istream_fail(s, "unexpected end of file: %s needs %llu bytes, but the input ends after %zu", what,
+                    (unsigned long long)nbytes, have);
+}
 
 int gh_istream_eof(gh_istream *s) { return gh_istream_peek(s) < 0; }
 
@@ -334,6 +392,7 @@ int32_t *gh_read_int32_vector_basic(gh_istream *s, int binary, int32_t *n) {
   int32_t k;
   gh_istream_read(s, &k, 4);
   if (k < 0) gh_istream_fail(s, "negative vector size %d", k);
+  gh_istream_need(s, (uint64_t)k, 4, "integer vector");
   int32_t *v = gh_malloc(((size_t)k + 1) * sizeof *v);
   gh_istream_read(s, v, (size_t)k * 4);
   *n = k;
@@ -341,19 +400,17 @@ int32_t *gh_read_int32_vector_basic(gh_istream *s, int binary, int32_t *n) {
 }
 
 char *gh_read_line(gh_istream *s) {
-  static char *line = NULL;
-  static size_t cap = 0;
   size_t n = 0;
   int c;
   while ((c = gh_istream_getc(s)) >= 0 && c != '\n') {
-    if (n + 2 > cap) line = gh_realloc(line, cap = cap ? 2 * cap : 256);
-    line[n++] = (char)c;
+    if (n + 2 > s->linecap) s->line = gh_realloc(s->line, s->linecap = s->linecap ? 2 * s->linecap : 256);
+    s->line[n++] = (char)c;
   }
   if (c < 0 && n == 0) gh_istream_fail(s, "unexpected end of file (expected a line of text)");
-  if (n + 1 > cap) line = gh_realloc(line, cap = cap ? 2 * cap : 256);
-  if (n > 0 && line[n - 1] == '\r') --n;
-  line[n] = '\0';
-  return line;
+  if (n + 1 > s->linecap) s->line = gh_realloc(s->line, s->linecap = s->linecap ? 2 * s->linecap : 256);
+  if (n > 0 && s->line[n - 1] == '\r') --n;
+  s->line[n] = '\0';
+  return s->line;
 }
 
 /* ---------------- matrices ---------------- */
@@ -377,6 +434,14 @@ static void read_compressed(gh_istream *s, const char *tok, gh_matrix *m) {
   gh_istream_read(s, &h, 16);
   if (h.rows < 0 || h.cols < 0 || (h.rows == 0) != (h.cols == 0))
     gh_istream_fail(s, "bad compressed matrix size %d x %d", h.rows, h.cols);
+  {
+    uint64_t cells = (uint64_t)h.rows * (uint64_t)h.cols;
+    uint64_t disk = strcmp(tok, "CM") == 0 ? (uint64_t)h.cols * 8 + cells : strcmp(tok, "CM2") == 0 ? 2 * cells : cells;
+    /* cells < 2^62: disk cannot overflow */
+    char what[64];
+    snprintf(what, sizeof what, "%s matrix %d x %d", tok, h.rows, h.cols);
+    gh_istream_need(s, disk, 1, what);
+  }
   gh_matrix_resize(m, h.rows, h.cols);
   size_t n = (size_t)h.rows * h.cols;
   if (strcmp(tok, "CM") == 0) {
@@ -488,6 +553,11 @@ static void read_matrix_any(gh_istream *s, int binary, int is_double,
   else gh_istream_fail(s, "expected matrix token FM, DM, CM, CM2 or CM3, got '%s'", tok);
   read_dims(s, rows, cols);
   size_t n = (size_t)*rows * *cols;
+  {
+    char what[64];
+    snprintf(what, sizeof what, "%s matrix %d x %d", tok, *rows, *cols);
+    gh_istream_need(s, (uint64_t)n, disk_double ? 8 : 4, what);
+  }
   void *buf = n ? gh_malloc(n * (disk_double ? 8 : 4)) : NULL;
   gh_istream_read(s, buf, n * (disk_double ? 8 : 4));
   if (disk_double == is_double) { *data = buf; return; }
@@ -535,6 +605,11 @@ static int64_t read_vector_any(gh_istream *s, int binary, int is_double, int pac
     if (dim < 0) gh_istream_fail(s, "negative size %d", dim);
     n = packed ? gh_packed_size(dim) : dim;
     size_t dsz = disk_double ? 8 : 4;
+    {
+      char what[64];
+      snprintf(what, sizeof what, "%s of size %d", t, dim);
+      gh_istream_need(s, (uint64_t)n, dsz, what);
+    }
     void *buf = gh_malloc((size_t)n * dsz + 8);
     gh_istream_read(s, buf, (size_t)n * dsz);
     if (disk_double != is_double) {
@@ -595,6 +670,7 @@ void gh_read_int32_vector(gh_istream *s, int binary, gh_ivector *v) {
   if (binary) {
     int32_t n = gh_read_int32(s, 1);
     if (n < 0) gh_istream_fail(s, "negative vector size %d", n);
+    gh_istream_need(s, (uint64_t)n, 5, "int32 vector");
     gh_ivector_resize(v, n);
     for (int32_t i = 0; i < n; i++) v->data[i] = gh_read_int32(s, 1);
     return;
@@ -637,11 +713,13 @@ void gh_read_posterior(gh_istream *s, int binary, gh_posterior *p) {
   post_begin_frame(p, &fcap); /* allocates offsets[0] */
   if (binary) {
     int32_t T = gh_read_int32(s, 1);
-    if (T < 0 || T > 10000000) gh_istream_fail(s, "bad posterior frame count %d", T);
+    if (T < 0) gh_istream_fail(s, "bad posterior frame count %d", T);
+    gh_istream_need(s, (uint64_t)T, 5, "posterior frames");
     for (int32_t t = 0; t < T; t++, p->num_frames++) {
       post_begin_frame(p, &fcap);
       int32_t k = gh_read_int32(s, 1);
       if (k < 0) gh_istream_fail(s, "negative posterior entry count %d", k);
+      gh_istream_need(s, (uint64_t)k, 10, "posterior entries");
       for (int32_t j = 0; j < k; j++) {
         int32_t pdf = gh_read_int32(s, 1);
         float w = gh_read_float(s, 1);
@@ -675,6 +753,7 @@ struct gh_ostream {
 };
 
 gh_ostream *gh_ostream_open(const char *wx) {
+  if (gh_io_filter && !gh_io_filter(wx)) gh_die("'%s' refused by the output filter", wx);
   gh_ostream *s = gh_calloc(1, sizeof *s);
   size_t n = trimmed_len(wx);
   const char *p = wx;

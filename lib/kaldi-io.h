@@ -26,6 +26,11 @@ typedef struct gh_istream gh_istream;
  * interpreted here (see gh_istream_open_offset).  Returns NULL and sets
  * gh_last_error() if it cannot be opened. */
 gh_istream *gh_istream_open(const char *rxfilename);
+/* For fuzzing harnesses: when set, every gh_istream_open / gh_ostream_open
+ * first calls filter(name) and refuses the name (gh_istream_open: NULL with
+ * "refused by the input filter"; gh_ostream_open: dies) when it returns 0,
+ * so a fuzzed scp line cannot run "cmd |" or read stdin.  NULL = allow all. */
+void gh_io_set_filter(int (*filter)(const char *name));
 /* Open a file and seek to byte offset (for scp "file.ark:offset"). */
 gh_istream *gh_istream_open_offset(const char *filename, int64_t offset);
 /* Move to absolute byte offset (uncompressed bytes for gzip input); cheap
@@ -44,6 +49,15 @@ int gh_istream_getc(gh_istream *s);
 /* Read exactly n bytes or die ("unexpected end of file"). */
 void gh_istream_read(gh_istream *s, void *buf, size_t n);
 int64_t gh_istream_tell(gh_istream *s);
+/* Allocation budget: every reader calls this before allocating for a size
+ * read from the input (count items of at least bytes_each bytes on disk,
+ * e.g. rows*cols x 4 for "FM", n x 5 for a binary int32 vector), so a few
+ * corrupt header bytes can never ask for more memory than the input holds.
+ * Regular files: compared with the bytes left in the file; gzip'd input and
+ * pipes: the bytes are read ahead (the memory used is bounded by the data
+ * that really exists).  Dies with "<name>[, key 'k'], offset N: <what> needs
+ * <nbytes> bytes, but only M are left in the file". */
+void gh_istream_need(gh_istream *s, uint64_t count, uint64_t bytes_each, const char *what);
 int gh_istream_eof(gh_istream *s);
 /* Die with "<name>[, key 'k'], offset N: <msg>". */
 void gh_istream_fail(gh_istream *s, const char *fmt, ...) GH_PRINTF(2, 3) GH_NORETURN;
@@ -51,8 +65,8 @@ void gh_istream_fail(gh_istream *s, const char *fmt, ...) GH_PRINTF(2, 3) GH_NOR
 /* Kaldi InitKaldiInputStream: consumes "\0B" if present; returns 1 if binary. */
 int gh_read_binary_marker(gh_istream *s);
 /* Reads the rest of the current line (the newline and a trailing CR are
- * dropped) into a static buffer, valid until the next call; dies at end of
- * file when nothing is left. */
+ * dropped) into a buffer owned by the stream, valid until the next call on
+ * that stream or its close; dies at end of file when nothing is left. */
 char *gh_read_line(gh_istream *s);
 /* Skips whitespace (text mode). */
 void gh_skip_ws(gh_istream *s);

@@ -186,6 +186,10 @@ static void read_topology_text(gh_istream *in, gh_transition_model *tm) {
     for (int32_t i = 0; i < nph; ++i) {
       int32_t phone = ph[i];
       if (phone <= 0) gh_istream_fail(in, "reading HmmTopology: phone %d must be > 0", phone);
+      /* phone2idx is a table indexed by phone id (Kaldi's layout): bound it. */
+      if (phone > GH_MAX_PHONE)
+        gh_istream_fail(in, "reading HmmTopology: phone %d is larger than the largest phone id supported (%d)",
+                        phone, GH_MAX_PHONE);
       if (phone >= tm->num_phone2idx) {
         tm->phone2idx = gh_realloc(tm->phone2idx, (size_t)(phone + 1) * sizeof(int32_t));
         for (int32_t j = tm->num_phone2idx; j <= phone; ++j) tm->phone2idx[j] = -1;
@@ -213,6 +217,7 @@ static void read_topology_binary(gh_istream *in, gh_transition_model *tm) {
   if (sz < 0 || sz > 1000000)
     gh_istream_fail(in, "reading HmmTopology: bad number of topology entries %d", sz);
   tm->num_entries = sz;
+  gh_istream_need(in, (uint64_t)sz, 5, "topology entries");
   tm->entries = gh_calloc((size_t)(sz ? sz : 1), sizeof(gh_topo_entry));
   for (int32_t i = 0; i < sz; ++i) {
     int32_t ns = gh_read_int32(in, 1);
@@ -220,6 +225,7 @@ static void read_topology_binary(gh_istream *in, gh_transition_model *tm) {
       gh_istream_fail(in, "reading HmmTopology: bad number of states %d in entry %d", ns, i);
     gh_topo_entry *en = &tm->entries[i];
     en->num_states = ns;
+    gh_istream_need(in, (uint64_t)ns, 10, "topology states");
     en->states = gh_calloc((size_t)(ns ? ns : 1), sizeof(gh_hmm_state));
     for (int32_t j = 0; j < ns; ++j) {
       gh_hmm_state *st = &en->states[j];
@@ -229,6 +235,7 @@ static void read_topology_binary(gh_istream *in, gh_transition_model *tm) {
       if (nt < 0 || nt > 100000)
         gh_istream_fail(in, "reading HmmTopology: bad number of transitions %d (entry %d, state %d)", nt, i, j);
       st->num_trans = nt;
+      gh_istream_need(in, (uint64_t)nt, 10, "topology transitions");
       st->dst = nt ? gh_malloc((size_t)nt * sizeof(int32_t)) : NULL;
       st->prob = nt ? gh_malloc((size_t)nt * sizeof(float)) : NULL;
       for (int32_t k = 0; k < nt; ++k) {
@@ -328,6 +335,7 @@ gh_transition_model *gh_transition_read(gh_istream *in, int binary) {
   int32_t n = gh_read_int32(in, binary);
   if (n < 0 || n > 100000000) gh_istream_fail(in, "reading TransitionModel: bad number of tuples %d", n);
   tm->num_tuples = n;
+  gh_istream_need(in, (uint64_t)n, binary ? 15 : 8, "transition tuples");
   tm->tuples = gh_malloc((size_t)(n ? n : 1) * sizeof(gh_trans_tuple));
   for (int32_t i = 0; i < n; ++i) {
     gh_trans_tuple *t = &tm->tuples[i];

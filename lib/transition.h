@@ -20,6 +20,9 @@
  */
 #ifndef GH_TRANSITION_H
 #define GH_TRANSITION_H
+/* Largest phone id accepted in a topology (the phone -> entry table is
+ * indexed by phone id, as in Kaldi): 2^20, far above any phone set. */
+#define GH_MAX_PHONE (1 << 20)
 #include <stdint.h>
 #include "kaldi-io.h"
 #include "gmm.h"

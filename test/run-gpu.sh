@@ -15,7 +15,11 @@
 #     reference on random graphs and batches incl. 12,000-frame utterances;
 #     prints "# bench" lines with frames/s), and the HMM tools with
 #     --device=cuda vs --device=cpu on the yesno model's loglikes.
-#  6. shrinkage statistics: build/test/test_shrink (kernels/cuda/shrink.cu vs the
+#  5. GEMM forms vs Kaldi on AMI; reproducibility: two gmm-est-gpu runs
+#     byte-identical, 3 jobs + gmm-sum-accs vs 1 job.
+#  6. OpenCL on NVIDIA's driver: build/test/test_opencl and test/bats/opencl.bats.
+#  7. speaker adaptation: gmm-est-fmllr / gmm-adapt-map cuda vs cpu (and vs Kaldi).
+#  8. shrinkage statistics: build/test/test_shrink (kernels/cuda/shrink.cu vs the
 #     CPU reference) and gmm-acc-stats-gpu --shrinkage-stats / gmm-est-gpu --shrink=lw
 #     --device=cuda vs --device=cpu on the AMI full UBM.
 # Prints "N passed, N failed"; exits non-zero on any failure.
@@ -160,7 +164,7 @@ else
   notok "missing $yn (set GH_SHARED)"
 fi
 
-# 5. speaker adaptation (issue 12): gmm-est-fmllr / gmm-adapt-map, statistics by
+# 7. speaker adaptation (issue 12): gmm-est-fmllr / gmm-adapt-map, statistics by
 # the CUDA E-step vs the CPU one (AMI global GMM per speaker and per utterance,
 # also vs Kaldi's transforms; the yes/no .mdl with pdf alignments).
 fx=$D/kaldi-fixtures
@@ -190,7 +194,69 @@ if [ -f "$yn" ]; then
   if r=$(cmp_nums "$tmp/ynmap.cuda" "$tmp/ynmap.cpu" 1e-4); then ok "gmm-adapt-map with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-adapt-map yes/no cuda vs cpu ($r)"; fi
 fi
 
-# 6. shrinkage statistics (kernels/cuda/shrink.cu vs kernels/cpu/shrink.c; doc/shrink.md):
+# 5. GEMM forms and reproducibility (kernels/cuda/cuda-gemm.cu, issue 8):
+#    gmm-score-gpu through the GEMM forms (forced: GH_CUDA_SCORE=gemm) in
+#    fp32 and 3xTF32 vs Kaldi's own frame likelihoods on real AMI MFCCs;
+#    two runs of gmm-est-gpu --device=cuda write byte-identical models (full
+#    and diag global GMMs on AMI: the GEMM E-step, statistics summed in a
+#    fixed order); gmm-acc-stats-gpu in 3 jobs + gmm-sum-accs equals one job
+#    within summation order: the float accs files, and each job's own centre
+#    and fp32 GEMM sums (about 1e-7 of the largest terms, c0^2 ~ 1e4, seen as
+#    1.1e-4 of 1 + |x| on small off-diagonal sums): 1e-3 of 1 + |total|; the
+#    CPU backend gets 1e-5 (test/bats/repro.bats).
+for pr in fp32 tf32x3; do
+  GH_CUDA_SCORE=gemm bin/gmm-score-gpu --device=cuda --precision=$pr "$D/kaldi-fixtures/ami-full16.fgmm" \
+    "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/g.$pr.txt" 2>/dev/null
+  if r=$(cmp_mats "$tmp/g.$pr.txt" "$D/kaldi-fixtures/ami-full16.frame-likes.txt" 1e-4); then ok "ami-full16 GEMM $pr vs Kaldi ($r)"
+  else notok "ami-full16 GEMM $pr vs Kaldi ($r)"; fi
+done
+sed "s| | $D/kaldi-ami-feats/|" "$D/kaldi-ami-feats/feats.scp" > "$tmp/all.scp"
+sed -n 1,3p "$tmp/all.scp" > "$tmp/j1.scp"; sed -n 4,7p "$tmp/all.scp" > "$tmp/j2.scp"; sed -n '8,$p' "$tmp/all.scp" > "$tmp/j3.scp"
+for cov in full diag; do
+  bin/gmm-init --device=cpu --cov-type=$cov --num-gauss=8 --num-iters=0 "scp:$tmp/all.scp" "$tmp/r$cov.0" 2>/dev/null
+  for run in 1 2; do
+    bin/gmm-est-gpu --device=cuda --num-iters=3 "$tmp/r$cov.0" "scp:$tmp/all.scp" "$tmp/r$cov.$run" 2>/dev/null
+  done
+  if [ -s "$tmp/r$cov.1" ] && cmp -s "$tmp/r$cov.1" "$tmp/r$cov.2"; then ok "$cov: two gmm-est-gpu --device=cuda runs write byte-identical models"
+  else notok "$cov: two gmm-est-gpu --device=cuda runs differ"; fi
+  bin/gmm-acc-stats-gpu --device=cuda --binary=false "$tmp/r$cov.0" "scp:$tmp/all.scp" "$tmp/one.acc" 2>/dev/null
+  for j in 1 2 3; do bin/gmm-acc-stats-gpu --device=cuda "$tmp/r$cov.0" "scp:$tmp/j$j.scp" "$tmp/j$j.acc" 2>/dev/null; done
+  bin/gmm-sum-accs --binary=false "$tmp/three.acc" "$tmp/j1.acc" "$tmp/j2.acc" "$tmp/j3.acc" 2>/dev/null
+  if r=$(cmp_nums "$tmp/three.acc" "$tmp/one.acc" 1e-3); then ok "$cov: cuda accs, 3 jobs + gmm-sum-accs vs 1 job ($r)"
+  else notok "$cov: cuda accs, 3 jobs vs 1 job ($r)"; fi
+done
+
+# 6. OpenCL on NVIDIA's driver (kernels/opencl/): register NVIDIA's ICD when
+#    running as root and it is missing; --device=opencl then picks the first
+#    OpenCL GPU (PoCL only offers a CPU device).  build/test/test_opencl (every
+#    op vs the CPU reference) and test/bats/opencl.bats (the tools, opencl vs
+#    cpu on real data).  A failure here is counted, never hides the CUDA results.
+if [ "$(id -u)" = 0 ] && [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p 2>/dev/null | grep -q libnvidia-opencl.so.1; then
+  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd &&
+    echo "# registered /etc/OpenCL/vendors/nvidia.icd"
+fi
+if [ -x build/test/test_opencl ]; then
+  out=$(GH_OPENCL_BENCH=1 build/test/test_opencl 2>&1); rc=$?
+  p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+  pass=$((pass + p)); fail=$((fail + f))
+  grep -E '^not ok|SKIP|^# device|^# bench' <<<"$out"
+  if ! grep -q '^# device: opencl (NVIDIA' <<<"$out"; then notok "test_opencl did not run on NVIDIA's OpenCL"; fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_opencl exited $rc"; fi
+  if bin/gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-full16.fgmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null 2>"$tmp/ocl.log" &&
+     grep -q 'using device opencl (NVIDIA' "$tmp/ocl.log"; then ok "gmm-score-gpu --device=opencl runs on NVIDIA's OpenCL"
+  else notok "gmm-score-gpu --device=opencl on NVIDIA"; cat "$tmp/ocl.log"; fi
+  if command -v bats >/dev/null; then
+    out=$(OCL_DEVICE=opencl bats --tap test/bats/opencl.bats 2>&1)
+    p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+    pass=$((pass + p)); fail=$((fail + f))
+    grep -E -A8 '^not ok' <<<"$out"; grep -iE '# skip' <<<"$out" && notok "opencl.bats skipped tests"
+  else
+    notok "bats is not installed: test/bats/opencl.bats (OpenCL tools vs cpu) not run"
+  fi
+else
+  notok "build/test/test_opencl not built (no CL/cl.h or libOpenCL at build time?)"
+fi
+# 8. shrinkage statistics (kernels/cuda/shrink.cu vs kernels/cpu/shrink.c; doc/shrink.md):
 #    build/test/test_shrink (random 4-pdf model, must not skip CUDA here), then
 #    gmm-acc-stats-gpu --shrinkage-stats=true on the AMI full UBM and gmm-est-gpu --shrink=lw.
 if [ -x build/test/test_shrink ]; then

@@ -89,6 +89,7 @@ int main(int argc, char **argv) {
   }
   gh_backend *be = gh_backend_create(device);
   be->precision = prec;
+  gh_host_blas_serial(); /* the M-step's small LAPACK calls run faster on one thread */
   gh_dev_data *dev_data = gh_data_upload(be, &data); /* frames resident across iterations */
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)seed);

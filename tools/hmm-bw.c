@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
       "          --optional-silence=sil words.hmm ark:- ark:1.post words.1.hmm\n";
   gh_opts *po = gh_opts_new(usage);
   const char *hmm_name = "", *transcripts = "", *opt_sil = "", *write_accs = "";
+  double edge_sil_prob = 0.0;
   double sil_prob = 0.5, min_post = 1e-6;
   int binary = 1;
   gh_hmm_update_opts uo;
@@ -36,6 +37,8 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "transcripts", &transcripts, "Text table: utterance -> HMM name or word sequence");
   gh_opts_string(po, "optional-silence", &opt_sil, "With --transcripts: optional silence HMM between words and at the ends");
   gh_opts_double(po, "silence-prob", &sil_prob, "Probability of taking each optional silence");
+  gh_opts_double(po, "edge-silence-prob", &edge_sil_prob,
+                 "Probability of the silence at the start and at the end (1: obligatory; 0: --silence-prob)");
   gh_opts_double(po, "min-post", &min_post, "Drop pdf posteriors below this from the output (not renormalised)");
   gh_opts_string(po, "write-accs", &write_accs, "Write the transition accumulators to this file (for hmm-sum-accs / hmm-est)");
   gh_opts_bool(po, "binary", &binary, "Write the HMM set and accumulators in binary mode");
@@ -85,7 +88,7 @@ int main(int argc, char **argv) {
   double t0 = gh_seconds();
   gh_posterior post;
   memset(&post, 0, sizeof post);
-  gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob};
+  gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob, edge_sil_prob};
   int32_t B;
   while ((B = gh_hmm_batcher_fill(&bt, in, io.batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
     gh_dev_hmm *d = dh;

@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
   int binary = 1;
   int32_t num_states = 3, sil_states = 3;
   double self_loop = 0.5, skip = 0.0;
-  const char *silence = "", *loop = "";
+  const char *silence = "", *loop = "", *sil_topo = "ltr";
   gh_opts_bool(po, "binary", &binary, "Write the HMM set in binary mode");
   gh_opts_int(po, "num-states", &num_states, "States per word HMM (without a pdf map)");
   gh_opts_int(po, "silence-states", &sil_states, "States of the silence HMM (when not in the word list)");
@@ -33,6 +33,9 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "skip-prob", &skip, "Share of the leaving probability that skips a state (0: no skip arcs)");
   gh_opts_string(po, "silence", &silence, "Name of a silence HMM to add (and use in --word-loop)");
   gh_opts_string(po, "word-loop", &loop, "Also add a word-loop HMM with this name");
+  gh_opts_string(po, "silence-topology", &sil_topo,
+                 "Topology of the silence HMM: ltr (as the words) or ergodic (Kaldi's: inner states "
+                 "connected to each other, last state self-loop 0.75)");
   if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
   const char *words_rx = gh_opts_arg(po, 0), *hmm_wx = gh_opts_arg(po, 1);
   if (num_states < 1 || sil_states < 1) gh_die("--num-states and --silence-states must be >= 1");
@@ -75,7 +78,9 @@ int main(int argc, char **argv) {
       if (sil_states > cap) pdfs = gh_realloc(pdfs, (cap = sil_states) * sizeof(int32_t));
       for (int32_t k = 0; k < sil_states; ++k) pdfs[k] = next_pdf++;
       gh_hmm h;
-      gh_hmm_left_to_right(&h, silence, sil_states, pdfs, self_loop, skip);
+      if (!strcmp(sil_topo, "ergodic")) gh_hmm_silence(&h, silence, sil_states, pdfs, 0.75);
+      else if (!strcmp(sil_topo, "ltr")) gh_hmm_left_to_right(&h, silence, sil_states, pdfs, self_loop, skip);
+      else gh_die("--silence-topology must be ltr or ergodic (got '%s')", sil_topo);
       gh_hmm_set_add(&set, &h);
       sil = set.num_hmms - 1;
     }

@@ -32,6 +32,10 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "words", &word_list, "Comma-separated HMM names of the words (default: all HMMs but "
                                           "the silence and the loop)");
   gh_opts_double(po, "word-penalty", &penalty, "Word insertion penalty: log-probability -P on entering a word (P >= 0)");
+  int edge_sil = 0;
+  gh_opts_bool(po, "edge-silence", &edge_sil,
+               "Paths must start and end in the silence (as training with hmm-viterbi/hmm-bw "
+               "--edge-silence-prob=1)");
   if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *hmm_wx = gh_opts_arg(po, 1);
   if (!*loop) gh_die("--word-loop must not be empty");
@@ -51,6 +55,7 @@ int main(int argc, char **argv) {
   int32_t sil = -1;
   if (*silence && (sil = gh_hmm_set_find(&set, silence)) < 0)
     gh_die("%s: no silence HMM '%s'", hmm_rx, silence);
+  if (edge_sil && sil < 0) gh_die("--edge-silence needs --silence");
   int32_t n = 0, *ids = gh_malloc((set.num_hmms + 1) * sizeof(int32_t));
   if (*word_list) {
     char *buf = gh_strdup(word_list), *save = NULL;
@@ -78,6 +83,7 @@ int main(int argc, char **argv) {
   }
   gh_hmm h;
   gh_hmm_word_loop(&h, loop, &set, ids, n, sil);
+  if (edge_sil) gh_hmm_loop_edge_silence(&h, set.hmms[sil].num_states);
   for (int32_t k = 0; k < n; ++k) {
     memcpy(set.hmms[ids[k]].init, saved[k], set.hmms[ids[k]].num_states * sizeof(float));
     free(saved[k]);

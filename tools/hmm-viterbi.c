@@ -30,6 +30,7 @@ int main(int argc, char **argv) {
   const char *hmm_name = "", *transcripts = "", *opt_sil = "";
   const char *ll_wspec = "", *words_wspec = "";
   int write_states = 0;
+  double edge_sil_prob = 0.0;
   double sil_prob = 0.5;
   gh_hmm_input_opts io;
   gh_hmm_input_opts_register(po, &io);
@@ -38,6 +39,8 @@ int main(int argc, char **argv) {
                  "Text table: utterance -> HMM name or word sequence (HMM names) to align with");
   gh_opts_string(po, "optional-silence", &opt_sil, "With --transcripts: optional silence HMM between words and at the ends");
   gh_opts_double(po, "silence-prob", &sil_prob, "Probability of taking each optional silence");
+  gh_opts_double(po, "edge-silence-prob", &edge_sil_prob,
+                 "Probability of the silence at the start and at the end (1: obligatory; 0: --silence-prob)");
   gh_opts_bool(po, "write-states", &write_states, "Write state indices instead of pdf ids");
   gh_opts_string(po, "loglikes-wspecifier", &ll_wspec,
                  "Write the best path's log-probability (natural log) as a float vector of dimension 1");
@@ -81,7 +84,7 @@ int main(int argc, char **argv) {
   double *score = NULL, *best = NULL, tot = 0;
   int64_t num_done = 0, num_err = 0, frames = 0, cap = 0;
   double t0 = gh_seconds();
-  gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob};
+  gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob, edge_sil_prob};
   int32_t B;
   while ((B = gh_hmm_batcher_fill(&bt, in, io.batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
     int64_t F = gh_hmm_batcher_frames(&bt);

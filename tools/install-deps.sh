@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what gmmhmm needs to build and test on Debian/Ubuntu:
-# C toolchain, zlib, LAPACKE/OpenBLAS, libsndfile, FFTW, Bats, and Python's numpy +
+# C toolchain, zlib, LAPACKE/OpenBLAS, libsndfile, FFTW, Bats, Slurm + munge (a test
+# cluster), and Python's numpy +
 # scikit-learn + kaldiio + kaldi-native-fbank (independent references used by the
 # tests and the recipe's baseline).
 # CUDA (nvcc) is optional: without it the CUDA backend is not built.
@@ -20,6 +21,9 @@ command -v make >/dev/null || need+=(make)
 command -v bats >/dev/null || need+=(bats)
 command -v gzip >/dev/null || need+=(gzip)
 command -v python3 >/dev/null || need+=(python3)
+# A one-node Slurm cluster for test/bats/slurm.bats (utils/slurm.sh).
+[ -x /usr/sbin/slurmctld ] || command -v slurmctld >/dev/null || need+=(slurm-wlm)
+[ -x /usr/sbin/munged ] || command -v munged >/dev/null || need+=(munge)
 # OpenCL: headers + ICD loader (build), PoCL (a CPU OpenCL device, so CI tests
 # --device=opencl without a GPU), CLBlast (optional GEMMs; the build works without).
 [ -f /usr/include/CL/cl.h ] || need+=(opencl-c-headers)

@@ -1,136 +1,158 @@
 #!/usr/bin/env bash
-# egs/arabic-digits/run.sh -- one GMM per digit on real speech (UCI Spoken
-# Arabic Digit, 13 MFCCs, 66 speakers), every step a pipeline of gmmhmm tools.
+# egs/arabic-digits/run.sh -- one GMM per digit, and HMM-GMMs, on real speech
+# (UCI Spoken Arabic Digit, 13 MFCCs, 66 speakers); every step a gmmhmm tool,
+# run as --nj parallel jobs through --cmd (utils/run.sh, utils/slurm.sh).
 #
-#   1. UCI text -> Kaldi archive + scp (copy-feats); keys <speaker>-d<digit>-r<rep>
-#   2. split by speaker: 50 train speakers, 16 dev speakers (8 male, 8 female)
-#   3. per-frame alignments (every frame of an utterance -> its digit's pdf)
-#   4. per configuration: gmm-init (k-means++ per pdf) -> gmm-est-gpu (EM) ->
-#      gmm-score-gpu | matrix-sum-rows -> pick the best pdf -> accuracy, confusions
-#   5. scikit-learn GaussianMixture with the same sizes on the same split (peer)
-#   6. HMM-GMMs (../steps/train_word_hmm.sh): per-digit left-to-right HMMs, flat start,
-#      Baum-Welch (hmm-bw) + gmm-est-gpu with mixing up, classification by
-#      hmm-forward; on MFCC + deltas with per-utterance mean normalisation
-#      (add-deltas, compute-cmvn-stats, apply-cmvn), next to one GMM per digit
-#      on the same features
+#   stage 0  data: local/prepare_data.sh -> <work>/data/{train,dev,lang}
+#            (Kaldi data directories: feats.scp, utt2spk, spk2utt, text; 50
+#            train speakers, 16 dev speakers), or --train-data/--test-data
+#   stage 1  per configuration and seed: steps/train_gmm.sh (gmm-init, then
+#            --iters EM iterations as --nj accumulation jobs -> gmm-sum-accs
+#            -> gmm-est), steps/classify.sh (gmm-score-gpu | matrix-sum-rows,
+#            the digit with the highest total log-likelihood)
+#   stage 2  scikit-learn GaussianMixture with the same sizes on the same
+#            split (peer; only on the built-in data)
+#   stage 3  MFCC + deltas + per-utterance mean normalisation
+#            (steps/make_deltas_cmvn.sh), one GMM per digit (full, 4) and
+#            HMM-GMMs per digit (steps/train_word_hmm.sh: flat start,
+#            Baum-Welch as --nj jobs, mixing up), classified by hmm-forward
+#   stage 4  summary -> <work>/results.txt (printed)
 #
 # Every configuration is trained once per seed (k-means++ seeding differs), and
 # the accuracy is reported per seed and as the mean, since one run's accuracy
 # moves by a point or two with the initialisation (scikit-learn's too).
 #
-# Options: --device=auto|cpu|cuda, --configs="diag:4 diag:8 ...", --iters=N,
-#          --seeds="1 2 3", --sklearn=true|false, --hmm=true|false, --stage=N.
+# Options (--name value or --name=value):
+#   --work DIR        where data/ and exp/ go [/tmp/gmmhmm-$USER/arabic-digits]
+#   --nj 4 --cmd utils/run.sh   parallel jobs and their launcher (e.g.
+#                     --cmd "utils/slurm.sh --mem 2G", --cmd "utils/run.sh --gpu 1")
+#   --device auto     auto, cpu, cuda, cuda:N
+#   --seed "1 2 3"    seeds of the GMM configurations (--seeds is the same)
+#   --stage 0 --stop-stage 4
+#   --train-data DIR --test-data DIR   your own data directories (feats.scp
+#                     or wav.scp, utt2spk, spk2utt, text with one word per
+#                     utterance) instead of stage 0's; --words FILE lists the
+#                     words (default: those of the training text)
+#   --configs "diag:4 diag:8 diag:16 full:2 full:4 full:8" --iters 20
+#   --sklearn true --hmm true
 set -euo pipefail
-cd "$(dirname "$0")"
-root=$(cd ../.. && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+egs=$(dirname "$here"); root=$(dirname "$egs")
 export PATH="$root/bin:$PATH"
 shared=${GH_SHARED:-$root/../shared}
 src=$shared/data/spoken-arabic-digit/Train_Arabic_Digit.txt
 
-device=auto
+work=/tmp/gmmhmm-$(id -un)/arabic-digits
+nj=4; cmd=utils/run.sh; device=auto
 configs="diag:4 diag:8 diag:16 full:2 full:4 full:8"
-iters=20
-seeds="1 2 3"
-sklearn=true
-hmm=true
-stage=0
-for a in "$@"; do
-  case $a in
-    --device=*) device=${a#*=} ;;
-    --configs=*) configs=${a#*=} ;;
-    --iters=*) iters=${a#*=} ;;
-    --seeds=*) seeds=${a#*=} ;;
-    --sklearn=*) sklearn=${a#*=} ;;
-    --hmm=*) hmm=${a#*=} ;;
-    --stage=*) stage=${a#*=} ;;
-    *) echo "run.sh: unknown argument $a" >&2; exit 1 ;;
-  esac
+iters=20; seed="1 2 3"; seeds=; sklearn=true; hmm=true; stage=0; stop_stage=4
+train_data=; test_data=; words=
+. "$egs/utils/parse_options.sh"
+[ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
+[ -z "$seeds" ] || seed=$seeds
+if [ -n "$train_data$test_data" ]; then
+  [ -n "$train_data" ] && [ -n "$test_data" ] || { echo "run.sh: give both --train-data and --test-data" >&2; exit 1; }
+  train_data=$(cd "$train_data" && pwd); test_data=$(cd "$test_data" && pwd)
+  [ -z "$words" ] || words=$(cd "$(dirname "$words")" && pwd)/$(basename "$words")
+  sklearn=false
+elif [ ! -f "$src" ]; then
+  echo "run.sh: missing $src (set GH_SHARED, or give --train-data and --test-data)" >&2; exit 1
+fi
+for t in copy-feats feat-to-len gmm-init gmm-acc-stats-gpu gmm-sum-accs gmm-est gmm-score-gpu matrix-sum-rows \
+  add-deltas compute-cmvn-stats apply-cmvn hmm-init-topo hmm-bw hmm-sum-accs hmm-est hmm-forward; do
+  command -v $t >/dev/null || { echo "run.sh: $t not built (run make in $root)" >&2; exit 1; }
 done
-[ -f "$src" ] || { echo "run.sh: missing $src (set GH_SHARED)" >&2; exit 1; }
-for t in copy-feats feat-to-len copy-int-vector gmm-init gmm-est-gpu gmm-score-gpu matrix-sum-rows \
-  add-deltas compute-cmvn-stats apply-cmvn hmm-init-topo hmm-bw hmm-forward; do
-  command -v $t >/dev/null || { echo "run.sh: $t not built (run make)" >&2; exit 1; }
-done
+mkdir -p "$work"; cd "$work"
+ln -sfn "$egs/steps" steps; ln -sfn "$egs/utils" utils   # as Kaldi recipes link them
+echo "run.sh: working in $work"
+results=$work/results.txt
 
-dev_spk="tr_m25 tr_m26 tr_m27 tr_m28 tr_m29 tr_m30 tr_m31 tr_m32 tr_f25 tr_f26 tr_f27 tr_f28 tr_f29 tr_f30 tr_f31 tr_f32"
-
-if [ $stage -le 0 ]; then
-  echo "== data preparation"
-  mkdir -p data
-  awk -f local/uci2text-ark.awk "$src" | copy-feats ark,t:- ark,scp:data/all.ark,data/all.scp
-  echo "$dev_spk" | tr ' ' '\n' > data/dev.spk
-  awk 'NR == FNR { dev[$1] = 1; next } { split($1, a, "-"); print > (a[1] in dev ? "data/dev.scp" : "data/train.scp") }' \
-    data/dev.spk data/all.scp
-  for set in train dev; do
-    # utt2label: key -> digit (pdf id); alignments: every frame -> that pdf.
-    awk '{ split($1, a, "-"); print $1, substr(a[2], 2) }' data/$set.scp > data/$set.utt2label
-    feat-to-len scp:data/$set.scp ark,t:- |
-      awk 'NR == FNR { lab[$1] = $2; next } { printf "%s", $1; for (i = 0; i < $2; i++) printf " %s", lab[$1]; printf "\n" }' \
-        data/$set.utt2label - |
-      copy-int-vector ark,t:- ark:data/$set.ali
-    echo "$set: $(wc -l < data/$set.scp) utterances, $(feat-to-len scp:data/$set.scp) frames"
-    # MFCC + deltas + delta-deltas (39 dims), per-utterance mean normalisation.
-    mkdir -p data/dcmn
-    add-deltas scp:data/$set.scp ark:- 2>/dev/null | compute-cmvn-stats ark:- ark:data/dcmn/$set.cmvn 2>/dev/null
-    add-deltas scp:data/$set.scp ark:- 2>/dev/null |
-      apply-cmvn --norm-vars=false ark:data/dcmn/$set.cmvn ark:- ark,scp:data/dcmn/$set.ark,data/dcmn/$set.scp 2>/dev/null
-  done
+if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
+  echo "== stage 0: data directories"
+  rm -rf data/train data/dev data/*_dcmn
+  if [ -n "$train_data" ]; then
+    mkdir -p data/lang
+    for s in train:$train_data dev:$test_data; do
+      set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_
+      for f in utt2spk spk2utt text feats.scp wav.scp segments cmvn.scp; do [ ! -f $d/$f ] || cp $d/$f data/$set_/; done
+      utils/validate_data_dir.sh data/$set_
+      [ -f data/$set_/feats.scp ] || steps/make_mfcc.sh --nj $nj --cmd "$cmd" data/$set_
+    done
+    if [ -n "$words" ]; then cp "$words" data/lang/words.txt
+    else awk '{ print $2 }' data/train/text | LC_ALL=C sort -u > data/lang/words.txt; fi
+  else
+    local_prep=$here/local/prepare_data.sh
+    $local_prep "$src" data
+  fi
+  for s in train dev; do echo "$s: $(wc -l < data/$s/feats.scp) utterances, $(feat-to-len scp:data/$s/feats.scp 2>/dev/null) frames"; done
 fi
 
-results=exp/results.txt
-if [ $stage -le 1 ]; then
-  mkdir -p exp
-  : > $results
+if [ $stage -gt 0 ] && [ $stop_stage -ge 1 ]; then
+  for f in data/train/feats.scp data/dev/feats.scp data/lang/words.txt; do
+    [ -f $f ] || { echo "run.sh: --stage $stage needs $work/$f from stage 0 (run with --stage 0 first)" >&2; exit 1; }
+  done
+fi
+if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
+  echo "== stage 1: one GMM per digit, seeds $seed"
   for cfg in $configs; do
     cov=${cfg%%:*}; ng=${cfg##*:}
-    for seed in $seeds; do
-      dir=exp/${cov}${ng}_s$seed
-      mkdir -p $dir
-      echo "== $cfg seed $seed: gmm-init, $iters gmm-est-gpu iterations, gmm-score-gpu"
-      gmm-init --device=$device --cov-type=$cov --num-gauss=$ng --seed=$seed --labels=ark:data/train.ali \
-        scp:data/train.scp $dir/0.mdl 2> $dir/init.log
-      gmm-est-gpu --device=$device --num-iters=$iters $dir/0.mdl scp:data/train.scp ark:data/train.ali \
-        $dir/final.mdl 2> $dir/est.log
-      grep -E 'iteration' $dir/est.log | tail -1
-      gmm-score-gpu --device=$device $dir/final.mdl scp:data/dev.scp ark:- 2> $dir/score.log |
-        matrix-sum-rows ark:- ark,t:$dir/dev.totals 2>> $dir/score.log
-      ../steps/score_words.sh data/dev.utt2label $dir/dev.totals "gmmhmm $cfg seed $seed" | tee $dir/scoring.txt
-      head -1 $dir/scoring.txt >> $results
+    for s in $seed; do
+      dir=exp/${cov}${ng}_s$s
+      echo "-- $cfg seed $s: steps/train_gmm.sh (gmm-init, $iters iterations as $nj jobs), steps/classify.sh"
+      steps/train_gmm.sh --nj $nj --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type $cov \
+        --num-gauss $ng --num-iters $iters --seed $s data/train $dir | tail -1
+      steps/classify.sh --nj $nj --cmd "$cmd" --device $device --name "gmmhmm $cfg seed $s" \
+        data/dev data/lang/words.txt $dir $dir/decode_dev | head -1
     done
   done
 fi
 
-if [ $stage -le 2 ] && [ "$sklearn" = true ]; then
-  echo "== scikit-learn GaussianMixture, same split and sizes"
-  python3 local/sklearn_baseline.py --seeds="$seeds" "$src" data/dev.spk $configs | tee -a $results
-fi
-hmm_results=exp/results_hmm.txt
-if [ $stage -le 3 ] && [ "$hmm" = true ]; then
-  : > $hmm_results
-  echo "== MFCC+deltas+CMN: one GMM per digit (full, 4 Gaussians), for comparison"
-  dir=exp/dcmn_full4; mkdir -p $dir
-  gmm-init --device=$device --cov-type=full --num-gauss=4 --labels=ark:data/train.ali \
-    scp:data/dcmn/train.scp $dir/0.mdl 2> $dir/init.log
-  gmm-est-gpu --device=$device --num-iters=$iters $dir/0.mdl scp:data/dcmn/train.scp ark:data/train.ali \
-    $dir/final.mdl 2> $dir/est.log
-  gmm-score-gpu --device=$device $dir/final.mdl scp:data/dcmn/dev.scp ark:- 2> $dir/score.log |
-    matrix-sum-rows ark:- ark,t:$dir/dev.totals 2>> $dir/score.log
-  ../steps/score_words.sh data/dev.utt2label $dir/dev.totals "GMM per digit (full, 4), MFCC+deltas+CMN" |
-    tee $dir/scoring.txt | head -1 | tee -a $hmm_results
-  echo "== MFCC+deltas+CMN: HMM-GMM per digit (8 states, diag, mixed up to 8 Gaussians, 16 iterations)"
-  dir=exp/hmm_s8_diag8
-  ../steps/train_word_hmm.sh --device=$device --cov=diag --states=8 --gauss=8 --iters=16 \
-    scp:data/dcmn/train.scp data/train.utt2label 10 $dir
-  gmm-score-gpu --device=$device $dir/final.mdl scp:data/dcmn/dev.scp ark:- 2> $dir/decode.log |
-    hmm-forward --device=$device $dir/final.hmm ark:- ark,t:$dir/dev.ll 2>> $dir/decode.log
-  ../steps/score_words.sh data/dev.utt2label $dir/dev.ll "HMM-GMM (8 states, diag, 8), MFCC+deltas+CMN" |
-    tee $dir/scoring.txt
-  head -1 $dir/scoring.txt >> $hmm_results
+if [ $stage -le 2 ] && [ $stop_stage -ge 2 ] && [ "$sklearn" = true ]; then
+  echo "== stage 2: scikit-learn GaussianMixture, same split and sizes"
+  mkdir -p exp/sklearn
+  python3 "$here/local/sklearn_baseline.py" --seeds="$seed" "$src" data/dev.spk $configs | tee exp/sklearn/results.txt
 fi
 
-echo "== summary: dev accuracy per configuration, mean over seeds ($seeds), 13 MFCCs"
-local/summarize.sh $results
-if [ "$hmm" = true ] && [ -s $hmm_results ]; then
-  echo "== summary: MFCC + deltas + per-utterance CMN"
-  cat $hmm_results
+if [ $stage -le 3 ] && [ $stop_stage -ge 3 ] && [ "$hmm" = true ]; then
+  echo "== stage 3: MFCC + deltas + per-utterance CMN"
+  for s in train dev; do
+    steps/make_deltas_cmvn.sh --nj $nj --cmd "$cmd" --order deltas-cmvn --cmvn utterance data/$s data/${s}_dcmn
+  done
+  echo "-- one GMM per digit (full, 4 Gaussians), for comparison"
+  dir=exp/dcmn_full4
+  steps/train_gmm.sh --nj $nj --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type full \
+    --num-gauss 4 --num-iters $iters --seed 1 data/train_dcmn $dir | tail -1
+  steps/classify.sh --nj $nj --cmd "$cmd" --device $device --name "GMM per digit (full, 4), MFCC+deltas+CMN" \
+    data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev | head -1
+  echo "-- HMM-GMM per digit (8 states, diag, mixed up to 8 Gaussians, 16 iterations)"
+  dir=exp/hmm_s8_diag8
+  steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --cov diag --states 8 --gauss 8 --iters 16 \
+    data/train_dcmn data/lang/words.txt $dir
+  steps/classify.sh --nj $nj --cmd "$cmd" --device $device --hmm true \
+    --name "HMM-GMM (8 states, diag, 8), MFCC+deltas+CMN" data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev
+fi
+
+if [ $stop_stage -ge 4 ]; then
+  {
+    echo "# arabic-digits: dev accuracy ($(date -u +%Y-%m-%d), nj $nj, device $device)"
+    # The scoring.txt of every --configs x --seed model in <work>/exp, whichever stages ran now.
+    for cfg in $configs; do for s in $seed; do
+      f=exp/${cfg%%:*}${cfg##*:}_s$s/decode_dev/scoring.txt
+      [ ! -f $f ] || head -1 $f
+    done; done > exp/gmm_results.txt
+    [ ! -f exp/sklearn/results.txt ] || cat exp/sklearn/results.txt >> exp/gmm_results.txt
+    if [ -s exp/gmm_results.txt ]; then
+      echo "== per configuration, mean over seeds (min..max), 13 MFCCs"
+      "$here/local/summarize.sh" exp/gmm_results.txt
+    fi
+    if [ -f exp/hmm_s8_diag8/decode_dev/scoring.txt ] || [ -f exp/dcmn_full4/decode_dev/scoring.txt ]; then
+      echo "== MFCC + deltas + per-utterance CMN"
+      for f in exp/dcmn_full4/decode_dev/scoring.txt exp/hmm_s8_diag8/decode_dev/scoring.txt; do
+        [ ! -f $f ] || head -1 $f
+      done
+    fi
+  } > $results.tmp
+  mv $results.tmp $results
+  echo "== results ($results)"
+  cat $results
 fi

@@ -1,85 +1,138 @@
 #!/usr/bin/env bash
 # egs/fsdd/run.sh -- English spoken digits from raw WAV (Free Spoken Digit
 # Dataset, 4 speakers x 10 digits x 50 repetitions, 8 kHz), every step a
-# gmmhmm tool:
-#   1. wav.scp (key <speaker>-<digit>-<index>) -> compute-mfcc-feats (Kaldi
-#      defaults at 8 kHz, no dither) -> add-deltas -> per-speaker CMVN
-#      (compute-cmvn-stats --spk2utt, apply-cmvn --utt2spk --norm-vars): each
-#      speaker normalised with statistics of its own speech, which needs no
-#      labels and so is fair for an unseen speaker
-#   2. speaker-independent evaluation: each of the 4 speakers held out in turn;
-#      per-digit HMM-GMMs (steps/train_word_hmm.sh) trained on the other 3
-#      speakers (1,500 files), the 500 files of the held-out speaker classified
-#      by hmm-forward (the digit HMM with the highest log-likelihood)
-#   3. accuracy per held-out speaker and the mean
-# Options: --device=auto|cpu|cuda --states=10 --gauss=2 --iters=12 --stage=N
-#          --cmvn=speaker|utterance (statistics per speaker, or per utterance)
+# gmmhmm tool, run as --nj jobs through --cmd:
+#   stage 0  data: local/prepare_data.sh -> <work>/data/all (wav.scp, text,
+#            utt2spk, spk2utt), data/lang/words.txt
+#   stage 1  features: steps/make_mfcc.sh (conf/mfcc.conf: Kaldi defaults at
+#            8 kHz, no dither) -> steps/make_deltas_cmvn.sh: add-deltas, then
+#            per-speaker CMVN (statistics of each speaker's own speech, which
+#            needs no labels and so is fair for an unseen speaker)
+#   stage 2  speaker-independent evaluation: each of the 4 speakers held out in
+#            turn (utils/subset_data_dir.sh); per-digit HMM-GMMs
+#            (steps/train_word_hmm.sh) trained on the other 3 speakers (1,500
+#            files), the 500 files of the held-out speaker classified by
+#            hmm-forward (steps/classify.sh --hmm true)
+#   stage 3  accuracy per held-out speaker and the mean -> <work>/results.txt
+# With --train-data/--test-data: one train/test pair instead of the folds.
+# Options (--name value or --name=value):
+#   --work DIR [/tmp/gmmhmm-$USER/fsdd]  --nj 3 (at most the number of
+#   training speakers)  --cmd utils/run.sh  --device auto  --seed 1
+#   --stage 0 --stop-stage 3  --states 10 --gauss 2 --iters 12
+#   --cmvn speaker|utterance (statistics per speaker, or per utterance)
+#   --adapt map|fmllr|none [map] --mean-tau 2 --adapt-passes 2: second
+#   decoding pass adapted to the held-out speaker (steps/adapt_words.sh:
+#   unsupervised, from the first pass's recognised digits; picked by leaving
+#   a TRAINING speaker out, egs/fsdd/local/adapt_experiment.sh --dev true)
 # (defaults chosen on these folds from states 5..15 x Gaussians 1..8: with 3
 # training speakers, small models generalise best; see README)
 set -euo pipefail
-cd "$(dirname "$0")"
-root=$(cd ../.. && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+egs=$(dirname "$here"); root=$(dirname "$egs")
 export PATH="$root/bin:$PATH"
 shared=${GH_SHARED:-$root/../shared}
 wavdir=$shared/data/fsdd/recordings
 
-device=auto; states=10; gauss=2; iters=12; stage=0; cmvn=speaker
-for a in "$@"; do
-  case $a in
-    --device=*) device=${a#*=} ;; --states=*) states=${a#*=} ;; --gauss=*) gauss=${a#*=} ;;
-    --iters=*) iters=${a#*=} ;; --stage=*) stage=${a#*=} ;; --cmvn=*) cmvn=${a#*=} ;;
-    *) echo "run.sh: unknown argument $a" >&2; exit 1 ;;
-  esac
+work=/tmp/gmmhmm-$(id -un)/fsdd
+nj=3; cmd=utils/run.sh; device=auto; seed=1; stage=0; stop_stage=3
+states=10; gauss=2; iters=12; cmvn=speaker
+adapt=map; mean_tau=2; adapt_passes=2
+train_data=; test_data=
+. "$egs/utils/parse_options.sh"
+[ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
+case $cmvn in speaker|utterance) ;; *) echo "run.sh: --cmvn must be speaker or utterance" >&2; exit 1 ;; esac
+case $adapt in map|fmllr|none) ;; *) echo "run.sh: --adapt must be map, fmllr or none" >&2; exit 1 ;; esac
+if [ -n "$train_data$test_data" ]; then
+  [ -n "$train_data" ] && [ -n "$test_data" ] || { echo "run.sh: give both --train-data and --test-data" >&2; exit 1; }
+  train_data=$(cd "$train_data" && pwd); test_data=$(cd "$test_data" && pwd)
+elif [ ! -d "$wavdir" ]; then
+  echo "run.sh: missing $wavdir (set GH_SHARED, or give --train-data and --test-data)" >&2; exit 1
+fi
+for t in compute-mfcc-feats add-deltas compute-cmvn-stats apply-cmvn copy-feats feat-to-len feat-to-dim gmm-init \
+  gmm-score-gpu gmm-acc-stats-gpu gmm-sum-accs gmm-est hmm-init-topo hmm-bw hmm-sum-accs hmm-est hmm-forward; do
+  command -v $t >/dev/null || { echo "run.sh: $t not built (run make in $root)" >&2; exit 1; }
 done
-[ -d "$wavdir" ] || { echo "run.sh: missing $wavdir (set GH_SHARED)" >&2; exit 1; }
-speakers="george jackson nicolas yweweler"
+mkdir -p "$work"; cd "$work"
+ln -sfn "$egs/steps" steps; ln -sfn "$egs/utils" utils
+echo "run.sh: working in $work"
+# folds: "<name> <train-data> <test-data>"
+if [ -n "$train_data" ]; then sets="train test"; else sets=all; fi
 
-if [ $stage -le 0 ]; then
-  echo "== data preparation and features"
-  mkdir -p data
-  for f in "$wavdir"/*.wav; do
-    b=$(basename $f .wav)                       # <digit>_<speaker>_<index>
-    IFS=_ read -r d s i <<< "$b"
-    echo "$s-$d-$i $f"
-  done | sort > data/wav.scp
-  awk '{ split($1, a, "-"); print $1, a[2] }' data/wav.scp > data/utt2word
-  awk '{ split($1, a, "-"); print $1, a[1] }' data/wav.scp > data/utt2spk
-  awk '{ u[$2] = u[$2] " " $1 } END { for (s in u) print s u[s] }' data/utt2spk | sort > data/spk2utt
-  compute-mfcc-feats --sample-frequency=8000 --dither=0 scp:data/wav.scp ark:- 2> data/mfcc.log |
-    add-deltas ark:- ark,scp:data/deltas.ark,data/deltas.scp 2>> data/mfcc.log
-  case $cmvn in
-    speaker) spk_opt=--spk2utt=ark,t:data/spk2utt; utt_opt=--utt2spk=ark,t:data/utt2spk ;;
-    utterance) spk_opt=; utt_opt= ;;
-    *) echo "run.sh: --cmvn must be speaker or utterance" >&2; exit 1 ;;
-  esac
-  compute-cmvn-stats $spk_opt scp:data/deltas.scp ark:data/cmvn.ark 2>> data/mfcc.log
-  apply-cmvn --norm-vars=true $utt_opt ark:data/cmvn.ark scp:data/deltas.scp \
-    ark,scp:data/feats.ark,data/feats.scp 2>> data/mfcc.log
-  echo "$(wc -l < data/feats.scp) utterances, $(feat-to-len scp:data/feats.scp 2>/dev/null) frames," \
-    "dimension $(feat-to-dim scp:data/feats.scp - 2>/dev/null)"
+if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
+  echo "== stage 0: data directories"
+  rm -rf data/all data/train data/test data/*_feats data/heldout_*
+  if [ -n "$train_data" ]; then
+    for s in train:$train_data test:$test_data; do
+      set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_ data/lang
+      for f in utt2spk spk2utt text feats.scp wav.scp segments; do [ ! -f $d/$f ] || cp $d/$f data/$set_/; done
+      utils/validate_data_dir.sh data/$set_
+    done
+    awk '{ print $2 }' data/train/text | LC_ALL=C sort -u > data/lang/words.txt
+  else
+    "$here/local/prepare_data.sh" "$wavdir" data
+  fi
 fi
 
-mkdir -p exp
-results=exp/results.txt
-if [ $stage -le 1 ]; then
-  : > $results
-  for s in $speakers; do
-    dir=exp/heldout_$s
-    mkdir -p $dir
-    grep -v "^$s-" data/feats.scp > $dir/train.scp
-    grep "^$s-" data/feats.scp > $dir/test.scp
-    grep -v "^$s-" data/utt2word > $dir/train.utt2word
-    echo "== held-out speaker $s: train on $(wc -l < $dir/train.scp) files, test on $(wc -l < $dir/test.scp)"
-    ../steps/train_word_hmm.sh --device=$device --states=$states --gauss=$gauss --iters=$iters \
-      scp:$dir/train.scp $dir/train.utt2word 10 $dir
-    gmm-score-gpu --device=$device $dir/final.mdl scp:$dir/test.scp ark:- 2> $dir/decode.log |
-      hmm-forward --device=$device $dir/final.hmm ark:- ark,t:$dir/test.ll 2>> $dir/decode.log
-    ../steps/score_words.sh data/utt2word $dir/test.ll "held-out $s" | tee $dir/scoring.txt
-    head -1 $dir/scoring.txt >> $results
+if [ $stage -gt 0 ] && [ $stop_stage -ge 1 ]; then
+  for f in data/lang/words.txt; do
+    [ -f $f ] || { echo "run.sh: --stage $stage needs $work/$f from stage 0 (run with --stage 0 first)" >&2; exit 1; }
+  done
+fi
+if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
+  echo "== stage 1: features: MFCC, deltas, CMVN per $cmvn"
+  for s in $sets; do
+    n=$(wc -l < data/$s/spk2utt); j=$(( nj < n ? nj : n ))
+    [ -f data/$s/feats.scp ] || steps/make_mfcc.sh --nj $j --cmd "$cmd" --mfcc-config "$here/conf/mfcc.conf" data/$s
+    steps/make_deltas_cmvn.sh --nj $j --cmd "$cmd" --order deltas-cmvn --cmvn $cmvn --norm-vars true data/$s data/${s}_feats
+    echo "$s: $(wc -l < data/${s}_feats/feats.scp) utterances, $(feat-to-len scp:data/${s}_feats/feats.scp 2>/dev/null) frames," \
+      "dimension $(feat-to-dim scp:data/${s}_feats/feats.scp - 2>/dev/null)"
   done
 fi
 
-echo "== summary: speaker-independent digit accuracy (HMM-GMM, $states states, $gauss Gaussians per state)"
-cat $results
-awk '{ for (i = 1; i <= NF; i++) if ($i == "accuracy:") { s += $(i + 1); n++ } }
-     END { if (n) printf "mean over %d held-out speakers: %.2f%%\n", n, s / n }' $results
+if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
+  if [ -n "$train_data" ]; then
+    folds="train_test:data/train_feats:data/test_feats"
+  else
+    folds=
+    for s in $(awk '{ print $1 }' data/all/spk2utt); do
+      awk -v s=$s '$1 != s { print $1 }' data/all/spk2utt > data/all_feats/others.$s
+      utils/subset_data_dir.sh --spk-list data/all_feats/others.$s data/all_feats data/heldout_$s/train
+      echo $s > data/all_feats/only.$s
+      utils/subset_data_dir.sh --spk-list data/all_feats/only.$s data/all_feats data/heldout_$s/test
+      folds+=" heldout_$s:data/heldout_$s/train:data/heldout_$s/test"
+    done
+  fi
+  for f in $folds; do
+    name=${f%%:*}; tr=$(echo $f | cut -d: -f2); te=$(echo $f | cut -d: -f3)
+    dir=exp/$name
+    n=$(wc -l < $tr/spk2utt); j=$(( nj < n ? nj : n ))
+    echo "== stage 2: $name: train on $(wc -l < $tr/feats.scp) files ($j jobs), test on $(wc -l < $te/feats.scp)"
+    steps/train_word_hmm.sh --nj $j --cmd "$cmd" --device $device --states $states --gauss $gauss --iters $iters \
+      --seed $seed $tr data/lang/words.txt $dir | tail -1
+    n=$(wc -l < $te/spk2utt); j=$(( nj < n ? nj : n ))
+    steps/classify.sh --nj $j --cmd "$cmd" --device $device --hmm true --name "$name" \
+      $te data/lang/words.txt $dir $dir/decode_test | head -1
+    rm -rf $dir/decode_test_adapt
+    if [ $adapt != none ]; then
+      steps/adapt_words.sh --device $device --method $adapt --mean-tau $mean_tau --passes $adapt_passes \
+        --name "$name ($adapt)" $te data/lang/words.txt $dir $dir/decode_test $dir/decode_test_adapt
+    fi
+  done
+fi
+
+if [ $stop_stage -ge 3 ]; then
+  {
+    echo "# fsdd: digit accuracy (HMM-GMM, $states states, $gauss Gaussians per state)"
+    for d in decode_test decode_test_adapt; do
+      for f in exp/*/$d/scoring.txt; do [ ! -f $f ] || head -1 $f; done > exp/results.tmp
+      cat exp/results.tmp
+      awk -v what="$([ $d = decode_test ] && echo "speaker-independent" || echo "adapted ($adapt)")" \
+        '{ for (i = 1; i <= NF; i++) if ($i == "accuracy:") { s += $(i + 1); n++ } }
+         END { if (n > 1) printf "mean over %d held-out speakers, %s: %.2f%%\n", n, what, s / n }' exp/results.tmp
+    done
+    rm exp/results.tmp
+  } > results.txt.tmp
+  mv results.txt.tmp results.txt
+  echo "== results ($work/results.txt)"
+  cat results.txt
+fi

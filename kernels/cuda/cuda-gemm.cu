@@ -40,6 +40,10 @@ extern "C" {
 
 typedef cublasStatus_t (*p_create)(cublasHandle_t *);
 typedef cublasStatus_t (*p_destroy)(cublasHandle_t);
+typedef cublasStatus_t (*p_gemmsb)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                   const void *, const void *, cudaDataType, int, long long, const void *,
+                                   cudaDataType, int, long long, const void *, void *, cudaDataType, int,
+                                   long long, int, cublasComputeType_t, cublasGemmAlgo_t);
 typedef cublasStatus_t (*p_gemmex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                                    const void *, const void *, cudaDataType, int, const void *,
                                    cudaDataType, int, const void *, void *, cudaDataType, int,
@@ -49,6 +53,7 @@ static struct {
   p_create create;
   p_destroy destroy;
   p_gemmex gemmex;
+  p_gemmsb gemmsb;
 } blas;
 
 int gg_available(void) {
@@ -66,7 +71,8 @@ int gg_available(void) {
   blas.create = (p_create)dlsym(h, "cublasCreate_v2");
   blas.destroy = (p_destroy)dlsym(h, "cublasDestroy_v2");
   blas.gemmex = (p_gemmex)dlsym(h, "cublasGemmEx");
-  blas.ok = blas.create && blas.destroy && blas.gemmex;
+  blas.gemmsb = (p_gemmsb)dlsym(h, "cublasGemmStridedBatchedEx");
+  blas.ok = blas.create && blas.destroy && blas.gemmex && blas.gemmsb;
   if (!blas.ok) gh_log("cuBLAS lacks cublasCreate_v2/cublasGemmEx: CUDA backend uses its fused kernels only");
   return blas.ok;
 }
@@ -255,26 +261,37 @@ k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, cons
   if (lane == 0) tot[r] = mx > -INFINITY ? (double)wr * (double)lse : 0.0;
 }
 
-/* acc [G x E] double += uncentred statistics of S [G x Ep] (float, centred
- * by c): block per Gaussian g; with o = S[0], m = S[1..D]:
+/* acc [G x E] double += uncentred statistics of S = sum over the nslice
+ * slices b of S + b sstride, each [G x Ep] (float partial sums over a slice
+ * of the frames, centred by c; summed here in double, in slice order):
+ * block per Gaussian g; with o = S[0], m = S[1..D]:
  *   occ: o;  first order: m_i + o c_i;
  *   full (i, j): S + c_i m_j + c_j m_i + o c_i c_j;  diag: S + 2 c_i m_i + o c_i^2. */
 __global__ void __launch_bounds__(256)
-k_acc_add(const float *__restrict__ S, int Ep, int E, int D, int full, const short2 *__restrict__ ij,
-          const double *__restrict__ c, double *__restrict__ acc) {
+k_acc_add(const float *__restrict__ S, int nslice, long long sstride, int Ep, int E, int D, int full,
+          const short2 *__restrict__ ij, const double *__restrict__ c, double *__restrict__ acc) {
   const int g = blockIdx.x;
+  extern __shared__ double ssum[]; /* [1 + D]: occupancy and first order, summed over slices */
   const float *s = S + (long long)g * Ep;
   double *a = acc + (long long)g * E;
-  const double o = s[0];
+  for (int e = threadIdx.x; e <= D; e += blockDim.x) {
+    double v = 0.0;
+    for (int b = 0; b < nslice; ++b) v += (double)s[b * sstride + e];
+    ssum[e] = v;
+  }
+  __syncthreads();
+  const double o = ssum[0];
   for (int e = threadIdx.x; e < E; e += blockDim.x) {
     double v;
     if (e == 0) v = o;
-    else if (e <= D) v = (double)s[e] + o * c[e - 1];
+    else if (e <= D) v = ssum[e] + o * c[e - 1];
     else {
       int i, j;
       if (full) { const short2 p = ij[e - 1 - D]; i = p.x; j = p.y; }
       else { i = j = e - 1 - D; }
-      v = (double)s[e] + c[i] * (double)s[1 + j] + c[j] * (double)s[1 + i] + o * c[i] * c[j];
+      double t = 0.0;
+      for (int b = 0; b < nslice; ++b) t += (double)s[b * sstride + e];
+      v = t + c[i] * ssum[1 + j] + c[j] * ssum[1 + i] + o * c[i] * c[j];
     }
     a[e] += v;
   }
@@ -309,6 +326,7 @@ struct gg_ctx {
   float *L, *Ls; size_t capL, capLs;   /* likelihoods / posteriors (+ small parts) */
   float *S; size_t capS;         /* one chunk's statistics [G x E] */
   double *tot; size_t capT;      /* per-row w lse */
+  int sms;                       /* multiprocessors of the device */
 };
 
 struct gg_model {
@@ -340,6 +358,9 @@ gg_ctx *gg_ctx_new(void) {
   if (!gg_available()) return NULL;
   gg_ctx *g = (gg_ctx *)gh_calloc(1, sizeof *g);
   CKB(blas.create(&g->h));
+  int dev = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
   return g;
 }
 
@@ -491,8 +512,9 @@ int gg_model_gauss(const gg_model *m, int p) { return m->G[p]; }
 int64_t gg_model_total_gauss(const gg_model *m) { return m->Gt; }
 int gg_model_full(const gg_model *m, int p) { return m->full[p]; }
 
-int gg_resolve_precision(int prec, int64_t cols, int depth) {
+int gg_resolve_precision(int prec, int64_t cols, int depth, int estep) {
   if (prec != GH_PREC_AUTO) return prec;
+  if (estep) return GH_PREC_FP32;
   return cols >= GG_SPLIT_MIN_COLS && depth >= GG_SPLIT_MIN_DEPTH ? GH_PREC_TF32X3 : GH_PREC_FP32;
 }
 
@@ -534,6 +556,26 @@ static void gemm(gg_ctx *g, cublasOperation_t ta, cublasOperation_t tb, int mm, 
   }
 }
 
+/* Batched C_b = op(A_b) op(B_b), b < nb, strides sA, sB, sC (elements),
+ * at precision prec (TF32X3: three batched products as in gemm()). */
+static void gemm_batched(gg_ctx *g, cublasOperation_t ta, cublasOperation_t tb, int mm, int nn, int kk,
+                         const float *A, const float *As, int lda, long long sA, const float *B, const float *Bs,
+                         int ldb, long long sB, float *C, int ldc, long long sC, int nb, int prec) {
+  const float one = 1.f, zero = 0.f;
+  const cublasComputeType_t ct = prec == GH_PREC_FP32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+  if (prec != GH_PREC_TF32X3) {
+    CKB(blas.gemmsb(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_32F, lda, sA, B, CUDA_R_32F, ldb, sB, &zero, C,
+                    CUDA_R_32F, ldc, sC, nb, ct, CUBLAS_GEMM_DEFAULT));
+  } else {
+    CKB(blas.gemmsb(g->h, ta, tb, mm, nn, kk, &one, As, CUDA_R_32F, lda, sA, B, CUDA_R_32F, ldb, sB, &zero, C,
+                    CUDA_R_32F, ldc, sC, nb, ct, CUBLAS_GEMM_DEFAULT));
+    CKB(blas.gemmsb(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_32F, lda, sA, Bs, CUDA_R_32F, ldb, sB, &one, C,
+                    CUDA_R_32F, ldc, sC, nb, ct, CUBLAS_GEMM_DEFAULT));
+    CKB(blas.gemmsb(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_32F, lda, sA, B, CUDA_R_32F, ldb, sB, &one, C,
+                    CUDA_R_32F, ldc, sC, nb, ct, CUBLAS_GEMM_DEFAULT));
+  }
+}
+
 static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, long long row0, int n, int full,
                    float *Xe, float *Xs) {
   const int E = row_len(m->D, full), Ep = row_pad(m->D, full);
@@ -545,9 +587,9 @@ static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, 
 }
 
 /* Rows per chunk so that the chunk's floats (per row: `per_row`, times 2
- * when split) stay under 2^28 (1 GB), between 32 and cap. */
+ * when split) stay under 2^30 (4 GB), between 32 and cap. */
 static long long chunk_rows(long long per_row, int split, long long cap) {
-  long long r = (1LL << 28) / (per_row * (split ? 2 : 1));
+  long long r = (1LL << 30) / (per_row * (split ? 2 : 1));
   if (r > cap) r = cap;
   if (r < 32) r = 32;
   return r;
@@ -555,7 +597,7 @@ static long long chunk_rows(long long per_row, int split, long long cap) {
 
 void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
   const int full = m->full0, D = m->D, E = row_pad(D, full);
-  prec = gg_resolve_precision(prec, m->Gt, E);
+  prec = gg_resolve_precision(prec, m->Gt, E, 0);
   const int split = prec == GH_PREC_TF32X3;
   set_centre(m, m->model_centre, split);
   const long long nc = chunk_rows(E + m->Gt, split, 65536);
@@ -585,16 +627,24 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);
   const int Gp = (G + 7) & ~7; /* aligned rows of L / R */
   if (G == 0 || n == 0) return;
-  prec = gg_resolve_precision(prec, G, E);
+  prec = gg_resolve_precision(prec, G, E, 1);
   const int split = prec == GH_PREC_TF32X3;
   set_centre(m, centre, split);
-  const long long nc = chunk_rows(E + Gp, split, 32768);
+  const long long nc = chunk_rows(E + Gp, split, 1LL << 20);
   const long long rows = n < nc ? n : nc;
+  /* Statistics S = R^T Xe as a deterministic split-K: the chunk's rows in
+   * nsl slices of ks rows (one strided-batched GEMM; the remainder rows as
+   * one more slice), each slice's [G x E] partial sum in float, summed over
+   * the slices in double in k_acc_add.  nsl: enough 128 x 128 output tiles
+   * to fill the GPU twice, slices of at least 256 rows. */
+  const long long tiles = (long long)((E + 127) / 128) * ((G + 127) / 128);
+  long long nsl_max = (2 * g->sms + tiles - 1) / tiles;
+  if (nsl_max < 1) nsl_max = 1;
   grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
   if (split) grow((void **)&g->Xs, &g->capXs, sizeof(float) * rows * E);
   grow((void **)&g->L, &g->capL, sizeof(float) * rows * Gp);
   if (split) grow((void **)&g->Ls, &g->capLs, sizeof(float) * rows * Gp);
-  grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E);
+  grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * (nsl_max + 1));
   grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
   const float *A = m->dAc + m->aoff[p], *As = split ? m->dAs + m->aoff[p] : NULL;
   for (long long k0 = 0; k0 < n; k0 += nc) {
@@ -604,9 +654,18 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
     k_post<<<(unsigned)((nr + 7) / 8), 256>>>(g->L, split ? g->Ls : NULL, G, Gp, nr, dW + k0, g->tot);
     CK(cudaGetLastError());
     gg_sum_into(g->tot, nr, dTotal);
-    /* S [G x E] row-major = col-major E x G = Xe_cm (E x nr) * R_cm^T (nr x G) */
-    gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, nr, g->Xe, g->Xs, E, g->L, g->Ls, Gp, g->S, E, prec);
-    k_acc_add<<<G, 256>>>(g->S, E, E0, D, full, m->dIJ, m->dC, dAcc);
+    long long nsl = nr / 256 < nsl_max ? nr / 256 : nsl_max;
+    if (nsl < 1) nsl = 1;
+    const int ks = (int)(nr / nsl), rem = (int)(nr - nsl * ks);
+    const long long sS = (long long)G * E;
+    /* slice b: S_b [G x E] row-major = col-major E x G = Xe_b_cm (E x ks) R_b_cm^T (ks x G) */
+    gemm_batched(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, ks, g->Xe, g->Xs, E, (long long)ks * E, g->L, g->Ls, Gp,
+                 (long long)ks * Gp, g->S, E, sS, (int)nsl, prec);
+    if (rem)
+      gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, rem, g->Xe + nsl * ks * E, split ? g->Xs + nsl * ks * E : NULL, E,
+           g->L + nsl * ks * Gp, split ? g->Ls + nsl * ks * Gp : NULL, Gp, g->S + nsl * sS, E, prec);
+    const int nslices = (int)nsl + (rem ? 1 : 0);
+    k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nslices, sS, E, E0, D, full, m->dIJ, m->dC, dAcc);
     CK(cudaGetLastError());
   }
 }

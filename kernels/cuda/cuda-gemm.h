@@ -49,15 +49,18 @@ int gg_model_gauss(const gg_model *m, int p);
 int64_t gg_model_total_gauss(const gg_model *m);
 int gg_model_full(const gg_model *m, int p);
 
-/* Resolves GH_PREC_AUTO for a GEMM with `cols` output columns (Gaussians)
- * and `depth` expanded features (padded E): TF32X3 when cols >=
- * GG_SPLIT_MIN_COLS and depth >= GG_SPLIT_MIN_DEPTH (compute-bound GEMMs,
- * where three tensor-core products beat one fp32 one at fp32-level
- * accuracy), else FP32 (small or memory-bound GEMMs, where the split's
- * extra passes cost more: doc/perf.md).  Other values are returned as is. */
+/* Resolves GH_PREC_AUTO (measured on an H200, doc/perf.md 2026-11-23):
+ * scoring (estep = 0) with `cols` output columns (Gaussians) and `depth`
+ * expanded features (padded E): TF32X3 when cols >= GG_SPLIT_MIN_COLS and
+ * depth >= GG_SPLIT_MIN_DEPTH (compute-bound GEMMs: 5000 x 16 full D=36
+ * 5.75 ms vs 10.34 fp32; 1 x 1024 full D=40 1.27 vs 2.54), else FP32
+ * (memory-bound: diagonal covariances, where the split's extra passes cost
+ * more).  E-step (estep = 1): FP32 -- the split-precision E-step was slower
+ * at every measured shape (1 x 1024 full: 29.3 ms vs 22.9; 500k x 128 full:
+ * 8.2 vs 7.1).  Other values are returned as they are. */
 #define GG_SPLIT_MIN_COLS 64
 #define GG_SPLIT_MIN_DEPTH 128
-int gg_resolve_precision(int prec, int64_t cols, int depth);
+int gg_resolve_precision(int prec, int64_t cols, int depth, int estep);
 
 /* Per-pdf log-likelihoods of n frames: dX [n x Dp] device floats (first D
  * used), dOut [n x P] device floats (natural log).  Centred by the model's
@@ -70,7 +73,9 @@ void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, flo
  * dAcc[g * E + e] (double, E = 1 + D + S: occupancy, first order, second
  * order, as the fused kernels' accumulators), and w * log p(x|p) of the
  * pairs into *dTotal (device double); all additions in a fixed order
- * (deterministic).  Chunked internally (up to 32768 pairs per GEMM). */
+ * (deterministic).  Chunked internally (up to 2^20 pairs or 4 GB of
+ * scratch per chunk); the statistics GEMM is split over the chunk's rows
+ * into slices summed in double (a deterministic split-K). */
 void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
                   const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
                   int prec);

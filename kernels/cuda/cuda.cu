@@ -746,19 +746,27 @@ static gg_ctx *ctx_gg(cuda_ctx *c) {
 
 /* Variant of the likelihood computation for model m (Cook et al.'s
  * variant selection, seed 003, by a fixed rule from the measurements in
- * doc/perf.md so the choice -- and so the output -- does not depend on
- * timing noise): 1 = GEMM forms (cuda-gemm.cu), 0 = the fused kernel.
- * GEMM needs cuBLAS and one covariance type in the set; it is chosen when
- * the set has at least GEMM_SCORE_MIN_GAUSS Gaussians (where the GEMM is
- * compute-bound and the split-precision tensor-core path applies).
- * GH_CUDA_SCORE=fused|gemm forces one (for benchmarks). */
+ * doc/perf.md, so that the choice -- and so the output -- does not depend
+ * on timing noise): 1 = GEMM forms (cuda-gemm.cu), 0 = the fused kernel.
+ * GEMM needs cuBLAS and one covariance type in the set, and is chosen for
+ * at least GEMM_SCORE_MIN_GAUSS Gaussians in all when the covariances are
+ * full (GEMM depth 1 + D + D(D+1)/2: compute-bound, tensor cores; 5000 x 16
+ * D=36: 5.9 ms vs 15.0 fused) or some pdf has at least
+ * GEMM_SCORE_MIN_PDF_GAUSS diagonal Gaussians (a UBM: 0.93 vs 1.00 ms).
+ * Many diagonal pdfs of fewer Gaussians stay fused: there the [frames x
+ * Gaussians] matrix the GEMM writes costs more than the fused kernel
+ * (5000 x 256 diag: 33.9 ms GEMM vs 30.2 fused).  GH_CUDA_SCORE=fused|gemm
+ * forces one (for benchmarks). */
 #define GEMM_SCORE_MIN_GAUSS 64
+#define GEMM_SCORE_MIN_PDF_GAUSS 512
 static int score_variant(cuda_ctx *c, cuda_model *m) {
   if (!m->gg || !gg_model_homogeneous(m->gg) || !ctx_gg(c)) return 0;
   const char *e = getenv("GH_CUDA_SCORE");
   if (e && !strcmp(e, "fused")) return 0;
   if (e && !strcmp(e, "gemm")) return 1;
-  return gg_model_total_gauss(m->gg) >= GEMM_SCORE_MIN_GAUSS;
+  if (gg_model_total_gauss(m->gg) < GEMM_SCORE_MIN_GAUSS) return 0;
+  if (m->P > 0 && gg_model_full(m->gg, 0)) return 1;
+  return m->maxG >= GEMM_SCORE_MIN_PDF_GAUSS;
 }
 
 /* backend.h loglikes: X host [T x D] -> out host [T x P] per-pdf

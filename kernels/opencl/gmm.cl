@@ -28,44 +28,49 @@ __kernel void gh_expand(int T, int D, int K, __global const float *X, __global c
 }
 
 /* ---- our own SGEMM (used where CLBlast is absent or GH_OPENCL_GEMM=own) ----
- * C[coff + m ldc + n] = sum_k A[m lda + k] B[n ldb + k]   (C = A B', row-major)
- * 64 x 64 tile of C per 16 x 16 work-group, 4 x 4 outputs per work-item,
- * K in steps of 16 through local memory; edges zero-padded. */
-#define GH_TS 64
-#define GH_TK 16
-__kernel __attribute__((reqd_work_group_size(16, 16, 1)))
-void gh_sgemm_nt(int M, int N, int K, __global const float *A, int lda, __global const float *B,
-                 int ldb, __global float *C, int ldc, int coff) {
-  __local float As[GH_TK][GH_TS + 1];
-  __local float Bs[GH_TK][GH_TS + 1];
-  const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;
-  const int n0 = get_group_id(0) * GH_TS, m0 = get_group_id(1) * GH_TS;
-  float acc[4][4];
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
-  for (int k0 = 0; k0 < K; k0 += GH_TK) {
-    for (int l = 0; l < 4; ++l) {
-      int idx = tid + 256 * l, r = idx / GH_TK, c = idx % GH_TK, gk = k0 + c;
-      int gm = m0 + r, gn = n0 + r;
-      As[c][r] = (gm < M && gk < K) ? A[(size_t)gm * lda + gk] : 0.0f;
-      Bs[c][r] = (gn < N && gk < K) ? B[(size_t)gn * ldb + gk] : 0.0f;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k < GH_TK; ++k) {
-      float a[4], b[4];
-      for (int i = 0; i < 4; ++i) a[i] = As[k][ty + 16 * i];
-      for (int j = 0; j < 4; ++j) b[j] = Bs[k][tx + 16 * j];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+ * C[coff + m ldc + n] = sum_k A[m lda + k] B[boff + n ldb + k]   (C = A B', row-major)
+ * A 16 x 16 work-group computes a (16 WPT) x (16 WPT) tile of C, WPT x WPT
+ * outputs per work-item (rows ty + 16 i, columns tx + 16 j), K in steps of
+ * 16 through local memory; edges zero-padded.  gh_sgemm_nt: WPT = 4 (64 x 64
+ * tiles, for small M or N); gh_sgemm_nt128: WPT = 8 (128 x 128 tiles, twice
+ * the FMAs per local-memory load). */
+#define GH_SGEMM_NT(NAME, WPT)                                                                   \
+  __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void NAME(                           \
+      int M, int N, int K, __global const float *A, int lda, __global const float *B, long boff, \
+      int ldb, __global float *C, int ldc, int coff) {                                           \
+    __local float As[16][16 * WPT + 1];                                                          \
+    __local float Bs[16][16 * WPT + 1];                                                          \
+    const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                    \
+    const int n0 = get_group_id(0) * 16 * WPT, m0 = get_group_id(1) * 16 * WPT;                  \
+    B += boff;                                                                                   \
+    float acc[WPT][WPT];                                                                         \
+    for (int i = 0; i < WPT; ++i)                                                                \
+      for (int j = 0; j < WPT; ++j) acc[i][j] = 0.0f;                                            \
+    for (int k0 = 0; k0 < K; k0 += 16) {                                                         \
+      for (int l = 0; l < WPT; ++l) {                                                            \
+        int idx = tid + 256 * l, r = idx / 16, c = idx % 16, gk = k0 + c;                        \
+        int gm = m0 + r, gn = n0 + r;                                                            \
+        As[c][r] = (gm < M && gk < K) ? A[(size_t)gm * lda + gk] : 0.0f;                         \
+        Bs[c][r] = (gn < N && gk < K) ? B[(size_t)gn * ldb + gk] : 0.0f;                         \
+      }                                                                                          \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+      for (int k = 0; k < 16; ++k) {                                                             \
+        float a[WPT], b[WPT];                                                                    \
+        for (int i = 0; i < WPT; ++i) a[i] = As[k][ty + 16 * i];                                 \
+        for (int j = 0; j < WPT; ++j) b[j] = Bs[k][tx + 16 * j];                                 \
+        for (int i = 0; i < WPT; ++i)                                                            \
+          for (int j = 0; j < WPT; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);                  \
+      }                                                                                          \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+    }                                                                                            \
+    for (int i = 0; i < WPT; ++i)                                                                \
+      for (int j = 0; j < WPT; ++j) {                                                            \
+        int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;                                          \
+        if (m < M && n < N) C[(size_t)coff + (size_t)m * ldc + n] = acc[i][j];                   \
+      }                                                                                          \
   }
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) {
-      int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
-      if (m < M && n < N) C[(size_t)coff + (size_t)m * ldc + n] = acc[i][j];
-    }
-}
+GH_SGEMM_NT(gh_sgemm_nt, 4)
+GH_SGEMM_NT(gh_sgemm_nt128, 8)
 
 /* ---- per-pdf log-sum-exp over the Gaussian columns of the GEMM output ----
  * S [T x Gtot] Gaussian log-likelihoods; pdf p owns columns goff[p] ..
@@ -142,6 +147,7 @@ __kernel void gh_estep_post(int npairs, int D, int kbase, __global const float *
   if (k >= npairs) return;
   const int p = pdf[kbase + k], G = gcnt[p], full = ptype[p];
   const int K = full ? 1 + D + D * (D + 1) / 2 : 1 + 2 * D;
+  if (gbase[p] < 0) { tot[k] = 0.0; return; } /* a big pdf: gh_softmax_rows does it */
   const __global float *x = X + (size_t)frame[kbase + k] * D;
   const __global float *W = (full ? Wf : Wd) + (size_t)wrow[p] * K;
   __global float *gm = gamma + gbase[p] + (long)(k - pair_off[p]) * G;
@@ -179,8 +185,9 @@ __kernel void gh_estep_post(int npairs, int D, int kbase, __global const float *
 /* ---- E-step, step 2: statistics sum_k gamma_kg phi_e(x_k) in double ----
  * One work-item per (element e < K, Gaussian g < Gn of this covariance
  * type, segment s < nseg of the pdf's pairs); gpdf[g] is g's pdf, gl[g] its
- * index within the pdf.  Writes partial[(s Gn + g) K + e]; gh_estep_reduce
- * adds the segments into the accumulators. */
+ * index within the pdf.  Writes partial[(s Gn + g) K + e] (0 for the big
+ * pdfs of the GEMM path, gbase < 0); gh_estep_reduce adds the segments into
+ * the accumulators. */
 __kernel void gh_estep_stats(int Gn, int K, int nseg, int D, __global const float *X,
                              __global const int *frame, int kbase, __global const int *gpdf,
                              __global const int *gl, __global const int *gcnt,
@@ -189,7 +196,7 @@ __kernel void gh_estep_stats(int Gn, int K, int nseg, int D, __global const floa
                              __global double *partial) {
   int e = get_global_id(0), g = get_global_id(1), s = get_global_id(2);
   if (e >= K || g >= Gn || s >= nseg) return;
-  const int p = gpdf[g], G = gcnt[p], k0 = pair_off[p], n = pair_off[p + 1] - k0;
+  const int p = gpdf[g], G = gcnt[p], k0 = pair_off[p], n = gbase[p] < 0 ? 0 : pair_off[p + 1] - k0;
   const int len = (n + nseg - 1) / nseg, a = s * len, b = min(n, a + len);
   const int2 ab = emap[e];
   const __global float *gm = gamma + gbase[p] + gl[g];
@@ -204,12 +211,106 @@ __kernel void gh_estep_stats(int Gn, int K, int nseg, int D, __global const floa
   partial[((size_t)s * Gn + g) * K + e] = acc;
 }
 
-/* acc[i] += sum_s partial[s n + i], i < n. */
-__kernel void gh_estep_reduce(long n, int nseg, __global const double *partial, __global double *acc) {
+/* acc[aoff + i] += sum_s partial[s n + i], i < n. */
+__kernel void gh_estep_reduce(long n, int nseg, __global const double *partial, __global double *acc,
+                              long aoff) {
   long i = get_global_id(0);
   if (i >= n) return;
   double v = 0.0;
   for (int s = 0; s < nseg; ++s) v += partial[s * n + i];
-  acc[i] += v;
+  acc[aoff + i] += v;
+}
+
+/* ---- E-step of a pdf with many Gaussians and many pairs (global UBMs):
+ * the GEMM path.  For a block of n of its pairs (sorted indices kbase ..):
+ * gh_expand_pairs gathers Phi [n x K], an SGEMM gives ll = Phi W_p' [n x G],
+ * gh_softmax_rows turns each row into posteriors in place, and
+ * gh_stats_tn sums Gamma' Phi [G x K] in double. ---- */
+
+/* phi[k][e] = x_a x_b of the frame of sorted pair kbase + k (k < n). */
+__kernel void gh_expand_pairs(int n, int D, int K, int kbase, __global const float *X,
+                              __global const int *frame, __global const int2 *emap, __global float *phi) {
+  int e = get_global_id(0), k = get_global_id(1);
+  if (e >= K || k >= n) return;
+  int2 ab = emap[e];
+  const __global float *x = X + (size_t)frame[kbase + k] * D;
+  float va = ab.x < 0 ? 1.0f : x[ab.x], vb = ab.y < 0 ? 1.0f : x[ab.y];
+  phi[(size_t)k * K + e] = va * vb;
+}
+
+/* Row k of S [n x G] (Gaussian loglikes of pair kbase + k): S = w exp(S -
+ * lse) in place, tot[k] = w lse (double).  64 work-items per row. */
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void gh_softmax_rows(int n, int G, int kbase, __global const float *weight, __global float *S,
+                     __global double *tot) {
+  __local float red[64];
+  const int l = get_local_id(0), k = get_group_id(0);
+  __global float *s = S + (size_t)k * G;
+  float m = -INFINITY;
+  for (int g = l; g < G; g += 64) m = fmax(m, s[g]);
+  red[l] = m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h = 32; h > 0; h >>= 1) {
+    if (l < h) red[l] = fmax(red[l], red[l + h]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  m = red[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float sum = 0.0f;
+  if (m > -INFINITY)
+    for (int g = l; g < G; g += 64) sum += exp(s[g] - m);
+  red[l] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h = 32; h > 0; h >>= 1) {
+    if (l < h) red[l] += red[l + h];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float w = weight[kbase + k];
+  if (m == -INFINITY) {
+    for (int g = l; g < G; g += 64) s[g] = 0.0f;
+    if (l == 0) tot[k] = w * (double)m;
+    return;
+  }
+  const float lse = m + log(red[0]);
+  for (int g = l; g < G; g += 64) s[g] = w * exp(s[g] - lse);
+  if (l == 0) tot[k] = (double)w * (double)lse;
+}
+
+/* partial[(s G + g) K + e] = sum over k in segment s of A[k G + g] B[k K + e]
+ * (Gamma' Phi), products and sums in double.  64 x 64 tile of the output per
+ * 16 x 16 work-group (4 x 4 per work-item), pairs in steps of 16 through
+ * local memory; segment s = group id 2 covers pairs s len .. (s+1) len - 1. */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1)))
+void gh_stats_tn(int n, int G, int K, int nseg, __global const float *A, __global const float *B,
+                 __global double *partial) {
+  __local float As[16][64];
+  __local float Bs[16][64];
+  const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;
+  const int e0 = get_group_id(0) * 64, g0 = get_group_id(1) * 64, s = get_group_id(2);
+  const int len = (n + nseg - 1) / nseg, ka = s * len, kb = min(n, ka + len);
+  double acc[4][4];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
+  for (int k0 = ka; k0 < kb; k0 += 16) {
+    for (int l = 0; l < 4; ++l) {
+      int idx = tid + 256 * l, r = idx / 64, c = idx % 64, k = k0 + r;
+      As[r][c] = (k < kb && g0 + c < G) ? A[(size_t)k * G + g0 + c] : 0.0f;
+      Bs[r][c] = (k < kb && e0 + c < K) ? B[(size_t)k * K + e0 + c] : 0.0f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < 16; ++k) {
+      double a[4], b[4];
+      for (int i = 0; i < 4; ++i) a[i] = As[k][ty + 16 * i];
+      for (int j = 0; j < 4; ++j) b[j] = Bs[k][tx + 16 * j];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      int g = g0 + ty + 16 * i, e = e0 + tx + 16 * j;
+      if (g < G && e < K) partial[((size_t)s * G + g) * K + e] = acc[i][j];
+    }
 }
 #endif

@@ -287,7 +287,8 @@ static cl_kernel kernel(ocl_ctx *c, const char *name) {
 static void ocl_free(gh_backend *b) {
   ocl_ctx *c = b->ctx;
   cl_kernel ks[] = {c->k_expand, c->k_gemm, c->k_lse_narrow, c->k_lse_wide, c->k_post, c->k_stats,
-                    c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb};
+                    c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb,
+                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
   if (c->prog) clReleaseProgram(c->prog);
   if (c->q) clReleaseCommandQueue(c->q);
@@ -415,23 +416,27 @@ static void ocl_model_free(gh_backend *b, gh_dev_model *dm) {
   free(m);
 }
 
-/* C[coff + m ldc + n] = sum_k A[m lda + k] B[n ldb + k] (m < M, n < N). */
-static void gemm_nt(ocl_ctx *c, int M, int N, int K, cl_mem A, int lda, cl_mem B, int ldb, cl_mem C,
-                    int ldc, int coff) {
+/* C[coff + m ldc + n] = sum_k A[m lda + k] B[boff + n ldb + k] (m < M, n < N). */
+static void gemm_nt(ocl_ctx *c, int M, int N, int K, cl_mem A, int lda, cl_mem B, size_t boff, int ldb,
+                    cl_mem C, int ldc, int coff) {
   if (M <= 0 || N <= 0) return;
 #ifdef GH_HAVE_CLBLAST
   if (c->use_clblast) {
     CLBlastStatusCode st = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeYes, M, N, K,
-                                        1.0f, A, 0, lda, B, 0, ldb, 0.0f, C, coff, ldc, &c->q, NULL);
+                                        1.0f, A, 0, lda, B, boff, ldb, 0.0f, C, coff, ldc, &c->q, NULL);
     if (st == CLBlastSuccess) return;
     gh_warn("opencl: CLBlast SGEMM failed (status %d); using the built-in GEMM kernel from now on", (int)st);
     c->use_clblast = 0;
   }
 #endif
-  cl_kernel k = c->k_gemm;
-  ARG(k, 0, M); ARG(k, 1, N); ARG(k, 2, K); ARG(k, 3, A); ARG(k, 4, lda); ARG(k, 5, B); ARG(k, 6, ldb);
-  ARG(k, 7, C); ARG(k, 8, ldc); ARG(k, 9, coff);
-  size_t gl[2] = {(size_t)(N + 63) / 64 * 16, (size_t)(M + 63) / 64 * 16}, lo[2] = {16, 16};
+  /* 128 x 128 tiles when both sides fill them (GH_OPENCL_SGEMM=64|128 forces one) */
+  const int big = c->sgemm_tile ? c->sgemm_tile == 128 : (M >= 256 && N >= 256);
+  cl_kernel k = big ? c->k_gemm128 : c->k_gemm;
+  const size_t ts = big ? 128 : 64;
+  cl_long bo = (cl_long)boff;
+  ARG(k, 0, M); ARG(k, 1, N); ARG(k, 2, K); ARG(k, 3, A); ARG(k, 4, lda); ARG(k, 5, B); ARG(k, 6, bo);
+  ARG(k, 7, ldb); ARG(k, 8, C); ARG(k, 9, ldc); ARG(k, 10, coff);
+  size_t gl[2] = {(N + ts - 1) / ts * 16, (M + ts - 1) / ts * 16}, lo[2] = {16, 16};
   gh_ocl_launch(c, k, 2, gl, lo, "gemm");
 }
 
@@ -447,11 +452,11 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
   ocl_model *m = (ocl_model *)dm;
   const int32_t D = m->D, P = m->P, Gt = m->Gd + m->Gf;
   if (T <= 0 || P <= 0) return;
-  /* frames per chunk: S, Phi and out at most 16 M floats each */
+  /* frames per chunk: S, Phi and out at most c->chunk floats each */
   int64_t per = Gt > P ? Gt : P;
   if (m->Gd && m->Kd > per) per = m->Kd;
   if (m->Gf && m->Kf > per) per = m->Kf;
-  int64_t Tc = ((int64_t)16 << 20) / (per > 0 ? per : 1);
+  int64_t Tc = c->chunk / (per > 0 ? per : 1);
   if (Tc < 1) Tc = 1;
   if (Tc > T) Tc = T;
   ensure(c, &m->X, &m->X_cap, Tc * D * sizeof(float), "frames");
@@ -466,11 +471,11 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
     double k0 = gh_seconds();
     if (m->Gd) {
       expand(c, n, D, m->Kd, m->X, m->emap_d, m->phi_d);
-      gemm_nt(c, n, m->Gd, m->Kd, m->phi_d, m->Kd, m->Wd, m->Kd, m->S, Gt, 0);
+      gemm_nt(c, n, m->Gd, m->Kd, m->phi_d, m->Kd, m->Wd, 0, m->Kd, m->S, Gt, 0);
     }
     if (m->Gf) {
       expand(c, n, D, m->Kf, m->X, m->emap_f, m->phi_f);
-      gemm_nt(c, n, m->Gf, m->Kf, m->phi_f, m->Kf, m->Wf, m->Kf, m->S, Gt, m->Gd);
+      gemm_nt(c, n, m->Gf, m->Kf, m->phi_f, m->Kf, m->Wf, 0, m->Kf, m->S, Gt, m->Gd);
     }
     cl_kernel k = wide ? c->k_lse_wide : c->k_lse_narrow;
     ARG(k, 0, n); ARG(k, 1, P); ARG(k, 2, Gt); ARG(k, 3, m->S); ARG(k, 4, m->goff); ARG(k, 5, m->gcnt_d);
@@ -489,6 +494,11 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
 }
 
 /* ---------------- E-step ---------------- */
+
+/* A pdf with at least BIG_G Gaussians and BIG_PAIRS pairs in one
+ * accumulate() takes the GEMM path (estep_big); the others the per-pair
+ * kernels (gh_estep_post, gh_estep_stats). */
+enum { BIG_G = 64, BIG_PAIRS = 2048 };
 
 /* Resident E-step data: frames and the pairs sorted by pdf on the device;
  * per-pdf pair counts on the host. */
@@ -573,11 +583,62 @@ static void estep_stats(ocl_ctx *c, ocl_model *m, ocl_data *d, int full, int kba
   ARG(k, 11, m->gbase); ARG(k, 12, em); ARG(k, 13, m->gamma); ARG(k, 14, m->partial);
   size_t glb[3] = {(size_t)K, (size_t)Gn, (size_t)ns}, lo[3] = {64, 1, 1};
   gh_ocl_launch(c, k, 3, glb, lo, "E-step statistics");
-  cl_long n = items;
+  cl_long n = items, aoff = 0;
   k = c->k_reduce;
-  ARG(k, 0, n); ARG(k, 1, ns); ARG(k, 2, m->partial); ARG(k, 3, acc);
+  ARG(k, 0, n); ARG(k, 1, ns); ARG(k, 2, m->partial); ARG(k, 3, acc); ARG(k, 4, aoff);
   size_t g1[1] = {(size_t)items}, l1[1] = {64};
   gh_ocl_launch(c, k, 1, g1, l1, "E-step reduce");
+}
+
+/* E-step of big pdf p (sorted pairs first .. first + n - 1) on the GEMM path
+ * (gmm.cl): blocks of pairs, Phi gathered, ll = Phi W_p' by SGEMM,
+ * posteriors in place, Gamma' Phi in double into p's accumulator rows.
+ * Returns sum w lse over the pairs. */
+static double estep_big(ocl_ctx *c, ocl_model *m, ocl_data *d, int32_t p, int64_t first, int64_t n) {
+  const int full = m->ptype[p], G = m->gcnt[p], K = full ? m->Kf : m->Kd, D = m->D;
+  cl_mem W = full ? m->Wf : m->Wd, em = full ? m->emap_f : m->emap_d, acc = full ? m->acc_f : m->acc_d;
+  int64_t nb = c->chunk / (K > G ? K : G);
+  if (nb < 1) nb = 1;
+  if (nb > n) nb = n;
+  ensure(c, &m->phi_f, &m->phif_cap, nb * K * sizeof(float), "E-step features");
+  ensure(c, &m->gamma, &m->gamma_cap, nb * G * sizeof(float), "E-step posteriors");
+  ensure(c, &m->tot, &m->tot_cap, nb * sizeof(double), "E-step totals");
+  const int tg = ((G + 63) / 64) * ((K + 63) / 64);
+  double *tot = gh_malloc(nb * sizeof(double)), total = 0.0;
+  for (int64_t s0 = 0; s0 < n; s0 += nb) {
+    int rows = (int)(n - s0 < nb ? n - s0 : nb), kbase = (int)(first + s0);
+    cl_kernel k = c->k_expand_pairs;
+    ARG(k, 0, rows); ARG(k, 1, D); ARG(k, 2, K); ARG(k, 3, kbase); ARG(k, 4, d->X); ARG(k, 5, d->frame);
+    ARG(k, 6, em); ARG(k, 7, m->phi_f);
+    size_t g2[2] = {(size_t)K, (size_t)rows}, l2[2] = {64, 1};
+    gh_ocl_launch(c, k, 2, g2, l2, "E-step expand");
+    gemm_nt(c, rows, G, K, m->phi_f, K, W, (size_t)m->wrow[p] * K, K, m->gamma, G, 0);
+    k = c->k_softmax;
+    ARG(k, 0, rows); ARG(k, 1, G); ARG(k, 2, kbase); ARG(k, 3, d->weight); ARG(k, 4, m->gamma); ARG(k, 5, m->tot);
+    size_t g1[1] = {(size_t)rows * 64}, l1[1] = {64};
+    gh_ocl_launch(c, k, 1, g1, l1, "E-step posteriors");
+    /* segments over the pairs: >= ~1024 work-groups, >= 256 pairs each */
+    int64_t ns = (1024 + tg - 1) / tg;
+    if (ns > rows / 256) ns = rows / 256;
+    if (ns > ((int64_t)32 << 20) / ((int64_t)G * K)) ns = ((int64_t)32 << 20) / ((int64_t)G * K);
+    if (ns < 1) ns = 1;
+    int nseg = (int)ns;
+    ensure(c, &m->partial, &m->part_cap, ns * G * K * sizeof(double), "E-step partial sums");
+    k = c->k_stats_tn;
+    ARG(k, 0, rows); ARG(k, 1, G); ARG(k, 2, K); ARG(k, 3, nseg); ARG(k, 4, m->gamma); ARG(k, 5, m->phi_f);
+    ARG(k, 6, m->partial);
+    size_t g3[3] = {(size_t)((K + 63) / 64) * 16, (size_t)((G + 63) / 64) * 16, (size_t)nseg}, l3[3] = {16, 16, 1};
+    gh_ocl_launch(c, k, 3, g3, l3, "E-step statistics (GEMM)");
+    cl_long items = (cl_long)G * K, aoff = (cl_long)m->wrow[p] * K;
+    k = c->k_reduce;
+    ARG(k, 0, items); ARG(k, 1, nseg); ARG(k, 2, m->partial); ARG(k, 3, acc); ARG(k, 4, aoff);
+    size_t g4[1] = {(size_t)items}, l4[1] = {64};
+    gh_ocl_launch(c, k, 1, g4, l4, "E-step reduce");
+    gh_ocl_read(c, m->tot, 0, rows * sizeof(double), tot);
+    for (int i = 0; i < rows; ++i) total += tot[i];
+  }
+  free(tot);
+  return total;
 }
 
 static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
@@ -589,13 +650,16 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   if (d->max_pdf >= m->P)
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
   const int32_t P = m->P;
-  const int64_t GB = (int64_t)16 << 20; /* gamma floats per chunk */
+  const int64_t GB = c->chunk; /* posteriors per chunk */
   int64_t *cc = gh_calloc(P + 1, sizeof(int64_t));
   int32_t *po = gh_malloc((P + 1) * sizeof(int32_t));
   cl_long *gb = gh_malloc((P + 1) * sizeof(cl_long));
   double *tot = NULL, total = 0.0;
   ensure(c, &m->pair_off, &m->po_cap, (P + 1) * sizeof(int32_t), "E-step offsets");
   ensure(c, &m->gbase, &m->gb_cap, (P + 1) * sizeof(cl_long), "E-step offsets");
+  /* big pdfs (GEMM path, estep_big): many Gaussians and many pairs */
+  char *big = gh_calloc(P + 1, 1);
+  for (int32_t q = 0; q <= d->max_pdf; ++q) big[q] = m->gcnt[q] >= BIG_G && d->count[q] >= BIG_PAIRS;
   int64_t k = 0, rem = d->max_pdf >= 0 ? d->count[0] : 0;
   int32_t p = 0;
   while (k < d->npairs) {
@@ -604,7 +668,7 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     int64_t ks = k, used = 0;
     while (k < d->npairs) {
       while (rem == 0) rem = d->count[++p];
-      int64_t G = m->gcnt[p], fit = G ? (GB - used) / G : rem;
+      int64_t G = big[p] ? 0 : m->gcnt[p], fit = G ? (GB - used) / G : rem;
       if (fit <= 0) { if (k > ks) break; fit = 1; }
       int64_t take = rem < fit ? rem : fit;
       cc[p] += take; used += take * G; k += take; rem -= take;
@@ -614,9 +678,10 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     po[0] = 0;
     for (int32_t q = 0; q < P; ++q) {
       po[q + 1] = po[q] + (int32_t)cc[q];
-      gb[q] = q ? gb[q - 1] + cc[q - 1] * m->gcnt[q - 1] : 0;
-      if (cc[q] > maxn[m->ptype[q]]) maxn[m->ptype[q]] = cc[q];
+      gb[q] = q ? gb[q - 1] + (big[q - 1] ? 0 : cc[q - 1] * m->gcnt[q - 1]) : 0;
+      if (!big[q] && cc[q] > maxn[m->ptype[q]]) maxn[m->ptype[q]] = cc[q];
     }
+    for (int32_t q = 0; q < P; ++q) if (big[q]) gb[q] = -1;
     int n = (int)(k - ks), kbase = (int)ks;
     gh_ocl_write(c, m->pair_off, 0, (P + 1) * sizeof(int32_t), po);
     gh_ocl_write(c, m->gbase, 0, P * sizeof(cl_long), gb);
@@ -635,7 +700,10 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     gh_ocl_read(c, m->tot, 0, n * sizeof(double), tot);
     for (int i = 0; i < n; ++i) total += tot[i];
   }
-  free(cc); free(po); free(gb); free(tot);
+  int64_t first = 0;
+  for (int32_t q = 0; q <= d->max_pdf; first += d->count[q], ++q)
+    if (big[q]) total += estep_big(c, m, d, q, first, d->count[q]);
+  free(cc); free(po); free(gb); free(tot); free(big);
   return total;
 }
 
@@ -760,19 +828,34 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
   c->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
   clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg, NULL);
   clGetDeviceInfo(c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof c->max_alloc, &c->max_alloc, NULL);
-  if (c->max_wg < 64) {
-    gh_set_error("OpenCL device %s allows only %zu work-items per work-group (need 64)", dname, c->max_wg);
+  if (c->max_wg < 256) {
+    gh_set_error("OpenCL device %s allows only %zu work-items per work-group (the kernels need 256)", dname, c->max_wg);
     clReleaseCommandQueue(c->q); clReleaseContext(c->ctx); free(c); return NULL;
   }
   c->prog = build_program(c, "-cl-std=CL1.2");
   c->k_expand = kernel(c, "gh_expand");
   c->k_gemm = kernel(c, "gh_sgemm_nt");
+  c->k_gemm128 = kernel(c, "gh_sgemm_nt128");
+  /* chunk buffers: a quarter of the largest allocation, at most 1 GiB, at
+   * least 16 MiB; GH_OPENCL_CHUNK_MB sets it (tests: small chunks) */
+  const char *cmb = getenv("GH_OPENCL_CHUNK_MB");
+  int64_t cbytes = cmb && atol(cmb) > 0 ? atol(cmb) << 20 : (int64_t)(c->max_alloc / 4);
+  if (!(cmb && atol(cmb) > 0)) {
+    if (cbytes > ((int64_t)1 << 30)) cbytes = (int64_t)1 << 30;
+    if (cbytes < ((int64_t)16 << 20)) cbytes = (int64_t)16 << 20;
+  }
+  c->chunk = cbytes / 4;
+  const char *tile = getenv("GH_OPENCL_SGEMM");
+  c->sgemm_tile = tile ? atoi(tile) : 0;
   c->k_lse_narrow = kernel(c, "gh_lse_narrow");
   c->k_lse_wide = kernel(c, "gh_lse_wide");
   if (c->fp64) {
     c->k_post = kernel(c, "gh_estep_post");
     c->k_stats = kernel(c, "gh_estep_stats");
     c->k_reduce = kernel(c, "gh_estep_reduce");
+    c->k_expand_pairs = kernel(c, "gh_expand_pairs");
+    c->k_softmax = kernel(c, "gh_softmax_rows");
+    c->k_stats_tn = kernel(c, "gh_stats_tn");
     c->k_fwd_log = kernel(c, "gh_hmm_forward_log");
     c->k_fwd_scaled = kernel(c, "gh_hmm_forward_scaled");
     c->k_viterbi = kernel(c, "gh_hmm_viterbi");

@@ -19,6 +19,9 @@ typedef struct {
   size_t max_wg;        /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
   cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
   cl_kernel k_expand, k_gemm, k_lse_narrow, k_lse_wide, k_post, k_stats, k_reduce;
+  cl_kernel k_expand_pairs, k_softmax, k_stats_tn, k_gemm128;
+  int sgemm_tile;       /* GH_OPENCL_SGEMM: 64 or 128 forces that tile; 0 = by size */
+  int64_t chunk;        /* floats per scratch buffer of a chunk (frames x columns, posteriors) */
   cl_kernel k_fwd_log, k_fwd_scaled, k_viterbi, k_fb;
 } ocl_ctx;
 

@@ -188,3 +188,53 @@ kaldiio.save_ark('$TMP/w.ark', {'FEE041': np.eye(13, 15, dtype=np.float32)})"
   one_error_line "dimension"
   [ ! -e "$TMP/t.ark" ] && [ ! -e "$TMP/m.mdl" ]
 }
+
+# ---- silence topology and word edges (lib/hmm.c gh_hmm_silence, gh_hmm_compile_edges,
+# gh_hmm_loop_edge_silence) on hand-made log-likelihoods: word "a" = pdf 0, silence = pdf 1.
+edge_setup() {
+  printf 'a 0\n' > "$TMP/words.txt"
+  "$BIN/hmm-init-topo" --silence=sil --silence-states=1 "$TMP/words.txt" "$TMP/set.hmm" 2>/dev/null
+  # 6 frames that all fit the word far better than the silence
+  printf 'u1  [\n' > "$TMP/ll.txt"
+  for t in 1 2 3 4 5 6; do printf '  0 -8\n' >> "$TMP/ll.txt"; done
+  sed -i '$ s/$/ ]/' "$TMP/ll.txt"
+  echo "u1 a" > "$TMP/text"
+}
+
+@test "hmm-init-topo --silence-topology=ergodic: Kaldi's 5-state silence (17 arcs, inner states connected)" {
+  printf 'yes\nno\n' > "$TMP/w.txt"
+  "$BIN/hmm-init-topo" --binary=false --silence=sil --silence-states=5 --silence-topology=ergodic "$TMP/w.txt" "$TMP/s.hmm" 2>/dev/null
+  run awk '/<Hmm> sil/ { s = 1 } s && /<Arcs>/ { print $2; exit }' "$TMP/s.hmm"
+  [ "$output" = 17 ]
+  grep -A 20 '<Hmm> sil' "$TMP/s.hmm" | grep -q '^3 1 -1.386294'   # inner state 3 back to 1, p = 1/4
+  grep -A 20 '<Hmm> sil' "$TMP/s.hmm" | grep -q '^4 4 -0.287682'   # last state self-loop 0.75
+  run "$BIN/hmm-init-topo" --silence=sil --silence-states=2 --silence-topology=ergodic "$TMP/w.txt" "$TMP/t.hmm"
+  one_error_line ">= 3 states"
+  [ ! -e "$TMP/t.hmm" ]
+}
+
+@test "hmm-viterbi --edge-silence-prob=1: the path starts and ends in silence; optional edges do not" {
+  edge_setup
+  "$BIN/hmm-viterbi" --transcripts=ark,t:$TMP/text --optional-silence=sil "$TMP/set.hmm" "ark,t:$TMP/ll.txt" ark,t:- 2>/dev/null > "$TMP/opt.ali"
+  [ "$(cat "$TMP/opt.ali")" = "u1 0 0 0 0 0 0 " ]
+  "$BIN/hmm-viterbi" --transcripts=ark,t:$TMP/text --optional-silence=sil --edge-silence-prob=1 "$TMP/set.hmm" \
+    "ark,t:$TMP/ll.txt" ark,t:- 2>/dev/null > "$TMP/edge.ali"
+  [ "$(cat "$TMP/edge.ali")" = "u1 1 0 0 0 0 1 " ]
+  # the same constraint in Baum-Welch: all posterior mass of frame 0 on the silence pdf
+  "$BIN/hmm-bw" --transcripts=ark,t:$TMP/text --optional-silence=sil --edge-silence-prob=1 "$TMP/set.hmm" \
+    "ark,t:$TMP/ll.txt" ark,t:- 2>/dev/null | grep -q '^u1 \[ 1 1 \]'
+}
+
+@test "hmm-make-loop --edge-silence: decoding paths start and end in silence too" {
+  edge_setup
+  "$BIN/hmm-make-loop" --silence=sil --word-loop=loop "$TMP/set.hmm" "$TMP/loop.hmm" 2>/dev/null
+  "$BIN/hmm-viterbi" --hmm=loop "$TMP/loop.hmm" "ark,t:$TMP/ll.txt" ark,t:- 2>/dev/null > "$TMP/a1"
+  [ "$(cat "$TMP/a1")" = "u1 0 0 0 0 0 0 " ]
+  "$BIN/hmm-make-loop" --edge-silence --silence=sil --word-loop=loop "$TMP/set.hmm" "$TMP/loop2.hmm" 2>/dev/null
+  "$BIN/hmm-viterbi" --hmm=loop --words-wspecifier=ark,t:$TMP/w2 "$TMP/loop2.hmm" "ark,t:$TMP/ll.txt" ark,t:- 2>/dev/null > "$TMP/a2"
+  [ "$(cat "$TMP/a2")" = "u1 1 0 0 0 0 1 " ]
+  grep -q '^u1 a' "$TMP/w2"
+  run "$BIN/hmm-make-loop" --edge-silence --word-loop=loop "$TMP/set.hmm" "$TMP/loop3.hmm"
+  one_error_line "needs --silence"
+  [ ! -e "$TMP/loop3.hmm" ]
+}

@@ -5,7 +5,7 @@
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  BIN=$BATS_TEST_DIRNAME/../../bin
+  BIN=${GH_BIN:-$BATS_TEST_DIRNAME/../../bin}
   AMI=$GH_SHARED/data/kaldi-ami-feats
   FIX=$GH_SHARED/data/kaldi-fixtures
   TMP=$(mktemp -d)

@@ -6,7 +6,7 @@
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  BIN=$BATS_TEST_DIRNAME/../../bin
+  BIN=${GH_BIN:-$BATS_TEST_DIRNAME/../../bin}
   TMP=$(mktemp -d)
 }
 teardown() { rm -rf "$TMP"; }

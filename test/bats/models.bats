@@ -6,7 +6,7 @@
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  BIN=$BATS_TEST_DIRNAME/../../bin
+  BIN=${GH_BIN:-$BATS_TEST_DIRNAME/../../bin}
   FIX=$GH_SHARED/data/kaldi-fixtures
   MDL=$GH_SHARED/data/kaldi-yesno-mono-model/0.mdl
   TMP=$(mktemp -d "${BATS_TMPDIR:-/tmp}/models.XXXXXX")

@@ -5,7 +5,7 @@
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  BIN=$BATS_TEST_DIRNAME/../../bin
+  BIN=${GH_BIN:-$BATS_TEST_DIRNAME/../../bin}
   T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
   printf 'u1 yes no yes no\nu2 no no\n' > "$T/ref.txt"
 }

@@ -5,8 +5,8 @@
  *  - GMM loglikes and E-step: diagonal, full and mixed sets with variable
  *    Gaussians per pdf (D = 1..128), UBM-size pdfs (1 x 1024 diag, 1 x 512
  *    full), small pdfs next to 300-Gaussian ones, a chunked loglike call
- *    (T x Gaussians > one 16 M-float chunk) and a chunked E-step (> 16 M
- *    posteriors); both GEMM paths (CLBlast and the built-in SGEMM) when the
+ *    (T x Gaussians > one 16 M-float chunk), a chunked E-step (> 16 M
+ *    posteriors) and the E-step's GEMM path for big pdfs; both GEMM paths (CLBlast and the built-in SGEMM) when the
  *    build has CLBlast.  Tolerances: loglikes |got - ref| <= 1e-4 (1 + |ref|)
  *    (fp32 GEMM over expanded features: x_i x_j products of uncentred
  *    features; measured ~1e-5 on real AMI features); E-step statistics
@@ -26,6 +26,8 @@
  *    corrupt entry is ignored, rebuilt and rewritten) and device errors
  *    (bad P:D gives NULL and a message; --device=auto never takes a CPU
  *    OpenCL device).
+ * With GH_OPENCL_BENCH=1 also "# bench" lines (HMM frames/s, OpenCL vs the
+ * CPU reference; no assertion on speed).
  * Without an OpenCL device (or a build without OpenCL): one "# SKIP" line.
  */
 #include "backend.h"
@@ -215,8 +217,23 @@ static void test_chunks(gh_backend *ocl, gh_backend *cpu) {
   make_problem(&pb, 30000, 4, 1, 2, 0, 900, 0);
   check_gmm(ocl, cpu, "opencl", "chunked loglikes P=30000 (3 chunks)", &pb, 0);
   free_problem(&pb);
+  make_problem(&pb, 20, 2, 60, 60, 0, 5000, 0);
+  check_gmm(ocl, cpu, "opencl", "chunked E-step 20 x 60 diag, 300000 pairs (18 M posteriors, 2 chunks)", &pb, 300000);
+  free_problem(&pb);
+}
+
+/* The E-step's GEMM path for pdfs with >= 64 Gaussians and >= 2048 pairs in
+ * one call (global UBMs), alone and next to small pdfs (per-pair path). */
+static void test_estep_gemm(gh_backend *ocl, gh_backend *cpu, const char *bname) {
+  problem pb;
   make_problem(&pb, 1, 6, 1024, 1024, 0, 4000, 0);
-  check_gmm(ocl, cpu, "opencl", "chunked E-step 1 x 1024 diag, 20000 pairs (2 chunks)", &pb, 20000);
+  check_gmm(ocl, cpu, bname, "GEMM E-step 1 x 1024 diag D=6, 20000 pairs", &pb, 20000);
+  free_problem(&pb);
+  make_problem(&pb, 1, 12, 130, 130, 1, 3000, 0);
+  check_gmm(ocl, cpu, bname, "GEMM E-step 1 x 130 full D=12, 9000 pairs", &pb, 9000);
+  free_problem(&pb);
+  make_problem(&pb, 5, 6, 2, 100, 2, 3000, 0);
+  check_gmm(ocl, cpu, bname, "GEMM + per-pair E-step, mixed P=5 G=2..100, 40000 pairs", &pb, 40000);
   free_problem(&pb);
 }
 
@@ -454,6 +471,74 @@ static void test_hmm(gh_backend *ocl) {
   for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
 }
 
+/* Speed lines ("# bench ...", no assertion on speed) when GH_OPENCL_BENCH=1
+ * (test/run-gpu.sh sets it): the HMM batches of test_hmm_cuda's bench, end
+ * to end (loglike upload, kernels, downloads) on OpenCL vs the CPU
+ * reference on one core (on the first ncpu utterances). */
+static void bench_hmm_case(gh_backend *ocl, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
+                           const gh_hmm_batch *bt, int32_t ncpu) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(ocl), *ro = gh_backend_cpu_ops();
+  int32_t B = bt->num_utts;
+  int64_t F = bt->frame_off[B], *soff = malloc((B + 1) * sizeof(int64_t));
+  gh_hmm_batch_state_off(bt, graphs, soff);
+  double *L = malloc(B * sizeof(double));
+  int32_t *path = malloc((F + 1) * sizeof(int32_t));
+  float *gamma = malloc((soff[B] + 1) * sizeof(float));
+  double *stats = calloc(gh_hmm_stats_offset(graphs, ng) + 1, sizeof(double));
+  gh_dev_hmm *dc = co->hmm_upload(ocl, graphs, ng), *dr = ro->hmm_upload(NULL, graphs, ng);
+  gh_hmm_batch sub = *bt;
+  sub.num_utts = ncpu;
+  const char *opn[3] = {"forward", "viterbi", "fb (gamma+stats)"};
+  for (int op = 0; op < 3; ++op) {
+    double t[2];
+    for (int dev = 0; dev < 2; ++dev) {
+      gh_backend *b = dev ? NULL : ocl;
+      const gh_backend_ops *o = dev ? ro : co;
+      gh_dev_hmm *d = dev ? dr : dc;
+      const gh_hmm_batch *x = dev ? &sub : bt;
+      for (int rep = dev; rep < 2; ++rep) { /* OpenCL: one warm-up call */
+        double t0 = gh_seconds();
+        if (op == 0) o->hmm_forward(b, d, x, 0, L, NULL);
+        else if (op == 1) o->hmm_viterbi(b, d, x, path, L);
+        else o->hmm_fb(b, d, x, L, gamma, stats);
+        t[dev] = gh_seconds() - t0;
+      }
+    }
+    double fc = (double)bt->frame_off[ncpu];
+    printf("# bench %s, %s: opencl %.1f ms = %.3g frames/s end to end; cpu (1 core, %d utts) %.3g frames/s\n",
+           name, opn[op], 1e3 * t[0], F / t[0], ncpu, fc / t[1]);
+  }
+  co->hmm_free(ocl, dc);
+  ro->hmm_free(NULL, dr);
+  free(soff); free(L); free(path); free(gamma); free(stats);
+}
+
+static void bench_hmm(gh_backend *ocl) {
+  const int32_t P = 150;
+  enum { NG = 8, B = 1000 };
+  tgraph tg[NG];
+  const gh_hmm_graph *graphs[NG];
+  for (int k = 0; k < NG; ++k) { tg_lr(&tg[k], 30 + 17 * k, P, 1, 0); graphs[k] = &tg[k].g; }
+  int64_t *off = malloc((B + 1) * sizeof(int64_t));
+  int32_t *gi = malloc(B * sizeof(int32_t));
+  off[0] = 0;
+  for (int32_t u = 0; u < B; ++u) { off[u + 1] = off[u] + 200 + (int64_t)(urand() * 201); gi[u] = (int32_t)(urand() * NG) % NG; }
+  float *ll = random_ll(off[B], P, 0);
+  gh_hmm_batch bt = {B, P, ll, off, gi};
+  bench_hmm_case(ocl, "1000 utts x ~300 frames, left-to-right 30-149 states", graphs, NG, &bt, 100);
+  free(ll); free(off); free(gi);
+  tgraph wl;
+  tg_wordloop(&wl, 40, 5, P);
+  const gh_hmm_graph *wg[1] = {&wl.g};
+  int64_t off1[2] = {0, 10000};
+  float *ll1 = random_ll(10000, P, 0);
+  gh_hmm_batch b1 = {1, P, ll1, off1, NULL};
+  bench_hmm_case(ocl, "1 utt x 10000 frames, 201-state word loop", wg, 1, &b1, 1);
+  free(ll1);
+  tg_free(&wl);
+  for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
+}
+
 /* ---------------- program cache and device errors ---------------- */
 
 /* The one cache entry in dir (path into buf); returns its size or -1. */
@@ -528,6 +613,7 @@ static void test_errors(void) {
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
+  setenv("GH_OPENCL_CHUNK_MB", "64", 1); /* 16 M-float chunks, so the chunked cases chunk */
   gh_backend *ocl = gh_backend_opencl_new(NULL, 0);
   if (!ocl) {
     printf("ok 1 - # SKIP no OpenCL device (%s)\n", gh_last_error());
@@ -538,16 +624,20 @@ int main(int argc, char **argv) {
   test_errors();
   test_gmm(ocl, cpu, "opencl");
   test_chunks(ocl, cpu);
+  test_estep_gemm(ocl, cpu, "opencl");
 #ifdef GH_HAVE_CLBLAST
   /* the built-in SGEMM as well (the GPU machine has no CLBlast) */
   setenv("GH_OPENCL_GEMM", "own", 1);
   gh_backend *own = gh_backend_opencl_new(NULL, 0);
   unsetenv("GH_OPENCL_GEMM");
   test_gmm(own, cpu, "opencl (own SGEMM)");
+  test_estep_gemm(own, cpu, "opencl (own SGEMM)");
   gh_backend_free(own);
 #endif
   test_hmm(ocl);
   test_cache(cpu);
+  const char *bench = getenv("GH_OPENCL_BENCH");
+  if (bench && !strcmp(bench, "1")) bench_hmm(ocl);
   gh_backend_free(ocl);
   gh_backend_free(cpu);
   return gh_test_done();

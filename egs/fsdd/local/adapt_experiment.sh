@@ -17,14 +17,17 @@
 #   map    MAP-adapt the si model's means to T (gmm-adapt-map --mean-tau, on
 #          the first-pass alignments), decode again (one result per tau of
 #          the comma-separated list)
-# --sat-iters=0 skips SAT.  Columns: si, fmllrP (after pass P), mapTAU, satP.
+#          (--map-passes=2: realign with the adapted model, adapt the si
+#          model again); fmllr+map: MAP on the fMLLR-transformed features
+# --sat-iters=0 skips SAT.  Columns: si, fmllrP (after pass P), mapTAU.P,
+# fmllr+mapTAU, satP.
 # --dev=true: the same on the TRAINING speakers only (for each of the 4
 # outer folds, each of its 3 training speakers held out in turn, trained
 # on the other 2): the accuracies used to pick settings; the test speaker
 # of the outer fold is never seen.
 # Usage: local/adapt_experiment.sh [--work=/tmp/adapt-work/fsdd] [--states=10]
 #          [--gauss=2] [--iters=12] [--train=bw|viterbi] [--passes=2]
-#          [--sat-iters=1] [--fmllr-iters=40] [--mean-tau=10[,20...]] [--dev=false]
+#          [--sat-iters=1] [--fmllr-iters=40] [--mean-tau=10[,20...]] [--map-passes=1] [--dev=false]
 #          [--device=cpu] [--tag=NAME]
 # Prints one line per fold and system, and the means.
 set -euo pipefail
@@ -34,12 +37,12 @@ export PATH="$root/bin:$PATH"
 shared=${GH_SHARED:-$root/../shared}
 wavdir=$shared/data/fsdd/recordings
 work=/tmp/adapt-work/fsdd; states=10; gauss=2; iters=12; train=bw; passes=2; sat_iters=1
-fmllr_iters=40; tau=10; dev=false; device=cpu; tag=""
+fmllr_iters=40; tau=10; map_passes=1; dev=false; device=cpu; tag=""
 for a in "$@"; do
   case $a in
     --work=*) work=${a#*=} ;; --states=*) states=${a#*=} ;; --gauss=*) gauss=${a#*=} ;;
     --iters=*) iters=${a#*=} ;; --train=*) train=${a#*=} ;; --passes=*) passes=${a#*=} ;;
-    --sat-iters=*) sat_iters=${a#*=} ;; --fmllr-iters=*) fmllr_iters=${a#*=} ;; --mean-tau=*) tau=${a#*=} ;;
+    --sat-iters=*) sat_iters=${a#*=} ;; --fmllr-iters=*) fmllr_iters=${a#*=} ;; --mean-tau=*) tau=${a#*=} ;; --map-passes=*) map_passes=${a#*=} ;;
     --dev=*) dev=${a#*=} ;; --device=*) device=${a#*=} ;; --tag=*) tag=${a#*=} ;;
     *) echo "adapt_experiment.sh: unknown argument $a" >&2; exit 1 ;;
   esac
@@ -118,9 +121,22 @@ fold() {
   align $d/si scp:$d/test.scp $d/hyp.si $d/map.ali
   mkdir -p $d/map; cp $d/si/final.hmm $d/map/
   for t in ${tau//,/ }; do
-    gmm-adapt-map --device=$device --mean-tau=$t $d/si/final.mdl scp:$d/test.scp ark:$d/map.ali $d/map/final.mdl 2>/dev/null
-    a_map=$(decode $d/map scp:$d/test.scp $d/hyp.map.$t)
-    res="$res map$t $a_map"
+    cp $d/map.ali $d/map.cur.ali
+    for p in $(seq 1 $map_passes); do
+      # pass p > 1: realign with the adapted model to its own hypotheses, adapt the si model again
+      [ $p -gt 1 ] && align $d/map scp:$d/test.scp $d/hyp.map.$t.$((p - 1)) $d/map.cur.ali
+      gmm-adapt-map --device=$device --mean-tau=$t $d/si/final.mdl scp:$d/test.scp ark:$d/map.cur.ali \
+        $d/map/final.mdl 2>/dev/null
+      a_map=$(decode $d/map scp:$d/test.scp $d/hyp.map.$t.$p)
+      res="$res map$t.$p $a_map"
+    done
+  done
+  # fMLLR (last pass's transform) then MAP of the si model on the transformed features
+  align $d/si ark:$d/test.fmllr.ark $d/hyp.fmllr.$passes $d/fm.ali
+  for t in ${tau//,/ }; do
+    gmm-adapt-map --device=$device --mean-tau=$t $d/si/final.mdl ark:$d/test.fmllr.ark ark:$d/fm.ali \
+      $d/map/final.mdl 2>/dev/null
+    res="$res fmllr+map$t $(decode $d/map ark:$d/test.fmllr.ark $d/hyp.fmmap.$t)"
   done
   [ $sat_iters -gt 0 ] || { echo "$tag train=$trs test=$ts $res"; return; }
   # SAT

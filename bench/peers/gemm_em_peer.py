@@ -1,0 +1,45 @@
+"""(Copied from ../shared/peers/ -- the peer of issue 8's figures; bench/run.sh runs it.)
+The strongest plain-PyTorch EM a GPU user would write: expanded features [1, x, vech(xx')] (full) or [1, x, x^2]
+(diag), so that the E-step log-likelihoods AND the sufficient statistics are each one fp32 GEMM per chunk.
+Times one EM iteration for the shapes given; prints JSON. Usage: python3 gemm_em_peer.py"""
+import json, math, os, time
+import torch
+dev = "cuda"; torch.backends.cuda.matmul.allow_tf32 = False
+def em_iter(X, w, mu, cov, full, chunk=32768):
+    N, D = X.shape; K = mu.shape[0]
+    if full:
+        iu = torch.triu_indices(D, D, device=dev)
+        P = torch.linalg.inv(cov); logdet = torch.logdet(cov)
+        g = torch.log(w) - 0.5 * (D * math.log(2 * math.pi) + logdet + torch.einsum("gi,gij,gj->g", mu, P, mu))
+        Pq = -0.5 * P[:, iu[0], iu[1]] * torch.where(iu[0] == iu[1], 1.0, 2.0)
+        A = torch.cat([g[:, None], torch.einsum("gij,gj->gi", P, mu), Pq], 1)
+    else:
+        iv = 1 / cov
+        g = torch.log(w) - 0.5 * (D * math.log(2 * math.pi) + torch.log(cov).sum(1) + (mu * mu * iv).sum(1))
+        A = torch.cat([g[:, None], mu * iv, -0.5 * iv], 1)
+    S = torch.zeros(K, A.shape[1], device=dev, dtype=torch.float64)
+    for i in range(0, N, chunk):
+        x = X[i:i + chunk]; n = x.shape[0]
+        Xe = torch.cat([torch.ones(n, 1, device=dev), x, x[:, iu[0]] * x[:, iu[1]] if full else x * x], 1)
+        r = torch.softmax(Xe @ A.T, 1)
+        S += (r.T @ Xe).double()
+    nk = S[:, 0]; s1 = S[:, 1:1 + D] / nk[:, None]
+    if full:
+        s2 = torch.zeros(K, D, D, device=dev, dtype=torch.float64); s2[:, iu[0], iu[1]] = S[:, 1 + D:] / nk[:, None]
+        s2 = s2 + s2.transpose(1, 2) - torch.diag_embed(torch.diagonal(s2, dim1=1, dim2=2))
+        cov = (s2 - s1[:, :, None] * s1[:, None, :]).float() + 1e-3 * torch.eye(D, device=dev)
+    else:
+        cov = (S[:, 1 + D:] / nk[:, None] - s1 ** 2).float().clamp_min(1e-3)
+    return (nk / N).float(), s1.float(), cov
+res = {}
+torch.manual_seed(0)
+for (N, D, K, full) in [(150000, 19, 16, True), (500000, 36, 128, True), (262144, 40, 1024, True), (262144, 40, 2048, False)]:
+    X = torch.randn(N, D, device=dev) + torch.randn(64, D, device=dev)[torch.randint(0, 64, (N,), device=dev)] * 2
+    mu = X[torch.randperm(N, device=dev)[:K]].clone(); w = torch.full((K,), 1.0 / K, device=dev)
+    cov = torch.eye(D, device=dev).expand(K, D, D).clone() if full else torch.ones(K, D, device=dev)
+    for _ in range(2): w, mu, cov = em_iter(X, w, mu, cov, full)
+    torch.cuda.synchronize(); t0 = time.time()
+    for _ in range(3): w, mu, cov = em_iter(X, w, mu, cov, full)
+    torch.cuda.synchronize(); t = (time.time() - t0) / 3
+    tag = f"gemm_em_{'full' if full else 'diag'}_N{N}_D{D}_K{K}"; res[tag] = t; print(tag, f"{t*1e3:.1f} ms/iter", flush=True)
+json.dump(res, open(os.path.join(os.environ.get("OUT", "/tmp"), "gemm_em_peer.json"), "w"), indent=1)

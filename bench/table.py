@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""bench/table.py LOG -- the table of `make bench` (bench/run.sh) from its log: for each EM and scoring shape, our
+default configuration against the peers measured in the same run (PyTorch GEMM forms, scikit-learn), with frames/s,
+GFLOP/s, the fraction of the measured ceiling and the error against float64; then every configuration tried."""
+import re, sys
+
+log = open(sys.argv[1]).read().splitlines()
+ceil = {}
+em, em_peer, sk, score, tpeer = [], {}, {}, [], {}
+for line in log:
+    m = re.match(r"ceilings: copy (\S+) GB/s, sgemm fp32 (\S+) TFLOP/s, tf32 (\S+) TFLOP/s", line)
+    if m: ceil = dict(copy=float(m[1]), fp32=float(m[2]), tf32=float(m[3]))
+    m = re.match(r"em (\w+) N=(\d+) D=(\d+) M=(\d+) (.*) precision=(\S+) variant=(\S+): (\S+) ms/iter \(E-step (\S+), "
+                 r"M-step (\S+)\)\s+(\S+) frames/s\s+(\S+) GFLOP/s.*stats err (\S+)\s+total err (\S+)", line)
+    if m:
+        em.append(dict(type=m[1], N=int(m[2]), D=int(m[3]), M=int(m[4]), dev=m[5], prec=m[6], var=m[7], ms=float(m[8]),
+                       e=float(m[9]), mstep=float(m[10]), fps=float(m[11]), gf=float(m[12]), err=m[13]))
+    m = re.match(r"gemm_em_(\w+)_N(\d+)_D(\d+)_K(\d+) (\S+) ms/iter", line)
+    if m: em_peer[(m[1], int(m[2]), int(m[3]), int(m[4]))] = float(m[5])
+    m = re.match(r"sklearn-em (\w+) N=(\d+) D=(\d+) M=(\d+): (\S+) ms/iter", line)
+    if m: sk[(m[1], int(m[2]), int(m[3]), int(m[4]))] = float(m[5])
+    m = re.match(r"score (\w+) P=(\d+) G=(\d+) D=(\d+) T=(\d+) (\S+) precision=(\S+) variant=(\S+): kernel (\S+) ms "
+                 r"(\S+) frames/s (\S+) GFLOP/s; end to end (\S+) ms (\S+) frames/s; max err (\S+)", line)
+    if m:
+        score.append(dict(type=m[1], P=int(m[2]), G=int(m[3]), D=int(m[4]), T=int(m[5]), dev=m[6], prec=m[7],
+                          var=m[8], ms=float(m[9]), fps=float(m[10]), gf=float(m[11]), e2e_fps=float(m[13]), err=m[14]))
+    m = re.match(r"torch-peer (\w+): (\d+) pdfs x (\d+) Gaussians, D=(\d+), (\d+) frames: (\S+) ms/call\s+(\S+) frames/s", line)
+    if m: tpeer[(m[1], int(m[2]), int(m[3]), int(m[4]))] = (float(m[6]), float(m[7]))
+
+def f(x, d=1): return "–" if x is None else f"{x:.{d}f}"
+print()
+if ceil:
+    print(f"Ceilings (same run): copy {ceil['copy']:.0f} GB/s, SGEMM fp32 {ceil['fp32']:.1f} TFLOP/s, "
+          f"TF32 {ceil['tf32']:.1f} TFLOP/s.  GFLOP/s below: EM = GEMM count 4 N M E (E = expanded dimension), "
+          "scoring = the seeds' count; 'of fp32' = GFLOP/s / SGEMM fp32 ceiling.")
+print()
+print("| job (default configuration) | ours | frames/s | GFLOP/s | of fp32 | PyTorch | ours vs PyTorch | "
+      "scikit-learn | ours vs sklearn | max err vs float64 |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for r in em:
+    if r["prec"] != "auto" or r["var"] != "auto" or not r["dev"].startswith("cuda"): continue
+    key = (r["type"], r["N"], r["D"], r["M"])
+    p, s = em_peer.get(key), sk.get(key)
+    frac = r["gf"] / (ceil["fp32"] * 1e3) if ceil else None
+    print(f"| EM iteration {r['type']} N={r['N']} D={r['D']} M={r['M']} | {r['ms']:.2f} ms (E {r['e']:.2f} + M {r['mstep']:.2f}) "
+          f"| {r['fps']:.3g} | {r['gf']:.0f} | {f(frac, 2)} | {f(p, 2)} ms | {f(p / r['ms'] if p else None, 2)}× | "
+          f"{f(s, 0)} ms | {f(s / r['ms'] if s else None, 0)}× | stats {r['err']} |")
+for r in score:
+    if r["prec"] != "auto" or r["var"] != "auto" or r["dev"] != "cuda": continue
+    p = tpeer.get((r["type"], r["P"], r["G"], r["D"]))
+    frac = r["gf"] / (ceil["fp32"] * 1e3) if ceil else None
+    print(f"| scoring {r['type']} {r['P']} × {r['G']}, D={r['D']}, {r['T']} frames | {r['ms']:.2f} ms (kernel; "
+          f"{r['e2e_fps']:.3g} frames/s end to end) | {r['fps']:.3g} | {r['gf']:.0f} | {f(frac, 2)} | "
+          f"{f(p[0] if p else None, 2)} ms | {f(r['fps'] / p[1] if p else None, 2)}× | – | – | {r['err']} |")
+print()
+print("Every configuration tried:")
+print()
+print("| job | device | precision | variant | time | frames/s | GFLOP/s | max err |")
+print("|---|---|---|---|---|---|---|---|")
+for r in em:
+    print(f"| EM {r['type']} N={r['N']} D={r['D']} M={r['M']} | {r['dev']} | {r['prec']} | {r['var']} | {r['ms']:.2f} ms "
+          f"(E {r['e']:.2f} + M {r['mstep']:.2f}) | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")
+for r in score:
+    print(f"| scoring {r['type']} {r['P']} × {r['G']} D={r['D']} | {r['dev']} | {r['prec']} | {r['var']} | "
+          f"{r['ms']:.2f} ms | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")

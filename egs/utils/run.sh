@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# utils/run.sh -- run a command as N parallel jobs on this machine (Kaldi's
+# utils/run.pl calling convention, our own bash):
+#
+#   utils/run.sh [options] JOB=1:N <log-with-JOB> <command> [<args>...]
+#   utils/run.sh [options] <log> <command> [<args>...]          (one job)
+#
+# Every "JOB" in the log name and in the command becomes the job number.  The
+# command is run by bash with pipefail, so a pipeline is written with an
+# escaped bar:  utils/run.sh JOB=1:4 exp/log/acc.JOB.log a JOB.in \| b JOB.out
+# (arguments with spaces are quoted, others are passed as they are); a single
+# argument after the log is run as a shell command line: ... log.JOB 'a | b'.  Each log
+# starts with the command line ("# ...") and ends with "# Ended (code N) at
+# <date>, elapsed time S seconds", as Kaldi's logs do.
+#
+# Options:
+#   --max-jobs-run N  at most N jobs at once (default: one per core, or one per
+#                     GPU with --gpu 1)
+#   --gpu 0|1         1: each job gets its own GPU through CUDA_VISIBLE_DEVICES
+#                     (GPUs from $CUDA_VISIBLE_DEVICES if set, else nvidia-smi -L;
+#                     job slot k always uses the k-th GPU)
+#   --mem M, --time T, --num-threads N   accepted for compatibility with
+#                     utils/slurm.sh; ignored here
+# Exit status 0 if every job exited 0; otherwise non-zero, with one line on
+# stderr naming the failed jobs and their logs.
+set -uo pipefail
+me=run.sh
+max_jobs_run=; gpu=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --max-jobs-run|--gpu|--mem|--time|--num-threads|--config)
+      [ $# -ge 2 ] || { echo "$me: option $1 needs a value" >&2; exit 1; }
+      case $1 in --max-jobs-run) max_jobs_run=$2 ;; --gpu) gpu=$2 ;; esac; shift 2 ;;
+    --max-jobs-run=*) max_jobs_run=${1#*=}; shift ;;
+    --gpu=*) gpu=${1#*=}; shift ;;
+    --mem=*|--time=*|--num-threads=*|--config=*) shift ;;
+    --*) echo "$me: unknown option $1" >&2; exit 1 ;;
+    *) break ;;
+  esac
+done
+if [ $# -lt 2 ]; then
+  sed -n '2,/^set -uo/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1
+fi
+jobname=; first=1; last=1
+if [[ $1 =~ ^([A-Za-z][A-Za-z0-9_]*)=([0-9]+):([0-9]+)$ ]]; then
+  jobname=${BASH_REMATCH[1]}; first=${BASH_REMATCH[2]}; last=${BASH_REMATCH[3]}; shift
+  [ "$first" -le "$last" ] || { echo "$me: empty job range $jobname=$first:$last" >&2; exit 1; }
+elif [[ $1 =~ ^[A-Za-z][A-Za-z0-9_]*=.*$ ]]; then
+  echo "$me: bad job range '$1' (expected e.g. JOB=1:4)" >&2; exit 1
+fi
+[ $# -ge 2 ] || { echo "$me: no command given after the log file $1" >&2; exit 1; }
+log=$1; shift
+if [ -n "$jobname" ] && [ "$last" -gt "$first" ] && [[ $log != *"$jobname"* ]]; then
+  echo "$me: the log name $log must contain $jobname when running several jobs" >&2; exit 1
+fi
+# The command line as one string for bash -c: words without white space as
+# they are (so \| and \> act in the job's shell), others single-quoted.
+# A single argument after the log is taken as a whole shell command line.
+cmd=
+[ $# -eq 1 ] && cmd=$1 || for a in "$@"; do
+  if [[ $a =~ ^[^[:space:]]+$ ]]; then cmd+="$a "; else cmd+="'${a//\'/\'\\\'\'}' "; fi
+done
+
+gpus=()
+if [ "$gpu" != 0 ]; then
+  if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then IFS=, read -r -a gpus <<< "$CUDA_VISIBLE_DEVICES"
+  elif command -v nvidia-smi >/dev/null 2>&1; then
+    mapfile -t gpus < <(nvidia-smi -L 2>/dev/null | awk '/^GPU [0-9]+:/ { sub(":", "", $2); print $2 }')
+  fi
+  [ ${#gpus[@]} -gt 0 ] || echo "$me: --gpu $gpu but no GPU found; the jobs run without one" >&2
+fi
+if [ -z "$max_jobs_run" ]; then
+  if [ ${#gpus[@]} -gt 0 ]; then max_jobs_run=${#gpus[@]}; else max_jobs_run=$(nproc 2>/dev/null || echo 1); fi
+fi
+[[ $max_jobs_run =~ ^[1-9][0-9]*$ ]] || { echo "$me: bad --max-jobs-run '$max_jobs_run'" >&2; exit 1; }
+[ ${#gpus[@]} -eq 0 ] || [ "$max_jobs_run" -le ${#gpus[@]} ] || max_jobs_run=${#gpus[@]}
+
+status_dir=$(mktemp -d "${TMPDIR:-/tmp}/run.sh.XXXXXX") || exit 1
+# Interrupted (or exiting early): stop every job still running, with all its
+# processes (each job runs in its own process group, from setsid).
+stop_jobs() {
+  local f
+  for f in "$status_dir"/pid.*; do [ -f "$f" ] && kill -- -"$(cat "$f")" 2>/dev/null; done
+  kill $(jobs -p) 2>/dev/null
+}
+trap 'stop_jobs; rm -rf "$status_dir"' EXIT
+trap 'echo "$me: interrupted; stopping the jobs" >&2; exit 130' INT TERM
+
+run_one() {  # run_one <job-id> <slot>
+  local j=$1 slot=$2 jlog=$log jcmd=$cmd
+  if [ -n "$jobname" ]; then jlog=${log//$jobname/$j}; jcmd=${cmd//$jobname/$j}; fi
+  mkdir -p "$(dirname "$jlog")" || { echo 1 > "$status_dir/$j"; return; }
+  local start=$(date +%s.%N) rc
+  {
+    echo "# $jcmd"
+    echo "# Started at $(date)"
+    if [ ${#gpus[@]} -gt 0 ]; then echo "# CUDA_VISIBLE_DEVICES=${gpus[$slot]}"; fi
+  } > "$jlog"
+  local jp
+  if [ ${#gpus[@]} -gt 0 ]; then
+    CUDA_VISIBLE_DEVICES=${gpus[$slot]} setsid bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
+  else
+    setsid bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
+  fi
+  jp=$!; echo $jp > "$status_dir/pid.$j"
+  wait $jp; rc=$?
+  rm -f "$status_dir/pid.$j"
+    local el; el=$(awk -v a=$start -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
+  echo "# Accounting: time=${el%.*} threads=1" >> "$jlog"
+  echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$jlog"
+  echo $rc > "$status_dir/$j"
+}
+
+# Slot k runs jobs first+k, first+k+S, ... (S = number of slots), one at a time.
+nslots=$(( last - first + 1 )); [ $nslots -le $max_jobs_run ] || nslots=$max_jobs_run
+for ((k = 0; k < nslots; k++)); do
+  ( trap - EXIT; for ((j = first + k; j <= last; j += nslots)); do run_one $j $k; done ) &
+done
+wait
+
+failed=(); failed_logs=()
+for ((j = first; j <= last; j++)); do
+  rc=$(cat "$status_dir/$j" 2>/dev/null || echo killed)
+  if [ "$rc" != 0 ]; then
+    failed+=($j)
+    if [ -n "$jobname" ]; then failed_logs+=("${log//$jobname/$j}"); else failed_logs+=("$log"); fi
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  n=$(( last - first + 1 ))
+  if [ $n -eq 1 ]; then
+    echo "$me: job failed, log is in ${failed_logs[0]}" >&2
+  else
+    more=; [ ${#failed[@]} -le 3 ] || more=" ..."
+    echo "$me: ${#failed[@]} / $n failed (jobs ${failed[*]}), logs: ${failed_logs[*]:0:3}$more" >&2
+  fi
+  exit 1
+fi
+exit 0
