@@ -28,6 +28,11 @@
 #                 built-in data, else the training text's words, sorted)
 #   --states 5 --sil-states 3 --gauss 8 --iters 30 --word-penalty 20
 #   --acoustic-scale 1 (Kaldi decodes with 0.1)
+#   --train viterbi|bw [viterbi]: viterbi = local/train_viterbi.sh (flat start,
+#     5 Baum-Welch passes, then Viterbi training; 5-state ergodic silence, the
+#     first and last silence obligatory in training and decoding); bw = the
+#     Baum-Welch stage 2 above (--sil-states L-to-R silence, optional edges).
+#     Picked by cross-validation on the training files (local/cv_experiment.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(dirname "$here"); root=$(dirname "$egs")
@@ -44,8 +49,10 @@ gauss=8         # Gaussians per pdf after mixing up
 iters=30
 word_penalty=20 # nats per word entered in the loop
 acoustic_scale=1
+train=viterbi   # viterbi: local/train_viterbi.sh; bw: steps/train_word_hmm.sh (see README)
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
+case $train in viterbi|bw) ;; *) echo "run.sh: --train must be viterbi or bw" >&2; exit 1 ;; esac
 if [ -n "$train_data$test_data" ]; then
   [ -n "$train_data" ] && [ -n "$test_data" ] || { echo "run.sh: give both --train-data and --test-data" >&2; exit 1; }
   train_data=$(cd "$train_data" && pwd); test_data=$(cd "$test_data" && pwd)
@@ -100,16 +107,23 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   if [ -n "$words" ]; then cp "$words" data/lang/words.txt; rm data/lang/words.txt.tmp
   elif [ -z "$train_data" ]; then printf 'yes\nno\n' > data/lang/words.txt; rm data/lang/words.txt.tmp
   else mv data/lang/words.txt.tmp data/lang/words.txt; fi
+  if [ $train = viterbi ]; then
+    rm -rf $dir
+    "$here"/local/train_viterbi.sh --device=$device --init=flat-bw --states=$states --sil-states=5 \
+      --sil-topology=ergodic --gauss=$gauss --iters=$iters --words=data/lang/words.txt data/train_feats $dir
+  else
   steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --states $states --silence sil \
     --sil-states $sil_states --gauss $gauss --iters $iters --flat-start global --skip-prob 0 --self-loop-prob 0.8 \
     --mixup-start $(( iters / 4 + 1 )) --mixup-end $(( iters / 2 )) --seed $seed --est-seed 0 \
     data/train_feats data/lang/words.txt $dir | awk 'NR == 1 || NR % 5 == 0'
+  fi
 fi
 
 if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   echo "== stage 3: decoding: word loop (yes | no | sil)*, word penalty $word_penalty, acoustic scale $acoustic_scale"
   for s in test train; do
     steps/decode_words.sh --nj $nj --cmd "$cmd" --device $device --silence sil --word-penalty $word_penalty \
+      --edge-silence $([ $train = viterbi ] && echo true || echo false) \
       --acoustic-scale $acoustic_scale data/${s}_feats $dir $dir/decode_$s > /dev/null
   done
   echo "== decoded word sequences of the test files (reference | hypothesis)"

@@ -21,11 +21,11 @@
 # Usage: local/train_viterbi.sh [options] <data-dir> <exp-dir>
 # Options: --device=auto --states=5 --sil-states=5 --sil-topology=ergodic --gauss=8 --iters=30
 #          --self-loop-prob=0.8 --silence-prob=0.5 --edge-silence-prob=1 --bw-iters=0
-#          --init=equal|flat-bw --init-bw-iters=5
+#          --init=equal|flat-bw --init-bw-iters=5 --words=FILE (one word a line; default yes, no)
 #          --realign-iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29"
 # <data-dir> has feats.scp and text; writes <exp-dir>/final.{hmm,mdl}.
 set -euo pipefail
-device=auto; states=5; sil_states=5; sil_topo=ergodic; gauss=8; iters=30; self_loop=0.8; sil_prob=0.5; edge=1; bw_iters=0; init=equal; init_bw_iters=5
+device=auto; states=5; sil_states=5; sil_topo=ergodic; gauss=8; iters=30; self_loop=0.8; sil_prob=0.5; edge=1; bw_iters=0; init=equal; init_bw_iters=5; words=
 realign_iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29"
 args=()
 for a in "$@"; do
@@ -33,7 +33,7 @@ for a in "$@"; do
     --device=*) device=${a#*=} ;; --states=*) states=${a#*=} ;; --sil-states=*) sil_states=${a#*=} ;;
     --sil-topology=*) sil_topo=${a#*=} ;; --gauss=*) gauss=${a#*=} ;; --iters=*) iters=${a#*=} ;;
     --self-loop-prob=*) self_loop=${a#*=} ;; --silence-prob=*) sil_prob=${a#*=} ;; --bw-iters=*) bw_iters=${a#*=} ;;
-    --edge-silence-prob=*) edge=${a#*=} ;; --init=*) init=${a#*=} ;; --init-bw-iters=*) init_bw_iters=${a#*=} ;;
+    --edge-silence-prob=*) edge=${a#*=} ;; --words=*) words=${a#*=} ;; --init=*) init=${a#*=} ;; --init-bw-iters=*) init_bw_iters=${a#*=} ;;
     --realign-iters=*) realign_iters=${a#*=} ;;
     --*) echo "train_viterbi.sh: unknown option $a" >&2; exit 1 ;;
     *) args+=("$a") ;;
@@ -42,21 +42,26 @@ done
 [ ${#args[@]} -eq 2 ] || { sed -n '2,/^set -e/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 data=${args[0]}; dir=${args[1]}
 mkdir -p $dir
-awk -v S=$states 'BEGIN { for (w = 0; w < 2; w++) { printf "%s", w ? "no" : "yes"; for (k = 0; k < S; k++) printf " %d", w * S + k; print "" } }' \
-  > $dir/words.txt
-npdf=$((2 * states + sil_states))
+# words: --words FILE (one a line, HMM i = line i), default yes, no; pdfs word w, state k -> w*S + k
+if [ -n "$words" ]; then grep -v '^ *$' "$words" > $dir/words.list; else printf 'yes\nno\n' > $dir/words.list; fi
+nw=$(wc -l < $dir/words.list)
+awk -v S=$states '{ printf "%s", $1; for (k = 0; k < S; k++) printf " %d", (NR - 1) * S + k; print "" }' \
+  $dir/words.list > $dir/words.txt
+npdf=$((nw * states + sil_states))
 hmm-init-topo --silence=sil --silence-states=$sil_states --silence-topology=$sil_topo --self-loop-prob=$self_loop \
   $dir/words.txt $dir/0.hmm 2> $dir/init.log
 # equal alignment over sil W1 sil ... Wn sil
 feat-to-len scp:$data/feats.scp ark,t:- 2>/dev/null |
-  awk -v S=$states -v Z=$sil_states 'NR == FNR { txt[$1] = $0; next }
+  awk -v S=$states -v Z=$sil_states -v NW=$nw 'FILENAME == ARGV[1] { id[$1] = FNR - 1; next }
+    FILENAME == ARGV[2] { txt[$1] = $0; next }
     { n = split(txt[$1], w, " "); K = 0
-      for (k = 0; k < Z; k++) seq[K++] = 2 * S + k
+      for (k = 0; k < Z; k++) seq[K++] = NW * S + k
       for (i = 2; i <= n; i++) {
-        b = (w[i] == "yes" ? 0 : S); for (k = 0; k < S; k++) seq[K++] = b + k
-        for (k = 0; k < Z; k++) seq[K++] = 2 * S + k }
+        if (!(w[i] in id)) { print "train_viterbi.sh: word " w[i] " of " $1 " not in the word list" > "/dev/stderr"; exit 1 }
+        b = id[w[i]] * S; for (k = 0; k < S; k++) seq[K++] = b + k
+        for (k = 0; k < Z; k++) seq[K++] = NW * S + k }
       T = $2; printf "%s", $1; for (t = 0; t < T; t++) printf " %d", seq[int(t * K / T)]; printf "\n" }' \
-    $data/text - | copy-int-vector ark,t:- ark:$dir/ali.ark 2>> $dir/init.log
+    $dir/words.list $data/text - | copy-int-vector ark,t:- ark:$dir/ali.ark 2>> $dir/init.log
 if [ $init = flat-bw ]; then
   # HTK's flat start: every pdf the global mean and variance, then Baum-Welch
   # passes with single Gaussians; its Viterbi alignment starts the training.
