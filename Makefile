@@ -112,8 +112,12 @@ units: $(UNITS)
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 asan-build:
 	$(MAKE) B=build-asan BIN=bin-asan NVCC= CFLAGS="$(SAN_FLAGS)" all units
+SAN_LOGS := $(CURDIR)/build-asan/san-logs
 test-asan: asan-build
-	GH_SANITIZED=1 GH_HARDENING=0 GH_BIN=$(CURDIR)/bin-asan GH_BUILD=build-asan ./test/run.sh
+	rm -rf $(SAN_LOGS); mkdir -p $(SAN_LOGS)
+	GH_SANITIZED=1 GH_HARDENING=0 GH_BIN=$(CURDIR)/bin-asan GH_BUILD=build-asan GH_SAN_LOGS=$(SAN_LOGS) \
+	ASAN_OPTIONS=detect_leaks=1:log_path=$(SAN_LOGS)/asan \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(SAN_LOGS)/ubsan ./test/run.sh
 
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard test/fuzz/fuzz_*.c)

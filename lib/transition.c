@@ -255,6 +255,18 @@ static void check_topology(gh_istream *in, const gh_transition_model *tm) {
   for (int32_t i = 0; i < tm->num_phones; ++i)
     if (!entry_for_phone(tm, tm->phones[i]))
       gh_istream_fail(in, "HmmTopology: phone %d has no valid topology entry", tm->phones[i]);
+  /* Kaldi HmmTopology::Check: the phone list is sorted and unique and is
+   * exactly the set of phones phone2idx maps (a binary file holds both). */
+  for (int32_t i = 1; i < tm->num_phones; ++i)
+    if (tm->phones[i] <= tm->phones[i - 1])
+      gh_istream_fail(in, "HmmTopology: phone list not sorted and unique (%d after %d)", tm->phones[i],
+                      tm->phones[i - 1]);
+  {
+    int32_t mapped = 0;
+    for (int32_t j = 0; j < tm->num_phone2idx; ++j) mapped += tm->phone2idx[j] != -1;
+    if (mapped != tm->num_phones)
+      gh_istream_fail(in, "HmmTopology: %d phones listed but %d mapped to topology entries", tm->num_phones, mapped);
+  }
   for (int32_t e = 0; e < tm->num_entries; ++e) {
     const gh_topo_entry *en = &tm->entries[e];
     if (en->num_states <= 1)

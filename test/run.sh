@@ -6,11 +6,14 @@
 set -u
 cd "$(dirname "$0")/.."
 export GH_SHARED="${GH_SHARED:-$(cd .. && pwd)/shared}"
-export PATH="$PWD/bin:$PATH"
+# GH_BIN / GH_BUILD: where the tools and unit tests are (make test-asan: bin-asan, build-asan).
+export GH_BIN="${GH_BIN:-$PWD/bin}"
+GH_BUILD="${GH_BUILD:-build}"
+export PATH="$GH_BIN:$PATH"
 pass=0; fail=0; skipped=0; failed_names=()
 # TAP "ok N - ... # SKIP ..." (C tests) and "ok N ... # skip ..." (Bats) count as skipped.
 count_skips() { grep -ciE '^ok .*# skip' <<<"$1"; }
-for t in build/test/*; do
+for t in "$GH_BUILD"/test/*; do
   [ -f "$t" ] && [ -x "$t" ] || continue
   out=$("$t" 2>&1); rc=$?
   p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out"); k=$(count_skips "$out")
@@ -24,6 +27,33 @@ if ls test/bats/*.bats >/dev/null 2>&1; then
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "$out" | tail -20; fi
   pass=$((pass + p - k)); fail=$((fail + f)); skipped=$((skipped + k))
   [ "$f" -gt 0 ] && echo "$out" | grep -A12 '^not ok'
+fi
+# Sanitizer builds write their reports to files (ASAN_OPTIONS/UBSAN_OPTIONS
+# log_path, set by make test-asan): every report is a failure.
+if [ -n "${GH_SANITIZED:-}" ] && [ -n "${GH_SAN_LOGS:-}" ]; then
+  for r in "$GH_SAN_LOGS"/*; do
+    [ -f "$r" ] || continue
+    fail=$((fail + 1)); echo "not ok - sanitizer report $r:"; head -30 "$r"
+  done
+fi
+# Hardening (issue 7, doc/reliability.md): the whole suite again under
+# ASan+UBSan+LSan, the fuzz regression inputs, and a short run of every fuzz
+# harness.  GH_HARDENING=0 skips it (make test-asan sets it for its own run).
+hard() { # NAME CMD...: one test line per hardening step
+  local name=$1; shift
+  local out; out=$("$@" 2>&1); local rc=$?
+  if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok - $name: $(tail -1 <<<"$out")"
+  else fail=$((fail + 1)); echo "not ok - $name"; tail -40 <<<"$out"; fi
+}
+if [ "${GH_HARDENING:-1}" != 0 ]; then
+  hard "sanitizer suite (make test-asan)" ${MAKE:-make} -s test-asan
+  if command -v clang >/dev/null; then
+    hard "fuzz harness build" ${MAKE:-make} -s fuzz-build
+    hard "fuzz regression inputs" ./test/fuzz/run.sh replay
+    hard "fuzz short runs (${FUZZ_CI_SECONDS:-15} s each)" ./test/fuzz/run.sh run "${FUZZ_CI_SECONDS:-15}"
+  else
+    skipped=$((skipped + 1)); echo "ok - fuzzing # skip clang not installed (make deps)"
+  fi
 fi
 echo "${pass} passed, ${fail} failed, ${skipped} skipped"
 [ "$fail" -eq 0 ]
