@@ -61,13 +61,18 @@ void gh_ocl_check(cl_int err, const char *what) {
 
 cl_mem gh_ocl_buffer(ocl_ctx *c, size_t bytes, const void *host, const char *what) {
   cl_int err;
-  if (bytes < 8) bytes = 8;
-  if (bytes > c->max_alloc)
-    gh_die("opencl: %s: %zu bytes exceed the device's largest buffer (%llu bytes)", what, bytes,
+  /* Buffers are at least 8 bytes (OpenCL refuses size 0), but only the
+   * caller's `bytes` are copied from host: the host array may be smaller
+   * than the rounded-up buffer (found by make test-asan). */
+  size_t alloc = bytes < 8 ? 8 : bytes;
+  if (alloc > c->max_alloc)
+    gh_die("opencl: %s: %zu bytes exceed the device's largest buffer (%llu bytes)", what, alloc,
            (unsigned long long)c->max_alloc);
-  cl_mem m = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes,
-                            (void *)host, &err);
+  int copy = host && alloc == bytes;
+  cl_mem m = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE | (copy ? CL_MEM_COPY_HOST_PTR : 0), alloc,
+                            copy ? (void *)host : NULL, &err);
   gh_ocl_check(err, what);
+  if (host && !copy) gh_ocl_write(c, m, 0, bytes, host);
   return m;
 }
 
