@@ -150,3 +150,10 @@ print("  ]")' > "$T/huge.txt"
   [ "$status" -eq 0 ]
   [[ "$output" == *"half.wav"*"truncated"* ]]
 }
+
+@test "build: make CFLAGS=... adds to the flags the build needs (include paths kept)" {
+  run make -s -n -C "$BATS_TEST_DIRNAME/../.." B="$T/b" CFLAGS=-O0 "$T/b/lib/gmm.o"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"-O0"*"-Ilib"* ]]
+}
