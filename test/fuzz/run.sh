@@ -70,7 +70,7 @@ case "$mode" in
     for h in $HARNESSES; do
       d=test/fuzz/regress/$h
       [ -d "$d" ] && [ -n "$(ls "$d")" ] || continue
-      if ! "$FB/$h" "$d"/* > "build-fuzz/replay-$h.log" 2>&1; then
+      if ! "$FB/$h" "$ROOT/$d"/* > "build-fuzz/replay-$h.log" 2>&1; then
         echo "not ok - fuzz regression inputs of $h crash (build-fuzz/replay-$h.log)"; fail=1
       else echo "ok - fuzz regression inputs of $h ($(ls "$d" | wc -l) inputs)"; fi
     done ;;
