@@ -157,7 +157,7 @@ void gh_gmm_accs_read(gh_istream *in, int binary, gh_gmm_accs *a) {
   if (D <= 0 || D > 1000000) gh_istream_fail(in, "accumulators: bad <VECSIZE> %d", D);
   if (G <= 0 || G > 100000000) gh_istream_fail(in, "accumulators: bad <NUMCOMPONENTS> %d", G);
   if (flags & ~7u) gh_istream_fail(in, "accumulators: bad <FLAGS> %u", (unsigned)flags);
-  gh_istream_need(in, (uint64_t)G * (uint64_t)((flags & 3u) ? D : 1), binary ? 8 : 2, "accumulator statistics");
+  gh_istream_need(in, (uint64_t)G * (uint64_t)((flags & 3u) ? D : 1), binary ? 4 : 2, "accumulator statistics");
   /* Kaldi AugmentFlags: variances imply means imply weights. */
   if (flags & 2u) flags |= 1u;
   if (flags & 1u) flags |= 4u;
@@ -185,6 +185,7 @@ void gh_gmm_accs_read(gh_istream *in, int binary, gh_gmm_accs *a) {
       have_diag = dvars.rows != 0;
     } else if (!strcmp(tok, "<FULLVARACCS>")) {
       int64_t P = gh_packed_size(D);
+      gh_istream_need(in, (uint64_t)G, (uint64_t)P * (binary ? 4 : 2), "<FULLVARACCS>");
       fullvars = gh_malloc((size_t)(G * P) * sizeof(double));
       for (int32_t k = 0; k < G; ++k) {
         int32_t n = 0;

@@ -410,6 +410,10 @@ void gh_gmm_read(gh_istream *in, int binary, gh_gmm *g) {
     gh_istream_fail(in, "%s: %s has %d rows but there are %d weights", tname,
                     type == GH_COV_DIAG ? "<MEANS_INVVARS>" : "<MEANS_INVCOVARS>", r, G);
   if (D <= 0) gh_istream_fail(in, "%s: feature dimension is %d", tname, D);
+  /* Budget: the inverse (co)variances still to come are G x D (diag) or
+   * G x D(D+1)/2 (full) values on disk. */
+  gh_istream_need(in, (uint64_t)G, (uint64_t)(type == GH_COV_DIAG ? D : gh_packed_size(D)) * (binary ? 4 : 2),
+                  type == GH_COV_DIAG ? "<INV_VARS>" : "<INV_COVARS>");
   gh_gmm_init(g, type, G, D);
   memcpy(g->weights, weights, (size_t)G * sizeof(float));
   memcpy(g->means_invvars, mi, (size_t)G * D * sizeof(float));

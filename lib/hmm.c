@@ -692,7 +692,7 @@ void gh_hmm_accs_read(const char *rx, gh_hmm_accs *a) {
     const char *tok[3] = {"<InitCounts>", "<ArcCounts>", "<FinalCounts>"};
     int32_t want[3] = {S, A, S};
     a->off[i + 1] = a->off[i] + 2 * (int64_t)S + A;
-    gh_istream_need(in, 2 * (uint64_t)S + (uint64_t)A, binary ? 8 : 2, "HMM accumulator counts");
+    gh_istream_need(in, 2 * (uint64_t)S + (uint64_t)A, binary ? 4 : 2, "HMM accumulator counts");
     parts[i] = gh_malloc((2 * (size_t)S + A + 1) * sizeof(double));
     int64_t o = 0;
     for (int k = 0; k < 3; ++k) {

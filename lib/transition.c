@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,6 +278,10 @@ static void check_topology(gh_istream *in, const gh_transition_model *tm) {
     for (int32_t s = 0; s < en->num_states; ++s)
       for (int32_t k = 0; k < en->states[s].num_trans; ++k) {
         int32_t d = en->states[s].dst[k];
+        float pr = en->states[s].prob[k];
+        if (!(pr >= 0.0f && pr <= 1.0f))
+          gh_istream_fail(in, "HmmTopology: entry %d, state %d: transition probability %g is not in [0, 1]", e, s,
+                          (double)pr);
         if (d < 0 || d >= en->num_states)
           gh_istream_fail(in, "HmmTopology: entry %d, state %d: invalid destination state %d", e, s, d);
         if (!(en->states[s].prob[k] > 0.0f))
@@ -370,6 +375,10 @@ gh_transition_model *gh_transition_read(gh_istream *in, int binary) {
   if (tm->num_log_probs != tm->num_tids + 1)
     gh_istream_fail(in, "TransitionModel: <LogProbs> has %d values, expected %d (number of transition-ids + 1)",
                     tm->num_log_probs, tm->num_tids + 1);
+  for (int32_t i = 0; i < tm->num_log_probs; ++i) /* log-probabilities: not NaN, probability <= 1 */
+    if (isnan(tm->log_probs[i]) || tm->log_probs[i] > 1e-3f)
+      gh_istream_fail(in, "TransitionModel: <LogProbs> value %d is %g (must be a log-probability <= 0)", i,
+                      (double)tm->log_probs[i]);
   return tm;
 }
 

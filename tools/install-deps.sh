@@ -30,6 +30,9 @@ command -v python3 >/dev/null || need+=(python3)
 [ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib64/libOpenCL.so ] || need+=(ocl-icd-opencl-dev)
 ls /etc/OpenCL/vendors/pocl*.icd >/dev/null 2>&1 || need+=(pocl-opencl-icd)
 [ -f /usr/include/clblast_c.h ] || need+=(libclblast-dev)
+# clang: libFuzzer harnesses (test/fuzz/, run by make test); its runtimes are in
+# libclang-common-*-dev (a clang dependency) or, on newer releases, libclang-rt-*-dev.
+command -v clang >/dev/null || need+=(clang)
 
 py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn' >/dev/null 2>&1; }
 # Debian's python3 (already there, or installed now) takes numpy/scikit-learn from apt.
@@ -53,6 +56,18 @@ if ! py_ok; then
     [ "$(command -v python3)" = /usr/bin/python3 ] && flags="--break-system-packages"
   echo "install-deps: pip install numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn" >&2
   python3 -m pip install -q $flags numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn
+fi
+# libFuzzer runtime: with clang from bookworm it is libclang-rt-<version>-dev.
+fuzz_ok() {
+  local t; t=$(mktemp -d)
+  echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' > "$t/f.c"
+  clang -fsanitize=fuzzer "$t/f.c" -o "$t/f" >/dev/null 2>&1; local rc=$?
+  rm -rf "$t"; return $rc
+}
+if command -v clang >/dev/null && ! fuzz_ok; then
+  v=$(clang -dumpversion | cut -d. -f1)
+  echo "install-deps: apt-get install libclang-rt-$v-dev" >&2
+  $SUDO apt-get install -y -qq "libclang-rt-$v-dev" >/dev/null || true
 fi
 py_ok || { echo "install-deps: numpy/scikit-learn/kaldiio/kaldi-native-fbank still not importable by python3" >&2; exit 1; }
 echo "install-deps: ok" >&2

@@ -82,6 +82,9 @@ expect_error() {
   expect_error "iv.ark*key 'u1'*needs*bytes*" "$T/o.ark" "$BIN/copy-int-vector" "ark:$T/iv.ark" "ark:$T/o.ark"
   printf 'u1 \0B\004\000\000\000\001\004\377\377\377\177' > "$T/post.ark"
   expect_error "post.ark*key 'u1'*needs*bytes*" "$T/o.ark" "$BIN/copy-post" "ark:$T/post.ark" "ark:$T/o.ark"
+  # A full GMM of dimension 100000 (one mean row) would need 2e10 bytes of inverse covariances.
+  python3 -c 'print("<FullGMM> <WEIGHTS> [ 1 ] <MEANS_INVCOVARS> [ " + "0 " * 100000 + "] <INV_COVARS> [ 1 ] </FullGMM>")' > "$T/bigd.fgmm"
+  expect_error "bigd.fgmm*INV_COVARS*needs*bytes*" "$T/o.mdl" "$BIN/gmm-copy" "$T/bigd.fgmm" "$T/o.mdl"
   # <NUMPDFS> 100000000 in a 40-byte model.
   printf '\0B<DIMENSION> \004\002\000\000\000<NUMPDFS> \004\000\341\365\005' > "$T/np.mdl"
   expect_error "np.mdl*NUMPDFS*needs*bytes*" "$T/o.mdl" "$BIN/gmm-copy" "$T/np.mdl" "$T/o.mdl"
@@ -149,4 +152,11 @@ print("  ]")' > "$T/huge.txt"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"half.wav"*"truncated"* ]]
+}
+
+@test "build: make CFLAGS=... adds to the flags the build needs (include paths kept)" {
+  run make -s -n -C "$BATS_TEST_DIRNAME/../.." B="$T/b" CFLAGS=-O0 "$T/b/lib/gmm.o"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"-O0"*"-Ilib"* ]]
 }

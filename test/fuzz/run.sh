@@ -70,7 +70,7 @@ case "$mode" in
     for h in $HARNESSES; do
       d=test/fuzz/regress/$h
       [ -d "$d" ] && [ -n "$(ls "$d")" ] || continue
-      if ! "$FB/$h" "$d"/* > "build-fuzz/replay-$h.log" 2>&1; then
+      if ! "$FB/$h" "$ROOT/$d"/* > "build-fuzz/replay-$h.log" 2>&1; then
         echo "not ok - fuzz regression inputs of $h crash (build-fuzz/replay-$h.log)"; fail=1
       else echo "ok - fuzz regression inputs of $h ($(ls "$d" | wc -l) inputs)"; fi
     done ;;
@@ -80,13 +80,13 @@ case "$mode" in
     seed_corpora
     for h in $HARNESSES; do
       [ -n "$only" ] && [ "$h" != "$only" ] && continue
-      log=$ROOT/build-fuzz/run-$h.log
+      log=$ROOT/build-fuzz/run-$h.$$.log
       art=$ROOT/build-fuzz/artifacts-$h/
       mkdir -p "$art"
       "$FB/$h" -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
         -artifact_prefix="$art" -print_final_stats=1 "$ROOT/build-fuzz/corpus/$h" > "$log" 2>&1
       rc=$?
-      runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+      runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
       echo "$(date -u +%FT%TZ) $h ${runs:-0} $secs" >> "$ROOT/build-fuzz/exec-counts.txt"
       if [ $rc -ne 0 ]; then
         mkdir -p "test/fuzz/regress/$h"
