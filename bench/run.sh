@@ -17,6 +17,14 @@
 #              (D=36, FRAMES frames), 1 x 1024 full and 1 x 2048 diag (D=40,
 #              UBM_FRAMES frames); default, fused, GEMM fp32, GEMM tf32x3
 #              peer: bench/torch_peer.py (PyTorch GEMM + logsumexp, fp32)
+#   HMM        build/bench/bench-hmm: hmm_forward (log, scaled) and hmm_viterbi
+#              on a dense HMM at the PyTorch peer's shapes, 512 states x 512
+#              sequences x 100 frames and 4096 x 256 x 100 (dense batched
+#              path), 512 x 512 x 100 with the sparse kernels
+#              (GH_CUDA_HMM=sparse) and with ragged lengths (100..50)
+#              peer: bench/peers/hmm_peer.py (the HMM forward of
+#              ../shared/peers/torch_scoring_hmm_peer.py, fp32)
+#              HMM_ONLY=1 runs only this part
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Options via the environment: DEVICE (default cuda), FRAMES (4096), ITERS
@@ -26,9 +34,9 @@ cd "$(dirname "$0")/.."
 DEVICE=${DEVICE:-cuda}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}; UBM_FRAMES=${UBM_FRAMES:-65536}
 LOG=${BENCH_LOG:-build/bench/bench.log}
 GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
-make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o build/bench/bench-em.o || exit 1
+make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o build/bench/bench-em.o build/bench/bench-hmm.o || exit 1
 LIBS="-fopenmp $(make -s print-ldlibs)" # the Makefile's link line: CUDA and OpenCL libraries where built
-for p in bench-score bench-em; do
+for p in bench-score bench-em bench-hmm; do
   cc -o build/bench/$p build/bench/$p.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS || exit 1
 done
 mkdir -p "$(dirname "$LOG")"
@@ -36,8 +44,22 @@ E="build/bench/bench-em --device=$DEVICE --iters=3"
 S="build/bench/bench-score --device=$DEVICE --iters=$ITERS --estep=0"
 torch_ok=0
 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && torch_ok=1
+H="build/bench/bench-hmm --device=$DEVICE --iters=$ITERS"
+hmm_rows() {
+  $H --states=512 --seqs=512 --frames=100 --check=4 2>&1 | grep '^hmm'
+  $H --states=4096 --seqs=256 --frames=100 --check=1 2>&1 | grep '^hmm'
+  GH_CUDA_HMM=sparse $H --states=512 --seqs=512 --frames=100 --check=0 2>&1 | grep '^hmm'
+  $H --states=512 --seqs=512 --frames=100 --check=4 --ragged=1 2>&1 | grep '^hmm' | sed 's/^hmm /hmm ragged /'
+  [ $torch_ok = 1 ] && python3 bench/peers/hmm_peer.py 512 512 100 4096 256 100
+}
+if [ "${HMM_ONLY:-0}" = 1 ]; then
+  hmm_rows 2>&1 | tee "$LOG"
+  python3 bench/table.py "$LOG"
+  exit 0
+fi
 {
   [ $torch_ok = 1 ] && python3 bench/peers/ceilings.py
+  hmm_rows
   for shape in "full 150000 19 16 16384" "full 500000 36 128 4096" "full 262144 40 1024 1024" "diag 262144 40 2048 2048"; do
     set -- $shape
     for prec in auto fp32 tf32x3; do

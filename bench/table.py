@@ -7,6 +7,7 @@ import re, sys
 log = open(sys.argv[1]).read().splitlines()
 ceil = {}
 em, em_peer, sk, score, tpeer = [], {}, {}, [], {}
+hmm, hpeer = [], {}
 for line in log:
     m = re.match(r"ceilings: copy (\S+) GB/s, sgemm fp32 (\S+) TFLOP/s, tf32 (\S+) TFLOP/s", line)
     if m: ceil = dict(copy=float(m[1]), fp32=float(m[2]), tf32=float(m[3]))
@@ -24,6 +25,13 @@ for line in log:
     if m:
         score.append(dict(type=m[1], P=int(m[2]), G=int(m[3]), D=int(m[4]), T=int(m[5]), dev=m[6], prec=m[7],
                           var=m[8], ms=float(m[9]), fps=float(m[10]), gf=float(m[11]), e2e_fps=float(m[13]), err=m[14]))
+    m = re.match(r"hmm (ragged )?(\S+) S=(\d+) M=(\d+) T=(\d+) (\S+) variant=(\S+): kernel (\S+) ms (\S+) frames/s (\S+) "
+                 r"GFLOP/s; end to end (\S+) ms; max rel err (\S+) \((\d+) seqs vs CPU double\)(?:; (\d+) path states differ)?", line)
+    if m:
+        hmm.append(dict(rag=bool(m[1]), op=m[2], S=int(m[3]), M=int(m[4]), T=int(m[5]), dev=m[6], var=m[7], ms=float(m[8]),
+                        fps=float(m[9]), gf=float(m[10]), err=m[12], k=m[13], pdiff=m[14]))
+    m = re.match(r"torch-hmm N=(\d+) M=(\d+) T=(\d+): (\S+) ms/call (\S+) frames/s (\S+) GFLOP/s; max rel err (\S+)", line)
+    if m: hpeer[(int(m[1]), int(m[2]), int(m[3]))] = (float(m[4]), float(m[5]), float(m[6]), m[7])
     m = re.match(r"torch-peer (\w+): (\d+) pdfs x (\d+) Gaussians, D=(\d+), (\d+) frames: (\S+) ms/call\s+(\S+) frames/s", line)
     if m: tpeer[(m[1], int(m[2]), int(m[3]), int(m[4]))] = (float(m[6]), float(m[7]))
 
@@ -52,6 +60,14 @@ for r in score:
     print(f"| scoring {r['type']} {r['P']} × {r['G']}, D={r['D']}, {r['T']} frames | {r['ms']:.2f} ms (kernel; "
           f"{r['e2e_fps']:.3g} frames/s end to end) | {r['fps']:.3g} | {r['gf']:.0f} | {f(frac, 2)} | "
           f"{f(p[0] if p else None, 2)} ms | {f(r['fps'] / p[1] if p else None, 2)}× | – | – | {r['err']} |")
+for r in hmm:
+    if r["var"] != "auto" or r["rag"] or r["dev"] != "cuda": continue
+    p = hpeer.get((r["S"], r["M"], r["T"]))
+    frac = r["gf"] / (ceil["fp32"] * 1e3) if ceil else None
+    pd = f"; {r['pdiff']} path states differ" if r["pdiff"] is not None else ""
+    print(f"| HMM {r['op']} dense {r['S']} states × {r['M']} seqs × {r['T']} frames | {r['ms']:.2f} ms (kernel) | "
+          f"{r['fps']:.3g} | {r['gf']:.0f} | {f(frac, 2)} | {f(p[0] if p else None, 2)} ms (scaled fp32 forward; err {p[3] if p else '–'}) | "
+          f"{f(p[0] / r['ms'] if p else None, 2)}× | – | – | {r['err']} ({r['k']} seqs){pd} |")
 print()
 print("Every configuration tried:")
 print()
@@ -60,6 +76,11 @@ print("|---|---|---|---|---|---|---|---|")
 for r in em:
     print(f"| EM {r['type']} N={r['N']} D={r['D']} M={r['M']} | {r['dev']} | {r['prec']} | {r['var']} | {r['ms']:.2f} ms "
           f"(E {r['e']:.2f} + M {r['mstep']:.2f}) | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")
+for r in hmm:
+    print(f"| HMM {r['op']} {r['S']} × {r['M']} × {r['T']}{' ragged 100..50' if r['rag'] else ''} | {r['dev']} | "
+          f"{'fp64' if r['op'] != 'forward-scaled' else 'fp32'} | {r['var']} | {r['ms']:.2f} ms | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")
+for k, p in hpeer.items():
+    print(f"| HMM forward {k[0]} × {k[1]} × {k[2]} | PyTorch | fp32 | peer | {p[0]:.2f} ms | {p[1]:.3g} | {p[2]:.0f} | {p[3]} |")
 for r in score:
     print(f"| scoring {r['type']} {r['P']} × {r['G']} D={r['D']} | {r['dev']} | {r['prec']} | {r['var']} | "
           f"{r['ms']:.2f} ms | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")

@@ -669,3 +669,20 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
     CK(cudaGetLastError());
   }
 }
+
+/* gg_hmm_gemm (cuda-gemm.h): C = A B, column-major, for the dense HMM path. */
+int gg_hmm_gemm(int fp64, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
+                int ldc) {
+  static cublasHandle_t hh = NULL;
+  if (!gg_available()) return -1;
+  if (!hh) CKB(blas.create(&hh));
+  const double one_d = 1.0, zero_d = 0.0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  if (fp64)
+    CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one_d, A, CUDA_R_64F, lda, B, CUDA_R_64F, ldb,
+                    &zero_d, C, CUDA_R_64F, ldc, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+  else
+    CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one_f, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
+                    &zero_f, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return 0;
+}

@@ -83,4 +83,13 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
 /* Adds v[0..n) into *dst in a fixed order (one block; deterministic). */
 void gg_sum_into(const double *v, int64_t n, double *dst);
 
+/* Plain column-major C = A B (no transposes) on the default stream for the
+ * dense HMM path (cuda-hmm.cu): A [m x k] lda, B [k x n] ldb, C [m x n] ldc,
+ * all device pointers; fp64 != 0: double with CUBLAS_COMPUTE_64F, else float
+ * with CUBLAS_COMPUTE_32F (fp32 FMAs: the default math mode, no TF32).  Uses one cuBLAS handle
+ * of its own, created on first use.  Returns 0, or -1 (nothing done) when
+ * cuBLAS is unavailable; dies on a cuBLAS error. */
+int gg_hmm_gemm(int fp64, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
+                int ldc);
+
 #endif

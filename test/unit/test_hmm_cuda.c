@@ -8,7 +8,9 @@
  * + 1e-4 abs; the -inf pattern must match), scaled forward, Viterbi score
  * (rel 1e-4) and path (re-scored with the CPU formula: rel 1e-4; ties may
  * pick other states), forward-backward log P, gamma (abs 1e-4) and stats
- * (rel 1e-4 + 1e-5 abs, ADDED to the caller's values).  Then times CUDA vs
+ * (rel 1e-4 + 1e-5 abs, ADDED to the caller's values).  Dense graphs of
+ * 64-1024 states through the dense batched path (test_dense: tolerances
+ * there).  Then times CUDA vs
  * CPU on 1,000 utterances x ~300 frames (30-150 states) and on one
  * 10,000-frame utterance; prints frames/s as "# " lines.
  * Without a GPU every check prints "ok N - # SKIP no GPU". */
@@ -280,6 +282,93 @@ static void test_correctness(gh_backend *cu) {
   for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
 }
 
+/* Dense graphs (the dense batched path of cuda-hmm.cu: one graph for the
+ * whole batch, A >= S^2/4, S >= 64, no alpha output): S = 64 and 100
+ * (ergodic, 4/5 of the arcs; 100 is not a multiple of the 64-state tile),
+ * 256 and 1024 (all arcs); a batch of lengths 0, 1, 2, 7, 37, 60, 100, 100
+ * (the 37-frame one with no path: all loglikes of frame 5 -inf) and a batch
+ * of 1 sequence; random loglikes (0.1 % -inf).  Checks against the
+ * CPU reference (double): log-domain forward log P rel 1e-9 (double GEMM),
+ * scaled rel 1e-6 (float GEMM), Viterbi score rel 1e-12 (both add the same
+ * doubles in the same order, so equal in practice) and the path identical
+ * state for state; a differing state counts as an exact tie only if the
+ * CUDA path re-scores to the CPU score exactly, and ties are reported. */
+static void dense_case(gh_backend *cu, const char *name, const gh_hmm_graph *g, const gh_hmm_batch *bt) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
+  int32_t B = bt->num_utts, P = bt->num_pdfs;
+  int64_t F = bt->frame_off[B];
+  gh_dev_hmm *dc = co->hmm_upload(cu, &g, 1), *dr = ro->hmm_upload(NULL, &g, 1);
+  double *Lc = malloc(B * sizeof(double)), *Lr = malloc(B * sizeof(double));
+  for (int scaled = 0; scaled < 2; ++scaled) {
+    int fl = scaled ? GH_HMM_SCALED : 0;
+    co->hmm_forward(cu, dc, bt, fl, Lc, NULL);
+    ro->hmm_forward(NULL, dr, bt, fl, Lr, NULL);
+    double wl = 0;
+    int nnone = 0;
+    for (int32_t u = 0; u < B; ++u) {
+      double e = relerr(Lc[u], Lr[u]);
+      if (!(e <= wl)) wl = e;
+      nnone += Lr[u] == -INFINITY;
+    }
+    double tol = scaled ? 1e-6 : 1e-9;
+    GH_TEST_OK(wl <= tol, "dense %s: %s forward log P, %d utts, %d without a path (max rel err %.3g, tol %g)", name,
+               scaled ? "scaled" : "log", B, nnone, wl, tol);
+  }
+  int32_t *pc = malloc((F + 1) * sizeof(int32_t)), *pr = malloc((F + 1) * sizeof(int32_t));
+  co->hmm_viterbi(cu, dc, bt, pc, Lc);
+  ro->hmm_viterbi(NULL, dr, bt, pr, Lr);
+  double ws = 0;
+  int64_t diff = 0, ties = 0;
+  for (int32_t u = 0; u < B; ++u) {
+    int64_t f0 = bt->frame_off[u], T = bt->frame_off[u + 1] - f0;
+    double e = relerr(Lc[u], Lr[u]);
+    if (!(e <= ws)) ws = e;
+    int64_t d = 0;
+    for (int64_t t = 0; t < T; ++t) d += pc[f0 + t] != pr[f0 + t];
+    if (d && Lr[u] > -INFINITY && path_score(g, bt->loglikes + f0 * P, P, T, pc + f0) == Lr[u]) ties += d;
+    else diff += d;
+  }
+  GH_TEST_OK(ws <= 1e-12, "dense %s: viterbi score (max rel err %.3g)", name, ws);
+  GH_TEST_OK(diff == 0, "dense %s: viterbi path identical (%lld of %lld states differ; %lld on exact ties)", name,
+             (long long)diff, (long long)F, (long long)ties);
+  co->hmm_free(cu, dc);
+  ro->hmm_free(NULL, dr);
+  free(Lc); free(Lr); free(pc); free(pr);
+}
+
+static void test_dense(gh_backend *cu) {
+  const int32_t Ss[4] = {64, 100, 256, 1024};
+  for (int k = 0; k < 4; ++k) {
+    const int32_t S = Ss[k], P = S + 3;
+    tgraph t;
+    if (S <= 100) {
+      tg_ergodic(&t, S, P);
+    } else {
+      tg_init(&t, S, P);
+      for (int32_t j = 0; j < S; ++j) { t.init[j] = (float)log((0.2 + urand()) / S); t.fin[j] = 0.f; }
+      for (int32_t i = 0; i < S; ++i)
+        for (int32_t j = 0; j < S; ++j) tg_arc(&t, i, j, (float)log((0.05 + urand()) / (0.55 * S)));
+      tg_finish(&t);
+    }
+    enum { B = 8 };
+    int64_t lens[B] = {37, 0, 100, 1, 7, 100, 2, 60}, off[B + 1];
+    off[0] = 0;
+    for (int u = 0; u < B; ++u) off[u + 1] = off[u] + lens[u];
+    float *ll = random_ll(off[B], P, 0.001);
+    for (int32_t j = 0; j < P; ++j) ll[(off[0] + 5) * P + j] = -INFINITY; /* utt 0: no path (-inf, redone sparse) */
+    char name[64];
+    gh_hmm_batch bt = {B, P, ll, off, NULL};
+    snprintf(name, sizeof name, "S=%d, %d utts of 0-100 frames", S, B);
+    dense_case(cu, name, &t.g, &bt);
+    int64_t off1[2] = {0, 80};
+    gh_hmm_batch b1 = {1, P, ll + off[1] * P, off1, NULL}; /* frames 37..116: has a path */
+    snprintf(name, sizeof name, "S=%d, 1 utt of 80 frames", S);
+    dense_case(cu, name, &t.g, &b1);
+    free(ll);
+    tg_free(&t);
+  }
+}
+
 /* One timed call of op (0 forward, 1 viterbi, 2 fb) on backend ops o;
  * returns seconds. */
 static double timed(gh_backend *b, const gh_backend_ops *o, gh_dev_hmm *d, const gh_hmm_batch *bt, int op,
@@ -366,10 +455,11 @@ int main(void) {
     GH_TEST_OK(gh_backend_hmm_ops(cu) == cu->ops && cu->ops->hmm_forward != NULL,
                "the cuda backend has its own HMM kernels (%s)", cu->device_name);
     test_correctness(cu);
+    test_dense(cu);
     test_speed(cu);
     gh_backend_free(cu);
   } else {
-    for (int k = 0; k < 3; ++k) printf("ok %d - # SKIP no GPU\n", ++gh_t_n);
+    for (int k = 0; k < 4; ++k) printf("ok %d - # SKIP no GPU\n", ++gh_t_n);
   }
   return gh_test_done();
 }
