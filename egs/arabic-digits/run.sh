@@ -15,7 +15,14 @@
 #   stage 3  MFCC + deltas + per-utterance mean normalisation
 #            (steps/make_deltas_cmvn.sh), one GMM per digit (full, 4) and
 #            HMM-GMMs per digit (steps/train_word_hmm.sh: flat start,
-#            Baum-Welch as --nj jobs, mixing up), classified by hmm-forward
+#            Baum-Welch as --nj jobs, mixing up), classified by hmm-forward;
+#            with --viterbi true also by Viterbi training
+#            (steps/train_word_hmm_viterbi.sh, one job, same sizes); then per
+#            --adapt method a second, speaker-adapted decoding pass of each
+#            dev speaker (steps/adapt_words.sh: unsupervised, from the first
+#            pass's recognised digits; MAP tau 2, 2 passes, the setting picked
+#            on FSDD by leaving a TRAINING speaker out, not on these dev
+#            speakers; every setting tried: local/adapt_grid.sh, README)
 #   stage 4  summary -> <work>/results.txt (printed)
 #
 # Every configuration is trained once per seed (k-means++ seeding differs), and
@@ -35,6 +42,10 @@
 #                     words (default: those of the training text)
 #   --configs "diag:4 diag:8 diag:16 full:2 full:4 full:8" --iters 20
 #   --sklearn true --hmm true
+#   --hmm-states 8 --hmm-gauss 8 --hmm-iters 16   stage 3's HMM-GMM sizes
+#   --viterbi true    also train the HMM-GMMs by Viterbi training
+#   --adapt map       second pass adapted per dev speaker: map, fmllr, none,
+#                     or several ("map fmllr"); --mean-tau 2 --adapt-passes 2
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(dirname "$here"); root=$(dirname "$egs")
@@ -47,9 +58,14 @@ nj=4; cmd=utils/run.sh; device=auto
 configs="diag:4 diag:8 diag:16 full:2 full:4 full:8"
 iters=20; seed="1 2 3"; seeds=; sklearn=true; hmm=true; stage=0; stop_stage=4
 train_data=; test_data=; words=
+hmm_states=8; hmm_gauss=8; hmm_iters=16; viterbi=true; adapt=map; mean_tau=2; adapt_passes=2
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
 [ -z "$seeds" ] || seed=$seeds
+for m in $adapt; do
+  case $m in map|fmllr|none) ;; *) echo "run.sh: --adapt must be map, fmllr, none or a list of them" >&2; exit 1 ;; esac
+done
+adapt=$(echo $adapt | tr ' ' '\n' | grep -vx none | tr '\n' ' ' || true)
 if [ -n "$train_data$test_data" ]; then
   [ -n "$train_data" ] && [ -n "$test_data" ] || { echo "run.sh: give both --train-data and --test-data" >&2; exit 1; }
   train_data=$(cd "$train_data" && pwd); test_data=$(cd "$test_data" && pwd)
@@ -59,7 +75,8 @@ elif [ ! -f "$src" ]; then
   echo "run.sh: missing $src (set GH_SHARED, or give --train-data and --test-data)" >&2; exit 1
 fi
 for t in copy-feats feat-to-len gmm-init gmm-acc-stats-gpu gmm-sum-accs gmm-est gmm-score-gpu matrix-sum-rows \
-  add-deltas compute-cmvn-stats apply-cmvn hmm-init-topo hmm-bw hmm-sum-accs hmm-est hmm-forward; do
+  add-deltas compute-cmvn-stats apply-cmvn hmm-init-topo hmm-bw hmm-sum-accs hmm-est hmm-forward \
+  hmm-viterbi gmm-est-gpu copy-int-vector gmm-adapt-map gmm-est-fmllr transform-feats; do
   command -v $t >/dev/null || { echo "run.sh: $t not built (run make in $root)" >&2; exit 1; }
 done
 mkdir -p "$work"; cd "$work"
@@ -124,12 +141,32 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ] && [ "$hmm" = true ]; then
     --num-gauss 4 --num-iters $iters --seed 1 data/train_dcmn $dir | tail -1
   steps/classify.sh --nj $nj --cmd "$cmd" --device $device --name "GMM per digit (full, 4), MFCC+deltas+CMN" \
     data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev | head -1
-  echo "-- HMM-GMM per digit (8 states, diag, mixed up to 8 Gaussians, 16 iterations)"
-  dir=exp/hmm_s8_diag8
-  steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --cov diag --states 8 --gauss 8 --iters 16 \
-    data/train_dcmn data/lang/words.txt $dir
-  steps/classify.sh --nj $nj --cmd "$cmd" --device $device --hmm true \
-    --name "HMM-GMM (8 states, diag, 8), MFCC+deltas+CMN" data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev
+  hsys="BW:exp/hmm_s${hmm_states}_diag${hmm_gauss}"
+  [ "$viterbi" != true ] || hsys+=" Viterbi:exp/hmm_s${hmm_states}_diag${hmm_gauss}_vit"
+  for h in $hsys; do
+    tr=${h%%:*}; dir=${h#*:}
+    echo "-- HMM-GMM per digit ($hmm_states states, diag, mixed up to $hmm_gauss Gaussians, $hmm_iters iterations, $tr)"
+    if [ $tr = BW ]; then
+      steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --cov diag --states $hmm_states \
+        --gauss $hmm_gauss --iters $hmm_iters data/train_dcmn data/lang/words.txt $dir
+    else
+      # the Viterbi trainer takes utterance -> word index (line of words.txt, 0-based)
+      mkdir -p $dir
+      awk 'NR == FNR { id[$1] = FNR - 1; next } { print $1, id[$2] }' data/lang/words.txt data/train_dcmn/text \
+        > $dir/utt2word
+      steps/train_word_hmm_viterbi.sh --device=$device --cov=diag --states=$hmm_states --gauss=$hmm_gauss \
+        --iters=$hmm_iters scp:data/train_dcmn/feats.scp $dir/utt2word $(wc -l < data/lang/words.txt) $dir | tail -1
+    fi
+    name="HMM-GMM ($hmm_states states, diag, $hmm_gauss, $tr), MFCC+deltas+CMN"
+    steps/classify.sh --nj $nj --cmd "$cmd" --device $device --hmm true \
+      --name "$name" data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev
+    rm -rf $dir/decode_dev_map $dir/decode_dev_fmllr
+    for m in $adapt; do
+      steps/adapt_words.sh --device $device --method $m --mean-tau $mean_tau --passes $adapt_passes \
+        --name "$name, adapted per dev speaker ($m$([ $m = map ] && echo " tau $mean_tau"), $adapt_passes passes)" \
+        data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev $dir/decode_dev_$m
+    done
+  done
 fi
 
 if [ $stop_stage -ge 4 ]; then
@@ -145,9 +182,10 @@ if [ $stop_stage -ge 4 ]; then
       echo "== per configuration, mean over seeds (min..max), 13 MFCCs"
       "$here/local/summarize.sh" exp/gmm_results.txt
     fi
-    if [ -f exp/hmm_s8_diag8/decode_dev/scoring.txt ] || [ -f exp/dcmn_full4/decode_dev/scoring.txt ]; then
+    h=exp/hmm_s${hmm_states}_diag${hmm_gauss}
+    if ls $h*/decode_dev/scoring.txt exp/dcmn_full4/decode_dev/scoring.txt > /dev/null 2>&1; then
       echo "== MFCC + deltas + per-utterance CMN"
-      for f in exp/dcmn_full4/decode_dev/scoring.txt exp/hmm_s8_diag8/decode_dev/scoring.txt; do
+      for f in exp/dcmn_full4/decode_dev/scoring.txt $h/decode_dev*/scoring.txt ${h}_vit/decode_dev*/scoring.txt; do
         [ ! -f $f ] || head -1 $f
       done
     fi

@@ -195,6 +195,29 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
   grep -q 'accuracy: ' "$T/h1.acc"
 }
 
+@test "arabic-digits/run.sh stage 3: BW and Viterbi HMM-GMMs, MAP and fMLLR second passes on 2 dev speakers -> results.txt" {
+  arabic_subset "$T/tr"
+  awk 'NR <= 2 { print $1 }' "$T/adata/dev/spk2utt" > "$T/dev2"
+  "$EGS/utils/subset_data_dir.sh" --spk-list "$T/dev2" "$T/adata/dev" "$T/dv"
+  run "$EGS/arabic-digits/run.sh" --work "$T/w" --nj 2 --device cpu --configs "" --iters 2 \
+    --train-data "$T/tr" --test-data "$T/dv" --words "$T/adata/lang/words.txt" \
+    --hmm-states 3 --hmm-gauss 1 --hmm-iters 2 --viterbi true --adapt "map fmllr"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  r=$T/w/results.txt
+  for tr in BW Viterbi; do
+    grep -q "^HMM-GMM (3 states, diag, 1, $tr), MFCC+deltas+CMN: accuracy: " "$r"
+    grep -q "^HMM-GMM (3 states, diag, 1, $tr), MFCC+deltas+CMN, adapted per dev speaker (map tau 2, 2 passes): accuracy: " "$r"
+    grep -q "^HMM-GMM (3 states, diag, 1, $tr), MFCC+deltas+CMN, adapted per dev speaker (fmllr, 2 passes): accuracy: " "$r"
+  done
+  [ "$(grep -c '^HMM-GMM .*accuracy: .*(.*/200)$' "$r")" -eq 6 ]
+  [ "$(ls "$T"/w/exp/hmm_s3_diag1/decode_dev_map/map.*.mdl | wc -l)" -eq 2 ]   # one model per dev speaker
+  [ -s "$T/w/exp/hmm_s3_diag1_vit/decode_dev_fmllr/trans.ark" ]
+  run "$EGS/arabic-digits/run.sh" --work "$T/w" --adapt bogus
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"--adapt must be map, fmllr, none"* ]]
+}
+
 @test "steps: a failing job fails the step, naming its log; stale accumulators are never summed" {
   arabic_subset "$T/tr"
   "$EGS/steps/train_gmm.sh" --nj 3 --cmd "$EGS/utils/run.sh" --device cpu --words "$T/adata/lang/words.txt" \
