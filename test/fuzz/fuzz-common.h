@@ -17,6 +17,7 @@
 #ifndef GH_FUZZ_COMMON_H
 #define GH_FUZZ_COMMON_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -96,6 +97,23 @@ static int fz_filter(const char *name) {
   return 1;
 }
 
+/* At exit: remove the private directory (flat: files only). */
+static void fz_rmdir(void) {
+  if (!fz_dir[0] || chdir("/") != 0) return;
+  DIR *d = opendir(fz_dir);
+  if (d) {
+    struct dirent *e;
+    char p[512];
+    while ((e = readdir(d)) != NULL)
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+        snprintf(p, sizeof p, "%s/%s", fz_dir, e->d_name);
+        unlink(p);
+      }
+    closedir(d);
+  }
+  rmdir(fz_dir);
+}
+
 static void fz_init(void) {
   if (fz_tab) return;
   fz_tab = calloc(FZ_SLOTS, sizeof *fz_tab);
@@ -108,6 +126,7 @@ static void fz_init(void) {
            (long)getpid());
   mkdir(fz_dir, 0700);
   if (chdir(fz_dir) != 0) abort();
+  atexit(fz_rmdir);
   fz_fd_lo = dup(0);
   close(fz_fd_lo);
 }
