@@ -50,7 +50,7 @@ if [ "${GH_HARDENING:-1}" != 0 ]; then
   if command -v clang >/dev/null; then
     hard "fuzz harness build" ${MAKE:-make} -s fuzz-build
     hard "fuzz regression inputs" ./test/fuzz/run.sh replay
-    hard "fuzz short runs (${FUZZ_CI_SECONDS:-15} s each)" ./test/fuzz/run.sh run "${FUZZ_CI_SECONDS:-15}"
+    hard "fuzz short runs (${FUZZ_CI_SECONDS:-15} s each, seed 1)" env FUZZ_SEED="${FUZZ_SEED:-1}" ./test/fuzz/run.sh run "${FUZZ_CI_SECONDS:-15}"
   else
     skipped=$((skipped + 1)); echo "ok - fuzzing # skip clang not installed (make deps)"
   fi

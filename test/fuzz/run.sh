@@ -2,6 +2,7 @@
 # Fuzzing driver (doc/reliability.md).
 #   test/fuzz/run.sh replay            replay test/fuzz/regress/<harness>/* (found inputs)
 #   test/fuzz/run.sh run SECONDS [H]   seed corpora, then run each harness (or H) for SECONDS
+#                                      (FUZZ_SEED=N: libFuzzer -seed=N, as make test does)
 # Harnesses are built by `make fuzz-build` into build-fuzz/fuzz/.  Seed corpora
 # are made at run time into build-fuzz/corpus/<harness>/ from $GH_SHARED data
 # and small inputs written by the tools (nothing is copied into the repo); the
@@ -83,7 +84,9 @@ case "$mode" in
       log=$ROOT/build-fuzz/run-$h.$$.log
       art=$ROOT/build-fuzz/artifacts-$h/
       mkdir -p "$art"
-      "$FB/$h" -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
+      # FUZZ_SEED (make test sets 1): the same mutation sequence on every run,
+      # so CI's short runs are reproducible (a longer `make fuzz` explores at random).
+      "$FB/$h" ${FUZZ_SEED:+-seed=$FUZZ_SEED} -max_total_time="$secs" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
         -artifact_prefix="$art" -print_final_stats=1 "$ROOT/build-fuzz/corpus/$h" > "$log" 2>&1
       rc=$?
       runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
