@@ -8,7 +8,7 @@
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  BIN=$BATS_TEST_DIRNAME/../../bin
+  BIN=${GH_BIN:-$BATS_TEST_DIRNAME/../../bin}
   PY=$BATS_TEST_DIRNAME/../python
   FIX=$GH_SHARED/data/kaldi-fixtures
   AMI=$GH_SHARED/data/kaldi-ami-feats/feats.ark

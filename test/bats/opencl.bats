@@ -15,7 +15,7 @@ setup_file() {
 }
 
 setup() {
-  BIN=$BATS_TEST_DIRNAME/../../bin
+  BIN=${GH_BIN:-$BATS_TEST_DIRNAME/../../bin}
   D=$GH_SHARED/data
   TMP=$(mktemp -d)
   # one probe per test (cheap: the program cache holds the kernels)

@@ -12,7 +12,7 @@
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  BIN=$BATS_TEST_DIRNAME/../../bin
+  BIN=${GH_BIN:-$BATS_TEST_DIRNAME/../../bin}
   AMI=$GH_SHARED/data/kaldi-ami-feats
   T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
   sed "s| | $AMI/|" "$AMI/feats.scp" > "$T/all.scp"

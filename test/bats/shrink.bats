@@ -5,7 +5,7 @@
 # (unit weights) or the frame weights of a posterior archive (weighted).
 
 setup() {
-  BIN=$BATS_TEST_DIRNAME/../../bin
+  BIN=${GH_BIN:-$BATS_TEST_DIRNAME/../../bin}
   PY=$BATS_TEST_DIRNAME/../python
   T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
   # no flooring in the comparisons: the floors would change S on purpose
