@@ -292,3 +292,49 @@ void gh_adapt_data_add(gh_data *d, const char *key, const gh_matrix *m, gh_label
   d->num_frames += m->rows;
   d->num_utts++;
 }
+
+/* ---- inputs of the adaptation tools ---- */
+
+void gh_adapt_input_open(gh_adapt_input *in, const gh_gmm_set *model, const char *model_name,
+                         const char *feats_spec, const char *labels_spec, const char *label_type) {
+  memset(in, 0, sizeof *in);
+  in->feats_spec = feats_spec;
+  in->labels_spec = labels_spec ? labels_spec : "";
+  in->num_pdfs = model->num_pdfs;
+  in->dim = model->dim;
+  in->lt = GH_LABELS_NONE;
+  if (labels_spec) {
+    if (gh_label_type_parse(label_type, &in->lt) != 0 || in->lt == GH_LABELS_NONE)
+      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
+    in->labels = gh_rand_reader_open(labels_spec, in->lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
+                                                  : in->lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR);
+  } else if (model->num_pdfs != 1) {
+    gh_die("%s has %d pdfs: a labels argument is needed", model_name, model->num_pdfs);
+  }
+}
+
+void gh_adapt_input_close(gh_adapt_input *in) {
+  if (in->labels) gh_rand_reader_close(in->labels);
+  in->labels = NULL;
+}
+
+void gh_adapt_data_init(const gh_adapt_input *in, gh_data *d) {
+  memset(d, 0, sizeof *d);
+  d->dim = in->dim;
+  d->max_pdf = -1;
+}
+
+int gh_adapt_input_add(gh_adapt_input *in, gh_data *d, const char *utt, const gh_matrix *m) {
+  const void *lv = NULL;
+  if (in->labels) {
+    lv = gh_rand_reader_value(in->labels, utt);
+    if (!lv) {
+      gh_warn("no labels for utterance '%s' in %s: skipping it", utt, in->labels_spec);
+      in->num_skipped++;
+      return 0;
+    }
+  }
+  gh_adapt_data_add(d, utt, m, in->lt, lv, in->num_pdfs, in->feats_spec, in->labels_spec);
+  in->num_done++;
+  return 1;
+}

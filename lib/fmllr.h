@@ -30,6 +30,7 @@
 #include "gmm.h"
 #include "gmm-data.h"
 #include "matrix.h"
+#include "table.h"
 #include "../kernels/backend.h"
 
 typedef struct {
@@ -101,5 +102,32 @@ double gh_fmllr_logdet(const gh_matrix *W);
  * gh_data_free. */
 void gh_adapt_data_add(gh_data *d, const char *key, const gh_matrix *m, gh_label_type lt, const void *lv,
                        int32_t num_pdfs, const char *feats_spec, const char *labels_spec);
+
+/* The inputs of the adaptation tools (gmm-est-fmllr, gmm-adapt-map): the
+ * features rspecifier, an optional label table (random access; label_type
+ * "ali", "utt" or "post" as gh_data_load reads them) and the model's number
+ * of pdfs and dimension, with counts of utterances used and skipped. */
+typedef struct {
+  gh_rand_reader *labels;        /* NULL without a labels argument */
+  gh_label_type lt;
+  const char *feats_spec, *labels_spec;
+  int32_t num_pdfs, dim;
+  int64_t num_done;     /* utterances added */
+  int64_t num_skipped;  /* utterances without labels (warned) */
+} gh_adapt_input;
+
+/* Opens the label table if labels_spec is non-NULL.  Dies on a bad
+ * label_type, or without labels when the model (model_name) has more than
+ * one pdf. */
+void gh_adapt_input_open(gh_adapt_input *in, const gh_gmm_set *model, const char *model_name,
+                         const char *feats_spec, const char *labels_spec, const char *label_type);
+void gh_adapt_input_close(gh_adapt_input *in);
+/* A zeroed gh_data block of the model's dimension, ready for
+ * gh_adapt_input_add; free with gh_data_free. */
+void gh_adapt_data_init(const gh_adapt_input *in, gh_data *d);
+/* Appends utterance utt (features m) with its labels to d
+ * (gh_adapt_data_add).  Returns 0 and warns, counting it as skipped, if the
+ * label table has no entry for utt; 1 otherwise. */
+int gh_adapt_input_add(gh_adapt_input *in, gh_data *d, const char *utt, const gh_matrix *m);
 
 #endif

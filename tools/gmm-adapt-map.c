@@ -19,35 +19,12 @@ typedef struct {
   const gh_gmm_set *prior;
   gh_backend *be;
   const gh_map_opts *mo;
-  gh_rand_reader *labels;
-  gh_label_type lt;
-  const char *feats_spec, *labels_spec;
+  gh_adapt_input in;  /* features, labels, utterance counts (lib/fmllr.h) */
   gh_ostream *ark;   /* table output: archive stream */
   int binary;
   double tot_change, tot_count;
-  int64_t num_done, num_skipped, num_models;
+  int64_t num_models;
 } ctx_t;
-
-static int add_utt(ctx_t *c, gh_data *d, const char *utt, const gh_matrix *m) {
-  const void *lv = NULL;
-  if (c->labels) {
-    lv = gh_rand_reader_value(c->labels, utt);
-    if (!lv) {
-      gh_warn("no labels for utterance '%s' in %s: skipping it", utt, c->labels_spec);
-      c->num_skipped++;
-      return 0;
-    }
-  }
-  gh_adapt_data_add(d, utt, m, c->lt, lv, c->prior->num_pdfs, c->feats_spec, c->labels_spec);
-  c->num_done++;
-  return 1;
-}
-
-static void data_init(gh_data *d, int32_t dim) {
-  memset(d, 0, sizeof *d);
-  d->dim = dim;
-  d->max_pdf = -1;
-}
 
 /* Adapts a copy of the prior on d; writes it to the table (key) or returns it in *out. */
 static void adapt(ctx_t *c, const gh_data *d, const char *key, gh_gmm_set *out) {
@@ -144,18 +121,8 @@ int main(int argc, char **argv) {
   memset(&c, 0, sizeof c);
   c.prior = &prior;
   c.mo = &mo;
-  c.feats_spec = feats_spec;
-  c.labels_spec = labels_spec ? labels_spec : "";
   c.binary = binary;
-  c.lt = GH_LABELS_NONE;
-  if (labels_spec) {
-    if (gh_label_type_parse(label_type, &c.lt) != 0 || c.lt == GH_LABELS_NONE)
-      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
-    c.labels = gh_rand_reader_open(labels_spec, c.lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
-                                                : c.lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR);
-  } else if (prior.num_pdfs != 1) {
-    gh_die("%s has %d pdfs: a labels argument is needed", model_in, prior.num_pdfs);
-  }
+  gh_adapt_input_open(&c.in, &prior, model_in, feats_spec, labels_spec, label_type);
   c.be = gh_backend_create(device);
   if (table_out) c.ark = open_model_table(out_name, &c.binary);
 
@@ -166,12 +133,12 @@ int main(int argc, char **argv) {
       const char *spk = gh_seq_reader_key(spk2utt);
       char *list = gh_strdup(gh_seq_reader_value(spk2utt)), *save = NULL;
       gh_data d;
-      data_init(&d, prior.dim);
+      gh_adapt_data_init(&c.in, &d);
       int n = 0;
       for (char *utt = strtok_r(list, " \t", &save); utt; utt = strtok_r(NULL, " \t", &save), ++n) {
         const gh_matrix *m = gh_rand_reader_value(feats, utt);
         if (!m) gh_die("%s: no features for utterance '%s' of speaker '%s' (in %s)", feats_spec, utt, spk, spk2utt_rspec);
-        add_utt(&c, &d, utt, m);
+        gh_adapt_input_add(&c.in, &d, utt, m);
       }
       free(list);
       if (n == 0) gh_die("%s: speaker '%s' has no utterances", spk2utt_rspec, spk);
@@ -183,13 +150,13 @@ int main(int argc, char **argv) {
   } else {
     gh_seq_reader *feats = gh_seq_reader_open(feats_spec, GH_OBJ_MATRIX);
     gh_data all;
-    data_init(&all, prior.dim);
+    gh_adapt_data_init(&c.in, &all);
     for (; !gh_seq_reader_done(feats); gh_seq_reader_next(feats)) {
       const char *utt = gh_seq_reader_key(feats);
-      if (!table_out) { add_utt(&c, &all, utt, gh_seq_reader_value(feats)); continue; }
+      if (!table_out) { gh_adapt_input_add(&c.in, &all, utt, gh_seq_reader_value(feats)); continue; }
       gh_data d;
-      data_init(&d, prior.dim);
-      if (add_utt(&c, &d, utt, gh_seq_reader_value(feats))) adapt(&c, &d, utt, NULL);
+      gh_adapt_data_init(&c.in, &d);
+      if (gh_adapt_input_add(&c.in, &d, utt, gh_seq_reader_value(feats))) adapt(&c, &d, utt, NULL);
       gh_data_free(&d);
     }
     gh_seq_reader_close(feats);
@@ -203,13 +170,13 @@ int main(int argc, char **argv) {
     gh_data_free(&all);
   }
   if (c.ark) gh_ostream_close(c.ark);
-  gh_log("Done %lld utterances, %lld skipped (no labels); %lld adapted model%s on %s", (long long)c.num_done,
-         (long long)c.num_skipped, (long long)c.num_models, c.num_models == 1 ? "" : "s", c.be->device_name);
+  gh_log("Done %lld utterances, %lld skipped (no labels); %lld adapted model%s on %s", (long long)c.in.num_done,
+         (long long)c.in.num_skipped, (long long)c.num_models, c.num_models == 1 ? "" : "s", c.be->device_name);
   gh_log("Overall MAP auxf change per frame is %g over %g frames", c.tot_count > 0 ? c.tot_change / c.tot_count : 0.0,
          c.tot_count);
-  if (c.labels) gh_rand_reader_close(c.labels);
+  gh_adapt_input_close(&c.in);
   gh_backend_free(c.be);
   gh_gmm_set_free(&prior);
   gh_opts_free(po);
-  return c.num_done ? 0 : 1;
+  return c.in.num_done ? 0 : 1;
 }

@@ -17,31 +17,12 @@
 typedef struct {
   const gh_gmm_set *model, *full;
   gh_backend *be;
-  gh_rand_reader *labels;
-  gh_label_type lt;
-  const char *feats_spec, *labels_spec;
+  gh_adapt_input in;  /* features, labels, utterance counts (lib/fmllr.h) */
   int32_t iters;
   double min_count;
   gh_writer *out;
   double tot_impr, tot_t, tot_ll;
-  int64_t num_done, num_skipped;
 } ctx_t;
-
-/* Adds one utterance to d; returns 0 (and warns) if it has no labels. */
-static int add_utt(ctx_t *c, gh_data *d, const char *utt, const gh_matrix *m) {
-  const void *lv = NULL;
-  if (c->labels) {
-    lv = gh_rand_reader_value(c->labels, utt);
-    if (!lv) {
-      gh_warn("no labels for utterance '%s' in %s: skipping it", utt, c->labels_spec);
-      c->num_skipped++;
-      return 0;
-    }
-  }
-  gh_adapt_data_add(d, utt, m, c->lt, lv, c->model->num_pdfs, c->feats_spec, c->labels_spec);
-  c->num_done++;
-  return 1;
-}
 
 /* Estimates, logs and writes the transform of one speaker/utterance. */
 static void estimate(ctx_t *c, gh_data *d, const char *key, const char *kind) {
@@ -106,20 +87,9 @@ int main(int argc, char **argv) {
   memset(&c, 0, sizeof c);
   c.model = &model;
   c.full = &full;
-  c.feats_spec = feats_spec;
-  c.labels_spec = labels_spec ? labels_spec : "";
   c.iters = iters;
   c.min_count = min_count;
-  c.lt = GH_LABELS_NONE;
-  if (labels_spec) {
-    if (gh_label_type_parse(label_type, &c.lt) != 0 || c.lt == GH_LABELS_NONE)
-      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
-    c.labels = gh_rand_reader_open(labels_spec,
-                                   c.lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
-                                   : c.lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR);
-  } else if (model.num_pdfs != 1) {
-    gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
-  }
+  gh_adapt_input_open(&c.in, &model, model_in, feats_spec, labels_spec, label_type);
   c.be = gh_backend_create(device);
   c.out = gh_writer_open_binary(out_spec, binary);
   int64_t num_groups = 0;
@@ -130,14 +100,12 @@ int main(int argc, char **argv) {
       const char *spk = gh_seq_reader_key(spk2utt);
       char *list = gh_strdup(gh_seq_reader_value(spk2utt)), *save = NULL;
       gh_data d;
-      memset(&d, 0, sizeof d);
-      d.dim = model.dim;
-      d.max_pdf = -1;
+      gh_adapt_data_init(&c.in, &d);
       int n = 0;
       for (char *utt = strtok_r(list, " \t", &save); utt; utt = strtok_r(NULL, " \t", &save), ++n) {
         const gh_matrix *m = gh_rand_reader_value(feats, utt);
         if (!m) gh_die("%s: no features for utterance '%s' of speaker '%s' (in %s)", feats_spec, utt, spk, spk2utt_rspec);
-        add_utt(&c, &d, utt, m);
+        gh_adapt_input_add(&c.in, &d, utt, m);
       }
       free(list);
       if (n == 0) gh_die("%s: speaker '%s' has no utterances", spk2utt_rspec, spk);
@@ -152,10 +120,8 @@ int main(int argc, char **argv) {
     for (; !gh_seq_reader_done(feats); gh_seq_reader_next(feats)) {
       const char *utt = gh_seq_reader_key(feats);
       gh_data d;
-      memset(&d, 0, sizeof d);
-      d.dim = model.dim;
-      d.max_pdf = -1;
-      if (!add_utt(&c, &d, utt, gh_seq_reader_value(feats))) { gh_data_free(&d); continue; }
+      gh_adapt_data_init(&c.in, &d);
+      if (!gh_adapt_input_add(&c.in, &d, utt, gh_seq_reader_value(feats))) { gh_data_free(&d); continue; }
       estimate(&c, &d, utt, "utterance");
       gh_data_free(&d);
       num_groups++;
@@ -165,14 +131,14 @@ int main(int argc, char **argv) {
   if (num_groups == 0) gh_die("no transforms estimated (no %s in %s)", *spk2utt_rspec ? "speakers" : "utterances",
                               *spk2utt_rspec ? spk2utt_rspec : feats_spec);
   gh_writer_close(c.out);
-  gh_log("Done %lld utterances, %lld skipped (no labels); %lld transforms on %s", (long long)c.num_done,
-         (long long)c.num_skipped, (long long)num_groups, c.be->device_name);
+  gh_log("Done %lld utterances, %lld skipped (no labels); %lld transforms on %s", (long long)c.in.num_done,
+         (long long)c.in.num_skipped, (long long)num_groups, c.be->device_name);
   gh_log("Overall fMLLR auxf impr per frame is %g over %g frames; avg loglike per frame before adaptation %.6f",
          c.tot_t > 0 ? c.tot_impr / c.tot_t : 0.0, c.tot_t, c.tot_t > 0 ? c.tot_ll / c.tot_t : 0.0);
-  if (c.labels) gh_rand_reader_close(c.labels);
+  gh_adapt_input_close(&c.in);
   gh_backend_free(c.be);
   gh_gmm_set_free(&full);
   gh_gmm_set_free(&model);
   gh_opts_free(po);
-  return c.num_done ? 0 : 1;
+  return c.in.num_done ? 0 : 1;
 }
