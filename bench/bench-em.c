@@ -119,7 +119,7 @@ int main(int argc, char **argv) {
     gh_data sub = d;
     sub.num_frames = sub.num_pairs = check < N ? check : N;
     sub.total_weight = sub.num_frames;
-    gh_backend *cpu = gh_backend_create("cpu");
+    gh_backend *cpu = gh_backend_create("cpu-ref");
     gh_accs_set a, r;
     gh_data_estep(b, &s, &sub, &a, NULL);
     gh_data_estep(cpu, &s, &sub, &r, NULL);

@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
   double maxerr = 0;
   const int nchk = check < T ? check : T;
   if (nchk > 0) {
-    gh_backend *cpu = gh_backend_create("cpu");
+    gh_backend *cpu = gh_backend_create("cpu-ref");
     float *ref = gh_malloc(sizeof(float) * (size_t)nchk * P);
     gh_dev_model *mc = cpu->ops->model_upload(cpu, &s);
     cpu->ops->loglikes(cpu, mc, X, nchk, ref);

@@ -1,4 +1,4 @@
-/* backend.c -- picking a compute backend (--device=auto|cpu|cuda[:N]|opencl[:P:D]).
+/* backend.c -- picking a compute backend (--device=auto|cpu|cpu-ref|cuda[:N]|opencl[:P:D]).
  *
  * The caller asks once, by name; everything after that goes through the
  * gh_backend_ops table (see backend.h).  When the toolkit is built without
@@ -6,6 +6,8 @@
  * returns NULL and gh_cuda_device_count() is 0, so "auto" picks the CPU.  Likewise for OpenCL
  * (GH_HAVE_OPENCL: CL/cl.h present at build time).  "auto" = CUDA if a CUDA GPU is present, else
  * an OpenCL device of type GPU (never a CPU OpenCL device such as PoCL's), else the CPU.
+ * "cpu" is the BLAS backend (kernels/cpu/cpu-blas.c, all cores); "cpu-ref" the
+ * plain-loop reference (kernels/cpu/cpu.c) that the others are tested against.
  */
 #include "backend.h"
 #include "gh-base.h"
@@ -17,6 +19,8 @@ gh_backend *gh_backend_create(const char *device) {
   if (!device || !*device) device = "auto";
   gh_backend *b = NULL;
   if (!strcmp(device, "cpu")) {
+    b = gh_backend_blas_new();
+  } else if (!strcmp(device, "cpu-ref")) {
     b = gh_backend_cpu_new();
   } else if (!strcmp(device, "cuda")) {
     if (gh_cuda_device_count() <= 0)
@@ -46,9 +50,9 @@ gh_backend *gh_backend_create(const char *device) {
   } else if (!strcmp(device, "auto")) {
     if (gh_cuda_device_count() > 0) b = gh_backend_cuda_new();
     if (!b && gh_opencl_gpu_count() > 0) b = gh_backend_opencl_new(NULL, 1);
-    if (!b) b = gh_backend_cpu_new();
+    if (!b) b = gh_backend_blas_new();
   } else {
-    gh_die("unknown --device=%s (expected auto, cpu, cuda, cuda:N, opencl or opencl:P:D)", device);
+    gh_die("unknown --device=%s (expected auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D)", device);
   }
   if (!b) gh_die("cannot create the %s backend: %s", device, gh_last_error());
   gh_log("using device %s", b->device_name);

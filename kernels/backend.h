@@ -92,7 +92,7 @@ static inline int64_t gh_hmm_graph_stats_size(const gh_hmm_graph *g) {
  * (`.loglikes = ...`) so that optional ops can be appended at the end
  * without touching the existing ones; an op a backend lacks is NULL. */
 typedef struct {
-  const char *name; /* "cpu", "cuda" */
+  const char *name; /* "cpu", "cpu-ref", "cuda", "opencl" */
   void (*free)(gh_backend *b);
   /* Copy a GMM set to the backend (in the backend's own layout: the
    * expanded-feature parameter matrices of the GEMM forms are the backend's
@@ -176,6 +176,7 @@ typedef struct {
    * over the data with the centres fixed (doc/shrink.md says why). */
   void (*acc_shrink)(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                      const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
+
 } gh_backend_ops;
 
 struct gh_backend {
@@ -224,8 +225,8 @@ static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
   return type == GH_COV_FULL ? 5.0 * d * (d - 1) / 2 + 4.0 * d + 9.0 : 4.0 * d + 9.0;
 }
 
-/* device: "auto" (CUDA when a GPU is present, else an OpenCL GPU, else CPU),
- * "cpu", "cuda", "opencl" or "opencl:P:D" (gh_backend_opencl_new).
+/* device: "auto" (CUDA when a GPU is present, else an OpenCL GPU, else the
+ * CPU BLAS backend), "cpu" (BLAS backend), "cpu-ref" (reference), "cuda", "opencl" or "opencl:P:D" (gh_backend_opencl_new).
  * Logs the choice ("using device cuda (NVIDIA H200)").  Dies if "cuda" is
  * asked for and unavailable, or on an unknown name. */
 gh_backend *gh_backend_create(const char *device);
@@ -233,7 +234,9 @@ void gh_backend_free(gh_backend *b);
 
 /* Constructors of the individual backends (NULL if unavailable, with the
  * reason in gh_last_error()). */
-gh_backend *gh_backend_cpu_new(void);
+gh_backend *gh_backend_cpu_new(void);   /* the plain-loop reference (--device=cpu-ref); never fails */
+gh_backend *gh_backend_blas_new(void);  /* GEMM forms through BLAS on all cores (--device=cpu);
+                                           never fails */
 gh_backend *gh_backend_cuda_new(void);  /* built only with CUDA; else returns NULL */
 int gh_cuda_device_count(void);         /* 0 without CUDA or GPU */
 /* OpenCL (kernels/opencl/; built when CL/cl.h is present, else returns NULL

@@ -1,6 +1,7 @@
 /* gh-base.c -- see gh-base.h. */
 #include "gh-base.h"
 
+#include <dlfcn.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -310,3 +311,10 @@ double gh_seconds(void) {
 }
 
 int gh_isfinite_f(float x) { return isfinite(x); }
+
+int gh_host_blas_serial(void) {
+  void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+  if (!set) return 0;
+  set(1);
+  return 1;
+}

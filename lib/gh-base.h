@@ -92,4 +92,14 @@ double gh_seconds(void);
 /* Helpers for float checks. */
 int gh_isfinite_f(float x);
 
+/* Makes a threaded OpenBLAS (when it is the BLAS/LAPACK the process loaded)
+ * run single-threaded, through openblas_set_num_threads(1) found at run
+ * time (dlsym; nothing happens with another BLAS).  The host M-step calls
+ * LAPACK on many small matrices (D x D per Gaussian, D <= ~100), where a
+ * threaded BLAS spends more time waking its threads than computing: on the
+ * 16-core H200 machine the M-step of 128 full Gaussians (D=36) took 13.7 ms
+ * threaded (doc/perf.md); the CPU BLAS backend (kernels/cpu/cpu-blas.c)
+ * threads around its BLAS calls.  Returns 1 if OpenBLAS was found. */
+int gh_host_blas_serial(void);
+
 #endif

@@ -1,7 +1,6 @@
 /* gmm-data.c -- training data in one frame block; see gmm-data.h. */
 #include "gmm-data.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,9 +199,3 @@ void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *mod
   gh_data_load(d, &o);
 }
 
-int gh_host_blas_serial(void) {
-  void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-  if (!set) return 0;
-  set(1);
-  return 1;
-}

@@ -1002,7 +1002,7 @@ void gh_hmm_input_opts_register(gh_opts *po, gh_hmm_input_opts *o) {
   o->discrete = "";
   o->batch_frames = 65536;
   o->acoustic_scale = 1.0f;
-  gh_opts_string(po, "device", &o->device, "Compute device: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
+  gh_opts_string(po, "device", &o->device, "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
   gh_opts_string(po, "discrete-emissions", &o->discrete,
                  "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
   gh_opts_int(po, "batch-frames", &o->batch_frames, "Process utterances in batches of about this many frames");

@@ -6,7 +6,7 @@
 #     variable number of Gaussians per pdf (D = 1..128, G up to 1024 incl.
 #     global UBMs that the CUDA backend splits into Gaussian segments,
 #     chunked inputs), and CUDA vs CPU on a chunked problem.
-#  2. gmm-score-gpu --device=cuda vs --device=cpu on real data (AMI
+#  2. gmm-score-gpu --device=cuda vs --device=cpu-ref on real data (AMI
 #     features with Kaldi's diag/full global GMMs; yes/no features with a
 #     Kaldi monophone .mdl), and --device=cuda vs Kaldi's own frame
 #     likelihoods.
@@ -14,14 +14,17 @@
 #  4. HMM kernels: build/test/test_hmm_cuda (kernels/cuda/cuda-hmm.cu vs the CPU
 #     reference on random graphs and batches incl. 12,000-frame utterances;
 #     prints "# bench" lines with frames/s), and the HMM tools with
-#     --device=cuda vs --device=cpu on the yesno model's loglikes.
+#     --device=cuda vs --device=cpu-ref on the yesno model's loglikes.
 #  5. GEMM forms vs Kaldi on AMI; reproducibility: two gmm-est-gpu runs
 #     byte-identical, 3 jobs + gmm-sum-accs vs 1 job.
 #  6. OpenCL on NVIDIA's driver: build/test/test_opencl and test/bats/opencl.bats.
 #  7. speaker adaptation: gmm-est-fmllr / gmm-adapt-map cuda vs cpu (and vs Kaldi).
 #  8. shrinkage statistics: build/test/test_shrink (kernels/cuda/shrink.cu vs the
 #     CPU reference) and gmm-acc-stats-gpu --shrinkage-stats / gmm-est-gpu --shrink=lw
-#     --device=cuda vs --device=cpu on the AMI full UBM.
+#     --device=cuda vs --device=cpu-ref on the AMI full UBM.
+# "cpu" in the comparisons below is the plain-loop reference (--device=cpu-ref;
+# the loops map cpu -> cpu-ref); the CPU BLAS backend (--device=cpu) is checked
+# against float64 in test_kernels and against the reference by the CPU suite.
 # Prints "N passed, N failed"; exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -77,7 +80,7 @@ for c in "${cases[@]}"; do
   if bin/gmm-score-gpu --device=cuda "$model" "ark:$feats" "ark,t:$tmp/cuda.txt" 2>"$tmp/log" &&
      grep -q "using device cuda" "$tmp/log"; then ok "$name: gmm-score-gpu --device=cuda runs"
   else notok "$name: gmm-score-gpu --device=cuda"; cat "$tmp/log"; continue; fi
-  bin/gmm-score-gpu --device=cpu "$model" "ark:$feats" "ark,t:$tmp/cpu.txt" 2>/dev/null
+  bin/gmm-score-gpu --device=cpu-ref "$model" "ark:$feats" "ark,t:$tmp/cpu.txt" 2>/dev/null
   if r=$(cmp_mats "$tmp/cuda.txt" "$tmp/cpu.txt" 1e-5); then ok "$name: cuda vs cpu ($r)"; else notok "$name: cuda vs cpu ($r)"; fi
   if [ -n "$kaldi" ]; then
     if r=$(cmp_mats "$tmp/cuda.txt" "$kaldi" 1e-4); then ok "$name: cuda vs Kaldi ($r)"; else notok "$name: cuda vs Kaldi ($r)"; fi
@@ -88,7 +91,7 @@ bin/gmm-score-gpu --device=cuda --batch-frames=1 "$D/kaldi-fixtures/ami-full16.f
 bin/gmm-score-gpu --device=cuda "$D/kaldi-fixtures/ami-full16.fgmm" "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/b2.txt" 2>/dev/null
 if r=$(cmp_mats "$tmp/b1.txt" "$tmp/b2.txt" 0); then ok "cuda: --batch-frames=1 equals batched ($r)"; else notok "cuda: --batch-frames=1 vs batched ($r)"; fi
 
-# 3. EM: gmm-est-gpu --device=cuda vs --device=cpu on real speech (Arabic
+# 3. EM: gmm-est-gpu --device=cuda vs --device=cpu-ref on real speech (Arabic
 #    digits, 13-dim MFCC, per-digit GMMs trained from alignments), diag and
 #    full covariance, 5 iterations from the same initial model; and a
 #    --write-accs comparison (E-step statistics summed on the GPU vs CPU).
@@ -99,10 +102,10 @@ if [ -f "$ar" ]; then
     awk '{ split($1, a, "-"); d = substr(a[2], 2); printf "%s", $1; for (i = 0; i < $2; i++) printf " %s", d; printf "\n" }' |
     bin/copy-int-vector ark,t:- "ark:$tmp/ar.ali" 2>/dev/null
   for cov in diag full; do
-    bin/gmm-init --device=cpu --cov-type=$cov --num-gauss=8 --num-iters=0 --labels="ark:$tmp/ar.ali" \
+    bin/gmm-init --device=cpu-ref --cov-type=$cov --num-gauss=8 --num-iters=0 --labels="ark:$tmp/ar.ali" \
       "ark:$tmp/ar.ark" "$tmp/$cov.0" 2>/dev/null
     for dev in cpu cuda; do
-      bin/gmm-est-gpu --device=$dev --num-iters=5 --write-accs="$tmp/$cov.$dev.acc" --binary=false \
+      bin/gmm-est-gpu --device=${dev/#cpu/cpu-ref} --num-iters=5 --write-accs="$tmp/$cov.$dev.acc" --binary=false \
         "$tmp/$cov.0" "ark:$tmp/ar.ark" "ark:$tmp/ar.ali" "$tmp/$cov.$dev.txt" 2>"$tmp/$cov.$dev.log"
     done
     if grep -q "using device cuda" "$tmp/$cov.cuda.log"; then ok "$cov: gmm-est-gpu --device=cuda runs"; else notok "$cov: gmm-est-gpu --device=cuda"; cat "$tmp/$cov.cuda.log"; fi
@@ -146,11 +149,11 @@ yn=$GH_SHARED/data/kaldi-yesno-mono-model/0.mdl
 if [ -f "$yn" ]; then
   printf 'yes 0 1 2\nno 3 4 5\nsil 6 7 8\n' > "$tmp/yn.txt"
   bin/hmm-init-topo --silence=sil --word-loop=loop "$tmp/yn.txt" "$tmp/yn.hmm" 2>/dev/null
-  bin/gmm-score-gpu --device=cpu "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark:$tmp/yn.ll" 2>/dev/null
+  bin/gmm-score-gpu --device=cpu-ref "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark:$tmp/yn.ll" 2>/dev/null
   for dev in cpu cuda; do
-    bin/hmm-forward --device=$dev --hmm=loop "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/fwd.$dev" 2>"$tmp/hmm.$dev.log"
-    bin/hmm-viterbi --device=$dev --hmm=loop "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/ali.$dev" 2>>"$tmp/hmm.$dev.log"
-    bin/hmm-bw --device=$dev --hmm=loop --binary=false "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/post.$dev" \
+    bin/hmm-forward --device=${dev/#cpu/cpu-ref} --hmm=loop "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/fwd.$dev" 2>"$tmp/hmm.$dev.log"
+    bin/hmm-viterbi --device=${dev/#cpu/cpu-ref} --hmm=loop "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/ali.$dev" 2>>"$tmp/hmm.$dev.log"
+    bin/hmm-bw --device=${dev/#cpu/cpu-ref} --hmm=loop --binary=false "$tmp/yn.hmm" "ark:$tmp/yn.ll" "ark,t:$tmp/post.$dev" \
       "$tmp/yn1.$dev.hmm" 2>>"$tmp/hmm.$dev.log"
   done
   if [ "$(grep -c 'using device cuda' "$tmp/hmm.cuda.log")" -eq 3 ] && ! grep -q 'no HMM kernels' "$tmp/hmm.cuda.log"; then
@@ -171,7 +174,7 @@ fx=$D/kaldi-fixtures
 for mode in spk utt; do
   if [ $mode = spk ]; then o="--spk2utt=ark:$fx/ami.spk2utt"; else o="--fmllr-min-count=100"; fi
   for dev in cpu cuda; do
-    bin/gmm-est-fmllr --device=$dev $o "$fx/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/fm.$mode.$dev" 2>"$tmp/fm.$dev.log"
+    bin/gmm-est-fmllr --device=${dev/#cpu/cpu-ref} $o "$fx/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/fm.$mode.$dev" 2>"$tmp/fm.$dev.log"
   done
   if grep -q "using device cuda" "$tmp/fm.cuda.log" && r=$(cmp_mats "$tmp/fm.$mode.cuda" "$tmp/fm.$mode.cpu" 1e-4); then
     ok "gmm-est-fmllr ($mode) cuda vs cpu ($r)"; else notok "gmm-est-fmllr ($mode) cuda vs cpu ($r)"; cat "$tmp/fm.cuda.log"; fi
@@ -179,7 +182,7 @@ for mode in spk utt; do
   if r=$(cmp_mats "$tmp/fm.$mode.cuda" "$tmp/fm.$mode.kaldi" 3e-4); then ok "gmm-est-fmllr ($mode) cuda vs Kaldi ($r)"; else notok "gmm-est-fmllr ($mode) cuda vs Kaldi ($r)"; fi
 done
 for dev in cpu cuda; do
-  bin/gmm-adapt-map --device=$dev --update-flags=mvw --binary=false "$fx/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" "$tmp/map.$dev" 2>/dev/null
+  bin/gmm-adapt-map --device=${dev/#cpu/cpu-ref} --update-flags=mvw --binary=false "$fx/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" "$tmp/map.$dev" 2>/dev/null
 done
 if r=$(cmp_nums "$tmp/map.cuda" "$tmp/map.cpu" 1e-4); then ok "gmm-adapt-map cuda vs cpu ($r)"; else notok "gmm-adapt-map cuda vs cpu ($r)"; fi
 if [ -f "$yn" ]; then
@@ -187,8 +190,8 @@ if [ -f "$yn" ]; then
   bin/feat-to-len "ark:$D/kaldi-fixtures/mfcc-deltas.ark" ark,t:- 2>/dev/null |
     awk '{printf "%s", $1; for (t = 0; t < $2; t++) printf " %d", int(t / 10) % 22; print ""}' > "$tmp/yn.ali"
   for dev in cpu cuda; do
-    bin/gmm-est-fmllr --device=$dev --fmllr-min-count=50 "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark,t:$tmp/yn.ali" "ark,t:$tmp/ynfm.$dev" 2>/dev/null
-    bin/gmm-adapt-map --device=$dev --binary=false "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark,t:$tmp/yn.ali" "$tmp/ynmap.$dev" 2>/dev/null
+    bin/gmm-est-fmllr --device=${dev/#cpu/cpu-ref} --fmllr-min-count=50 "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark,t:$tmp/yn.ali" "ark,t:$tmp/ynfm.$dev" 2>/dev/null
+    bin/gmm-adapt-map --device=${dev/#cpu/cpu-ref} --binary=false "$yn" "ark:$D/kaldi-fixtures/mfcc-deltas.ark" "ark,t:$tmp/yn.ali" "$tmp/ynmap.$dev" 2>/dev/null
   done
   if r=$(cmp_mats "$tmp/ynfm.cuda" "$tmp/ynfm.cpu" 1e-4); then ok "gmm-est-fmllr with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-est-fmllr yes/no cuda vs cpu ($r)"; fi
   if r=$(cmp_nums "$tmp/ynmap.cuda" "$tmp/ynmap.cpu" 1e-4); then ok "gmm-adapt-map with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-adapt-map yes/no cuda vs cpu ($r)"; fi
@@ -213,7 +216,7 @@ done
 sed "s| | $D/kaldi-ami-feats/|" "$D/kaldi-ami-feats/feats.scp" > "$tmp/all.scp"
 sed -n 1,3p "$tmp/all.scp" > "$tmp/j1.scp"; sed -n 4,7p "$tmp/all.scp" > "$tmp/j2.scp"; sed -n '8,$p' "$tmp/all.scp" > "$tmp/j3.scp"
 for cov in full diag; do
-  bin/gmm-init --device=cpu --cov-type=$cov --num-gauss=8 --num-iters=0 "scp:$tmp/all.scp" "$tmp/r$cov.0" 2>/dev/null
+  bin/gmm-init --device=cpu-ref --cov-type=$cov --num-gauss=8 --num-iters=0 "scp:$tmp/all.scp" "$tmp/r$cov.0" 2>/dev/null
   for run in 1 2; do
     bin/gmm-est-gpu --device=cuda --num-iters=3 "$tmp/r$cov.0" "scp:$tmp/all.scp" "$tmp/r$cov.$run" 2>/dev/null
   done
@@ -266,10 +269,10 @@ if [ -x build/test/test_shrink ]; then
 else notok "build/test/test_shrink not built"; fi
 fu=$D/kaldi-fixtures/ami-full16.fgmm
 for dev in cpu cuda; do
-  bin/gmm-acc-stats-gpu --device=$dev --shrinkage-stats=true --binary=false "$fu" "ark:$D/kaldi-ami-feats/feats.ark" \
+  bin/gmm-acc-stats-gpu --device=${dev/#cpu/cpu-ref} --shrinkage-stats=true --binary=false "$fu" "ark:$D/kaldi-ami-feats/feats.ark" \
     "$tmp/shr.$dev.acc" 2>"$tmp/shr.$dev.log"
   python3 -c "import sys; print(open(sys.argv[1]).read().split('<SHRINKSTATS>')[1])" "$tmp/shr.$dev.acc" > "$tmp/shr.$dev.block"
-  bin/gmm-est-gpu --device=$dev --num-iters=2 --shrink=lw --binary=false "$fu" "ark:$D/kaldi-ami-feats/feats.ark" \
+  bin/gmm-est-gpu --device=${dev/#cpu/cpu-ref} --num-iters=2 --shrink=lw --binary=false "$fu" "ark:$D/kaldi-ami-feats/feats.ark" \
     "$tmp/shr.$dev.mdl" 2>>"$tmp/shr.$dev.log"
 done
 if grep -q 'no shrinkage-statistics kernel' "$tmp/shr.cuda.log"; then notok "shrinkage statistics ran on the CPU fallback"; cat "$tmp/shr.cuda.log"; fi

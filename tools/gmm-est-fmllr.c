@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "fmllr-min-count", &min_count,
                  "Minimum count (weighted frames) to estimate a transform; below it the identity is written");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu or cuda");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda or cuda:N");
   gh_opts_bool(po, "binary", &binary, "Write the transforms in binary mode");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);

@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
   const char *precision = "auto";
   gh_opts_string(po, "precision", &precision,
                  "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "max-frames", &io.max_frames, "Use at most this many frames per pdf for k-means");
   gh_opts_int(po, "min-frames-per-gauss", &io.min_frames_per_gauss,
               "k-means uses at most frames/this centres; the rest come from splitting");
-  gh_opts_string(po, "device", &device, "Compute device for the EM iterations: auto, cpu, cuda, opencl or opencl:P:D (platform P, device D)");
+  gh_opts_string(po, "device", &device, "Compute device for the EM iterations: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
   gh_opts_bool(po, "binary", &binary, "Write the model in binary mode");
   gh_opts_bool(po, "global-form", &global_form,
                "Without --labels: write a bare Kaldi <DiagGMM>/<FullGMM> (gmm-global-* form)");

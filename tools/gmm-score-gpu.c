@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
   gh_opts *po = gh_opts_new(usage);
   const char *device = "auto";
   int32_t batch_frames = 16384;
-  gh_opts_string(po, "device", &device, "Compute device: auto (CUDA if a GPU is present, else an OpenCL GPU, else cpu), cpu, cuda, opencl or opencl:P:D (platform P, device D)");
+  gh_opts_string(po, "device", &device, "Compute device: auto (CUDA if a GPU is present, else an OpenCL GPU, else cpu), cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
   const char *precision = "auto";
   gh_opts_string(po, "precision", &precision,
                  "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "

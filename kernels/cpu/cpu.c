@@ -238,7 +238,7 @@ static void cpu_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
 }
 
 static const gh_backend_ops cpu_ops = {
-    .name = "cpu",
+    .name = "cpu-ref",
     .free = cpu_free,
     .model_upload = cpu_model_upload,
     .model_free = cpu_model_free,
@@ -264,6 +264,6 @@ gh_backend *gh_backend_cpu_new(void) {
   gh_backend *b = gh_calloc(1, sizeof *b);
   b->ops = &cpu_ops;
   b->ctx = gh_calloc(1, sizeof(cpu_ctx));
-  strcpy(b->device_name, "cpu");
+  strcpy(b->device_name, "cpu-ref");
   return b;
 }

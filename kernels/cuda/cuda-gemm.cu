@@ -33,6 +33,7 @@ extern "C" {
 #include "backend.h"
 #include "gh-base.h"
 #include "cuda-check.h"
+#include "gemm-forms.h"
 }
 #include "cuda-gemm.h"
 
@@ -377,32 +378,6 @@ static int row_len(int D, int full) { return full ? 1 + D + D * (D + 1) / 2 : 1 
  * tensor-core kernels need 16-byte aligned leading dimensions). */
 static int row_pad(int D, int full) { return (row_len(D, full) + 7) & ~7; }
 
-/* mu = P^-1 b by Cholesky in double (P packed, D x D); 0 on success. */
-static int solve_packed(const float *Pp, const float *b, int D, double *mu) {
-  double *L = (double *)gh_malloc(sizeof(double) * D * D);
-  for (int i = 0; i < D; ++i)
-    for (int j = 0; j <= i; ++j) {
-      double s = Pp[(long long)i * (i + 1) / 2 + j];
-      for (int k = 0; k < j; ++k) s -= L[i * D + k] * L[j * D + k];
-      if (i == j) {
-        if (!(s > 0)) { free(L); return -1; }
-        L[i * D + i] = sqrt(s);
-      } else L[i * D + j] = s / L[j * D + j];
-    }
-  for (int i = 0; i < D; ++i) {
-    double s = b[i];
-    for (int k = 0; k < i; ++k) s -= L[i * D + k] * mu[k];
-    mu[i] = s / L[i * D + i];
-  }
-  for (int i = D - 1; i >= 0; --i) {
-    double s = mu[i];
-    for (int k = i + 1; k < D; ++k) s -= L[k * D + i] * mu[k];
-    mu[i] = s / L[i * D + i];
-  }
-  free(L);
-  return 0;
-}
-
 gg_model *gg_model_new(const gh_gmm_set *s) {
   gg_model *m = (gg_model *)gh_calloc(1, sizeof *m);
   const int D = s->dim, P = s->num_pdfs;
@@ -469,32 +444,10 @@ gg_model *gg_model_new(const gh_gmm_set *s) {
   free(ij);
   CK(cudaMalloc((void **)&m->dC, sizeof(double) * D));
   m->centre = (double *)gh_calloc(D, sizeof(double));
-  /* Model centre: mean of the means of up to 64 Gaussians spread over the
-   * set (any point near the data will do: it only keeps fp32 terms small). */
+  /* Model centre (gemm-forms.h): any point near the data will do, it only
+   * keeps the fp32 terms small. */
   m->model_centre = (double *)gh_calloc(D, sizeof(double));
-  double *mu = (double *)gh_malloc(sizeof(double) * D);
-  const int nsamp = gt < 64 ? (int)gt : 64;
-  int used = 0;
-  for (int k = 0; k < nsamp; ++k) {
-    long long gi = (long long)k * gt / nsamp;
-    int p = 0;
-    while (m->goff[p + 1] <= gi) ++p;
-    const gh_gmm *g = &s->pdfs[p];
-    const int kk = (int)(gi - m->goff[p]);
-    const float *b = g->means_invvars + (size_t)kk * D;
-    int ok = 1;
-    if (m->full[p]) ok = solve_packed(g->inv_vars + (size_t)kk * S, b, D, mu) == 0;
-    else
-      for (int i = 0; i < D; ++i) {
-        const float iv = g->inv_vars[(size_t)kk * D + i];
-        if (!(iv > 0)) ok = 0; else mu[i] = b[i] / iv;
-      }
-    if (!ok) continue;
-    for (int i = 0; i < D; ++i) m->model_centre[i] += mu[i];
-    ++used;
-  }
-  for (int i = 0; i < D && used; ++i) m->model_centre[i] /= used;
-  free(mu);
+  gh_gemm_model_centre(s, m->model_centre);
   free(h); free(roff); free(rfull);
   return m;
 }

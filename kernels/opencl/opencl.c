@@ -14,6 +14,7 @@
  * it needs cl_khr_fp64 and dies with a clear message on a device without it.
  */
 #include "opencl.h"
+#include "gemm-forms.h"
 
 #include "gh-base.h"
 
@@ -321,7 +322,7 @@ typedef struct {
 
 /* Element map of phi (gmm.cl): emap[e] = (a, b), phi_e = x_a x_b, x_{-1} = 1. */
 static cl_int2 *make_emap(int32_t D, int full, int32_t *K) {
-  *K = full ? 1 + D + D * (D + 1) / 2 : 1 + 2 * D;
+  *K = gh_gemm_depth(D, full);
   cl_int2 *m = gh_malloc(*K * sizeof *m);
   m[0].s[0] = m[0].s[1] = -1;
   for (int32_t i = 0; i < D; ++i) { m[1 + i].s[0] = i; m[1 + i].s[1] = -1; }
@@ -370,22 +371,12 @@ static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
     const gh_gmm *g = &s->pdfs[p];
     for (int32_t k = 0; k < g->num_gauss; ++k) {
       int32_t row = m->wrow[p] + k;
-      const float *bk = g->means_invvars + (size_t)k * D;
+      /* uncentred parameter rows [gconst, b, q] (gemm-forms.h) */
       if (g->type == GH_COV_DIAG) {
-        float *w = Wd + (size_t)row * m->Kd;
-        const float *iv = g->inv_vars + (size_t)k * D;
-        w[0] = g->gconsts[k];
-        for (int32_t i = 0; i < D; ++i) { w[1 + i] = bk[i]; w[1 + D + i] = -0.5f * iv[i]; }
+        gh_gemm_param_row(g, k, NULL, Wd + (size_t)row * m->Kd);
         gpd[row] = p; gld[row] = k;
       } else {
-        float *w = Wf + (size_t)row * m->Kf;
-        const float *pk = g->inv_vars + (size_t)k * gh_packed_size(D);
-        w[0] = g->gconsts[k];
-        for (int32_t i = 0; i < D; ++i) {
-          w[1 + i] = bk[i];
-          for (int32_t j = 0; j <= i; ++j)
-            w[1 + D + i * (i + 1) / 2 + j] = (j == i ? -0.5f : -1.0f) * pk[gh_packed_index(i, j)];
-        }
+        gh_gemm_param_row(g, k, NULL, Wf + (size_t)row * m->Kf);
         gpf[row] = p; glf[row] = k;
       }
     }

@@ -351,8 +351,13 @@ int main(int argc, char **argv) {
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_DIAG, 36), 4 * 36 + 9, 0, "flop count diag D=36");
 
+  gh_backend *ref = gh_backend_create("cpu-ref");
+  GH_TEST_OK(ref && !strcmp(ref->ops->name, "cpu-ref"), "create cpu-ref backend");
+  run_backend(ref, "cpu-ref");
+  /* The BLAS backend: GEMM forms, OpenMP; large pdfs (>= 2 x 256 pairs per
+   * thread) take the split path when there are 2 or more threads. */
   gh_backend *cpu = gh_backend_create("cpu");
-  GH_TEST_OK(cpu && !strcmp(cpu->ops->name, "cpu"), "create cpu backend");
+  GH_TEST_OK(cpu && !strcmp(cpu->ops->name, "cpu"), "create cpu backend (%s)", cpu->device_name);
   run_backend(cpu, "cpu");
 
   if (gh_cuda_device_count() > 0) {
@@ -441,5 +446,6 @@ int main(int argc, char **argv) {
   GH_TEST_OK(au != NULL, "create auto backend -> %s", au->ops->name);
   gh_backend_free(au);
   gh_backend_free(cpu);
+  gh_backend_free(ref);
   return gh_test_done();
 }

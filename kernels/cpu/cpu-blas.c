@@ -1,0 +1,388 @@
+/* cpu-blas.c -- the fast CPU backend (--device=cpu): GMM likelihoods and
+ * the E-step as GEMMs over expanded features (kernels/gemm-forms.h) through
+ * BLAS (OpenBLAS), on all cores with OpenMP.  The plain-loop reference
+ * (kernels/cpu/cpu.c, --device=cpu-ref) stays the accurate backend every
+ * other one is tested against; the HMM kernels and the shrinkage
+ * statistics are the reference's.
+ *
+ * Arithmetic (doc/kernels.md "CPU backend"):
+ *  - likelihoods: features centred at the model centre
+ *    (gh_gemm_model_centre), expanded, one SGEMM L = Xe A^T per chunk of
+ *    frames (fp32 products, as Kaldi's own BLAS likelihoods), then per pdf
+ *    a log-sum-exp in double;
+ *  - E-step: the same likelihoods for the pairs of one pdf (chunks of at
+ *    most 256 pairs), posteriors gamma = w exp(ll - lse) in double, and
+ *    the statistics R^T Xe as a DGEMM over the expanded features in
+ *    double, added to the pdf's centred accumulators (uncentred exactly at
+ *    acc_fetch by gh_gemm_stats_uncentre).  The PyTorch peer
+ *    (bench/peers/gemm_em_peer.py) does this GEMM in fp32; in double the
+ *    statistics do not depend on the chunking, so N jobs + gmm-sum-accs
+ *    equal one job to ~1e-12 (test/bats/repro.bats) and fMLLR / MAP on the
+ *    CPU match float64 references (doc/kernels.md gives the cost).
+ * b->precision is ignored (no tensor cores).
+ *
+ * Threads: BLAS runs single-threaded (gh_host_blas_serial: OpenBLAS set to
+ * one thread; other BLAS libraries are assumed serial) inside our OpenMP loops, so calls never nest thread
+ * pools.  Work is cut in a fixed way: scoring by chunks of frames (rows
+ * are independent); the E-step by pdf (a pdf's chunks in order, by one
+ * thread), except a pdf with many pairs, whose chunks are dealt to the
+ * threads round-robin into per-thread partial statistics summed in thread
+ * order.  So results are identical run to run for a given thread count
+ * (OMP_NUM_THREADS); a different count may change the last bits of a large
+ * pdf's statistics.
+ */
+#include "backend.h"
+#include "gemm-forms.h"
+#include "gh-base.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  CHUNK_PAIRS = 256,          /* E-step rows per GEMM */
+  SCORE_MAX_ROWS = 256,       /* scoring rows per GEMM */
+  SCORE_MAX_FLOATS = 1 << 21, /* scoring: rows x Gaussians per chunk (8 MB) */
+};
+
+typedef struct {
+  int32_t D, P, Kd, Kf, maxG;
+  int64_t Gd, Gf;    /* Gaussians of each type */
+  int32_t *G;        /* [P] Gaussians of pdf p */
+  unsigned char *full; /* [P] */
+  int64_t *row;      /* [P] first row of pdf p in its type's matrices */
+  float *Wd, *Wf;    /* [Gd x Kd], [Gf x Kf] parameter rows centred at c */
+  double *Ad, *Af;   /* [Gd x Kd], [Gf x Kf] centred statistics (accumulators) */
+  double *c;         /* [D] centre */
+} blas_model;
+
+typedef struct {
+  const float *X;
+  int32_t T, D, max_pdf;
+  int64_t npairs;
+  int64_t *off;      /* [max_pdf + 2] pairs of pdf p: off[p] .. off[p+1]-1 */
+  int32_t *frame;    /* [npairs] sorted by pdf (stable) */
+  float *weight;     /* [npairs] */
+} blas_data;
+
+/* Per-thread scratch, grown on demand. */
+typedef struct {
+  double *xe, *R; float *xf, *L;
+  size_t xe_cap, R_cap, xf_cap, L_cap;
+} scratch;
+
+typedef struct { int threads; } blas_ctx;
+
+static void *grow(void *p, size_t *cap, size_t bytes) {
+  if (*cap >= bytes) return p;
+  free(p);
+  *cap = bytes;
+  return gh_malloc(bytes ? bytes : 1);
+}
+
+static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->xf); free(s->L); }
+
+/* Expanded features of rows r < n: frame frames[r] (or first + r when
+ * frames == NULL) of X [. x D], as float into s->xf [n x K] and, when
+ * want_double, as double into s->xe [n x K]. */
+static void expand_rows(scratch *s, const float *X, int32_t D, int full, int32_t K, const double *c,
+                        const int32_t *frames, int64_t first, int n, int want_double) {
+  s->xe = grow(s->xe, &s->xe_cap, sizeof(double) * (size_t)(want_double ? n : 1) * K);
+  s->xf = grow(s->xf, &s->xf_cap, sizeof(float) * (size_t)n * K);
+  for (int r = 0; r < n; ++r) {
+    double *xe = s->xe + (want_double ? (size_t)r * K : 0);
+    gh_gemm_expand(X + (int64_t)(frames ? frames[r] : first + r) * D, c, D, full, xe);
+    float *xf = s->xf + (size_t)r * K;
+    for (int32_t e = 0; e < K; ++e) xf[e] = (float)xe[e];
+  }
+}
+
+static void blas_free(gh_backend *b) {
+  free(b->ctx);
+  free(b);
+}
+
+static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
+  blas_model *m = gh_calloc(1, sizeof *m);
+  const int32_t D = s->dim, P = s->num_pdfs;
+  m->D = D; m->P = P;
+  m->Kd = gh_gemm_depth(D, 0);
+  m->Kf = gh_gemm_depth(D, 1);
+  m->G = gh_calloc(P + 1, sizeof *m->G);
+  m->full = gh_calloc(P + 1, 1);
+  m->row = gh_calloc(P + 1, sizeof *m->row);
+  for (int32_t p = 0; p < P; ++p) {
+    const gh_gmm *g = &s->pdfs[p];
+    if (g->dim != D) gh_die("model upload: pdf %d has dimension %d, the set has %d", p, g->dim, D);
+    m->G[p] = g->num_gauss;
+    m->full[p] = g->type == GH_COV_FULL;
+    m->row[p] = m->full[p] ? m->Gf : m->Gd;
+    if (m->full[p]) m->Gf += g->num_gauss;
+    else m->Gd += g->num_gauss;
+    if (g->num_gauss > m->maxG) m->maxG = g->num_gauss;
+  }
+  m->c = gh_malloc(sizeof(double) * (D > 0 ? D : 1));
+  gh_gemm_model_centre(s, m->c);
+  m->Wd = gh_malloc(sizeof(float) * (size_t)(m->Gd * m->Kd + 1));
+  m->Wf = gh_malloc(sizeof(float) * (size_t)(m->Gf * m->Kf + 1));
+  m->Ad = gh_calloc((size_t)(m->Gd * m->Kd + 1), sizeof(double));
+  m->Af = gh_calloc((size_t)(m->Gf * m->Kf + 1), sizeof(double));
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int32_t p = 0; p < P; ++p) {
+    const int32_t K = m->full[p] ? m->Kf : m->Kd;
+    float *W = m->full[p] ? m->Wf : m->Wd;
+    for (int32_t k = 0; k < m->G[p]; ++k)
+      gh_gemm_param_row(&s->pdfs[p], k, m->c, W + (size_t)(m->row[p] + k) * K);
+  }
+  return (gh_dev_model *)m;
+}
+
+static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
+  blas_model *m = (blas_model *)dm;
+  if (!m) return;
+  free(m->G); free(m->full); free(m->row); free(m->Wd); free(m->Wf); free(m->Ad); free(m->Af);
+  free(m->c);
+  free(m);
+}
+
+/* log sum_g exp(ll[g]), summed in double (-inf if G == 0 or all -inf). */
+static double lse(const float *ll, int32_t G) {
+  float mx = -INFINITY;
+  for (int32_t g = 0; g < G; ++g) if (ll[g] > mx) mx = ll[g];
+  if (mx == -INFINITY) return -INFINITY;
+  double sum = 0.0;
+  for (int32_t g = 0; g < G; ++g) sum += expf(ll[g] - mx);
+  return mx + log(sum);
+}
+
+static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
+  blas_model *m = (blas_model *)dm;
+  const int32_t D = m->D, P = m->P;
+  const int64_t Gt = m->Gd + m->Gf;
+  if (T <= 0 || P <= 0) return;
+  int64_t rows = Gt > 0 ? SCORE_MAX_FLOATS / Gt : SCORE_MAX_ROWS;
+  if (rows > SCORE_MAX_ROWS) rows = SCORE_MAX_ROWS;
+  if (rows < 1) rows = 1;
+  const int64_t nchunks = (T + rows - 1) / rows;
+  double t_start = gh_seconds();
+#pragma omp parallel
+  {
+    scratch s = {0};
+    float *L = NULL;
+    size_t L_cap = 0;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t ch = 0; ch < nchunks; ++ch) {
+      const int64_t t0 = ch * rows;
+      const int n = (int)(T - t0 < rows ? T - t0 : rows);
+      L = grow(L, &L_cap, sizeof(float) * (size_t)n * (Gt > 0 ? Gt : 1));
+      if (m->Gd) {
+        expand_rows(&s, X, D, 0, m->Kd, m->c, NULL, t0, n, 0);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)m->Gd, m->Kd, 1.0f, s.xf, m->Kd, m->Wd,
+                    m->Kd, 0.0f, L, (int)Gt);
+      }
+      if (m->Gf) {
+        expand_rows(&s, X, D, 1, m->Kf, m->c, NULL, t0, n, 0);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)m->Gf, m->Kf, 1.0f, s.xf, m->Kf, m->Wf,
+                    m->Kf, 0.0f, L + m->Gd, (int)Gt);
+      }
+      for (int r = 0; r < n; ++r) {
+        const float *l = L + (size_t)r * Gt;
+        float *o = out + (t0 + r) * P;
+        for (int32_t p = 0; p < P; ++p) o[p] = (float)lse(l + (m->full[p] ? m->Gd : 0) + m->row[p], m->G[p]);
+      }
+    }
+    free(L);
+    scratch_free(&s);
+  }
+  b->kernel_seconds += gh_seconds() - t_start;
+}
+
+static void blas_acc_zero(gh_backend *b, gh_dev_model *dm) {
+  blas_model *m = (blas_model *)dm;
+  memset(m->Ad, 0, sizeof(double) * (size_t)(m->Gd * m->Kd));
+  memset(m->Af, 0, sizeof(double) * (size_t)(m->Gf * m->Kf));
+}
+
+static gh_dev_data *blas_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
+                                     const gh_frame_pdf *pairs, int64_t npairs) {
+  blas_data *d = gh_calloc(1, sizeof *d);
+  d->X = X; d->T = T; d->D = D; d->npairs = npairs; d->max_pdf = -1;
+  for (int64_t k = 0; k < npairs; ++k) {
+    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
+      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k,
+             pairs[k].frame, pairs[k].pdf, T);
+    if (pairs[k].pdf > d->max_pdf) d->max_pdf = pairs[k].pdf;
+  }
+  /* counting sort by pdf, stable */
+  d->off = gh_calloc((size_t)d->max_pdf + 3, sizeof *d->off);
+  for (int64_t k = 0; k < npairs; ++k) d->off[pairs[k].pdf + 2]++;
+  for (int64_t p = 2; p <= (int64_t)d->max_pdf + 2; ++p) d->off[p] += d->off[p - 1];
+  d->frame = gh_malloc(sizeof(int32_t) * (size_t)(npairs + 1));
+  d->weight = gh_malloc(sizeof(float) * (size_t)(npairs + 1));
+  for (int64_t k = 0; k < npairs; ++k) {
+    const int64_t at = d->off[pairs[k].pdf + 1]++;
+    d->frame[at] = pairs[k].frame;
+    d->weight[at] = pairs[k].weight;
+  }
+  return (gh_dev_data *)d;
+}
+
+static void blas_data_free(gh_backend *b, gh_dev_data *dd) {
+  blas_data *d = (blas_data *)dd;
+  if (!d) return;
+  free(d->off); free(d->frame); free(d->weight);
+  free(d);
+}
+
+/* E-step of pairs first .. first+n-1 (all of pdf p): centred statistics
+ * added to A [G x K] (double); returns sum w * lse of these pairs.  The
+ * likelihoods are an SGEMM over at most CHUNK_PAIRS rows, the statistics
+ * R^T Xe a DGEMM (double posteriors and features), so the accumulators
+ * do not depend on how the pairs are cut into chunks or jobs beyond the
+ * order of double additions. */
+static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, int64_t first, int n, scratch *s,
+                          double *A) {
+  const int32_t G = m->G[p], full = m->full[p], K = full ? m->Kf : m->Kd;
+  const float *W = (full ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
+  expand_rows(s, d->X, m->D, full, K, m->c, d->frame + first, 0, n, 1);
+  s->L = grow(s->L, &s->L_cap, sizeof(float) * (size_t)n * G);
+  s->R = grow(s->R, &s->R_cap, sizeof(double) * (size_t)n * G);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, G, K, 1.0f, s->xf, K, W, K, 0.0f, s->L, G);
+  double total = 0.0;
+  for (int r = 0; r < n; ++r) {
+    const float *l = s->L + (size_t)r * G;
+    double *R = s->R + (size_t)r * G;
+    float mx = -INFINITY;
+    for (int32_t g = 0; g < G; ++g) if (l[g] > mx) mx = l[g];
+    const double w = d->weight[first + r];
+    if (mx == -INFINITY) { /* no Gaussian can produce x: no statistics */
+      total += w * mx;
+      for (int32_t g = 0; g < G; ++g) R[g] = 0.0;
+      continue;
+    }
+    double sum = 0.0;
+    for (int32_t g = 0; g < G; ++g) sum += (R[g] = expf(l[g] - mx));
+    total += w * (mx + log(sum));
+    const double scale = w / sum;
+    for (int32_t g = 0; g < G; ++g) R[g] *= scale;
+  }
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, K, n, 1.0, s->R, G, s->xe, K, 1.0, A, K);
+  return total;
+}
+
+static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
+  blas_model *m = (blas_model *)dm;
+  const blas_data *d = (const blas_data *)dd;
+  const blas_ctx *ctx = b->ctx;
+  if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
+  if (d->max_pdf >= m->P)
+    gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
+  const int32_t np = d->max_pdf + 1;
+  const int nth = ctx->threads;
+  const int64_t big = (int64_t)CHUNK_PAIRS * 2 * nth; /* pairs of a pdf split over the threads */
+  double *tot = gh_calloc((size_t)np + 1, sizeof(double));
+  /* Pdfs that fit one thread: each by one thread, its chunks in order. */
+#pragma omp parallel num_threads(nth)
+  {
+    scratch s = {0};
+#pragma omp for schedule(dynamic, 1)
+    for (int32_t p = 0; p < np; ++p) {
+      const int64_t n = d->off[p + 1] - d->off[p];
+      if (n == 0 || m->G[p] == 0 || (nth > 1 && n >= big)) continue;
+      double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * (m->full[p] ? m->Kf : m->Kd);
+      for (int64_t k = 0; k < n; k += CHUNK_PAIRS)
+        tot[p] += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, A);
+    }
+    scratch_free(&s);
+  }
+  /* Large pdfs: chunks round-robin over the threads, partial statistics
+   * summed in thread order. */
+  double *part = NULL, *ptot = gh_calloc(nth, sizeof(double));
+  for (int32_t p = 0; p < np && nth > 1; ++p) {
+    const int64_t n = d->off[p + 1] - d->off[p];
+    if (n < big || m->G[p] == 0) continue;
+    const int32_t K = m->full[p] ? m->Kf : m->Kd;
+    const size_t GK = (size_t)m->G[p] * K;
+    if (!part) part = gh_malloc(sizeof(double) * (size_t)nth * (size_t)m->maxG * (m->Kf > m->Kd ? m->Kf : m->Kd));
+    const int64_t nchunks = (n + CHUNK_PAIRS - 1) / CHUNK_PAIRS;
+    int team = 1;
+#pragma omp parallel num_threads(nth)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      scratch s = {0};
+      double *A = part + (size_t)t * GK;
+      memset(A, 0, sizeof(double) * GK);
+      ptot[t] = 0.0;
+      if (t == 0) team = nt;
+      for (int64_t ch = t; ch < nchunks; ch += nt) {
+        const int64_t k = ch * CHUNK_PAIRS;
+        ptot[t] += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, A);
+      }
+      scratch_free(&s);
+    }
+    double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * K;
+    for (int t = 0; t < team; ++t) {
+      const double *pt = part + (size_t)t * GK;
+      for (size_t e = 0; e < GK; ++e) A[e] += pt[e];
+      tot[p] += ptot[t];
+    }
+  }
+  double total = 0.0;
+  for (int32_t p = 0; p < np; ++p) total += tot[p];
+  free(part); free(ptot); free(tot);
+  return total;
+}
+
+static void blas_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
+  blas_model *m = (blas_model *)dm;
+  if (accs->num_pdfs != m->P)
+    gh_die("acc_fetch: accumulators have %d pdfs, the model %d", accs->num_pdfs, m->P);
+  for (int32_t p = 0; p < m->P; ++p) {
+    gh_gmm_accs *a = &accs->pdfs[p];
+    const int full = m->full[p];
+    if (a->num_gauss != m->G[p] || a->dim != m->D || (a->type == GH_COV_FULL) != full)
+      gh_die("acc_fetch: pdf %d: accumulators (%d Gaussians, dim %d) do not match the model "
+             "(%d Gaussians, dim %d)", p, a->num_gauss, a->dim, m->G[p], m->D);
+    const int32_t K = full ? m->Kf : m->Kd, S = full ? m->D * (m->D + 1) / 2 : m->D;
+    const double *A = (full ? m->Af : m->Ad) + (size_t)m->row[p] * K;
+    for (int32_t g = 0; g < m->G[p]; ++g)
+      gh_gemm_stats_uncentre(m->D, full, m->c, A + (size_t)g * K, &a->occupancy[g],
+                             a->mean_accs + (size_t)g * m->D, a->var_accs + (size_t)g * S);
+  }
+}
+
+static const gh_backend_ops blas_ops = {
+    .name = "cpu",
+    .free = blas_free,
+    .model_upload = blas_model_upload,
+    .model_free = blas_model_free,
+    .loglikes = blas_loglikes,
+    .acc_zero = blas_acc_zero,
+    .data_upload = blas_data_upload,
+    .data_free = blas_data_free,
+    .accumulate = blas_accumulate,
+    .acc_fetch = blas_acc_fetch,
+    /* the reference's HMM kernels and shrinkage statistics (never touch b->ctx) */
+    .hmm_upload = gh_cpu_hmm_upload,
+    .hmm_free = gh_cpu_hmm_free,
+    .hmm_forward = gh_cpu_hmm_forward,
+    .hmm_viterbi = gh_cpu_hmm_viterbi,
+    .hmm_fb = gh_cpu_hmm_fb,
+    .acc_shrink = gh_cpu_acc_shrink,
+};
+
+gh_backend *gh_backend_blas_new(void) {
+  gh_host_blas_serial(); /* single-threaded BLAS calls: we thread around them */
+  gh_backend *b = gh_calloc(1, sizeof *b);
+  blas_ctx *c = gh_calloc(1, sizeof *c);
+  c->threads = omp_get_max_threads();
+  if (c->threads < 1) c->threads = 1;
+  b->ops = &blas_ops;
+  b->ctx = c;
+  snprintf(b->device_name, sizeof b->device_name, "cpu (BLAS, %d thread%s)", c->threads,
+           c->threads == 1 ? "" : "s");
+  return b;
+}
