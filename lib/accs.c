@@ -158,6 +158,12 @@ void gh_gmm_accs_read(gh_istream *in, int binary, gh_gmm_accs *a) {
   if (G <= 0 || G > 100000000) gh_istream_fail(in, "accumulators: bad <NUMCOMPONENTS> %d", G);
   if (flags & ~7u) gh_istream_fail(in, "accumulators: bad <FLAGS> %u", (unsigned)flags);
   gh_istream_need(in, (uint64_t)G * (uint64_t)((flags & 3u) ? D : 1), binary ? 4 : 2, "accumulator statistics");
+  /* Without mean or variance statistics nothing in the file backs <VECSIZE>,
+   * yet the accumulators are G x D in memory: bound that product (2^24
+   * values; weight-only accumulators of real models are far below). */
+  if (!(flags & 3u) && (uint64_t)G * (uint64_t)D > (1u << 24))
+    gh_istream_fail(in, "accumulators: <NUMCOMPONENTS> %d x <VECSIZE> %d without mean or variance statistics "
+                        "is larger than 2^24 values", G, D);
   /* Kaldi AugmentFlags: variances imply means imply weights. */
   if (flags & 2u) flags |= 1u;
   if (flags & 1u) flags |= 4u;
@@ -239,12 +245,17 @@ void gh_gmm_accs_write(gh_ostream *out, int binary, const gh_gmm_accs *a) {
   gh_write_int32(out, binary, G);
   gh_write_token(out, binary, "<FLAGS>");
   write_flags(out, binary, a->flags);
-  /* Kaldi converts to BaseFloat (float) before writing. */
-  float *buf = gh_malloc((size_t)(G > 0 ? G : 1) * (size_t)(D > 0 ? D : 1) * sizeof(float) + gh_packed_size(D) * sizeof(float));
+  /* Kaldi converts to BaseFloat (float) before writing.  One buffer for the
+   * largest block written: occupancy, G x D means or diagonal variances, one
+   * packed full variance. */
+  const int have_means = (a->flags & 1u) != 0, have_vars = (a->flags & 2u) != 0;
+  size_t nbuf = (size_t)(G > 0 ? G : 1);
+  if (have_means || (have_vars && a->type == GH_COV_DIAG)) nbuf = (size_t)(G > 0 ? G : 1) * (size_t)(D > 0 ? D : 1);
+  if (have_vars && a->type == GH_COV_FULL && (size_t)gh_packed_size(D) > nbuf) nbuf = (size_t)gh_packed_size(D);
+  float *buf = gh_malloc(nbuf * sizeof(float));
   for (int32_t k = 0; k < G; ++k) buf[k] = (float)a->occupancy[k];
   gh_write_token(out, binary, "<OCCUPANCY>");
   gh_model_write_vector(out, binary, G, buf);
-  int have_means = (a->flags & 1u) != 0, have_vars = (a->flags & 2u) != 0;
   for (int64_t i = 0; have_means && i < (int64_t)G * D; ++i) buf[i] = (float)a->mean_accs[i];
   gh_write_token(out, binary, "<MEANACCS>");
   gh_model_write_matrix(out, binary, have_means ? G : 0, have_means ? D : 0, buf);
