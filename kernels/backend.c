@@ -134,3 +134,24 @@ void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *
     gh_cpu_acc_shrink(b, model, X, T, pairs, npairs, accs);
   }
 }
+
+void *gh_backend_host_alloc(gh_backend *b, size_t bytes) {
+  return b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : gh_malloc(bytes);
+}
+
+void gh_backend_host_free(gh_backend *b, void *p) {
+  if (!p) return;
+  if (b->ops->host_free) b->ops->host_free(b, p);
+  else free(p);
+}
+
+int32_t gh_pairs_check(const gh_frame_pdf *pairs, int64_t npairs, int32_t T) {
+  int32_t max_pdf = -1;
+  for (int64_t k = 0; k < npairs; ++k) {
+    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
+      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k, pairs[k].frame,
+             pairs[k].pdf, T);
+    if (pairs[k].pdf > max_pdf) max_pdf = pairs[k].pdf;
+  }
+  return max_pdf;
+}

@@ -177,6 +177,14 @@ typedef struct {
   void (*acc_shrink)(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                      const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 
+  /* ---- optional: host buffers the backend copies to and from fastest ----
+   * (CUDA: page-locked memory, cudaMallocHost: DMA straight from/to it, no
+   * staging copy).  Callers go through gh_backend_host_alloc / _free, which
+   * use malloc / free when a backend leaves these NULL.  host_alloc never
+   * returns NULL (it falls back to malloc, and dies only when that fails);
+   * host_free takes only pointers from host_alloc of the same backend. */
+  void *(*host_alloc)(gh_backend *b, size_t bytes);
+  void (*host_free)(gh_backend *b, void *p);
 } gh_backend_ops;
 
 struct gh_backend {
@@ -257,6 +265,16 @@ void gh_cpu_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                         double *score);
 void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                    float *gamma, double *stats);
+
+/* Checks the pairs given to data_upload (0 <= frame < T, pdf >= 0; dies
+ * naming the first bad pair) and returns the largest pdf id (-1 if none). */
+int32_t gh_pairs_check(const gh_frame_pdf *pairs, int64_t npairs, int32_t T);
+
+/* Host buffer of `bytes` for b's inputs/outputs (its host_alloc, else
+ * malloc); never NULL (dies when out of memory).  Free with
+ * gh_backend_host_free(b, p) (p may be NULL). */
+void *gh_backend_host_alloc(gh_backend *b, size_t bytes);
+void gh_backend_host_free(gh_backend *b, void *p);
 
 /* Shrinkage statistics on b (its acc_shrink, or the CPU reference when b
  * has none; see acc_shrink above).  Dies if a pair is out of range or a

@@ -2,6 +2,7 @@
 #include "gh-base.h"
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +83,11 @@ void gh_die(const char *fmt, ...) {
     gh_die_hook(buf);
     abort(); /* a hook that returns is a bug in the harness */
   }
+  /* One error per process: a second thread dying at the same time (the
+   * tools' reader/writer threads) waits here until the first has exited. */
+  static atomic_flag dying = ATOMIC_FLAG_INIT;
+  if (atomic_flag_test_and_set(&dying))
+    for (;;) pause();
   va_list ap; va_start(ap, fmt); gh_vmsg("ERROR", fmt, ap); va_end(ap);
   gh_abort_all_tmpfiles();
   /* Flush stdio, then _exit: no atexit handlers, so a fatal error mid-way

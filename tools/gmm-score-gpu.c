@@ -1,15 +1,29 @@
 /* gmm-score-gpu -- per-frame, per-pdf log-likelihoods of features under a
  * GMM set (Kaldi's gmm-compute-likes / fgmm-global-get-frame-likes), on the
  * GPU when there is one.  Utterances are batched (--batch-frames) into one
- * call of the fused likelihood kernel (kernels/backend.h). */
+ * call of the backend's loglikes (kernels/backend.h); reading, scoring and
+ * writing overlap (three threads, below). */
 #include "backend.h"
 #include "gh-base.h"
 #include "gmm.h"
 #include "opts.h"
+#include "queue.h"
 #include "table.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Three stages, overlapped (doc/perf.md "I/O overlap"): a reader thread
+ * parses utterances into batches of about --batch-frames frames, the main
+ * thread scores one batch while the reader fills the next, and a writer
+ * thread writes the previous batch's matrices.  NBATCH input batches and
+ * NOUT output buffers (the backend's host buffers: page-locked on CUDA)
+ * circulate through bounded queues, so memory stays bounded and the output
+ * order is the input order. */
+enum { NBATCH = 3, NOUT = 2 };
+
+typedef struct { float *p; int64_t cap; } outbuf; /* [cap] floats, gh_backend_host_alloc */
 
 typedef struct {
   char **keys;
@@ -17,34 +31,86 @@ typedef struct {
   int n, cap;
   float *X;      /* [frames x D] */
   int64_t frames, capX;
-  float *out;    /* [frames x P] */
-  int64_t capOut;
+  outbuf *out;   /* the output buffer lent to this batch: [frames x P] loglikes */
 } batch;
 
-/* Scores the batch, writes one matrix per utterance, updates the totals. */
-static void flush(batch *bt, gh_backend *be, gh_dev_model *m, int32_t D, int32_t P, gh_writer *w,
-                  double *best_sum) {
-  if (bt->n == 0) return;
-  if (bt->frames * P > bt->capOut) {
-    bt->capOut = bt->frames * P;
-    bt->out = gh_realloc(bt->out, bt->capOut * sizeof(float));
-  }
-  if (bt->frames > 0) be->ops->loglikes(be, m, bt->X, (int32_t)bt->frames, bt->out);
-  int64_t off = 0;
-  for (int u = 0; u < bt->n; ++u) {
-    gh_matrix view = {bt->rows[u], P, bt->rows[u] ? bt->out + off * P : NULL};
-    for (int32_t t = 0; t < bt->rows[u]; ++t) {
-      const float *r = gh_row(&view, t);
-      float best = r[0];
-      for (int32_t p = 1; p < P; ++p) if (r[p] > best) best = r[p];
-      *best_sum += best;
+typedef struct {
+  /* queues: free_b -> reader -> full_b -> scorer -> done -> writer -> free_b;
+   * output buffers: free_o -> scorer -> (with the batch) -> writer -> free_o */
+  gh_queue *free_b, *full_b, *done, *free_o;
+  gh_seq_reader *r;
+  const char *feats_rspec;
+  int32_t D, P, batch_frames;
+  int64_t num_done, total_frames; /* reader's */
+  gh_writer *w;
+  double best_sum;                /* writer's */
+} pipeline;
+
+static void *reader_main(void *arg) {
+  pipeline *pl = arg;
+  const int32_t D = pl->D;
+  batch *bt = gh_queue_pop(pl->free_b);
+  for (; !gh_seq_reader_done(pl->r); gh_seq_reader_next(pl->r)) {
+    const char *key = gh_seq_reader_key(pl->r);
+    const gh_matrix *feats = gh_seq_reader_value(pl->r);
+    if (feats->rows > 0 && feats->cols != D)
+      gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d",
+             pl->feats_rspec, key, feats->cols, D);
+    gh_check_finite_matrix(feats, pl->feats_rspec, key);
+    if (bt->n == bt->cap) {
+      bt->cap = bt->cap ? 2 * bt->cap : 64;
+      bt->keys = gh_realloc(bt->keys, bt->cap * sizeof(char *));
+      bt->rows = gh_realloc(bt->rows, bt->cap * sizeof(int32_t));
     }
-    gh_writer_write(w, bt->keys[u], GH_OBJ_MATRIX, &view);
-    off += bt->rows[u];
-    free(bt->keys[u]);
+    if ((bt->frames + feats->rows) * D > bt->capX) {
+      bt->capX = 2 * (bt->frames + feats->rows) * D;
+      bt->X = gh_realloc(bt->X, bt->capX * sizeof(float));
+    }
+    if (feats->rows > 0)
+      memcpy(bt->X + bt->frames * D, feats->data, (size_t)feats->rows * D * sizeof(float));
+    bt->keys[bt->n] = gh_strdup(key);
+    bt->rows[bt->n++] = feats->rows;
+    bt->frames += feats->rows;
+    pl->total_frames += feats->rows;
+    ++pl->num_done;
+    if (bt->frames >= pl->batch_frames) {
+      gh_queue_push(pl->full_b, bt);
+      bt = gh_queue_pop(pl->free_b);
+    }
   }
-  bt->n = 0;
-  bt->frames = 0;
+  if (bt->n > 0) gh_queue_push(pl->full_b, bt);
+  else gh_queue_push(pl->free_b, bt);
+  gh_queue_push(pl->full_b, NULL);
+  return NULL;
+}
+
+/* Writes one matrix per utterance of each scored batch, adds each frame's
+ * best pdf log-likelihood to the total, and hands the buffers back. */
+static void *writer_main(void *arg) {
+  pipeline *pl = arg;
+  const int32_t P = pl->P;
+  batch *bt;
+  while ((bt = gh_queue_pop(pl->done)) != NULL) {
+    int64_t off = 0;
+    for (int u = 0; u < bt->n; ++u) {
+      gh_matrix view = {bt->rows[u], P, bt->rows[u] ? bt->out->p + off * P : NULL};
+      for (int32_t t = 0; t < bt->rows[u]; ++t) {
+        const float *r = gh_row(&view, t);
+        float best = r[0];
+        for (int32_t p = 1; p < P; ++p) if (r[p] > best) best = r[p];
+        pl->best_sum += best;
+      }
+      gh_writer_write(pl->w, bt->keys[u], GH_OBJ_MATRIX, &view);
+      off += bt->rows[u];
+      free(bt->keys[u]);
+    }
+    bt->n = 0;
+    bt->frames = 0;
+    gh_queue_push(pl->free_o, bt->out);
+    bt->out = NULL;
+    gh_queue_push(pl->free_b, bt);
+  }
+  return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -82,50 +148,57 @@ int main(int argc, char **argv) {
   be->precision = prec;
   gh_dev_model *m = be->ops->model_upload(be, &set);
 
-  gh_seq_reader *r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX);
-  gh_writer *w = gh_writer_open(out_wspec);
-  batch bt;
-  memset(&bt, 0, sizeof bt);
-  int64_t num_done = 0, total_frames = 0;
-  double best_sum = 0.0, t_start = gh_seconds();
-  for (; !gh_seq_reader_done(r); gh_seq_reader_next(r)) {
-    const char *key = gh_seq_reader_key(r);
-    const gh_matrix *feats = gh_seq_reader_value(r);
-    if (feats->rows > 0 && feats->cols != D)
-      gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d",
-             feats_rspec, key, feats->cols, D);
-    gh_check_finite_matrix(feats, feats_rspec, key);
-    if (bt.n == bt.cap) {
-      bt.cap = bt.cap ? 2 * bt.cap : 64;
-      bt.keys = gh_realloc(bt.keys, bt.cap * sizeof(char *));
-      bt.rows = gh_realloc(bt.rows, bt.cap * sizeof(int32_t));
+  pipeline pl;
+  memset(&pl, 0, sizeof pl);
+  pl.r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX);
+  pl.w = gh_writer_open(out_wspec);
+  pl.feats_rspec = feats_rspec;
+  pl.D = D; pl.P = P; pl.batch_frames = batch_frames;
+  pl.free_b = gh_queue_new(NBATCH);
+  pl.full_b = gh_queue_new(NBATCH + 1);
+  pl.done = gh_queue_new(NBATCH + 1);
+  batch batches[NBATCH];
+  memset(batches, 0, sizeof batches);
+  for (int i = 0; i < NBATCH; ++i) gh_queue_push(pl.free_b, &batches[i]);
+  pl.free_o = gh_queue_new(NOUT);
+  outbuf outs[NOUT];
+  memset(outs, 0, sizeof outs);
+  for (int i = 0; i < NOUT; ++i) gh_queue_push(pl.free_o, &outs[i]);
+  double t_start = gh_seconds();
+  pthread_t reader, writer;
+  if (pthread_create(&reader, NULL, reader_main, &pl) || pthread_create(&writer, NULL, writer_main, &pl))
+    gh_die("cannot start the reader and writer threads");
+  batch *bt;
+  while ((bt = gh_queue_pop(pl.full_b)) != NULL) {
+    outbuf *ob = gh_queue_pop(pl.free_o);
+    if (bt->frames * P > ob->cap) {
+      gh_backend_host_free(be, ob->p);
+      ob->cap = bt->frames * P;
+      ob->p = gh_backend_host_alloc(be, (size_t)ob->cap * sizeof(float));
     }
-    if ((bt.frames + feats->rows) * D > bt.capX) {
-      bt.capX = 2 * (bt.frames + feats->rows) * D;
-      bt.X = gh_realloc(bt.X, bt.capX * sizeof(float));
-    }
-    if (feats->rows > 0)
-      memcpy(bt.X + bt.frames * D, feats->data, (size_t)feats->rows * D * sizeof(float));
-    bt.keys[bt.n] = gh_strdup(key);
-    bt.rows[bt.n++] = feats->rows;
-    bt.frames += feats->rows;
-    total_frames += feats->rows;
-    ++num_done;
-    if (bt.frames >= batch_frames) flush(&bt, be, m, D, P, w, &best_sum);
+    if (bt->frames > 0) be->ops->loglikes(be, m, bt->X, (int32_t)bt->frames, ob->p);
+    bt->out = ob;
+    gh_queue_push(pl.done, bt);
   }
-  flush(&bt, be, m, D, P, w, &best_sum);
-  gh_seq_reader_close(r);
-  gh_writer_close(w);
+  gh_queue_push(pl.done, NULL);
+  pthread_join(reader, NULL);
+  pthread_join(writer, NULL);
+  gh_seq_reader_close(pl.r);
+  gh_writer_close(pl.w);
+  const int64_t num_done = pl.num_done, total_frames = pl.total_frames;
+  const double best_sum = pl.best_sum;
   double secs = gh_seconds() - t_start;
   gh_log("Processed %lld utterances, %lld frames; average log-likelihood of the best pdf "
-         "%.4f per frame; %.0f frames/s on %s",
+         "%.4f per frame; %.0f frames/s on %s (loglikes kernel alone %.0f frames/s)",
          (long long)num_done, (long long)total_frames,
          total_frames ? best_sum / total_frames : 0.0, secs > 0 ? total_frames / secs : 0.0,
-         be->device_name);
+         be->device_name, be->kernel_seconds > 0 ? total_frames / be->kernel_seconds : 0.0);
+  for (int i = 0; i < NOUT; ++i) gh_backend_host_free(be, outs[i].p);
   be->ops->model_free(be, m);
   gh_backend_free(be);
   gh_gmm_set_free(&set);
-  free(bt.keys); free(bt.rows); free(bt.X); free(bt.out);
+  for (int i = 0; i < NBATCH; ++i) { free(batches[i].keys); free(batches[i].rows); free(batches[i].X); }
+  gh_queue_free(pl.free_b); gh_queue_free(pl.full_b); gh_queue_free(pl.done); gh_queue_free(pl.free_o);
   gh_opts_free(po);
   return num_done ? 0 : 1;
 }

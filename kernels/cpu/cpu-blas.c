@@ -209,13 +209,8 @@ static void blas_acc_zero(gh_backend *b, gh_dev_model *dm) {
 static gh_dev_data *blas_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
                                      const gh_frame_pdf *pairs, int64_t npairs) {
   blas_data *d = gh_calloc(1, sizeof *d);
-  d->X = X; d->T = T; d->D = D; d->npairs = npairs; d->max_pdf = -1;
-  for (int64_t k = 0; k < npairs; ++k) {
-    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
-      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k,
-             pairs[k].frame, pairs[k].pdf, T);
-    if (pairs[k].pdf > d->max_pdf) d->max_pdf = pairs[k].pdf;
-  }
+  d->X = X; d->T = T; d->D = D; d->npairs = npairs;
+  d->max_pdf = gh_pairs_check(pairs, npairs, T);
   /* counting sort by pdf, stable */
   d->off = gh_calloc((size_t)d->max_pdf + 3, sizeof *d->off);
   for (int64_t k = 0; k < npairs; ++k) d->off[pairs[k].pdf + 2]++;

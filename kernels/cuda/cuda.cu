@@ -927,14 +927,9 @@ typedef struct {
 static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
                                      const gh_frame_pdf *pairs, int64_t npairs) {
   cuda_data *d = (cuda_data *)gh_calloc(1, sizeof *d);
-  d->T = T; d->D = D; d->Dp = round4(D); d->pairs = pairs; d->npairs = npairs; d->max_pdf = -1;
+  d->T = T; d->D = D; d->Dp = round4(D); d->pairs = pairs; d->npairs = npairs;
   if (D <= 0 || T < 0) gh_die("data upload: %d frames of dimension %d", T, D);
-  for (int64_t k = 0; k < npairs; ++k) {
-    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
-      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k,
-             pairs[k].frame, pairs[k].pdf, T);
-    if (pairs[k].pdf > d->max_pdf) d->max_pdf = pairs[k].pdf;
-  }
+  d->max_pdf = gh_pairs_check(pairs, npairs, T);
   /* frames, padded, through pinned staging */
   const size_t Dp = (size_t)d->Dp, total = (size_t)T * Dp;
   float *h = NULL;
@@ -1088,6 +1083,27 @@ void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, dou
 extern "C" void gh_cuda_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                                    const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 
+/* backend.h host_alloc: page-locked memory (the copies of loglikes then run
+ * at full PCIe speed without a staging copy); malloc when the driver refuses
+ * (too much locked memory), which host_free tells apart by the pointer's
+ * attributes. */
+static void *cuda_host_alloc(gh_backend *b, size_t bytes) {
+  void *p = NULL;
+  if (cudaMallocHost(&p, bytes ? bytes : 1) == cudaSuccess) return p;
+  cudaGetLastError();
+  return gh_malloc(bytes);
+}
+
+static void cuda_host_free(gh_backend *b, void *p) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) == cudaSuccess && a.type == cudaMemoryTypeHost) {
+    CK(cudaFreeHost(p));
+  } else {
+    cudaGetLastError();
+    free(p);
+  }
+}
+
 static const gh_backend_ops cuda_ops = {
     .name = "cuda",
     .free = cuda_free_backend,
@@ -1105,6 +1121,8 @@ static const gh_backend_ops cuda_ops = {
     .hmm_viterbi = gh_cuda_hmm_viterbi,
     .hmm_fb = gh_cuda_hmm_fb,
     .acc_shrink = gh_cuda_acc_shrink, /* kernels/cuda/shrink.cu */
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
 };
 
 extern "C" int gh_cuda_device_count(void) {

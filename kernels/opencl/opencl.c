@@ -509,14 +509,9 @@ static gh_dev_data *ocl_data_upload(gh_backend *b, const float *X, int32_t T, in
                                     const gh_frame_pdf *pairs, int64_t npairs) {
   ocl_ctx *c = b->ctx;
   ocl_data *d = gh_calloc(1, sizeof *d);
-  d->T = T; d->D = D; d->npairs = npairs; d->max_pdf = -1;
+  d->T = T; d->D = D; d->npairs = npairs;
   if (npairs >= INT32_MAX) gh_die("data upload: %lld pairs; the OpenCL E-step takes at most 2^31 - 1 per call", (long long)npairs);
-  for (int64_t k = 0; k < npairs; ++k) {
-    if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0)
-      gh_die("data upload: pair %lld (frame %d, pdf %d) out of range (%d frames)", (long long)k,
-             pairs[k].frame, pairs[k].pdf, T);
-    if (pairs[k].pdf > d->max_pdf) d->max_pdf = pairs[k].pdf;
-  }
+  d->max_pdf = gh_pairs_check(pairs, npairs, T);
   d->count = gh_calloc(d->max_pdf + 2, sizeof(int64_t));
   for (int64_t k = 0; k < npairs; ++k) d->count[pairs[k].pdf]++;
   int64_t *fill = gh_calloc(d->max_pdf + 2, sizeof(int64_t));

@@ -76,6 +76,32 @@ EOF
   [ -z "$(ls "$TMP")" ]
 }
 
+@test "score: a bad utterance after many batches (reader, scorer and writer threads busy) fails cleanly" {
+  # the 10 AMI utterances, one of the wrong dimension, the 10 again (keys
+  # b-*); batches of one frame keep all three stages of the pipeline busy
+  # when the reader dies
+  "$BIN/copy-feats" "ark:$FEATS" ark,t:- 2>/dev/null > "$TMP/good.txt"
+  awk '/\[/ { $1 = "b-" $1 } 1' "$TMP/good.txt" > "$TMP/good2.txt"
+  printf 'bad  [\n 1 2 3 ]\n' > "$TMP/bad.txt"
+  cat "$TMP/good.txt" "$TMP/bad.txt" "$TMP/good2.txt" > "$TMP/all.txt"
+  [ "$(grep -c '\[' "$TMP/all.txt")" -eq 21 ]
+  for dev in cpu cpu-ref; do
+    run timeout 60 "$BIN/gmm-score-gpu" --device=$dev --batch-frames=1 "$FIX/ami-diag16.gmm" "ark:$TMP/all.txt" "ark:$TMP/out.ark"
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    [[ "$output" == *"key bad: dimension 3 does not match model dimension 13"* ]]
+    [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+    [ ! -e "$TMP/out.ark" ]
+  done
+  [ -z "$(ls "$TMP" | grep -v '\.txt$')" ]
+  # the same stream without the bad utterance: the pipeline's output is the
+  # one-batch output, in input order
+  cat "$TMP/good.txt" "$TMP/good2.txt" > "$TMP/ok.txt"
+  "$BIN/gmm-score-gpu" --device=cpu --batch-frames=1 "$FIX/ami-diag16.gmm" "ark:$TMP/ok.txt" "ark,t:$TMP/a.txt" 2>/dev/null
+  "$BIN/gmm-score-gpu" --device=cpu --batch-frames=100000000 "$FIX/ami-diag16.gmm" "ark:$TMP/ok.txt" "ark,t:$TMP/b.txt" 2>/dev/null
+  [ "$(grep -c '\[' "$TMP/a.txt")" -eq 20 ]
+  cmp "$TMP/a.txt" "$TMP/b.txt"
+}
+
 @test "score: missing model is a one-line error and leaves no output" {
   run "$BIN/gmm-score-gpu" --device=cpu "$TMP/no-such.mdl" "ark:$FEATS" "ark:$TMP/out.ark"
   [ "$status" -ne 0 ]
