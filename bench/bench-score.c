@@ -17,7 +17,10 @@
  *
  * Usage: bench-score [--device=auto|cpu|cuda] [--type=full|diag] [--pdfs=5000]
  *        [--gauss=16] [--dim=36] [--frames=4096] [--iters=5] [--estep=1]
- *        [--check=16] [--precision=auto|fp32|tf32x3|tf32]
+ *        [--check=16] [--precision=auto|fp32|tf32x3|tf32] [--write-model=FILE]
+ * --write-model: write the random model (gconsts recomputed from the
+ * parameters) to FILE as a binary GMM set and exit (bench/io.sh scores
+ * archives with it through gmm-score-gpu).
  */
 #include "backend.h"
 #include "gh-base.h"
@@ -83,6 +86,14 @@ int main(int argc, char **argv) {
         for (int i = 0; i < D; ++i) g->inv_vars[(size_t)k * D + i] = 0.5f + urand();
       }
     }
+  }
+  const char *write_model = sarg(argc, argv, "--write-model", NULL);
+  if (write_model) {
+    for (int p = 0; p < P; ++p)
+      if (gh_gmm_compute_gconsts(&s.pdfs[p])) gh_die("random model: pdf %d is not positive definite", p);
+    gh_gmm_set_write(write_model, 1, &s);
+    gh_gmm_set_free(&s);
+    return 0;
   }
   float *X = gh_malloc(sizeof(float) * (size_t)T * D);
   for (size_t i = 0; i < (size_t)T * D; ++i) X[i] = 2.0f * (urand() - 0.5f);

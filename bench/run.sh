@@ -11,8 +11,11 @@
 #              auto / fp32 / tf32x3 and the fused kernels (GH_CUDA_ESTEP=fused)
 #              peers: bench/peers/gemm_em_peer.py (PyTorch GEMM EM, fp32),
 #              bench/peers/sklearn_em_peer.py (scikit-learn, all cores; the
-#              smallest shape: 500k x 128 took 32 s per iteration), the CPU
-#              backend (bench-em --device=cpu, 15,000 frames of the smallest)
+#              smallest shape: 500k x 128 took 32 s per iteration)
+#   CPU        the CPU BLAS backend (bench-em --device=cpu, all cores) against
+#              the PyTorch CPU version of the same math (gemm_em_peer.py
+#              --device cpu, all cores) at the EM shapes with fewer frames
+#              (CPU_SHAPES); CPU_ONLY=1 runs only this part (no GPU needed)
 #   scoring    build/bench/bench-score: 5000 x 16 full and 5000 x 256 diag
 #              (D=36, FRAMES frames), 1 x 1024 full and 1 x 2048 diag (D=40,
 #              UBM_FRAMES frames); default, fused, GEMM fp32, GEMM tf32x3
@@ -25,10 +28,14 @@
 #              peer: bench/peers/hmm_peer.py (the HMM forward of
 #              ../shared/peers/torch_scoring_hmm_peer.py, fp32)
 #              HMM_ONLY=1 runs only this part
+#   recipe     bench/recipe.sh: the Arabic-digit recipe's GMM and HMM-GMM
+#              trainings end to end, seconds per iteration, on DEVICE and on
+#              the CPU backend (RECIPE=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Options via the environment: DEVICE (default cuda), FRAMES (4096), ITERS
-# (5), UBM_FRAMES (65536), BENCH_LOG (build/bench/bench.log).
+# (5), UBM_FRAMES (65536), BENCH_LOG (build/bench/bench.log), CPU_SHAPES
+# ("type N D M;..."), OMP_NUM_THREADS (our CPU backend's threads).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=${DEVICE:-cuda}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}; UBM_FRAMES=${UBM_FRAMES:-65536}
@@ -44,6 +51,29 @@ E="build/bench/bench-em --device=$DEVICE --iters=3"
 S="build/bench/bench-score --device=$DEVICE --iters=$ITERS --estep=0"
 torch_ok=0
 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && torch_ok=1
+torch_cpu=0
+python3 -c 'import torch' 2>/dev/null && torch_cpu=1
+CPU_SHAPES=${CPU_SHAPES:-full 150000 19 16;full 100000 36 128;full 32768 40 1024;diag 65536 40 2048}
+cpu_rows() {
+  local peer="" shape
+  IFS=';' read -ra shapes <<<"$CPU_SHAPES"
+  for shape in "${shapes[@]}"; do
+    set -- $shape
+    build/bench/bench-em --device=cpu --iters=3 --type=$1 --frames=$2 --dim=$3 --gauss=$4 --check=2048 2>&1 | grep '^em'
+    peer+="${peer:+;}$1,$2,$3,$4"
+  done
+  [ $torch_cpu = 1 ] && OUT=$(dirname "$LOG") python3 bench/peers/gemm_em_peer.py --device cpu --shapes "$peer"
+}
+recipe_rows() {
+  [ "${RECIPE:-1}" = 0 ] && return 0
+  local d
+  for d in $(echo "$DEVICE cpu" | tr ' ' '\n' | awk '!seen[$0]++'); do DEVICE=$d GH_SHARED=$GH_SHARED bench/recipe.sh; done
+}
+if [ "${CPU_ONLY:-0}" = 1 ]; then
+  DEVICE=cpu; { cpu_rows; recipe_rows; } 2>&1 | tee "$LOG"
+  python3 bench/table.py "$LOG"
+  exit 0
+fi
 H="build/bench/bench-hmm --device=$DEVICE --iters=$ITERS"
 hmm_rows() {
   $H --states=512 --seqs=512 --frames=100 --check=4 2>&1 | grep '^hmm'
@@ -67,7 +97,7 @@ fi
     done
     GH_CUDA_ESTEP=fused $E --type=$1 --frames=$2 --dim=$3 --gauss=$4 --check=0 2>&1 | grep '^em'
   done
-  build/bench/bench-em --device=cpu --iters=1 --frames=15000 --dim=19 --gauss=16 --check=0 2>&1 | grep '^em'
+  cpu_rows
   [ $torch_ok = 1 ] && OUT=$(dirname "$LOG") python3 bench/peers/gemm_em_peer.py
   if python3 -c 'import sklearn' 2>/dev/null; then
     timeout 300 python3 bench/peers/sklearn_em_peer.py full 150000 19 16
@@ -93,6 +123,7 @@ fi
     GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64 build/bench/bench-score --device="$OCL" --iters=$ITERS --type=full --pdfs=1 --gauss=1024 --dim=40 --frames=$UBM_FRAMES --estep=0 2>&1 | grep '^score' || echo "opencl UBM full (64 tile): failed"
   fi
   [ $torch_ok = 1 ] && python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
+  recipe_rows
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

@@ -8,6 +8,8 @@ log = open(sys.argv[1]).read().splitlines()
 ceil = {}
 em, em_peer, sk, score, tpeer = [], {}, {}, [], {}
 hmm, hpeer = [], {}
+tthreads = ""
+recipe = []
 for line in log:
     m = re.match(r"ceilings: copy (\S+) GB/s, sgemm fp32 (\S+) TFLOP/s, tf32 (\S+) TFLOP/s", line)
     if m: ceil = dict(copy=float(m[1]), fp32=float(m[2]), tf32=float(m[3]))
@@ -18,6 +20,11 @@ for line in log:
                        e=float(m[9]), mstep=float(m[10]), fps=float(m[11]), gf=float(m[12]), err=m[13]))
     m = re.match(r"gemm_em_(\w+)_N(\d+)_D(\d+)_K(\d+) (\S+) ms/iter", line)
     if m: em_peer[(m[1], int(m[2]), int(m[3]), int(m[4]))] = float(m[5])
+    m = re.match(r"recipe (\S+) (\w+) device=(\S+) nj=(\d+): (\S+) s total, (\S+) s/iter \((\d+) iterations\); (.*)", line)
+    if m: recipe.append(dict(name=m[1], what=m[2], dev=m[3], nj=int(m[4]), total=float(m[5]), it=float(m[6]), n=int(m[7]),
+                             acc=m[8]))
+    m = re.match(r"torch-cpu threads=(\d+)", line)
+    if m: tthreads = f", {m[1]} threads"
     m = re.match(r"sklearn-em (\w+) N=(\d+) D=(\d+) M=(\d+): (\S+) ms/iter", line)
     if m: sk[(m[1], int(m[2]), int(m[3]), int(m[4]))] = float(m[5])
     m = re.match(r"score (\w+) P=(\d+) G=(\d+) D=(\d+) T=(\d+) (\S+) precision=(\S+) variant=(\S+): kernel (\S+) ms "
@@ -47,7 +54,7 @@ print("| job (default configuration) | ours | frames/s | GFLOP/s | of fp32 | PyT
 print("|---|---|---|---|---|---|---|---|---|---|")
 for r in em:
     if r["prec"] != "auto" or r["var"] != "auto" or not r["dev"].startswith("cuda"): continue
-    key = (r["type"], r["N"], r["D"], r["M"])
+    key = (r["type"], r["N"], r["D"], r["M"])  # GPU peer
     p, s = em_peer.get(key), sk.get(key)
     frac = r["gf"] / (ceil["fp32"] * 1e3) if ceil else None
     print(f"| EM iteration {r['type']} N={r['N']} D={r['D']} M={r['M']} | {r['ms']:.2f} ms (E {r['e']:.2f} + M {r['mstep']:.2f}) "
@@ -60,6 +67,19 @@ for r in score:
     print(f"| scoring {r['type']} {r['P']} × {r['G']}, D={r['D']}, {r['T']} frames | {r['ms']:.2f} ms (kernel; "
           f"{r['e2e_fps']:.3g} frames/s end to end) | {r['fps']:.3g} | {r['gf']:.0f} | {f(frac, 2)} | "
           f"{f(p[0] if p else None, 2)} ms | {f(r['fps'] / p[1] if p else None, 2)}× | – | – | {r['err']} |")
+for r in em:  # the CPU backend against the PyTorch CPU version of the same math (same machine, all cores)
+    if not r["dev"].startswith("cpu ("): continue
+    key = ("cpu_" + r["type"], r["N"], r["D"], r["M"])
+    p = em_peer.get(key)
+    print(f"| EM iteration {r['type']} N={r['N']} D={r['D']} M={r['M']}, CPU ({r['dev']}) | {r['ms']:.1f} ms "
+          f"(E {r['e']:.1f} + M {r['mstep']:.1f}) | {r['fps']:.3g} | {r['gf']:.0f} | – | {f(p, 1)} ms (PyTorch CPU{tthreads}) | "
+          f"{f(p / r['ms'] if p else None, 2)}× | – | – | stats {r['err']} |")
+for r in recipe:  # the real recipe end to end (bench/recipe.sh); the CPU row is its peer
+    cpu = next((c for c in recipe if c["what"] == r["what"] and c["dev"] == "cpu"), None)
+    vs = f"{cpu['it'] / r['it']:.2f}× vs our CPU backend" if cpu and r["dev"] != "cpu" and r["it"] > 0 else "–"
+    label = {"gmm": "GMM per digit, full 8, 20 EM iterations", "hmm": "HMM-GMM per digit, 8 states, diag 8, 16 BW iterations"}
+    print(f"| recipe {r['name']} {label.get(r['what'], r['what'])}, nj={r['nj']}, {r['dev']} | {r['it']:.2f} s/iter "
+          f"({r['total']:.1f} s total) | – | – | – | – | {vs} | – | – | {r['acc']} |")
 for r in hmm:
     if r["var"] != "auto" or r["rag"] or r["dev"] != "cuda": continue
     p = hpeer.get((r["S"], r["M"], r["T"]))

@@ -1,10 +1,19 @@
 """(Copied from ../shared/peers/ -- the peer of issue 8's figures; bench/run.sh runs it.)
 The strongest plain-PyTorch EM a GPU user would write: expanded features [1, x, vech(xx')] (full) or [1, x, x^2]
 (diag), so that the E-step log-likelihoods AND the sufficient statistics are each one fp32 GEMM per chunk.
-Times one EM iteration for the shapes given; prints JSON. Usage: python3 gemm_em_peer.py"""
-import json, math, os, time
+Times one EM iteration for the shapes given; prints JSON.
+Usage: python3 gemm_em_peer.py [--device cuda|cpu] [--shapes "full,150000,19,16;diag,262144,40,2048"]
+(--device cpu: the PyTorch CPU version of the same math, all cores (torch.get_num_threads()), tags gemm_em_cpu_*;
+the peer of our CPU backend, bench-em --device=cpu.)"""
+import argparse, json, math, os, time
 import torch
-dev = "cuda"; torch.backends.cuda.matmul.allow_tf32 = False
+ap = argparse.ArgumentParser()
+ap.add_argument("--device", default="cuda")
+ap.add_argument("--shapes", default="full,150000,19,16;full,500000,36,128;full,262144,40,1024;diag,262144,40,2048")
+args = ap.parse_args()
+dev = args.device; torch.backends.cuda.matmul.allow_tf32 = False
+def sync():
+    if dev == "cuda": torch.cuda.synchronize()
 def em_iter(X, w, mu, cov, full, chunk=32768):
     N, D = X.shape; K = mu.shape[0]
     if full:
@@ -33,13 +42,15 @@ def em_iter(X, w, mu, cov, full, chunk=32768):
     return (nk / N).float(), s1.float(), cov
 res = {}
 torch.manual_seed(0)
-for (N, D, K, full) in [(150000, 19, 16, True), (500000, 36, 128, True), (262144, 40, 1024, True), (262144, 40, 2048, False)]:
+shapes = [(int(n), int(d), int(k), t == "full") for t, n, d, k in (x.split(",") for x in args.shapes.split(";"))]
+if dev == "cpu": print(f"torch-cpu threads={torch.get_num_threads()}", flush=True)
+for (N, D, K, full) in shapes:
     X = torch.randn(N, D, device=dev) + torch.randn(64, D, device=dev)[torch.randint(0, 64, (N,), device=dev)] * 2
     mu = X[torch.randperm(N, device=dev)[:K]].clone(); w = torch.full((K,), 1.0 / K, device=dev)
     cov = torch.eye(D, device=dev).expand(K, D, D).clone() if full else torch.ones(K, D, device=dev)
     for _ in range(2): w, mu, cov = em_iter(X, w, mu, cov, full)
-    torch.cuda.synchronize(); t0 = time.time()
+    sync(); t0 = time.time()
     for _ in range(3): w, mu, cov = em_iter(X, w, mu, cov, full)
-    torch.cuda.synchronize(); t = (time.time() - t0) / 3
-    tag = f"gemm_em_{'full' if full else 'diag'}_N{N}_D{D}_K{K}"; res[tag] = t; print(tag, f"{t*1e3:.1f} ms/iter", flush=True)
-json.dump(res, open(os.path.join(os.environ.get("OUT", "/tmp"), "gemm_em_peer.json"), "w"), indent=1)
+    sync(); t = (time.time() - t0) / 3
+    tag = f"gemm_em_{'cpu_' if dev == 'cpu' else ''}{'full' if full else 'diag'}_N{N}_D{D}_K{K}"; res[tag] = t; print(tag, f"{t*1e3:.1f} ms/iter", flush=True)
+json.dump(res, open(os.path.join(os.environ.get("OUT", "/tmp"), f"gemm_em_peer{'_cpu' if dev == 'cpu' else ''}.json"), "w"), indent=1)
