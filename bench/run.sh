@@ -31,6 +31,8 @@
 #   recipe     bench/recipe.sh: the Arabic-digit recipe's GMM and HMM-GMM
 #              trainings end to end, seconds per iteration, on DEVICE and on
 #              the CPU backend (RECIPE=0 skips)
+#   I/O        bench/io.sh: gmm-score-gpu end to end vs its own kernel time on
+#              1M-frame archives in the page cache (IO=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Options via the environment: DEVICE (default cuda), FRAMES (4096), ITERS
@@ -70,7 +72,7 @@ recipe_rows() {
   for d in $(echo "$DEVICE cpu" | tr ' ' '\n' | awk '!seen[$0]++'); do DEVICE=$d GH_SHARED=$GH_SHARED bench/recipe.sh; done
 }
 if [ "${CPU_ONLY:-0}" = 1 ]; then
-  DEVICE=cpu; { cpu_rows; recipe_rows; } 2>&1 | tee "$LOG"
+  DEVICE=cpu; { cpu_rows; [ "${IO:-1}" = 0 ] || DEVICE=cpu IO_FRAMES=${IO_FRAMES:-200000} bench/io.sh; recipe_rows; } 2>&1 | tee "$LOG"
   python3 bench/table.py "$LOG"
   exit 0
 fi
@@ -123,6 +125,7 @@ fi
     GH_OPENCL_GEMM=own GH_OPENCL_SGEMM=64 build/bench/bench-score --device="$OCL" --iters=$ITERS --type=full --pdfs=1 --gauss=1024 --dim=40 --frames=$UBM_FRAMES --estep=0 2>&1 | grep '^score' || echo "opencl UBM full (64 tile): failed"
   fi
   [ $torch_ok = 1 ] && python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
+  [ "${IO:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/io.sh
   recipe_rows
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \

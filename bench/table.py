@@ -9,7 +9,7 @@ ceil = {}
 em, em_peer, sk, score, tpeer = [], {}, {}, [], {}
 hmm, hpeer = [], {}
 tthreads = ""
-recipe = []
+recipe, io = [], []
 for line in log:
     m = re.match(r"ceilings: copy (\S+) GB/s, sgemm fp32 (\S+) TFLOP/s, tf32 (\S+) TFLOP/s", line)
     if m: ceil = dict(copy=float(m[1]), fp32=float(m[2]), tf32=float(m[3]))
@@ -23,6 +23,9 @@ for line in log:
     m = re.match(r"recipe (\S+) (\w+) device=(\S+) nj=(\d+): (\S+) s total, (\S+) s/iter \((\d+) iterations\); (.*)", line)
     if m: recipe.append(dict(name=m[1], what=m[2], dev=m[3], nj=int(m[4]), total=float(m[5]), it=float(m[6]), n=int(m[7]),
                              acc=m[8]))
+    m = re.match(r"io (\w+) P=(\d+) G=(\d+) D=(\d+) T=(\d+) (.*): end to end (\d+) frames/s, kernel (\d+) frames/s, ratio (\S+)", line)
+    if m: io.append(dict(type=m[1], P=int(m[2]), G=int(m[3]), D=int(m[4]), T=int(m[5]), dev=m[6], e2e=int(m[7]), k=int(m[8]),
+                         r=float(m[9])))
     m = re.match(r"torch-cpu threads=(\d+)", line)
     if m: tthreads = f", {m[1]} threads"
     m = re.match(r"sklearn-em (\w+) N=(\d+) D=(\d+) M=(\d+): (\S+) ms/iter", line)
@@ -80,6 +83,10 @@ for r in recipe:  # the real recipe end to end (bench/recipe.sh); the CPU row is
     label = {"gmm": "GMM per digit, full 8, 20 EM iterations", "hmm": "HMM-GMM per digit, 8 states, diag 8, 16 BW iterations"}
     print(f"| recipe {r['name']} {label.get(r['what'], r['what'])}, nj={r['nj']}, {r['dev']} | {r['it']:.2f} s/iter "
           f"({r['total']:.1f} s total) | – | – | – | – | {vs} | – | – | {r['acc']} |")
+for r in io:  # gmm-score-gpu end to end (read, score, write overlapped) vs its kernel time (bench/io.sh)
+    print(f"| gmm-score-gpu end to end {r['type']} {r['P']} × {r['G']}, D={r['D']}, {r['T']} frames in page cache, "
+          f"{r['dev']} | {r['e2e']:.3g} frames/s | {r['e2e']:.3g} | – | – | – | – | – | – | "
+          f"{r['r']:.2f} of the kernel's {r['k']:.3g} frames/s (target 0.8) |")
 for r in hmm:
     if r["var"] != "auto" or r["rag"] or r["dev"] != "cuda": continue
     p = hpeer.get((r["S"], r["M"], r["T"]))
