@@ -113,6 +113,10 @@ int main(int argc, char **argv) {
   if (!getenv("GH_BLAS_THREADS")) gh_host_blas_serial(); /* as gmm-est-gpu */
   gh_est_opts eo;
   gh_est_opts_default(&eo);
+  /* Keep all M Gaussians, as the PyTorch peer does: Kaldi's default removes
+   * low-occupancy ones, which at few frames per Gaussian shrank the model
+   * (and the work) after the warm-up iterations. */
+  eo.remove_low_count_gaussians = 0;
   /* error of one E-step vs the CPU backend on the first `check` frames */
   double err = 0, terr = 0;
   if (check > 0) {
@@ -146,10 +150,10 @@ int main(int argc, char **argv) {
   char es[32] = "-", ts[32] = "-"; /* "-": not checked (--check=0) */
   if (check > 0) { snprintf(es, sizeof es, "%.2g", err); snprintf(ts, sizeof ts, "%.2g", terr); }
   printf("em %s N=%d D=%d M=%d %s precision=%s variant=%s: %.3f ms/iter (E-step %.3f, M-step %.3f)  %.3g frames/s  "
-         "%.1f GFLOP/s (GEMM count)  stats err %s  total err %s  avg loglike %.4f\n",
+         "%.1f GFLOP/s (GEMM count)  stats err %s  total err %s  avg loglike %.4f  Gaussians after %d\n",
          full ? "full" : "diag", N, D, M, b->device_name, sarg(argc, argv, "--precision", "auto"),
          var && *var ? var : "auto", t * 1e3, esum / iters * 1e3, (t - esum / iters) * 1e3,
-         N / t, 4.0 * N * M * E / t * 1e-9, es, ts, avg);
+         N / t, 4.0 * N * M * E / t * 1e-9, es, ts, avg, s.pdfs[0].num_gauss);
   b->ops->data_free(b, dd);
   gh_backend_free(b);
   gh_gmm_set_free(&s);

@@ -148,13 +148,17 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
   free(m);
 }
 
+/* exp(d) for d = ll - max <= 0: 0 below -87 (where expf underflows to a
+ * denormal through glibc's slow path; the term is < 1e-37 of the max's). */
+static inline float softexp(float d) { return d < -87.0f ? 0.0f : expf(d); } /* NaN stays NaN */
+
 /* log sum_g exp(ll[g]), summed in double (-inf if G == 0 or all -inf). */
 static double lse(const float *ll, int32_t G) {
   float mx = -INFINITY;
   for (int32_t g = 0; g < G; ++g) if (ll[g] > mx) mx = ll[g];
   if (mx == -INFINITY) return -INFINITY;
   double sum = 0.0;
-  for (int32_t g = 0; g < G; ++g) sum += expf(ll[g] - mx);
+  for (int32_t g = 0; g < G; ++g) sum += softexp(ll[g] - mx);
   return mx + log(sum);
 }
 
@@ -259,7 +263,7 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
       continue;
     }
     double sum = 0.0;
-    for (int32_t g = 0; g < G; ++g) sum += (R[g] = expf(l[g] - mx));
+    for (int32_t g = 0; g < G; ++g) sum += (R[g] = softexp(l[g] - mx));
     total += w * (mx + log(sum));
     const double scale = w / sum;
     for (int32_t g = 0; g < G; ++g) R[g] *= scale;
