@@ -29,7 +29,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 egs=$root/egs
-export PATH="$root/bin:$PATH"
+export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools (make test-asan)
 shared=${GH_SHARED:-$root/../shared}
 device=cuda; gpus="1 2"; work=/tmp/gmmhmm-bench
 frames=2000000; dim=40; gauss=512; iters=3; hmm_iters=16; arabic_speakers=50

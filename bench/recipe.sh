@@ -30,7 +30,7 @@ trap '[ $keep = 1 ] || rm -rf "$work"' EXIT
 egs/arabic-digits/run.sh --work "$work" --stop-stage 0 > "$work/prep.log" 2>&1 ||
   { echo "recipe arabic-digits: data preparation failed (see $work/prep.log)"; keep=1; exit 1; }
 cd "$work"
-export PATH="$root/bin:$PATH"
+export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools (make test-asan)
 for s in train dev; do
   steps/make_deltas_cmvn.sh --nj "$NJ" --order deltas-cmvn --cmvn utterance data/$s data/${s}_dcmn > /dev/null 2>&1 ||
     { echo "recipe arabic-digits: make_deltas_cmvn failed"; keep=1; exit 1; }

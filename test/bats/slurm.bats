@@ -91,7 +91,7 @@ setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
   ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
   EGS=$ROOT/egs
-  export PATH="$ROOT/bin:$PATH"
+  export PATH="${GH_BIN:-$ROOT/bin}:$PATH"
   T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
 }
 

@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../utils/parse_options.sh"
 [ $# -ge 1 ] && [ $# -le 2 ] || { sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; }
 work=$(cd "$1" && pwd); out=${2:-$work/adapt_grid.txt}
-export PATH="$here/../../../bin:$PATH"
+export PATH="${GH_BIN:-$here/../../../bin}:$PATH"
 steps=$here/../../steps
 cd "$work"
 : > "$out.tmp"

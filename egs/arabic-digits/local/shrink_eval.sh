@@ -26,7 +26,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 root=$(cd "$here/../.." && pwd)
-export PATH="$root/bin:$PATH"
+export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools (make test-asan)
 shared=${GH_SHARED:-$root/../shared}
 src=$shared/data/spoken-arabic-digit/Train_Arabic_Digit.txt
 

@@ -35,7 +35,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-export PATH="$root/bin:$PATH"
+export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools (make test-asan)
 shared=${GH_SHARED:-$root/../shared}
 wavdir=$shared/data/fsdd/recordings
 work=/tmp/adapt-work/fsdd; states=10; gauss=2; iters=12; train=bw; passes=2; sat_iters=1

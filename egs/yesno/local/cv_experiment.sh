@@ -23,7 +23,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-export PATH="$root/bin:$PATH"
+export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools (make test-asan)
 work=/tmp/adapt-work/yesno; device=cpu; configs="bw vit-eq vit-bw vit-bw-ltr vit-bw-opt vit-bw-s8"
 for a in "$@"; do
   case $a in
