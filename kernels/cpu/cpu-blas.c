@@ -44,8 +44,8 @@
 
 enum {
   CHUNK_PAIRS = 256,          /* E-step rows per GEMM */
-  SCORE_MAX_ROWS = 256,       /* scoring rows per GEMM */
-  SCORE_MAX_FLOATS = 1 << 21, /* scoring: rows x Gaussians per chunk (8 MB) */
+  SCORE_ROWS = 256,           /* scoring: frames per GEMM */
+  SCORE_BLOCK_GAUSS = 2048,   /* scoring: Gaussians per GEMM (whole pdfs; a larger pdf alone) */
 };
 
 typedef struct {
@@ -57,6 +57,11 @@ typedef struct {
   float *Wd, *Wf;    /* [Gd x Kd], [Gf x Kf] parameter rows centred at c */
   double *Ad, *Af;   /* [Gd x Kd], [Gf x Kf] centred statistics (accumulators) */
   double *c;         /* [D] centre */
+  /* scoring blocks: consecutive pdfs p0 .. p1-1 of one covariance type,
+   * rows g0 .. g0+ng-1 of that type's matrices, ng <= SCORE_BLOCK_GAUSS
+   * unless one pdf is larger */
+  int32_t nblk, *blk_p0, *blk_p1;
+  int64_t *blk_g0, *blk_ng;
 } blas_model;
 
 typedef struct {
@@ -130,6 +135,19 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
   m->Wf = gh_malloc(sizeof(float) * (size_t)(m->Gf * m->Kf + 1));
   m->Ad = gh_calloc((size_t)(m->Gd * m->Kd + 1), sizeof(double));
   m->Af = gh_calloc((size_t)(m->Gf * m->Kf + 1), sizeof(double));
+  m->blk_p0 = gh_malloc(sizeof(int32_t) * (P + 1)); m->blk_p1 = gh_malloc(sizeof(int32_t) * (P + 1));
+  m->blk_g0 = gh_malloc(sizeof(int64_t) * (P + 1)); m->blk_ng = gh_malloc(sizeof(int64_t) * (P + 1));
+  for (int32_t p = 0; p < P; ++p) {
+    const int32_t k = m->nblk - 1;
+    if (k >= 0 && m->full[m->blk_p0[k]] == m->full[p] && m->blk_ng[k] + m->G[p] <= SCORE_BLOCK_GAUSS) {
+      m->blk_p1[k] = p + 1;
+      m->blk_ng[k] += m->G[p];
+    } else {
+      m->blk_p0[m->nblk] = p; m->blk_p1[m->nblk] = p + 1;
+      m->blk_g0[m->nblk] = m->row[p]; m->blk_ng[m->nblk] = m->G[p];
+      m->nblk++;
+    }
+  }
 #pragma omp parallel for schedule(dynamic, 16)
   for (int32_t p = 0; p < P; ++p) {
     const int32_t K = m->full[p] ? m->Kf : m->Kd;
@@ -144,6 +162,7 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
   blas_model *m = (blas_model *)dm;
   if (!m) return;
   free(m->G); free(m->full); free(m->row); free(m->Wd); free(m->Wf); free(m->Ad); free(m->Af);
+  free(m->blk_p0); free(m->blk_p1); free(m->blk_g0); free(m->blk_ng);
   free(m->c);
   free(m);
 }
@@ -162,43 +181,42 @@ static double lse(const float *ll, int32_t G) {
   return mx + log(sum);
 }
 
+/* Work item = (chunk of SCORE_ROWS frames, block of pdfs): expand the
+ * chunk (cheap: K per frame against K x ng for the GEMM), one SGEMM against
+ * the block's parameter rows, each pdf's log-sum-exp.  256 frames per GEMM
+ * keep it compute-bound (the block's rows are read once per 256 frames);
+ * blocks bound the [frames x Gaussians] scratch.  Items are independent,
+ * so the output does not depend on the thread count. */
 static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
   blas_model *m = (blas_model *)dm;
   const int32_t D = m->D, P = m->P;
-  const int64_t Gt = m->Gd + m->Gf;
   if (T <= 0 || P <= 0) return;
-  int64_t rows = Gt > 0 ? SCORE_MAX_FLOATS / Gt : SCORE_MAX_ROWS;
-  if (rows > SCORE_MAX_ROWS) rows = SCORE_MAX_ROWS;
-  if (rows < 1) rows = 1;
-  const int64_t nchunks = (T + rows - 1) / rows;
+  const int64_t nchunks = (T + SCORE_ROWS - 1) / SCORE_ROWS, nitems = nchunks * m->nblk;
   double t_start = gh_seconds();
 #pragma omp parallel
   {
     scratch s = {0};
-    float *L = NULL;
-    size_t L_cap = 0;
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t ch = 0; ch < nchunks; ++ch) {
-      const int64_t t0 = ch * rows;
-      const int n = (int)(T - t0 < rows ? T - t0 : rows);
-      L = grow(L, &L_cap, sizeof(float) * (size_t)n * (Gt > 0 ? Gt : 1));
-      if (m->Gd) {
-        expand_rows(&s, X, D, 0, m->Kd, m->c, NULL, t0, n, 0);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)m->Gd, m->Kd, 1.0f, s.xf, m->Kd, m->Wd,
-                    m->Kd, 0.0f, L, (int)Gt);
-      }
-      if (m->Gf) {
-        expand_rows(&s, X, D, 1, m->Kf, m->c, NULL, t0, n, 0);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)m->Gf, m->Kf, 1.0f, s.xf, m->Kf, m->Wf,
-                    m->Kf, 0.0f, L + m->Gd, (int)Gt);
+    for (int64_t it = 0; it < nitems; ++it) {
+      const int64_t ch = it / m->nblk, t0 = ch * SCORE_ROWS;
+      const int32_t k = (int32_t)(it % m->nblk);
+      const int n = (int)(T - t0 < SCORE_ROWS ? T - t0 : SCORE_ROWS);
+      const int full = m->full[m->blk_p0[k]];
+      const int32_t K = full ? m->Kf : m->Kd;
+      const int64_t ng = m->blk_ng[k];
+      s.L = grow(s.L, &s.L_cap, sizeof(float) * (size_t)n * (ng > 0 ? ng : 1));
+      if (ng > 0) {
+        expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 0);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)ng, K, 1.0f, s.xf, K,
+                    (full ? m->Wf : m->Wd) + (size_t)m->blk_g0[k] * K, K, 0.0f, s.L, (int)ng);
       }
       for (int r = 0; r < n; ++r) {
-        const float *l = L + (size_t)r * Gt;
+        const float *l = s.L + (size_t)r * ng;
         float *o = out + (t0 + r) * P;
-        for (int32_t p = 0; p < P; ++p) o[p] = (float)lse(l + (m->full[p] ? m->Gd : 0) + m->row[p], m->G[p]);
+        for (int32_t p = m->blk_p0[k]; p < m->blk_p1[k]; ++p)
+          o[p] = (float)lse(l + (m->row[p] - m->blk_g0[k]), m->G[p]);
       }
     }
-    free(L);
     scratch_free(&s);
   }
   b->kernel_seconds += gh_seconds() - t_start;

@@ -322,6 +322,9 @@ static void run_backend(gh_backend *b, const char *bname) {
       {"few pdfs full P=3 D=19 G=16, 9000 pairs", 3, 19, 16, 16, 1, 3000, 9000, 0},
       {"global diag P=1 D=40 G=128, 4000 pairs", 1, 40, 128, 128, 0, 4000, 4000, 0},
       {"offset 60 (MFCC-like c0) full P=2 D=13 G=8", 2, 13, 8, 8, 1, 2500, 5000, 0},
+      /* more Gaussians than one CPU scoring block (2048), more frames than
+       * one chunk (256): the CPU backend's blocks of pdfs */
+      {"diag P=400 D=13 G=8..12, 600 frames", 400, 13, 8, 12, 0, 600, 3000, 0},
       {"offset 60 (MFCC-like c0) diag P=2 D=13 G=70", 2, 13, 70, 70, 0, 2500, 5000, 0},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
