@@ -2,10 +2,12 @@
  * transition accumulators and re-estimation.  See hmm.h, doc/hmm.md and
  * doc/format.md ("HMM sets"). */
 #include "hmm.h"
+#include "queue.h"
 #include "gh-base.h"
 #include "gmm.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -995,6 +997,67 @@ int32_t gh_hmm_batcher_fill(gh_hmm_batcher *bt, gh_hmm_input *in, int64_t batch_
     gh_hmm_input_next(in);
   }
   return bt->b.num_utts;
+}
+
+struct gh_hmm_prefetch {
+  gh_hmm_batcher bt[2];
+  gh_queue *free_q, *full_q;  /* free_q -> reader (fill) -> full_q -> caller -> free_q */
+  gh_hmm_input *in;
+  int64_t batch_frames;
+  const gh_hmm_transcripts *tr;
+  int64_t num_err;            /* the reader's */
+  gh_hmm_batcher *cur;        /* the caller's batch */
+  int done;                   /* the end (NULL) has been taken from full_q */
+  pthread_t thread;
+};
+
+static void *prefetch_main(void *arg) {
+  gh_hmm_prefetch *pf = arg;
+  for (;;) {
+    gh_hmm_batcher *bt = gh_queue_pop(pf->free_q);
+    if (gh_hmm_batcher_fill(bt, pf->in, pf->batch_frames, pf->tr, &pf->num_err) == 0) {
+      gh_queue_push(pf->full_q, NULL);
+      return NULL;
+    }
+    gh_queue_push(pf->full_q, bt);
+  }
+}
+
+gh_hmm_prefetch *gh_hmm_prefetch_start(gh_hmm_input *in, int32_t num_pdfs, float acoustic_scale,
+                                       int64_t batch_frames, const gh_hmm_transcripts *tr) {
+  gh_hmm_prefetch *pf = gh_calloc(1, sizeof *pf);
+  pf->in = in;
+  pf->batch_frames = batch_frames;
+  pf->tr = tr;
+  pf->free_q = gh_queue_new(2);
+  pf->full_q = gh_queue_new(3);
+  for (int i = 0; i < 2; ++i) {
+    gh_hmm_batcher_init(&pf->bt[i], num_pdfs);
+    pf->bt[i].acoustic_scale = acoustic_scale;
+    gh_queue_push(pf->free_q, &pf->bt[i]);
+  }
+  if (pthread_create(&pf->thread, NULL, prefetch_main, pf)) gh_die("cannot start the HMM input reader thread");
+  return pf;
+}
+
+gh_hmm_batcher *gh_hmm_prefetch_next(gh_hmm_prefetch *pf) {
+  if (pf->done) return NULL;
+  if (pf->cur) gh_queue_push(pf->free_q, pf->cur);
+  pf->cur = gh_queue_pop(pf->full_q);
+  if (!pf->cur) pf->done = 1;
+  return pf->cur;
+}
+
+int64_t gh_hmm_prefetch_finish(gh_hmm_prefetch *pf) {
+  while (gh_hmm_prefetch_next(pf) != NULL) {
+  }
+  pthread_join(pf->thread, NULL);
+  const int64_t num_err = pf->num_err;
+  for (int i = 0; i < 2; ++i) gh_hmm_batcher_free(&pf->bt[i]);
+  gh_queue_free(pf->free_q);
+  gh_queue_free(pf->full_q);
+  free(pf);
+  return num_err;
 }
 
 void gh_hmm_input_opts_register(gh_opts *po, gh_hmm_input_opts *o) {

@@ -301,4 +301,21 @@ typedef struct {
 int32_t gh_hmm_batcher_fill(gh_hmm_batcher *bt, gh_hmm_input *in, int64_t batch_frames,
                             const gh_hmm_transcripts *tr, int64_t *num_err);
 
+/* The same loop with reading overlapped (doc/perf.md "I/O overlap"): a
+ * reader thread fills the next batch (gh_hmm_batcher_fill on a second
+ * batcher) while the caller runs the kernels on the current one.
+ *   pf = gh_hmm_prefetch_start(in, num_pdfs, acoustic_scale, batch_frames, tr);
+ *   while ((bt = gh_hmm_prefetch_next(pf)) != NULL) { ... bt->b ... }
+ *   skipped = gh_hmm_prefetch_finish(pf);   (before gh_hmm_input_close(in))
+ * A batch from _next is the caller's until the next call of _next.  While
+ * the prefetcher runs, `in` and the transcripts' reader belong to its thread.
+ * _finish joins the thread (reading to the end of the input if the caller
+ * stopped early), frees the batchers and returns the number of utterances
+ * skipped for lacking a transcript.  Dies if the thread cannot be started. */
+typedef struct gh_hmm_prefetch gh_hmm_prefetch;
+gh_hmm_prefetch *gh_hmm_prefetch_start(gh_hmm_input *in, int32_t num_pdfs, float acoustic_scale,
+                                       int64_t batch_frames, const gh_hmm_transcripts *tr);
+gh_hmm_batcher *gh_hmm_prefetch_next(gh_hmm_prefetch *pf);
+int64_t gh_hmm_prefetch_finish(gh_hmm_prefetch *pf);
+
 #endif

@@ -77,9 +77,6 @@ int main(int argc, char **argv) {
 
   gh_hmm_input *in = gh_hmm_input_open(in_rspec, io.discrete, P);
   gh_writer *w = gh_writer_open(post_wspec);
-  gh_hmm_batcher bt;
-  gh_hmm_batcher_init(&bt, P);
-  bt.acoustic_scale = io.acoustic_scale;
   const gh_hmm_graph **graphs = NULL;
   double *ll = NULL, *stats = NULL, *pdfsum = gh_calloc(P, sizeof(double));
   float *gamma = NULL;
@@ -90,35 +87,38 @@ int main(int argc, char **argv) {
   memset(&post, 0, sizeof post);
   gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob, edge_sil_prob};
   int32_t B;
-  while ((B = gh_hmm_batcher_fill(&bt, in, io.batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
+  gh_hmm_prefetch *pf = gh_hmm_prefetch_start(in, P, io.acoustic_scale, io.batch_frames, (per_utt ? &tr : NULL));
+  gh_hmm_batcher *bt;
+  while ((bt = gh_hmm_prefetch_next(pf)) != NULL) {
+    B = bt->b.num_utts;
     gh_dev_hmm *d = dh;
     int32_t ng = 1;
     graphs = gh_realloc(graphs, B * sizeof *graphs);
     if (per_utt) {
-      for (int32_t u = 0; u < B; ++u) graphs[u] = &bt.uc[u].graph;
+      for (int32_t u = 0; u < B; ++u) graphs[u] = &bt->uc[u].graph;
       ng = B;
       d = ops->hmm_upload(be, graphs, B);
     } else {
       graphs[0] = &fixed.graph;
     }
     int64_t *soff = gh_malloc((B + 1) * sizeof(int64_t));
-    gh_hmm_batch_state_off(&bt.b, graphs, soff);
+    gh_hmm_batch_state_off(&bt->b, graphs, soff);
     if (soff[B] > gcap) gamma = gh_realloc(gamma, (gcap = soff[B]) * sizeof(float));
     int64_t ns = gh_hmm_stats_offset(graphs, ng);
     if (ns > scap) stats = gh_realloc(stats, (scap = ns) * sizeof(double));
     memset(stats, 0, ns * sizeof(double));
     ll = gh_realloc(ll, B * sizeof(double));
-    ops->hmm_fb(be, d, &bt.b, ll, gamma, stats);
+    ops->hmm_fb(be, d, &bt->b, ll, gamma, stats);
     if (per_utt) ops->hmm_free(be, d);
     for (int32_t k = 0; k < ng; ++k)
-      gh_hmm_accs_add_stats(&accs, per_utt ? &bt.uc[k] : &fixed, stats + gh_hmm_stats_offset(graphs, k));
+      gh_hmm_accs_add_stats(&accs, per_utt ? &bt->uc[k] : &fixed, stats + gh_hmm_stats_offset(graphs, k));
     for (int32_t u = 0; u < B; ++u) {
-      int64_t T = bt.frame_off[u + 1] - bt.frame_off[u];
-      const gh_hmm_compiled *c = per_utt ? &bt.uc[u] : &fixed;
+      int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
+      const gh_hmm_compiled *c = per_utt ? &bt->uc[u] : &fixed;
       int32_t S = c->graph.num_states;
       if (ll[u] == -INFINITY) {
         gh_warn("%s, key '%s': no complete path through the HMM (utterance of %lld frames); skipped", in_rspec,
-                bt.keys[u], (long long)T);
+                bt->keys[u], (long long)T);
         ++num_err;
         continue;
       }
@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
         }
         post.offsets[t + 1] = (int32_t)n;
       }
-      gh_writer_write(w, bt.keys[u], GH_OBJ_POSTERIOR, &post);
+      gh_writer_write(w, bt->keys[u], GH_OBJ_POSTERIOR, &post);
       accs.total_like += ll[u];
       accs.total_frames += T;
       accs.num_utts++;
@@ -162,6 +162,7 @@ int main(int argc, char **argv) {
     }
     free(soff);
   }
+  num_err += gh_hmm_prefetch_finish(pf);
   gh_hmm_input_close(in);
   gh_writer_close(w);
   if (trans) gh_rand_reader_close(trans);
@@ -183,7 +184,6 @@ int main(int argc, char **argv) {
   gh_posterior_free(&post);
   free(graphs); free(ll); free(stats); free(gamma); free(pdfsum); free(touched);
   gh_hmm_accs_free(&accs);
-  gh_hmm_batcher_free(&bt);
   gh_hmm_set_free(&set);
   gh_opts_free(po);
   return num_done ? 0 : 1;

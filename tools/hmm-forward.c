@@ -51,19 +51,19 @@ int main(int argc, char **argv) {
 
   gh_hmm_input *in = gh_hmm_input_open(in_rspec, io.discrete, P);
   gh_writer *w = gh_writer_open(out_wspec);
-  gh_hmm_batcher bt;
-  gh_hmm_batcher_init(&bt, P);
-  bt.acoustic_scale = io.acoustic_scale;
   double *ll = NULL, best_sum = 0;
   int64_t num_done = 0, num_nopath = 0, frames = 0;
   gh_vector out = {num, gh_malloc(num * sizeof(float))};
   double t0 = gh_seconds();
   int32_t B;
-  while ((B = gh_hmm_batcher_fill(&bt, in, io.batch_frames, NULL, NULL)) > 0) {
+  gh_hmm_prefetch *pf = gh_hmm_prefetch_start(in, P, io.acoustic_scale, io.batch_frames, NULL);
+  gh_hmm_batcher *bt;
+  while ((bt = gh_hmm_prefetch_next(pf)) != NULL) {
+    B = bt->b.num_utts;
     ll = gh_realloc(ll, (size_t)num * B * sizeof(double));
     for (int32_t k = 0; k < num; ++k) {
-      for (int32_t u = 0; u < B; ++u) bt.graph[u] = k;
-      ops->hmm_forward(be, dh, &bt.b, scaled ? GH_HMM_SCALED : 0, ll + (size_t)k * B, NULL);
+      for (int32_t u = 0; u < B; ++u) bt->graph[u] = k;
+      ops->hmm_forward(be, dh, &bt->b, scaled ? GH_HMM_SCALED : 0, ll + (size_t)k * B, NULL);
     }
     for (int32_t u = 0; u < B; ++u) {
       double best = -INFINITY;
@@ -73,16 +73,17 @@ int main(int argc, char **argv) {
       }
       if (best == -INFINITY) {
         gh_warn("%s, key '%s': no HMM has a complete path for this utterance (log-likelihood -inf)", in_rspec,
-                bt.keys[u]);
+                bt->keys[u]);
         ++num_nopath;
       } else {
         best_sum += best;
-        frames += bt.frame_off[u + 1] - bt.frame_off[u];
+        frames += bt->frame_off[u + 1] - bt->frame_off[u];
       }
-      gh_writer_write(w, bt.keys[u], GH_OBJ_VECTOR, &out);
+      gh_writer_write(w, bt->keys[u], GH_OBJ_VECTOR, &out);
       ++num_done;
     }
   }
+  gh_hmm_prefetch_finish(pf);
   gh_hmm_input_close(in);
   gh_writer_close(w);
   double secs = gh_seconds() - t0;
@@ -93,7 +94,6 @@ int main(int argc, char **argv) {
   gh_backend_free(be);
   for (int32_t k = 0; k < num; ++k) gh_hmm_compiled_free(&comp[k]);
   free(comp); free(graphs); free(ll); free(out.data);
-  gh_hmm_batcher_free(&bt);
   gh_hmm_set_free(&set);
   gh_opts_free(po);
   return num_done > num_nopath ? 0 : 1;

@@ -77,17 +77,17 @@ int main(int argc, char **argv) {
   gh_writer *w = gh_writer_open(ali_wspec);
   gh_writer *wl = *ll_wspec ? gh_writer_open(ll_wspec) : NULL;
   gh_writer *ww = *words_wspec ? gh_writer_open(words_wspec) : NULL;
-  gh_hmm_batcher bt;
-  gh_hmm_batcher_init(&bt, P);
-  bt.acoustic_scale = io.acoustic_scale;
   int32_t *path = NULL, *best_path = NULL, *best_k = NULL;
   double *score = NULL, *best = NULL, tot = 0;
   int64_t num_done = 0, num_err = 0, frames = 0, cap = 0;
   double t0 = gh_seconds();
   gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob, edge_sil_prob};
   int32_t B;
-  while ((B = gh_hmm_batcher_fill(&bt, in, io.batch_frames, (per_utt ? &tr : NULL), &num_err)) > 0) {
-    int64_t F = gh_hmm_batcher_frames(&bt);
+  gh_hmm_prefetch *pf = gh_hmm_prefetch_start(in, P, io.acoustic_scale, io.batch_frames, (per_utt ? &tr : NULL));
+  gh_hmm_batcher *bt;
+  while ((bt = gh_hmm_prefetch_next(pf)) != NULL) {
+    B = bt->b.num_utts;
+    int64_t F = gh_hmm_batcher_frames(bt);
     if (F > cap) {
       cap = F;
       path = gh_realloc(path, cap * sizeof(int32_t));
@@ -98,46 +98,46 @@ int main(int argc, char **argv) {
     best_k = gh_realloc(best_k, B * sizeof(int32_t));
     if (per_utt) {
       graphs = gh_realloc(graphs, B * sizeof *graphs);
-      for (int32_t u = 0; u < B; ++u) graphs[u] = &bt.uc[u].graph;
+      for (int32_t u = 0; u < B; ++u) graphs[u] = &bt->uc[u].graph;
       gh_dev_hmm *d = ops->hmm_upload(be, graphs, B);
-      ops->hmm_viterbi(be, d, &bt.b, best_path, best);
+      ops->hmm_viterbi(be, d, &bt->b, best_path, best);
       ops->hmm_free(be, d);
       for (int32_t u = 0; u < B; ++u) best_k[u] = u;
     } else {
       for (int32_t k = 0; k < num; ++k) {
-        for (int32_t u = 0; u < B; ++u) bt.graph[u] = k;
-        ops->hmm_viterbi(be, dh, &bt.b, path, score);
+        for (int32_t u = 0; u < B; ++u) bt->graph[u] = k;
+        ops->hmm_viterbi(be, dh, &bt->b, path, score);
         for (int32_t u = 0; u < B; ++u)
           if (k == 0 || score[u] > best[u]) {
             best[u] = score[u];
             best_k[u] = k;
-            memcpy(best_path + bt.frame_off[u], path + bt.frame_off[u],
-                   (bt.frame_off[u + 1] - bt.frame_off[u]) * sizeof(int32_t));
+            memcpy(best_path + bt->frame_off[u], path + bt->frame_off[u],
+                   (bt->frame_off[u + 1] - bt->frame_off[u]) * sizeof(int32_t));
           }
       }
     }
     for (int32_t u = 0; u < B; ++u) {
-      int64_t T = bt.frame_off[u + 1] - bt.frame_off[u];
-      int32_t *pu = best_path + bt.frame_off[u];
-      const gh_hmm_compiled *c = per_utt ? &bt.uc[u] : &fixed[best_k[u]];
+      int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
+      int32_t *pu = best_path + bt->frame_off[u];
+      const gh_hmm_compiled *c = per_utt ? &bt->uc[u] : &fixed[best_k[u]];
       if (best[u] == -INFINITY) {
         gh_warn("%s, key '%s': no complete path through the HMM (utterance of %lld frames); skipped", in_rspec,
-                bt.keys[u], (long long)T);
+                bt->keys[u], (long long)T);
         ++num_err;
         continue;
       }
       gh_ivector ali = {(int32_t)T, gh_malloc((T ? T : 1) * sizeof(int32_t))};
       for (int64_t t = 0; t < T; ++t) ali.data[t] = write_states ? pu[t] : c->pdf[pu[t]];
-      gh_writer_write(w, bt.keys[u], GH_OBJ_INT32_VECTOR, &ali);
+      gh_writer_write(w, bt->keys[u], GH_OBJ_INT32_VECTOR, &ali);
       gh_ivector_free(&ali);
       if (wl) {
         float v = (float)best[u];
         gh_vector lv = {1, &v};
-        gh_writer_write(wl, bt.keys[u], GH_OBJ_VECTOR, &lv);
+        gh_writer_write(wl, bt->keys[u], GH_OBJ_VECTOR, &lv);
       }
       if (ww) {
         char *words = gh_hmm_path_words(c, pu, T);
-        gh_writer_write(ww, bt.keys[u], GH_OBJ_TOKEN_VECTOR, words);
+        gh_writer_write(ww, bt->keys[u], GH_OBJ_TOKEN_VECTOR, words);
         free(words);
       }
       tot += best[u];
@@ -145,6 +145,7 @@ int main(int argc, char **argv) {
       ++num_done;
     }
   }
+  num_err += gh_hmm_prefetch_finish(pf);
   gh_hmm_input_close(in);
   gh_writer_close(w);
   if (wl) gh_writer_close(wl);
@@ -158,7 +159,6 @@ int main(int argc, char **argv) {
   gh_backend_free(be);
   for (int32_t k = 0; k < num; ++k) gh_hmm_compiled_free(&fixed[k]);
   free(fixed); free(graphs); free(path); free(best_path); free(best_k); free(score); free(best);
-  gh_hmm_batcher_free(&bt);
   gh_hmm_set_free(&set);
   gh_opts_free(po);
   return num_done ? 0 : 1;
