@@ -150,7 +150,7 @@ install: all
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 
 clean:
-	rm -rf $(B) $(BIN) build-asan bin-asan build-fuzz
+	rm -rf $(B) $(BIN) build-asan bin-asan build-tsan bin-tsan build-fuzz
 
 .PHONY: all deps test test-gpu bench install clean units asan-build test-asan fuzzers fuzz-build fuzz fuzz-regress print-ldlibs
 .SECONDARY:

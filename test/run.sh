@@ -47,6 +47,7 @@ hard() { # NAME CMD...: one test line per hardening step
 }
 if [ "${GH_HARDENING:-1}" != 0 ]; then
   hard "sanitizer suite (make test-asan)" ${MAKE:-make} -s test-asan
+  hard "thread sanitizer over the pipelined tools (test/tsan.sh)" ./test/tsan.sh
   if command -v clang >/dev/null; then
     hard "fuzz harness build" ${MAKE:-make} -s fuzz-build
     hard "fuzz regression inputs" ./test/fuzz/run.sh replay
