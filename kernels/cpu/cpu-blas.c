@@ -5,11 +5,11 @@
  * other one is tested against; the HMM kernels and the shrinkage
  * statistics are the reference's.
  *
- * Arithmetic (doc/kernels.md "CPU backend"):
+ * Arithmetic (doc/kernels.md "CPU BLAS backend"):
  *  - likelihoods: features centred at the model centre
- *    (gh_gemm_model_centre), expanded, one SGEMM L = Xe A^T per chunk of
- *    frames (fp32 products, as Kaldi's own BLAS likelihoods), then per pdf
- *    a log-sum-exp in double;
+ *    (gh_gemm_model_centre), expanded, one SGEMM L = Xe A^T per work item
+ *    of 256 frames x a block of pdfs (fp32 products, as Kaldi's own BLAS
+ *    likelihoods), then per pdf a log-sum-exp in double;
  *  - E-step: the same likelihoods for the pairs of one pdf (chunks of at
  *    most 256 pairs), posteriors gamma = w exp(ll - lse) in double, and
  *    the statistics R^T Xe as a DGEMM over the expanded features in
@@ -17,14 +17,15 @@
  *    acc_fetch by gh_gemm_stats_uncentre).  The PyTorch peer
  *    (bench/peers/gemm_em_peer.py) does this GEMM in fp32; in double the
  *    statistics do not depend on the chunking, so N jobs + gmm-sum-accs
- *    equal one job to ~1e-12 (test/bats/repro.bats) and fMLLR / MAP on the
+ *    equal one job up to the order of double additions (test/bats/repro.bats) and fMLLR / MAP on the
  *    CPU match float64 references (doc/kernels.md gives the cost).
  * b->precision is ignored (no tensor cores).
  *
  * Threads: BLAS runs single-threaded (gh_host_blas_serial: OpenBLAS set to
- * one thread; other BLAS libraries are assumed serial) inside our OpenMP loops, so calls never nest thread
- * pools.  Work is cut in a fixed way: scoring by chunks of frames (rows
- * are independent); the E-step by pdf (a pdf's chunks in order, by one
+ * one thread; other BLAS libraries are assumed serial) inside our OpenMP
+ * loops, so calls never nest thread pools.  Work is cut in a fixed way:
+ * scoring by (frames, pdf block) items (rows are independent); the E-step
+ * by pdf (a pdf's chunks in order, by one
  * thread), except a pdf with many pairs, whose chunks are dealt to the
  * threads round-robin into per-thread partial statistics summed in thread
  * order.  So results are identical run to run for a given thread count
