@@ -18,6 +18,8 @@ command -v make >/dev/null || need+=(make)
 [ -f /usr/include/sndfile.h ] || need+=(libsndfile1-dev)
 [ -f /usr/include/fftw3.h ] || need+=(libfftw3-dev)
 [ -f /usr/include/lapacke.h ] || [ -f /usr/include/x86_64-linux-gnu/lapacke.h ] || need+=(liblapacke-dev libopenblas-dev)
+# OpenBLAS (threaded; cblas.h): the CPU backend's GEMMs (kernels/cpu/cpu-blas.c) and LAPACK.
+dpkg -s libopenblas-dev >/dev/null 2>&1 || need+=(libopenblas-dev)
 command -v bats >/dev/null || need+=(bats)
 command -v gzip >/dev/null || need+=(gzip)
 command -v python3 >/dev/null || need+=(python3)
