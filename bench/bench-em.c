@@ -21,6 +21,7 @@
  */
 #include "backend.h"
 #include "gh-base.h"
+#include "bench-args.h"
 #include "gmm-data.h"
 #include "gmm-est.h"
 
@@ -29,18 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long arg(int argc, char **argv, const char *name, long def) {
-  size_t n = strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (!strncmp(argv[i], name, n) && argv[i][n] == '=') return atol(argv[i] + n + 1);
-  return def;
-}
-static const char *sarg(int argc, char **argv, const char *name, const char *def) {
-  size_t n = strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (!strncmp(argv[i], name, n) && argv[i][n] == '=') return argv[i] + n + 1;
-  return def;
-}
 
 /* Max over the set of |a - r| / max(1, max |r|), per statistic array. */
 static double accs_err(const gh_accs_set *a, const gh_accs_set *r) {

@@ -27,6 +27,7 @@
  */
 #include "backend.h"
 #include "gh-base.h"
+#include "bench-args.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,18 +50,6 @@ static double urand(void) {
 /* Standard normal (Box-Muller). */
 static double nrand(void) { return sqrt(-2 * log(urand())) * cos(6.283185307179586 * urand()); }
 
-static long arg(int argc, char **argv, const char *name, long def) {
-  size_t n = strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (!strncmp(argv[i], name, n) && argv[i][n] == '=') return atol(argv[i] + n + 1);
-  return def;
-}
-static const char *sarg(int argc, char **argv, const char *name, const char *def) {
-  size_t n = strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (!strncmp(argv[i], name, n) && argv[i][n] == '=') return argv[i] + n + 1;
-  return def;
-}
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 static int cmpd(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return x < y ? -1 : x > y; }
 

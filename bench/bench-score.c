@@ -24,6 +24,7 @@
  */
 #include "backend.h"
 #include "gh-base.h"
+#include "bench-args.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,20 +38,6 @@ static float urand(void) {
   return (float)((rs >> 40) * (1.0 / 16777216.0));
 }
 
-/* Value of integer option --name=N in argv, else def. */
-static long arg(int argc, char **argv, const char *name, long def) {
-  size_t n = strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (!strncmp(argv[i], name, n) && argv[i][n] == '=') return atol(argv[i] + n + 1);
-  return def;
-}
-/* Value of string option --name=S in argv, else def. */
-static const char *sarg(int argc, char **argv, const char *name, const char *def) {
-  size_t n = strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (!strncmp(argv[i], name, n) && argv[i][n] == '=') return argv[i] + n + 1;
-  return def;
-}
 
 /* See the top of the file; exit status 0, dies on bad input or backend errors. */
 int main(int argc, char **argv) {

@@ -160,6 +160,20 @@ __attribute__((unused)) static void fz_write_file(const char *name, const uint8_
   fclose(f);
 }
 
+/* Bytes of a file in the private directory (malloc'd), size in *n. */
+__attribute__((unused)) static uint8_t *fz_slurp(const char *name, size_t *n) {
+  FILE *f = fopen(name, "rb");
+  if (!f) abort();
+  fseek(f, 0, SEEK_END);
+  long sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = malloc((size_t)sz + 1);
+  if (fread(b, 1, (size_t)sz, f) != (size_t)sz) abort();
+  fclose(f);
+  *n = (size_t)sz;
+  return b;
+}
+
 /* on_abort: forgets (does not free) harness state allocated during the
  * input, since fz_cleanup frees every such allocation. */
 #define FUZZ_BEGIN_WITH(on_abort)        \

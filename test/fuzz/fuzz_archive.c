@@ -29,20 +29,6 @@ static void free_keys(void) {
   nkeys = capkeys = 0;
 }
 
-/* Bytes of a file (malloc'd), size in *n. */
-static uint8_t *slurp(const char *name, size_t *n) {
-  FILE *f = fopen(name, "rb");
-  if (!f) abort();
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc((size_t)sz + 1);
-  if (fread(b, 1, (size_t)sz, f) != (size_t)sz) abort();
-  fclose(f);
-  *n = (size_t)sz;
-  return b;
-}
-
 /* Copies archive `in` (sequentially) to wspecifier `out`, recording keys. */
 static void copy_table(const char *in, const char *out, gh_objtype t, int record) {
   gh_seq_reader *r = gh_seq_reader_open(in, t);
@@ -70,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 0; i < n1; i++) if (strcmp(keys[i], keys[n1 + i])) abort();
     if (mode == 0) {
       size_t a, b;
-      uint8_t *x = slurp("out1.ark", &a), *y = slurp("out2.ark", &b);
+      uint8_t *x = fz_slurp("out1.ark", &a), *y = fz_slurp("out2.ark", &b);
       if (a != b || memcmp(x, y, a)) abort();
       free(x); free(y);
     }
@@ -90,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     copy_table("ark:in.ark", "ark,scp:out1.ark,out1.scp", t, 1);
     copy_table("scp:out1.scp", "ark:out2.ark", t, 0);
     size_t a, b;
-    uint8_t *x = slurp("out1.ark", &a), *y = slurp("out2.ark", &b);
+    uint8_t *x = fz_slurp("out1.ark", &a), *y = fz_slurp("out2.ark", &b);
     if (a != b || memcmp(x, y, a)) abort();
     free(x); free(y);
     gh_rand_reader *rr = gh_rand_reader_open("scp:out1.scp", t);

@@ -13,22 +13,9 @@
 #include "gmm.h"
 #include "hmm.h"
 
-static uint8_t *slurp(const char *name, size_t *n) {
-  FILE *f = fopen(name, "rb");
-  if (!f) abort();
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc((size_t)sz + 1);
-  if (fread(b, 1, (size_t)sz, f) != (size_t)sz) abort();
-  fclose(f);
-  *n = (size_t)sz;
-  return b;
-}
-
 static void same_files(const char *a, const char *b) {
   size_t na, nb;
-  uint8_t *x = slurp(a, &na), *y = slurp(b, &nb);
+  uint8_t *x = fz_slurp(a, &na), *y = fz_slurp(b, &nb);
   if (na != nb || memcmp(x, y, na)) abort();
   free(x); free(y);
 }
