@@ -1,6 +1,7 @@
 /* bench-em -- time of one EM iteration of a global GMM, as gmm-est-gpu runs
- * it (lib/gmm-data.c gh_data_estep_on on frames resident on the backend,
- * then the M-step on the host, lib/gmm-est.c gh_gmm_set_update), on the
+ * it (lib/gmm-data.h gh_em: frames resident on the backend, the E-step and
+ * the M-step on the device where the backend has one (CUDA), else on the
+ * host, lib/gmm-est.c; GH_MSTEP=host forces the host), on the
  * data of the PyTorch peer (bench/gemm_em_peer.py): N frames of dimension D,
  * x = randn + 2 * (one of 64 random centres); M Gaussians initialised at M
  * random frames with unit covariance and equal weights.  2 warm-up
@@ -47,6 +48,25 @@ static double accs_err(const gh_accs_set *a, const gh_accs_set *r) {
         if (!(e <= worst)) worst = e;
       }
     }
+  }
+  return worst;
+}
+
+/* Max over the set of |a - r| / (1 + |r|) over every float parameter. */
+static double set_err(const gh_gmm_set *a, const gh_gmm_set *r) {
+  double worst = 0;
+  for (int p = 0; p < r->num_pdfs; ++p) {
+    const gh_gmm *x = &a->pdfs[p], *y = &r->pdfs[p];
+    if (x->num_gauss != y->num_gauss) return INFINITY;
+    const int64_t G = y->num_gauss, D = y->dim, S = y->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
+    struct { const float *g, *r; int64_t n; } arr[4] = {
+        {x->weights, y->weights, G}, {x->gconsts, y->gconsts, G},
+        {x->means_invvars, y->means_invvars, G * D}, {x->inv_vars, y->inv_vars, G * S}};
+    for (int k = 0; k < 4; ++k)
+      for (int64_t i = 0; i < arr[k].n; ++i) {
+        double e = fabs((double)arr[k].g[i] - arr[k].r[i]) / (1 + fabs(arr[k].r[i]));
+        if (!(e <= worst)) worst = e;
+      }
   }
   return worst;
 }
@@ -121,29 +141,55 @@ int main(int argc, char **argv) {
     gh_accs_free(&a); gh_accs_free(&r);
     gh_backend_free(cpu);
   }
-  gh_dev_data *dd = gh_data_upload(b, &d);
+  /* M-step error: one device M-step (where the backend has one) against
+   * the host M-step (lib/gmm-est.c, double) from the same accumulators, max
+   * |got - ref| / (1 + |ref|) over every float parameter. */
+  double merr = -1;
+  if (check > 0 && b->ops->mstep) {
+    gh_gmm_set dev, host;
+    memset(&dev, 0, sizeof dev); memset(&host, 0, sizeof host);
+    gh_gmm_set_copy(&dev, &s); gh_gmm_set_copy(&host, &s);
+    gh_em e1, e2;
+    gh_est_stats st;
+    gh_em_init(&e1, b, &dev, &d);
+    gh_em_estep(&e1, NULL);
+    gh_em_mstep(&e1, &eo, NULL, &st);
+    gh_em_sync(&e1);
+    gh_em_init(&e2, b, &host, &d);
+    e2.device_mstep = 0;
+    gh_em_estep(&e2, NULL);
+    gh_em_mstep(&e2, &eo, NULL, &st);
+    merr = e1.mstep_on_device ? set_err(&dev, &host) : -1;
+    gh_em_free(&e1); gh_em_free(&e2);
+    gh_gmm_set_free(&dev); gh_gmm_set_free(&host);
+  }
+  gh_em em;
+  gh_em_init(&em, b, &s, &d);
   double tsum = 0, avg = 0, esum = 0;
   for (int it = 0; it < 2 + iters; ++it) {
-    double t0 = gh_seconds(), secs;
-    gh_accs_set acc;
-    avg = gh_data_estep_on(b, &s, &d, dd, &acc, &secs);
+    double t0 = gh_seconds();
+    avg = gh_em_estep(&em, NULL);
     gh_est_stats st;
     memset(&st, 0, sizeof st);
-    gh_gmm_set_update(&s, &acc, &eo, &st);
-    gh_accs_free(&acc);
-    if (it >= 2) { tsum += gh_seconds() - t0; esum += secs; }
+    gh_em_mstep(&em, &eo, NULL, &st);
+    if (it >= 2) { tsum += gh_seconds() - t0; esum += em.estep_seconds; }
   }
+  gh_em_sync(&em);
   const double t = tsum / iters;
   const double E = full ? 1 + D + D * (D + 1) / 2.0 : 1 + 2.0 * D;
-  const char *var = getenv("GH_CUDA_ESTEP");
-  char es[32] = "-", ts[32] = "-"; /* "-": not checked (--check=0) */
+  const char *var = getenv("GH_CUDA_ESTEP"), *mv = getenv("GH_MSTEP");
+  char vs[64];
+  snprintf(vs, sizeof vs, "%s%s", var && *var ? var : "auto", mv && !strcmp(mv, "host") ? ",host-mstep" : "");
+  char es[32] = "-", ts[32] = "-", ms[32] = "-"; /* "-": not checked (--check=0, or no device M-step) */
   if (check > 0) { snprintf(es, sizeof es, "%.2g", err); snprintf(ts, sizeof ts, "%.2g", terr); }
+  if (merr >= 0) snprintf(ms, sizeof ms, "%.2g", merr);
   printf("em %s N=%d D=%d M=%d %s precision=%s variant=%s: %.3f ms/iter (E-step %.3f, M-step %.3f)  %.3g frames/s  "
-         "%.1f GFLOP/s (GEMM count)  stats err %s  total err %s  avg loglike %.4f  Gaussians after %d\n",
+         "%.1f GFLOP/s (GEMM count)  stats err %s  total err %s  M-step %s err %s  avg loglike %.4f  Gaussians after %d\n",
          full ? "full" : "diag", N, D, M, b->device_name, sarg(argc, argv, "--precision", "auto"),
-         var && *var ? var : "auto", t * 1e3, esum / iters * 1e3, (t - esum / iters) * 1e3,
-         N / t, 4.0 * N * M * E / t * 1e-9, es, ts, avg, s.pdfs[0].num_gauss);
-  b->ops->data_free(b, dd);
+         vs, t * 1e3, esum / iters * 1e3, (t - esum / iters) * 1e3,
+         N / t, 4.0 * N * M * E / t * 1e-9, es, ts, em.mstep_on_device ? "device" : "host", ms, avg,
+         s.pdfs[0].num_gauss);
+  gh_em_free(&em);
   gh_backend_free(b);
   gh_gmm_set_free(&s);
   gh_data_free(&d);

@@ -4,11 +4,13 @@
 # error of each against float64.  Every configuration tried is printed, then
 # one table (bench/table.py) of the default configuration against the peers.
 #   ceilings   bench/peers/ceilings.py: copy bandwidth, SGEMM fp32 / TF32
-#   EM         build/bench/bench-em (gmm-est-gpu's iteration: resident frames,
-#              E-step on the GPU, M-step on the host) at the shapes of issue 8:
+#   EM         build/bench/bench-em (gmm-est-gpu's iteration: resident frames and
+#              model, E-step and M-step on the GPU) at the shapes of issue 8:
 #              full N=150k D=19 M=16; full 500k D=36 M=128; UBM 1 x 1024 full
 #              and 1 x 2048 diag at N=262,144, D=40; each with --precision
-#              auto / fp32 / tf32x3 and the fused kernels (GH_CUDA_ESTEP=fused)
+#              auto / fp32 / tf32x3, the fused kernels (GH_CUDA_ESTEP=fused)
+#              and the M-step on the host (GH_MSTEP=host: the code before the
+#              device M-step)
 #              peers: bench/peers/gemm_em_peer.py (PyTorch GEMM EM, fp32),
 #              bench/peers/sklearn_em_peer.py (scikit-learn, all cores; the
 #              smallest shape: 500k x 128 took 32 s per iteration)
@@ -98,6 +100,7 @@ fi
       $E --type=$1 --frames=$2 --dim=$3 --gauss=$4 --check=$5 --precision=$prec 2>&1 | grep '^em'
     done
     GH_CUDA_ESTEP=fused $E --type=$1 --frames=$2 --dim=$3 --gauss=$4 --check=0 2>&1 | grep '^em'
+    GH_MSTEP=host $E --type=$1 --frames=$2 --dim=$3 --gauss=$4 --check=0 2>&1 | grep '^em'
   done
   cpu_rows
   [ $torch_ok = 1 ] && OUT=$(dirname "$LOG") python3 bench/peers/gemm_em_peer.py

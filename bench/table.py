@@ -14,10 +14,12 @@ for line in log:
     m = re.match(r"ceilings: copy (\S+) GB/s, sgemm fp32 (\S+) TFLOP/s, tf32 (\S+) TFLOP/s", line)
     if m: ceil = dict(copy=float(m[1]), fp32=float(m[2]), tf32=float(m[3]))
     m = re.match(r"em (\w+) N=(\d+) D=(\d+) M=(\d+) (.*) precision=(\S+) variant=(\S+): (\S+) ms/iter \(E-step (\S+), "
-                 r"M-step (\S+)\)\s+(\S+) frames/s\s+(\S+) GFLOP/s.*stats err (\S+)\s+total err (\S+)", line)
+                 r"M-step (\S+)\)\s+(\S+) frames/s\s+(\S+) GFLOP/s.*stats err (\S+)\s+total err (\S+)"
+                 r"(?:\s+M-step (\w+) err (\S+))?", line)
     if m:
         em.append(dict(type=m[1], N=int(m[2]), D=int(m[3]), M=int(m[4]), dev=m[5], prec=m[6], var=m[7], ms=float(m[8]),
-                       e=float(m[9]), mstep=float(m[10]), fps=float(m[11]), gf=float(m[12]), err=m[13]))
+                       e=float(m[9]), mstep=float(m[10]), fps=float(m[11]), gf=float(m[12]), err=m[13],
+                       where=m[15] or "host", merr=m[16] or "-"))
     m = re.match(r"gemm_em_(\w+)_N(\d+)_D(\d+)_K(\d+) (\S+) ms/iter", line)
     if m: em_peer[(m[1], int(m[2]), int(m[3]), int(m[4]))] = float(m[5])
     m = re.match(r"recipe (\S+) (\w+) device=(\S+) nj=(\d+): (\S+) s total, (\S+) s/iter \((\d+) iterations\); (.*)", line)
@@ -62,7 +64,8 @@ for r in em:
     frac = r["gf"] / (ceil["fp32"] * 1e3) if ceil else None
     print(f"| EM iteration {r['type']} N={r['N']} D={r['D']} M={r['M']} | {r['ms']:.2f} ms (E {r['e']:.2f} + M {r['mstep']:.2f}) "
           f"| {r['fps']:.3g} | {r['gf']:.0f} | {f(frac, 2)} | {f(p, 2)} ms | {f(p / r['ms'] if p else None, 2)}× | "
-          f"{f(s, 0)} ms | {f(s / r['ms'] if s else None, 0)}× | stats {r['err']} |")
+          f"{f(s, 0)} ms | {f(s / r['ms'] if s else None, 0)}× | stats {r['err']}; M-step on the {r['where']}"
+          f"{', params ' + r['merr'] + ' vs host' if r['merr'] != '-' else ''} |")
 for r in score:
     if r["prec"] != "auto" or r["var"] != "auto" or r["dev"] != "cuda": continue
     p = tpeer.get((r["type"], r["P"], r["G"], r["D"]))
@@ -102,7 +105,7 @@ print("| job | device | precision | variant | time | frames/s | GFLOP/s | max er
 print("|---|---|---|---|---|---|---|---|")
 for r in em:
     print(f"| EM {r['type']} N={r['N']} D={r['D']} M={r['M']} | {r['dev']} | {r['prec']} | {r['var']} | {r['ms']:.2f} ms "
-          f"(E {r['e']:.2f} + M {r['mstep']:.2f}) | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")
+          f"(E {r['e']:.2f} + M {r['mstep']:.2f} on the {r['where']}) | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")
 for r in hmm:
     print(f"| HMM {r['op']} {r['S']} × {r['M']} × {r['T']}{' ragged 100..50' if r['rag'] else ''} | {r['dev']} | "
           f"{'fp64' if r['op'] != 'forward-scaled' else 'fp32'} | {r['var']} | {r['ms']:.2f} ms | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")

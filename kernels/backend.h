@@ -36,6 +36,8 @@ typedef struct gh_backend gh_backend;
 typedef struct gh_dev_model gh_dev_model;
 typedef struct gh_dev_data gh_dev_data;
 typedef struct gh_dev_hmm gh_dev_hmm;
+struct gh_est_opts;  /* lib/gmm-est.h */
+struct gh_est_stats;
 
 /* ---------------- HMM graphs and batches ----------------
  * An HMM graph is an HMM (lib/hmm.h) compiled for the kernels: S states,
@@ -185,6 +187,31 @@ typedef struct {
    * host_free takes only pointers from host_alloc of the same backend. */
   void *(*host_alloc)(gh_backend *b, size_t bytes);
   void (*host_free)(gh_backend *b, void *p);
+
+  /* ---- optional: the M-step on the device (lib/gmm-data.h gh_em_mstep) ----
+   * After accumulate(): the maximum-likelihood update of every pdf of m
+   * from m's own accumulators, with the arithmetic of lib/gmm-est.c
+   * gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate: weights
+   * occ_g / sum occ, means m_g / occ_g, covariances S_g / occ_g - mu mu'
+   * floored, inverses, gconsts from the float parameters; double
+   * arithmetic), written into m's parameters on the device, so that the
+   * next accumulate() on m uses the updated model without an upload.
+   * Returns 0 and fills *st (objf_change, count, num_floored,
+   * num_not_updated, num_pdfs_no_data; zeroed by the caller) when it did
+   * the whole update.  Returns 1 with m unchanged, and the reason in
+   * gh_last_error(), when some pdf needs what only the host M-step does:
+   * a Gaussian to remove (remove_low_count_gaussians), an eigenvalue to
+   * floor (full covariances), shrinkage, rel_variance_floor, a
+   * re-estimated covariance that is not usable (the host M-step then dies
+   * with the message).  After an update on the device m may be used for
+   * accumulate / mstep / model_fetch only (loglikes dies: upload the
+   * fetched model again to score). */
+  int (*mstep)(gh_backend *b, gh_dev_model *m, const struct gh_est_opts *o, struct gh_est_stats *st);
+  /* Copy m's current parameters into s (the set m was uploaded from, same
+   * shapes: dies naming the pdf otherwise): weights, gconsts,
+   * means_invvars, inv_vars exactly as the device holds them.  NULL
+   * exactly when mstep is NULL. */
+  void (*model_fetch)(gh_backend *b, gh_dev_model *m, gh_gmm_set *s);
 } gh_backend_ops;
 
 struct gh_backend {

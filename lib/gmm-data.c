@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gh-base.h"
+#include "gmm-est.h"
 #include "table.h"
 
 int gh_label_type_parse(const char *s, gh_label_type *t) {
@@ -199,3 +200,81 @@ void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *mod
   gh_data_load(d, &o);
 }
 
+
+/* ---------------- EM with resident data (gmm-data.h gh_em) ---------------- */
+void gh_em_init(gh_em *em, gh_backend *b, gh_gmm_set *model, const gh_data *d) {
+  memset(em, 0, sizeof *em);
+  em->b = b;
+  em->model = model;
+  em->d = d;
+  em->dd = gh_data_upload(b, d);
+  const char *e = getenv("GH_MSTEP");
+  em->device_mstep = !(e && !strcmp(e, "host"));
+}
+
+void gh_em_sync(gh_em *em) {
+  if (!em->host_stale) return;
+  em->b->ops->model_fetch(em->b, em->dm, em->model);
+  em->host_stale = 0;
+}
+
+void gh_em_model_changed(gh_em *em) {
+  if (em->dm) em->b->ops->model_free(em->b, em->dm);
+  em->dm = NULL;
+  em->host_stale = 0;
+}
+
+void gh_em_free(gh_em *em) {
+  gh_em_model_changed(em);
+  if (em->dd) em->b->ops->data_free(em->b, em->dd);
+  em->dd = NULL;
+}
+
+double gh_em_estep(gh_em *em, gh_accs_set *accs) {
+  gh_backend *b = em->b;
+  const gh_data *d = em->d;
+  if (em->model->dim != d->dim)
+    gh_die("model dimension %d does not match feature dimension %d", em->model->dim, d->dim);
+  double t0 = gh_seconds();
+  if (!em->dm) em->dm = b->ops->model_upload(b, em->model);
+  b->ops->acc_zero(b, em->dm);
+  double ll = b->ops->accumulate(b, em->dm, em->dd);
+  if (accs) {
+    gh_em_sync(em);
+    gh_accs_init(accs, em->model);
+    b->ops->acc_fetch(b, em->dm, accs);
+    accs->total_frames = d->total_weight;
+    accs->total_loglike = ll;
+  }
+  em->estep_seconds = gh_seconds() - t0;
+  return d->total_weight > 0 ? ll / d->total_weight : 0.0;
+}
+
+void gh_em_mstep(gh_em *em, const gh_est_opts *eo, const gh_accs_set *accs, gh_est_stats *st) {
+  gh_backend *b = em->b;
+  double t0 = gh_seconds();
+  em->mstep_on_device = 0;
+  if (!accs && em->device_mstep && b->ops->mstep && em->dm) {
+    gh_est_stats local;
+    memset(&local, 0, sizeof local);
+    if (b->ops->mstep(b, em->dm, eo, &local) == 0) {
+      gh_est_stats_finish(&local, em->model->num_pdfs, st);
+      em->host_stale = 1;
+      em->mstep_on_device = 1;
+      em->mstep_seconds = gh_seconds() - t0;
+      return;
+    }
+    gh_vlog(1, "M-step on the host: %s", gh_last_error());
+  }
+  gh_accs_set own;
+  if (!accs) {
+    gh_em_sync(em);
+    gh_accs_init(&own, em->model);
+    b->ops->acc_fetch(b, em->dm, &own);
+    accs = &own;
+  }
+  gh_gmm_set_update(em->model, accs, eo, st);
+  if (accs == &own) gh_accs_free(&own);
+  gh_em_model_changed(em); /* the next E-step uploads the new model */
+  em->mstep_seconds = gh_seconds() - t0;
+}

@@ -315,20 +315,24 @@ void gh_gmm_set_update(gh_gmm_set *model, const gh_accs_set *accs,
   gh_est_stats local;
   memset(&local, 0, sizeof local);
   for (int32_t p = 0; p < model->num_pdfs; ++p) gh_gmm_update(&model->pdfs[p], &accs->pdfs[p], o, &local, p);
-  if (local.num_pdfs_no_data)
-    gh_warn("%d of %d pdfs had no data: their parameters were not changed", local.num_pdfs_no_data, model->num_pdfs);
-  if (local.num_removed)
-    gh_warn("removed %d Gaussians with too little data (occupancy or weight below the minimum)", local.num_removed);
-  if (local.num_not_updated > local.num_removed)
-    gh_warn("%d Gaussians had too little data and were not updated", local.num_not_updated - local.num_removed);
-  if (local.num_floored) gh_warn("%d variances (or eigenvalues) floored", local.num_floored);
+  gh_est_stats_finish(&local, model->num_pdfs, st);
+}
+
+void gh_est_stats_finish(const gh_est_stats *local, int32_t num_pdfs, gh_est_stats *st) {
+  if (local->num_pdfs_no_data)
+    gh_warn("%d of %d pdfs had no data: their parameters were not changed", local->num_pdfs_no_data, num_pdfs);
+  if (local->num_removed)
+    gh_warn("removed %d Gaussians with too little data (occupancy or weight below the minimum)", local->num_removed);
+  if (local->num_not_updated > local->num_removed)
+    gh_warn("%d Gaussians had too little data and were not updated", local->num_not_updated - local->num_removed);
+  if (local->num_floored) gh_warn("%d variances (or eigenvalues) floored", local->num_floored);
   if (st) {
-    st->objf_change += local.objf_change;
-    st->count += local.count;
-    st->num_removed += local.num_removed;
-    st->num_floored += local.num_floored;
-    st->num_not_updated += local.num_not_updated;
-    st->num_pdfs_no_data += local.num_pdfs_no_data;
+    st->objf_change += local->objf_change;
+    st->count += local->count;
+    st->num_removed += local->num_removed;
+    st->num_floored += local->num_floored;
+    st->num_not_updated += local->num_not_updated;
+    st->num_pdfs_no_data += local->num_pdfs_no_data;
   }
 }
 

@@ -12,7 +12,7 @@
 #define GH_GMM_EST_H
 #include "gmm.h"
 
-typedef struct {
+typedef struct gh_est_opts {
   double min_gaussian_weight;     /* default 1e-5 (Kaldi): a Gaussian with weight occ_g/occ_total
                                      <= this is not updated (and removed, see below) */
   double min_gaussian_occupancy;  /* a Gaussian with occ_g <= this is not updated (and removed).
@@ -51,7 +51,7 @@ void gh_est_opts_default(gh_est_opts *o);
 struct gh_opts;
 void gh_est_opts_register(struct gh_opts *po, gh_est_opts *o);
 
-typedef struct {
+typedef struct gh_est_stats {
   double objf_change;   /* sum over updated pdfs of the auxiliary-function change
                            (Kaldi MlObjective new - old, natural log, total not per frame,
                            computed before Gaussians are removed, as Kaldi does) */
@@ -61,6 +61,13 @@ typedef struct {
   int num_not_updated;  /* Gaussians whose occupancy/weight was too low to update */
   int num_pdfs_no_data; /* pdfs with zero total occupancy (kept unchanged) */
 } gh_est_stats;
+
+/* The warnings of one M-step over a set of num_pdfs pdfs (pdfs without data,
+ * Gaussians removed / not updated, variances floored) from its counts
+ * `local`, then local added into *st (if non-NULL).  Shared by the host
+ * M-step (gh_gmm_set_update) and the backends' device M-step (gh_em_mstep),
+ * so both log alike. */
+void gh_est_stats_finish(const gh_est_stats *local, int32_t num_pdfs, gh_est_stats *st);
 
 /* One M-step for every pdf: model := argmax given accs.  Shapes must match
  * (dies otherwise, naming the pdf).  Pdfs with zero total occupancy keep

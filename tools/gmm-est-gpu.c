@@ -1,8 +1,10 @@
 /* gmm-est-gpu -- EM re-estimation of a GMM set on the GPU (CPU fallback).
  * Features are read once into one frame block and uploaded once to the
- * backend (resident across iterations); every iteration uploads the model,
- * runs the E-step on the backend and the M-step on the host
- * (lib/gmm-est.c, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate). */
+ * backend (resident across iterations); the model stays on the device too
+ * when the backend does the M-step there (CUDA), else every iteration
+ * fetches the accumulators, runs the M-step on the host (lib/gmm-est.c,
+ * Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate) and uploads the new model
+ * (lib/gmm-data.h gh_em). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,15 +92,20 @@ int main(int argc, char **argv) {
   gh_backend *be = gh_backend_create(device);
   be->precision = prec;
   gh_host_blas_serial(); /* the M-step's small LAPACK calls run faster on one thread */
-  gh_dev_data *dev_data = gh_data_upload(be, &data); /* frames resident across iterations */
+  gh_em em;
+  gh_em_init(&em, be, &model, &data); /* frames resident across iterations */
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)seed);
   gh_accs_set accs;
-  double avg = 0, secs = 0;
+  double avg = 0;
   for (int32_t it = 1; it <= num_iters; ++it) {
-    avg = gh_data_estep_on(be, &model, &data, dev_data, &accs, &secs);
+    /* The accumulators come to the host (and the M-step runs there) only
+     * when something here needs them; else the M-step stays on the device
+     * when the backend has one (gh_em). */
+    const int want_accs = so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) || (it == num_iters && *write_accs);
+    avg = gh_em_estep(&em, want_accs ? &accs : NULL);
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
-           data.total_weight, secs > 0 ? data.num_frames / secs : 0.0);
+           data.total_weight, em.estep_seconds > 0 ? data.num_frames / em.estep_seconds : 0.0);
     if (gh_shrink_needs_stats(so.method) || (shrinkage_stats && it == num_iters && *write_accs)) {
       gh_accs_shrink_init(&accs, &model); /* second pass, centres = this E-step model's means */
       gh_backend_acc_shrink(be, &model, data.feats, data.num_frames, data.pairs, data.num_pairs, &accs);
@@ -106,10 +113,11 @@ int main(int argc, char **argv) {
     gh_est_stats st;
     memset(&st, 0, sizeof st);
     gh_shrink_stats_init(&sst);
-    gh_gmm_set_update(&model, &accs, &eo, &st);
+    gh_em_mstep(&em, &eo, want_accs ? &accs : NULL, &st);
     if (so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&so, &sst);
-    gh_vlog(1, "iteration %d: auxiliary function change per frame %.6f over %.0f frames", it,
-            st.count > 0 ? st.objf_change / st.count : 0.0, st.count);
+    gh_vlog(1, "iteration %d: auxiliary function change per frame %.6f over %.0f frames (M-step on the %s, %.3g s)",
+            it, st.count > 0 ? st.objf_change / st.count : 0.0, st.count, em.mstep_on_device ? "device" : "host",
+            em.mstep_seconds);
     if (it == 1 && mix_up > 0) {
       int64_t before = gh_gmm_set_total_gauss(&model);
       if (mix_up <= before) {
@@ -119,20 +127,22 @@ int main(int argc, char **argv) {
         double *occs = gh_malloc(sizeof(double) * model.num_pdfs);
         gh_accs_pdf_occs(&accs, occs);
         int64_t after = gh_gmm_set_mixup(&model, mix_up, occs, power, min_count, perturb, &rng);
+        gh_em_model_changed(&em);
         gh_log("mixed up from %lld to %lld Gaussians", (long long)before, (long long)after);
         free(occs);
       }
     }
-    if (it < num_iters || !*write_accs) gh_accs_free(&accs);
+    if (want_accs && (it < num_iters || !*write_accs)) gh_accs_free(&accs);
   }
   if (*write_accs) {
     gh_accs_write(write_accs, binary, &accs);
     gh_accs_free(&accs);
   }
+  gh_em_sync(&em);
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("wrote %s: %d pdfs, %lld Gaussians; last avg loglike per frame %.6f over %.0f frames", model_out,
          model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), avg, data.total_weight);
-  be->ops->data_free(be, dev_data);
+  gh_em_free(&em);
   gh_backend_free(be);
   gh_data_free(&data);
   gh_gmm_set_free(&model);

@@ -378,6 +378,12 @@ static int row_len(int D, int full) { return full ? 1 + D + D * (D + 1) / 2 : 1 
  * tensor-core kernels need 16-byte aligned leading dimensions). */
 static int row_pad(int D, int full) { return (row_len(D, full) + 7) & ~7; }
 
+float *gg_model_rows(gg_model *m, const long long **dRowOff) {
+  *dRowOff = m->dRowOff;
+  return m->dA0;
+}
+void gg_model_rows_changed(gg_model *m) { m->have_centre = 0; m->have_split = 0; }
+
 gg_model *gg_model_new(const gh_gmm_set *s) {
   gg_model *m = (gg_model *)gh_calloc(1, sizeof *m);
   const int D = s->dim, P = s->num_pdfs;

@@ -42,6 +42,12 @@ void gg_ctx_free(gg_ctx *g);
  * double on the host), which gg_loglikes uses. */
 gg_model *gg_model_new(const gh_gmm_set *s);
 void gg_model_free(gg_model *m);
+/* The uncentred parameter rows on the device (Gaussian k of pdf p, in
+ * global order i = first Gaussian of p + k: row_off[i] .. + E floats, the
+ * padding after E zero) and their offsets; after writing new rows call
+ * gg_model_rows_changed, which drops the centred and split copies. */
+float *gg_model_rows(gg_model *m, const long long **dRowOff);
+void gg_model_rows_changed(gg_model *m);
 /* 1 when every pdf has the same covariance type (needed by gg_loglikes). */
 int gg_model_homogeneous(const gg_model *m);
 /* Number of Gaussians of pdf p, total number of Gaussians. */

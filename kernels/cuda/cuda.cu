@@ -56,6 +56,7 @@ extern "C" {
 #include "cuda-check.h"
 }
 #include "cuda-gemm.h"
+#include "cuda-model.h"
 
 #define PB 64        /* pdfs per thread block of the likelihood kernel */
 #define TILE 32      /* pairs staged per step in k_estep_stats */
@@ -64,14 +65,6 @@ extern "C" {
 
 
 /* ---------------------------------------------------------------- kernels */
-
-/* One 64-pdf block of the likelihood layout. */
-struct BlockDesc {
-  long long poff;  /* offset of the block's parameters, in float4 */
-  long long goff;  /* offset of the block's gconsts, in floats */
-  int first;       /* first sorted-pdf index */
-  int count;       /* pdfs in this block (<= PB) */
-};
 
 __device__ __forceinline__ void log_add(float &m, float &s, float v) {
   if (v > m) {
@@ -193,13 +186,6 @@ k_combine(const float *__restrict__ scratch, int V, int T, const int *__restrict
   }
   out[(size_t)t * P + pdf[j]] = r;
 }
-
-/* Per-pdf descriptor of the E-step layout. */
-struct EPdf {
-  long long eoff;    /* parameters: element k of Gaussian g at eparams[eoff + k*G + g] */
-  long long accoff;  /* accumulators: [G x E] doubles from here, E = 1 + D + S */
-  int G, full;
-};
 
 struct Task { int pdf, g, k0, k1; };
 
@@ -356,30 +342,6 @@ typedef struct {
   int64_t *hCount; size_t hcapCount;
 } cuda_ctx;
 
-typedef struct {
-  int D, P, Dp, nb;
-  int ndiag_blocks, nfull_blocks;   /* diag blocks first, then full */
-  BlockDesc *dBlocks;
-  int *dPerm, *dNg;
-  float4 *dParams;
-  float *dGconst;
-  /* E-step */
-  EPdf *dEpdf;
-  EPdf *hEpdf;
-  float *dEparams;
-  double *dAcc;
-  long long acc_size;
-  int maxG;
-  /* Split layout (pdfs with many Gaussians): V scratch columns (one per
-   * segment), nsplit split pdfs; split pdf j is pdf dSplitPdf[j], its
-   * segments are scratch columns dSplitOff[j] .. dSplitOff[j+1]-1.  All
-   * zero / NULL when no pdf is split. */
-  int V, nsplit;
-  int *dSplitPdf, *dSplitOff;
-  /* GEMM forms (cuda-gemm.cu): NULL without cuBLAS */
-  gg_model *gg;
-  int precision;  /* b->precision at upload */
-} cuda_model;
 
 /* Grow a device buffer to hold at least n elements of size sz (contents
  * not kept; zero-filled when zero != 0). */
@@ -679,6 +641,29 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   CK(cudaMalloc((void **)&m->dEparams, (eoff + 1) * sizeof(float)));
   CK(cudaMemcpy(m->dEparams, he, eoff * sizeof(float), cudaMemcpyHostToDevice));
   free(he);
+  m->esize = eoff;
+  /* Gaussians in pdf order, for the device M-step (cuda-mstep.cu) */
+  m->hGfirst = (long long *)gh_malloc((P + 1) * sizeof(long long));
+  m->hGfirst[0] = 0;
+  for (int p = 0; p < P; ++p) m->hGfirst[p + 1] = m->hGfirst[p] + s->pdfs[p].num_gauss;
+  m->Gt = m->hGfirst[P];
+  {
+    int *gp = (int *)gh_malloc((m->Gt + 1) * sizeof(int));
+    float *w = (float *)gh_malloc((m->Gt + 1) * sizeof(float));
+    for (int p = 0; p < P; ++p)
+      for (int g = 0; g < s->pdfs[p].num_gauss; ++g) {
+        gp[m->hGfirst[p] + g] = p;
+        w[m->hGfirst[p] + g] = s->pdfs[p].weights[g];
+      }
+    CK(cudaMalloc((void **)&m->dGfirst, (P + 1) * sizeof(long long)));
+    CK(cudaMemcpy(m->dGfirst, m->hGfirst, (P + 1) * sizeof(long long), cudaMemcpyHostToDevice));
+    CK(cudaMalloc((void **)&m->dGpdf, (m->Gt + 1) * sizeof(int)));
+    CK(cudaMemcpy(m->dGpdf, gp, m->Gt * sizeof(int), cudaMemcpyHostToDevice));
+    CK(cudaMalloc((void **)&m->dWeights, (m->Gt + 1) * sizeof(float)));
+    CK(cudaMemcpy(m->dWeights, w, m->Gt * sizeof(float), cudaMemcpyHostToDevice));
+    free(gp);
+    free(w);
+  }
   CK(cudaMalloc((void **)&m->dEpdf, (P ? P : 1) * sizeof(EPdf)));
   CK(cudaMemcpy(m->dEpdf, m->hEpdf, P * sizeof(EPdf), cudaMemcpyHostToDevice));
   m->acc_size = accoff;
@@ -695,6 +680,9 @@ static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   cudaFree(m->dBlocks); cudaFree(m->dPerm); cudaFree(m->dNg); cudaFree(m->dParams);
   cudaFree(m->dGconst); cudaFree(m->dEpdf); cudaFree(m->dEparams); cudaFree(m->dAcc);
   cudaFree(m->dSplitPdf); cudaFree(m->dSplitOff);
+  cudaFree(m->dGfirst); cudaFree(m->dGpdf); cudaFree(m->dWeights);
+  free(m->hGfirst);
+  cuda_mstep_free(m);
   gg_model_free(m->gg);
   free(m->hEpdf);
   free(m);
@@ -778,6 +766,8 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
   const int P = m->P;
+  if (m->scoring_stale)
+    gh_die("cuda loglikes: the model was re-estimated on the device (mstep); fetch it and upload it again to score");
   if (T <= 0 || P <= 0) return;
   /* Chunk: output (and segment scratch) at most 64M floats (256 MB) each
    * per kernel pass. */
@@ -1123,6 +1113,8 @@ static const gh_backend_ops cuda_ops = {
     .acc_shrink = gh_cuda_acc_shrink, /* kernels/cuda/shrink.cu */
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
+    .mstep = cuda_mstep,             /* kernels/cuda/cuda-mstep.cu */
+    .model_fetch = cuda_model_fetch,
 };
 
 extern "C" int gh_cuda_device_count(void) {

@@ -20,10 +20,20 @@
  *
  * The CPU backend is always tested; the CUDA backend only when
  * gh_cuda_device_count() > 0 (else "ok N - # SKIP no GPU").
+ *
+ * The device M-step (backend op mstep, CUDA) is checked against the host
+ * M-step (lib/gmm-est.c gh_gmm_set_update, double) from the same fetched
+ * accumulators: every parameter within 1e-5 (1 + |ref|) (float rounding of
+ * double results computed in another order), the same counts and
+ * auxiliary-function change (1e-6 relative), the next E-step on the
+ * updated device model equal to one on the uploaded host model, two runs
+ * bit-identical, and a declined M-step (a Gaussian to remove, an
+ * eigenvalue to floor) leaving the model unchanged.
  */
 #include "backend.h"
 #include "gh-base.h"
 #include "gh-test.h"
+#include "gmm-est.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -349,6 +359,156 @@ static void run_backend(gh_backend *b, const char *bname) {
 
 /* TAP test driver: CPU always, CUDA when a GPU is present; exit status 0
  * iff every check passed. */
+/* Max over the set of |a - r| / (1 + |r|) over every float parameter. */
+static double set_err(const gh_gmm_set *a, const gh_gmm_set *r) {
+  double worst = 0;
+  for (int p = 0; p < r->num_pdfs; ++p) {
+    const gh_gmm *x = &a->pdfs[p], *y = &r->pdfs[p];
+    if (x->num_gauss != y->num_gauss) return INFINITY;
+    const int64_t G = y->num_gauss, D = y->dim, S = y->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
+    struct { const float *g, *r; int64_t n; } arr[4] = {
+        {x->weights, y->weights, G}, {x->gconsts, y->gconsts, G},
+        {x->means_invvars, y->means_invvars, G * D}, {x->inv_vars, y->inv_vars, G * S}};
+    for (int k = 0; k < 4; ++k)
+      for (int64_t i = 0; i < arr[k].n; ++i) {
+        double e = fabs((double)arr[k].g[i] - arr[k].r[i]) / (1 + fabs(arr[k].r[i]));
+        if (!(e <= worst)) worst = e;
+      }
+  }
+  return worst;
+}
+
+static int set_same(const gh_gmm_set *a, const gh_gmm_set *r) {
+  for (int p = 0; p < r->num_pdfs; ++p) {
+    const gh_gmm *x = &a->pdfs[p], *y = &r->pdfs[p];
+    const int64_t G = y->num_gauss, D = y->dim, S = y->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
+    if (memcmp(x->weights, y->weights, 4 * G) || memcmp(x->gconsts, y->gconsts, 4 * G) ||
+        memcmp(x->means_invvars, y->means_invvars, 4 * G * D) || memcmp(x->inv_vars, y->inv_vars, 4 * G * S))
+      return 0;
+  }
+  return 1;
+}
+
+/* The device M-step of backend b on problem pb with every frame assigned to
+ * a random pdf (weight 1 or random), options eo, against the host M-step.
+ * expect_decline: the device must decline (and leave the model as it was). */
+static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int expect_decline) {
+  const int P = pb->set.num_pdfs, T = pb->T, D = pb->set.dim;
+  gh_frame_pdf *pairs = malloc(sizeof(gh_frame_pdf) * T);
+  for (int t = 0; t < T; ++t) {
+    pairs[t].frame = t;
+    pairs[t].pdf = P > 1 && t % 17 ? (int)(urand() * (P - 1)) % (P - 1) : 0; /* pdf P - 1: no data when P > 2 */
+    pairs[t].weight = t % 5 ? 1.0f : (float)urand();
+  }
+  gh_dev_data *dd = b->ops->data_upload(b, pb->X, T, D, pairs, T);
+  gh_gmm_set dev, host, again;
+  memset(&dev, 0, sizeof dev); memset(&host, 0, sizeof host); memset(&again, 0, sizeof again);
+  gh_gmm_set_copy(&dev, &pb->set);
+  gh_gmm_set_copy(&host, &pb->set);
+  gh_gmm_set_copy(&again, &pb->set);
+  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
+  b->ops->acc_zero(b, m);
+  b->ops->accumulate(b, m, dd);
+  gh_accs_set accs;
+  gh_accs_init(&accs, &pb->set);
+  b->ops->acc_fetch(b, m, &accs);
+  gh_est_stats sd, sh;
+  memset(&sd, 0, sizeof sd); memset(&sh, 0, sizeof sh);
+  int rc = b->ops->mstep(b, m, eo, &sd);
+  b->ops->model_fetch(b, m, &dev);
+  if (expect_decline) {
+    GH_TEST_OK(rc == 1 && set_same(&dev, &pb->set), "%s: device M-step declined (%s), model unchanged",
+               pb->name, rc == 1 ? gh_last_error() : "it did not");
+  } else {
+    gh_gmm_set_update(&host, &accs, eo, &sh);
+    double err = set_err(&dev, &host);
+    double oerr = fabs(sd.objf_change - sh.objf_change) / (1 + fabs(sh.objf_change));
+    GH_TEST_OK(rc == 0 && err <= 1e-5, "%s: device M-step vs host: max param err %.3g (rc %d%s%s)", pb->name, err, rc,
+               rc ? ": " : "", rc ? gh_last_error() : "");
+    GH_TEST_OK(oerr <= 1e-6 && fabs(sd.count - sh.count) <= 1e-9 * sh.count &&
+                   sd.num_not_updated == sh.num_not_updated && sd.num_floored == sh.num_floored &&
+                   sd.num_pdfs_no_data == sh.num_pdfs_no_data,
+               "%s: device M-step counts: objf change %.9g vs %.9g, not updated %d/%d, floored %d/%d, no data %d/%d",
+               pb->name, sd.objf_change, sh.objf_change, sd.num_not_updated, sh.num_not_updated, sd.num_floored,
+               sh.num_floored, sd.num_pdfs_no_data, sh.num_pdfs_no_data);
+    /* the M-step again from the same statistics (the E-step's own atomics,
+     * fused path, may order additions differently between runs): the same bits */
+    gh_est_stats s3;
+    memset(&s3, 0, sizeof s3);
+    b->ops->mstep(b, m, eo, &s3);
+    b->ops->model_fetch(b, m, &again);
+    GH_TEST_OK(set_same(&again, &dev), "%s: device M-step twice from the same statistics: bit-identical models",
+               pb->name);
+    /* the next E-step on the device-updated model = on the uploaded host model */
+    b->ops->acc_zero(b, m);
+    double t1 = b->ops->accumulate(b, m, dd);
+    gh_dev_model *m2 = b->ops->model_upload(b, &host);
+    b->ops->acc_zero(b, m2);
+    double t2 = b->ops->accumulate(b, m2, dd);
+    b->ops->model_free(b, m2);
+    GH_TEST_OK(fabs(t1 - t2) <= 1e-5 * (1 + fabs(t2)), "%s: E-step after the device M-step %.9g, on the host's model %.9g",
+               pb->name, t1, t2);
+  }
+  b->ops->model_free(b, m);
+  gh_accs_free(&accs);
+  gh_gmm_set_free(&dev); gh_gmm_set_free(&host); gh_gmm_set_free(&again);
+  b->ops->data_free(b, dd);
+  free(pairs);
+}
+
+static void run_mstep(gh_backend *b) {
+  gh_est_opts eo;
+  struct { const char *name; int P, D, gmin, gmax, type, T; } cs[] = {
+      {"mstep UBM full 1 x 64 D=40", 1, 40, 64, 64, 1, 40000},
+      {"mstep UBM diag 1 x 256 D=40", 1, 40, 256, 256, 0, 40000},
+      {"mstep mixed 7 pdfs x 2..9 D=13", 7, 13, 2, 9, 2, 30000},
+      {"mstep full 3 x 4 D=100", 3, 100, 4, 4, 1, 20000},
+  };
+  const char *estep[] = {"gemm", "fused"};
+  for (int v = 0; v < 2; ++v) {
+    setenv("GH_CUDA_ESTEP", estep[v], 1);
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; ++c) {
+      problem pb;
+      char name[160];
+      snprintf(name, sizeof name, "%s (%s E-step)", cs[c].name, estep[v]);
+      make_problem(&pb, name, cs[c].P, cs[c].D, cs[c].gmin, cs[c].gmax, cs[c].type, cs[c].T, 0);
+      gh_est_opts_default(&eo);
+      eo.remove_low_count_gaussians = 0; /* low-count Gaussians kept: the not-updated path */
+      check_mstep(b, &pb, &eo, 0);
+      free_problem(&pb);
+    }
+  }
+  unsetenv("GH_CUDA_ESTEP");
+  /* diagonal variances floored: one dimension of the data nearly constant */
+  {
+    problem pb;
+    make_problem(&pb, "mstep diag floor (dimension 3 constant)", 2, 20, 8, 8, 0, 20000, 0);
+    for (int t = 0; t < pb.T; ++t) pb.X[(size_t)t * 20 + 3] = 0.5f + 1e-4f * (float)(t % 3);
+    gh_est_opts_default(&eo);
+    eo.remove_low_count_gaussians = 0;
+    check_mstep(b, &pb, &eo, 0);
+    free_problem(&pb);
+  }
+  /* declined: Gaussians to remove (Kaldi's defaults, few frames) */
+  {
+    problem pb;
+    make_problem(&pb, "mstep removal", 1, 12, 64, 64, 1, 3000, 0);
+    gh_est_opts_default(&eo);
+    check_mstep(b, &pb, &eo, 1);
+    free_problem(&pb);
+  }
+  /* declined: an eigenvalue to floor (dimension 5 constant, full) */
+  {
+    problem pb;
+    make_problem(&pb, "mstep eigenvalue floor", 1, 16, 4, 4, 1, 20000, 0);
+    for (int t = 0; t < pb.T; ++t) pb.X[(size_t)t * 16 + 5] = 2.0f;
+    gh_est_opts_default(&eo);
+    eo.remove_low_count_gaussians = 0;
+    check_mstep(b, &pb, &eo, 1);
+    free_problem(&pb);
+  }
+}
+
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
@@ -422,6 +582,7 @@ int main(int argc, char **argv) {
       free(pairs);
       free_problem(&pr);
     }
+    run_mstep(cu);
     /* Chunked loglikes (T larger than one output chunk) vs the CPU backend. */
     problem pb;
     make_problem(&pb, "chunked", 30000, 4, 1, 2, 0, 2300, 0);

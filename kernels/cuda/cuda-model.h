@@ -1,0 +1,73 @@
+/* cuda-model.h -- the CUDA backend's device model (internal to
+ * kernels/cuda/): the layouts that cuda.cu's model_upload builds and its
+ * kernels read, shared with the device M-step (cuda-mstep.cu). */
+#ifndef GH_CUDA_MODEL_H
+#define GH_CUDA_MODEL_H
+#include <cuda_runtime.h>
+extern "C" {
+#include "backend.h"
+}
+#include "cuda-gemm.h"
+
+/* One 64-pdf block of the likelihood layout. */
+struct BlockDesc {
+  long long poff;  /* offset of the block's parameters, in float4 */
+  long long goff;  /* offset of the block's gconsts, in floats */
+  int first;       /* first sorted-pdf index */
+  int count;       /* pdfs in this block (<= PB) */
+};
+
+/* Per-pdf descriptor of the E-step layout. */
+struct EPdf {
+  long long eoff;    /* parameters: element k of Gaussian g at eparams[eoff + k*G + g] */
+  long long accoff;  /* accumulators: [G x E] doubles from here, E = 1 + D + S */
+  int G, full;
+};
+
+typedef struct {
+  int D, P, Dp, nb;
+  int ndiag_blocks, nfull_blocks;   /* diag blocks first, then full */
+  BlockDesc *dBlocks;
+  int *dPerm, *dNg;
+  float4 *dParams;
+  float *dGconst;
+  /* E-step.  dEparams holds, per pdf, the expanded parameter rows of the
+   * GEMM forms column by column: element k of Gaussian g is [gconst, b
+   * (means_invvars), -0.5 P_ii / -P_ij (packed lower triangle of the
+   * inverse covariance) or -0.5 / var_i][k]: the model's canonical copy on
+   * the device, which the device M-step rewrites. */
+  EPdf *dEpdf;
+  EPdf *hEpdf;
+  float *dEparams;
+  long long esize;    /* floats in dEparams */
+  double *dAcc;
+  long long acc_size;
+  int maxG;
+  /* Split layout (pdfs with many Gaussians): V scratch columns (one per
+   * segment), nsplit split pdfs; split pdf j is pdf dSplitPdf[j], its
+   * segments are scratch columns dSplitOff[j] .. dSplitOff[j+1]-1.  All
+   * zero / NULL when no pdf is split. */
+  int V, nsplit;
+  int *dSplitPdf, *dSplitOff;
+  /* GEMM forms (cuda-gemm.cu): NULL without cuBLAS */
+  gg_model *gg;
+  int precision;  /* b->precision at upload */
+  /* Gaussians in pdf order ("global" index: hGfirst[p] + g), for the
+   * device M-step: weights, the pdf of each, scratch of cuda-mstep.cu. */
+  long long Gt;
+  long long *hGfirst, *dGfirst; /* [P + 1] */
+  int *dGpdf;                   /* [Gt] */
+  float *dWeights;              /* [Gt] */
+  float *dEnew, *dWnew;         /* M-step output, swapped in when it is complete */
+  double *dOccSum, *hOccSum;    /* [P] */
+  void *dGstat, *hGstat;        /* [Gt] per-Gaussian results (cuda-mstep.cu) */
+  int scoring_stale;            /* dParams / dGconst predate a device M-step */
+} cuda_model;
+
+/* backend.h mstep and model_fetch (cuda-mstep.cu); cuda_mstep_free frees
+ * the M-step scratch of m (called by model_free). */
+int cuda_mstep(gh_backend *b, gh_dev_model *dm, const struct gh_est_opts *o, struct gh_est_stats *st);
+void cuda_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
+void cuda_mstep_free(cuda_model *m);
+
+#endif

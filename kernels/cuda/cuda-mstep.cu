@@ -1,0 +1,516 @@
+/* cuda-mstep.cu -- the EM M-step on the GPU (backend.h mstep, model_fetch;
+ * issue 8 item 3: the EM loop stays on the device).
+ *
+ * From the device accumulators of a model (cuda.cu's E-step: per Gaussian
+ * [occupancy, first order, second order] in double, uncentred) to the new
+ * parameters, written into the model's canonical device copy (dEparams: the
+ * expanded parameter rows of the GEMM forms, column by column per pdf) and
+ * from there into the GEMM rows of cuda-gemm.cu, so the next E-step runs
+ * on the new model with no host round trip.  The arithmetic is that of
+ * lib/gmm-est.c gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate)
+ * and lib/gmm.c gh_gmm_set_moments / gh_gmm_compute_gconsts, in double:
+ *
+ *   w_g = occ_g / sum_g occ_g,  mu_g = m_g / occ_g,
+ *   diag: var_g = s_g / occ_g - mu_g^2, floored at min_variance;
+ *   full: C_g = S_g / occ_g - mu_g mu_g';  Kaldi floors its eigenvalues at
+ *         f = max(min_variance, max|eig| / max_condition).  The device
+ *         proves that nothing is floored (C_g - f' I has a Cholesky factor
+ *         for f' = max(min_variance, Gershgorin bound / max_condition) >= f,
+ *         the host M-step's own fast path) and otherwise declines: the
+ *         eigendecomposition stays on the host;
+ *   P_g = C_g^-1 (Cholesky, triangular inverse, L^-T L^-1), b_g = P_g mu_g,
+ *   rounded to float as the model stores them, and
+ *   gconst_g = log w_g - D/2 log 2 pi + 1/2 log det P_g - 1/2 b_g' P_g^-1 b_g
+ *   from the float parameters (Kaldi FullGmm::ComputeGconsts).
+ * Gaussians below min_gaussian_occupancy / min_gaussian_weight keep their
+ * parameters with weight max(w, min_gaussian_weight) when
+ * remove_low_count_gaussians is off; when it is on, the device declines
+ * (removal changes the model's shape: the host does it).  Pdfs without
+ * data keep their parameters.  The auxiliary function of each Gaussian
+ * (Kaldi MlObjective) is the dot product of its parameter row and its
+ * statistics row: occ gconst + m . b - 1/2 tr(S P).
+ *
+ * Kernels: k_occ_sum (one block per pdf: the pdf's total occupancy, fixed
+ * order), k_mstep (one block of MS_THREADS threads per Gaussian: the
+ * factorisations in shared memory, double), k_rows_to_gg (the new rows into
+ * the GEMM layout).  No atomics on floating values: two runs give the same
+ * bits.  The new rows go to scratch and are swapped in only when every
+ * Gaussian succeeded, so a declined M-step leaves the model as it was.
+ */
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "backend.h"
+#include "gh-base.h"
+#include "gmm-est.h"
+#include "cuda-check.h"
+}
+#include "cuda-gemm.h"
+#include "cuda-model.h"
+
+#define MS_THREADS 128 /* threads per Gaussian (power of two: block reductions) */
+
+enum { MS_NOT_UPDATED = 1, MS_HOST_REMOVE = 2, MS_HOST_FLOOR = 4, MS_HOST_BAD = 8 };
+
+/* Options of gh_est_opts the kernels read (resolved on the host). */
+struct MsOpts {
+  double min_w, min_occ_diag, min_occ_full, min_var, max_cond;
+  int remove;
+};
+
+/* Per-Gaussian result: auxiliary function before and after (natural log,
+ * total), MS_* flags, variances floored (diag). */
+struct MsStat {
+  double obj_old, obj_new;
+  int flags, floored;
+};
+
+__device__ __forceinline__ long long pidx(int i, int j) { return (long long)i * (i + 1) / 2 + j; }
+
+/* Packed lower-triangle index q -> (i, j), j <= i. */
+__device__ __forceinline__ void unpack_q(long long q, int *i, int *j) {
+  int r = (int)((sqrt(8.0 * (double)q + 1.0) - 1.0) * 0.5);
+  while ((long long)r * (r + 1) / 2 > q) --r;
+  while ((long long)(r + 1) * (r + 2) / 2 <= q) ++r;
+  *i = r;
+  *j = (int)(q - (long long)r * (r + 1) / 2);
+}
+
+/* Block reductions over MS_THREADS threads in a fixed order. */
+static __device__ double ms_block_sum(double v, double *red) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = MS_THREADS / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+    __syncthreads();
+  }
+  const double r = red[0];
+  __syncthreads();
+  return r;
+}
+static __device__ double ms_block_max(double v, double *red) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = MS_THREADS / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) red[threadIdx.x] = fmax(red[threadIdx.x], red[threadIdx.x + s]);
+    __syncthreads();
+  }
+  const double r = red[0];
+  __syncthreads();
+  return r;
+}
+
+/* In-place Cholesky factor of the packed symmetric A (lower triangle,
+ * right-looking, all threads of the block).  Returns 1, or 0 when a pivot
+ * is not > 0 (A is then partly overwritten). */
+static __device__ int ms_block_chol(double *A, int D, int *fail) {
+  if (threadIdx.x == 0) *fail = 0;
+  __syncthreads();
+  for (int k = 0; k < D; ++k) {
+    if (threadIdx.x == 0) {
+      const double d = A[pidx(k, k)];
+      if (!(d > 0)) *fail = 1;
+      else A[pidx(k, k)] = sqrt(d);
+    }
+    __syncthreads();
+    if (*fail) return 0;
+    const double dk = A[pidx(k, k)];
+    for (int i = k + 1 + threadIdx.x; i < D; i += MS_THREADS) A[pidx(i, k)] /= dk;
+    __syncthreads();
+    const int n = D - k - 1;
+    const long long T = (long long)n * (n + 1) / 2;
+    for (long long t = threadIdx.x; t < T; t += MS_THREADS) {
+      int ii, jj;
+      unpack_q(t, &ii, &jj);
+      const int i = k + 1 + ii, j = k + 1 + jj;
+      A[pidx(i, j)] -= A[pidx(i, k)] * A[pidx(j, k)];
+    }
+    __syncthreads();
+  }
+  return 1;
+}
+
+/* Total occupancy of each pdf (one block per pdf; fixed order). */
+__global__ void __launch_bounds__(256)
+k_occ_sum(const EPdf *__restrict__ epdf, const double *__restrict__ acc, int D, double *__restrict__ occ_sum) {
+  __shared__ double red[256];
+  const EPdf e = epdf[blockIdx.x];
+  const long long E = 1 + D + (e.full ? (long long)D * (D + 1) / 2 : D);
+  double s = 0;
+  for (int g = threadIdx.x; g < e.G; g += 256) s += acc[e.accoff + g * E];
+  red[threadIdx.x] = s;
+  __syncthreads();
+  for (int k = 128; k > 0; k >>= 1) {
+    if (threadIdx.x < k) red[threadIdx.x] += red[threadIdx.x + k];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) occ_sum[blockIdx.x] = red[0];
+}
+
+/* One Gaussian per block (see top of file).  Shared memory (dynamic):
+ * two packed D x D doubles (full; none for diag) + 2 D doubles. */
+__global__ void __launch_bounds__(MS_THREADS)
+k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, const long long *__restrict__ gfirst,
+        const double *__restrict__ acc, const double *__restrict__ occ_sum, const float *__restrict__ eold,
+        const float *__restrict__ wold, MsOpts o, float *__restrict__ enew, float *__restrict__ wnew,
+        MsStat *__restrict__ stat) {
+  extern __shared__ double sh[];
+  __shared__ double red[MS_THREADS];
+  __shared__ int s_fail, s_floored;
+  const long long gi = blockIdx.x;
+  const int p = gpdf[gi];
+  const EPdf e = epdf[p];
+  const int G = e.G, g = (int)(gi - gfirst[p]), full = e.full;
+  const long long S = full ? (long long)D * (D + 1) / 2 : D, E = 1 + D + S;
+  const double *a = acc + e.accoff + (long long)g * E;
+  const float *ro = eold + e.eoff + g;  /* element k at ro[k * G] */
+  float *rn = enew + e.eoff + g;
+  double *C = sh, *L = sh + (full ? S : 0);    /* full only */
+  double *mu = sh + (full ? 2 * S : 0), *bv = mu + D;
+  const double occ = a[0], tot = occ_sum[p];
+  const int tid = threadIdx.x;
+
+  double v = 0;
+  if (occ != 0)
+    for (long long k = tid; k < E; k += MS_THREADS) v += (double)ro[k * G] * a[k];
+  const double obj_old = ms_block_sum(v, red);
+
+  if (!(tot > 0)) { /* pdf without data: unchanged */
+    for (long long k = tid; k < E; k += MS_THREADS) rn[k * G] = ro[k * G];
+    if (tid == 0) {
+      wnew[gi] = wold[gi];
+      MsStat st = {0, 0, 0, 0};
+      stat[gi] = st;
+    }
+    return;
+  }
+  const double prob = occ / tot;
+  const double min_occ = full ? o.min_occ_full : o.min_occ_diag;
+  const int update = occ > min_occ && prob > o.min_w;
+  int flags = 0;
+  if (!update) {
+    if (o.remove && G > 1) { /* the host removes it */
+      if (tid == 0) {
+        MsStat st = {obj_old, obj_old, MS_HOST_REMOVE, 0};
+        stat[gi] = st;
+      }
+      return;
+    }
+    flags = MS_NOT_UPDATED;
+  }
+  const float wf = (float)(update ? prob : fmax(prob, o.min_w));
+  if (tid == 0) { s_fail = 0; s_floored = 0; }
+  __syncthreads();
+
+  /* L (full) / bv: the new inverse covariance and b, as floats in doubles */
+  if (update) {
+    for (int i = tid; i < D; i += MS_THREADS) mu[i] = a[1 + i] / occ;
+    __syncthreads();
+    if (!full) {
+      for (int i = tid; i < D; i += MS_THREADS) {
+        double var = a[1 + D + i] / occ - mu[i] * mu[i];
+        if (var < o.min_var) { var = o.min_var; atomicAdd(&s_floored, 1); }
+        const double iv = 1.0 / var;
+        mu[i] = (double)(float)iv;                 /* now the float inverse variance */
+        bv[i] = (double)(float)(a[1 + i] / occ * iv);
+      }
+      __syncthreads();
+    } else {
+      for (long long q = tid; q < S; q += MS_THREADS) {
+        int i, j;
+        unpack_q(q, &i, &j);
+        C[q] = a[1 + D + q] / occ - mu[i] * mu[j];
+      }
+      __syncthreads();
+      /* the floor test: Gershgorin bound of max |eig| */
+      double gm = 0;
+      for (int i = tid; i < D; i += MS_THREADS) {
+        double r = 0;
+        for (int j = 0; j < D; ++j) r += fabs(C[i >= j ? pidx(i, j) : pidx(j, i)]);
+        gm = fmax(gm, r);
+      }
+      const double gmax = ms_block_max(gm, red);
+      double f = o.min_var;
+      if (o.max_cond > 0 && gmax / o.max_cond > f) f = gmax / o.max_cond;
+      for (long long q = tid; q < S; q += MS_THREADS) {
+        int i, j;
+        unpack_q(q, &i, &j);
+        L[q] = C[q] - (i == j ? f : 0.0);
+      }
+      __syncthreads();
+      int ok = f > 0 && ms_block_chol(L, D, &s_fail);
+      if (!ok) flags |= MS_HOST_FLOOR;
+      if (ok) {
+        for (long long q = tid; q < S; q += MS_THREADS) L[q] = C[q];
+        __syncthreads();
+        ok = ms_block_chol(L, D, &s_fail);
+        if (!ok) flags |= MS_HOST_BAD;
+      }
+      if (!ok) {
+        if (tid == 0) {
+          MsStat st = {obj_old, obj_old, flags, 0};
+          stat[gi] = st;
+        }
+        return;
+      }
+      /* C := L^-1 (column j by thread j: forward substitution) */
+      for (int j = tid; j < D; j += MS_THREADS) {
+        C[pidx(j, j)] = 1.0 / L[pidx(j, j)];
+        for (int i = j + 1; i < D; ++i) {
+          double s = 0;
+          for (int k = j; k < i; ++k) s += L[pidx(i, k)] * C[pidx(k, j)];
+          C[pidx(i, j)] = -s / L[pidx(i, i)];
+        }
+      }
+      __syncthreads();
+      /* L := P = L^-T L^-1, P_ij = sum_{k >= i} Linv_ki Linv_kj (i >= j) */
+      for (long long q = tid; q < S; q += MS_THREADS) {
+        int i, j;
+        unpack_q(q, &i, &j);
+        double s = 0;
+        for (int k = i; k < D; ++k) s += C[pidx(k, i)] * C[pidx(k, j)];
+        L[q] = s;
+      }
+      __syncthreads();
+      /* b = P mu in double, then both rounded to float */
+      for (int i = tid; i < D; i += MS_THREADS) {
+        double s = 0;
+        for (int j = 0; j < D; ++j) s += L[i >= j ? pidx(i, j) : pidx(j, i)] * mu[j];
+        bv[i] = (double)(float)s;
+      }
+      __syncthreads();
+      for (long long q = tid; q < S; q += MS_THREADS) L[q] = (double)(float)L[q];
+      __syncthreads();
+    }
+  } else { /* kept: the stored float parameters */
+    for (int i = tid; i < D; i += MS_THREADS) bv[i] = (double)ro[(1 + i) * G];
+    if (!full)
+      for (int i = tid; i < D; i += MS_THREADS) mu[i] = -2.0 * (double)ro[(1 + D + i) * G];
+    else
+      for (long long q = tid; q < S; q += MS_THREADS) {
+        int i, j;
+        unpack_q(q, &i, &j);
+        const double r = (double)ro[(1 + D + q) * G];
+        L[q] = i == j ? -2.0 * r : -r;
+      }
+    __syncthreads();
+  }
+
+  /* gconst from the float parameters (lib/gmm.c gconst_one) */
+  double gc;
+  if (!full) {
+    double t = 0;
+    int bad = 0;
+    for (int i = tid; i < D; i += MS_THREADS) {
+      if (!(mu[i] > 0)) bad = 1;
+      t += 0.5 * log(mu[i]) - 0.5 * bv[i] * bv[i] / mu[i];
+    }
+    const double sum = ms_block_sum(t, red);
+    const double nbad = ms_block_sum((double)bad, red);
+    gc = nbad > 0 ? NAN : log((double)wf) - 0.5 * 1.8378770664093453 * D + sum;
+  } else {
+    for (long long q = tid; q < S; q += MS_THREADS) C[q] = L[q];
+    __syncthreads();
+    if (!ms_block_chol(C, D, &s_fail)) {
+      gc = NAN;
+    } else {
+      /* y = Lp^-1 b, |y|^2 = b' P^-1 b; log det P = 2 sum log Lp_ii (one thread: O(D^2)) */
+      if (tid == 0) {
+        double quad = 0, logdet = 0;
+        for (int i = 0; i < D; ++i) {
+          double s = bv[i];
+          for (int j = 0; j < i; ++j) s -= C[pidx(i, j)] * mu[j];
+          mu[i] = s / C[pidx(i, i)]; /* mu is free now: y */
+          quad += mu[i] * mu[i];
+          logdet += 2.0 * log(C[pidx(i, i)]);
+        }
+        red[0] = log((double)wf) - 0.5 * 1.8378770664093453 * D - 0.5 * (-logdet + quad);
+      }
+      __syncthreads();
+      gc = red[0];
+      __syncthreads();
+    }
+  }
+  if (!isfinite(gc)) {
+    if (tid == 0) {
+      MsStat st = {obj_old, obj_old, flags | MS_HOST_BAD, 0};
+      stat[gi] = st;
+    }
+    return;
+  }
+
+  /* the new row, and the auxiliary function with it */
+  v = 0;
+  for (long long k = tid; k < E; k += MS_THREADS) {
+    float r;
+    if (k == 0) r = (float)gc;
+    else if (k <= D) r = (float)bv[k - 1];
+    else if (!full) r = -0.5f * (float)mu[k - 1 - D];
+    else {
+      int i, j;
+      unpack_q(k - 1 - D, &i, &j);
+      r = i == j ? -0.5f * (float)L[k - 1 - D] : -(float)L[k - 1 - D];
+    }
+    rn[k * G] = r;
+    if (occ != 0) v += (double)r * a[k];
+  }
+  const double obj_new = ms_block_sum(v, red);
+  if (tid == 0) {
+    wnew[gi] = wf;
+    MsStat st = {obj_old, obj_new, flags, s_floored};
+    stat[gi] = st;
+  }
+}
+
+/* dEparams (column layout) -> the GEMM rows (one block per Gaussian). */
+__global__ void __launch_bounds__(128)
+k_rows_to_gg(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf,
+             const long long *__restrict__ gfirst, const float *__restrict__ ep,
+             const long long *__restrict__ row_off, float *__restrict__ rows) {
+  const long long gi = blockIdx.x;
+  const int p = gpdf[gi];
+  const EPdf e = epdf[p];
+  const int g = (int)(gi - gfirst[p]);
+  const long long E = 1 + D + (e.full ? (long long)D * (D + 1) / 2 : D);
+  for (long long k = threadIdx.x; k < E; k += 128) rows[row_off[gi] + k] = ep[e.eoff + k * e.G + g];
+}
+
+/* ------------------------------------------------------------------ host */
+
+void cuda_mstep_free(cuda_model *m) {
+  cudaFree(m->dEnew); cudaFree(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat);
+  free(m->hOccSum); free(m->hGstat);
+  m->dEnew = NULL; m->dWnew = NULL; m->dOccSum = NULL; m->dGstat = NULL; m->hOccSum = NULL; m->hGstat = NULL;
+}
+
+/* Largest dynamic shared memory a block may have on the current device. */
+static size_t max_shared(void) {
+  int dev = 0, v = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  return (size_t)v;
+}
+
+int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_stats *st) {
+  (void)b;
+  cuda_model *m = (cuda_model *)dm;
+  const int D = m->D, P = m->P;
+  if (o->shrink) { gh_set_error("covariance shrinkage runs on the host"); return 1; }
+  if (o->rel_variance_floor > 0) { gh_set_error("--rel-variance-floor runs on the host"); return 1; }
+  if (P == 0 || m->Gt == 0) return 0;
+  int anyfull = 0;
+  for (int p = 0; p < P; ++p) anyfull |= m->hEpdf[p].full;
+  const long long S = (long long)D * (D + 1) / 2;
+  const size_t shm = (size_t)((anyfull ? 2 * S : 0) + 2 * D) * sizeof(double);
+  if (shm > 48 * 1024) {
+    if (shm > max_shared()) {
+      gh_set_error("dimension %d is too large for the device M-step (%zu bytes of shared memory)", D, shm);
+      return 1;
+    }
+    CK(cudaFuncSetAttribute(k_mstep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+  }
+  if (!m->dEnew) {
+    CK(cudaMalloc((void **)&m->dEnew, (m->esize + 1) * sizeof(float)));
+    CK(cudaMalloc((void **)&m->dWnew, m->Gt * sizeof(float)));
+    CK(cudaMalloc((void **)&m->dOccSum, P * sizeof(double)));
+    CK(cudaMalloc(&m->dGstat, m->Gt * sizeof(MsStat)));
+    m->hOccSum = (double *)gh_malloc(P * sizeof(double));
+    m->hGstat = gh_malloc(m->Gt * sizeof(MsStat));
+  }
+  MsOpts mo;
+  mo.min_w = o->min_gaussian_weight;
+  mo.min_occ_diag = o->min_gaussian_occupancy >= 0 ? o->min_gaussian_occupancy : 10.0;
+  mo.min_occ_full = o->min_gaussian_occupancy >= 0 ? o->min_gaussian_occupancy : 100.0;
+  mo.min_var = o->variance_floor >= 0 ? o->variance_floor : o->min_variance;
+  mo.max_cond = o->max_condition;
+  mo.remove = o->remove_low_count_gaussians;
+  k_occ_sum<<<P, 256>>>(m->dEpdf, m->dAcc, D, m->dOccSum);
+  CK(cudaGetLastError());
+  k_mstep<<<(unsigned)m->Gt, MS_THREADS, shm>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dAcc, m->dOccSum,
+                                                 m->dEparams, m->dWeights, mo, m->dEnew, m->dWnew,
+                                                 (MsStat *)m->dGstat);
+  CK_LAUNCH("M-step");
+  CK(cudaMemcpy(m->hOccSum, m->dOccSum, P * sizeof(double), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(m->hGstat, m->dGstat, m->Gt * sizeof(MsStat), cudaMemcpyDeviceToHost));
+  const MsStat *hs = (const MsStat *)m->hGstat;
+  gh_est_stats loc;
+  memset(&loc, 0, sizeof loc);
+  for (int p = 0; p < P; ++p) {
+    if (!(m->hOccSum[p] > 0)) { loc.num_pdfs_no_data++; continue; }
+    double before = 0, after = 0;
+    for (long long gi = m->hGfirst[p]; gi < m->hGfirst[p + 1]; ++gi) {
+      const int f = hs[gi].flags;
+      if (f & (MS_HOST_REMOVE | MS_HOST_FLOOR | MS_HOST_BAD)) {
+        gh_set_error("pdf %d, Gaussian %lld: %s", p, gi - m->hGfirst[p],
+                     f & MS_HOST_REMOVE ? "too little data: to be removed"
+                     : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring"
+                                         : "the re-estimated covariance is not usable");
+        return 1;
+      }
+      if (f & MS_NOT_UPDATED) loc.num_not_updated++;
+      loc.num_floored += hs[gi].floored;
+      before += hs[gi].obj_old;
+      after += hs[gi].obj_new;
+    }
+    loc.objf_change += after - before;
+    loc.count += m->hOccSum[p];
+  }
+  /* complete: the new parameters become the model's */
+  float *t = m->dEparams; m->dEparams = m->dEnew; m->dEnew = t;
+  t = m->dWeights; m->dWeights = m->dWnew; m->dWnew = t;
+  if (m->gg) {
+    const long long *roff = NULL;
+    float *rows = gg_model_rows(m->gg, &roff);
+    k_rows_to_gg<<<(unsigned)m->Gt, 128>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dEparams, roff, rows);
+    CK_LAUNCH("M-step rows");
+    gg_model_rows_changed(m->gg);
+  }
+  m->scoring_stale = 1;
+  *st = loc;
+  return 0;
+}
+
+void cuda_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s) {
+  (void)b;
+  cuda_model *m = (cuda_model *)dm;
+  const int D = m->D;
+  if (s->num_pdfs != m->P || s->dim != D)
+    gh_die("model fetch: the set has %d pdfs of dimension %d, the device model %d of dimension %d", s->num_pdfs,
+           s->dim, m->P, D);
+  for (int p = 0; p < m->P; ++p)
+    if (s->pdfs[p].num_gauss != m->hEpdf[p].G || (s->pdfs[p].type == GH_COV_FULL) != (m->hEpdf[p].full != 0))
+      gh_die("model fetch: pdf %d has %d Gaussians (%s), the device model %d (%s)", p, s->pdfs[p].num_gauss,
+             s->pdfs[p].type == GH_COV_FULL ? "full" : "diag", m->hEpdf[p].G, m->hEpdf[p].full ? "full" : "diag");
+  float *he = (float *)gh_malloc((m->esize + 1) * sizeof(float));
+  float *hw = (float *)gh_malloc((m->Gt + 1) * sizeof(float));
+  CK(cudaMemcpy(he, m->dEparams, m->esize * sizeof(float), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hw, m->dWeights, m->Gt * sizeof(float), cudaMemcpyDeviceToHost));
+  for (int p = 0; p < m->P; ++p) {
+    gh_gmm *g = &s->pdfs[p];
+    const EPdf *e = &m->hEpdf[p];
+    const int G = e->G;
+    const float *ep = he + e->eoff;
+    for (int k = 0; k < G; ++k) {
+      g->weights[k] = hw[m->hGfirst[p] + k];
+      g->gconsts[k] = ep[k];
+      for (int i = 0; i < D; ++i) g->means_invvars[(size_t)k * D + i] = ep[(size_t)(1 + i) * G + k];
+      if (e->full) {
+        const long long S = (long long)D * (D + 1) / 2;
+        for (int i = 0, q = 0; i < D; ++i)
+          for (int j = 0; j <= i; ++j, ++q) {
+            const float r = ep[(size_t)(1 + D + q) * G + k];
+            g->inv_vars[(size_t)k * S + q] = i == j ? -2.0f * r : -r;
+          }
+      } else {
+        for (int i = 0; i < D; ++i) g->inv_vars[(size_t)k * D + i] = -2.0f * ep[(size_t)(1 + D + i) * G + k];
+      }
+    }
+  }
+  free(he);
+  free(hw);
+}
