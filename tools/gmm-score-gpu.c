@@ -39,35 +39,61 @@ typedef struct {
    * output buffers: free_o -> scorer -> (with the batch) -> writer -> free_o */
   gh_queue *free_b, *full_b, *done, *free_o;
   gh_seq_reader *r;
+  gh_backend *be;
   const char *feats_rspec;
   int32_t D, P, batch_frames;
   int64_t num_done, total_frames; /* reader's */
   gh_writer *w;
   double best_sum;                /* writer's */
+  double wait_r, wait_s, wait_w;  /* seconds each thread waited on a queue (reader, scorer, writer) */
 } pipeline;
+
+/* gh_queue_pop, adding the time it blocked to *waited. */
+static void *timed_pop(gh_queue *q, double *waited) {
+  double t0 = gh_seconds();
+  void *v = gh_queue_pop(q);
+  *waited += gh_seconds() - t0;
+  return v;
+}
+
+/* dst[0..n) = src[0..n); returns 0 if a value is not finite (one pass over
+ * the frames instead of a check and a copy: the reader is the pipeline's
+ * slowest stage on a fast GPU). */
+static int copy_finite(float *restrict dst, const float *restrict src, size_t n) {
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t u;
+    memcpy(&u, &src[i], 4);
+    bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u); /* exponent all ones: inf or NaN */
+    dst[i] = src[i];
+  }
+  return !bad;
+}
 
 static void *reader_main(void *arg) {
   pipeline *pl = arg;
   const int32_t D = pl->D;
-  batch *bt = gh_queue_pop(pl->free_b);
+  batch *bt = timed_pop(pl->free_b, &pl->wait_r);
   for (; !gh_seq_reader_done(pl->r); gh_seq_reader_next(pl->r)) {
     const char *key = gh_seq_reader_key(pl->r);
     const gh_matrix *feats = gh_seq_reader_value(pl->r);
     if (feats->rows > 0 && feats->cols != D)
       gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d",
              pl->feats_rspec, key, feats->cols, D);
-    gh_check_finite_matrix(feats, pl->feats_rspec, key);
     if (bt->n == bt->cap) {
       bt->cap = bt->cap ? 2 * bt->cap : 64;
       bt->keys = gh_realloc(bt->keys, bt->cap * sizeof(char *));
       bt->rows = gh_realloc(bt->rows, bt->cap * sizeof(int32_t));
     }
-    if ((bt->frames + feats->rows) * D > bt->capX) {
+    if ((bt->frames + feats->rows) * D > bt->capX) { /* page-locked where the backend has it: DMA uploads */
       bt->capX = 2 * (bt->frames + feats->rows) * D;
-      bt->X = gh_realloc(bt->X, bt->capX * sizeof(float));
+      float *X = gh_backend_host_alloc(pl->be, bt->capX * sizeof(float));
+      if (bt->frames) memcpy(X, bt->X, (size_t)bt->frames * D * sizeof(float));
+      gh_backend_host_free(pl->be, bt->X);
+      bt->X = X;
     }
-    if (feats->rows > 0)
-      memcpy(bt->X + bt->frames * D, feats->data, (size_t)feats->rows * D * sizeof(float));
+    if (feats->rows > 0 && !copy_finite(bt->X + bt->frames * D, feats->data, (size_t)feats->rows * D))
+      gh_check_finite_matrix(feats, pl->feats_rspec, key); /* dies naming the value */
     bt->keys[bt->n] = gh_strdup(key);
     bt->rows[bt->n++] = feats->rows;
     bt->frames += feats->rows;
@@ -75,7 +101,7 @@ static void *reader_main(void *arg) {
     ++pl->num_done;
     if (bt->frames >= pl->batch_frames) {
       gh_queue_push(pl->full_b, bt);
-      bt = gh_queue_pop(pl->free_b);
+      bt = timed_pop(pl->free_b, &pl->wait_r);
     }
   }
   if (bt->n > 0) gh_queue_push(pl->full_b, bt);
@@ -90,7 +116,7 @@ static void *writer_main(void *arg) {
   pipeline *pl = arg;
   const int32_t P = pl->P;
   batch *bt;
-  while ((bt = gh_queue_pop(pl->done)) != NULL) {
+  while ((bt = timed_pop(pl->done, &pl->wait_w)) != NULL) {
     int64_t off = 0;
     for (int u = 0; u < bt->n; ++u) {
       gh_matrix view = {bt->rows[u], P, bt->rows[u] ? bt->out->p + off * P : NULL};
@@ -153,24 +179,35 @@ int main(int argc, char **argv) {
   pl.r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX);
   pl.w = gh_writer_open(out_wspec);
   pl.feats_rspec = feats_rspec;
+  pl.be = be;
   pl.D = D; pl.P = P; pl.batch_frames = batch_frames;
   pl.free_b = gh_queue_new(NBATCH);
   pl.full_b = gh_queue_new(NBATCH + 1);
   pl.done = gh_queue_new(NBATCH + 1);
   batch batches[NBATCH];
   memset(batches, 0, sizeof batches);
-  for (int i = 0; i < NBATCH; ++i) gh_queue_push(pl.free_b, &batches[i]);
+  for (int i = 0; i < NBATCH; ++i) { /* input buffers sized once (page-locked allocation is slow) */
+    batches[i].capX = 2 * (int64_t)batch_frames * D;
+    batches[i].X = gh_backend_host_alloc(be, (size_t)batches[i].capX * sizeof(float));
+    gh_queue_push(pl.free_b, &batches[i]);
+  }
   pl.free_o = gh_queue_new(NOUT);
   outbuf outs[NOUT];
   memset(outs, 0, sizeof outs);
-  for (int i = 0; i < NOUT; ++i) gh_queue_push(pl.free_o, &outs[i]);
+  for (int i = 0; i < NOUT; ++i) { /* sized once too, up to 64 MB each (else as batches need) */
+    if (2 * (int64_t)batch_frames * P <= (16 << 20)) {
+      outs[i].cap = 2 * (int64_t)batch_frames * P;
+      outs[i].p = gh_backend_host_alloc(be, (size_t)outs[i].cap * sizeof(float));
+    }
+    gh_queue_push(pl.free_o, &outs[i]);
+  }
   double t_start = gh_seconds();
   pthread_t reader, writer;
   if (pthread_create(&reader, NULL, reader_main, &pl) || pthread_create(&writer, NULL, writer_main, &pl))
     gh_die("cannot start the reader and writer threads");
   batch *bt;
-  while ((bt = gh_queue_pop(pl.full_b)) != NULL) {
-    outbuf *ob = gh_queue_pop(pl.free_o);
+  while ((bt = timed_pop(pl.full_b, &pl.wait_s)) != NULL) {
+    outbuf *ob = timed_pop(pl.free_o, &pl.wait_s);
     if (bt->frames * P > ob->cap) {
       gh_backend_host_free(be, ob->p);
       ob->cap = bt->frames * P;
@@ -193,11 +230,14 @@ int main(int argc, char **argv) {
          (long long)num_done, (long long)total_frames,
          total_frames ? best_sum / total_frames : 0.0, secs > 0 ? total_frames / secs : 0.0,
          be->device_name, be->kernel_seconds > 0 ? total_frames / be->kernel_seconds : 0.0);
+  /* where the time went: the thread that never waits is the bound */
+  gh_vlog(1, "pipeline over %.3f s: reader waited %.3f s, scorer %.3f s (kernels %.3f s), writer %.3f s", secs,
+          pl.wait_r, pl.wait_s, be->kernel_seconds, pl.wait_w);
   for (int i = 0; i < NOUT; ++i) gh_backend_host_free(be, outs[i].p);
   be->ops->model_free(be, m);
+  for (int i = 0; i < NBATCH; ++i) { free(batches[i].keys); free(batches[i].rows); gh_backend_host_free(be, batches[i].X); }
   gh_backend_free(be);
   gh_gmm_set_free(&set);
-  for (int i = 0; i < NBATCH; ++i) { free(batches[i].keys); free(batches[i].rows); free(batches[i].X); }
   gh_queue_free(pl.free_b); gh_queue_free(pl.full_b); gh_queue_free(pl.done); gh_queue_free(pl.free_o);
   gh_opts_free(po);
   return num_done ? 0 : 1;

@@ -472,8 +472,8 @@ int64_t gg_model_total_gauss(const gg_model *m) { return m->Gt; }
 int gg_model_full(const gg_model *m, int p) { return m->full[p]; }
 
 int gg_resolve_precision(int prec, int64_t cols, int depth, int estep) {
+  (void)estep; /* one rule for scoring and the E-step (measurements: cuda-gemm.h) */
   if (prec != GH_PREC_AUTO) return prec;
-  if (estep) return GH_PREC_FP32;
   return cols >= GG_SPLIT_MIN_COLS && depth >= GG_SPLIT_MIN_DEPTH ? GH_PREC_TF32X3 : GH_PREC_FP32;
 }
 

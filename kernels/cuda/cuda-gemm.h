@@ -56,14 +56,17 @@ int64_t gg_model_total_gauss(const gg_model *m);
 int gg_model_full(const gg_model *m, int p);
 
 /* Resolves GH_PREC_AUTO (measured on an H200, doc/perf.md 2026-11-23):
- * scoring (estep = 0) with `cols` output columns (Gaussians) and `depth`
- * expanded features (padded E): TF32X3 when cols >= GG_SPLIT_MIN_COLS and
- * depth >= GG_SPLIT_MIN_DEPTH (compute-bound GEMMs: 5000 x 16 full D=36
- * 5.75 ms vs 10.34 fp32; 1 x 1024 full D=40 1.27 vs 2.54), else FP32
- * (memory-bound: diagonal covariances, where the split's extra passes cost
- * more).  E-step (estep = 1): FP32 -- the split-precision E-step was slower
- * at every measured shape (1 x 1024 full: 29.3 ms vs 22.9; 500k x 128 full:
- * 8.2 vs 7.1).  Other values are returned as they are. */
+ * with `cols` output columns (Gaussians: all of them when scoring, the
+ * pdf's in the E-step) and `depth` expanded features (padded E): TF32X3
+ * when cols >= GG_SPLIT_MIN_COLS and depth >= GG_SPLIT_MIN_DEPTH
+ * (compute-bound GEMMs -- scoring 5000 x 16 full D=36 5.75 ms vs 10.34
+ * fp32, 1 x 1024 full D=40 1.27 vs 2.54; E-step 1 x 1024 full D=40 16.2 ms
+ * vs 22.7, 500k x 128 full D=36 4.16 vs 4.91 -- at the same statistics
+ * error), else FP32 (memory-bound: diagonal covariances, few Gaussians,
+ * where the split's extra passes cost more: E-step 150k x 16 D=19 0.60 vs
+ * 0.39 ms, 1 x 2048 diag 9.15 vs 7.29).  (An earlier E-step, before the
+ * split-K statistics, was slower in TF32X3 at every shape.)  estep is kept
+ * for the callers; the rule is one.  Other values are returned as they are. */
 #define GG_SPLIT_MIN_COLS 64
 #define GG_SPLIT_MIN_DEPTH 128
 int gg_resolve_precision(int prec, int64_t cols, int depth, int estep);

@@ -492,6 +492,8 @@ static Unit *plan_units(const gh_gmm_set *s, const int K[2], int *n, int *V, int
  * lane-interleaved) and the E-step layout (per pdf, parameters transposed
  * so lanes = Gaussians read consecutive floats; never split).  Dies on a
  * dimension mismatch, D > 768 or a CUDA error. */
+static int score_variant(cuda_ctx *c, cuda_model *m);
+
 static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   cuda_model *m = (cuda_model *)gh_calloc(1, sizeof *m);
   const int D = s->dim, P = s->num_pdfs;
@@ -670,7 +672,11 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   CK(cudaMalloc((void **)&m->dAcc, (accoff + 1) * sizeof(double)));
   CK(cudaMemset(m->dAcc, 0, (accoff + 1) * sizeof(double)));
   m->precision = b->precision;
-  if (gg_available() && !getenv("GH_CUDA_NO_GEMM")) m->gg = gg_model_new(s);
+  if (gg_available() && !getenv("GH_CUDA_NO_GEMM")) {
+    m->gg = gg_model_new(s);
+    score_variant((cuda_ctx *)b->ctx, m); /* the cuBLAS handle now when scoring will use it, not
+                                             inside the first loglikes call */
+  }
   return (gh_dev_model *)m;
 }
 
@@ -709,14 +715,15 @@ static void upload_frames(cuda_ctx *c, const cuda_model *m, const float *X, size
   dgrow((void **)&c->dX, &c->capX, n * m->Dp, sizeof(float), 1);
   if (n == 0) return;
   const size_t D = (size_t)m->D, Dp = (size_t)m->Dp, total = n * Dp;
-  if (total > c->hcapX || !c->hX) {
+  if (Dp != D && (total > c->hcapX || !c->hX)) {
     if (c->hX) CK(cudaFreeHost(c->hX));
     c->hX = NULL;
     c->hcapX = total + total / 2 + 16;
     CK(cudaMallocHost((void **)&c->hX, c->hcapX * sizeof(float)));
   }
-  if (Dp == D) {
-    memcpy(c->hX, X, total * sizeof(float));
+  if (Dp == D) { /* rows already at the device pitch: straight from X (a DMA when X is page-locked) */
+    CK(cudaMemcpy(c->dX, X, total * sizeof(float), cudaMemcpyHostToDevice));
+    return;
   } else {
     for (size_t t = 0; t < n; ++t) {
       memcpy(c->hX + t * Dp, X + t * D, D * sizeof(float));
@@ -748,13 +755,15 @@ static gg_ctx *ctx_gg(cuda_ctx *c) {
 #define GEMM_SCORE_MIN_GAUSS 64
 #define GEMM_SCORE_MIN_PDF_GAUSS 512
 static int score_variant(cuda_ctx *c, cuda_model *m) {
-  if (!m->gg || !gg_model_homogeneous(m->gg) || !ctx_gg(c)) return 0;
+  if (!m->gg || !gg_model_homogeneous(m->gg)) return 0;
   const char *e = getenv("GH_CUDA_SCORE");
-  if (e && !strcmp(e, "fused")) return 0;
-  if (e && !strcmp(e, "gemm")) return 1;
-  if (gg_model_total_gauss(m->gg) < GEMM_SCORE_MIN_GAUSS) return 0;
-  if (m->P > 0 && gg_model_full(m->gg, 0)) return 1;
-  return m->maxG >= GEMM_SCORE_MIN_PDF_GAUSS;
+  int gemm;
+  if (e && !strcmp(e, "fused")) gemm = 0;
+  else if (e && !strcmp(e, "gemm")) gemm = 1;
+  else if (gg_model_total_gauss(m->gg) < GEMM_SCORE_MIN_GAUSS) gemm = 0;
+  else if (m->P > 0 && gg_model_full(m->gg, 0)) gemm = 1;
+  else gemm = m->maxG >= GEMM_SCORE_MIN_PDF_GAUSS;
+  return gemm && ctx_gg(c) != NULL; /* the cuBLAS handle only when it is used */
 }
 
 /* backend.h loglikes: X host [T x D] -> out host [T x P] per-pdf
@@ -992,8 +1001,13 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   CK(cudaMemset(c->dTotal, 0, sizeof(double)));
   const char *ev = getenv("GH_CUDA_ESTEP");
   const int force = ev && !strcmp(ev, "fused") ? 0 : ev && !strcmp(ev, "gemm") ? 1 : -1;
-  gg_ctx *gg = m->gg ? ctx_gg(c) : NULL;
   const int npdf = d->max_pdf + 1;
+  int any_gemm = 0; /* the cuBLAS handle only when some pdf takes the GEMM path */
+  for (int p = 0; p < npdf && !any_gemm; ++p) {
+    const int64_t n = d->poff[p + 1] - d->poff[p];
+    any_gemm = n > 0 && (force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
+  }
+  gg_ctx *gg = m->gg && any_gemm ? ctx_gg(c) : NULL;
   char *use_gemm = (char *)gh_calloc(npdf ? npdf : 1, 1);
   int64_t nfused = 0;
   for (int p = 0; p < npdf; ++p) {
