@@ -52,25 +52,6 @@ static double accs_err(const gh_accs_set *a, const gh_accs_set *r) {
   return worst;
 }
 
-/* Max over the set of |a - r| / (1 + |r|) over every float parameter. */
-static double set_err(const gh_gmm_set *a, const gh_gmm_set *r) {
-  double worst = 0;
-  for (int p = 0; p < r->num_pdfs; ++p) {
-    const gh_gmm *x = &a->pdfs[p], *y = &r->pdfs[p];
-    if (x->num_gauss != y->num_gauss) return INFINITY;
-    const int64_t G = y->num_gauss, D = y->dim, S = y->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
-    struct { const float *g, *r; int64_t n; } arr[4] = {
-        {x->weights, y->weights, G}, {x->gconsts, y->gconsts, G},
-        {x->means_invvars, y->means_invvars, G * D}, {x->inv_vars, y->inv_vars, G * S}};
-    for (int k = 0; k < 4; ++k)
-      for (int64_t i = 0; i < arr[k].n; ++i) {
-        double e = fabs((double)arr[k].g[i] - arr[k].r[i]) / (1 + fabs(arr[k].r[i]));
-        if (!(e <= worst)) worst = e;
-      }
-  }
-  return worst;
-}
-
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   const char *device = sarg(argc, argv, "--device", "cuda");
@@ -159,7 +140,7 @@ int main(int argc, char **argv) {
     e2.device_mstep = 0;
     gh_em_estep(&e2, NULL);
     gh_em_mstep(&e2, &eo, NULL, &st);
-    merr = e1.mstep_on_device ? set_err(&dev, &host) : -1;
+    merr = e1.mstep_on_device ? gh_gmm_set_max_diff(&dev, &host) : -1;
     gh_em_free(&e1); gh_em_free(&e2);
     gh_gmm_set_free(&dev); gh_gmm_set_free(&host);
   }

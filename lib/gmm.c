@@ -720,3 +720,22 @@ void gh_gmm_set_write(const char *wxfilename, int binary, const gh_gmm_set *s) {
   gh_gmm_set_write_stream(out, binary, s);
   gh_ostream_close(out);
 }
+
+double gh_gmm_set_max_diff(const gh_gmm_set *a, const gh_gmm_set *r) {
+  if (a->num_pdfs != r->num_pdfs || a->dim != r->dim) return INFINITY;
+  double worst = 0;
+  for (int32_t p = 0; p < r->num_pdfs; ++p) {
+    const gh_gmm *x = &a->pdfs[p], *y = &r->pdfs[p];
+    if (x->num_gauss != y->num_gauss || x->type != y->type) return INFINITY;
+    const int64_t G = y->num_gauss, D = y->dim, S = gh_gmm_cov_size(y);
+    struct { const float *g, *r; int64_t n; } arr[4] = {
+        {x->weights, y->weights, G}, {x->gconsts, y->gconsts, G},
+        {x->means_invvars, y->means_invvars, G * D}, {x->inv_vars, y->inv_vars, G * S}};
+    for (int k = 0; k < 4; ++k)
+      for (int64_t i = 0; i < arr[k].n; ++i) {
+        double e = fabs((double)arr[k].g[i] - arr[k].r[i]) / (1 + fabs(arr[k].r[i]));
+        if (!(e <= worst)) worst = e;
+      }
+  }
+  return worst;
+}

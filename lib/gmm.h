@@ -68,6 +68,10 @@ void gh_gmm_init(gh_gmm *g, gh_covtype type, int32_t num_gauss, int32_t dim);
 void gh_gmm_free(gh_gmm *g);
 /* Deep copy; dst must be zeroed or a valid GMM (it is freed first). */
 void gh_gmm_copy(gh_gmm *dst, const gh_gmm *src);
+/* Max over every float parameter (weights, gconsts, means_invvars, inv_vars)
+ * of |a - r| / (1 + |r|); INFINITY when the shapes differ, NaN propagates.
+ * For tests and benchmarks comparing two estimates of one model. */
+double gh_gmm_set_max_diff(const gh_gmm_set *a, const gh_gmm_set *r);
 /* Free every pdf and the TransitionModel; zero the struct. */
 void gh_gmm_set_free(gh_gmm_set *s);
 /* Deep copy of a set (including its TransitionModel); dst must be zeroed or

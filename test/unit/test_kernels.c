@@ -359,25 +359,6 @@ static void run_backend(gh_backend *b, const char *bname) {
 
 /* TAP test driver: CPU always, CUDA when a GPU is present; exit status 0
  * iff every check passed. */
-/* Max over the set of |a - r| / (1 + |r|) over every float parameter. */
-static double set_err(const gh_gmm_set *a, const gh_gmm_set *r) {
-  double worst = 0;
-  for (int p = 0; p < r->num_pdfs; ++p) {
-    const gh_gmm *x = &a->pdfs[p], *y = &r->pdfs[p];
-    if (x->num_gauss != y->num_gauss) return INFINITY;
-    const int64_t G = y->num_gauss, D = y->dim, S = y->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
-    struct { const float *g, *r; int64_t n; } arr[4] = {
-        {x->weights, y->weights, G}, {x->gconsts, y->gconsts, G},
-        {x->means_invvars, y->means_invvars, G * D}, {x->inv_vars, y->inv_vars, G * S}};
-    for (int k = 0; k < 4; ++k)
-      for (int64_t i = 0; i < arr[k].n; ++i) {
-        double e = fabs((double)arr[k].g[i] - arr[k].r[i]) / (1 + fabs(arr[k].r[i]));
-        if (!(e <= worst)) worst = e;
-      }
-  }
-  return worst;
-}
-
 static int set_same(const gh_gmm_set *a, const gh_gmm_set *r) {
   for (int p = 0; p < r->num_pdfs; ++p) {
     const gh_gmm *x = &a->pdfs[p], *y = &r->pdfs[p];
@@ -421,7 +402,7 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
                pb->name, rc == 1 ? gh_last_error() : "it did not");
   } else {
     gh_gmm_set_update(&host, &accs, eo, &sh);
-    double err = set_err(&dev, &host);
+    double err = gh_gmm_set_max_diff(&dev, &host);
     double oerr = fabs(sd.objf_change - sh.objf_change) / (1 + fabs(sh.objf_change));
     GH_TEST_OK(rc == 0 && err <= 1e-5, "%s: device M-step vs host: max param err %.3g (rc %d%s%s)", pb->name, err, rc,
                rc ? ": " : "", rc ? gh_last_error() : "");
