@@ -9,6 +9,9 @@
 #   UBM 1 x 1024 full, D=40, IO_FRAMES (1,000,000) frames (1 float out per frame)
 #   UBM 1 x 2048 diag, D=40, IO_FRAMES frames
 #   5000 x 16 full, D=36, IO_FRAMES / 10 frames (20 KB out per frame)
+#   1 x 1 diag, D=40, IO_FRAMES frames: a trivial kernel, so end to end is
+#   the tool's own I/O path (archive reader, transfers, writer): the bound
+#   of the rows above
 # Prints one line per shape:
 #   io <type> P=<pdfs> G=<gauss> D=<dim> T=<frames> <device>: end to end <fps> frames/s, kernel <fps> frames/s, ratio <r>
 # Environment: DEVICE (auto), IO_FRAMES (1000000), IO_WORK (temporary folder).
@@ -19,7 +22,7 @@ work=${IO_WORK:-$(mktemp -d)}
 mkdir -p "$work"
 [ -n "${IO_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/gen-feats" bench/gen-feats.c -lm || exit 1
-for shape in "full 1 1024 40 $N" "diag 1 2048 40 $N" "full 5000 16 36 $((N / 10))"; do
+for shape in "full 1 1024 40 $N" "diag 1 2048 40 $N" "full 5000 16 36 $((N / 10))" "diag 1 1 40 $N"; do
   set -- $shape
   d=$work/feats_$4_$5
   [ -f "$d/feats.ark" ] || "$work/gen-feats" --frames=$5 --dim=$4 --clusters=64 --utt-frames=1000 "$d" 2>/dev/null ||
