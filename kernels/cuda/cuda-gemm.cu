@@ -545,6 +545,8 @@ static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, 
   CK(cudaGetLastError());
 }
 
+#define GG_MIN_SLICES 8
+
 /* Rows per chunk so that the chunk's floats (per row: `per_row`, times 2
  * when split) stay under 2^30 (4 GB), between 32 and cap. */
 static long long chunk_rows(long long per_row, int split, long long cap) {
@@ -598,7 +600,12 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
    * to fill the GPU twice, slices of at least 256 rows. */
   const long long tiles = (long long)((E + 127) / 128) * ((G + 127) / 128);
   long long nsl_max = (2 * g->sms + tiles - 1) / tiles;
-  if (nsl_max < 1) nsl_max = 1;
+  /* At least GG_MIN_SLICES: cuBLAS picked slow kernels for 2-5 slices of the
+   * UBM's statistics GEMM (1 x 1024 full D=40 on an H200: E-step 14.3 /
+   * 14.4 / 16.1 ms with 2 / 3 / 5 slices, 12.3-12.4 with 8, 12 or 20; 500k
+   * x 128 full D=36: 10.0 / 7.3 / 7.6 / 5.1 / 4.4 / 4.2 ms with 2 / 3 / 5
+   * / 8 / 12 / 20, 4.2 with the rule's 44; doc/perf.md, third session). */
+  if (nsl_max < GG_MIN_SLICES) nsl_max = GG_MIN_SLICES;
   grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
   if (split) grow((void **)&g->Xs, &g->capXs, sizeof(float) * rows * E);
   grow((void **)&g->L, &g->capL, sizeof(float) * rows * Gp);
