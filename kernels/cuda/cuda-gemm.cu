@@ -606,6 +606,8 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
    * x 128 full D=36: 10.0 / 7.3 / 7.6 / 5.1 / 4.4 / 4.2 ms with 2 / 3 / 5
    * / 8 / 12 / 20, 4.2 with the rule's 44; doc/perf.md, third session). */
   if (nsl_max < GG_MIN_SLICES) nsl_max = GG_MIN_SLICES;
+  const char *ev = getenv("GH_CUDA_SPLITK"); /* benchmarks (bench/experiments/splitk-sweep.sh) */
+  if (ev && atoi(ev) >= 1) nsl_max = atoi(ev);
   grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
   if (split) grow((void **)&g->Xs, &g->capXs, sizeof(float) * rows * E);
   grow((void **)&g->L, &g->capL, sizeof(float) * rows * Gp);
