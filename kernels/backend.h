@@ -203,9 +203,11 @@ typedef struct {
    * a Gaussian to remove (remove_low_count_gaussians), an eigenvalue to
    * floor (full covariances), shrinkage, rel_variance_floor, a
    * re-estimated covariance that is not usable (the host M-step then dies
-   * with the message).  After an update on the device m may be used for
-   * accumulate / mstep / model_fetch only (loglikes dies: upload the
-   * fetched model again to score). */
+   * with the message).  After an update on the device m serves accumulate,
+   * mstep and model_fetch; loglikes too on OpenCL, while CUDA's loglikes
+   * dies (its scoring layout is not rewritten: upload the fetched model to
+   * score).  CUDA: kernels/cuda/cuda-mstep.cu; OpenCL: kernels/opencl/
+   * mstep.cl. */
   int (*mstep)(gh_backend *b, gh_dev_model *m, const struct gh_est_opts *o, struct gh_est_stats *st);
   /* Copy m's current parameters into s (the set m was uploaded from, same
    * shapes: dies naming the pdf otherwise): weights, gconsts,

@@ -294,7 +294,7 @@ static void ocl_free(gh_backend *b) {
   ocl_ctx *c = b->ctx;
   cl_kernel ks[] = {c->k_expand, c->k_gemm, c->k_lse_narrow, c->k_lse_wide, c->k_post, c->k_stats,
                     c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb,
-                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128};
+                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
   if (c->prog) clReleaseProgram(c->prog);
   if (c->q) clReleaseCommandQueue(c->q);
@@ -305,20 +305,6 @@ static void ocl_free(gh_backend *b) {
 
 /* ---------------- GMM model ---------------- */
 
-typedef struct {
-  int32_t D, P, Gd, Gf, Kd, Kf, maxG;
-  int32_t *gcnt, *ptype, *wrow;   /* host [P] */
-  cl_mem Wd, Wf;                  /* [Gd x Kd], [Gf x Kf] float parameter rows */
-  cl_mem goff, gcnt_d, ptype_d, wrow_d;  /* [P] */
-  cl_mem gpdf_d, gl_d, gpdf_f, gl_f;     /* per Gaussian of each type: pdf, index in pdf */
-  cl_mem emap_d, emap_f;                  /* [K] int2 */
-  cl_mem acc_d, acc_f;                    /* double [Gn x K] (fp64 devices) */
-  /* scratch, grown on demand */
-  cl_mem X, phi_d, phi_f, S, out;
-  size_t X_cap, phid_cap, phif_cap, S_cap, out_cap;
-  cl_mem pair_off, gbase, gamma, tot, partial;
-  size_t po_cap, gb_cap, gamma_cap, tot_cap, part_cap;
-} ocl_model;
 
 /* Element map of phi (gmm.cl): emap[e] = (a, b), phi_e = x_a x_b, x_{-1} = 1. */
 static cl_int2 *make_emap(int32_t D, int full, int32_t *K) {
@@ -397,6 +383,14 @@ static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
     m->acc_d = gh_ocl_buffer(c, (size_t)m->Gd * m->Kd * sizeof(double), NULL, "accumulators");
     m->acc_f = gh_ocl_buffer(c, (size_t)m->Gf * m->Kf * sizeof(double), NULL, "accumulators");
   }
+  { /* weights per row, for the device M-step (opencl-mstep.c) */
+    float *wd = gh_calloc(m->Gd + 1, sizeof(float)), *wf = gh_calloc(m->Gf + 1, sizeof(float));
+    for (int32_t p = 0; p < P; ++p)
+      for (int32_t k = 0; k < s->pdfs[p].num_gauss; ++k) (m->ptype[p] ? wf : wd)[m->wrow[p] + k] = s->pdfs[p].weights[k];
+    m->wts_d = gh_ocl_buffer(c, (m->Gd + 1) * sizeof(float), wd, "model upload");
+    m->wts_f = gh_ocl_buffer(c, (m->Gf + 1) * sizeof(float), wf, "model upload");
+    free(wd); free(wf);
+  }
   free(Wd); free(Wf); free(gpd); free(gld); free(gpf); free(glf); free(ed); free(ef); free(goff);
   return (gh_dev_model *)m;
 }
@@ -406,7 +400,8 @@ static void ocl_model_free(gh_backend *b, gh_dev_model *dm) {
   if (!m) return;
   cl_mem all[] = {m->Wd, m->Wf, m->goff, m->gcnt_d, m->ptype_d, m->wrow_d, m->gpdf_d, m->gl_d,
                   m->gpdf_f, m->gl_f, m->emap_d, m->emap_f, m->acc_d, m->acc_f, m->X, m->phi_d,
-                  m->phi_f, m->S, m->out, m->pair_off, m->gbase, m->gamma, m->tot, m->partial};
+                  m->phi_f, m->S, m->out, m->pair_off, m->gbase, m->gamma, m->tot, m->partial,
+                  m->wts_d, m->wts_f, m->Wd_new, m->Wf_new, m->wn_d, m->wn_f, m->occ_sum, m->obj, m->flg};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
   free(m->gcnt); free(m->ptype); free(m->wrow);
   free(m);
@@ -737,6 +732,8 @@ static const gh_backend_ops ocl_ops = {
     .data_free = ocl_data_free,
     .accumulate = ocl_accumulate,
     .acc_fetch = ocl_acc_fetch,
+    .mstep = gh_ocl_mstep,             /* opencl-mstep.c */
+    .model_fetch = gh_ocl_model_fetch,
     /* HMM kernels: opencl-hmm.c */
     .hmm_upload = gh_ocl_hmm_upload,
     .hmm_free = gh_ocl_hmm_free,
@@ -847,6 +844,9 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
     c->k_expand_pairs = kernel(c, "gh_expand_pairs");
     c->k_softmax = kernel(c, "gh_softmax_rows");
     c->k_stats_tn = kernel(c, "gh_stats_tn");
+    c->k_mstep_diag = kernel(c, "gh_mstep_diag");
+    c->k_mstep_full = kernel(c, "gh_mstep_full");
+    c->k_mstep_occ = kernel(c, "gh_mstep_occ");
     c->k_fwd_log = kernel(c, "gh_hmm_forward_log");
     c->k_fwd_scaled = kernel(c, "gh_hmm_forward_scaled");
     c->k_viterbi = kernel(c, "gh_hmm_viterbi");

@@ -23,7 +23,29 @@ typedef struct {
   int sgemm_tile;       /* GH_OPENCL_SGEMM: 64 or 128 forces that tile; 0 = by size */
   int64_t chunk;        /* floats per scratch buffer of a chunk (frames x columns, posteriors) */
   cl_kernel k_fwd_log, k_fwd_scaled, k_viterbi, k_fb;
+  cl_kernel k_mstep_diag, k_mstep_full, k_mstep_occ;
 } ocl_ctx;
+
+/* A GMM set on the device (opencl.c model_upload): the parameter rows of
+ * the GEMM forms by covariance type (gmm.cl), the accumulators, scratch. */
+typedef struct {
+  int32_t D, P, Gd, Gf, Kd, Kf, maxG;
+  int32_t *gcnt, *ptype, *wrow;   /* host [P] */
+  cl_mem Wd, Wf;                  /* [Gd x Kd], [Gf x Kf] float parameter rows */
+  cl_mem goff, gcnt_d, ptype_d, wrow_d;  /* [P] */
+  cl_mem gpdf_d, gl_d, gpdf_f, gl_f;     /* per Gaussian of each type: pdf, index in pdf */
+  cl_mem emap_d, emap_f;                  /* [K] int2 */
+  cl_mem acc_d, acc_f;                    /* double [Gn x K] (fp64 devices) */
+  /* scratch, grown on demand */
+  cl_mem X, phi_d, phi_f, S, out;
+  size_t X_cap, phid_cap, phif_cap, S_cap, out_cap;
+  cl_mem pair_off, gbase, gamma, tot, partial;
+  size_t po_cap, gb_cap, gamma_cap, tot_cap, part_cap;
+  /* device M-step (opencl-mstep.c): float weights per row, the new rows and
+   * weights (swapped in when complete), per-pdf occupancy, per-row results */
+  cl_mem wts_d, wts_f, Wd_new, Wf_new, wn_d, wn_f, occ_sum, obj, flg;
+} ocl_model;
+
 
 /* Dies with "opencl: <what>: <error name> (<code>)" unless err == CL_SUCCESS. */
 void gh_ocl_check(cl_int err, const char *what);
@@ -39,6 +61,10 @@ void gh_ocl_arg(cl_kernel k, cl_uint i, size_t size, const void *value);
 void gh_ocl_launch(ocl_ctx *c, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
                    const char *what);
 void gh_ocl_release(cl_mem m);
+
+/* Device M-step and model fetch (opencl-mstep.c; backend.h mstep / model_fetch). */
+int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const struct gh_est_opts *o, struct gh_est_stats *st);
+void gh_ocl_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
 
 /* HMM ops (opencl-hmm.c), in the ops table of opencl.c. */
 gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);

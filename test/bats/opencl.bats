@@ -86,7 +86,7 @@ PY
   cmp_mats "$TMP/ocl1.txt" "$TMP/cpu.txt" 1e-4
 }
 
-@test "opencl: gmm-est-gpu EM on Arabic digits (diag and full, 3 iterations) = cpu" {
+@test "opencl: gmm-est-gpu EM on Arabic digits (diag and full, 3 iterations; M-step on the device) = cpu" {
   ar=$D/spoken-arabic-digit/Train_Arabic_Digit.txt
   # repetition 0 of every speaker and digit: 660 utterances
   awk -f "$BATS_TEST_DIRNAME/../../egs/arabic-digits/local/uci2text-ark.awk" "$ar" |
@@ -98,10 +98,13 @@ PY
     "$BIN/gmm-init" --device=cpu --cov-type=$cov --num-gauss=4 --num-iters=0 --labels="ark:$TMP/ar.ali" \
       "ark:$TMP/ar.ark" "$TMP/$cov.0" 2>/dev/null
     for dev in cpu "$OCL_DEVICE"; do
-      "$BIN/gmm-est-gpu" --device=$dev --num-iters=3 --write-accs="$TMP/$cov.${dev%%:*}.acc" --binary=false \
+      "$BIN/gmm-est-gpu" --device=$dev --verbose=1 --num-iters=3 --write-accs="$TMP/$cov.${dev%%:*}.acc" --binary=false \
         "$TMP/$cov.0" "ark:$TMP/ar.ark" "ark:$TMP/ar.ali" "$TMP/$cov.${dev%%:*}.txt" 2>"$TMP/$cov.${dev%%:*}.log"
     done
     grep -q "using device opencl" "$TMP/$cov.opencl.log"
+    # iterations 1-2 re-estimate on the device (mstep.cl); the last one on the host (--write-accs)
+    grep -q "iteration 1: .*(M-step on the device" "$TMP/$cov.opencl.log"
+    grep -q "iteration 3: .*(M-step on the host" "$TMP/$cov.opencl.log"
     python3 "$BATS_TEST_DIRNAME/../python/compare_models.py" "$TMP/$cov.opencl.txt" "$TMP/$cov.cpu.txt" --rtol 1e-4 --cov-rtol 1e-3
   done
 }
