@@ -42,6 +42,24 @@ void gh_gemm_param_row(const gh_gmm *g, int32_t k, const double *c, float *a) {
   a[0] = (float)ll;
 }
 
+void gh_gemm_row_to_gmm(const float *a, int64_t stride, gh_gmm *g, int32_t k) {
+  const int32_t D = g->dim;
+  const int full = g->type == GH_COV_FULL;
+  const int64_t S = full ? gh_packed_size(D) : D;
+  g->gconsts[k] = a[0];
+  for (int32_t i = 0; i < D; ++i) g->means_invvars[(int64_t)k * D + i] = a[(1 + i) * stride];
+  float *iv = g->inv_vars + (int64_t)k * S;
+  if (full) {
+    for (int32_t i = 0, q = 0; i < D; ++i)
+      for (int32_t j = 0; j <= i; ++j, ++q) {
+        const float r = a[(1 + D + q) * stride];
+        iv[q] = i == j ? -2.0f * r : -r;
+      }
+  } else {
+    for (int32_t i = 0; i < D; ++i) iv[i] = -2.0f * a[(1 + D + i) * stride];
+  }
+}
+
 void gh_gemm_expand(const float *x, const double *c, int32_t D, int full, double *xe) {
   double *xc = xe + 1, *q = xe + 1 + D;
   xe[0] = 1.0;

@@ -37,6 +37,14 @@ static inline int32_t gh_gemm_depth(int32_t D, int full) {
  * computed in double, stored as float. */
 void gh_gemm_param_row(const gh_gmm *g, int32_t k, const double *c, float *a);
 
+/* The inverse of gh_gemm_param_row for an uncentred row: gconst, b and the
+ * inverse (co)variance of Gaussian k of g from the row's elements
+ * a[e * stride], e < K (stride 1: a row; the CUDA E-step layout keeps a
+ * pdf's rows column by column, stride = its number of Gaussians).  Exact
+ * (the row holds -0.5 P_ii / -P_ij, scaled by powers of two).  The weight
+ * is not in the row and is left alone.  Used by the backends' model_fetch. */
+void gh_gemm_row_to_gmm(const float *a, int64_t stride, gh_gmm *g, int32_t k);
+
 /* Expanded features xe [K] (double) of frame x [D] centred by c [D]
  * (NULL: uncentred). */
 void gh_gemm_expand(const float *x, const double *c, int32_t D, int full, double *xe);

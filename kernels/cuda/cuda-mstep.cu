@@ -49,6 +49,7 @@ extern "C" {
 #include "gh-base.h"
 #include "gmm-est.h"
 #include "cuda-check.h"
+#include "gemm-forms.h"
 }
 #include "cuda-gemm.h"
 #include "cuda-model.h"
@@ -497,18 +498,7 @@ void cuda_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s) {
     const float *ep = he + e->eoff;
     for (int k = 0; k < G; ++k) {
       g->weights[k] = hw[m->hGfirst[p] + k];
-      g->gconsts[k] = ep[k];
-      for (int i = 0; i < D; ++i) g->means_invvars[(size_t)k * D + i] = ep[(size_t)(1 + i) * G + k];
-      if (e->full) {
-        const long long S = (long long)D * (D + 1) / 2;
-        for (int i = 0, q = 0; i < D; ++i)
-          for (int j = 0; j <= i; ++j, ++q) {
-            const float r = ep[(size_t)(1 + D + q) * G + k];
-            g->inv_vars[(size_t)k * S + q] = i == j ? -2.0f * r : -r;
-          }
-      } else {
-        for (int i = 0; i < D; ++i) g->inv_vars[(size_t)k * D + i] = -2.0f * ep[(size_t)(1 + D + i) * G + k];
-      }
+      gh_gemm_row_to_gmm(ep + k, G, g, k); /* element e of Gaussian k at ep[e * G + k] */
     }
   }
   free(he);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gh-base.h"
+#include "gemm-forms.h"
 #include "gmm-est.h"
 #include "opencl.h"
 
@@ -176,15 +177,7 @@ void gh_ocl_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s) {
       const int32_t r = m->wrow[p] + k;
       const float *row = (full ? wf : wd) + (size_t)r * K;
       g->weights[k] = (full ? vf : vd)[r];
-      g->gconsts[k] = row[0];
-      memcpy(g->means_invvars + (size_t)k * D, row + 1, D * sizeof(float));
-      if (full) {
-        const int64_t S = gh_packed_size(D);
-        for (int32_t i = 0, q = 0; i < D; ++i)
-          for (int32_t j = 0; j <= i; ++j, ++q) g->inv_vars[k * S + q] = i == j ? -2.0f * row[1 + D + q] : -row[1 + D + q];
-      } else {
-        for (int32_t i = 0; i < D; ++i) g->inv_vars[(size_t)k * D + i] = -2.0f * row[1 + D + i];
-      }
+      gh_gemm_row_to_gmm(row, 1, g, k);
     }
   }
   free(wd); free(wf); free(vd); free(vf);

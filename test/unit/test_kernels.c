@@ -33,6 +33,7 @@
 #include "backend.h"
 #include "gh-base.h"
 #include "gh-test.h"
+#include "gemm-forms.h"
 #include "gmm-est.h"
 
 #include <math.h>
@@ -508,6 +509,35 @@ int main(int argc, char **argv) {
   gh_init(argv[0]);
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_DIAG, 36), 4 * 36 + 9, 0, "flop count diag D=36");
+
+  /* gh_gemm_row_to_gmm inverts gh_gemm_param_row exactly (the backends'
+   * model_fetch), row-major and with a column stride */
+  for (int full = 0; full < 2; ++full) {
+    gh_gmm g, h;
+    ref_gmm r;
+    make_gmm(&g, &r, 5, 7, full, 1.5);
+    memset(&h, 0, sizeof h);
+    gh_gmm_copy(&h, &g);
+    memset(h.gconsts, 0, 5 * sizeof(float));
+    memset(h.means_invvars, 0, 5 * 7 * sizeof(float));
+    memset(h.inv_vars, 0, 5 * gh_gmm_cov_size(&h) * sizeof(float));
+    const int K = gh_gemm_depth(7, full);
+    float *rows = malloc(sizeof(float) * 5 * K), *cols = malloc(sizeof(float) * 5 * K);
+    for (int k = 0; k < 5; ++k) {
+      gh_gemm_param_row(&g, k, NULL, rows + k * K);
+      for (int e = 0; e < K; ++e) cols[e * 5 + k] = rows[k * K + e];
+    }
+    int same = 1;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int k = 0; k < 5; ++k) gh_gemm_row_to_gmm(pass ? cols + k : rows + k * K, pass ? 5 : 1, &h, k);
+      same = same && !memcmp(h.gconsts, g.gconsts, 5 * sizeof(float)) &&
+             !memcmp(h.means_invvars, g.means_invvars, 5 * 7 * sizeof(float)) &&
+             !memcmp(h.inv_vars, g.inv_vars, 5 * gh_gmm_cov_size(&g) * sizeof(float));
+    }
+    GH_TEST_OK(same, "gh_gemm_row_to_gmm inverts gh_gemm_param_row exactly (%s, rows and columns)", full ? "full" : "diag");
+    free(rows); free(cols);
+    gh_gmm_free(&g); gh_gmm_free(&h); ref_free(&r);
+  }
 
   gh_backend *ref = gh_backend_create("cpu-ref");
   GH_TEST_OK(ref && !strcmp(ref->ops->name, "cpu-ref"), "create cpu-ref backend");
