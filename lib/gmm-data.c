@@ -158,34 +158,16 @@ gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d) {
   return b->ops->data_upload(b, d->feats, d->num_frames, d->dim, d->pairs, d->num_pairs);
 }
 
-double gh_data_estep_on(gh_backend *b, const gh_gmm_set *model, const gh_data *d, gh_dev_data *dd,
-                        gh_accs_set *accs, double *seconds) {
-  if (model->dim != d->dim)
-    gh_die("model dimension %d does not match feature dimension %d", model->dim, d->dim);
-  gh_dev_data *own = NULL;
-  if (!dd) dd = own = gh_data_upload(b, d);
-  double t0 = gh_seconds();
-  gh_dev_model *dm = b->ops->model_upload(b, model);
-  b->ops->acc_zero(b, dm);
-  double t1 = gh_seconds();
-  double ll = b->ops->accumulate(b, dm, dd);
-  double t2 = gh_seconds();
-  gh_accs_init(accs, model);
-  b->ops->acc_fetch(b, dm, accs);
-  b->ops->model_free(b, dm);
-  double t3 = gh_seconds();
-  if (own) b->ops->data_free(b, own);
-  gh_vlog(2, "E-step: model upload %.2f ms, accumulate %.2f ms, fetch %.2f ms", 1e3 * (t1 - t0),
-          1e3 * (t2 - t1), 1e3 * (t3 - t2));
-  accs->total_frames = d->total_weight;
-  accs->total_loglike = ll;
-  if (seconds) *seconds = t3 - t0;
-  return d->total_weight > 0 ? ll / d->total_weight : 0.0;
-}
-
 double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
                      gh_accs_set *accs, double *seconds) {
-  return gh_data_estep_on(b, model, d, NULL, accs, seconds);
+  gh_em em;
+  /* the cast is safe: a gh_em writes its model only when syncing after a
+   * device M-step, and this one runs none */
+  gh_em_init(&em, b, (gh_gmm_set *)model, d);
+  const double avg = gh_em_estep(&em, accs);
+  if (seconds) *seconds = em.estep_seconds;
+  gh_em_free(&em);
+  return avg;
 }
 
 void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *model_name,
@@ -238,7 +220,9 @@ double gh_em_estep(gh_em *em, gh_accs_set *accs) {
   double t0 = gh_seconds();
   if (!em->dm) em->dm = b->ops->model_upload(b, em->model);
   b->ops->acc_zero(b, em->dm);
+  double t1 = gh_seconds();
   double ll = b->ops->accumulate(b, em->dm, em->dd);
+  double t2 = gh_seconds();
   if (accs) {
     gh_em_sync(em);
     gh_accs_init(accs, em->model);
@@ -247,6 +231,8 @@ double gh_em_estep(gh_em *em, gh_accs_set *accs) {
     accs->total_loglike = ll;
   }
   em->estep_seconds = gh_seconds() - t0;
+  gh_vlog(2, "E-step: model upload %.2f ms, accumulate %.2f ms, fetch %.2f ms", 1e3 * (t1 - t0),
+          1e3 * (t2 - t1), 1e3 * (t0 + em->estep_seconds - t2));
   return d->total_weight > 0 ? ll / d->total_weight : 0.0;
 }
 

@@ -64,19 +64,15 @@ void gh_data_free(gh_data *d);
  * their weights (malloc'd; caller frees).  Returns n. */
 int64_t gh_data_pdf_frames(const gh_data *d, int32_t pdf, float **X, float **w);
 
-/* One E-step of the whole data set on backend b: uploads the model, zeroes
- * and fills the device accumulators with one accumulate() call over the
- * data, and fetches them into *accs (initialised here with gh_accs_init;
- * caller frees with gh_accs_free).  dd: d's frames and pairs resident on b
- * (gh_data_upload; kept across EM iterations), or NULL to upload them for
- * this call only.  Sets accs->total_frames = d->total_weight and
+/* One E-step of the whole data set on backend b (a one-iteration gh_em,
+ * below): uploads d and the model, zeroes and fills the device
+ * accumulators with one accumulate() call over the data, and fetches them
+ * into *accs (initialised here with gh_accs_init; caller frees with
+ * gh_accs_free).  Sets accs->total_frames = d->total_weight and
  * accs->total_loglike = sum of weight * log p(x|pdf) (natural log, total).
  * Dies if the model's dimension differs from the data's.  *seconds (if
  * non-NULL) gets the wall time (model upload, accumulate, fetch; not the
  * data upload).  Returns the average log-likelihood per (weighted) frame. */
-double gh_data_estep_on(gh_backend *b, const gh_gmm_set *model, const gh_data *d, gh_dev_data *dd,
-                        gh_accs_set *accs, double *seconds);
-/* gh_data_estep_on(b, model, d, NULL, accs, seconds). */
 double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
                      gh_accs_set *accs, double *seconds);
 /* d's frames and pairs on backend b (backend.h data_upload): d must stay
@@ -110,7 +106,7 @@ typedef struct {
 void gh_em_init(gh_em *em, gh_backend *b, gh_gmm_set *model, const gh_data *d);
 /* E-step with the current model.  accs NULL: the accumulators stay on the
  * device for gh_em_mstep; else they are fetched into *accs (gh_accs_init
- * here; caller frees; totals set as gh_data_estep_on does) and *model is
+ * here; caller frees; totals set as gh_data_estep does) and *model is
  * synced (so it is the E-step model, e.g. for a shrinkage pass).  Returns
  * the average log-likelihood per (weighted) frame (natural log).  Dies if
  * the model's dimension differs from the data's. */

@@ -471,8 +471,7 @@ int gg_model_gauss(const gg_model *m, int p) { return m->G[p]; }
 int64_t gg_model_total_gauss(const gg_model *m) { return m->Gt; }
 int gg_model_full(const gg_model *m, int p) { return m->full[p]; }
 
-int gg_resolve_precision(int prec, int64_t cols, int depth, int estep) {
-  (void)estep; /* one rule for scoring and the E-step (measurements: cuda-gemm.h) */
+int gg_resolve_precision(int prec, int64_t cols, int depth) {
   if (prec != GH_PREC_AUTO) return prec;
   return cols >= GG_SPLIT_MIN_COLS && depth >= GG_SPLIT_MIN_DEPTH ? GH_PREC_TF32X3 : GH_PREC_FP32;
 }
@@ -558,7 +557,7 @@ static long long chunk_rows(long long per_row, int split, long long cap) {
 
 void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
   const int full = m->full0, D = m->D, E = row_pad(D, full);
-  prec = gg_resolve_precision(prec, m->Gt, E, 0);
+  prec = gg_resolve_precision(prec, m->Gt, E);
   const int split = prec == GH_PREC_TF32X3;
   set_centre(m, m->model_centre, split);
   const long long nc = chunk_rows(E + m->Gt, split, 65536);
@@ -588,7 +587,7 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);
   const int Gp = (G + 7) & ~7; /* aligned rows of L / R */
   if (G == 0 || n == 0) return;
-  prec = gg_resolve_precision(prec, G, E, 1);
+  prec = gg_resolve_precision(prec, G, E);
   const int split = prec == GH_PREC_TF32X3;
   set_centre(m, centre, split);
   const long long nc = chunk_rows(E + Gp, split, 1LL << 20);

@@ -65,11 +65,11 @@ int gg_model_full(const gg_model *m, int p);
  * error), else FP32 (memory-bound: diagonal covariances, few Gaussians,
  * where the split's extra passes cost more: E-step 150k x 16 D=19 0.60 vs
  * 0.39 ms, 1 x 2048 diag 9.15 vs 7.29).  (An earlier E-step, before the
- * split-K statistics, was slower in TF32X3 at every shape.)  estep is kept
- * for the callers; the rule is one.  Other values are returned as they are. */
+ * split-K statistics, was slower in TF32X3 at every shape.)  Other values
+ * are returned as they are. */
 #define GG_SPLIT_MIN_COLS 64
 #define GG_SPLIT_MIN_DEPTH 128
-int gg_resolve_precision(int prec, int64_t cols, int depth, int estep);
+int gg_resolve_precision(int prec, int64_t cols, int depth);
 
 /* Per-pdf log-likelihoods of n frames: dX [n x Dp] device floats (first D
  * used), dOut [n x P] device floats (natural log).  Centred by the model's
