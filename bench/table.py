@@ -7,7 +7,7 @@ import re, sys
 log = open(sys.argv[1]).read().splitlines()
 ceil = {}
 em, em_peer, sk, score, tpeer = [], {}, {}, [], {}
-hmm, hpeer = [], {}
+hmm, hpeer, vpeer = [], {}, {}
 tthreads = ""
 recipe, io = [], []
 for line in log:
@@ -44,6 +44,8 @@ for line in log:
                         fps=float(m[9]), gf=float(m[10]), err=m[12], k=m[13], pdiff=m[14]))
     m = re.match(r"torch-hmm N=(\d+) M=(\d+) T=(\d+): (\S+) ms/call (\S+) frames/s (\S+) GFLOP/s; max rel err (\S+)", line)
     if m: hpeer[(int(m[1]), int(m[2]), int(m[3]))] = (float(m[4]), float(m[5]), float(m[6]), m[7])
+    m = re.match(r"torch-viterbi N=(\d+) M=(\d+) T=(\d+): (\S+) ms/call (\S+) frames/s; max rel err (\S+)", line)
+    if m: vpeer[(int(m[1]), int(m[2]), int(m[3]))] = (float(m[4]), float(m[5]), m[6])
     m = re.match(r"torch-peer (\w+): (\d+) pdfs x (\d+) Gaussians, D=(\d+), (\d+) frames: (\S+) ms/call\s+(\S+) frames/s", line)
     if m: tpeer[(m[1], int(m[2]), int(m[3]), int(m[4]))] = (float(m[6]), float(m[7]))
 
@@ -92,11 +94,14 @@ for r in io:  # gmm-score-gpu end to end (read, score, write overlapped) vs its 
           f"{r['r']:.2f} of the kernel's {r['k']:.3g} frames/s (target 0.8) |")
 for r in hmm:
     if r["var"] != "auto" or r["rag"] or r["dev"] != "cuda": continue
-    p = hpeer.get((r["S"], r["M"], r["T"]))
+    key = (r["S"], r["M"], r["T"])
+    v = vpeer.get(key) if r["op"] == "viterbi" else None
+    p = (v[0], v[1], None, v[2]) if v else hpeer.get(key)
+    what = "fp32 max-plus Viterbi" if v else "scaled fp32 forward"
     frac = r["gf"] / (ceil["fp32"] * 1e3) if ceil else None
     pd = f"; {r['pdiff']} path states differ" if r["pdiff"] is not None else ""
     print(f"| HMM {r['op']} dense {r['S']} states × {r['M']} seqs × {r['T']} frames | {r['ms']:.2f} ms (kernel) | "
-          f"{r['fps']:.3g} | {r['gf']:.0f} | {f(frac, 2)} | {f(p[0] if p else None, 2)} ms (scaled fp32 forward; err {p[3] if p else '–'}) | "
+          f"{r['fps']:.3g} | {r['gf']:.0f} | {f(frac, 2)} | {f(p[0] if p else None, 2)} ms ({what}; err {p[3] if p else '–'}) | "
           f"{f(p[0] / r['ms'] if p else None, 2)}× | – | – | {r['err']} ({r['k']} seqs){pd} |")
 print()
 print("Every configuration tried:")
@@ -111,6 +116,8 @@ for r in hmm:
           f"{'fp64' if r['op'] != 'forward-scaled' else 'fp32'} | {r['var']} | {r['ms']:.2f} ms | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")
 for k, p in hpeer.items():
     print(f"| HMM forward {k[0]} × {k[1]} × {k[2]} | PyTorch | fp32 | peer | {p[0]:.2f} ms | {p[1]:.3g} | {p[2]:.0f} | {p[3]} |")
+for k, p in vpeer.items():
+    print(f"| HMM Viterbi {k[0]} × {k[1]} × {k[2]} | PyTorch | fp32 | peer | {p[0]:.2f} ms | {p[1]:.3g} | – | {p[2]} |")
 for r in score:
     print(f"| scoring {r['type']} {r['P']} × {r['G']} D={r['D']} | {r['dev']} | {r['prec']} | {r['var']} | "
           f"{r['ms']:.2f} ms | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")

@@ -36,6 +36,7 @@ extern "C" {
 #include "gemm-forms.h"
 }
 #include "cuda-gemm.h"
+#include "cuda-tc.h"
 
 /* ------------------------------------------------------ cuBLAS, by dlopen */
 
@@ -476,6 +477,20 @@ int gg_resolve_precision(int prec, int64_t cols, int depth) {
   return cols >= GG_SPLIT_MIN_COLS && depth >= GG_SPLIT_MIN_DEPTH ? GH_PREC_TF32X3 : GH_PREC_FP32;
 }
 
+int gg_use_tc(int full, int Ep, int maxG, int prec) {
+  if (full || Ep > GT_MAX_EP || prec == GH_PREC_FP32) return 0;
+  const char *e = getenv("GH_CUDA_TC"); /* benchmarks and tests: 0 = never, 1 = always */
+  if (e && !strcmp(e, "0")) return 0;
+  if (e && !strcmp(e, "1")) return 1;
+  return maxG >= GG_TC_MIN_GAUSS;
+}
+
+int gg_model_tc(const gg_model *m, int prec) {
+  int maxG = 0;
+  for (int p = 0; p < m->P; ++p) if (m->G[p] > maxG) maxG = m->G[p];
+  return m->homog && m->P > 0 && gg_use_tc(m->full0, row_pad(m->D, m->full0), maxG, prec);
+}
+
 /* Centred rows for centre c (host [D]); split parts when split. */
 static void set_centre(gg_model *m, const double *c, int split) {
   if (m->have_centre && !memcmp(c, m->centre, sizeof(double) * m->D) && split == m->have_split) return;
@@ -555,7 +570,26 @@ static long long chunk_rows(long long per_row, int split, long long cap) {
   return r;
 }
 
+/* gg_loglikes through the tensor-core kernels (cuda-tc.h): expanded
+ * features of up to 65536 frames per chunk, then k_tc_lse per (128 frames,
+ * pdf) -- the [frames x Gaussians] matrix is never stored. */
+static void loglikes_tc(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
+  const int E = row_pad(m->D, 0), split = prec != GH_PREC_TF32;
+  set_centre(m, m->model_centre, 0);
+  const long long nc = 65536, rows = n < nc ? n : nc;
+  grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
+  for (long long r0 = 0; r0 < n; r0 += nc) {
+    const int nr = (int)(n - r0 < nc ? n - r0 : nc);
+    expand(m, dX, Dp, NULL, r0, nr, 0, g->Xe, NULL);
+    for (int p0 = 0; p0 < m->P; p0 += 65535) {
+      const int np = m->P - p0 < 65535 ? m->P - p0 : 65535;
+      gt_lse(g->Xe, E, nr, m->dAc, m->dGoff + p0, np, 0, dOut + r0 * m->P + p0, m->P, NULL, NULL, split);
+    }
+  }
+}
+
 void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
+  if (gg_model_tc(m, prec)) { loglikes_tc(g, m, dX, Dp, n, dOut, prec); return; }
   const int full = m->full0, D = m->D, E = row_pad(D, full);
   prec = gg_resolve_precision(prec, m->Gt, E);
   const int split = prec == GH_PREC_TF32X3;
@@ -582,11 +616,43 @@ void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, flo
   }
 }
 
+/* gg_estep_pdf through the tensor-core kernels (cuda-tc.h) for a diagonal
+ * pdf: per chunk of up to 2^20 pairs, the expanded features, k_tc_lse (the
+ * per-row log-sum-exp and w lse), k_tc_stats (R = w exp(L - lse)
+ * recomputed per tile, S = R^T Xe in fixed slices of rows) and k_acc_add
+ * summing the slices in double. */
+static void estep_tc(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
+                     const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal, int prec) {
+  const int G = m->G[p], D = m->D, E = row_pad(D, 0), E0 = row_len(D, 0), split = prec != GH_PREC_TF32;
+  set_centre(m, centre, 0);
+  const long long nc = 1LL << 20, rows = n < nc ? n : nc;
+  grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
+  grow((void **)&g->L, &g->capL, sizeof(float) * rows); /* the rows' log-sum-exp */
+  grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
+  const float *A = m->dAc + m->aoff[p];
+  for (long long k0 = 0; k0 < n; k0 += nc) {
+    const int nr = (int)(n - k0 < nc ? n - k0 : nc);
+    expand(m, dX, Dp, dFrames + k0, 0, nr, 0, g->Xe, NULL);
+    gt_lse(g->Xe, E, nr, A, NULL, 1, G, g->L, 1, dW + k0, g->tot, split);
+    gg_sum_into(g->tot, nr, dTotal);
+    int nsl = 0;
+    const int rs = gt_slice_rows(nr, G, g->sms, &nsl);
+    grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * nsl);
+    gt_post_stats(g->Xe, E, nr, A, G, g->L, dW + k0, rs, nsl, g->S, split);
+    k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nsl, (long long)G * E, E, E0, D, 0, m->dIJ, m->dC, dAcc);
+    CK(cudaGetLastError());
+  }
+}
+
 void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames, const float *dW,
                   int64_t n, const double *centre, double *dAcc, double *dTotal, int prec) {
   const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);
   const int Gp = (G + 7) & ~7; /* aligned rows of L / R */
   if (G == 0 || n == 0) return;
+  if (gg_use_tc(full, E, G, prec)) {
+    estep_tc(g, m, p, dX, Dp, dFrames, dW, n, centre, dAcc, dTotal, prec);
+    return;
+  }
   prec = gg_resolve_precision(prec, G, E);
   const int split = prec == GH_PREC_TF32X3;
   set_centre(m, centre, split);

@@ -71,6 +71,18 @@ int gg_model_full(const gg_model *m, int p);
 #define GG_SPLIT_MIN_DEPTH 128
 int gg_resolve_precision(int prec, int64_t cols, int depth);
 
+/* The tensor-core kernels of our own (cuda-tc.h: the likelihood matrix
+ * kept on the chip) serve a diagonal pdf -- or, in gg_loglikes, a set of
+ * diagonal pdfs -- with padded row length Ep <= GT_MAX_EP and (the largest
+ * pdf) at least GG_TC_MIN_GAUSS Gaussians, at any precision but FP32 (AUTO
+ * and TF32X3: 3xTF32; TF32: one TF32 product); FP32 keeps the cuBLAS SGEMM
+ * forms.  GH_CUDA_TC=0|1 forces the choice (benchmarks, tests).
+ * gg_use_tc decides for one pdf (full: its type, maxG: its Gaussians);
+ * gg_model_tc for gg_loglikes on model m (homogeneous diagonal sets). */
+#define GG_TC_MIN_GAUSS 64
+int gg_use_tc(int full, int Ep, int maxG, int prec);
+int gg_model_tc(const gg_model *m, int prec);
+
 /* Per-pdf log-likelihoods of n frames: dX [n x Dp] device floats (first D
  * used), dOut [n x P] device floats (natural log).  Centred by the model's
  * own centre.  Chunked internally. */

@@ -762,6 +762,7 @@ static int score_variant(cuda_ctx *c, cuda_model *m) {
   else if (e && !strcmp(e, "gemm")) gemm = 1;
   else if (gg_model_total_gauss(m->gg) < GEMM_SCORE_MIN_GAUSS) gemm = 0;
   else if (m->P > 0 && gg_model_full(m->gg, 0)) gemm = 1;
+  else if (gg_model_tc(m->gg, m->precision)) gemm = 1; /* the tensor-core kernels (cuda-tc.h) */
   else gemm = m->maxG >= GEMM_SCORE_MIN_PDF_GAUSS;
   return gemm && ctx_gg(c) != NULL; /* the cuBLAS handle only when it is used */
 }

@@ -337,6 +337,13 @@ static void run_backend(gh_backend *b, const char *bname) {
        * one chunk (256): the CPU backend's blocks of pdfs */
       {"diag P=400 D=13 G=8..12, 600 frames", 400, 13, 8, 12, 0, 600, 3000, 0},
       {"offset 60 (MFCC-like c0) diag P=2 D=13 G=70", 2, 13, 70, 70, 0, 2500, 5000, 0},
+      /* the CUDA tensor-core kernels (cuda-tc.cu): several Gaussian tiles
+       * of 64 / 128 with partial last tiles, frame counts not multiples of
+       * the 128-frame / 32-frame tiles, the largest row (D=63: Ep=128),
+       * many slices of the statistics */
+      {"diag P=7 D=36 G=60..300, 333 frames", 7, 36, 60, 300, 0, 333, 2000, 0},
+      {"global diag P=1 D=63 G=200, 3000 pairs", 1, 63, 200, 200, 0, 1500, 3000, 0},
+      {"global diag P=1 D=2 G=130, 20000 pairs", 1, 2, 130, 130, 0, 4000, 20000, 0},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     problem pb;
@@ -554,20 +561,26 @@ int main(int argc, char **argv) {
     /* Every variant of the CUDA backend: its automatic choice, the fused
      * kernels alone, the GEMM forms alone in fp32 and in 3xTF32 (the
      * GH_CUDA_SCORE / GH_CUDA_ESTEP overrides of kernels/cuda/cuda.cu). */
-    struct { const char *name, *score, *estep; int prec; } var[] = {
-        {"cuda", NULL, NULL, GH_PREC_AUTO},
-        {"cuda fused", "fused", "fused", GH_PREC_AUTO},
-        {"cuda gemm fp32", "gemm", "gemm", GH_PREC_FP32},
-        {"cuda gemm tf32x3", "gemm", "gemm", GH_PREC_TF32X3},
+    /* GH_CUDA_TC: the tensor-core kernels of cuda-tc.cu for every diagonal
+     * pdf (1) or for none (0: cuBLAS 3xTF32). */
+    struct { const char *name, *score, *estep, *tc; int prec; } var[] = {
+        {"cuda", NULL, NULL, NULL, GH_PREC_AUTO},
+        {"cuda fused", "fused", "fused", NULL, GH_PREC_AUTO},
+        {"cuda gemm fp32", "gemm", "gemm", NULL, GH_PREC_FP32},
+        {"cuda gemm tf32x3", "gemm", "gemm", NULL, GH_PREC_TF32X3},
+        {"cuda gemm tf32x3 cuBLAS", "gemm", "gemm", "0", GH_PREC_TF32X3},
+        {"cuda tensor-core kernels", "gemm", "gemm", "1", GH_PREC_AUTO},
     };
     for (size_t v = 0; v < sizeof var / sizeof var[0]; ++v) {
       if (var[v].score) setenv("GH_CUDA_SCORE", var[v].score, 1); else unsetenv("GH_CUDA_SCORE");
       if (var[v].estep) setenv("GH_CUDA_ESTEP", var[v].estep, 1); else unsetenv("GH_CUDA_ESTEP");
+      if (var[v].tc) setenv("GH_CUDA_TC", var[v].tc, 1); else unsetenv("GH_CUDA_TC");
       cu->precision = var[v].prec;
       run_backend(cu, var[v].name);
     }
     unsetenv("GH_CUDA_SCORE");
     unsetenv("GH_CUDA_ESTEP");
+    unsetenv("GH_CUDA_TC");
     cu->precision = GH_PREC_AUTO;
     /* Reproducibility: two E-steps over the same resident data write
      * byte-identical accumulators (no order-dependent atomics). */

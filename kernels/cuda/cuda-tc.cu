@@ -1,0 +1,365 @@
+/* cuda-tc.cu -- tensor-core fused kernels for diagonal-covariance pdfs (see
+ * cuda-tc.h for what they compute; doc/kernels.md "Tensor-core kernels").
+ *
+ * Tiles.  A block of 256 threads (8 warps) holds operand tiles in shared
+ * memory and each warp computes a sub-tile of L with mma.sync
+ * m16n8k8 TF32 (PTX ISA, "Matrix fragments for mma.m16n8k8" with .tf32):
+ * thread (g = lane / 4, t = lane % 4) holds
+ *   A (16 x 8, row): a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
+ *   B (8 x 8, col):  b0 (t, g), b1 (t + 4, g)
+ *   C (16 x 8):      c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1).
+ * Rows in shared memory keep the inner (k) index permuted within each group
+ * of 8 as [0, 4, 1, 5, 2, 6, 3, 7], so a thread's (t, t + 4) pair is one
+ * 8-byte load; the row stride is 8 mod 32 floats, so those loads are free
+ * of bank conflicts.
+ *
+ *  k_tc_lse    block: 128 frames x one pdf; loops over the pdf's Gaussians
+ *              in tiles of 64 (warps 4 x 2, warp tile 32 x 32); each
+ *              thread keeps an online (max, sum) for its 4 rows over its
+ *              own columns, merged across the warp and the two column
+ *              warps at the end.
+ *  k_tc_stats  block: 128 Gaussians x one slice of the frames, in tiles of
+ *              32 frames: L tile (warps 2 x 4, warp tile 16 x 32), R =
+ *              w exp(L - lse) into shared memory (Gaussian-major), then
+ *              S += R^T Xe (warp: 16 Gaussians x all Ep features).
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+extern "C" {
+#include "gh-base.h"
+#include "cuda-check.h"
+}
+#include "cuda-tc.h"
+
+#define TC_THREADS 256
+#define LSE_BM 128 /* frames per k_tc_lse block */
+#define LSE_BN 64  /* Gaussians per k_tc_lse tile */
+#define ST_BG 128  /* Gaussians per k_tc_stats block */
+#define ST_BF 32   /* frames per k_tc_stats tile */
+#define PT_STRIDE (ST_BF + 8) /* row stride of the R^T tile: 8 mod 32 */
+
+/* Row stride in shared memory for rows of Ep floats: >= Ep, = 8 mod 32. */
+static __host__ __device__ int tc_stride(int Ep) { return Ep + ((8 - Ep % 32) + 32) % 32; }
+
+/* Position of inner index k within its group of 8 (see the top). */
+static __device__ __forceinline__ int kpos(int k) { return (k & ~7) | ((k & 3) << 1) | ((k >> 2) & 1); }
+
+static __device__ __forceinline__ uint32_t to_tf32(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+
+/* x = big + small, both TF32 (the small part holds x - big exactly rounded
+ * to TF32: a relative error of 2^-22 of x). */
+static __device__ __forceinline__ void split_tf32(float x, uint32_t &big, uint32_t &small) {
+  big = to_tf32(x);
+  small = to_tf32(x - __uint_as_float(big));
+}
+
+static __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* acc[i][j] += A rows (16 i + g, 16 i + g + 8) . B rows (8 j + g) over
+ * `ksteps` groups of 8 inner indices, for the warp's lane; A, B in shared
+ * memory (rows of permuted k, strides sa, sb).  SPLIT: 3xTF32 (small
+ * products first, then big x big), else one TF32 product. */
+template <int MT, int NT, bool SPLIT>
+static __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const float *A, int sa, const float *B,
+                                                int sb, int ksteps, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  const float *pa = A + g * sa + 2 * t, *pb = B + g * sb + 2 * t;
+  for (int ks = 0; ks < ksteps; ++ks, pa += 8, pb += 8) {
+    uint32_t ab[MT][4], as[MT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      const float2 u = *(const float2 *)(pa + 16 * i * sa);
+      const float2 v = *(const float2 *)(pa + (16 * i + 8) * sa);
+      const float f[4] = {u.x, v.x, u.y, v.y};
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (SPLIT) split_tf32(f[q], ab[i][q], as[i][q]);
+        else ab[i][q] = to_tf32(f[q]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const float2 w = *(const float2 *)(pb + 8 * j * sb);
+      uint32_t bb[2], bs[2];
+      if (SPLIT) { split_tf32(w.x, bb[0], bs[0]); split_tf32(w.y, bb[1], bs[1]); }
+      else { bb[0] = to_tf32(w.x); bb[1] = to_tf32(w.y); }
+#pragma unroll
+      for (int i = 0; i < MT; ++i) {
+        if (SPLIT) { mma_tf32(acc[i][j], as[i], bb); mma_tf32(acc[i][j], ab[i], bs); }
+        mma_tf32(acc[i][j], ab[i], bb);
+      }
+    }
+  }
+}
+
+/* Rows r < nrows of src (row stride ld floats; rows r >= valid read as 0)
+ * into dst [r][kpos(k)] (stride sd), k < Ep, by all threads of the block. */
+static __device__ __forceinline__ void load_rows(float *dst, int sd, const float *src, long long ld, int nrows,
+                                                 int valid, int Ep) {
+  const int q = Ep >> 2;
+  for (int idx = threadIdx.x; idx < nrows * q; idx += TC_THREADS) {
+    const int r = idx / q, c = (idx - r * q) * 4;
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (r < valid) v = __ldg((const float4 *)(src + r * ld + c));
+    float *d = dst + r * sd + (c & ~7) + ((c >> 2) & 1);
+    d[0] = v.x; d[2] = v.y; d[4] = v.z; d[6] = v.w;
+  }
+}
+
+/* (m, s) <- log-sum-exp merge of (m, s) and (m2, s2), where the pair
+ * stands for m + log s (m = -inf: empty). */
+static __device__ __forceinline__ void lse_merge(float &m, float &s, float m2, float s2) {
+  if (m2 == -INFINITY) return;
+  if (m == -INFINITY) { m = m2; s = s2; return; }
+  if (m2 > m) { s = s * __expf(m - m2) + s2; m = m2; }
+  else s += s2 * __expf(m2 - m);
+}
+
+template <bool SPLIT>
+__global__ void __launch_bounds__(TC_THREADS, 2)
+k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ A, const long long *__restrict__ goff,
+         int G0, float *__restrict__ out, int ldo, const float *__restrict__ w, double *__restrict__ tot) {
+  extern __shared__ __align__(16) float sm[];
+  __shared__ float red_m[2][LSE_BM], red_s[2][LSE_BM];
+  const int sx = tc_stride(Ep), ks = Ep >> 3;
+  float *Xs = sm, *As = sm + LSE_BM * sx;
+  const int p = blockIdx.y;
+  const long long f0 = (long long)blockIdx.x * LSE_BM;
+  const long long gb = goff ? goff[p] : 0;
+  const int G = goff ? (int)(goff[p + 1] - gb) : G0;
+  const int nv = (int)(n - f0 < LSE_BM ? n - f0 : LSE_BM);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int wm = warp >> 1, wn = warp & 1; /* rows wm * 32 .., columns wn * 32 .. of each tile */
+  load_rows(Xs, sx, Xe + f0 * Ep, Ep, LSE_BM, nv, Ep);
+  float rm[2][2], rs[2][2]; /* running (max, sum) of rows wm*32 + 16 i + g + 8 h over this thread's columns */
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) { rm[i][h] = -INFINITY; rs[i][h] = 0.f; }
+  for (int c0 = 0; c0 < G; c0 += LSE_BN) {
+    const int cv = G - c0 < LSE_BN ? G - c0 : LSE_BN;
+    __syncthreads(); /* the previous tile is consumed */
+    load_rows(As, sx, A + (gb + c0) * Ep, Ep, LSE_BN, cv, Ep);
+    __syncthreads();
+    float acc[2][4][4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+    warp_mma<2, 4, SPLIT>(acc, Xs + wm * 32 * sx, sx, As + wn * 32 * sx, sx, ks, lane);
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float v[8], tm = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const int col = wn * 32 + 8 * j + 2 * t + c;
+            const float x = col < cv ? acc[i][j][2 * h + c] : -INFINITY;
+            v[2 * j + c] = x;
+            tm = fmaxf(tm, x);
+          }
+        if (tm == -INFINITY) continue;
+        float m = rm[i][h], s = rs[i][h];
+        if (tm > m) { s = m == -INFINITY ? 0.f : s * __expf(m - tm); m = tm; }
+#pragma unroll
+        for (int q = 0; q < 8; ++q) s += __expf(v[q] - m);
+        rm[i][h] = m; rs[i][h] = s;
+      }
+  }
+  /* merge the 4 threads of a row, then the two column warps */
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float m = rm[i][h], s = rs[i][h];
+#pragma unroll
+      for (int o = 1; o <= 2; o <<= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        lse_merge(m, s, m2, s2);
+      }
+      if (t == 0) {
+        const int r = wm * 32 + 16 * i + g + 8 * h;
+        red_m[wn][r] = m;
+        red_s[wn][r] = s;
+      }
+    }
+  __syncthreads();
+  for (int r = threadIdx.x; r < nv; r += TC_THREADS) {
+    float m = red_m[0][r], s = red_s[0][r];
+    lse_merge(m, s, red_m[1][r], red_s[1][r]);
+    const float l = m == -INFINITY ? -INFINITY : m + logf(s);
+    out[(f0 + r) * ldo + p] = l;
+    if (tot) tot[f0 + r] = m == -INFINITY ? 0.0 : (double)(w ? w[f0 + r] : 1.f) * (double)l;
+  }
+}
+
+template <bool SPLIT>
+__global__ void __launch_bounds__(TC_THREADS, 2)
+k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ A, int G,
+           const float *__restrict__ lse, const float *__restrict__ w, int rows, float *__restrict__ S) {
+  extern __shared__ __align__(16) float sm[];
+  __shared__ float lse_s[ST_BF], w_s[ST_BF];
+  const int sx = tc_stride(Ep), ks = Ep >> 3, nt = Ep >> 3;
+  float *As = sm, *Xs = sm + ST_BG * sx, *Pt = Xs + ST_BF * sx;
+  const int g0 = blockIdx.x * ST_BG, gv = G - g0 < ST_BG ? G - g0 : ST_BG;
+  const long long r_begin = (long long)blockIdx.y * rows;
+  const long long r_end = r_begin + rows < n ? r_begin + rows : n;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int wm = warp & 1, wn = warp >> 1; /* L tile: frames wm * 16 .., Gaussians wn * 32 .. */
+  load_rows(As, sx, A + (long long)g0 * Ep, Ep, ST_BG, gv, Ep);
+  float st[GT_MAX_EP / 8][4]; /* statistics of Gaussians warp * 16 + g (+ 8), features 8 j + 2 t (+ 1) */
+#pragma unroll
+  for (int j = 0; j < GT_MAX_EP / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) st[j][e] = 0.f;
+  for (long long r0 = r_begin; r0 < r_end; r0 += ST_BF) {
+    const int nv = (int)(r_end - r0 < ST_BF ? r_end - r0 : ST_BF);
+    __syncthreads(); /* the previous tile is consumed */
+    load_rows(Xs, sx, Xe + r0 * Ep, Ep, ST_BF, nv, Ep);
+    if (threadIdx.x < ST_BF) {
+      const int r = threadIdx.x;
+      lse_s[r] = r < nv ? lse[r0 + r] : -INFINITY;
+      w_s[r] = r < nv && w ? w[r0 + r] : 1.f;
+    }
+    __syncthreads();
+    float acc[1][4][4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[0][j][e] = 0.f;
+    warp_mma<1, 4, SPLIT>(acc, Xs + wm * 16 * sx, sx, As + wn * 32 * sx, sx, ks, lane);
+    /* R^T tile: Pt[Gaussian][kpos(frame)] */
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int fl = wm * 16 + g + 8 * h, gl = wn * 32 + 8 * j + 2 * t + c;
+          const float l = lse_s[fl];
+          const float r = l > -INFINITY && gl < gv ? w_s[fl] * expf(acc[0][j][2 * h + c] - l) : 0.f;
+          Pt[gl * PT_STRIDE + kpos(fl)] = r;
+        }
+    __syncthreads();
+    /* S (16 Gaussians of this warp x Ep) += R^T (16 x 32 frames) Xe (32 x Ep) */
+#pragma unroll
+    for (int kk = 0; kk < ST_BF / 8; ++kk) {
+      uint32_t ab[4], as[4];
+      {
+        const float *pp = Pt + (warp * 16 + g) * PT_STRIDE + 8 * kk + 2 * t;
+        const float2 u = *(const float2 *)pp, v = *(const float2 *)(pp + 8 * PT_STRIDE);
+        const float f[4] = {u.x, v.x, u.y, v.y};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          if (SPLIT) split_tf32(f[q], ab[q], as[q]);
+          else ab[q] = to_tf32(f[q]);
+        }
+      }
+      const float *x0 = Xs + (8 * kk + t) * sx, *x1 = x0 + 4 * sx;
+#pragma unroll
+      for (int j = 0; j < GT_MAX_EP / 8; ++j) {
+        if (j >= nt) break;
+        const int e = 8 * j + kpos(g); /* position of feature 8 j + g */
+        uint32_t bb[2], bs[2];
+        if (SPLIT) { split_tf32(x0[e], bb[0], bs[0]); split_tf32(x1[e], bb[1], bs[1]); }
+        else { bb[0] = to_tf32(x0[e]); bb[1] = to_tf32(x1[e]); }
+        if (SPLIT) { mma_tf32(st[j], as, bb); mma_tf32(st[j], ab, bs); }
+        mma_tf32(st[j], ab, bb);
+      }
+    }
+  }
+  float *Sb = S + (long long)blockIdx.y * G * Ep;
+#pragma unroll
+  for (int j = 0; j < GT_MAX_EP / 8; ++j) {
+    if (j >= nt) break;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int gl = warp * 16 + g + 8 * h;
+      if (gl >= gv) continue;
+      float *o = Sb + (long long)(g0 + gl) * Ep + 8 * j + 2 * t;
+      o[0] = st[j][2 * h];
+      o[1] = st[j][2 * h + 1];
+    }
+  }
+}
+
+/* Dynamic shared memory of the two kernels for row length Ep (bytes). */
+static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(LSE_BM + LSE_BN) * tc_stride(Ep); }
+static size_t stats_smem(int Ep) {
+  return sizeof(float) * ((size_t)(ST_BG + ST_BF) * tc_stride(Ep) + (size_t)ST_BG * PT_STRIDE);
+}
+
+/* Allows kernel k its dynamic shared memory above the 48 KB default (once). */
+static void allow_smem(const void *k, int *done) {
+  if (*done) return;
+  CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          (int)(stats_smem(GT_MAX_EP) > lse_smem(GT_MAX_EP) ? stats_smem(GT_MAX_EP)
+                                                                             : lse_smem(GT_MAX_EP))));
+  *done = 1;
+}
+
+static void check_ep(int Ep, const char *what) {
+  if (Ep <= 0 || Ep % 8 || Ep > GT_MAX_EP) gh_die("%s: padded row length %d not a multiple of 8 in 8..%d", what, Ep, GT_MAX_EP);
+}
+
+void gt_lse(const float *Xe, int Ep, int n, const float *A, const long long *goff, int P, int G0, float *out,
+            int ldo, const float *w, double *tot, int split) {
+  static int ok[2];
+  check_ep(Ep, "gt_lse");
+  if (n <= 0 || P <= 0) return;
+  if (P > 65535) gh_die("gt_lse: %d pdfs in one launch (at most 65535)", P);
+  dim3 grid((unsigned)((n + LSE_BM - 1) / LSE_BM), (unsigned)P);
+  if (split) {
+    allow_smem((const void *)k_tc_lse<true>, &ok[1]);
+    k_tc_lse<true><<<grid, TC_THREADS, lse_smem(Ep)>>>(Xe, Ep, n, A, goff, G0, out, ldo, w, tot);
+  } else {
+    allow_smem((const void *)k_tc_lse<false>, &ok[0]);
+    k_tc_lse<false><<<grid, TC_THREADS, lse_smem(Ep)>>>(Xe, Ep, n, A, goff, G0, out, ldo, w, tot);
+  }
+  CK(cudaGetLastError());
+}
+
+int gt_slice_rows(int64_t n, int G, int sms, int *nslices) {
+  const int64_t gtiles = (G + ST_BG - 1) / ST_BG;
+  int64_t want = (4LL * (sms > 0 ? sms : 1) + gtiles - 1) / gtiles; /* two waves of two blocks per SM */
+  if (want < 1) want = 1;
+  int64_t rows = (n + want - 1) / want;
+  rows = (rows + ST_BF - 1) / ST_BF * ST_BF;
+  if (rows < 256) rows = 256;
+  if (rows > (1 << 30)) rows = 1 << 30;
+  *nslices = n > 0 ? (int)((n + rows - 1) / rows) : 0;
+  return (int)rows;
+}
+
+void gt_post_stats(const float *Xe, int Ep, int n, const float *A, int G, const float *lse, const float *w,
+                   int rows, int nslices, float *S, int split) {
+  static int ok[2];
+  check_ep(Ep, "gt_post_stats");
+  if (n <= 0 || G <= 0 || nslices <= 0) return;
+  if (nslices > 65535) gh_die("gt_post_stats: %d slices (at most 65535)", nslices);
+  dim3 grid((unsigned)((G + ST_BG - 1) / ST_BG), (unsigned)nslices);
+  if (split) {
+    allow_smem((const void *)k_tc_stats<true>, &ok[1]);
+    k_tc_stats<true><<<grid, TC_THREADS, stats_smem(Ep)>>>(Xe, Ep, n, A, G, lse, w, rows, S);
+  } else {
+    allow_smem((const void *)k_tc_stats<false>, &ok[0]);
+    k_tc_stats<false><<<grid, TC_THREADS, stats_smem(Ep)>>>(Xe, Ep, n, A, G, lse, w, rows, S);
+  }
+  CK(cudaGetLastError());
+}
