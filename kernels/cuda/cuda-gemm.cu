@@ -161,12 +161,13 @@ k_recentre(const float *__restrict__ A0, const long long *__restrict__ off, cons
 /* Expanded centred features of rows r < n: frame f = frames ? frames[r] :
  * row0 + r of X [. x Dp]; out Xe [n x Ep] (row-major; E values, then zeros
  * up to the padded row length Ep, a multiple of 8), split into TF32 big
- * (Xe) + small (Xs) when Xs != NULL.  ij[q] = (i, j) of packed index q. */
+ * (Xe) + small (Xs) when Xs != NULL.  ij[q] = (i, j) of packed index q.
+ * perm: each row in the tensor-core kernels' order (cuda-tc.h gt_kpos). */
 template <bool FULL>
 __global__ void __launch_bounds__(256)
 k_expand(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames, long long row0, int n,
          const double *__restrict__ c, const short2 *__restrict__ ij, int E, int Ep, float *__restrict__ Xe,
-         float *__restrict__ Xs) {
+         float *__restrict__ Xs, int perm) {
   extern __shared__ float xs[]; /* [XR][D] */
   const int r0 = blockIdx.x * XR;
   for (int idx = threadIdx.x; idx < XR * D; idx += blockDim.x) {
@@ -189,7 +190,7 @@ k_expand(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__
     else if (e <= D) v = x[e - 1];
     else if (FULL) { const short2 p = ij[e - 1 - D]; v = x[p.x] * x[p.y]; }
     else { const float t = x[e - 1 - D]; v = t * t; }
-    const long long o = (long long)r * Ep + e;
+    const long long o = (long long)r * Ep + (perm ? gt_kpos(e) : e);
     if (Xs) { const float big = tf32_round(v); Xe[o] = big; Xs[o] = tf32_round(v - big); }
     else Xe[o] = v;
   }
@@ -339,6 +340,8 @@ struct gg_model {
   long long *dGoff;
   long long Gt, asize;
   float *dA0, *dAc, *dAs; /* uncentred rows, centred (big), centred small part */
+  float *dAt;             /* centred rows in the tensor-core kernels' order (cuda-tc.h) */
+  int have_perm;          /* dAt is dAc's current copy */
   long long *dRowOff;
   unsigned char *dRowFull;
   short2 *dIJ;
@@ -461,7 +464,7 @@ gg_model *gg_model_new(const gh_gmm_set *s) {
 
 void gg_model_free(gg_model *m) {
   if (!m) return;
-  cudaFree(m->dA0); cudaFree(m->dAc); cudaFree(m->dAs); cudaFree(m->dRowOff); cudaFree(m->dRowFull);
+  cudaFree(m->dA0); cudaFree(m->dAc); cudaFree(m->dAs); cudaFree(m->dAt); cudaFree(m->dRowOff); cudaFree(m->dRowFull);
   cudaFree(m->dGoff); cudaFree(m->dIJ); cudaFree(m->dC);
   free(m->G); free(m->full); free(m->aoff); free(m->goff); free(m->centre); free(m->model_centre);
   free(m);
@@ -506,6 +509,15 @@ static void set_centre(gg_model *m, const double *c, int split) {
   CK(cudaGetLastError());
   m->have_centre = 1;
   m->have_split = split;
+  m->have_perm = 0;
+}
+
+/* The centred rows in the tensor-core kernels' order (after set_centre). */
+static const float *tc_rows(gg_model *m) {
+  if (!m->dAt) CK(cudaMalloc((void **)&m->dAt, sizeof(float) * (m->asize ? m->asize : 1)));
+  if (!m->have_perm) gt_perm8(m->dAc, m->asize, m->dAt);
+  m->have_perm = 1;
+  return m->dAt;
 }
 
 /* C [m x n col-major, ldc] = op(A) op(B) (+ beta C) at precision prec; As,
@@ -550,12 +562,12 @@ static void gemm_batched(gg_ctx *g, cublasOperation_t ta, cublasOperation_t tb, 
 }
 
 static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, long long row0, int n, int full,
-                   float *Xe, float *Xs) {
+                   float *Xe, float *Xs, int perm = 0) {
   const int E = row_len(m->D, full), Ep = row_pad(m->D, full);
   const unsigned nb = (unsigned)((n + XR - 1) / XR);
   const size_t sh = sizeof(float) * XR * m->D;
-  if (full) k_expand<true><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs);
-  else k_expand<false><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs);
+  if (full) k_expand<true><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs, perm);
+  else k_expand<false><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs, perm);
   CK(cudaGetLastError());
 }
 
@@ -576,14 +588,15 @@ static long long chunk_rows(long long per_row, int split, long long cap) {
 static void loglikes_tc(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
   const int E = row_pad(m->D, 0), split = prec != GH_PREC_TF32;
   set_centre(m, m->model_centre, 0);
+  const float *A = tc_rows(m);
   const long long nc = 65536, rows = n < nc ? n : nc;
   grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
   for (long long r0 = 0; r0 < n; r0 += nc) {
     const int nr = (int)(n - r0 < nc ? n - r0 : nc);
-    expand(m, dX, Dp, NULL, r0, nr, 0, g->Xe, NULL);
+    expand(m, dX, Dp, NULL, r0, nr, 0, g->Xe, NULL, 1);
     for (int p0 = 0; p0 < m->P; p0 += 65535) {
       const int np = m->P - p0 < 65535 ? m->P - p0 : 65535;
-      gt_lse(g->Xe, E, nr, m->dAc, m->dGoff + p0, np, 0, dOut + r0 * m->P + p0, m->P, NULL, NULL, split);
+      gt_lse(g->Xe, E, nr, A, m->dGoff + p0, np, 0, dOut + r0 * m->P + p0, m->P, NULL, NULL, split);
     }
   }
 }
@@ -629,10 +642,10 @@ static void estep_tc(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
   grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
   grow((void **)&g->L, &g->capL, sizeof(float) * rows); /* the rows' log-sum-exp */
   grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
-  const float *A = m->dAc + m->aoff[p];
+  const float *A = tc_rows(m) + m->aoff[p];
   for (long long k0 = 0; k0 < n; k0 += nc) {
     const int nr = (int)(n - k0 < nc ? n - k0 : nc);
-    expand(m, dX, Dp, dFrames + k0, 0, nr, 0, g->Xe, NULL);
+    expand(m, dX, Dp, dFrames + k0, 0, nr, 0, g->Xe, NULL, 1);
     gt_lse(g->Xe, E, nr, A, NULL, 1, G, g->L, 1, dW + k0, g->tot, split);
     gg_sum_into(g->tot, nr, dTotal);
     int nsl = 0;

@@ -8,10 +8,13 @@
  *   A (16 x 8, row): a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
  *   B (8 x 8, col):  b0 (t, g), b1 (t + 4, g)
  *   C (16 x 8):      c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1).
- * Rows in shared memory keep the inner (k) index permuted within each group
- * of 8 as [0, 4, 1, 5, 2, 6, 3, 7], so a thread's (t, t + 4) pair is one
- * 8-byte load; the row stride is 8 mod 32 floats, so those loads are free
- * of bank conflicts.
+ * Rows keep the inner (k) index permuted within each group of 8 as
+ * [0, 4, 1, 5, 2, 6, 3, 7] (gt_kpos; in memory already: the caller expands
+ * the features and copies the parameter rows so, gt_perm8), so a thread's
+ * (t, t + 4) pair is one 8-byte load from shared memory; the row stride
+ * there is 8 mod 32 floats, so those loads are free of bank conflicts.
+ * Tiles arrive by cp.async into double buffers, the next tile's copy
+ * overlapping the current tile's products.
  *
  *  k_tc_lse    block: 128 frames x one pdf; loops over the pdf's Gaussians
  *              in tiles of 64 (warps 4 x 2, warp tile 32 x 32); each
@@ -43,8 +46,6 @@ extern "C" {
 /* Row stride in shared memory for rows of Ep floats: >= Ep, = 8 mod 32. */
 static __host__ __device__ int tc_stride(int Ep) { return Ep + ((8 - Ep % 32) + 32) % 32; }
 
-/* Position of inner index k within its group of 8 (see the top). */
-static __device__ __forceinline__ int kpos(int k) { return (k & ~7) | ((k & 3) << 1) | ((k >> 2) & 1); }
 
 static __device__ __forceinline__ uint32_t to_tf32(float x) {
   uint32_t r;
@@ -103,19 +104,23 @@ static __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const f
   }
 }
 
-/* Rows r < nrows of src (row stride ld floats; rows r >= valid read as 0)
- * into dst [r][kpos(k)] (stride sd), k < Ep, by all threads of the block. */
+/* Asynchronous copy of rows r < nrows of src (row stride ld floats, rows
+ * already in the permuted k order: gt_perm8) into dst (stride sd), Ep
+ * floats each, rows r >= valid filled with zeros; by all threads of the
+ * block, as 16-byte cp.async (sm_80+) into one commit group per call site
+ * (the caller commits).  Overlaps the copy with the tile being computed. */
 static __device__ __forceinline__ void load_rows(float *dst, int sd, const float *src, long long ld, int nrows,
                                                  int valid, int Ep) {
   const int q = Ep >> 2;
   for (int idx = threadIdx.x; idx < nrows * q; idx += TC_THREADS) {
     const int r = idx / q, c = (idx - r * q) * 4;
-    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (r < valid) v = __ldg((const float4 *)(src + r * ld + c));
-    float *d = dst + r * sd + (c & ~7) + ((c >> 2) & 1);
-    d[0] = v.x; d[2] = v.y; d[4] = v.z; d[6] = v.w;
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst + r * sd + c);
+    const float *s = r < valid ? src + r * ld + c : src; /* any valid address: 0 bytes are read */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(r < valid ? 16 : 0));
   }
 }
+static __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+static __device__ __forceinline__ void cp_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
 
 /* (m, s) <- log-sum-exp merge of (m, s) and (m2, s2), where the pair
  * stands for m + log s (m = -inf: empty). */
@@ -133,7 +138,7 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
   extern __shared__ __align__(16) float sm[];
   __shared__ float red_m[2][LSE_BM], red_s[2][LSE_BM];
   const int sx = tc_stride(Ep), ks = Ep >> 3;
-  float *Xs = sm, *As = sm + LSE_BM * sx;
+  float *Xs = sm, *Ab = sm + LSE_BM * sx; /* X tile; two buffers of A tiles */
   const int p = blockIdx.y;
   const long long f0 = (long long)blockIdx.x * LSE_BM;
   const long long gb = goff ? goff[p] : 0;
@@ -142,16 +147,24 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int wm = warp >> 1, wn = warp & 1; /* rows wm * 32 .., columns wn * 32 .. of each tile */
   load_rows(Xs, sx, Xe + f0 * Ep, Ep, LSE_BM, nv, Ep);
+  load_rows(Ab, sx, A + gb * Ep, Ep, LSE_BN, G < LSE_BN ? G : LSE_BN, Ep);
+  cp_commit();
   float rm[2][2], rs[2][2]; /* running (max, sum) of rows wm*32 + 16 i + g + 8 h over this thread's columns */
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h) { rm[i][h] = -INFINITY; rs[i][h] = 0.f; }
-  for (int c0 = 0; c0 < G; c0 += LSE_BN) {
+  for (int c0 = 0, it = 0; c0 < G; c0 += LSE_BN, ++it) {
     const int cv = G - c0 < LSE_BN ? G - c0 : LSE_BN;
-    __syncthreads(); /* the previous tile is consumed */
-    load_rows(As, sx, A + (gb + c0) * Ep, Ep, LSE_BN, cv, Ep);
-    __syncthreads();
+    cp_wait_all();
+    __syncthreads(); /* this tile has landed; every warp is done with the previous one */
+    if (c0 + LSE_BN < G) { /* prefetch the next tile into the other buffer */
+      const int nx = G - c0 - LSE_BN;
+      load_rows(Ab + ((it + 1) & 1) * LSE_BN * sx, sx, A + (gb + c0 + LSE_BN) * Ep, Ep, LSE_BN,
+                nx < LSE_BN ? nx : LSE_BN, Ep);
+      cp_commit();
+    }
+    const float *As = Ab + (it & 1) * LSE_BN * sx;
     float acc[2][4][4];
 #pragma unroll
     for (int i = 0; i < 2; ++i)
@@ -214,30 +227,39 @@ __global__ void __launch_bounds__(TC_THREADS, 2)
 k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ A, int G,
            const float *__restrict__ lse, const float *__restrict__ w, int rows, float *__restrict__ S) {
   extern __shared__ __align__(16) float sm[];
-  __shared__ float lse_s[ST_BF], w_s[ST_BF];
+  __shared__ float lse_s[2][ST_BF], w_s[2][ST_BF]; /* per frame of the tile, two buffers as the X tiles */
   const int sx = tc_stride(Ep), ks = Ep >> 3, nt = Ep >> 3;
-  float *As = sm, *Xs = sm + ST_BG * sx, *Pt = Xs + ST_BF * sx;
+  float *As = sm, *Xb = sm + ST_BG * sx, *Pt = Xb + 2 * ST_BF * sx; /* A tile, two X tiles, R^T tile */
   const int g0 = blockIdx.x * ST_BG, gv = G - g0 < ST_BG ? G - g0 : ST_BG;
   const long long r_begin = (long long)blockIdx.y * rows;
   const long long r_end = r_begin + rows < n ? r_begin + rows : n;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int wm = warp & 1, wn = warp >> 1; /* L tile: frames wm * 16 .., Gaussians wn * 32 .. */
+  /* tile loads: X rows r0 .. into buffer b (async), their lse and weights */
+  auto load_tile = [&](long long r0, int b) {
+    const int nv = (int)(r_end - r0 < ST_BF ? r_end - r0 : ST_BF);
+    load_rows(Xb + b * ST_BF * sx, sx, Xe + r0 * Ep, Ep, ST_BF, nv, Ep);
+    if (threadIdx.x < ST_BF) {
+      const int r = threadIdx.x;
+      lse_s[b][r] = r < nv ? lse[r0 + r] : -INFINITY;
+      w_s[b][r] = r < nv && w ? w[r0 + r] : 1.f;
+    }
+  };
   load_rows(As, sx, A + (long long)g0 * Ep, Ep, ST_BG, gv, Ep);
+  if (r_begin < r_end) load_tile(r_begin, 0);
+  cp_commit();
   float st[GT_MAX_EP / 8][4]; /* statistics of Gaussians warp * 16 + g (+ 8), features 8 j + 2 t (+ 1) */
 #pragma unroll
   for (int j = 0; j < GT_MAX_EP / 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) st[j][e] = 0.f;
-  for (long long r0 = r_begin; r0 < r_end; r0 += ST_BF) {
-    const int nv = (int)(r_end - r0 < ST_BF ? r_end - r0 : ST_BF);
-    __syncthreads(); /* the previous tile is consumed */
-    load_rows(Xs, sx, Xe + r0 * Ep, Ep, ST_BF, nv, Ep);
-    if (threadIdx.x < ST_BF) {
-      const int r = threadIdx.x;
-      lse_s[r] = r < nv ? lse[r0 + r] : -INFINITY;
-      w_s[r] = r < nv && w ? w[r0 + r] : 1.f;
-    }
-    __syncthreads();
+  int b = 0;
+  for (long long r0 = r_begin; r0 < r_end; r0 += ST_BF, b ^= 1) {
+    cp_wait_all();
+    __syncthreads(); /* this tile has landed; every warp is done with the previous one */
+    if (r0 + ST_BF < r_end) { load_tile(r0 + ST_BF, b ^ 1); cp_commit(); }
+    const float *Xs = Xb + b * ST_BF * sx;
+    const float *lse_b = lse_s[b], *w_b = w_s[b];
     float acc[1][4][4];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
@@ -252,9 +274,9 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
           const int fl = wm * 16 + g + 8 * h, gl = wn * 32 + 8 * j + 2 * t + c;
-          const float l = lse_s[fl];
-          const float r = l > -INFINITY && gl < gv ? w_s[fl] * expf(acc[0][j][2 * h + c] - l) : 0.f;
-          Pt[gl * PT_STRIDE + kpos(fl)] = r;
+          const float l = lse_b[fl];
+          const float r = l > -INFINITY && gl < gv ? w_b[fl] * expf(acc[0][j][2 * h + c] - l) : 0.f;
+          Pt[gl * PT_STRIDE + gt_kpos(fl)] = r;
         }
     __syncthreads();
     /* S (16 Gaussians of this warp x Ep) += R^T (16 x 32 frames) Xe (32 x Ep) */
@@ -264,6 +286,10 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
       {
         const float *pp = Pt + (warp * 16 + g) * PT_STRIDE + 8 * kk + 2 * t;
         const float2 u = *(const float2 *)pp, v = *(const float2 *)(pp + 8 * PT_STRIDE);
+        /* posteriors that underflowed to 0 add exactly nothing: skip the
+         * products when the warp's whole 16 x 8 block is zero (UBMs: most
+         * Gaussians are far from most frames) */
+        if (!__any_sync(0xffffffffu, u.x != 0.f || u.y != 0.f || v.x != 0.f || v.y != 0.f)) continue;
         const float f[4] = {u.x, v.x, u.y, v.y};
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
@@ -275,7 +301,7 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
 #pragma unroll
       for (int j = 0; j < GT_MAX_EP / 8; ++j) {
         if (j >= nt) break;
-        const int e = 8 * j + kpos(g); /* position of feature 8 j + g */
+        const int e = 8 * j + gt_kpos(g); /* position of feature 8 j + g */
         uint32_t bb[2], bs[2];
         if (SPLIT) { split_tf32(x0[e], bb[0], bs[0]); split_tf32(x1[e], bb[1], bs[1]); }
         else { bb[0] = to_tf32(x0[e]); bb[1] = to_tf32(x1[e]); }
@@ -300,9 +326,9 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
 }
 
 /* Dynamic shared memory of the two kernels for row length Ep (bytes). */
-static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(LSE_BM + LSE_BN) * tc_stride(Ep); }
+static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(LSE_BM + 2 * LSE_BN) * tc_stride(Ep); }
 static size_t stats_smem(int Ep) {
-  return sizeof(float) * ((size_t)(ST_BG + ST_BF) * tc_stride(Ep) + (size_t)ST_BG * PT_STRIDE);
+  return sizeof(float) * ((size_t)(ST_BG + 2 * ST_BF) * tc_stride(Ep) + (size_t)ST_BG * PT_STRIDE);
 }
 
 /* Allows kernel k its dynamic shared memory above the 48 KB default (once). */
@@ -361,5 +387,18 @@ void gt_post_stats(const float *Xe, int Ep, int n, const float *A, int G, const 
     allow_smem((const void *)k_tc_stats<false>, &ok[0]);
     k_tc_stats<false><<<grid, TC_THREADS, stats_smem(Ep)>>>(Xe, Ep, n, A, G, lse, w, rows, S);
   }
+  CK(cudaGetLastError());
+}
+
+/* out[(i & ~7) | kpos(i & 7)] = in[i], i < n (n a multiple of 8). */
+__global__ void __launch_bounds__(256) k_perm8(const float *__restrict__ in, long long n, float *__restrict__ out) {
+  const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
+  if (i < n) out[(i & ~7LL) | gt_kpos((int)(i & 7))] = in[i];
+}
+
+void gt_perm8(const float *in, long long n, float *out) {
+  if (n <= 0) return;
+  if (n % 8) gh_die("gt_perm8: %lld floats, not a multiple of 8", n);
+  k_perm8<<<(unsigned)((n + 255) / 256), 256>>>(in, n, out);
   CK(cudaGetLastError());
 }

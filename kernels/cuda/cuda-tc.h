@@ -25,10 +25,11 @@
  * relative error: --precision=tf32).  All accumulation is in fp32 in a
  * fixed order (no atomics): the results are bitwise reproducible on one GPU.
  *
- * Operand layout (as cuda-gemm.cu): Xe [n x Ep] row-major expanded centred
- * features [1, x', x'^2, 0...]; A [G x Ep] row-major parameter rows
- * [gconst', b', -1/2 iv, 0...] (ll = a . xe, natural log); Ep a multiple of
- * 8, at most GT_MAX_EP; rows 16-byte aligned.  Functions launch on the
+ * Operand layout (as cuda-gemm.cu, but each row in the gt_kpos order
+ * below): Xe [n x Ep] row-major expanded centred features [1, x', x'^2,
+ * 0...]; A [G x Ep] row-major parameter rows [gconst', b', -1/2 iv, 0...]
+ * (ll = a . xe, natural log); Ep a multiple of 8, at most GT_MAX_EP; rows
+ * 16-byte aligned.  Functions launch on the
  * default stream and die (gh_die) on a CUDA error.
  */
 #ifndef GH_CUDA_TC_H
@@ -37,6 +38,16 @@
 
 /* Largest padded row length (Ep) the kernels take: D <= 63 diagonal. */
 #define GT_MAX_EP 128
+
+/* The kernels read rows with the inner index permuted within each aligned
+ * group of 8: element k of a row is stored at position gt_kpos(k)
+ * (order [0, 4, 1, 5, 2, 6, 3, 7]).  Xe must be written so (cuda-gemm.cu
+ * k_expand with perm); gt_perm8 copies n floats (a multiple of 8: whole
+ * rows of a multiple-of-8 length) into that order. */
+#ifdef __CUDACC__
+static __host__ __device__ __forceinline__ int gt_kpos(int k) { return (k & ~7) | ((k & 3) << 1) | ((k >> 2) & 1); }
+#endif
+void gt_perm8(const float *in, long long n, float *out);
 
 /* Per-(frame, pdf) log-sum-exp: out[r * ldo + p] = log sum_{g < G_p}
  * exp(Xe[r] . A[goff[p] + g]) for r < n, p < P (natural log, per frame;
