@@ -16,19 +16,22 @@
  * Tiles arrive by cp.async into double buffers, the next tile's copy
  * overlapping the current tile's products.
  *
- *  k_tc_lse    block: 128 frames x one pdf; loops over the pdf's Gaussians
- *              in tiles of 64 (warps 4 x 2, warp tile 32 x 32); each
- *              thread keeps an online (max, sum) for its 4 rows over its
- *              own columns, merged across the warp and the two column
- *              warps at the end.
- *  k_tc_stats  block: 128 Gaussians x one slice of the frames, in tiles of
- *              32 frames: L tile (warps 2 x 4, warp tile 16 x 32), R =
- *              w exp(L - lse) into shared memory (Gaussian-major), then
- *              S += R^T Xe (warp: 16 Gaussians x all Ep features).
+ *  k_tc_lse    block (128 threads): 128 frames x one pdf; loops over the
+ *              pdf's Gaussians in tiles of 64 (warps 2 x 2, warp tile 64 x
+ *              32); each thread keeps an online (max, sum) for its 8 rows
+ *              over its own columns, merged across the warp and the two
+ *              column warps at the end.
+ *  k_tc_stats  block (256 threads): 128 Gaussians x one slice of the
+ *              frames, in tiles of 32 frames, each split once into TF32
+ *              big + small parts in shared memory: L tile (warps 2 x 4,
+ *              warp tile 16 x 32), R = w exp(L - lse) into shared memory
+ *              (Gaussian-major), then S += R^T Xe (warp: 16 Gaussians x all
+ *              Ep features).
  */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 extern "C" {
 #include "gh-base.h"
@@ -36,15 +39,23 @@ extern "C" {
 }
 #include "cuda-tc.h"
 
-#define TC_THREADS 256
+#define TC_THREADS 256 /* k_tc_stats block */
+/* k_tc_lse: blocks of 128 frames in LSE_WM (MT) warps along the frames
+ * with warp tiles of MT m16 tiles (16 MT frames) x 4 n8 tiles (32
+ * Gaussians), 2 warps along the Gaussians: MT = 4 (2 x 2 warps, 128
+ * threads) by default, MT = 2 (4 x 2 warps) with GH_CUDA_TC_LSE=2. */
 #define LSE_BM 128 /* frames per k_tc_lse block */
 #define LSE_BN 64  /* Gaussians per k_tc_lse tile */
+#define LSE_WM(MT) (LSE_BM / (16 * (MT)))
+#define LSE_THREADS(MT) (64 * LSE_WM(MT))
 #define ST_BG 128  /* Gaussians per k_tc_stats block */
 #define ST_BF 32   /* frames per k_tc_stats tile */
 #define PT_STRIDE (ST_BF + 8) /* row stride of the R^T tile: 8 mod 32 */
 
-/* Row stride in shared memory for rows of Ep floats: >= Ep, = 8 mod 32. */
-static __host__ __device__ int tc_stride(int Ep) { return Ep + ((8 - Ep % 32) + 32) % 32; }
+/* Row stride in shared memory for rows of Ep floats (a multiple of 8): >= Ep
+ * and = 8 mod 16, so that the 8-byte fragment loads of rows g = 0..3 (one
+ * half-warp) start in four different groups of 8 banks. */
+static __host__ __device__ int tc_stride(int Ep) { return Ep % 16 == 8 ? Ep : Ep + 8; }
 
 
 static __device__ __forceinline__ uint32_t to_tf32(float x) {
@@ -53,11 +64,14 @@ static __device__ __forceinline__ uint32_t to_tf32(float x) {
   return r;
 }
 
-/* x = big + small, both TF32 (the small part holds x - big exactly rounded
- * to TF32: a relative error of 2^-22 of x). */
+/* x = big + small: big = x rounded to TF32, small = x - big (exact in
+ * fp32), passed to the tensor cores as it is: they read the top 19 bits of
+ * a TF32 operand, so small is cut to TF32 there -- a relative error below
+ * 2^-21 of x, one instruction fewer than rounding it (issue slots bound
+ * these kernels: doc/perf.md, fourth session). */
 static __device__ __forceinline__ void split_tf32(float x, uint32_t &big, uint32_t &small) {
   big = to_tf32(x);
-  small = to_tf32(x - __uint_as_float(big));
+  small = __float_as_uint(x - __uint_as_float(big));
 }
 
 static __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
@@ -70,19 +84,30 @@ static __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&
 /* acc[i][j] += A rows (16 i + g, 16 i + g + 8) . B rows (8 j + g) over
  * `ksteps` groups of 8 inner indices, for the warp's lane; A, B in shared
  * memory (rows of permuted k, strides sa, sb).  SPLIT: 3xTF32 (small
- * products first, then big x big), else one TF32 product. */
+ * products first, then big x big), else one TF32 product.  Al != NULL: A
+ * is split already (A its big parts as TF32 bits, Al its small parts, same
+ * layout: k_tc_stats splits each feature tile once for all its warps). */
 template <int MT, int NT, bool SPLIT>
-static __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const float *A, int sa, const float *B,
-                                                int sb, int ksteps, int lane) {
+static __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const float *A, const float *Al, int sa,
+                                                const float *B, int sb, int ksteps, int lane) {
   const int g = lane >> 2, t = lane & 3;
   const float *pa = A + g * sa + 2 * t, *pb = B + g * sb + 2 * t;
-  for (int ks = 0; ks < ksteps; ++ks, pa += 8, pb += 8) {
+  const float *pl = Al ? Al + g * sa + 2 * t : pa; /* (unused without Al) */
+  for (int ks = 0; ks < ksteps; ++ks, pa += 8, pb += 8, pl += 8) {
     uint32_t ab[MT][4], as[MT][4];
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
       const float2 u = *(const float2 *)(pa + 16 * i * sa);
       const float2 v = *(const float2 *)(pa + (16 * i + 8) * sa);
       const float f[4] = {u.x, v.x, u.y, v.y};
+      if (SPLIT && Al) {
+        const float2 ul = *(const float2 *)(pl + 16 * i * sa);
+        const float2 vl = *(const float2 *)(pl + (16 * i + 8) * sa);
+        const float fl[4] = {ul.x, vl.x, ul.y, vl.y};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) { ab[i][q] = __float_as_uint(f[q]); as[i][q] = __float_as_uint(fl[q]); }
+        continue;
+      }
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         if (SPLIT) split_tf32(f[q], ab[i][q], as[i][q]);
@@ -112,7 +137,7 @@ static __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const f
 static __device__ __forceinline__ void load_rows(float *dst, int sd, const float *src, long long ld, int nrows,
                                                  int valid, int Ep) {
   const int q = Ep >> 2;
-  for (int idx = threadIdx.x; idx < nrows * q; idx += TC_THREADS) {
+  for (int idx = threadIdx.x; idx < nrows * q; idx += blockDim.x) {
     const int r = idx / q, c = (idx - r * q) * 4;
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst + r * sd + c);
     const float *s = r < valid ? src + r * ld + c : src; /* any valid address: 0 bytes are read */
@@ -131,8 +156,8 @@ static __device__ __forceinline__ void lse_merge(float &m, float &s, float m2, f
   else s += s2 * __expf(m2 - m);
 }
 
-template <bool SPLIT>
-__global__ void __launch_bounds__(TC_THREADS, 2)
+template <bool SPLIT, int MT>
+__global__ void __launch_bounds__(LSE_THREADS(MT), 2)
 k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ A, const long long *__restrict__ goff,
          int G0, float *__restrict__ out, int ldo, const float *__restrict__ w, double *__restrict__ tot) {
   extern __shared__ __align__(16) float sm[];
@@ -145,13 +170,13 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
   const int G = goff ? (int)(goff[p + 1] - gb) : G0;
   const int nv = (int)(n - f0 < LSE_BM ? n - f0 : LSE_BM);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int wm = warp >> 1, wn = warp & 1; /* rows wm * 32 .., columns wn * 32 .. of each tile */
+  const int wm = warp >> 1, wn = warp & 1; /* rows wm * 16 MT .., columns wn * 32 .. of each tile */
   load_rows(Xs, sx, Xe + f0 * Ep, Ep, LSE_BM, nv, Ep);
   load_rows(Ab, sx, A + gb * Ep, Ep, LSE_BN, G < LSE_BN ? G : LSE_BN, Ep);
   cp_commit();
-  float rm[2][2], rs[2][2]; /* running (max, sum) of rows wm*32 + 16 i + g + 8 h over this thread's columns */
+  float rm[MT][2], rs[MT][2]; /* running (max, sum) of rows wm * 16 MT + 16 i + g + 8 h over this thread's columns */
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < MT; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h) { rm[i][h] = -INFINITY; rs[i][h] = 0.f; }
   for (int c0 = 0, it = 0; c0 < G; c0 += LSE_BN, ++it) {
@@ -165,16 +190,16 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
       cp_commit();
     }
     const float *As = Ab + (it & 1) * LSE_BN * sx;
-    float acc[2][4][4];
+    float acc[MT][4][4];
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
-    warp_mma<2, 4, SPLIT>(acc, Xs + wm * 32 * sx, sx, As + wn * 32 * sx, sx, ks, lane);
+    warp_mma<MT, 4, SPLIT>(acc, Xs + wm * 16 * MT * sx, NULL, sx, As + wn * 32 * sx, sx, ks, lane);
 #pragma unroll
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < MT; ++i)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         float v[8], tm = -INFINITY;
@@ -197,7 +222,7 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
   }
   /* merge the 4 threads of a row, then the two column warps */
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < MT; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float m = rm[i][h], s = rs[i][h];
@@ -207,13 +232,13 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
         lse_merge(m, s, m2, s2);
       }
       if (t == 0) {
-        const int r = wm * 32 + 16 * i + g + 8 * h;
+        const int r = wm * 16 * MT + 16 * i + g + 8 * h;
         red_m[wn][r] = m;
         red_s[wn][r] = s;
       }
     }
   __syncthreads();
-  for (int r = threadIdx.x; r < nv; r += TC_THREADS) {
+  for (int r = threadIdx.x; r < nv; r += LSE_THREADS(MT)) {
     float m = red_m[0][r], s = red_s[0][r];
     lse_merge(m, s, red_m[1][r], red_s[1][r]);
     const float l = m == -INFINITY ? -INFINITY : m + logf(s);
@@ -229,7 +254,9 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
   extern __shared__ __align__(16) float sm[];
   __shared__ float lse_s[2][ST_BF], w_s[2][ST_BF]; /* per frame of the tile, two buffers as the X tiles */
   const int sx = tc_stride(Ep), ks = Ep >> 3, nt = Ep >> 3;
-  float *As = sm, *Xb = sm + ST_BG * sx, *Pt = Xb + 2 * ST_BF * sx; /* A tile, two X tiles, R^T tile */
+  /* A tile, two X tiles (cp.async targets; big parts after the split), the
+   * small parts of the current X tile, the R^T tile */
+  float *As = sm, *Xb = sm + ST_BG * sx, *Xl = Xb + 2 * ST_BF * sx, *Pt = Xl + ST_BF * sx;
   const int g0 = blockIdx.x * ST_BG, gv = G - g0 < ST_BG ? G - g0 : ST_BG;
   const long long r_begin = (long long)blockIdx.y * rows;
   const long long r_end = r_begin + rows < n ? r_begin + rows : n;
@@ -258,14 +285,25 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
     cp_wait_all();
     __syncthreads(); /* this tile has landed; every warp is done with the previous one */
     if (r0 + ST_BF < r_end) { load_tile(r0 + ST_BF, b ^ 1); cp_commit(); }
-    const float *Xs = Xb + b * ST_BF * sx;
+    float *Xs = Xb + b * ST_BF * sx;
     const float *lse_b = lse_s[b], *w_b = w_s[b];
+    if (SPLIT) { /* once per tile for all warps: big parts in place, small parts into Xl */
+      for (int idx = threadIdx.x; idx < ST_BF * Ep; idx += TC_THREADS) {
+        const int r = idx / Ep, k = idx - r * Ep;
+        uint32_t big, small;
+        split_tf32(Xs[r * sx + k], big, small);
+        Xs[r * sx + k] = __uint_as_float(big);
+        Xl[r * sx + k] = __uint_as_float(small);
+      }
+      __syncthreads();
+    }
     float acc[1][4][4];
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[0][j][e] = 0.f;
-    warp_mma<1, 4, SPLIT>(acc, Xs + wm * 16 * sx, sx, As + wn * 32 * sx, sx, ks, lane);
+    warp_mma<1, 4, SPLIT>(acc, Xs + wm * 16 * sx, SPLIT ? Xl + wm * 16 * sx : NULL, sx, As + wn * 32 * sx, sx, ks,
+                          lane);
     /* R^T tile: Pt[Gaussian][kpos(frame)] */
 #pragma unroll
     for (int j = 0; j < 4; ++j)
@@ -298,13 +336,16 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
         }
       }
       const float *x0 = Xs + (8 * kk + t) * sx, *x1 = x0 + 4 * sx;
+      const float *l0 = Xl + (8 * kk + t) * sx, *l1 = l0 + 4 * sx;
 #pragma unroll
       for (int j = 0; j < GT_MAX_EP / 8; ++j) {
         if (j >= nt) break;
         const int e = 8 * j + gt_kpos(g); /* position of feature 8 j + g */
         uint32_t bb[2], bs[2];
-        if (SPLIT) { split_tf32(x0[e], bb[0], bs[0]); split_tf32(x1[e], bb[1], bs[1]); }
-        else { bb[0] = to_tf32(x0[e]); bb[1] = to_tf32(x1[e]); }
+        if (SPLIT) { /* split already */
+          bb[0] = __float_as_uint(x0[e]); bb[1] = __float_as_uint(x1[e]);
+          bs[0] = __float_as_uint(l0[e]); bs[1] = __float_as_uint(l1[e]);
+        } else { bb[0] = to_tf32(x0[e]); bb[1] = to_tf32(x1[e]); }
         if (SPLIT) { mma_tf32(st[j], as, bb); mma_tf32(st[j], ab, bs); }
         mma_tf32(st[j], ab, bb);
       }
@@ -328,7 +369,7 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
 /* Dynamic shared memory of the two kernels for row length Ep (bytes). */
 static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(LSE_BM + 2 * LSE_BN) * tc_stride(Ep); }
 static size_t stats_smem(int Ep) {
-  return sizeof(float) * ((size_t)(ST_BG + 2 * ST_BF) * tc_stride(Ep) + (size_t)ST_BG * PT_STRIDE);
+  return sizeof(float) * ((size_t)(ST_BG + 3 * ST_BF) * tc_stride(Ep) + (size_t)ST_BG * PT_STRIDE);
 }
 
 /* Allows kernel k its dynamic shared memory above the 48 KB default (once). */
@@ -346,18 +387,26 @@ static void check_ep(int Ep, const char *what) {
 
 void gt_lse(const float *Xe, int Ep, int n, const float *A, const long long *goff, int P, int G0, float *out,
             int ldo, const float *w, double *tot, int split) {
-  static int ok[2];
+  static int ok[2][2];
   check_ep(Ep, "gt_lse");
   if (n <= 0 || P <= 0) return;
   if (P > 65535) gh_die("gt_lse: %d pdfs in one launch (at most 65535)", P);
   dim3 grid((unsigned)((n + LSE_BM - 1) / LSE_BM), (unsigned)P);
-  if (split) {
-    allow_smem((const void *)k_tc_lse<true>, &ok[1]);
-    k_tc_lse<true><<<grid, TC_THREADS, lse_smem(Ep)>>>(Xe, Ep, n, A, goff, G0, out, ldo, w, tot);
-  } else {
-    allow_smem((const void *)k_tc_lse<false>, &ok[0]);
-    k_tc_lse<false><<<grid, TC_THREADS, lse_smem(Ep)>>>(Xe, Ep, n, A, goff, G0, out, ldo, w, tot);
+  static int mt = 0;
+  if (!mt) {
+    const char *e = getenv("GH_CUDA_TC_LSE"); /* experiments: the warp tile */
+    mt = e && atoi(e) == 2 ? 2 : 4;
   }
+#define LAUNCH(S, M)                                                                              \
+  do {                                                                                            \
+    allow_smem((const void *)k_tc_lse<S, M>, &ok[S][M / 4]);                                      \
+    k_tc_lse<S, M><<<grid, LSE_THREADS(M), lse_smem(Ep)>>>(Xe, Ep, n, A, goff, G0, out, ldo, w, tot); \
+  } while (0)
+  if (split && mt == 4) LAUNCH(true, 4);
+  else if (split) LAUNCH(true, 2);
+  else if (mt == 4) LAUNCH(false, 4);
+  else LAUNCH(false, 2);
+#undef LAUNCH
   CK(cudaGetLastError());
 }
 
