@@ -16,11 +16,11 @@
  * Tiles arrive by cp.async into double buffers, the next tile's copy
  * overlapping the current tile's products.
  *
- *  k_tc_lse    block (128 threads): 128 frames x one pdf; loops over the
- *              pdf's Gaussians in tiles of 64 (warps 2 x 2, warp tile 64 x
- *              32); each thread keeps an online (max, sum) for its 8 rows
- *              over its own columns, merged across the warp and the two
- *              column warps at the end.
+ *  k_tc_lse    block (256 threads): 128 frames x one pdf; loops over the
+ *              pdf's Gaussians in tiles of 64 (warps 4 x 2, warp tile 32 x
+ *              32; see LSE_BM); each thread keeps an online (max, sum) for
+ *              its 4 rows over its own columns, merged across the warp and
+ *              the two column warps at the end.
  *  k_tc_stats  block (256 threads): 128 Gaussians x one slice of the
  *              frames, in tiles of 32 frames, each split once into TF32
  *              big + small parts in shared memory: L tile (warps 2 x 4,
@@ -42,8 +42,10 @@ extern "C" {
 #define TC_THREADS 256 /* k_tc_stats block */
 /* k_tc_lse: blocks of 128 frames in LSE_WM (MT) warps along the frames
  * with warp tiles of MT m16 tiles (16 MT frames) x 4 n8 tiles (32
- * Gaussians), 2 warps along the Gaussians: MT = 4 (2 x 2 warps, 128
- * threads) by default, MT = 2 (4 x 2 warps) with GH_CUDA_TC_LSE=2. */
+ * Gaussians), 2 warps along the Gaussians: MT = 2 (4 x 2 warps, 256
+ * threads) by default, MT = 4 (2 x 2 warps, 128 threads) with
+ * GH_CUDA_TC_LSE=4 (slower on an H200: 21.7 against 19.5 ms for the
+ * 5000 x 256 diag scoring; doc/perf.md, fourth session). */
 #define LSE_BM 128 /* frames per k_tc_lse block */
 #define LSE_BN 64  /* Gaussians per k_tc_lse tile */
 #define LSE_WM(MT) (LSE_BM / (16 * (MT)))
@@ -58,10 +60,11 @@ extern "C" {
 static __host__ __device__ int tc_stride(int Ep) { return Ep % 16 == 8 ? Ep : Ep + 8; }
 
 
+/* x rounded to TF32 (10 mantissa bits, ties away from zero), as its bits;
+ * x finite.  Two integer instructions: cvt.rna.tf32.f32 compiles to five
+ * on sm_90 (it also guards infinities, which these operands never hold). */
 static __device__ __forceinline__ uint32_t to_tf32(float x) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
+  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 }
 
 /* x = big + small: big = x rounded to TF32, small = x - big (exact in
@@ -395,7 +398,7 @@ void gt_lse(const float *Xe, int Ep, int n, const float *A, const long long *gof
   static int mt = 0;
   if (!mt) {
     const char *e = getenv("GH_CUDA_TC_LSE"); /* experiments: the warp tile */
-    mt = e && atoi(e) == 2 ? 2 : 4;
+    mt = e && atoi(e) == 4 ? 4 : 2;
   }
 #define LAUNCH(S, M)                                                                              \
   do {                                                                                            \
