@@ -480,18 +480,18 @@ int gg_resolve_precision(int prec, int64_t cols, int depth) {
   return cols >= GG_SPLIT_MIN_COLS && depth >= GG_SPLIT_MIN_DEPTH ? GH_PREC_TF32X3 : GH_PREC_FP32;
 }
 
-int gg_use_tc(int full, int Ep, int maxG, int prec) {
+int gg_use_tc(int full, int Ep, int maxG, int prec, int min_gauss) {
   if (full || Ep > GT_MAX_EP || prec == GH_PREC_FP32) return 0;
   const char *e = getenv("GH_CUDA_TC"); /* benchmarks and tests: 0 = never, 1 = always */
   if (e && !strcmp(e, "0")) return 0;
   if (e && !strcmp(e, "1")) return 1;
-  return maxG >= GG_TC_MIN_GAUSS;
+  return maxG >= min_gauss;
 }
 
 int gg_model_tc(const gg_model *m, int prec) {
   int maxG = 0;
   for (int p = 0; p < m->P; ++p) if (m->G[p] > maxG) maxG = m->G[p];
-  return m->homog && m->P > 0 && gg_use_tc(m->full0, row_pad(m->D, m->full0), maxG, prec);
+  return m->homog && m->P > 0 && gg_use_tc(m->full0, row_pad(m->D, m->full0), maxG, prec, GG_TC_MIN_GAUSS);
 }
 
 /* Centred rows for centre c (host [D]); split parts when split. */
@@ -662,7 +662,7 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);
   const int Gp = (G + 7) & ~7; /* aligned rows of L / R */
   if (G == 0 || n == 0) return;
-  if (gg_use_tc(full, E, G, prec)) {
+  if (gg_use_tc(full, E, G, prec, GG_TC_MIN_ESTEP_GAUSS)) {
     estep_tc(g, m, p, dX, Dp, dFrames, dW, n, centre, dAcc, dTotal, prec);
     return;
   }
@@ -716,12 +716,33 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   }
 }
 
+/* The dense HMM path's own cuBLAS handle (created on first use). */
+static cublasHandle_t hmm_handle(void) {
+  static cublasHandle_t hh = NULL;
+  if (!hh) CKB(blas.create(&hh));
+  return hh;
+}
+
+/* gg_hmm_gemm_x3 (cuda-gemm.h): C = A B in 3xTF32, column-major. */
+int gg_hmm_gemm_x3(int m, int n, int k, const float *A, const float *As, int lda, const float *B, const float *Bs,
+                   int ldb, float *C, int ldc) {
+  if (!gg_available()) return -1;
+  const cublasHandle_t hh = hmm_handle();
+  const float one = 1.f, zero = 0.f;
+  CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, As, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &zero, C,
+                  CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+  CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, lda, Bs, CUDA_R_32F, ldb, &one, C,
+                  CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+  CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &one, C,
+                  CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+  return 0;
+}
+
 /* gg_hmm_gemm (cuda-gemm.h): C = A B, column-major, for the dense HMM path. */
 int gg_hmm_gemm(int fp64, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
                 int ldc) {
-  static cublasHandle_t hh = NULL;
   if (!gg_available()) return -1;
-  if (!hh) CKB(blas.create(&hh));
+  const cublasHandle_t hh = hmm_handle();
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
   if (fp64)

@@ -74,13 +74,19 @@ int gg_resolve_precision(int prec, int64_t cols, int depth);
 /* The tensor-core kernels of our own (cuda-tc.h: the likelihood matrix
  * kept on the chip) serve a diagonal pdf -- or, in gg_loglikes, a set of
  * diagonal pdfs -- with padded row length Ep <= GT_MAX_EP and (the largest
- * pdf) at least GG_TC_MIN_GAUSS Gaussians, at any precision but FP32 (AUTO
- * and TF32X3: 3xTF32; TF32: one TF32 product); FP32 keeps the cuBLAS SGEMM
+ * pdf) at least min_gauss Gaussians, at any precision but FP32 (AUTO and
+ * TF32X3: 3xTF32; TF32: one TF32 product); FP32 keeps the cuBLAS SGEMM
  * forms.  GH_CUDA_TC=0|1 forces the choice (benchmarks, tests).
+ * Thresholds measured on an H200 (doc/perf.md, fourth session): scoring
+ * GG_TC_MIN_GAUSS (5000 pdfs x 64 diag D=36: 5.7 ms against 7.8 for the
+ * fused kernel; x 32: 5.5 against 4.0), the E-step
+ * GG_TC_MIN_ESTEP_GAUSS (262k frames, D=40: 64 Gaussians 0.70 ms against
+ * 0.54 for cuBLAS, 256: 1.15 against 1.08, 2048: 6.87 against 7.37).
  * gg_use_tc decides for one pdf (full: its type, maxG: its Gaussians);
  * gg_model_tc for gg_loglikes on model m (homogeneous diagonal sets). */
 #define GG_TC_MIN_GAUSS 64
-int gg_use_tc(int full, int Ep, int maxG, int prec);
+#define GG_TC_MIN_ESTEP_GAUSS 1024
+int gg_use_tc(int full, int Ep, int maxG, int prec, int min_gauss);
 int gg_model_tc(const gg_model *m, int prec);
 
 /* Per-pdf log-likelihoods of n frames: dX [n x Dp] device floats (first D
@@ -112,5 +118,11 @@ void gg_sum_into(const double *v, int64_t n, double *dst);
  * cuBLAS is unavailable; dies on a cuBLAS error. */
 int gg_hmm_gemm(int fp64, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
                 int ldc);
+/* The same product of floats in 3xTF32 (cuda-gemm.c gemm(): C = As B +
+ * A Bs + A B, three TF32 tensor-core GEMMs; fp32-level error) from the
+ * operands split into TF32 big parts A, B and small parts As, Bs (same
+ * layout).  Returns 0, or -1 when cuBLAS is unavailable. */
+int gg_hmm_gemm_x3(int m, int n, int k, const float *A, const float *As, int lda, const float *B, const float *Bs,
+                   int ldb, float *C, int ldc);
 
 #endif
