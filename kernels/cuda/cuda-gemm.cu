@@ -716,33 +716,12 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   }
 }
 
-/* The dense HMM path's own cuBLAS handle (created on first use). */
-static cublasHandle_t hmm_handle(void) {
-  static cublasHandle_t hh = NULL;
-  if (!hh) CKB(blas.create(&hh));
-  return hh;
-}
-
-/* gg_hmm_gemm_x3 (cuda-gemm.h): C = A B in 3xTF32, column-major. */
-int gg_hmm_gemm_x3(int m, int n, int k, const float *A, const float *As, int lda, const float *B, const float *Bs,
-                   int ldb, float *C, int ldc) {
-  if (!gg_available()) return -1;
-  const cublasHandle_t hh = hmm_handle();
-  const float one = 1.f, zero = 0.f;
-  CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, As, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &zero, C,
-                  CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
-  CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, lda, Bs, CUDA_R_32F, ldb, &one, C,
-                  CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
-  CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &one, C,
-                  CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
-  return 0;
-}
-
 /* gg_hmm_gemm (cuda-gemm.h): C = A B, column-major, for the dense HMM path. */
 int gg_hmm_gemm(int fp64, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
                 int ldc) {
+  static cublasHandle_t hh = NULL;
   if (!gg_available()) return -1;
-  const cublasHandle_t hh = hmm_handle();
+  if (!hh) CKB(blas.create(&hh));
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
   if (fp64)

@@ -118,11 +118,4 @@ void gg_sum_into(const double *v, int64_t n, double *dst);
  * cuBLAS is unavailable; dies on a cuBLAS error. */
 int gg_hmm_gemm(int fp64, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
                 int ldc);
-/* The same product of floats in 3xTF32 (cuda-gemm.c gemm(): C = As B +
- * A Bs + A B, three TF32 tensor-core GEMMs; fp32-level error) from the
- * operands split into TF32 big parts A, B and small parts As, Bs (same
- * layout).  Returns 0, or -1 when cuBLAS is unavailable. */
-int gg_hmm_gemm_x3(int m, int n, int k, const float *A, const float *As, int lda, const float *B, const float *Bs,
-                   int ldb, float *C, int ldc);
-
 #endif

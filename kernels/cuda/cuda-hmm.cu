@@ -614,38 +614,20 @@ __global__ void k_dn_start(R *__restrict__ C, int S, long long n, const float *_
     C[e] = (R)exp((double)init[e % S]);
 }
 
-/* x rounded to TF32 (ties away from zero), as a float; x finite. */
-__device__ __forceinline__ float dn_tf32(float x) {
-  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
-}
-
-/* big[i] = x rounded to TF32, small[i] = (x - big) rounded to TF32, i < n:
- * the 3xTF32 split (cuda-gemm.cu) of a dense transition matrix. */
-__global__ void k_dn_split(const float *__restrict__ x, long long n, float *__restrict__ big, float *__restrict__ small) {
-  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
-    const float b = dn_tf32(x[e]);
-    big[e] = b;
-    small[e] = dn_tf32(x[e] - b);
-  }
-}
-
 /* Scaling step of the dense forward, one block per running row r: alpha[r] =
  * normalise(C[r] o exp(ll_t - m)), logscale[r] += m + log c_t (double); at
  * the row's last frame loglik[u] = logscale + log sum_j alpha_j exp(final_j).
- * A row with no reachable state gets logscale -inf and alpha 0 from then on.
- * alpha_s != NULL (float, the 3xTF32 product): alpha holds the TF32 big
- * part of each value and alpha_s its small part. */
+ * A row with no reachable state gets logscale -inf and alpha 0 from then on. */
 template <typename R>
 __global__ void __launch_bounds__(256)
 k_dn_norm(const R *__restrict__ C, R *__restrict__ alpha, int S, const DRow *__restrict__ rows,
           const float *__restrict__ ll, int P, const int *__restrict__ pdf, const float *__restrict__ fin, int t,
-          double *__restrict__ logscale, double *__restrict__ loglik, R *__restrict__ alpha_s) {
+          double *__restrict__ logscale, double *__restrict__ loglik) {
   __shared__ double red[32];
   const int r = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
   const DRow d = rows[r];
   const R *c = C + (size_t)r * S;
   R *a = alpha + (size_t)r * S;
-  R *as = alpha_s ? alpha_s + (size_t)r * S : NULL;
   const float *lt = ll + (d.frame0 + t) * P;
   const double ls = t == 0 ? 0.0 : logscale[r];
   double m = -INFINITY;
@@ -663,7 +645,6 @@ k_dn_norm(const R *__restrict__ C, R *__restrict__ alpha, int S, const DRow *__r
   ct = block_sum(ct, red);
   if (!(ct > 0) || !(ls > -INFINITY)) {
     for (int j = tid; j < S; j += nt) a[j] = (R)0;
-    if (as) for (int j = tid; j < S; j += nt) as[j] = (R)0;
     if (tid == 0) {
       logscale[r] = -INFINITY;
       if (t == d.T - 1) loglik[d.u] = -INFINITY;
@@ -674,13 +655,7 @@ k_dn_norm(const R *__restrict__ C, R *__restrict__ alpha, int S, const DRow *__r
   double fs = 0.0;
   for (int j = tid; j < S; j += nt) {
     const R v = a[j] * inv;
-    if (as) {
-      const float big = dn_tf32((float)v);
-      a[j] = (R)big;
-      as[j] = (R)dn_tf32((float)v - big);
-    } else {
-      a[j] = v;
-    }
+    a[j] = v;
     if (t == d.T - 1) fs += (double)v * exp((double)fin[j]);
   }
   const double ls2 = ls + m + log(ct);
@@ -838,7 +813,6 @@ struct gh_dev_hmm {
    * logA[i][j] = max logp (float, -inf without an arc) */
   double **dA64;
   float **dA32, **dLogA;
-  float **dA32b, **dA32s; /* the 3xTF32 split of dA32 (big, small), made on first use */
 };
 
 static double g_hmm_kernel_seconds = 0.0;
@@ -959,8 +933,6 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
   h->dA64 = (double **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(double *));
   h->dA32 = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   h->dLogA = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
-  h->dA32b = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
-  h->dA32s = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   const char *env = getenv("GH_CUDA_HMM");
   const int force = env && !strcmp(env, "dense"), never = env && !strcmp(env, "sparse");
   for (int32_t k = 0; k < num_graphs && !never; ++k) {
@@ -994,9 +966,9 @@ extern "C" void gh_cuda_hmm_free(gh_backend *b, gh_dev_hmm *h) {
   cudaFree(h->dLL); cudaFree(h->dState); cudaFree(h->dBp); cudaFree(h->dAlphaD); cudaFree(h->dPath);
   cudaFree(h->dLoglik); cudaFree(h->dUd); cudaFree(h->dRows); cudaFree(h->dAcc); cudaFree(h->dStats);
   for (int32_t k = 0; k < h->num_graphs; ++k) {
-    cudaFree(h->dA64[k]); cudaFree(h->dA32[k]); cudaFree(h->dLogA[k]); cudaFree(h->dA32b[k]); cudaFree(h->dA32s[k]);
+    cudaFree(h->dA64[k]); cudaFree(h->dA32[k]); cudaFree(h->dLogA[k]);
   }
-  free(h->dA64); free(h->dA32); free(h->dLogA); free(h->dA32b); free(h->dA32s);
+  free(h->dA64); free(h->dA32); free(h->dLogA);
   free(h->hG);
   free(h);
 }
@@ -1180,41 +1152,15 @@ static int dense_graph(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const floa
   return need <= freeb / 2 ? g : -1;
 }
 
-/* Whether the scaled (float) dense forward on S states multiplies in
- * 3xTF32 (three TF32 tensor-core GEMMs on big + small parts: fp32-level
- * error, cuda-gemm.cu) rather than fp32 SGEMM: precision TF32X3 or TF32,
- * or AUTO with S >= DENSE_X3_MIN_S, where the per-frame S x S product is
- * compute-bound (4096 states x 256 sequences on an H200: doc/perf.md,
- * fourth session).  GH_CUDA_HMM_PREC=fp32|tf32x3 overrides (benchmarks). */
-#define DENSE_X3_MIN_S 1024
-static int dense_x3(int prec, int S) {
-  const char *e = getenv("GH_CUDA_HMM_PREC");
-  if (e && !strcmp(e, "fp32")) return 0;
-  if (e && !strcmp(e, "tf32x3")) return 1;
-  if (prec == GH_PREC_FP32) return 0;
-  if (prec == GH_PREC_TF32X3 || prec == GH_PREC_TF32) return 1;
-  return S >= DENSE_X3_MIN_S;
-}
-
 /* The frames of the dense forward: per frame t one GEMM of the M_t running
- * rows (R = double: OP_FWD; float: OP_SCALED, in 3xTF32 when x3) and one
- * k_dn_norm. */
+ * rows (R = double: OP_FWD; float: OP_SCALED) and one k_dn_norm. */
 template <typename R>
 static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int Tmax, const DRow *dRows, int P,
-                                double *dLogscale, int x3) {
+                                double *dLogscale) {
   const HGraph &G = h->hG[g];
   const int S = G.S;
   R *C = (R *)h->dRows, *alpha = C + (size_t)M * S;
-  R *alpha_s = x3 ? alpha + (size_t)M * S : NULL; /* dRows holds 2 M S doubles: room for three float blocks */
   const R *A = sizeof(R) == 8 ? (const R *)h->dA64[g] : (const R *)h->dA32[g];
-  if (x3 && !h->dA32b[g]) {
-    const long long n = (long long)S * S;
-    CK(cudaMalloc((void **)&h->dA32b[g], n * sizeof(float)));
-    CK(cudaMalloc((void **)&h->dA32s[g], n * sizeof(float)));
-    k_dn_split<<<(int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096), 256>>>(h->dA32[g], n, h->dA32b[g],
-                                                                                 h->dA32s[g]);
-    CK(cudaGetLastError());
-  }
   const int *pdf = h->d.pdf + G.sbase;
   const float *init = h->d.init + G.sbase, *fin = h->d.fin + G.sbase;
   for (int t = 0; t < Tmax; ++t) {
@@ -1224,13 +1170,9 @@ static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int 
       k_dn_start<R><<<(int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096), 256>>>(C, S, n, init);
     } else {
       /* column-major: C^T [S x m] = A^T [S x S] alpha^T [S x m]; row-major A is A^T column-major */
-      if (x3)
-        gg_hmm_gemm_x3(S, m, S, h->dA32b[g], h->dA32s[g], S, (const float *)alpha, (const float *)alpha_s, S,
-                       (float *)C, S);
-      else
-        gg_hmm_gemm(sizeof(R) == 8, S, m, S, A, S, alpha, S, C, S);
+      gg_hmm_gemm(sizeof(R) == 8, S, m, S, A, S, alpha, S, C, S);
     }
-    k_dn_norm<R><<<m, 256>>>(C, alpha, S, dRows, h->dLL, P, pdf, fin, t, dLogscale, h->dLoglik, alpha_s);
+    k_dn_norm<R><<<m, 256>>>(C, alpha, S, dRows, h->dLL, P, pdf, fin, t, dLogscale, h->dLoglik);
   }
   CK(cudaGetLastError());
 }
@@ -1239,8 +1181,7 @@ static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int 
  * or Viterbi (OP_VIT) of a whole batch on graph g (see "dense batched path"
  * above).  vals: loglik / score [B] (natural log); path: [frames] (OP_VIT).
  * gh_die on a negative or too long utterance, or a CUDA/cuBLAS failure. */
-static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, double *vals, int32_t *path,
-                      int prec) {
+static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, double *vals, int32_t *path) {
   const int32_t B = bt->num_utts;
   const int P = bt->num_pdfs;
   const HGraph &G = h->hG[g];
@@ -1286,8 +1227,8 @@ static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, doub
   CK(cudaEventCreate(&ev0));
   CK(cudaEventCreate(&ev1));
   CK(cudaEventRecord(ev0));
-  if (M > 0 && op == OP_FWD) dense_forward_steps<double>(h, g, M, Mt, Tmax, dRows, P, dLs, 0);
-  if (M > 0 && op == OP_SCALED) dense_forward_steps<float>(h, g, M, Mt, Tmax, dRows, P, dLs, dense_x3(prec, S));
+  if (M > 0 && op == OP_FWD) dense_forward_steps<double>(h, g, M, Mt, Tmax, dRows, P, dLs);
+  if (M > 0 && op == OP_SCALED) dense_forward_steps<float>(h, g, M, Mt, Tmax, dRows, P, dLs);
   if (M > 0 && op == OP_VIT) {
     hgrow_dev((void **)&h->dBp, &h->capBp, (size_t)nbp + 1, sizeof(int));
     hgrow_dev((void **)&h->dPath, &h->capPath, (size_t)F + 1, sizeof(int));
@@ -1339,7 +1280,7 @@ extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
     hmm_run(h, batch, op, loglik, alpha, NULL, NULL);
     return;
   }
-  dense_run(h, g, batch, op, loglik, NULL, b ? b->precision : GH_PREC_AUTO);
+  dense_run(h, g, batch, op, loglik, NULL);
   /* -inf from the dense path may be underflow (every state > ~700 nats
    * (double) / ~87 nats (float) below the frame's best, or a final weight
    * that small) rather than "no path": such utterances are redone, one by
@@ -1358,7 +1299,7 @@ extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
 extern "C" void gh_cuda_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int32_t *path,
                                     double *score) {
   const int g = dense_graph(h, batch, OP_VIT, NULL);
-  if (g >= 0) dense_run(h, g, batch, OP_VIT, score, path, GH_PREC_AUTO);
+  if (g >= 0) dense_run(h, g, batch, OP_VIT, score, path);
   else hmm_run(h, batch, OP_VIT, score, NULL, path, NULL);
 }
 
