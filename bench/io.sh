@@ -14,6 +14,9 @@
 #   of the rows above
 # Prints one line per shape:
 #   io <type> P=<pdfs> G=<gauss> D=<dim> T=<frames> <device>: end to end <fps> frames/s, kernel <fps> frames/s, ratio <r>
+# then the archive reader alone on the D=40 archive (bench/bench-read.c: the
+# reader thread's work without the scorer and writer; best of 3):
+#   io reader alone D=40 T=<frames>: read view: <s> s, <M> M frames/s, <GB/s> GB/s of matrix data
 # Environment: DEVICE (auto), IO_FRAMES (1000000), IO_WORK (temporary folder).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,3 +42,6 @@ for shape in "full 1 1024 40 $N" "diag 1 2048 40 $N" "full 5000 16 36 $((N / 10)
     printf "io %s P=%d G=%d D=%d T=%d %s: end to end %d frames/s, kernel %d frames/s, ratio %.2f\n",
            t, p, g, dim, n, dev, e, k, (k > 0 ? e / k : 0) }'
 done
+d=$work/feats_40_$N
+cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -Ikernels -o "$work/bench-read" bench/bench-read.c build/libgmmhmm.a -lz -lm -fopenmp &&
+  echo "io reader alone D=40 T=$N: $("$work/bench-read" --reps=3 "ark:$d/feats.ark" | sort -t, -k2 -g -r | head -1)"

@@ -15,9 +15,18 @@
 /* ======================= input stream ======================= */
 
 #ifndef GH_IBUF_SIZE
-#define GH_IBUF_SIZE (1 << 17)
+#define GH_IBUF_SIZE (1 << 20)
 #endif
 #define IBUF_SIZE GH_IBUF_SIZE /* our own read-ahead buffer over gzread (fuzz builds: small) */
+/* Regular files: zlib's own buffer is a quarter of ours, and a refill asks
+ * for all the room left in ours; a gzread of at least twice zlib's buffer
+ * goes straight into our buffer (read(2), or inflate, into it), so a refill
+ * costs one copy from the page cache instead of two.  Pipes and stdin: zlib
+ * blocks until a request (or its own buffer) is full, so both stay at
+ * PIPE_CHUNK, as before, and a producer that writes a little and waits is
+ * not kept waiting for a megabyte. */
+#define GZ_BUF_SIZE (IBUF_SIZE / 4)
+#define PIPE_CHUNK (IBUF_SIZE < (1 << 17) ? IBUF_SIZE : (1 << 17))
 #define MAX_TOKEN 4096      /* longest token / number we accept */
 
 struct gh_istream {
@@ -28,6 +37,7 @@ struct gh_istream {
   unsigned char *buf;  /* read-ahead buffer */
   size_t pos, len;     /* next byte, bytes valid */
   size_t cap;          /* buffer size (IBUF_SIZE, grown by gh_istream_need) */
+  size_t chunk;        /* largest gzread of a refill: IBUF_SIZE, pipes PIPE_CHUNK */
   int64_t file_size;   /* size of a regular file, -1 for pipes / stdin */
   int64_t base;        /* stream offset of buf[0] */
   char *line;          /* gh_read_line's buffer */
@@ -42,7 +52,8 @@ static gh_istream *istream_new(gzFile gz, FILE *pipe, const char *name, int64_t 
   s->buf = gh_malloc(IBUF_SIZE);
   s->cap = IBUF_SIZE;
   s->file_size = file_size;
-  gzbuffer(gz, IBUF_SIZE);
+  s->chunk = file_size >= 0 ? IBUF_SIZE : PIPE_CHUNK;
+  gzbuffer(gz, file_size >= 0 ? GZ_BUF_SIZE : PIPE_CHUNK);
   return s;
 }
 
@@ -180,7 +191,7 @@ static size_t ensure(gh_istream *s, size_t want) {
       s->cap = c;
     }
     size_t room = s->cap - s->len;
-    int n = gzread(s->gz, s->buf + s->len, (unsigned)(room > (1u << 30) ? (1u << 30) : room));
+    int n = gzread(s->gz, s->buf + s->len, (unsigned)(room > s->chunk ? s->chunk : room));
     if (n < 0) {
       int err;
       const char *m = gzerror(s->gz, &err);
@@ -225,6 +236,14 @@ void gh_istream_read(gh_istream *s, void *dst, size_t n) {
     memcpy(d, s->buf, n);
     s->pos = n;
   }
+}
+
+const void *gh_istream_view(gh_istream *s, size_t n) {
+  if (n == 0) return NULL;
+  if (ensure(s, n) < n) gh_istream_fail(s, "unexpected end of file (%zu more bytes expected)", n);
+  const void *p = s->buf + s->pos;
+  s->pos += n;
+  return p;
 }
 
 int64_t gh_istream_tell(gh_istream *s) { return s->base + (int64_t)s->pos; }
@@ -484,6 +503,17 @@ static void read_dims(gh_istream *s, int32_t *rows, int32_t *cols) {
   if (*rows < 0 || *cols < 0) gh_istream_fail(s, "bad matrix size %d x %d", *rows, *cols);
 }
 
+/* Binary "FM"/"DM" (token tok already read): the dims, checked against the
+ * bytes left in the input (gh_istream_need); returns rows x cols. */
+static size_t read_plain_dims(gh_istream *s, const char *tok, int disk_double, int32_t *rows, int32_t *cols) {
+  read_dims(s, rows, cols);
+  size_t n = (size_t)*rows * *cols;
+  char what[64];
+  snprintf(what, sizeof what, "%s matrix %d x %d", tok, *rows, *cols);
+  gh_istream_need(s, (uint64_t)n, disk_double ? 8 : 4, what);
+  return n;
+}
+
 /* Text matrix "[ r0 \n r1 \n ... ]": rows end at newlines; all rows must have
  * the same length.  Values parsed as float or double (kind 'f'/'d'). */
 static void *read_text_matrix(gh_istream *s, char kind, int32_t *rows, int32_t *cols) {
@@ -553,13 +583,7 @@ static void read_matrix_any(gh_istream *s, int binary, int is_double,
   if (strcmp(tok, "FM") == 0) disk_double = 0;
   else if (strcmp(tok, "DM") == 0) disk_double = 1;
   else gh_istream_fail(s, "expected matrix token FM, DM, CM, CM2 or CM3, got '%s'", tok);
-  read_dims(s, rows, cols);
-  size_t n = (size_t)*rows * *cols;
-  {
-    char what[64];
-    snprintf(what, sizeof what, "%s matrix %d x %d", tok, *rows, *cols);
-    gh_istream_need(s, (uint64_t)n, disk_double ? 8 : 4, what);
-  }
+  size_t n = read_plain_dims(s, tok, disk_double, rows, cols);
   void *buf = n ? gh_malloc(n * (disk_double ? 8 : 4)) : NULL;
   gh_istream_read(s, buf, n * (disk_double ? 8 : 4));
   if (disk_double == is_double) { *data = buf; return; }
@@ -578,6 +602,19 @@ void gh_read_matrix(gh_istream *s, int binary, gh_matrix *m) {
   read_matrix_any(s, binary, 0, &m->rows, &m->cols, &d);
   if ((int64_t)m->rows * m->cols == 0) { free(d); d = NULL; }
   m->data = d;
+}
+
+void gh_read_matrix_view(gh_istream *s, int binary, gh_matrix_view *v, gh_matrix *scratch) {
+  if (binary && strcmp(gh_peek_token(s, 1), "FM") == 0) {
+    gh_expect_token(s, 1, "FM");
+    size_t n = read_plain_dims(s, "FM", 0, &v->rows, &v->cols);
+    v->bytes = n ? gh_istream_view(s, n * 4) : NULL;
+    return;
+  }
+  gh_read_matrix(s, binary, scratch);
+  v->rows = scratch->rows;
+  v->cols = scratch->cols;
+  v->bytes = scratch->data;
 }
 
 void gh_read_dmatrix(gh_istream *s, int binary, gh_dmatrix *m) {

@@ -48,6 +48,11 @@ int gh_istream_peek(gh_istream *s);
 int gh_istream_getc(gh_istream *s);
 /* Read exactly n bytes or die ("unexpected end of file"). */
 void gh_istream_read(gh_istream *s, void *buf, size_t n);
+/* Consumes the next n bytes and returns them in place, in the stream's own
+ * buffer (no copy; not aligned; NULL when n is 0): valid until the next call
+ * on s.  Dies at end of file.  The buffer grows to n when n is larger, so
+ * callers bound n first (gh_istream_need). */
+const void *gh_istream_view(gh_istream *s, size_t n);
 int64_t gh_istream_tell(gh_istream *s);
 /* Allocation budget: every reader calls this before allocating for a size
  * read from the input (count items of at least bytes_each bytes on disk,
@@ -102,6 +107,11 @@ int32_t *gh_read_int32_vector_basic(gh_istream *s, int binary, int32_t *n);
  * token, a negative size or a premature end of file. */
 void gh_read_matrix(gh_istream *s, int binary, gh_matrix *m);
 void gh_read_dmatrix(gh_istream *s, int binary, gh_dmatrix *m);
+/* A float matrix without a copy, for readers that copy it elsewhere anyway
+ * (gmm-score-gpu's batches): binary "FM" gives a view of the stream's buffer
+ * (gh_istream_view: valid until the next call on s); every other encoding is
+ * decoded into *scratch (freed first) and the view points at it. */
+void gh_read_matrix_view(gh_istream *s, int binary, gh_matrix_view *v, gh_matrix *scratch);
 void gh_read_vector(gh_istream *s, int binary, gh_vector *v);
 void gh_read_dvector(gh_istream *s, int binary, gh_dvector *v);
 /* Kaldi packed symmetric matrix (SpMatrix): "FP "/"DP " + size + n(n+1)/2

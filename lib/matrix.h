@@ -8,6 +8,10 @@
 
 typedef struct { int32_t rows, cols; float *data; } gh_matrix;   /* float32 */
 typedef struct { int32_t rows, cols; double *data; } gh_dmatrix; /* float64 */
+/* rows x cols float32s, row-major, little-endian, at bytes (read-only, not
+ * necessarily 4-byte aligned: copy with memcpy); NULL when empty.  A borrowed
+ * view of a matrix as stored (gh_read_matrix_view). */
+typedef struct { int32_t rows, cols; const void *bytes; } gh_matrix_view;
 typedef struct { int32_t dim; float *data; } gh_vector;
 typedef struct { int32_t dim; double *data; } gh_dvector;
 typedef struct { int32_t dim; int32_t *data; } gh_ivector;

@@ -31,7 +31,11 @@ typedef enum {
   GH_OBJ_INT32_VECTOR, /* gh_ivector (alignments) */
   GH_OBJ_POSTERIOR,    /* gh_posterior */
   GH_OBJ_INT32,        /* int32_t (e.g. per-utterance pdf label) */
-  GH_OBJ_TOKEN_VECTOR  /* text only: rest of line as a string (char*) */
+  GH_OBJ_TOKEN_VECTOR, /* text only: rest of line as a string (char*) */
+  GH_OBJ_MATRIX_VIEW   /* gh_matrix_view (matrix.h), sequential readers only: a
+                          binary FM matrix in place in the reader's input buffer
+                          (no copy, no allocation), any other matrix decoded;
+                          read-only, valid until the next call on the reader */
 } gh_objtype;
 
 /* ---- sequential reader ---- */
@@ -72,5 +76,9 @@ int gh_is_wspecifier(const char *s);
 /* Die with "<spec>, key '<key>': <what> at row r, col c" if m holds a NaN or
  * infinity.  Tools call this on every feature matrix they read. */
 void gh_check_finite_matrix(const gh_matrix *m, const char *spec, const char *key);
+/* Copies v's rows x cols floats into dst (aligned, [rows * cols]) and, in
+ * the same pass, dies as gh_check_finite_matrix does if one is a NaN or an
+ * infinity. */
+void gh_matrix_view_copy_finite(const gh_matrix_view *v, float *dst, const char *spec, const char *key);
 
 #endif

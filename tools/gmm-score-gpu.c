@@ -56,27 +56,13 @@ static void *timed_pop(gh_queue *q, double *waited) {
   return v;
 }
 
-/* dst[0..n) = src[0..n); returns 0 if a value is not finite (one pass over
- * the frames instead of a check and a copy: the reader is the pipeline's
- * slowest stage on a fast GPU). */
-static int copy_finite(float *restrict dst, const float *restrict src, size_t n) {
-  uint32_t bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t u;
-    memcpy(&u, &src[i], 4);
-    bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u); /* exponent all ones: inf or NaN */
-    dst[i] = src[i];
-  }
-  return !bad;
-}
-
 static void *reader_main(void *arg) {
   pipeline *pl = arg;
   const int32_t D = pl->D;
   batch *bt = timed_pop(pl->free_b, &pl->wait_r);
   for (; !gh_seq_reader_done(pl->r); gh_seq_reader_next(pl->r)) {
     const char *key = gh_seq_reader_key(pl->r);
-    const gh_matrix *feats = gh_seq_reader_value(pl->r);
+    const gh_matrix_view *feats = gh_seq_reader_value(pl->r); /* in place in the reader's buffer */
     if (feats->rows > 0 && feats->cols != D)
       gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d",
              pl->feats_rspec, key, feats->cols, D);
@@ -92,8 +78,7 @@ static void *reader_main(void *arg) {
       gh_backend_host_free(pl->be, bt->X);
       bt->X = X;
     }
-    if (feats->rows > 0 && !copy_finite(bt->X + bt->frames * D, feats->data, (size_t)feats->rows * D))
-      gh_check_finite_matrix(feats, pl->feats_rspec, key); /* dies naming the value */
+    gh_matrix_view_copy_finite(feats, bt->X + bt->frames * D, pl->feats_rspec, key); /* the one copy */
     bt->keys[bt->n] = gh_strdup(key);
     bt->rows[bt->n++] = feats->rows;
     bt->frames += feats->rows;
@@ -176,7 +161,7 @@ int main(int argc, char **argv) {
 
   pipeline pl;
   memset(&pl, 0, sizeof pl);
-  pl.r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX);
+  pl.r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX_VIEW);
   pl.w = gh_writer_open(out_wspec);
   pl.feats_rspec = feats_rspec;
   pl.be = be;

@@ -10,6 +10,8 @@
  *     missing key, and a repeated lookup;
  *   3 ark,scp write-back, then the scp read sequentially and randomly: the
  *     values must encode to the same bytes as the sequential read's.
+ * Matrices (type 0) are also read as GH_OBJ_MATRIX_VIEW (gmm-score-gpu's
+ * reader) in modes 0 and 3: the same keys and bytes as the matrix read.
  * Rest: the archive bytes. */
 #include "fuzz-common.h"
 #include "table.h"
@@ -41,6 +43,22 @@ static void copy_table(const char *in, const char *out, gh_objtype t, int record
   gh_seq_reader_close(r);
 }
 
+/* Reads `in` as GH_OBJ_MATRIX and as GH_OBJ_MATRIX_VIEW side by side (the
+ * matrix read has succeeded before): aborts unless keys, dims and bytes agree. */
+static void check_views(const char *in) {
+  gh_seq_reader *a = gh_seq_reader_open(in, GH_OBJ_MATRIX), *b = gh_seq_reader_open(in, GH_OBJ_MATRIX_VIEW);
+  for (; !gh_seq_reader_done(a); gh_seq_reader_next(a), gh_seq_reader_next(b)) {
+    const gh_matrix *m = gh_seq_reader_value(a);
+    const gh_matrix_view *v = gh_seq_reader_value(b);
+    if (gh_seq_reader_done(b) || strcmp(gh_seq_reader_key(a), gh_seq_reader_key(b)) || m->rows != v->rows ||
+        m->cols != v->cols || (m->data && memcmp(m->data, v->bytes, (size_t)m->rows * m->cols * 4)))
+      abort();
+  }
+  if (!gh_seq_reader_done(b)) abort();
+  gh_seq_reader_close(a);
+  gh_seq_reader_close(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
   gh_objtype t = (gh_objtype)(data[0] & 7);
@@ -53,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int n1 = nkeys;
     copy_table("ark:out1.ark", "ark:out2.ark", t, 1);
     if (nkeys != 2 * n1) abort();
+    if (t == GH_OBJ_MATRIX) check_views("ark:in.ark");
     for (int i = 0; i < n1; i++) if (strcmp(keys[i], keys[n1 + i])) abort();
     if (mode == 0) {
       size_t a, b;
@@ -75,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     copy_table("ark:in.ark", "ark,scp:out1.ark,out1.scp", t, 1);
     copy_table("scp:out1.scp", "ark:out2.ark", t, 0);
+    if (t == GH_OBJ_MATRIX) check_views("scp:out1.scp");
     size_t a, b;
     uint8_t *x = fz_slurp("out1.ark", &a), *y = fz_slurp("out2.ark", &b);
     if (a != b || memcmp(x, y, a)) abort();

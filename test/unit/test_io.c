@@ -1,6 +1,7 @@
 /* test_io.c -- unit tests of kaldi-io and table: object round trips in
  * binary and text, exact byte layouts, compressed-matrix decoding against
  * Kaldi's own output, DM reading, random access, specifier parsing. */
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -290,6 +291,106 @@ static void test_random_access(void) {
   gh_rand_reader_close(r);
 }
 
+/* Every key and matrix of rspec read as GH_OBJ_MATRIX_VIEW equals (bytes)
+ * the GH_OBJ_MATRIX read; returns the number of entries, -1 on a mismatch. */
+static int views_match(const char *rspec) {
+  gh_seq_reader *a = gh_seq_reader_open(rspec, GH_OBJ_MATRIX), *b = gh_seq_reader_open(rspec, GH_OBJ_MATRIX_VIEW);
+  int n = 0;
+  for (; !gh_seq_reader_done(a); gh_seq_reader_next(a), gh_seq_reader_next(b), ++n) {
+    const gh_matrix *m = gh_seq_reader_value(a);
+    const gh_matrix_view *v = gh_seq_reader_value(b);
+    if (gh_seq_reader_done(b) || strcmp(gh_seq_reader_key(a), gh_seq_reader_key(b)) || m->rows != v->rows ||
+        m->cols != v->cols || (m->data && memcmp(m->data, v->bytes, (size_t)m->rows * m->cols * 4))) n = -1000000;
+  }
+  if (!gh_seq_reader_done(b)) n = -1000000;
+  gh_seq_reader_close(a);
+  gh_seq_reader_close(b);
+  return n < 0 ? -1 : n;
+}
+
+static jmp_buf die_jmp;
+static char die_msg[512];
+static void die_to_jmp(const char *msg) { snprintf(die_msg, sizeof die_msg, "%s", msg); longjmp(die_jmp, 1); }
+
+/* gh_matrix_view_copy_finite on an unaligned source of n floats, value
+ * `bad` at index `at` (at < 0: none): 1 if it copied exactly and did not
+ * die, 0 if it died naming row at / cols, col at % cols. */
+static int copy_finite_case(int32_t rows, int32_t cols, int64_t at, float bad) {
+  size_t n = (size_t)rows * cols;
+  unsigned char *raw = malloc(4 * n + 1);
+  float *src = malloc(4 * n + 4), *dst = malloc(4 * n + 4);
+  for (size_t i = 0; i < n; ++i) src[i] = (float)i - 0.5f * (float)n;
+  if (at >= 0) src[at] = bad;
+  memcpy(raw + 1, src, 4 * n);
+  gh_matrix_view v = {rows, cols, raw + 1};
+  int ok;
+  gh_set_die_hook(die_to_jmp);
+  if (setjmp(die_jmp) == 0) {
+    gh_matrix_view_copy_finite(&v, dst, "ark:x", "k");
+    ok = memcmp(dst, src, 4 * n) == 0;
+  } else {
+    char want[128];
+    snprintf(want, sizeof want, "at row %lld, col %lld", (long long)(at / cols), (long long)(at % cols));
+    ok = strstr(die_msg, want) && strstr(die_msg, "key 'k'") ? 0 : -1;
+  }
+  gh_set_die_hook(NULL);
+  free(raw); free(src); free(dst);
+  return ok;
+}
+
+/* GH_OBJ_MATRIX_VIEW (gmm-score-gpu's reader) against GH_OBJ_MATRIX over
+ * every encoding and source, and its copy with the finite check. */
+static void test_matrix_view(void) {
+  char spec[1200], feats[1024];
+  snprintf(feats, sizeof feats, "%s", shared_path("kaldi-ami-feats/feats.ark"));
+  snprintf(spec, sizeof spec, "ark:%s", feats);
+  GH_TEST_OK(views_match(spec) == 10, "matrix view = matrix read: FM archive");
+  const char *others[] = {"kaldi-ami-feats/feats_compressed.ark", "kaldi-fixtures/ami-cm2.ark",
+                          "kaldi-fixtures/ami-cm3.ark", "kaldi-ami-feats/feats_ascii.ark",
+                          "kaldi-yesno-mono-model/cmvn_train.ark"};
+  for (int i = 0; i < 5; ++i) {
+    snprintf(spec, sizeof spec, "ark:%s", shared_path(others[i]));
+    GH_TEST_OK(views_match(spec) > 0, "matrix view = matrix read: %s (CM, CM2, CM3, text, DM: decoded)", others[i]);
+  }
+  snprintf(spec, sizeof spec, "ark:cat %s |", feats);
+  GH_TEST_OK(views_match(spec) == 10, "matrix view = matrix read: input pipe");
+  /* scp: offsets into an archive, and whole-file entries (the stream closes
+   * after each: the view must own a copy) */
+  char w[1200];
+  snprintf(w, sizeof w, "ark,scp:%s/v.ark,%s/v.scp", tmpdir, tmpdir);
+  snprintf(spec, sizeof spec, "ark:%s", feats);
+  gh_seq_reader *sr = gh_seq_reader_open(spec, GH_OBJ_MATRIX);
+  gh_writer *wr = gh_writer_open(w);
+  FILE *whole = fopen(tmp_path("whole.scp"), "w");
+  int k = 0;
+  for (; !gh_seq_reader_done(sr); gh_seq_reader_next(sr), ++k) {
+    gh_writer_write(wr, gh_seq_reader_key(sr), GH_OBJ_MATRIX, gh_seq_reader_value(sr));
+    char name[64];
+    snprintf(name, sizeof name, "m%d.mat", k);
+    gh_ostream *o = gh_ostream_open(tmp_path(name));
+    gh_write_binary_marker(o, 1);
+    gh_write_matrix(o, 1, gh_seq_reader_value(sr));
+    gh_ostream_close(o);
+    fprintf(whole, "%s %s\n", gh_seq_reader_key(sr), tmp_path(name));
+  }
+  fclose(whole);
+  gh_writer_close(wr);
+  gh_seq_reader_close(sr);
+  snprintf(spec, sizeof spec, "scp:%s", tmp_path("v.scp"));
+  GH_TEST_OK(views_match(spec) == 10, "matrix view = matrix read: scp with offsets");
+  snprintf(spec, sizeof spec, "scp,s,cs:%s", tmp_path("whole.scp"));
+  GH_TEST_OK(views_match(spec) == 10, "matrix view = matrix read: scp of whole-file matrices");
+  GH_TEST_OK(copy_finite_case(7, 13, -1, 0) == 1 && copy_finite_case(1, 1, -1, 0) == 1 &&
+             copy_finite_case(0, 0, -1, 0) == 1, "view copy: exact, unaligned source, 0 to 91 values");
+  int ok = 1;
+  const int64_t at[] = {0, 5, 16, 47, 90};
+  for (int i = 0; i < 5; ++i) {
+    ok &= copy_finite_case(7, 13, at[i], NAN) == 0;
+    ok &= copy_finite_case(7, 13, at[i], -INFINITY) == 0;
+  }
+  GH_TEST_OK(ok, "view copy: a NaN or infinity in a block of 16 or in the tail dies naming row and col");
+}
+
 static void test_specifiers(void) {
   GH_TEST_OK(gh_is_rspecifier("ark:-") && gh_is_rspecifier("scp,s,cs:a.scp") && gh_is_rspecifier("ark,p,o:gunzip -c x.gz |"),
              "valid rspecifiers");
@@ -309,6 +410,7 @@ int main(void) {
   test_compressed();
   test_dm();
   test_random_access();
+  test_matrix_view();
   test_specifiers();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
