@@ -747,11 +747,12 @@ static gg_ctx *ctx_gg(cuda_ctx *c) {
  * at least GEMM_SCORE_MIN_GAUSS Gaussians in all when the covariances are
  * full (GEMM depth 1 + D + D(D+1)/2: compute-bound, tensor cores; 5000 x 16
  * D=36: 5.9 ms vs 15.0 fused) or some pdf has at least
- * GEMM_SCORE_MIN_PDF_GAUSS diagonal Gaussians (a UBM: 0.93 vs 1.00 ms).
- * Many diagonal pdfs of fewer Gaussians stay fused: there the [frames x
- * Gaussians] matrix the GEMM writes costs more than the fused kernel
- * (5000 x 256 diag: 33.9 ms GEMM vs 30.2 fused).  GH_CUDA_SCORE=fused|gemm
- * forces one (for benchmarks). */
+ * GEMM_SCORE_MIN_PDF_GAUSS diagonal Gaussians (a UBM: 0.93 vs 1.00 ms),
+ * or the diagonal set goes to the tensor-core kernels (cuda-gemm.h
+ * gg_model_tc: a pdf of >= 64 Gaussians; 5000 x 256 diag D=36: 17.6 ms
+ * against 30.3 fused).  Many diagonal pdfs of fewer Gaussians stay fused
+ * (5000 x 32: 4.0 ms fused against 5.5).  GH_CUDA_SCORE=fused|gemm forces
+ * one (for benchmarks). */
 #define GEMM_SCORE_MIN_GAUSS 64
 #define GEMM_SCORE_MIN_PDF_GAUSS 512
 static int score_variant(cuda_ctx *c, cuda_model *m) {
