@@ -668,7 +668,7 @@ int gh_ark_scan_next(gh_ark_scan *sc, gh_ark_entry *e) {
   size_t k = i;
   while (k < len && w[k] && !isspace(w[k])) ++k;
   /* key, ' ', "\0B", "FM ", 0x04 rows, 0x04 cols: anything else is decoded */
-  if (k + 17 > len || w[k] != ' ' || memcmp(w + k + 1, "\0BFM \4", 6) || w[k + 11] != 4) return 1;
+  if (k + 16 > len || w[k] != ' ' || memcmp(w + k + 1, "\0BFM \4", 6) || w[k + 11] != 4) return 1;
   int32_t rows = (int32_t)le32(w + k + 7), cols = (int32_t)le32(w + k + 12);
   int64_t off = sc->pos + (int64_t)k + 16;
   if (rows < 0 || cols < 0 || (uint64_t)rows * (uint64_t)cols > (uint64_t)(sc->size - off) / 4) return 1;
