@@ -202,12 +202,13 @@ static void job_submit(pipeline *pl, copy_job **cur) {
   *cur = NULL;
 }
 
-/* The scanner waits until every copy before its next entry is done (and
- * has reported its error, if any). */
+/* The scanner waits until every copy before its next entry is done, and
+ * dies with the first of their errors if there was one. */
 static void drain(pipeline *pl, batch *bt, copy_job **cur) {
   job_submit(pl, cur);
   pthread_mutex_lock(&pl->mu);
   while (pl->norder > 1 || bt->pending > 1) pthread_cond_wait(&pl->cv, &pl->mu);
+  if (bt->err_u >= 0) gh_die("%s", bt->err);
   pthread_mutex_unlock(&pl->mu);
 }
 

@@ -220,6 +220,10 @@ score_both() { # SPEC OUT-PREFIX [OPTIONS...]: runs both readers; $s0/$s3 status
   [[ "$e0" == *"nan.ark"*"'$key'"*"NaN at row 2, col 3"* ]]
   [ "$e0" = "$e3" ]
   [ ! -e "$TMP/n.0" ] && [ ! -e "$TMP/n.3" ]
+  # the NaN first, a bad text entry later in the same batch: still the NaN's line
+  { cat "$TMP/nan.ark"; printf 'bad  [\n 1 2 x ]\n'; } > "$TMP/nb.ark"
+  score_both "ark:$TMP/nb.ark" "$TMP/nb"
+  [ "$s3" -ne 0 ] && [[ "$e3" == *"NaN at row 2, col 3"* ]] && [ "$e0" = "$e3" ]
   head -c -10 "$AMI/feats.ark" > "$TMP/trunc.ark"
   score_both "ark:$TMP/trunc.ark" "$TMP/t"
   [ "$s0" -ne 0 ] && [ "$s3" -ne 0 ]
