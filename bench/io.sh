@@ -17,6 +17,10 @@
 # then the archive reader alone on the D=40 archive (bench/bench-read.c: the
 # reader thread's work without the scorer and writer; best of 3):
 #   io reader alone D=40 T=<frames>: read view: <s> s, <M> M frames/s, <GB/s> GB/s of matrix data
+# and the parallel archive reader alone (bench-read --obj=scan: what the tool
+# uses on a plain archive file, --io-threads), in one thread (the scanning
+# thread preads too) and with the tool's default number of copy threads:
+#   io parallel reader alone D=40 T=<frames> threads=<n>: read scan <n> threads: <s> s, <M> M frames/s, <GB/s> GB/s of matrix data
 # Environment: DEVICE (auto), IO_FRAMES (1000000), IO_WORK (temporary folder).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,5 +47,9 @@ for shape in "full 1 1024 40 $N" "diag 1 2048 40 $N" "full 5000 16 36 $((N / 10)
            t, p, g, dim, n, dev, e, k, (k > 0 ? e / k : 0) }'
 done
 d=$work/feats_40_$N
-cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -Ikernels -o "$work/bench-read" bench/bench-read.c build/libgmmhmm.a -lz -lm -fopenmp &&
-  echo "io reader alone D=40 T=$N: $("$work/bench-read" --reps=3 "ark:$d/feats.ark" | sort -t, -k2 -g -r | head -1)"
+cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -Ikernels -o "$work/bench-read" bench/bench-read.c build/libgmmhmm.a -lz -lm -fopenmp -lpthread &&
+  echo "io reader alone D=40 T=$N: $("$work/bench-read" --reps=3 "ark:$d/feats.ark" | sort -t, -k2 -g -r | head -1)" &&
+  nt=$(( $(nproc) / 2 < 2 ? 2 : $(nproc) / 2 > 8 ? 8 : $(nproc) / 2 )) && # gmm-score-gpu's --io-threads=-1
+  for n in 0 $nt; do
+    echo "io parallel reader alone D=40 T=$N threads=$n: $("$work/bench-read" --obj=scan --threads=$n --reps=3 "ark:$d/feats.ark" | sort -t, -k2 -g -r | head -1)"
+  done

@@ -81,4 +81,38 @@ void gh_check_finite_matrix(const gh_matrix *m, const char *spec, const char *ke
  * infinity. */
 void gh_matrix_view_copy_finite(const gh_matrix_view *v, float *dst, const char *spec, const char *key);
 
+/* ---- archive index scan: parallel reading of plain binary archives ----
+ * For readers that copy every float matrix somewhere else anyway
+ * (gmm-score-gpu's batches) with several threads: one thread scans the
+ * archive's keys and headers (small reads, the payloads skipped by offset),
+ * other threads pread(2) the payloads where they belong
+ * (gh_pread_floats_finite).  Only "ark[,opts]:FILE" where FILE is a regular,
+ * uncompressed file; gh_ark_scan_open returns NULL for anything else (stdin,
+ * pipes, gzip, scp) and the caller uses gh_seq_reader.  An entry that is not
+ * a well-formed binary FM matrix whose payload lies inside the file (CM, DM,
+ * text, a long key, a bad or truncated header) comes back with offset -1:
+ * gh_ark_scan_decode reads it with the sequential reader's code, which
+ * decodes it or dies with its usual message. */
+typedef struct gh_ark_scan gh_ark_scan;
+typedef struct {
+  const char *key;  /* valid until the next call on the scan; NULL when offset is -1 */
+  int64_t offset;   /* byte offset of the rows * cols floats in the file, or -1 (decode it) */
+  int32_t rows, cols;
+} gh_ark_entry;
+gh_ark_scan *gh_ark_scan_open(const char *rspecifier); /* NULL: not a plain archive file */
+int gh_ark_scan_fd(const gh_ark_scan *sc);              /* for pread; valid until close */
+const char *gh_ark_scan_spec(const gh_ark_scan *sc);
+/* The next entry; 0 at the end of the archive. */
+int gh_ark_scan_next(gh_ark_scan *sc, gh_ark_entry *e);
+/* For an entry with offset -1: reads it as gh_seq_reader does (GH_OBJ_MATRIX_VIEW;
+ * dies on malformed input), sets e->key and returns the matrix (valid until
+ * the next call), or NULL when only whitespace was left. */
+const gh_matrix_view *gh_ark_scan_decode(gh_ark_scan *sc, gh_ark_entry *e);
+void gh_ark_scan_close(gh_ark_scan *sc);
+/* Reads n floats at byte offset off of fd into dst (aligned) and checks them
+ * finite in the same pass (256 KB at a time, checked while in cache).
+ * Returns 0 when all are read and finite; 1 when one is not finite (*bad:
+ * its index); -1 when the file ends first (errno 0) or a read fails. */
+int gh_pread_floats_finite(int fd, int64_t off, float *dst, size_t n, size_t *bad);
+
 #endif

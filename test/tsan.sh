@@ -27,6 +27,16 @@ $B/copy-feats "ark:$FEATS" "ark,t:$t/good.txt" 2>/dev/null
 { cat "$t/good.txt"; printf 'bad  [\n 1 2 3 ]\n'; awk '/\[/ { $1 = "b-" $1 } 1' "$t/good.txt"; } > "$t/bad.txt"
 check "gmm-score-gpu, 1-frame batches" 0 $B/gmm-score-gpu --device=cpu-ref --batch-frames=1 "$FIX/ami-diag16.gmm" "ark:$FEATS" "ark:$t/ll.ark"
 check "gmm-score-gpu, bad utterance mid-stream" 1 $B/gmm-score-gpu --device=cpu-ref --batch-frames=1 "$FIX/ami-diag16.gmm" "ark:$t/bad.txt" "ark:$t/x.ark"
+# the parallel archive reader (--io-threads): 3 copy threads, long utterances
+# split into several jobs (--batch-frames small), a NaN in a binary payload
+# mid-stream and the archive cut at the end (the NaN's error line wins)
+check "gmm-score-gpu, parallel reader, 3 copy threads" 0 $B/gmm-score-gpu --device=cpu-ref --io-threads=3 --batch-frames=7 "$FIX/ami-diag16.gmm" "ark:$FEATS" "ark:$t/ll3.ark"
+cmp -s "$t/ll.ark" "$t/ll3.ark" || { echo "not ok - tsan: parallel reader output differs"; fail=1; }
+key=$(head -c 100 "$FEATS" | cut -d' ' -f1)
+{ cat "$FEATS"; cat "$FEATS"; } | head -c -10 > "$t/nan.ark"
+printf '\x00\x00\xc0\x7f' | dd of="$t/nan.ark" bs=1 seek=$(( $(stat -c %s "$FEATS") + ${#key} + 16 + 4 * 50 )) conv=notrunc 2>/dev/null
+check "gmm-score-gpu, parallel reader, NaN mid-stream" 1 $B/gmm-score-gpu --device=cpu-ref --io-threads=3 --batch-frames=50 "$FIX/ami-diag16.gmm" "ark:$t/nan.ark" "ark:$t/x.ark"
+grep -q "NaN at row 3, col 11" "$t/out" || { echo "not ok - tsan: parallel reader, NaN: $(tail -1 "$t/out")"; fail=1; }
 printf 'a 0 0\nb 0 0 0\n' > "$t/words"
 $B/hmm-init-topo "$t/words" "$t/h.hmm" 2>/dev/null
 check "hmm-forward, 50-frame batches" 0 $B/hmm-forward --device=cpu-ref --batch-frames=50 "$t/h.hmm" "ark:$t/ll.ark" ark:/dev/null

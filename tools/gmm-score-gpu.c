@@ -10,9 +10,12 @@
 #include "queue.h"
 #include "table.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Three stages, overlapped (doc/perf.md "I/O overlap"): a reader thread
  * parses utterances into batches of about --batch-frames frames, the main
@@ -32,6 +35,11 @@ typedef struct {
   float *X;      /* [frames x D] */
   int64_t frames, capX;
   outbuf *out;   /* the output buffer lent to this batch: [frames x P] loglikes */
+  /* parallel reader (reader_par_main): copy jobs not yet done (+1 while the
+   * scanning thread still adds to the batch), the first failed utterance
+   * and its error line; under pipeline.mu */
+  int pending, err_u;
+  char err[1024];
 } batch;
 
 typedef struct {
@@ -46,6 +54,16 @@ typedef struct {
   gh_writer *w;
   double best_sum;                /* writer's */
   double wait_r, wait_s, wait_w;  /* seconds each thread waited on a queue (reader, scorer, writer) */
+  /* parallel reader: one thread scans the archive (sc), io_threads copy
+   * the payloads (jobs); batches go to full_b in scan order (order[]) */
+  gh_ark_scan *sc;
+  int io_threads;
+  gh_queue *jobs;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;               /* a batch's pending reached 1 (the scanner waits to grow it) */
+  batch *order[NBATCH + 1];        /* batches being filled, oldest first */
+  int norder;
+  int eof_after;                   /* push NULL to full_b once order[] is empty */
 } pipeline;
 
 /* gh_queue_pop, adding the time it blocked to *waited. */
@@ -92,6 +110,185 @@ static void *reader_main(void *arg) {
   if (bt->n > 0) gh_queue_push(pl->full_b, bt);
   else gh_queue_push(pl->free_b, bt);
   gh_queue_push(pl->full_b, NULL);
+  return NULL;
+}
+
+/* ---- the parallel reader: plain binary archives (gh_ark_scan, table.h) ----
+ * The reader thread scans keys and headers (no payload copy) and lays each
+ * utterance out in the batch exactly as reader_main does; io_threads
+ * workers pread the payloads straight into the batch, checked finite in the
+ * same pass (gh_pread_floats_finite).  Payloads go out in jobs of about
+ * 1 MB (several utterances, or a part of a long one): one hand-over per job,
+ * not per utterance (a hand-over costs a thread wake-up).  A batch goes to
+ * the scorer when its last job is done and every older batch has gone; the
+ * first error in archive order is the one reported (the scanner waits for
+ * the copies before it at a bad entry; workers record theirs in the batch). */
+enum { JOB_SEGS = 32, JOB_FLOATS = 1 << 18 };
+typedef struct {
+  int u;             /* utterance index in the batch */
+  const char *key;   /* bt->keys[u] (stable: the array may move, the string does not) */
+  int64_t off, r0;   /* file offset of row r0; r0 for error messages */
+  int32_t cols;
+  size_t n;          /* floats */
+  float *dst;
+} copy_seg;
+typedef struct {
+  batch *bt;
+  int nseg;
+  size_t floats;
+  copy_seg s[JOB_SEGS];
+} copy_job;
+
+/* With pl->mu held: pass every finished batch at the head of the order on
+ * to the scorer, dying on the first one that failed. */
+static void flush_order(pipeline *pl) {
+  while (pl->norder > 0 && pl->order[0]->pending == 0) {
+    batch *bt = pl->order[0];
+    memmove(pl->order, pl->order + 1, --pl->norder * sizeof *pl->order);
+    if (bt->err_u >= 0) gh_die("%s", bt->err);
+    if (bt->n > 0) gh_queue_push(pl->full_b, bt);
+    else gh_queue_push(pl->free_b, bt);
+  }
+  if (pl->norder == 0 && pl->eof_after) { pl->eof_after = 0; gh_queue_push(pl->full_b, NULL); }
+}
+
+/* One job (or the scanner's hold) of bt is done; err: its error line or NULL. */
+static void batch_release(pipeline *pl, batch *bt, int u, const char *err) {
+  pthread_mutex_lock(&pl->mu);
+  if (err && (bt->err_u < 0 || u < bt->err_u)) {
+    bt->err_u = u;
+    snprintf(bt->err, sizeof bt->err, "%s", err);
+  }
+  if (--bt->pending == 0) flush_order(pl);
+  if (bt->pending <= 1) pthread_cond_broadcast(&pl->cv);
+  pthread_mutex_unlock(&pl->mu);
+}
+
+static void *copy_main(void *arg) {
+  pipeline *pl = arg;
+  const int fd = gh_ark_scan_fd(pl->sc);
+  copy_job *j;
+  while ((j = gh_queue_pop(pl->jobs)) != NULL) {
+    char err[1024];
+    int bad_u = -1;
+    for (int i = 0; i < j->nseg && bad_u < 0; ++i) { /* the first error in the job is its earliest */
+      const copy_seg *g = &j->s[i];
+      size_t bad = 0;
+      int rc = gh_pread_floats_finite(fd, g->off, g->dst, g->n, &bad);
+      if (rc > 0) {
+        float x = g->dst[bad];
+        snprintf(err, sizeof err, "%s, key '%s': %s at row %lld, col %lld", pl->feats_rspec, g->key,
+                 x != x ? "NaN" : "infinity", (long long)(g->r0 + (int64_t)(bad / g->cols)),
+                 (long long)(bad % g->cols));
+      } else if (rc < 0) {
+        snprintf(err, sizeof err, "%s, key '%s', offset %lld: %s", pl->feats_rspec, g->key, (long long)g->off,
+                 errno ? strerror(errno) : "unexpected end of file (the file shrank while it was read)");
+      }
+      if (rc) bad_u = g->u;
+    }
+    batch_release(pl, j->bt, bad_u, bad_u >= 0 ? err : NULL);
+    free(j);
+  }
+  return NULL;
+}
+
+/* The scanner's job being filled (*cur) goes to the workers. */
+static void job_submit(pipeline *pl, copy_job **cur) {
+  if (!*cur) return;
+  pthread_mutex_lock(&pl->mu);
+  ++(*cur)->bt->pending;
+  pthread_mutex_unlock(&pl->mu);
+  gh_queue_push(pl->jobs, *cur);
+  *cur = NULL;
+}
+
+/* The scanner waits until every copy before its next entry is done, and
+ * dies with the first of their errors if there was one. */
+static void drain(pipeline *pl, batch *bt, copy_job **cur) {
+  job_submit(pl, cur);
+  pthread_mutex_lock(&pl->mu);
+  while (pl->norder > 1 || bt->pending > 1) pthread_cond_wait(&pl->cv, &pl->mu);
+  if (bt->err_u >= 0) gh_die("%s", bt->err);
+  pthread_mutex_unlock(&pl->mu);
+}
+
+/* A new batch joins the order, held by the scanner until it is full. */
+static batch *batch_begin(pipeline *pl) {
+  batch *bt = timed_pop(pl->free_b, &pl->wait_r);
+  pthread_mutex_lock(&pl->mu);
+  bt->pending = 1;
+  bt->err_u = -1;
+  pl->order[pl->norder++] = bt;
+  pthread_mutex_unlock(&pl->mu);
+  return bt;
+}
+
+static void *reader_par_main(void *arg) {
+  pipeline *pl = arg;
+  const int32_t D = pl->D;
+  batch *bt = batch_begin(pl);
+  copy_job *cur = NULL;
+  gh_ark_entry e;
+  while (gh_ark_scan_next(pl->sc, &e)) {
+    const gh_matrix_view *v = NULL;
+    if (e.offset < 0) { /* not a plain FM matrix, or a bad header: the sequential reader's code */
+      drain(pl, bt, &cur);
+      if (!(v = gh_ark_scan_decode(pl->sc, &e))) break;
+    }
+    if (e.rows > 0 && e.cols != D) {
+      drain(pl, bt, &cur);
+      gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d",
+             pl->feats_rspec, e.key, e.cols, D);
+    }
+    if (bt->n == bt->cap) {
+      bt->cap = bt->cap ? 2 * bt->cap : 64;
+      bt->keys = gh_realloc(bt->keys, bt->cap * sizeof(char *));
+      bt->rows = gh_realloc(bt->rows, bt->cap * sizeof(int32_t));
+    }
+    if ((bt->frames + e.rows) * D > bt->capX) { /* wait for this batch's copies, then grow it */
+      drain(pl, bt, &cur);
+      bt->capX = 2 * (bt->frames + e.rows) * D;
+      float *X = gh_backend_host_alloc(pl->be, bt->capX * sizeof(float));
+      if (bt->frames) memcpy(X, bt->X, (size_t)bt->frames * D * sizeof(float));
+      gh_backend_host_free(pl->be, bt->X);
+      bt->X = X;
+    }
+    float *dst = bt->X + bt->frames * D;
+    const int u = bt->n;
+    bt->keys[u] = gh_strdup(e.key);
+    bt->rows[bt->n++] = e.rows;
+    if (v) gh_matrix_view_copy_finite(v, dst, pl->feats_rspec, e.key);
+    else {
+      const int64_t step = e.cols ? (JOB_FLOATS + e.cols - 1) / e.cols : 1; /* rows per segment */
+      for (int64_t r0 = 0; r0 < e.rows; r0 += step) {
+        const int64_t nr = e.rows - r0 < step ? e.rows - r0 : step;
+        if (!cur) {
+          cur = gh_malloc(sizeof *cur);
+          cur->bt = bt;
+          cur->nseg = 0;
+          cur->floats = 0;
+        }
+        cur->s[cur->nseg++] = (copy_seg){u, bt->keys[u], e.offset + 4 * r0 * e.cols, r0, e.cols,
+                                         (size_t)(nr * e.cols), dst + r0 * e.cols};
+        cur->floats += (size_t)(nr * e.cols);
+        if (cur->nseg == JOB_SEGS || cur->floats >= JOB_FLOATS) job_submit(pl, &cur);
+      }
+    }
+    bt->frames += e.rows;
+    pl->total_frames += e.rows;
+    ++pl->num_done;
+    if (bt->frames >= pl->batch_frames) {
+      job_submit(pl, &cur);
+      batch_release(pl, bt, 0, NULL);
+      bt = batch_begin(pl);
+    }
+  }
+  job_submit(pl, &cur);
+  pthread_mutex_lock(&pl->mu);
+  pl->eof_after = 1;
+  pthread_mutex_unlock(&pl->mu);
+  batch_release(pl, bt, 0, NULL); /* the last batch (an empty one goes back to free_b), then NULL */
+  for (int i = 0; i < pl->io_threads; ++i) gh_queue_push(pl->jobs, NULL);
   return NULL;
 }
 
@@ -143,6 +340,11 @@ int main(int argc, char **argv) {
                  "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_int(po, "batch-frames", &batch_frames,
               "Score utterances in batches of about this many frames (one kernel call each)");
+  int32_t io_threads = -1;
+  gh_opts_int(po, "io-threads", &io_threads,
+              "Threads that copy the features into the batches when the input is a plain binary archive "
+              "file (ark:FILE; one more thread scans it): -1 = from the core count (2 to 8), 0 = the "
+              "sequential reader (one thread, any input)");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *model_rx = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1),
              *out_wspec = gh_opts_arg(po, 2);
@@ -161,7 +363,12 @@ int main(int argc, char **argv) {
 
   pipeline pl;
   memset(&pl, 0, sizeof pl);
-  pl.r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX_VIEW);
+  if (io_threads < 0) {
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    io_threads = nc / 2 < 2 ? 2 : nc / 2 > 8 ? 8 : (int32_t)(nc / 2);
+  }
+  if (io_threads > 0) pl.sc = gh_ark_scan_open(feats_rspec); /* NULL: not a plain archive file */
+  if (!pl.sc) pl.r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX_VIEW);
   pl.w = gh_writer_open(out_wspec);
   pl.feats_rspec = feats_rspec;
   pl.be = be;
@@ -187,8 +394,16 @@ int main(int argc, char **argv) {
     gh_queue_push(pl.free_o, &outs[i]);
   }
   double t_start = gh_seconds();
-  pthread_t reader, writer;
-  if (pthread_create(&reader, NULL, reader_main, &pl) || pthread_create(&writer, NULL, writer_main, &pl))
+  pthread_t reader, writer, copiers[64];
+  if (pl.sc) {
+    pl.io_threads = io_threads > 64 ? 64 : io_threads;
+    pl.jobs = gh_queue_new(4 * pl.io_threads);
+    if (pthread_mutex_init(&pl.mu, NULL) || pthread_cond_init(&pl.cv, NULL)) gh_die("cannot create a mutex");
+    for (int i = 0; i < pl.io_threads; ++i)
+      if (pthread_create(&copiers[i], NULL, copy_main, &pl)) gh_die("cannot start the copy threads");
+  }
+  if (pthread_create(&reader, NULL, pl.sc ? reader_par_main : reader_main, &pl) ||
+      pthread_create(&writer, NULL, writer_main, &pl))
     gh_die("cannot start the reader and writer threads");
   batch *bt;
   while ((bt = timed_pop(pl.full_b, &pl.wait_s)) != NULL) {
@@ -205,6 +420,13 @@ int main(int argc, char **argv) {
   gh_queue_push(pl.done, NULL);
   pthread_join(reader, NULL);
   pthread_join(writer, NULL);
+  for (int i = 0; i < pl.io_threads; ++i) pthread_join(copiers[i], NULL);
+  if (pl.sc) {
+    gh_ark_scan_close(pl.sc);
+    gh_queue_free(pl.jobs);
+    pthread_mutex_destroy(&pl.mu);
+    pthread_cond_destroy(&pl.cv);
+  }
   gh_seq_reader_close(pl.r);
   gh_writer_close(pl.w);
   const int64_t num_done = pl.num_done, total_frames = pl.total_frames;
@@ -216,6 +438,8 @@ int main(int argc, char **argv) {
          total_frames ? best_sum / total_frames : 0.0, secs > 0 ? total_frames / secs : 0.0,
          be->device_name, be->kernel_seconds > 0 ? total_frames / be->kernel_seconds : 0.0);
   /* where the time went: the thread that never waits is the bound */
+  if (pl.sc) gh_vlog(1, "input: the parallel archive reader, %d copy threads", pl.io_threads);
+  else gh_vlog(1, "input: the sequential reader");
   gh_vlog(1, "pipeline over %.3f s: reader waited %.3f s, scorer %.3f s (kernels %.3f s), writer %.3f s", secs,
           pl.wait_r, pl.wait_s, be->kernel_seconds, pl.wait_w);
   for (int i = 0; i < NOUT; ++i) gh_backend_host_free(be, outs[i].p);

@@ -181,3 +181,53 @@ teardown() {
   run "$BIN/copy-feats" "ark:$TMP/empty.ark" "ark:$TMP/out.ark"
   [ "$status" -ne 0 ]
 }
+
+# gmm-score-gpu's parallel reader (--io-threads, gh_ark_scan) against its
+# sequential reader (--io-threads=0): same bytes out, same error lines.
+score_both() { # SPEC OUT-PREFIX [OPTIONS...]: runs both readers; $s0/$s3 statuses, $e0/$e3 stderr
+  local spec=$1 out=$2; shift 2
+  s0=0; s3=0
+  "$BIN/gmm-score-gpu" --device=cpu --io-threads=0 "$@" "$FIX/ami-diag16.gmm" "$spec" "ark:$out.0" 2> "$out.e0" || s0=$?
+  "$BIN/gmm-score-gpu" --device=cpu --io-threads=3 --verbose=1 "$@" "$FIX/ami-diag16.gmm" "$spec" "ark:$out.3" 2> "$out.e3" || s3=$?
+  e0=$(grep -v 'LOG' "$out.e0" || true); e3=$(grep -v 'LOG' "$out.e3" || true)
+}
+
+@test "gmm-score-gpu: the parallel archive reader writes the sequential reader's bytes" {
+  printf 'empty  [ ]\n' | "$BIN/copy-feats" ark:- "ark:$TMP/empty.ark"
+  cat "$AMI/feats.ark" "$TMP/empty.ark" "$FIX/ami-cm2.ark" "$AMI/feats.ark" "$TMP/empty.ark" > "$TMP/mix.ark"
+  for b in 1 300 100000; do
+    score_both "ark:$TMP/mix.ark" "$TMP/o$b" --batch-frames=$b
+    [ "$s0" -eq 0 ] && [ "$s3" -eq 0 ]
+    grep -q 'parallel archive reader, 3 copy threads' "$TMP/o$b.e3"
+    cmp "$TMP/o$b.0" "$TMP/o$b.3"
+  done
+  score_both "ark,s,cs:$AMI/feats.ark" "$TMP/s"
+  [ "$s3" -eq 0 ] && cmp "$TMP/s.0" "$TMP/s.3"
+  # not a plain file: the sequential reader
+  "$BIN/gmm-score-gpu" --device=cpu --verbose=1 "$FIX/ami-diag16.gmm" "ark:cat $AMI/feats.ark |" "ark:$TMP/p" 2> "$TMP/p.e"
+  grep -q 'input: the sequential reader' "$TMP/p.e"
+  cmp "$TMP/p" "$TMP/s.0"
+}
+
+@test "gmm-score-gpu: NaN or a truncated payload, the parallel reader gives the sequential reader's error line" {
+  key=$(head -c 100 "$AMI/feats.ark" | cut -d' ' -f1)
+  cp "$AMI/feats.ark" "$TMP/nan.ark"
+  # the first utterance's payload starts after "key \0BFM " and two size-prefixed int32s (13 columns)
+  printf '\x00\x00\xc0\x7f' | dd of="$TMP/nan.ark" bs=1 seek=$(( ${#key} + 16 + 4 * (2 * 13 + 3) )) conv=notrunc 2>/dev/null
+  score_both "ark:$TMP/nan.ark" "$TMP/n" --batch-frames=100
+  [ "$s0" -ne 0 ] && [ "$s3" -ne 0 ]
+  [ "$(grep -c ERROR "$TMP/n.e0")" -eq 1 ] && [ "$(grep -vc LOG "$TMP/n.e0")" -eq 1 ]
+  [[ "$e0" == *"nan.ark"*"'$key'"*"NaN at row 2, col 3"* ]]
+  [ "$e0" = "$e3" ]
+  [ ! -e "$TMP/n.0" ] && [ ! -e "$TMP/n.3" ]
+  # the NaN first, a bad text entry later in the same batch: still the NaN's line
+  { cat "$TMP/nan.ark"; printf 'bad  [\n 1 2 x ]\n'; } > "$TMP/nb.ark"
+  score_both "ark:$TMP/nb.ark" "$TMP/nb"
+  [ "$s3" -ne 0 ] && [[ "$e3" == *"NaN at row 2, col 3"* ]] && [ "$e0" = "$e3" ]
+  head -c -10 "$AMI/feats.ark" > "$TMP/trunc.ark"
+  score_both "ark:$TMP/trunc.ark" "$TMP/t"
+  [ "$s0" -ne 0 ] && [ "$s3" -ne 0 ]
+  [ "$(grep -vc LOG "$TMP/t.e0")" -eq 1 ]
+  [[ "$e0" == *"ERROR"*"trunc.ark"*"key '"*"end of file"* ]]
+  [ "$e0" = "$e3" ]
+}

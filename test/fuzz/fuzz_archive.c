@@ -11,7 +11,9 @@
  *   3 ark,scp write-back, then the scp read sequentially and randomly: the
  *     values must encode to the same bytes as the sequential read's.
  * Matrices (type 0) are also read as GH_OBJ_MATRIX_VIEW (gmm-score-gpu's
- * reader) in modes 0 and 3: the same keys and bytes as the matrix read.
+ * reader) in modes 0 and 3: the same keys and bytes as the matrix read; and
+ * in mode 0 through gh_ark_scan (its parallel reader): the same keys, dims
+ * and bytes, and gh_pread_floats_finite's verdict equal to a scalar check's.
  * Rest: the archive bytes. */
 #include "fuzz-common.h"
 #include "table.h"
@@ -59,6 +61,35 @@ static void check_views(const char *in) {
   gh_seq_reader_close(b);
 }
 
+/* gh_ark_scan over `in` against the matrix read (which has succeeded before). */
+static void check_scan(const char *in) {
+  gh_ark_scan *sc = gh_ark_scan_open(in);
+  if (!sc) return; /* gzip magic: the sequential reader only */
+  gh_seq_reader *a = gh_seq_reader_open(in, GH_OBJ_MATRIX);
+  gh_ark_entry e;
+  for (; gh_ark_scan_next(sc, &e); gh_seq_reader_next(a)) {
+    const gh_matrix_view *v = NULL;
+    if (e.offset < 0 && !(v = gh_ark_scan_decode(sc, &e))) break;
+    const gh_matrix *m = gh_seq_reader_value(a);
+    if (gh_seq_reader_done(a) || strcmp(e.key, gh_seq_reader_key(a)) || e.rows != m->rows || e.cols != m->cols) abort();
+    size_t n = (size_t)e.rows * e.cols, bad = 0, first = n;
+    if (v) {
+      if (n && memcmp(v->bytes, m->data, 4 * n)) abort();
+      continue;
+    }
+    float *buf = gh_malloc(4 * n + 4);
+    int rc = gh_pread_floats_finite(gh_ark_scan_fd(sc), e.offset, buf, n, &bad);
+    for (size_t i = 0; i < n && first == n; ++i)
+      if (!gh_isfinite_f(m->data[i])) first = i;
+    if (rc < 0 || (rc == 1) != (first < n) || (rc == 1 && bad != first) || (rc == 0 && n && memcmp(buf, m->data, 4 * n)))
+      abort();
+    free(buf);
+  }
+  if (!gh_seq_reader_done(a)) abort();
+  gh_seq_reader_close(a);
+  gh_ark_scan_close(sc);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
   gh_objtype t = (gh_objtype)(data[0] & 7);
@@ -72,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     copy_table("ark:out1.ark", "ark:out2.ark", t, 1);
     if (nkeys != 2 * n1) abort();
     if (t == GH_OBJ_MATRIX) check_views("ark:in.ark");
+    if (t == GH_OBJ_MATRIX && mode == 0) check_scan("ark:in.ark");
     for (int i = 0; i < n1; i++) if (strcmp(keys[i], keys[n1 + i])) abort();
     if (mode == 0) {
       size_t a, b;

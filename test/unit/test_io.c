@@ -1,6 +1,7 @@
 /* test_io.c -- unit tests of kaldi-io and table: object round trips in
  * binary and text, exact byte layouts, compressed-matrix decoding against
- * Kaldi's own output, DM reading, random access, specifier parsing. */
+ * Kaldi's own output, DM reading, random access, the archive scan of the
+ * parallel reader, specifier parsing. */
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,6 +392,168 @@ static void test_matrix_view(void) {
   GH_TEST_OK(ok, "view copy: a NaN or infinity in a block of 16 or in the tail dies naming row and col");
 }
 
+/* ---- gh_ark_scan (gmm-score-gpu's parallel reader) against the sequential reader ---- */
+
+/* Writes the matrices rows[i] x cols (values from i, j; NaN at (nan_u,
+ * nan_at) when nan_u >= 0) as "ark:path", binary FM. */
+static void write_scan_ark(const char *path, const int32_t *rows, int n, int32_t cols, int nan_u, int64_t nan_at) {
+  char spec[600];
+  snprintf(spec, sizeof spec, "ark:%s", path);
+  gh_writer *w = gh_writer_open(spec);
+  for (int i = 0; i < n; ++i) {
+    gh_matrix m = {rows[i], cols, NULL};
+    if ((int64_t)rows[i] * cols > 0) m.data = malloc((size_t)rows[i] * cols * 4);
+    for (int64_t j = 0; j < (int64_t)rows[i] * cols; ++j) m.data[j] = (float)(i * 1000 + j % 977) * 0.25f - 3.0f;
+    if (i == nan_u) m.data[nan_at] = NAN;
+    char key[32];
+    snprintf(key, sizeof key, "utt-%03d", i);
+    gh_writer_write(w, key, GH_OBJ_MATRIX, &m);
+    free(m.data);
+  }
+  gh_writer_close(w);
+}
+
+/* Scans rspec (threads = 0: in this thread, as bench-read --threads=0 does)
+ * and compares every entry with the sequential reader's GH_OBJ_MATRIX:
+ * returns the number of entries (-1 on a difference); *fast counts the
+ * entries that came back with an offset (not decoded). */
+static int scan_matches(const char *rspec, int *fast) {
+  gh_ark_scan *sc = gh_ark_scan_open(rspec);
+  if (!sc) return -2;
+  gh_seq_reader *r = gh_seq_reader_open(rspec, GH_OBJ_MATRIX);
+  gh_ark_entry e;
+  int n = 0;
+  *fast = 0;
+  for (; gh_ark_scan_next(sc, &e); ++n, gh_seq_reader_next(r)) {
+    float *got = NULL;
+    if (e.offset >= 0) {
+      ++*fast;
+      size_t bad, cnt = (size_t)e.rows * e.cols;
+      got = malloc(4 * cnt + 4);
+      if (gh_pread_floats_finite(gh_ark_scan_fd(sc), e.offset, got, cnt, &bad) != 0) n = -1000000;
+    } else {
+      const gh_matrix_view *v = gh_ark_scan_decode(sc, &e);
+      if (!v) break;
+      got = malloc(4 * (size_t)v->rows * v->cols + 4);
+      if ((int64_t)v->rows * v->cols > 0) memcpy(got, v->bytes, 4 * (size_t)v->rows * v->cols);
+    }
+    const gh_matrix *m = gh_seq_reader_value(r);
+    if (gh_seq_reader_done(r) || strcmp(e.key, gh_seq_reader_key(r)) || e.rows != m->rows || e.cols != m->cols ||
+        (m->data && memcmp(got, m->data, 4 * (size_t)m->rows * m->cols)))
+      n = -1000000;
+    free(got);
+  }
+  if (!gh_seq_reader_done(r)) n = -1000000;
+  gh_seq_reader_close(r);
+  gh_ark_scan_close(sc);
+  return n < 0 ? -1 : n;
+}
+
+/* Scans rspec to its end (preads included): "" if it ends cleanly, else the die message. */
+static const char *scan_error(const char *rspec) {
+  static char msg[600];
+  gh_ark_scan *volatile sc = gh_ark_scan_open(rspec);
+  if (!sc) return "(refused)";
+  msg[0] = '\0';
+  gh_set_die_hook(die_to_jmp);
+  if (setjmp(die_jmp) == 0) {
+    gh_ark_entry e;
+    while (gh_ark_scan_next(sc, &e)) {
+      if (e.offset < 0) { if (!gh_ark_scan_decode(sc, &e)) break; continue; }
+      size_t bad, cnt = (size_t)e.rows * e.cols;
+      float *buf = malloc(4 * cnt + 4);
+      int rc = gh_pread_floats_finite(gh_ark_scan_fd(sc), e.offset, buf, cnt, &bad);
+      if (rc > 0) snprintf(msg, sizeof msg, "key %s: not finite at row %lld, col %lld", e.key,
+                           (long long)(bad / e.cols), (long long)(bad % e.cols));
+      free(buf);
+      if (rc) break;
+    }
+  } else {
+    snprintf(msg, sizeof msg, "%s", die_msg);
+  }
+  gh_set_die_hook(NULL);
+  gh_ark_scan_close(sc);
+  return msg;
+}
+
+static void test_ark_scan(void) {
+  char spec[1200], cmd[2600];
+  /* 0-row matrices, a 1-row one, one of 70,000 rows (bigger than any batch
+   * and than the 256 KB check chunk), odd sizes */
+  const int32_t rows[] = {3, 0, 1, 70000, 0, 17, 0, 250};
+  const char *a = gh_strdup(tmp_path("scan.ark"));
+  write_scan_ark(a, rows, 8, 13, -1, 0);
+  snprintf(spec, sizeof spec, "ark,s,cs:%s", a);
+  int fast = 0;
+  GH_TEST_OK(scan_matches(spec, &fast) == 8 && fast == 8,
+             "ark scan = sequential reader: 8 FM matrices (0-row ones, 70,000 x 13), all by offset (%d)", fast);
+  snprintf(spec, sizeof spec, "ark:%s", shared_path("kaldi-ami-feats/feats.ark"));
+  GH_TEST_OK(scan_matches(spec, &fast) == 10 && fast == 10, "ark scan = sequential reader: Kaldi's AMI archive");
+  /* mixed: FM, then Kaldi's CM2 entries, text entries, then FM again: the
+   * others are decoded through the sequential reader's code */
+  const char *mixed = gh_strdup(tmp_path("mixed.ark"));
+  snprintf(cmd, sizeof cmd, "cat %s %s %s %s > %s", a, shared_path("kaldi-fixtures/ami-cm2.ark"), a, a, mixed);
+  int ok1 = system(cmd) == 0;
+  snprintf(cmd, sizeof cmd, "cat %s >> %s", shared_path("kaldi-ami-feats/feats_ascii.ark"), mixed);
+  ok1 &= system(cmd) == 0;
+  snprintf(cmd, sizeof cmd, "cat %s >> %s", a, mixed);
+  ok1 &= system(cmd) == 0;
+  snprintf(spec, sizeof spec, "ark:%s", mixed);
+  int n = scan_matches(spec, &fast);
+  GH_TEST_OK(ok1 && n > 32 && fast == 32, "ark scan = sequential reader: FM, CM2, text and FM entries mixed (%d, %d by offset)",
+             n, fast);
+  /* refused: gzip, pipes, stdin, scp, a missing file, a directory */
+  snprintf(cmd, sizeof cmd, "gzip -c %s > %s.gz", a, a);
+  int ok2 = system(cmd) == 0;
+  snprintf(spec, sizeof spec, "ark:%s.gz", a);
+  ok2 &= gh_ark_scan_open(spec) == NULL;
+  snprintf(spec, sizeof spec, "ark:cat %s |", a);
+  ok2 &= gh_ark_scan_open(spec) == NULL && gh_ark_scan_open("ark:-") == NULL && gh_ark_scan_open("ark:/nonexistent") == NULL &&
+         gh_ark_scan_open("ark:/tmp") == NULL;
+  snprintf(spec, sizeof spec, "scp:%s", a);
+  ok2 &= gh_ark_scan_open(spec) == NULL;
+  GH_TEST_OK(ok2, "ark scan refuses gzip, pipes, stdin, scp, missing files and directories");
+  /* truncated last payload: the header is decoded by the sequential code, which names the key */
+  snprintf(cmd, sizeof cmd, "head -c -10 %s > %s", a, tmp_path("trunc.ark"));
+  ok2 = system(cmd) == 0;
+  snprintf(spec, sizeof spec, "ark:%s", tmp_path("trunc.ark"));
+  const char *m = scan_error(spec);
+  GH_TEST_OK(ok2 && strstr(m, "key 'utt-007'") && strstr(m, "unexpected end of file") && strstr(m, "FM matrix 250 x 13"),
+             "ark scan, truncated last payload: one error naming the key (%s)", m);
+  /* cut inside a header, and a garbage header */
+  unsigned char *buf;
+  size_t len;
+  buf = slurp(a, &len);
+  FILE *f = fopen(tmp_path("cut.ark"), "wb");
+  fwrite(buf, 1, 3 * 4 * 13 + 30, f); /* utt-000 (3 x 13), utt-001's key and part of its header */
+  fclose(f);
+  snprintf(spec, sizeof spec, "ark:%s", tmp_path("cut.ark"));
+  char m1[600];
+  snprintf(m1, sizeof m1, "%s", scan_error(spec));
+  int ok3 = strstr(m1, "key 'utt-001'") != NULL;
+  buf[10] = 'X'; /* utt-000's "FM " -> "XM " */
+  f = fopen(tmp_path("bad.ark"), "wb");
+  fwrite(buf, 1, len, f);
+  fclose(f);
+  free(buf);
+  snprintf(spec, sizeof spec, "ark:%s", tmp_path("bad.ark"));
+  const char *m2 = scan_error(spec);
+  GH_TEST_OK(ok3 && strstr(m2, "key 'utt-000'") && strstr(m2, "XM"), "ark scan, a cut or a bad header: the error names the key (%s | %s)",
+             m1, m2);
+  /* NaN in a payload: named by row and column; past the first 256 KB check chunk too */
+  write_scan_ark(tmp_path("nan.ark"), rows, 8, 13, 5, 4 * 13 + 7);
+  snprintf(spec, sizeof spec, "ark:%s", tmp_path("nan.ark"));
+  snprintf(m1, sizeof m1, "%s", scan_error(spec));
+  write_scan_ark(tmp_path("nan2.ark"), rows, 8, 13, 3, 69000LL * 13 + 12);
+  snprintf(spec, sizeof spec, "ark:%s", tmp_path("nan2.ark"));
+  m2 = scan_error(spec);
+  GH_TEST_OK(strstr(m1, "key utt-005: not finite at row 4, col 7") != NULL, "ark scan, NaN in a payload: row and column (%s)", m1);
+  GH_TEST_OK(strstr(m2, "key utt-003: not finite at row 69000, col 12") != NULL,
+             "ark scan, NaN at row 69,000 of a 70,000-row payload (%s)", m2);
+  free((void *)a);
+  free((void *)mixed);
+}
+
 static void test_specifiers(void) {
   GH_TEST_OK(gh_is_rspecifier("ark:-") && gh_is_rspecifier("scp,s,cs:a.scp") && gh_is_rspecifier("ark,p,o:gunzip -c x.gz |"),
              "valid rspecifiers");
@@ -411,6 +574,7 @@ int main(void) {
   test_dm();
   test_random_access();
   test_matrix_view();
+  test_ark_scan();
   test_specifiers();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
