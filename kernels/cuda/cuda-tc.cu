@@ -316,7 +316,7 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
         for (int c = 0; c < 2; ++c) {
           const int fl = wm * 16 + g + 8 * h, gl = wn * 32 + 8 * j + 2 * t + c;
           const float l = lse_b[fl];
-          const float r = l > -INFINITY && gl < gv ? w_b[fl] * expf(acc[0][j][2 * h + c] - l) : 0.f;
+          const float r = l > -INFINITY && gl < gv ? w_b[fl] * __expf(acc[0][j][2 * h + c] - l) : 0.f;
           Pt[gl * PT_STRIDE + gt_kpos(fl)] = r;
         }
     __syncthreads();
