@@ -332,14 +332,16 @@ int main(int argc, char **argv) {
       " e.g.: gmm-score-gpu --device=cuda final.mdl scp:feats.scp ark:loglikes.ark";
   gh_opts *po = gh_opts_new(usage);
   const char *device = "auto";
-  int32_t batch_frames = 16384;
+  int32_t batch_frames = 0;
   gh_opts_string(po, "device", &device, "Compute device: auto (CUDA if a GPU is present, else an OpenCL GPU, else cpu), cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
   const char *precision = "auto";
   gh_opts_string(po, "precision", &precision,
                  "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
                  "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_int(po, "batch-frames", &batch_frames,
-              "Score utterances in batches of about this many frames (one kernel call each)");
+              "Score utterances in batches of about this many frames (one kernel call each); 0: "
+              "for models of at most 64 pdfs up to 131072 (batches of at most 32 MB of features: large "
+              "batches keep the GPU busy and let the upload overlap the kernels), else 16384");
   int32_t io_threads = -1;
   gh_opts_int(po, "io-threads", &io_threads,
               "Threads that copy the features into the batches when the input is a plain binary archive "
@@ -348,12 +350,16 @@ int main(int argc, char **argv) {
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *model_rx = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1),
              *out_wspec = gh_opts_arg(po, 2);
-  if (batch_frames < 1) gh_die("--batch-frames must be >= 1 (got %d)", batch_frames);
+  if (batch_frames < 0) gh_die("--batch-frames must be >= 0 (got %d)", batch_frames);
 
   gh_gmm_set set;
   gh_gmm_set_read(model_rx, &set);
   const int32_t D = set.dim, P = set.num_pdfs;
   if (P <= 0) gh_die("%s: model has no pdfs", model_rx);
+  if (batch_frames == 0) { /* input batches of at most ~32 MB */
+    const int64_t big = (8 << 20) / (D > 0 ? D : 1);
+    batch_frames = P > 64 ? 16384 : big > 131072 ? 131072 : big < 16384 ? 16384 : (int32_t)big;
+  }
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)
     gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);

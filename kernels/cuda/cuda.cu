@@ -334,6 +334,11 @@ typedef struct {
   double *dPart; size_t capPart;   /* per-block partial totals of k_estep_post */
   gg_ctx *gg; int gg_tried;        /* cuBLAS + GEMM scratch (cuda-gemm.cu), lazily */
   cudaEvent_t ev0, ev1;
+  /* overlapped uploads of cuda_loglikes (lazily): two frame buffers, a copy
+   * stream, "uploaded" and "consumed" events per buffer */
+  float *dXo[2]; size_t capXo[2];
+  cudaStream_t up;
+  cudaEvent_t evUp[2], evFree[2];
   /* host scratch */
   gh_frame_pdf *hPairs; size_t hcapPairs;
   long long *hGoff; size_t hcapGoff;
@@ -370,6 +375,10 @@ static void cuda_free_backend(gh_backend *b) {
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
   gg_ctx_free(c->gg);
   cudaEventDestroy(c->ev0); cudaEventDestroy(c->ev1);
+  if (c->up) {
+    cudaFree(c->dXo[0]); cudaFree(c->dXo[1]); cudaStreamDestroy(c->up);
+    for (int k = 0; k < 2; ++k) { cudaEventDestroy(c->evUp[k]); cudaEventDestroy(c->evFree[k]); }
+  }
   free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
   free(c);
   free(b);
@@ -768,11 +777,18 @@ static int score_variant(cuda_ctx *c, cuda_model *m) {
   return gemm && ctx_gg(c) != NULL; /* the cuBLAS handle only when it is used */
 }
 
+/* Chunk of the overlapped uploads, frames (doc/perf.md, fourth session):
+ * with rows already at the device pitch and at least 2 chunks, chunk k + 1
+ * goes up on a second stream while chunk k's kernels run (32,768 frames
+ * keep the UBM kernels' grids a full wave on an H200). */
+#define OVL_CHUNK 32768
+
 /* backend.h loglikes: X host [T x D] -> out host [T x P] per-pdf
  * log-likelihoods (natural log).  Per chunk of frames: upload, k_loglikes
  * over the diag and the full blocks, k_combine when the model has split pdfs
- * (kernel time, combine included, added to b->kernel_seconds), download.
- * Dies on a CUDA error. */
+ * (kernel time, combine included, added to b->kernel_seconds), download;
+ * the uploads overlap the previous chunk's kernels (OVL_CHUNK).  Dies on a
+ * CUDA error. */
 static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
@@ -785,22 +801,52 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
   const int W = m->V > P ? m->V : P;
   long long tc = (64LL << 20) / W;
   if (tc < 16) tc = 16;
+  const int ovl = m->Dp == m->D && T >= 2 * OVL_CHUNK;
+  if (ovl && tc > OVL_CHUNK) tc = OVL_CHUNK;
   if (tc > T) tc = T;
+  const size_t D = (size_t)m->D;
+  if (ovl) {
+    if (!c->up) {
+      CK(cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking));
+      for (int k = 0; k < 2; ++k) {
+        CK(cudaEventCreateWithFlags(&c->evUp[k], cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&c->evFree[k], cudaEventDisableTiming));
+      }
+    }
+    for (int k = 0; k < 2; ++k) dgrow((void **)&c->dXo[k], &c->capXo[k], (size_t)tc * D, sizeof(float), 0);
+    CK(cudaMemcpyAsync(c->dXo[0], X, (size_t)tc * D * sizeof(float), cudaMemcpyHostToDevice, c->up));
+    CK(cudaEventRecord(c->evUp[0], c->up));
+  }
   dgrow((void **)&c->dOut, &c->capOut, (size_t)tc * P, sizeof(float), 0);
   if (m->nsplit) dgrow((void **)&c->dScratch, &c->capScratch, (size_t)tc * m->V, sizeof(float), 0);
   float ms_total = 0.f;
   const int gemm = score_variant(c, m) == 1;
-  for (long long t0 = 0; t0 < T; t0 += tc) {
+  int k = 0;
+  for (long long t0 = 0; t0 < T; t0 += tc, ++k) {
     const int n = (int)(T - t0 < tc ? T - t0 : tc);
-    upload_frames(c, m, X + t0 * m->D, n);
+    const float *dX = c->dX;
+    if (ovl) {
+      const long long t1 = t0 + tc;
+      if (t1 < T) { /* the next chunk into the other buffer, once chunk k - 1's kernels are done with it */
+        const size_t n1 = (size_t)(T - t1 < tc ? T - t1 : tc);
+        if (k >= 1) CK(cudaStreamWaitEvent(c->up, c->evFree[(k + 1) & 1], 0));
+        CK(cudaMemcpyAsync(c->dXo[(k + 1) & 1], X + t1 * D, n1 * D * sizeof(float), cudaMemcpyHostToDevice, c->up));
+        CK(cudaEventRecord(c->evUp[(k + 1) & 1], c->up));
+      }
+      CK(cudaStreamWaitEvent(0, c->evUp[k & 1], 0));
+      dX = c->dXo[k & 1];
+    } else {
+      upload_frames(c, m, X + t0 * m->D, n);
+      dX = c->dX;
+    }
     CK(cudaEventRecord(c->ev0));
     if (gemm) {
-      gg_loglikes(c->gg, m->gg, c->dX, m->Dp, n, c->dOut, m->precision);
+      gg_loglikes(c->gg, m->gg, dX, m->Dp, n, c->dOut, m->precision);
     } else {
     if (m->ndiag_blocks) {
       dim3 grid((n + 15) / 16, m->ndiag_blocks);
       k_loglikes<16, false><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
-          m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)c->dX, n, m->nb, P,
+          m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)dX, n, m->nb, P,
           c->dOut, c->dScratch, m->V);
       CK(cudaGetLastError());
     }
@@ -809,12 +855,12 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
         dim3 grid((n + 7) / 8, m->nfull_blocks);
         k_loglikes<8, true><<<grid, PB, 8 * m->nb * sizeof(float4)>>>(
             m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
-            (const float4 *)c->dX, n, m->nb, P, c->dOut, c->dScratch, m->V);
+            (const float4 *)dX, n, m->nb, P, c->dOut, c->dScratch, m->V);
       } else {
         dim3 grid((n + 15) / 16, m->nfull_blocks);
         k_loglikes<16, true><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
             m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
-            (const float4 *)c->dX, n, m->nb, P, c->dOut, c->dScratch, m->V);
+            (const float4 *)dX, n, m->nb, P, c->dOut, c->dScratch, m->V);
       }
       CK(cudaGetLastError());
     }
@@ -826,6 +872,7 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
     }
     } /* fused */
     CK(cudaEventRecord(c->ev1));
+    if (ovl) CK(cudaEventRecord(c->evFree[k & 1], 0));
     CK_LAUNCH("k_loglikes");
     float ms = 0.f;
     CK(cudaEventElapsedTime(&ms, c->ev0, c->ev1));

@@ -344,6 +344,9 @@ static void run_backend(gh_backend *b, const char *bname) {
       {"diag P=7 D=36 G=60..300, 333 frames", 7, 36, 60, 300, 0, 333, 2000, 0},
       {"global diag P=1 D=63 G=200, 3000 pairs", 1, 63, 200, 200, 0, 1500, 3000, 0},
       {"global diag P=1 D=2 G=130, 20000 pairs", 1, 2, 130, 130, 0, 4000, 20000, 0},
+      /* more frames than two chunks of the CUDA backend's overlapped
+       * uploads (cuda.cu OVL_CHUNK, D a multiple of 4) */
+      {"UBM diag P=1 D=40 G=64, 70000 frames", 1, 40, 64, 64, 0, 70000, 500, 0},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     problem pb;
