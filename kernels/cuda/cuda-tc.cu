@@ -1,8 +1,8 @@
 /* cuda-tc.cu -- tensor-core fused kernels for diagonal-covariance pdfs (see
  * cuda-tc.h for what they compute; doc/kernels.md "Tensor-core kernels").
  *
- * Tiles.  A block of 256 threads (8 warps) holds operand tiles in shared
- * memory and each warp computes a sub-tile of L with mma.sync
+ * Tiles.  A block holds operand tiles in shared memory and each warp
+ * computes a sub-tile of L with mma.sync
  * m16n8k8 TF32 (PTX ISA, "Matrix fragments for mma.m16n8k8" with .tf32):
  * thread (g = lane / 4, t = lane % 4) holds
  *   A (16 x 8, row): a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4)
@@ -12,7 +12,8 @@
  * [0, 4, 1, 5, 2, 6, 3, 7] (gt_kpos; in memory already: the caller expands
  * the features and copies the parameter rows so, gt_perm8), so a thread's
  * (t, t + 4) pair is one 8-byte load from shared memory; the row stride
- * there is 8 mod 32 floats, so those loads are free of bank conflicts.
+ * there is 8 mod 16 floats (tc_stride), so those loads are free of bank
+ * conflicts.
  * Tiles arrive by cp.async into double buffers, the next tile's copy
  * overlapping the current tile's products.
  *
@@ -45,7 +46,8 @@ extern "C" {
  * Gaussians), 2 warps along the Gaussians: MT = 2 (4 x 2 warps, 256
  * threads) by default, MT = 4 (2 x 2 warps, 128 threads) with
  * GH_CUDA_TC_LSE=4 (slower on an H200: 21.7 against 19.5 ms for the
- * 5000 x 256 diag scoring; doc/perf.md, fourth session). */
+ * 5000 x 256 diag scoring, with the code of 19c666c; doc/perf.md, fourth
+ * session). */
 #define LSE_BM 128 /* frames per k_tc_lse block */
 #define LSE_BN 64  /* Gaussians per k_tc_lse tile */
 #define LSE_WM(MT) (LSE_BM / (16 * (MT)))
