@@ -119,8 +119,34 @@ static void fz_rmdir(void) {
   rmdir(fz_dir);
 }
 
+/* Starts the OpenMP runtime before any input runs: fz_cleanup frees what
+ * an input allocated after a gh_die, and libomp allocates its thread pool,
+ * teams (serialized ones too) and named-critical locks lazily, on first
+ * use; made inside an input they were freed there and used again at exit
+ * (a use-after-free in libomp's destructor: fuzz_models on a GMM input that
+ * reached lib/gmm.c's parallel loops and then died).  This runs each kind
+ * of region the library uses once, outside tracking. */
+static void fz_omp_warmup(void) {
+#ifdef _OPENMP
+  int sum = 0;
+#pragma omp parallel reduction(+ : sum)
+  {
+#pragma omp for schedule(static)
+    for (int i = 0; i < 256; ++i) sum += i;
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < 256; ++i) sum += i;
+#pragma omp critical(gh_set_moments_bad)
+    sum += 1;
+  }
+#pragma omp parallel if (sum < 0)
+  { (void)0; }
+  if (sum < 0) abort();
+#endif
+}
+
 static void fz_init(void) {
   if (fz_tab) return;
+  fz_omp_warmup();
   fz_tab = calloc(FZ_SLOTS, sizeof *fz_tab);
   fz_log = calloc(FZ_LOG, sizeof *fz_log);
   __sanitizer_install_malloc_and_free_hooks(fz_malloc_hook, fz_free_hook);
