@@ -570,33 +570,40 @@ void gh_check_finite_matrix(const gh_matrix *m, const char *spec, const char *ke
   }
 }
 
-/* dst[0..n) = the n floats at src (any alignment); returns 0 if one is not
- * finite.  One pass for the check and the copy, written so that compilers
- * vectorise it at -O2 (blocks of 16 with one running maximum of |bits| per
- * lane: a value is NaN or infinite when its exponent bits are all ones, i.e.
- * |bits| >= 0x7f800000): about 2.5x the scalar loop (doc/perf.md). */
-static int copy_finite(float *restrict dst, const unsigned char *restrict src, size_t n) {
-  uint32_t mx[16] = {0};
+/* 1 if the n floats at p are all finite: no exponent field all ones.  Blocks
+ * of 16 with an OR of per-lane compare masks (and, compare, or: SSE2), so
+ * gcc -O2 vectorises it (faster than a running max of |bits|, whose
+ * unsigned max SSE2 lacks). */
+static int all_finite(const float *restrict p, size_t n) {
+  int32_t acc[16] = {0};
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    uint32_t u[16];
-    memcpy(u, src + 4 * i, sizeof u);
-    for (int k = 0; k < 16; ++k) {
-      uint32_t a = u[k] & 0x7fffffffu;
-      mx[k] = a > mx[k] ? a : mx[k];
-    }
-    memcpy(dst + i, u, sizeof u);
+    int32_t u[16];
+    memcpy(u, p + i, sizeof u);
+    for (int k = 0; k < 16; ++k) acc[k] |= -((u[k] & 0x7f800000) == 0x7f800000);
   }
-  uint32_t m = 0;
-  for (int k = 0; k < 16; ++k) m = mx[k] > m ? mx[k] : m;
+  int32_t m = 0;
+  for (int k = 0; k < 16; ++k) m |= acc[k];
   for (; i < n; ++i) {
-    uint32_t u;
-    memcpy(&u, src + 4 * i, 4);
-    memcpy(dst + i, &u, 4);
-    u &= 0x7fffffffu;
-    m = u > m ? u : m;
+    int32_t u;
+    memcpy(&u, p + i, 4);
+    m |= (u & 0x7f800000) == 0x7f800000;
   }
-  return m < 0x7f800000u;
+  return m == 0;
+}
+
+/* dst[0..n) = the n floats at src (any alignment); returns 0 if one is not
+ * finite.  Copied and checked 256 KB at a time, the check while the block is
+ * in cache (as gh_pread_floats_finite). */
+static int copy_finite(float *restrict dst, const unsigned char *restrict src, size_t n) {
+  enum { CHUNK = 65536 };
+  int ok = 1;
+  for (size_t i = 0; i < n; i += CHUNK) {
+    const size_t m = n - i < CHUNK ? n - i : CHUNK;
+    memcpy(dst + i, src + 4 * i, 4 * m);
+    ok &= all_finite(dst + i, m);
+  }
+  return ok;
 }
 
 void gh_matrix_view_copy_finite(const gh_matrix_view *v, float *dst, const char *spec, const char *key) {
@@ -714,28 +721,6 @@ void gh_ark_scan_close(gh_ark_scan *sc) {
   free(sc->spec);
   free(sc->path);
   free(sc);
-}
-
-/* 1 if the n floats at p are all finite: no exponent field all ones.  Blocks
- * of 16 with an OR of per-lane compare masks (and, compare, or: SSE2), so
- * gcc -O2 vectorises it; faster here than copy_finite's max of |bits|
- * (whose unsigned max SSE2 lacks). */
-static int all_finite(const float *restrict p, size_t n) {
-  int32_t acc[16] = {0};
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    int32_t u[16];
-    memcpy(u, p + i, sizeof u);
-    for (int k = 0; k < 16; ++k) acc[k] |= -((u[k] & 0x7f800000) == 0x7f800000);
-  }
-  int32_t m = 0;
-  for (int k = 0; k < 16; ++k) m |= acc[k];
-  for (; i < n; ++i) {
-    int32_t u;
-    memcpy(&u, p + i, 4);
-    m |= (u & 0x7f800000) == 0x7f800000;
-  }
-  return m == 0;
 }
 
 int gh_pread_floats_finite(int fd, int64_t off, float *dst, size_t n, size_t *bad) {

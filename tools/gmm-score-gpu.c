@@ -74,31 +74,50 @@ static void *timed_pop(gh_queue *q, double *waited) {
   return v;
 }
 
+/* Dies unless an utterance of rows x cols matches the model dimension. */
+static void check_dim(const pipeline *pl, const char *key, int32_t rows, int32_t cols) {
+  if (rows > 0 && cols != pl->D)
+    gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d", pl->feats_rspec, key,
+           cols, pl->D);
+}
+
+/* 1 when bt's frame buffer holds `rows` more frames without growing. */
+static int batch_fits(const pipeline *pl, const batch *bt, int32_t rows) {
+  return (bt->frames + rows) * pl->D <= bt->capX;
+}
+
+/* Appends utterance key of `rows` frames to bt (growing its key/row arrays
+ * and, copying the frames so far, its page-locked frame buffer: DMA
+ * uploads where the backend has them) and returns where its frames go;
+ * bt->frames is not advanced. */
+static float *batch_add(pipeline *pl, batch *bt, const char *key, int32_t rows) {
+  const int32_t D = pl->D;
+  if (bt->n == bt->cap) {
+    bt->cap = bt->cap ? 2 * bt->cap : 64;
+    bt->keys = gh_realloc(bt->keys, bt->cap * sizeof(char *));
+    bt->rows = gh_realloc(bt->rows, bt->cap * sizeof(int32_t));
+  }
+  if (!batch_fits(pl, bt, rows)) {
+    bt->capX = 2 * (bt->frames + rows) * D;
+    float *X = gh_backend_host_alloc(pl->be, bt->capX * sizeof(float));
+    if (bt->frames) memcpy(X, bt->X, (size_t)bt->frames * D * sizeof(float));
+    gh_backend_host_free(pl->be, bt->X);
+    bt->X = X;
+  }
+  bt->keys[bt->n] = gh_strdup(key);
+  bt->rows[bt->n++] = rows;
+  return bt->X + bt->frames * D;
+}
+
 static void *reader_main(void *arg) {
   pipeline *pl = arg;
-  const int32_t D = pl->D;
   batch *bt = timed_pop(pl->free_b, &pl->wait_r);
   for (; !gh_seq_reader_done(pl->r); gh_seq_reader_next(pl->r)) {
     const char *key = gh_seq_reader_key(pl->r);
     const gh_matrix_view *feats = gh_seq_reader_value(pl->r); /* in place in the reader's buffer */
-    if (feats->rows > 0 && feats->cols != D)
-      gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d",
-             pl->feats_rspec, key, feats->cols, D);
-    if (bt->n == bt->cap) {
-      bt->cap = bt->cap ? 2 * bt->cap : 64;
-      bt->keys = gh_realloc(bt->keys, bt->cap * sizeof(char *));
-      bt->rows = gh_realloc(bt->rows, bt->cap * sizeof(int32_t));
-    }
-    if ((bt->frames + feats->rows) * D > bt->capX) { /* page-locked where the backend has it: DMA uploads */
-      bt->capX = 2 * (bt->frames + feats->rows) * D;
-      float *X = gh_backend_host_alloc(pl->be, bt->capX * sizeof(float));
-      if (bt->frames) memcpy(X, bt->X, (size_t)bt->frames * D * sizeof(float));
-      gh_backend_host_free(pl->be, bt->X);
-      bt->X = X;
-    }
-    gh_matrix_view_copy_finite(feats, bt->X + bt->frames * D, pl->feats_rspec, key); /* the one copy */
-    bt->keys[bt->n] = gh_strdup(key);
-    bt->rows[bt->n++] = feats->rows;
+    check_dim(pl, key, feats->rows, feats->cols);
+    float *dst = batch_add(pl, bt, key, feats->rows);
+    gh_matrix_view_copy_finite(feats, dst, pl->feats_rspec, key); /* the one copy */
     bt->frames += feats->rows;
     pl->total_frames += feats->rows;
     ++pl->num_done;
@@ -225,7 +244,6 @@ static batch *batch_begin(pipeline *pl) {
 
 static void *reader_par_main(void *arg) {
   pipeline *pl = arg;
-  const int32_t D = pl->D;
   batch *bt = batch_begin(pl);
   copy_job *cur = NULL;
   gh_ark_entry e;
@@ -235,28 +253,13 @@ static void *reader_par_main(void *arg) {
       drain(pl, bt, &cur);
       if (!(v = gh_ark_scan_decode(pl->sc, &e))) break;
     }
-    if (e.rows > 0 && e.cols != D) {
-      drain(pl, bt, &cur);
-      gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d",
-             pl->feats_rspec, e.key, e.cols, D);
+    if (e.rows > 0 && e.cols != pl->D) {
+      drain(pl, bt, &cur); /* an earlier copy's error comes first */
+      check_dim(pl, e.key, e.rows, e.cols);
     }
-    if (bt->n == bt->cap) {
-      bt->cap = bt->cap ? 2 * bt->cap : 64;
-      bt->keys = gh_realloc(bt->keys, bt->cap * sizeof(char *));
-      bt->rows = gh_realloc(bt->rows, bt->cap * sizeof(int32_t));
-    }
-    if ((bt->frames + e.rows) * D > bt->capX) { /* wait for this batch's copies, then grow it */
-      drain(pl, bt, &cur);
-      bt->capX = 2 * (bt->frames + e.rows) * D;
-      float *X = gh_backend_host_alloc(pl->be, bt->capX * sizeof(float));
-      if (bt->frames) memcpy(X, bt->X, (size_t)bt->frames * D * sizeof(float));
-      gh_backend_host_free(pl->be, bt->X);
-      bt->X = X;
-    }
-    float *dst = bt->X + bt->frames * D;
+    if (!batch_fits(pl, bt, e.rows)) drain(pl, bt, &cur); /* the copies into the old buffer, before it moves */
     const int u = bt->n;
-    bt->keys[u] = gh_strdup(e.key);
-    bt->rows[bt->n++] = e.rows;
+    float *dst = batch_add(pl, bt, e.key, e.rows);
     if (v) gh_matrix_view_copy_finite(v, dst, pl->feats_rspec, e.key);
     else {
       const int64_t step = e.cols ? (JOB_FLOATS + e.cols - 1) / e.cols : 1; /* rows per segment */
