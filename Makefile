@@ -30,7 +30,7 @@ NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/de
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(NVCC)),)
 NVCCFLAGS ?= -O3 -lineinfo
 NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Ikernels/cuda -MMD -MP -Xcompiler -Wall \
-  -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+  -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90
 
 B ?= build
 BIN ?= bin

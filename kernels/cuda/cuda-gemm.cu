@@ -37,6 +37,7 @@ extern "C" {
 }
 #include "cuda-gemm.h"
 #include "cuda-tc.h"
+#include "cuda-wg.h"
 
 /* ------------------------------------------------------ cuBLAS, by dlopen */
 
@@ -262,6 +263,54 @@ k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, cons
     else l[g] = v;
   }
   if (lane == 0) tot[r] = mx > -INFINITY ? (double)wr * (double)lse : 0.0;
+}
+
+/* k_post for rows of G <= 32 NV Gaussians: the row is read once into
+ * registers (k_post reads it three times: the UBM 1 x 1024 full E-step,
+ * doc/perf.md fifth session). */
+template <int NV>
+__global__ void __launch_bounds__(256)
+k_post_reg(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const float *__restrict__ w,
+           double *__restrict__ tot) {
+  const int r = blockIdx.x * 8 + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (r >= n) return;
+  float *l = L + (long long)r * ld;
+  float *ls = Rs ? Rs + (long long)r * ld : NULL;
+  float v[NV], mx = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < NV; ++i) {
+    const int g = lane + 32 * i;
+    v[i] = g < G ? l[g] : -INFINITY;
+    mx = fmaxf(mx, v[i]);
+  }
+  mx = warp_max_f(mx);
+  float s = 0.f;
+  if (mx > -INFINITY)
+#pragma unroll
+    for (int i = 0; i < NV; ++i) s += expf(v[i] - mx);
+  s = warp_sum_f(s);
+  const float lse = mx + logf(s);
+  const float wr = w ? w[r] : 1.f;
+#pragma unroll
+  for (int i = 0; i < NV; ++i) {
+    const int g = lane + 32 * i;
+    if (g >= G) break;
+    const float x = mx > -INFINITY ? wr * expf(v[i] - lse) : 0.f;
+    if (ls) { const float big = tf32_round(x); l[g] = big; ls[g] = tf32_round(x - big); }
+    else l[g] = x;
+  }
+  if (lane == 0) tot[r] = mx > -INFINITY ? (double)wr * (double)lse : 0.0;
+}
+
+/* E-step posteriors of nr rows (k_post, or k_post_reg for G <= 1024). */
+static void post(float *L, float *Rs, int G, int ld, int nr, const float *w, double *tot) {
+  const unsigned nb = (unsigned)((nr + 7) / 8);
+  if (G <= 256) k_post_reg<8><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else if (G <= 512) k_post_reg<16><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else if (G <= 1024) k_post_reg<32><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else k_post<<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  CK(cudaGetLastError());
 }
 
 /* acc [G x E] double += uncentred statistics of S = sum over the nslice
@@ -571,6 +620,78 @@ static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, 
   CK(cudaGetLastError());
 }
 
+/* ------------------------------------------- expanded-feature cache */
+
+enum { XK_GEMM = 1, XK_GEMM_SPLIT, XK_TC, XK_WG }; /* what an entry holds */
+typedef struct {
+  int kind, Ep;
+  long long n;
+  float *buf[4];
+  size_t bytes;
+} gg_xent;
+struct gg_xcache {
+  int npdf, init;
+  size_t budget, used;
+  gg_xent *e;
+};
+
+gg_xcache *gg_xcache_new(int npdf) {
+  gg_xcache *c = (gg_xcache *)gh_calloc(1, sizeof *c);
+  c->npdf = npdf > 0 ? npdf : 0;
+  c->e = (gg_xent *)gh_calloc(c->npdf ? c->npdf : 1, sizeof(gg_xent));
+  return c;
+}
+
+static void xc_drop(gg_xcache *c, gg_xent *e) {
+  for (int i = 0; i < 4; ++i) { if (e->buf[i]) cudaFree(e->buf[i]); e->buf[i] = NULL; }
+  c->used -= e->bytes;
+  memset(e, 0, sizeof *e);
+}
+
+void gg_xcache_free(gg_xcache *c) {
+  if (!c) return;
+  for (int p = 0; p < c->npdf; ++p) xc_drop(c, &c->e[p]);
+  free(c->e);
+  free(c);
+}
+
+/* nb device buffers of bytes[i] for the expanded features (`kind`, row
+ * length Ep) of pdf p's n pairs: 1 when the cache holds them already (out
+ * filled), 0 when taken now (out filled; the caller expands into them), -1
+ * when not cached (no cache, or no room within a quarter of the device
+ * memory free at the first use; GH_CUDA_XCACHE=0): the caller uses its
+ * scratch. */
+static int xc_take(gg_xcache *c, int p, int kind, int Ep, long long n, int nb, const size_t *bytes, float **out) {
+  if (!c || p < 0 || p >= c->npdf) return -1;
+  const char *ev = getenv("GH_CUDA_XCACHE"); /* benchmarks: 0 = expand at every E-step */
+  if (ev && !strcmp(ev, "0")) return -1;
+  gg_xent *e = &c->e[p];
+  if (e->kind == kind && e->Ep == Ep && e->n == n) {
+    for (int i = 0; i < nb; ++i) out[i] = e->buf[i];
+    return 1;
+  }
+  xc_drop(c, e);
+  if (!c->init) {
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) { cudaGetLastError(); fr = 0; }
+    c->budget = fr / 4;
+    c->init = 1;
+  }
+  size_t want = 0;
+  for (int i = 0; i < nb; ++i) want += bytes[i];
+  if (c->used + want > c->budget) return -1;
+  for (int i = 0; i < nb; ++i)
+    if (cudaMalloc((void **)&e->buf[i], bytes[i]) != cudaSuccess) {
+      cudaGetLastError();
+      xc_drop(c, e);
+      return -1;
+    }
+  e->kind = kind; e->Ep = Ep; e->n = n; e->bytes = want;
+  c->used += want;
+  for (int i = 0; i < nb; ++i) out[i] = e->buf[i];
+  return 0;
+}
+
 #define GG_MIN_SLICES 8
 
 /* Rows per chunk so that the chunk's floats (per row: `per_row`, times 2
@@ -601,8 +722,31 @@ static void loglikes_tc(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t
   }
 }
 
+/* gg_loglikes through the warpgroup kernels (cuda-wg.h): expanded
+ * features of up to 65536 frames per chunk, then k_wg_lse per (128 frames,
+ * pdf). */
+static void loglikes_wg(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut) {
+  const int E = row_pad(m->D, 0);
+  set_centre(m, m->model_centre, 1);
+  const long long nc = 65536, rows = n < nc ? n : nc;
+  grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
+  for (long long r0 = 0; r0 < n; r0 += nc) {
+    const int nr = (int)(n - r0 < nc ? n - r0 : nc);
+    expand(m, dX, Dp, NULL, r0, nr, 0, g->Xe, NULL);
+    for (int p0 = 0; p0 < m->P; p0 += 65535) {
+      const int np = m->P - p0 < 65535 ? m->P - p0 : 65535;
+      gw_lse(g->Xe, E, nr, m->dAc, m->dAs, m->dGoff + p0, np, 0, dOut + r0 * m->P + p0, m->P, NULL, NULL);
+    }
+  }
+}
+
 void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
-  if (gg_model_tc(m, prec)) { loglikes_tc(g, m, dX, Dp, n, dOut, prec); return; }
+  if (gg_model_tc(m, prec)) {
+    /* the warpgroup kernels only when forced (GH_CUDA_WG=1) until measured */
+    if (prec != GH_PREC_TF32 && gw_mode() == 1 && row_pad(m->D, 0) <= GW_MAX_EP) loglikes_wg(g, m, dX, Dp, n, dOut);
+    else loglikes_tc(g, m, dX, Dp, n, dOut, prec);
+    return;
+  }
   const int full = m->full0, D = m->D, E = row_pad(D, full);
   prec = gg_resolve_precision(prec, m->Gt, E);
   const int split = prec == GH_PREC_TF32X3;
@@ -635,35 +779,72 @@ void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, flo
  * recomputed per tile, S = R^T Xe in fixed slices of rows) and k_acc_add
  * summing the slices in double. */
 static void estep_tc(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
-                     const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal, int prec) {
+                     const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal, int prec,
+                     gg_xcache *xc) {
   const int G = m->G[p], D = m->D, E = row_pad(D, 0), E0 = row_len(D, 0), split = prec != GH_PREC_TF32;
   set_centre(m, centre, 0);
   const long long nc = 1LL << 20, rows = n < nc ? n : nc;
-  grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
+  const size_t bytes = sizeof(float) * rows * E;
+  float *Xe = NULL;
+  const int have = n <= nc ? xc_take(xc, p, XK_TC, E, n, 1, &bytes, &Xe) : -1;
+  if (have < 0) { grow((void **)&g->Xe, &g->capX, bytes); Xe = g->Xe; }
   grow((void **)&g->L, &g->capL, sizeof(float) * rows); /* the rows' log-sum-exp */
   grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
   const float *A = tc_rows(m) + m->aoff[p];
   for (long long k0 = 0; k0 < n; k0 += nc) {
     const int nr = (int)(n - k0 < nc ? n - k0 : nc);
-    expand(m, dX, Dp, dFrames + k0, 0, nr, 0, g->Xe, NULL, 1);
-    gt_lse(g->Xe, E, nr, A, NULL, 1, G, g->L, 1, dW + k0, g->tot, split);
+    if (have != 1) expand(m, dX, Dp, dFrames + k0, 0, nr, 0, Xe, NULL, 1);
+    gt_lse(Xe, E, nr, A, NULL, 1, G, g->L, 1, dW + k0, g->tot, split);
     gg_sum_into(g->tot, nr, dTotal);
     int nsl = 0;
     const int rs = gt_slice_rows(nr, G, g->sms, &nsl);
     grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * nsl);
-    gt_post_stats(g->Xe, E, nr, A, G, g->L, dW + k0, rs, nsl, g->S, split);
+    gt_post_stats(Xe, E, nr, A, G, g->L, dW + k0, rs, nsl, g->S, split);
+    k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nsl, (long long)G * E, E, E0, D, 0, m->dIJ, m->dC, dAcc);
+    CK(cudaGetLastError());
+  }
+}
+
+/* The same through the warpgroup kernels (cuda-wg.h; 3xTF32): k_wg_lse,
+ * k_wg_stats, k_acc_add on the expanded features (kept in the data's cache
+ * across E-steps when there is room). */
+static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
+                     const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
+                     gg_xcache *xc) {
+  const int G = m->G[p], D = m->D, E = row_pad(D, 0), E0 = row_len(D, 0);
+  set_centre(m, centre, 1);
+  const long long nc = 1LL << 20, rows = n < nc ? n : nc;
+  const size_t bytes = sizeof(float) * rows * E;
+  float *Xe = NULL;
+  const int have = n <= nc ? xc_take(xc, p, XK_WG, E, n, 1, &bytes, &Xe) : -1;
+  if (have < 0) { grow((void **)&g->Xe, &g->capX, bytes); Xe = g->Xe; }
+  grow((void **)&g->L, &g->capL, sizeof(float) * rows); /* the rows' log-sum-exp */
+  grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
+  const float *AB = m->dAc + m->aoff[p], *AS = m->dAs + m->aoff[p];
+  for (long long k0 = 0; k0 < n; k0 += nc) {
+    const int nr = (int)(n - k0 < nc ? n - k0 : nc);
+    if (have != 1) expand(m, dX, Dp, dFrames + k0, 0, nr, 0, Xe, NULL);
+    gw_lse(Xe, E, nr, AB, AS, NULL, 1, G, g->L, 1, dW + k0, g->tot);
+    gg_sum_into(g->tot, nr, dTotal);
+    int nsl = 0;
+    const int rs = gt_slice_rows(nr, G, g->sms, &nsl);
+    grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * nsl);
+    gw_post_stats(Xe, E, nr, AB, AS, G, g->L, dW + k0, rs, nsl, g->S);
     k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nsl, (long long)G * E, E, E0, D, 0, m->dIJ, m->dC, dAcc);
     CK(cudaGetLastError());
   }
 }
 
 void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames, const float *dW,
-                  int64_t n, const double *centre, double *dAcc, double *dTotal, int prec) {
+                  int64_t n, const double *centre, double *dAcc, double *dTotal, int prec, gg_xcache *xc) {
   const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);
   const int Gp = (G + 7) & ~7; /* aligned rows of L / R */
   if (G == 0 || n == 0) return;
   if (gg_use_tc(full, E, G, prec, GG_TC_MIN_ESTEP_GAUSS)) {
-    estep_tc(g, m, p, dX, Dp, dFrames, dW, n, centre, dAcc, dTotal, prec);
+    if (prec != GH_PREC_TF32 && gw_mode() && E <= GW_MAX_EP)
+      estep_wg(g, m, p, dX, Dp, dFrames, dW, n, centre, dAcc, dTotal, xc);
+    else
+      estep_tc(g, m, p, dX, Dp, dFrames, dW, n, centre, dAcc, dTotal, prec, xc);
     return;
   }
   prec = gg_resolve_precision(prec, G, E);
@@ -686,8 +867,15 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   if (nsl_max < GG_MIN_SLICES) nsl_max = GG_MIN_SLICES;
   const char *ev = getenv("GH_CUDA_SPLITK"); /* benchmarks (bench/experiments/splitk-sweep.sh) */
   if (ev && atoi(ev) >= 1) nsl_max = atoi(ev);
-  grow((void **)&g->Xe, &g->capX, sizeof(float) * rows * E);
-  if (split) grow((void **)&g->Xs, &g->capXs, sizeof(float) * rows * E);
+  const size_t xbytes[2] = {sizeof(float) * rows * E, sizeof(float) * rows * E};
+  float *X[2] = {NULL, NULL};
+  const int have = n <= nc ? xc_take(xc, p, split ? XK_GEMM_SPLIT : XK_GEMM, E, n, split ? 2 : 1, xbytes, X) : -1;
+  if (have < 0) {
+    grow((void **)&g->Xe, &g->capX, xbytes[0]);
+    if (split) grow((void **)&g->Xs, &g->capXs, xbytes[1]);
+    X[0] = g->Xe; X[1] = split ? g->Xs : NULL;
+  }
+  float *const Xe = X[0], *const Xs = X[1];
   grow((void **)&g->L, &g->capL, sizeof(float) * rows * Gp);
   if (split) grow((void **)&g->Ls, &g->capLs, sizeof(float) * rows * Gp);
   grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * (nsl_max + 1));
@@ -695,20 +883,19 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   const float *A = m->dAc + m->aoff[p], *As = split ? m->dAs + m->aoff[p] : NULL;
   for (long long k0 = 0; k0 < n; k0 += nc) {
     const int nr = (int)(n - k0 < nc ? n - k0 : nc);
-    expand(m, dX, Dp, dFrames + k0, 0, nr, full, g->Xe, split ? g->Xs : NULL);
-    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, G, nr, E, A, As, E, g->Xe, g->Xs, E, g->L, Gp, prec);
-    k_post<<<(unsigned)((nr + 7) / 8), 256>>>(g->L, split ? g->Ls : NULL, G, Gp, nr, dW + k0, g->tot);
-    CK(cudaGetLastError());
+    if (have != 1) expand(m, dX, Dp, dFrames + k0, 0, nr, full, Xe, Xs);
+    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, G, nr, E, A, As, E, Xe, Xs, E, g->L, Gp, prec);
+    post(g->L, split ? g->Ls : NULL, G, Gp, nr, dW + k0, g->tot);
     gg_sum_into(g->tot, nr, dTotal);
     long long nsl = nr / 256 < nsl_max ? nr / 256 : nsl_max;
     if (nsl < 1) nsl = 1;
     const int ks = (int)(nr / nsl), rem = (int)(nr - nsl * ks);
     const long long sS = (long long)G * E;
     /* slice b: S_b [G x E] row-major = col-major E x G = Xe_b_cm (E x ks) R_b_cm^T (ks x G) */
-    gemm_batched(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, ks, g->Xe, g->Xs, E, (long long)ks * E, g->L, g->Ls, Gp,
+    gemm_batched(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, ks, Xe, Xs, E, (long long)ks * E, g->L, g->Ls, Gp,
                  (long long)ks * Gp, g->S, E, sS, (int)nsl, prec);
     if (rem)
-      gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, rem, g->Xe + nsl * ks * E, split ? g->Xs + nsl * ks * E : NULL, E,
+      gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, rem, Xe + nsl * ks * E, split ? Xs + nsl * ks * E : NULL, E,
            g->L + nsl * ks * Gp, split ? g->Ls + nsl * ks * Gp : NULL, Gp, g->S + nsl * sS, E, prec);
     const int nslices = (int)nsl + (rem ? 1 : 0);
     k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nslices, sS, E, E0, D, full, m->dIJ, m->dC, dAcc);

@@ -94,6 +94,15 @@ int gg_model_tc(const gg_model *m, int prec);
  * own centre.  Chunked internally. */
 void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec);
 
+/* Expanded features of a resident data set's pdfs (one per pdf: npdf),
+ * kept across E-steps: the frames of a gh_dev_data never change, so EM
+ * iterations after the first expand nothing.  Takes device memory up to a
+ * quarter of what is free at its first use; pdfs that do not fit (or need
+ * more than one chunk) are expanded into scratch at every E-step. */
+typedef struct gg_xcache gg_xcache;
+gg_xcache *gg_xcache_new(int npdf);
+void gg_xcache_free(gg_xcache *c);
+
 /* E-step of pdf p over its n pairs: dFrames[k] (row of dX) and dW[k]
  * (weight), k < n, device arrays; centre: host [D] double (the data's
  * mean).  Adds the UNcentred statistics of each Gaussian g of p into
@@ -102,10 +111,12 @@ void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, flo
  * pairs into *dTotal (device double); all additions in a fixed order
  * (deterministic).  Chunked internally (up to 2^20 pairs or 4 GB of
  * scratch per chunk); the statistics GEMM is split over the chunk's rows
- * into slices summed in double (a deterministic split-K). */
+ * into slices summed in double (a deterministic split-K).  xc: the data's
+ * cache (gg_xcache_new; NULL: none), where dX, dFrames, dW and centre are
+ * that data's. */
 void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
                   const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
-                  int prec);
+                  int prec, gg_xcache *xc);
 
 /* Adds v[0..n) into *dst in a fixed order (one block; deterministic). */
 void gg_sum_into(const double *v, int64_t n, double *dst);

@@ -970,6 +970,7 @@ typedef struct {
   float *dW;
   int64_t *poff;   /* host [max_pdf + 2] */
   double *centre;  /* host [D] */
+  gg_xcache *xc;   /* expanded features kept across E-steps (cuda-gemm.h) */
 } cuda_data;
 
 static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
@@ -1016,6 +1017,7 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
   CK(cudaMemcpy(d->dFrames, hf, npairs * sizeof(int32_t), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d->dW, hw, npairs * sizeof(float), cudaMemcpyHostToDevice));
   free(pos); free(hf); free(hw);
+  d->xc = gg_xcache_new(d->max_pdf + 1);
   return (gh_dev_data *)d;
 }
 
@@ -1023,6 +1025,7 @@ static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
   cuda_data *d = (cuda_data *)dd;
   if (!d) return;
   cudaFree(d->dX); cudaFree(d->dFrames); cudaFree(d->dW);
+  gg_xcache_free(d->xc);
   free(d->poff); free(d->centre);
   free(d);
 }
@@ -1065,7 +1068,7 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
     use_gemm[p] = gg && (force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
     if (use_gemm[p])
       gg_estep_pdf(gg, m->gg, p, d->dX, d->Dp, d->dFrames + d->poff[p], d->dW + d->poff[p], n, d->centre,
-                   m->dAcc + m->hEpdf[p].accoff, c->dTotal, m->precision);
+                   m->dAcc + m->hEpdf[p].accoff, c->dTotal, m->precision, d->xc);
     else
       nfused += n;
   }

@@ -564,26 +564,31 @@ int main(int argc, char **argv) {
     /* Every variant of the CUDA backend: its automatic choice, the fused
      * kernels alone, the GEMM forms alone in fp32 and in 3xTF32 (the
      * GH_CUDA_SCORE / GH_CUDA_ESTEP overrides of kernels/cuda/cuda.cu). */
-    /* GH_CUDA_TC: the tensor-core kernels of cuda-tc.cu for every diagonal
-     * pdf (1) or for none (0: cuBLAS 3xTF32). */
-    struct { const char *name, *score, *estep, *tc; int prec; } var[] = {
-        {"cuda", NULL, NULL, NULL, GH_PREC_AUTO},
-        {"cuda fused", "fused", "fused", NULL, GH_PREC_AUTO},
-        {"cuda gemm fp32", "gemm", "gemm", NULL, GH_PREC_FP32},
-        {"cuda gemm tf32x3", "gemm", "gemm", NULL, GH_PREC_TF32X3},
-        {"cuda gemm tf32x3 cuBLAS", "gemm", "gemm", "0", GH_PREC_TF32X3},
-        {"cuda tensor-core kernels", "gemm", "gemm", "1", GH_PREC_AUTO},
+    /* GH_CUDA_TC: the tensor-core kernels for every diagonal pdf (1) or for
+     * none (0: cuBLAS 3xTF32); GH_CUDA_WG: of those, the mma.sync kernels
+     * of cuda-tc.cu (0) or the warpgroup kernels of cuda-wg.cu (1, on an
+     * H100 / H200; elsewhere the same as 0). */
+    struct { const char *name, *score, *estep, *tc, *wg; int prec; } var[] = {
+        {"cuda", NULL, NULL, NULL, NULL, GH_PREC_AUTO},
+        {"cuda fused", "fused", "fused", NULL, NULL, GH_PREC_AUTO},
+        {"cuda gemm fp32", "gemm", "gemm", NULL, NULL, GH_PREC_FP32},
+        {"cuda gemm tf32x3", "gemm", "gemm", NULL, NULL, GH_PREC_TF32X3},
+        {"cuda gemm tf32x3 cuBLAS", "gemm", "gemm", "0", NULL, GH_PREC_TF32X3},
+        {"cuda tensor-core kernels", "gemm", "gemm", "1", "0", GH_PREC_AUTO},
+        {"cuda warpgroup kernels", "gemm", "gemm", "1", "1", GH_PREC_AUTO},
     };
     for (size_t v = 0; v < sizeof var / sizeof var[0]; ++v) {
       if (var[v].score) setenv("GH_CUDA_SCORE", var[v].score, 1); else unsetenv("GH_CUDA_SCORE");
       if (var[v].estep) setenv("GH_CUDA_ESTEP", var[v].estep, 1); else unsetenv("GH_CUDA_ESTEP");
       if (var[v].tc) setenv("GH_CUDA_TC", var[v].tc, 1); else unsetenv("GH_CUDA_TC");
+      if (var[v].wg) setenv("GH_CUDA_WG", var[v].wg, 1); else unsetenv("GH_CUDA_WG");
       cu->precision = var[v].prec;
       run_backend(cu, var[v].name);
     }
     unsetenv("GH_CUDA_SCORE");
     unsetenv("GH_CUDA_ESTEP");
     unsetenv("GH_CUDA_TC");
+    unsetenv("GH_CUDA_WG");
     cu->precision = GH_PREC_AUTO;
     /* Reproducibility: two E-steps over the same resident data write
      * byte-identical accumulators (no order-dependent atomics). */

@@ -1,0 +1,470 @@
+/* cuda-wg.cu -- warpgroup (wgmma) tensor-core kernels for diagonal pdfs;
+ * see cuda-wg.h for what they compute.
+ *
+ * Shared-memory operands are in the wgmma "canonical K-major layout without
+ * swizzle" (PTX ISA, "Shared Memory Matrix Layout"): an R x K tile (K a
+ * multiple of 8 floats) is cut into core matrices of 8 rows x 4 floats (16
+ * bytes a row, 128 bytes each); core matrix (r / 8, k / 4) sits at float
+ * offset (r / 8) * 8K + (k / 4) * 32 (core_off).  The descriptor of the
+ * 8-wide k-step s starts at float 64 s, with leading byte offset (next core
+ * matrix along K) 128 and stride byte offset (next 8 rows) 32 K (wg_desc).
+ * (No swizzle: bench/experiments/wgmma-rate.cu measured the same rate with
+ * the 128-byte swizzle on an H200.)
+ *
+ * Accumulator fragment of a 64 x N wgmma result (PTX ISA, "Register
+ * fragments"): warp q of the warpgroup holds rows 16 q .. 16 q + 15; lane
+ * (g = lane / 4, t = lane % 4) holds, for each 8-column group j,
+ *   d[4 j] (g, 8 j + 2 t), d[4 j + 1] (g, 8 j + 2 t + 1),
+ *   d[4 j + 2] (g + 8, 8 j + 2 t), d[4 j + 3] (g + 8, 8 j + 2 t + 1);
+ * an A fragment in registers (64 x 8 TF32) a0 (g, t), a1 (g + 8, t),
+ * a2 (g, t + 4), a3 (g + 8, t + 4).  So the accumulator of L^T (Gaussians x
+ * frames) is, unchanged, the A operand of S = R^T Xe when k-slot t stands
+ * for frame 2 t and slot t + 4 for frame 2 t + 1 of the group: the
+ * transposed feature tile is written in that order (gw_tpos, xt_off).
+ *
+ *  k_wg_lse    block of two warpgroups (256 threads): 128 frames (64 per
+ *              warpgroup, the A operand; split into big + small parts in
+ *              shared memory once) x one pdf, whose Gaussians (split
+ *              already) come in tiles of BN (the B operand, cp.async, two
+ *              buffers); an online (max, sum) per row.
+ *  k_wg_stats  block of two warpgroups: 128 Gaussians (64 per warpgroup,
+ *              split already) resident, the slice's frames in tiles of BF
+ *              (raw, cp.async, two buffers), each split by the block into
+ *              big + small parts and their transposes: L^T tile = A Xe^T
+ *              (wgmma, shared memory operands), R = w exp(L - lse) in
+ *              registers, S += R^T Xe (wgmma, R from registers).
+ * Every configuration tried on the way (software pipelining within a
+ * warpgroup, ping-pong between the two, pre-split and transposed frame
+ * copies in global memory, independent warpgroups with the resident
+ * operand in registers) is in doc/perf.md, fifth session, with its time.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "gh-base.h"
+#include "cuda-check.h"
+}
+#include "cuda-wg.h"
+#include "wgmma-ops.h"
+
+/* The kernel bodies exist only in the sm_90a code; the compute_90 PTX pass
+ * (kept for newer GPUs, which take the other kernels: gw_mode) sees the
+ * device helpers unused. */
+#pragma nv_diag_suppress 177
+
+#define WG_THREADS 256 /* two warpgroups */
+#define WS_BG 128      /* Gaussians per k_wg_stats block */
+#define WL_BM 128      /* frames per k_wg_lse block */
+
+/* frames per k_wg_stats tile and Gaussians per k_wg_lse tile: smaller for
+ * long rows, to fit 227 KB of shared memory */
+#define WS_BF(EP) ((EP) <= 88 ? 32 : 16)
+#define WL_BN(EP) ((EP) <= 104 ? 64 : 32)
+
+static __host__ __device__ __forceinline__ int gw_tpos(int u) { return (u & 1) ? 4 + (u >> 1) : u >> 1; }
+
+/* x rounded to TF32 (cuda-tc.cu to_tf32) and the remainder */
+static __device__ __forceinline__ void split_tf32(float x, uint32_t &big, uint32_t &small) {
+  big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  small = __float_as_uint(x - __uint_as_float(big));
+}
+
+static __device__ __forceinline__ uint64_t wg_desc(const float *p, int lbo_bytes, int sbo_bytes) {
+  const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+  return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)(lbo_bytes >> 4) << 16) | ((uint64_t)(sbo_bytes >> 4) << 32);
+}
+
+static __device__ __forceinline__ void wg_fence() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void wg_commit() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+/* waits until at most N committed groups of this warpgroup are pending */
+template <int N> static __device__ __forceinline__ void wg_wait() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+/* keeps the compiler from moving uses of accumulator registers across the
+ * asynchronous MMAs (CUTLASS's warpgroup_fence_operand) */
+template <int K> static __device__ __forceinline__ void fence_regs(float (&d)[K]) {
+#pragma unroll
+  for (int i = 0; i < K; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int K> static __device__ __forceinline__ void fence_regs(uint32_t (&a)[K][4]) {
+#pragma unroll
+  for (int i = 0; i < K; ++i)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) asm volatile("" : "+r"(a[i][q])::"memory");
+}
+/* cp.async writes become visible to the tensor cores' (async proxy) reads */
+static __device__ __forceinline__ void fence_proxy() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> static __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+/* Rows r < nrows of src (row stride ld floats, K floats each, K a multiple
+ * of 4) into dst (row stride K + 4: the split's reads below are free of bank
+ * conflicts); rows r >= valid zero.  All threads of the block, 16-byte
+ * cp.async; the caller commits. */
+template <int K>
+static __device__ __forceinline__ void load_rows(float *dst, const float *src, long long ld, int nrows, int valid) {
+  constexpr int Q = K / 4;
+  for (int idx = threadIdx.x; idx < nrows * Q; idx += WG_THREADS) {
+    const int r = idx / Q, c = idx - r * Q;
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst + r * (K + 4) + 4 * c);
+    const float *s = r < valid ? src + r * ld + 4 * c : src;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(r < valid ? 16 : 0));
+  }
+}
+
+/* Rows r < nrows of src (row stride ld floats, K floats each) into the
+ * core-matrix layout at dst (K a multiple of 8); rows r >= valid zero.
+ * All threads of the block, 16-byte cp.async; the caller commits. */
+template <int K>
+static __device__ __forceinline__ void load_core(float *dst, const float *src, long long ld, int nrows, int valid) {
+  constexpr int Q = K / 4;
+  for (int idx = threadIdx.x; idx < nrows * Q; idx += WG_THREADS) {
+    const int r = idx / Q, c = idx - r * Q;
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst + (r >> 3) * 8 * K + c * 32 + (r & 7) * 4);
+    const float *s = r < valid ? src + r * ld + 4 * c : src;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(r < valid ? 16 : 0));
+  }
+}
+
+/* Float offset of element (r, k) in an R x K core-matrix tile (K-major, no
+ * swizzle; LBO 128 bytes, SBO 32 K bytes). */
+template <int K> static __device__ __forceinline__ int core_off(int r, int k) {
+  return (r >> 3) * 8 * K + (k >> 2) * 32 + (r & 7) * 4 + (k & 3);
+}
+/* The transposed tile [EP features x BF frames] of k_wg_stats: core matrix
+ * (e / 8, pos / 4) at 48-float spacing along K (LBO 192 bytes, SBO 8 x 192
+ * x BF / 32 bytes), pos the frame's gw_tpos position: 32 lanes writing 8
+ * frames x 4 features hit 32 different banks. */
+#define XT_LBO 48
+template <int BF> static __device__ __forceinline__ int xt_off(int e, int f) {
+  const int pos = (f & ~7) | gw_tpos(f & 7);
+  return (e >> 3) * (BF / 4) * XT_LBO + (pos >> 2) * XT_LBO + (e & 7) * 4 + (pos & 3);
+}
+
+/* Splits the R x K tile src (rows valid < R from src, row stride ld; the
+ * rest zero) into TF32 big / small core-matrix tiles (core_off), and, when
+ * tb != NULL, into the transposed big / small tiles (xt_off<BF>: src rows
+ * are frames, K = EP).  All threads of the block; warp chunks of 8 rows x 4
+ * columns, lane (row & 7 = lane / 4, column & 3 = lane % 4): reads and
+ * writes free of bank conflicts.  src in global or shared memory. */
+template <int R, int K, int BF>
+static __device__ __forceinline__ void split_tile(const float *src, long long ld, int valid, float *big, float *small,
+                                                  float *tb, float *ts) {
+  const int lane = threadIdx.x & 31;
+  for (int c = threadIdx.x >> 5; c < (R / 8) * (K / 4); c += WG_THREADS / 32) {
+    const int r = (c / (K / 4)) * 8 + (lane >> 2), k = (c % (K / 4)) * 4 + (lane & 3);
+    const float x = r < valid ? src[r * ld + k] : 0.f;
+    uint32_t b, sm;
+    split_tf32(x, b, sm);
+    const int o = core_off<K>(r, k);
+    big[o] = __uint_as_float(b);
+    small[o] = __uint_as_float(sm);
+    if (tb) {
+      const int ot = xt_off<BF>(k, r);
+      tb[ot] = __uint_as_float(b);
+      ts[ot] = __uint_as_float(sm);
+    }
+  }
+}
+
+static __device__ __forceinline__ void lse_merge(float &m, float &s, float m2, float s2) {
+  if (m2 == -INFINITY) return;
+  if (m == -INFINITY) { m = m2; s = s2; return; }
+  if (m2 > m) { s = s * __expf(m - m2) + s2; m = m2; }
+  else s += s2 * __expf(m2 - m);
+}
+
+template <int EP>
+__global__ void __launch_bounds__(WG_THREADS, 1)
+k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, const float *__restrict__ AS,
+         const long long *__restrict__ goff, int G0, float *__restrict__ out, int ldo, const float *__restrict__ w,
+         double *__restrict__ tot) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BN = WL_BN(EP), KS = EP / 8;
+  extern __shared__ __align__(128) float sm[];
+  /* X big, small (WL_BM x EP); two stages of A tiles big, small (BN x EP) */
+  float *sXB = sm, *sXS = sXB + WL_BM * EP, *stage = sXS + WL_BM * EP;
+  const int tid = threadIdx.x, wg = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, t = lane & 3;
+  const int p = blockIdx.y;
+  const long long f0 = (long long)blockIdx.x * WL_BM;
+  const long long gb = goff ? goff[p] : 0;
+  const int G = goff ? (int)(goff[p + 1] - gb) : G0;
+  const int nv = (int)(n - f0 < WL_BM ? n - f0 : WL_BM);
+  const int ntiles = (G + BN - 1) / BN;
+  auto load_tile = [&](int c) {
+    float *o = stage + (c & 1) * 2 * BN * EP;
+    const int cv = G - c * BN < BN ? G - c * BN : BN;
+    load_core<EP>(o, AB + (gb + (long long)c * BN) * EP, EP, BN, cv);
+    load_core<EP>(o + BN * EP, AS + (gb + (long long)c * BN) * EP, EP, BN, cv);
+  };
+  if (ntiles > 0) load_tile(0);
+  cp_commit();
+  split_tile<WL_BM, EP, 8>(Xe + f0 * EP, EP, nv, sXB, sXS, NULL, NULL);
+  float rm[2] = {-INFINITY, -INFINITY}, rs[2] = {0.f, 0.f}; /* rows g, g + 8 of this warp */
+  const float *xb = sXB + wg * 64 * EP, *xs = sXS + wg * 64 * EP;
+  float d[BN / 2];
+  for (int c = 0; c < ntiles; ++c) {
+    const int cv = G - c * BN < BN ? G - c * BN : BN;
+    cp_wait<0>();
+    fence_proxy();
+    __syncthreads(); /* tile c landed; every warpgroup is done with tile c - 1 */
+    if (c + 1 < ntiles) load_tile(c + 1);
+    cp_commit();
+    const float *ab = stage + (c & 1) * 2 * BN * EP, *as = ab + BN * EP;
+    fence_regs(d);
+    wg_fence();
+#pragma unroll
+    for (int k = 0; k < KS; ++k) {
+      const uint64_t dxb = wg_desc(xb + 64 * k, 128, 32 * EP), dxs = wg_desc(xs + 64 * k, 128, 32 * EP);
+      const uint64_t dab = wg_desc(ab + 64 * k, 128, 32 * EP), das = wg_desc(as + 64 * k, 128, 32 * EP);
+      wg_mma<BN>::ss(d, dxs, dab, k > 0);
+      wg_mma<BN>::ss(d, dxb, das, 1);
+      wg_mma<BN>::ss(d, dxb, dab, 1);
+    }
+    wg_commit();
+    wg_wait<0>();
+    fence_regs(d);
+    /* online (max, sum) of rows g, g + 8 over this thread's columns */
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float x[BN / 4], tm = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          x[2 * j + q] = 8 * j + 2 * t + q < cv ? d[4 * j + 2 * h + q] : -INFINITY;
+          tm = fmaxf(tm, x[2 * j + q]);
+        }
+      if (tm == -INFINITY) continue;
+      float m = rm[h], sum = rs[h];
+      if (tm > m) { sum = m == -INFINITY ? 0.f : sum * __expf(m - tm); m = tm; }
+#pragma unroll
+      for (int q = 0; q < BN / 4; ++q) sum += __expf(x[q] - m);
+      rm[h] = m; rs[h] = sum;
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float m = rm[h], sum = rs[h];
+#pragma unroll
+    for (int o = 1; o <= 2; o <<= 1) {
+      const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, sum, o);
+      lse_merge(m, sum, m2, s2);
+    }
+    const int r = wg * 64 + wq * 16 + (lane >> 2) + 8 * h;
+    if (t == 0 && r < nv) {
+      const float l = m == -INFINITY ? -INFINITY : m + logf(sum);
+      out[(f0 + r) * ldo + p] = l;
+      if (tot) tot[f0 + r] = m == -INFINITY ? 0.0 : (double)(w ? w[f0 + r] : 1.f) * (double)l;
+    }
+  }
+#else
+  __trap();
+#endif
+}
+
+template <int EP>
+__global__ void __launch_bounds__(WG_THREADS, 1)
+k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, const float *__restrict__ AS, int G,
+           const float *__restrict__ lse, const float *__restrict__ w, int rows, float *__restrict__ S) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BF = WS_BF(EP), KS = EP / 8, FS = BF / 8;
+  extern __shared__ __align__(128) float sm[];
+  __shared__ float lse_s[2][BF], w_s[2][BF];
+  /* A big, small (WS_BG x EP); X tile big, small (BF x EP); X^T big, small
+   * (EP x BF, xt_off: 12 EP floats per 32 frames... EP * BF * 3 / 2); raw X tiles (2 x BF x (EP + 4)) */
+  float *sAB = sm, *sAS = sAB + WS_BG * EP, *sXB = sAS + WS_BG * EP, *sXS = sXB + BF * EP;
+  float *sTB = sXS + BF * EP, *sTS = sTB + EP * BF * 3 / 2, *raw = sTS + EP * BF * 3 / 2;
+  const int tid = threadIdx.x, wg = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, t = lane & 3;
+  const int g0 = blockIdx.x * WS_BG, gv = G - g0 < WS_BG ? G - g0 : WS_BG;
+  const long long r_begin = (long long)blockIdx.y * rows;
+  const long long r_end = r_begin + rows < n ? r_begin + rows : n;
+  auto load_tile = [&](long long r0, int b) {
+    const int nv = (int)(r_end - r0 < BF ? r_end - r0 : BF);
+    load_rows<EP>(raw + b * BF * (EP + 4), Xe + r0 * EP, EP, BF, nv);
+    if (tid < BF) {
+      lse_s[b][tid] = tid < nv ? lse[r0 + tid] : -INFINITY;
+      w_s[b][tid] = tid < nv && w ? w[r0 + tid] : 1.f;
+    }
+  };
+  load_core<EP>(sAB, AB + (long long)g0 * EP, EP, WS_BG, gv);
+  load_core<EP>(sAS, AS + (long long)g0 * EP, EP, WS_BG, gv);
+  if (r_begin < r_end) load_tile(r_begin, 0);
+  cp_commit();
+  float st[EP / 2];
+#pragma unroll
+  for (int i = 0; i < EP / 2; ++i) st[i] = 0.f;
+  fence_regs(st); /* zeroed here, not sunk below the first wgmma (ptxas would serialize them, C7515) */
+  const float *ab = sAB + wg * 64 * EP, *as = sAS + wg * 64 * EP;
+  const int row = wg * 64 + wq * 16 + (lane >> 2); /* Gaussian (in the block) of d[4 j], d[4 j + 1]; + 8: the others */
+  const bool v0 = row < gv, v1 = row + 8 < gv;
+  float d[BF / 2];
+  int b = 0;
+  for (long long r0 = r_begin; r0 < r_end; r0 += BF, b ^= 1) {
+    cp_wait<0>();
+    __syncthreads(); /* raw tile landed (the A tile too, the first time); every warpgroup is done with the previous tile */
+    if (r0 + BF < r_end) load_tile(r0 + BF, b ^ 1);
+    cp_commit();
+    split_tile<BF, EP, BF>(raw + b * BF * (EP + 4), EP + 4, BF, sXB, sXS, sTB, sTS);
+    fence_proxy();
+    __syncthreads();
+    /* L^T (64 Gaussians x BF frames) */
+    fence_regs(d);
+    wg_fence();
+#pragma unroll
+    for (int k = 0; k < KS; ++k) {
+      const uint64_t dab = wg_desc(ab + 64 * k, 128, 32 * EP), das = wg_desc(as + 64 * k, 128, 32 * EP);
+      const uint64_t dxb = wg_desc(sXB + 64 * k, 128, 32 * EP), dxs = wg_desc(sXS + 64 * k, 128, 32 * EP);
+      wg_mma<BF>::ss(d, das, dxb, k > 0);
+      wg_mma<BF>::ss(d, dab, dxs, 1);
+      wg_mma<BF>::ss(d, dab, dxb, 1);
+    }
+    wg_commit();
+    wg_wait<0>();
+    fence_regs(d);
+    /* R = w exp(L - lse) as the A fragments of S += R^T Xe */
+    uint32_t rb[FS][4], rsm[FS][4];
+#pragma unroll
+    for (int j = 0; j < FS; ++j) {
+      const int fa = 8 * j + 2 * t, fb = fa + 1;
+      const float la = lse_s[b][fa], lb = lse_s[b][fb], wa = w_s[b][fa], wb = w_s[b][fb];
+      split_tf32(v0 && la > -INFINITY ? wa * __expf(d[4 * j] - la) : 0.f, rb[j][0], rsm[j][0]);     /* (g, fa) */
+      split_tf32(v1 && la > -INFINITY ? wa * __expf(d[4 * j + 2] - la) : 0.f, rb[j][1], rsm[j][1]); /* (g + 8, fa) */
+      split_tf32(v0 && lb > -INFINITY ? wb * __expf(d[4 * j + 1] - lb) : 0.f, rb[j][2], rsm[j][2]); /* (g, fb) */
+      split_tf32(v1 && lb > -INFINITY ? wb * __expf(d[4 * j + 3] - lb) : 0.f, rb[j][3], rsm[j][3]); /* (g + 8, fb) */
+    }
+    /* (No skipping of all-zero posterior groups: a branch around the wgmma
+     * makes ptxas serialize them, C7520.) */
+    fence_regs(rb);
+    fence_regs(rsm);
+    wg_fence();
+#pragma unroll
+    for (int j = 0; j < FS; ++j) {
+      const uint64_t dtb = wg_desc(sTB + 2 * XT_LBO * j, 4 * XT_LBO, 4 * XT_LBO * BF / 4);
+      const uint64_t dts = wg_desc(sTS + 2 * XT_LBO * j, 4 * XT_LBO, 4 * XT_LBO * BF / 4);
+      wg_mma<EP>::rs(st, rsm[j], dtb);
+      wg_mma<EP>::rs(st, rb[j], dts);
+      wg_mma<EP>::rs(st, rb[j], dtb);
+    }
+    wg_commit();
+    wg_wait<0>();
+  }
+  fence_regs(st);
+  float *Sb = S + (long long)blockIdx.y * G * EP;
+#pragma unroll
+  for (int j = 0; j < EP / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int gl = row + 8 * h;
+      if (gl >= gv) continue;
+      float *o = Sb + (long long)(g0 + gl) * EP + 8 * j + 2 * t;
+      o[0] = st[4 * j + 2 * h];
+      o[1] = st[4 * j + 2 * h + 1];
+    }
+#else
+  __trap();
+#endif
+}
+
+/* ---------------------------------------------------------------- host */
+
+int gw_mode(void) {
+  static int dev_ok = -1;
+  const char *e = getenv("GH_CUDA_WG"); /* benchmarks, tests */
+  if (e && !strcmp(e, "0")) return 0;
+  if (dev_ok < 0) {
+    dev_ok = 0;
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess)
+      dev_ok = major == 9 && minor == 0;
+    cudaGetLastError();
+  }
+  if (!dev_ok) return 0;
+  return e && !strcmp(e, "1") ? 1 : 2;
+}
+
+static void check_ep(int Ep, const char *what) {
+  if (Ep <= 0 || Ep % 8 || Ep > GW_MAX_EP) gh_die("%s: padded row length %d not a multiple of 8 in 8..%d", what, Ep, GW_MAX_EP);
+}
+
+static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(2 * WL_BM * Ep + 4 * WL_BN(Ep) * Ep); }
+static size_t stats_smem(int Ep) {
+  const size_t bf = WS_BF(Ep);
+  return sizeof(float) * (2 * WS_BG * Ep + 2 * bf * Ep + 3 * bf * Ep + 2 * bf * (Ep + 4));
+}
+
+template <int EP>
+static void launch_lse(dim3 grid, const float *Xe, int n, const float *AB, const float *AS, const long long *goff,
+                       int G0, float *out, int ldo, const float *w, double *tot) {
+  static int done;
+  if (!done) {
+    CK(cudaFuncSetAttribute((const void *)k_wg_lse<EP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)lse_smem(EP)));
+    done = 1;
+  }
+  k_wg_lse<EP><<<grid, WG_THREADS, lse_smem(EP)>>>(Xe, n, AB, AS, goff, G0, out, ldo, w, tot);
+}
+
+template <int EP>
+static void launch_stats(dim3 grid, const float *Xe, int n, const float *AB, const float *AS, int G, const float *lse,
+                         const float *w, int rows, float *S) {
+  static int done;
+  if (!done) {
+    CK(cudaFuncSetAttribute((const void *)k_wg_stats<EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)stats_smem(EP)));
+    done = 1;
+  }
+  k_wg_stats<EP><<<grid, WG_THREADS, stats_smem(EP)>>>(Xe, n, AB, AS, G, lse, w, rows, S);
+}
+
+/* calls F<EP> for the runtime Ep (a multiple of 8 up to 128) */
+#define GW_DISPATCH(Ep, F, ...)                                            \
+  switch (Ep) {                                                            \
+  case 8: F<8>(__VA_ARGS__); break;     case 16: F<16>(__VA_ARGS__); break; \
+  case 24: F<24>(__VA_ARGS__); break;   case 32: F<32>(__VA_ARGS__); break; \
+  case 40: F<40>(__VA_ARGS__); break;   case 48: F<48>(__VA_ARGS__); break; \
+  case 56: F<56>(__VA_ARGS__); break;   case 64: F<64>(__VA_ARGS__); break; \
+  case 72: F<72>(__VA_ARGS__); break;   case 80: F<80>(__VA_ARGS__); break; \
+  case 88: F<88>(__VA_ARGS__); break;   case 96: F<96>(__VA_ARGS__); break; \
+  case 104: F<104>(__VA_ARGS__); break; case 112: F<112>(__VA_ARGS__); break; \
+  case 120: F<120>(__VA_ARGS__); break; case 128: F<128>(__VA_ARGS__); break; \
+  }
+
+void gw_lse(const float *Xe, int Ep, int n, const float *AB, const float *AS, const long long *goff, int P, int G0,
+            float *out, int ldo, const float *w, double *tot) {
+  check_ep(Ep, "gw_lse");
+  if (n <= 0 || P <= 0) return;
+  if (P > 65535) gh_die("gw_lse: %d pdfs in one launch (at most 65535)", P);
+  dim3 grid((unsigned)((n + WL_BM - 1) / WL_BM), (unsigned)P);
+  GW_DISPATCH(Ep, launch_lse, grid, Xe, n, AB, AS, goff, G0, out, ldo, w, tot);
+  CK(cudaGetLastError());
+}
+
+void gw_post_stats(const float *Xe, int Ep, int n, const float *AB, const float *AS, int G, const float *lse,
+                   const float *w, int rows, int nslices, float *S) {
+  check_ep(Ep, "gw_post_stats");
+  if (n <= 0 || G <= 0 || nslices <= 0) return;
+  if (rows % 32) gh_die("gw_post_stats: %d rows per slice, not a multiple of 32", rows);
+  if (nslices > 65535) gh_die("gw_post_stats: %d slices (at most 65535)", nslices);
+  dim3 grid((unsigned)((G + WS_BG - 1) / WS_BG), (unsigned)nslices);
+  GW_DISPATCH(Ep, launch_stats, grid, Xe, n, AB, AS, G, lse, w, rows, S);
+  CK(cudaGetLastError());
+}
