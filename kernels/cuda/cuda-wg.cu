@@ -286,28 +286,35 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
 k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, const float *__restrict__ AS, int G,
            const float *__restrict__ lse, const float *__restrict__ w, int rows, float *__restrict__ S) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BF = WS_BF(EP), KS = EP / 8, FS = BF / 8;
+  constexpr int BF = WS_BF(EP), KS = EP / 8, FS = BF / 8, SPL = 5 * BF * EP, RAW = BF * (EP + 4);
   extern __shared__ __align__(128) float sm[];
   __shared__ float lse_s[2][BF], w_s[2][BF];
-  /* A big, small (WS_BG x EP); X tile big, small (BF x EP); X^T big, small
-   * (EP x BF, xt_off: 12 EP floats per 32 frames... EP * BF * 3 / 2); raw X tiles (2 x BF x (EP + 4)) */
-  float *sAB = sm, *sAS = sAB + WS_BG * EP, *sXB = sAS + WS_BG * EP, *sXS = sXB + BF * EP;
-  float *sTB = sXS + BF * EP, *sTS = sTB + EP * BF * 3 / 2, *raw = sTS + EP * BF * 3 / 2;
+  /* A big, small (WS_BG x EP); two split sets of SPL floats (X tile big,
+   * small: BF x EP each; X^T big, small: xt_off, EP x BF x 3 / 2 each); raw
+   * X tiles (2 x BF x (EP + 4)) */
+  float *sAB = sm, *sAS = sAB + WS_BG * EP, *spl = sAS + WS_BG * EP, *raw = spl + 2 * SPL;
   const int tid = threadIdx.x, wg = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, t = lane & 3;
   const int g0 = blockIdx.x * WS_BG, gv = G - g0 < WS_BG ? G - g0 : WS_BG;
   const long long r_begin = (long long)blockIdx.y * rows;
   const long long r_end = r_begin + rows < n ? r_begin + rows : n;
-  auto load_tile = [&](long long r0, int b) {
-    const int nv = (int)(r_end - r0 < BF ? r_end - r0 : BF);
-    load_rows<EP>(raw + b * BF * (EP + 4), Xe + r0 * EP, EP, BF, nv);
+  const int ntiles = r_end > r_begin ? (int)((r_end - r_begin + BF - 1) / BF) : 0;
+  auto load_tile = [&](int i) { /* raw tile i into buffer i & 1 (nothing past the slice) */
+    const long long r0 = r_begin + (long long)i * BF;
+    if (i >= ntiles) return;
+    const int b = i & 1, nv = (int)(r_end - r0 < BF ? r_end - r0 : BF);
+    load_rows<EP>(raw + b * RAW, Xe + r0 * EP, EP, BF, nv);
     if (tid < BF) {
       lse_s[b][tid] = tid < nv ? lse[r0 + tid] : -INFINITY;
       w_s[b][tid] = tid < nv && w ? w[r0 + tid] : 1.f;
     }
   };
+  auto split = [&](int i) { /* raw tile i into split set i & 1 */
+    float *o = spl + (i & 1) * SPL;
+    split_tile<BF, EP, BF>(raw + (i & 1) * RAW, EP + 4, BF, o, o + BF * EP, o + 2 * BF * EP, o + 2 * BF * EP + BF * EP * 3 / 2);
+  };
   load_core<EP>(sAB, AB + (long long)g0 * EP, EP, WS_BG, gv);
   load_core<EP>(sAS, AS + (long long)g0 * EP, EP, WS_BG, gv);
-  if (r_begin < r_end) load_tile(r_begin, 0);
+  load_tile(0);
   cp_commit();
   float st[EP / 2];
 #pragma unroll
@@ -317,22 +324,27 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
   const int row = wg * 64 + wq * 16 + (lane >> 2); /* Gaussian (in the block) of d[4 j], d[4 j + 1]; + 8: the others */
   const bool v0 = row < gv, v1 = row + 8 < gv;
   float d[BF / 2];
-  int b = 0;
-  for (long long r0 = r_begin; r0 < r_end; r0 += BF, b ^= 1) {
-    cp_wait<0>();
-    __syncthreads(); /* raw tile landed (the A tile too, the first time); every warpgroup is done with the previous tile */
-    if (r0 + BF < r_end) load_tile(r0 + BF, b ^ 1);
-    cp_commit();
-    split_tile<BF, EP, BF>(raw + b * BF * (EP + 4), EP + 4, BF, sXB, sXS, sTB, sTS);
-    fence_proxy();
-    __syncthreads();
+  /* tile 0 is split before the loop; each iteration splits the next tile
+   * while its own statistics product runs (with one split set, splitting
+   * between the products instead: the same time at D = 40, 3% slower at
+   * D = 60 on an H200; doc/perf.md, fifth session) */
+  cp_wait<0>();
+  __syncthreads(); /* raw tile 0 and the A tile landed */
+  load_tile(1);
+  cp_commit();
+  split(0);
+  fence_proxy();
+  __syncthreads();
+  for (int i = 0; i < ntiles; ++i) {
+    const int b = i & 1;
+    const float *xb = spl + b * SPL, *xs = xb + BF * EP, *tb = xs + BF * EP, *ts = tb + BF * EP * 3 / 2;
     /* L^T (64 Gaussians x BF frames) */
     fence_regs(d);
     wg_fence();
 #pragma unroll
     for (int k = 0; k < KS; ++k) {
       const uint64_t dab = wg_desc(ab + 64 * k, 128, 32 * EP), das = wg_desc(as + 64 * k, 128, 32 * EP);
-      const uint64_t dxb = wg_desc(sXB + 64 * k, 128, 32 * EP), dxs = wg_desc(sXS + 64 * k, 128, 32 * EP);
+      const uint64_t dxb = wg_desc(xb + 64 * k, 128, 32 * EP), dxs = wg_desc(xs + 64 * k, 128, 32 * EP);
       wg_mma<BF>::ss(d, das, dxb, k > 0);
       wg_mma<BF>::ss(d, dab, dxs, 1);
       wg_mma<BF>::ss(d, dab, dxb, 1);
@@ -358,14 +370,24 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
     wg_fence();
 #pragma unroll
     for (int j = 0; j < FS; ++j) {
-      const uint64_t dtb = wg_desc(sTB + 2 * XT_LBO * j, 4 * XT_LBO, 4 * XT_LBO * BF / 4);
-      const uint64_t dts = wg_desc(sTS + 2 * XT_LBO * j, 4 * XT_LBO, 4 * XT_LBO * BF / 4);
+      const uint64_t dtb = wg_desc(tb + 2 * XT_LBO * j, 4 * XT_LBO, 4 * XT_LBO * BF / 4);
+      const uint64_t dts = wg_desc(ts + 2 * XT_LBO * j, 4 * XT_LBO, 4 * XT_LBO * BF / 4);
       wg_mma<EP>::rs(st, rsm[j], dtb);
       wg_mma<EP>::rs(st, rb[j], dts);
       wg_mma<EP>::rs(st, rb[j], dtb);
     }
     wg_commit();
+    /* while the statistics product runs: tile i + 1 (landed) into the other
+     * split set (the products of tile i - 1 are done with it), tile i + 2
+     * into the raw buffer tile i came in */
+    cp_wait<0>();
+    __syncthreads();
+    load_tile(i + 2);
+    cp_commit();
+    split(i + 1);
     wg_wait<0>();
+    fence_proxy();
+    __syncthreads(); /* tile i + 1 split; every warpgroup is done with tile i */
   }
   fence_regs(st);
   float *Sb = S + (long long)blockIdx.y * G * EP;
@@ -409,7 +431,7 @@ static void check_ep(int Ep, const char *what) {
 static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(2 * WL_BM * Ep + 4 * WL_BN(Ep) * Ep); }
 static size_t stats_smem(int Ep) {
   const size_t bf = WS_BF(Ep);
-  return sizeof(float) * (2 * WS_BG * Ep + 2 * bf * Ep + 3 * bf * Ep + 2 * bf * (Ep + 4));
+  return sizeof(float) * (2 * WS_BG * Ep + 2 * 5 * bf * Ep + 2 * bf * (Ep + 4));
 }
 
 template <int EP>
