@@ -827,7 +827,8 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
     gw_lse(Xe, E, nr, AB, AS, NULL, 1, G, g->L, 1, dW + k0, g->tot);
     gg_sum_into(g->tot, nr, dTotal);
     int nsl = 0;
-    const int rs = gt_slice_rows(nr, G, g->sms, &nsl);
+    const char *ev = getenv("GH_CUDA_WG_SLICES"); /* experiments: "tc" = the mma.sync kernels' rule */
+    const int rs = ev && !strcmp(ev, "tc") ? gt_slice_rows(nr, G, g->sms, &nsl) : gw_slice_rows(nr, G, E, g->sms, &nsl);
     grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * nsl);
     gw_post_stats(Xe, E, nr, AB, AS, G, g->L, dW + k0, rs, nsl, g->S);
     k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nsl, (long long)G * E, E, E0, D, 0, m->dIJ, m->dC, dAcc);

@@ -22,17 +22,18 @@
  * for frame 2 t and slot t + 4 for frame 2 t + 1 of the group: the
  * transposed feature tile is written in that order (gw_tpos, xt_off).
  *
- *  k_wg_lse    block of two warpgroups (256 threads): 128 frames (64 per
- *              warpgroup, the A operand; split into big + small parts in
+ *  k_wg_lse    block of three warpgroups (two for rows of more than 88
+ *              floats): 64 frames per warpgroup (the A operand; split into big + small parts in
  *              shared memory once) x one pdf, whose Gaussians (split
  *              already) come in tiles of BN (the B operand, cp.async, two
  *              buffers); an online (max, sum) per row.
- *  k_wg_stats  block of two warpgroups: 128 Gaussians (64 per warpgroup,
- *              split already) resident, the slice's frames in tiles of BF
- *              (raw, cp.async, two buffers), each split by the block into
- *              big + small parts and their transposes: L^T tile = A Xe^T
- *              (wgmma, shared memory operands), R = w exp(L - lse) in
- *              registers, S += R^T Xe (wgmma, R from registers).
+ *  k_wg_stats  block of three warpgroups (two for rows of more than 88
+ *              floats): 64 Gaussians per warpgroup (split already)
+ *              resident, the slice's frames in tiles of BF (raw, cp.async,
+ *              two buffers), each split by the block into big + small parts
+ *              and their transposes: L^T tile = A Xe^T (wgmma, shared memory
+ *              operands), R = w exp(L - lse) in registers, S += R^T Xe
+ *              (wgmma, R from registers).
  * Every configuration tried on the way (software pipelining within a
  * warpgroup, ping-pong between the two, pre-split and transposed frame
  * copies in global memory, independent warpgroups with the resident
@@ -57,8 +58,10 @@ extern "C" {
 #pragma nv_diag_suppress 177
 
 #define WG_THREADS 256 /* two warpgroups */
-#define WS_BG 128      /* Gaussians per k_wg_stats block */
-#define WL_BM 128      /* frames per k_wg_lse block */
+/* frames per k_wg_lse block: 64 per warpgroup, three warpgroups where the
+ * rows are short enough for their shared memory (the model's tiles cross
+ * from L2 once per block: this kernel was bound by that traffic with two) */
+#define WL_BM(EP) ((EP) <= 88 ? 192 : 128)
 
 /* frames per k_wg_stats tile and Gaussians per k_wg_lse tile: smaller for
  * long rows, to fit 227 KB of shared memory */
@@ -122,7 +125,7 @@ template <int N> static __device__ __forceinline__ void cp_wait() { asm volatile
 template <int K>
 static __device__ __forceinline__ void load_rows(float *dst, const float *src, long long ld, int nrows, int valid) {
   constexpr int Q = K / 4;
-  for (int idx = threadIdx.x; idx < nrows * Q; idx += WG_THREADS) {
+  for (int idx = threadIdx.x; idx < nrows * Q; idx += blockDim.x) {
     const int r = idx / Q, c = idx - r * Q;
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst + r * (K + 4) + 4 * c);
     const float *s = r < valid ? src + r * ld + 4 * c : src;
@@ -136,7 +139,7 @@ static __device__ __forceinline__ void load_rows(float *dst, const float *src, l
 template <int K>
 static __device__ __forceinline__ void load_core(float *dst, const float *src, long long ld, int nrows, int valid) {
   constexpr int Q = K / 4;
-  for (int idx = threadIdx.x; idx < nrows * Q; idx += WG_THREADS) {
+  for (int idx = threadIdx.x; idx < nrows * Q; idx += blockDim.x) {
     const int r = idx / Q, c = idx - r * Q;
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst + (r >> 3) * 8 * K + c * 32 + (r & 7) * 4);
     const float *s = r < valid ? src + r * ld + 4 * c : src;
@@ -169,7 +172,7 @@ template <int R, int K, int BF>
 static __device__ __forceinline__ void split_tile(const float *src, long long ld, int valid, float *big, float *small,
                                                   float *tb, float *ts) {
   const int lane = threadIdx.x & 31;
-  for (int c = threadIdx.x >> 5; c < (R / 8) * (K / 4); c += WG_THREADS / 32) {
+  for (int c = threadIdx.x >> 5; c < (R / 8) * (K / 4); c += blockDim.x >> 5) {
     const int r = (c / (K / 4)) * 8 + (lane >> 2), k = (c % (K / 4)) * 4 + (lane & 3);
     const float x = r < valid ? src[r * ld + k] : 0.f;
     uint32_t b, sm;
@@ -193,21 +196,21 @@ static __device__ __forceinline__ void lse_merge(float &m, float &s, float m2, f
 }
 
 template <int EP>
-__global__ void __launch_bounds__(WG_THREADS, 1)
+__global__ void __launch_bounds__(64 * WL_BM(EP) / 32, 1)
 k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, const float *__restrict__ AS,
          const long long *__restrict__ goff, int G0, float *__restrict__ out, int ldo, const float *__restrict__ w,
          double *__restrict__ tot) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BN = WL_BN(EP), KS = EP / 8;
+  constexpr int BN = WL_BN(EP), KS = EP / 8, BM = WL_BM(EP);
   extern __shared__ __align__(128) float sm[];
-  /* X big, small (WL_BM x EP); two stages of A tiles big, small (BN x EP) */
-  float *sXB = sm, *sXS = sXB + WL_BM * EP, *stage = sXS + WL_BM * EP;
+  /* X big, small (BM x EP); two stages of A tiles big, small (BN x EP) */
+  float *sXB = sm, *sXS = sXB + BM * EP, *stage = sXS + BM * EP;
   const int tid = threadIdx.x, wg = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, t = lane & 3;
   const int p = blockIdx.y;
-  const long long f0 = (long long)blockIdx.x * WL_BM;
+  const long long f0 = (long long)blockIdx.x * BM;
   const long long gb = goff ? goff[p] : 0;
   const int G = goff ? (int)(goff[p + 1] - gb) : G0;
-  const int nv = (int)(n - f0 < WL_BM ? n - f0 : WL_BM);
+  const int nv = (int)(n - f0 < BM ? n - f0 : BM);
   const int ntiles = (G + BN - 1) / BN;
   auto load_tile = [&](int c) {
     float *o = stage + (c & 1) * 2 * BN * EP;
@@ -217,7 +220,7 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
   };
   if (ntiles > 0) load_tile(0);
   cp_commit();
-  split_tile<WL_BM, EP, 8>(Xe + f0 * EP, EP, nv, sXB, sXS, NULL, NULL);
+  split_tile<BM, EP, 8>(Xe + f0 * EP, EP, nv, sXB, sXS, NULL, NULL);
   float rm[2] = {-INFINITY, -INFINITY}, rs[2] = {0.f, 0.f}; /* rows g, g + 8 of this warp */
   const float *xb = sXB + wg * 64 * EP, *xs = sXS + wg * 64 * EP;
   float d[BN / 2];
@@ -281,20 +284,21 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
 #endif
 }
 
-template <int EP>
-__global__ void __launch_bounds__(WG_THREADS, 1)
+template <int EP, int NW>
+__global__ void __launch_bounds__(128 * NW, 1)
 k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, const float *__restrict__ AS, int G,
            const float *__restrict__ lse, const float *__restrict__ w, int rows, float *__restrict__ S) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BF = WS_BF(EP), KS = EP / 8, FS = BF / 8, SPL = 5 * BF * EP, RAW = BF * (EP + 4);
+  constexpr int BF = WS_BF(EP), KS = EP / 8, FS = BF / 8, SPL = 5 * BF * EP, RAW = BF * (EP + 4), BG = 64 * NW;
+  constexpr bool OVL = NW == 2; /* two split sets: the next tile split during the statistics product */
   extern __shared__ __align__(128) float sm[];
   __shared__ float lse_s[2][BF], w_s[2][BF];
-  /* A big, small (WS_BG x EP); two split sets of SPL floats (X tile big,
-   * small: BF x EP each; X^T big, small: xt_off, EP x BF x 3 / 2 each); raw
-   * X tiles (2 x BF x (EP + 4)) */
-  float *sAB = sm, *sAS = sAB + WS_BG * EP, *spl = sAS + WS_BG * EP, *raw = spl + 2 * SPL;
+  /* A big, small (BG x EP); OVL ? 2 : 1 split sets of SPL floats (X tile
+   * big, small: BF x EP each; X^T big, small: xt_off, EP x BF x 3 / 2
+   * each); raw X tiles (2 x BF x (EP + 4)) */
+  float *sAB = sm, *sAS = sAB + BG * EP, *spl = sAS + BG * EP, *raw = spl + (OVL ? 2 : 1) * SPL;
   const int tid = threadIdx.x, wg = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, t = lane & 3;
-  const int g0 = blockIdx.x * WS_BG, gv = G - g0 < WS_BG ? G - g0 : WS_BG;
+  const int g0 = blockIdx.x * BG, gv = G - g0 < BG ? G - g0 : BG;
   const long long r_begin = (long long)blockIdx.y * rows;
   const long long r_end = r_begin + rows < n ? r_begin + rows : n;
   const int ntiles = r_end > r_begin ? (int)((r_end - r_begin + BF - 1) / BF) : 0;
@@ -308,12 +312,12 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
       w_s[b][tid] = tid < nv && w ? w[r0 + tid] : 1.f;
     }
   };
-  auto split = [&](int i) { /* raw tile i into split set i & 1 */
-    float *o = spl + (i & 1) * SPL;
+  auto split = [&](int i) { /* raw tile i into split set i & 1 (OVL) or 0 */
+    float *o = spl + (OVL ? (i & 1) * SPL : 0);
     split_tile<BF, EP, BF>(raw + (i & 1) * RAW, EP + 4, BF, o, o + BF * EP, o + 2 * BF * EP, o + 2 * BF * EP + BF * EP * 3 / 2);
   };
-  load_core<EP>(sAB, AB + (long long)g0 * EP, EP, WS_BG, gv);
-  load_core<EP>(sAS, AS + (long long)g0 * EP, EP, WS_BG, gv);
+  load_core<EP>(sAB, AB + (long long)g0 * EP, EP, BG, gv);
+  load_core<EP>(sAS, AS + (long long)g0 * EP, EP, BG, gv);
   load_tile(0);
   cp_commit();
   float st[EP / 2];
@@ -324,20 +328,30 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
   const int row = wg * 64 + wq * 16 + (lane >> 2); /* Gaussian (in the block) of d[4 j], d[4 j + 1]; + 8: the others */
   const bool v0 = row < gv, v1 = row + 8 < gv;
   float d[BF / 2];
-  /* tile 0 is split before the loop; each iteration splits the next tile
-   * while its own statistics product runs (with one split set, splitting
-   * between the products instead: the same time at D = 40, 3% slower at
-   * D = 60 on an H200; doc/perf.md, fifth session) */
-  cp_wait<0>();
-  __syncthreads(); /* raw tile 0 and the A tile landed */
-  load_tile(1);
-  cp_commit();
-  split(0);
-  fence_proxy();
-  __syncthreads();
+  /* OVL: tile 0 is split before the loop, each iteration splits the next
+   * tile while its own statistics product runs; else each iteration splits
+   * its tile first (three warpgroups leave room for one split set only) */
+  if (OVL) {
+    cp_wait<0>();
+    __syncthreads(); /* raw tile 0 and the A tile landed */
+    load_tile(1);
+    cp_commit();
+    split(0);
+    fence_proxy();
+    __syncthreads();
+  }
   for (int i = 0; i < ntiles; ++i) {
     const int b = i & 1;
-    const float *xb = spl + b * SPL, *xs = xb + BF * EP, *tb = xs + BF * EP, *ts = tb + BF * EP * 3 / 2;
+    if (!OVL) {
+      cp_wait<0>();
+      __syncthreads(); /* raw tile i landed (the A tile too, the first time); every warpgroup is done with tile i - 1 */
+      load_tile(i + 1);
+      cp_commit();
+      split(i);
+      fence_proxy();
+      __syncthreads();
+    }
+    const float *xb = spl + (OVL ? b * SPL : 0), *xs = xb + BF * EP, *tb = xs + BF * EP, *ts = tb + BF * EP * 3 / 2;
     /* L^T (64 Gaussians x BF frames) */
     fence_regs(d);
     wg_fence();
@@ -377,17 +391,19 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
       wg_mma<EP>::rs(st, rb[j], dtb);
     }
     wg_commit();
-    /* while the statistics product runs: tile i + 1 (landed) into the other
-     * split set (the products of tile i - 1 are done with it), tile i + 2
-     * into the raw buffer tile i came in */
-    cp_wait<0>();
-    __syncthreads();
-    load_tile(i + 2);
-    cp_commit();
-    split(i + 1);
+    if (OVL) { /* while the statistics product runs: tile i + 1 (landed) into the other split set (the
+                * products of tile i - 1 are done with it), tile i + 2 into the raw buffer tile i came in */
+      cp_wait<0>();
+      __syncthreads();
+      load_tile(i + 2);
+      cp_commit();
+      split(i + 1);
+    }
     wg_wait<0>();
-    fence_proxy();
-    __syncthreads(); /* tile i + 1 split; every warpgroup is done with tile i */
+    if (OVL) {
+      fence_proxy();
+      __syncthreads(); /* tile i + 1 split; every warpgroup is done with tile i */
+    }
   }
   fence_regs(st);
   float *Sb = S + (long long)blockIdx.y * G * EP;
@@ -428,10 +444,31 @@ static void check_ep(int Ep, const char *what) {
   if (Ep <= 0 || Ep % 8 || Ep > GW_MAX_EP) gh_die("%s: padded row length %d not a multiple of 8 in 8..%d", what, Ep, GW_MAX_EP);
 }
 
-static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(2 * WL_BM * Ep + 4 * WL_BN(Ep) * Ep); }
-static size_t stats_smem(int Ep) {
+static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(2 * WL_BM(Ep) * Ep + 4 * WL_BN(Ep) * Ep); }
+static size_t stats_smem(int Ep, int nw) {
   const size_t bf = WS_BF(Ep);
-  return sizeof(float) * (2 * WS_BG * Ep + 2 * 5 * bf * Ep + 2 * bf * (Ep + 4));
+  return sizeof(float) * (2 * 64 * nw * Ep + (nw == 2 ? 2 : 1) * 5 * bf * Ep + 2 * bf * (Ep + 4));
+}
+/* warpgroups of k_wg_stats: three (192 Gaussians a block, one split set)
+ * where rows of <= 88 floats leave the shared memory, else two (two split
+ * sets).  H200, UBM diag 2048 D=40: 3.08 ms against 3.56 with two; doc/perf.md,
+ * fifth session. */
+static int stats_nw(int Ep) { return Ep <= 88 ? 3 : 2; }
+
+int gw_slice_rows(int64_t n, int G, int Ep, int sms, int *nslices) {
+  const int64_t gblocks = (G + 64 * stats_nw(Ep) - 1) / (64 * stats_nw(Ep));
+  /* one block per SM at a time: at most two whole waves (the frames split
+   * into nsl slices, gblocks x nsl <= 2 x sms; a few blocks more would
+   * make a third wave: UBM diag 2048 D=60 on an H200, 16 x 17 blocks, 12.3
+   * ms per EM iteration against 9.6; doc/perf.md, fifth session) */
+  int64_t nsl = 2LL * (sms > 0 ? sms : 1) / gblocks;
+  if (nsl < 1) nsl = 1;
+  int64_t rows = (n + nsl - 1) / nsl;
+  rows = (rows + 31) / 32 * 32;
+  if (rows < 256) rows = 256;
+  if (rows > (1 << 30)) rows = 1 << 30;
+  *nslices = n > 0 ? (int)((n + rows - 1) / rows) : 0;
+  return (int)rows;
 }
 
 template <int EP>
@@ -442,19 +479,28 @@ static void launch_lse(dim3 grid, const float *Xe, int n, const float *AB, const
     CK(cudaFuncSetAttribute((const void *)k_wg_lse<EP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)lse_smem(EP)));
     done = 1;
   }
-  k_wg_lse<EP><<<grid, WG_THREADS, lse_smem(EP)>>>(Xe, n, AB, AS, goff, G0, out, ldo, w, tot);
+  k_wg_lse<EP><<<grid, WL_BM(EP) * 2, lse_smem(EP)>>>(Xe, n, AB, AS, goff, G0, out, ldo, w, tot);
 }
 
-template <int EP>
-static void launch_stats(dim3 grid, const float *Xe, int n, const float *AB, const float *AS, int G, const float *lse,
-                         const float *w, int rows, float *S) {
+template <int EP, int NW>
+static void launch_stats_nw(dim3 grid, const float *Xe, int n, const float *AB, const float *AS, int G,
+                            const float *lse, const float *w, int rows, float *S) {
   static int done;
   if (!done) {
-    CK(cudaFuncSetAttribute((const void *)k_wg_stats<EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)stats_smem(EP)));
+    CK(cudaFuncSetAttribute((const void *)k_wg_stats<EP, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)stats_smem(EP, NW)));
     done = 1;
   }
-  k_wg_stats<EP><<<grid, WG_THREADS, stats_smem(EP)>>>(Xe, n, AB, AS, G, lse, w, rows, S);
+  k_wg_stats<EP, NW><<<grid, 128 * NW, stats_smem(EP, NW)>>>(Xe, n, AB, AS, G, lse, w, rows, S);
+}
+template <int EP>
+static void launch_stats(int nw, const float *Xe, int n, const float *AB, const float *AS, int G, const float *lse,
+                         const float *w, int rows, int nslices, float *S) {
+  const dim3 grid((unsigned)((G + 64 * nw - 1) / (64 * nw)), (unsigned)nslices);
+  if constexpr (EP <= 88) {
+    if (nw == 3) { launch_stats_nw<EP, 3>(grid, Xe, n, AB, AS, G, lse, w, rows, S); return; }
+  }
+  launch_stats_nw<EP, 2>(grid, Xe, n, AB, AS, G, lse, w, rows, S);
 }
 
 /* calls F<EP> for the runtime Ep (a multiple of 8 up to 128) */
@@ -475,7 +521,7 @@ void gw_lse(const float *Xe, int Ep, int n, const float *AB, const float *AS, co
   check_ep(Ep, "gw_lse");
   if (n <= 0 || P <= 0) return;
   if (P > 65535) gh_die("gw_lse: %d pdfs in one launch (at most 65535)", P);
-  dim3 grid((unsigned)((n + WL_BM - 1) / WL_BM), (unsigned)P);
+  dim3 grid((unsigned)((n + WL_BM(Ep) - 1) / WL_BM(Ep)), (unsigned)P);
   GW_DISPATCH(Ep, launch_lse, grid, Xe, n, AB, AS, goff, G0, out, ldo, w, tot);
   CK(cudaGetLastError());
 }
@@ -486,7 +532,6 @@ void gw_post_stats(const float *Xe, int Ep, int n, const float *AB, const float 
   if (n <= 0 || G <= 0 || nslices <= 0) return;
   if (rows % 32) gh_die("gw_post_stats: %d rows per slice, not a multiple of 32", rows);
   if (nslices > 65535) gh_die("gw_post_stats: %d slices (at most 65535)", nslices);
-  dim3 grid((unsigned)((G + WS_BG - 1) / WS_BG), (unsigned)nslices);
-  GW_DISPATCH(Ep, launch_stats, grid, Xe, n, AB, AS, G, lse, w, rows, S);
+  GW_DISPATCH(Ep, launch_stats, stats_nw(Ep), Xe, n, AB, AS, G, lse, w, rows, nslices, S);
   CK(cudaGetLastError());
 }

@@ -47,8 +47,13 @@ int gw_mode(void);
 void gw_lse(const float *Xe, int Ep, int n, const float *AB, const float *AS, const long long *goff, int P, int G0,
             float *out, int ldo, const float *w, double *tot);
 
+/* Rows per slice for gw_post_stats over n rows, G Gaussians, row length Ep
+ * on a GPU of `sms` multiprocessors (a multiple of 32, at least 256: whole
+ * waves of blocks), and the number of slices: *nslices = ceil(n / rows). */
+int gw_slice_rows(int64_t n, int G, int Ep, int sms, int *nslices);
+
 /* As gt_post_stats (cuda-tc.h): slice b of `rows` rows (a multiple of 32:
- * gt_slice_rows) writes S[b * G * Ep + g * Ep + e] = sum_{r in slice}
+ * gw_slice_rows) writes S[b * G * Ep + g * Ep + e] = sum_{r in slice}
  * R[r][g] Xe[r][e], R[r][g] = w[r] exp(Xe[r] . A[g] - lse[r]) (0 where
  * lse[r] is -inf; w NULL: 1). */
 void gw_post_stats(const float *Xe, int Ep, int n, const float *AB, const float *AS, int G, const float *lse,
