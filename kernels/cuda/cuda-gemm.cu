@@ -239,7 +239,11 @@ k_lse_warp(const float *__restrict__ L, long long Gt, const long long *__restric
 
 /* E-step posteriors, one warp per row r < n of L [n x G], row stride ld (in place):
  * L[r][g] <- w_r exp(L[r][g] - lse_r) (TF32 big part when Rs != NULL, small
- * part into Rs), tot[r] = w_r lse_r (0 when every Gaussian is -inf). */
+ * part into Rs), tot[r] = w_r lse_r (0 when every Gaussian is -inf).
+ * NV > 0: G <= 32 NV, the row held in registers and read once; NV = 0: any
+ * G, the row read three times (UBM 1 x 1024 full EM on an H200: 12.75 ms
+ * with NV = 0, 12.38 with 32; doc/perf.md, fifth session). */
+template <int NV>
 __global__ void __launch_bounds__(256)
 k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const float *__restrict__ w,
        double *__restrict__ tot) {
@@ -248,68 +252,52 @@ k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, cons
   if (r >= n) return;
   float *l = L + (long long)r * ld;
   float *ls = Rs ? Rs + (long long)r * ld : NULL;
-  float mx = -INFINITY;
-  for (int g = lane; g < G; g += 32) mx = fmaxf(mx, l[g]);
-  mx = warp_max_f(mx);
-  float s = 0.f;
-  if (mx > -INFINITY)
-    for (int g = lane; g < G; g += 32) s += expf(l[g] - mx);
-  s = warp_sum_f(s);
-  const float lse = mx + logf(s);
-  const float wr = w ? w[r] : 1.f;
-  for (int g = lane; g < G; g += 32) {
-    const float v = mx > -INFINITY ? wr * expf(l[g] - lse) : 0.f;
-    if (ls) { const float big = tf32_round(v); l[g] = big; ls[g] = tf32_round(v - big); }
-    else l[g] = v;
-  }
-  if (lane == 0) tot[r] = mx > -INFINITY ? (double)wr * (double)lse : 0.0;
-}
-
-/* k_post for rows of G <= 32 NV Gaussians: the row is read once into
- * registers (k_post reads it three times: the UBM 1 x 1024 full E-step,
- * doc/perf.md fifth session). */
-template <int NV>
-__global__ void __launch_bounds__(256)
-k_post_reg(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const float *__restrict__ w,
-           double *__restrict__ tot) {
-  const int r = blockIdx.x * 8 + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (r >= n) return;
-  float *l = L + (long long)r * ld;
-  float *ls = Rs ? Rs + (long long)r * ld : NULL;
-  float v[NV], mx = -INFINITY;
+  float v[NV > 0 ? NV : 1], mx = -INFINITY;
+  if constexpr (NV > 0) {
 #pragma unroll
-  for (int i = 0; i < NV; ++i) {
-    const int g = lane + 32 * i;
-    v[i] = g < G ? l[g] : -INFINITY;
-    mx = fmaxf(mx, v[i]);
+    for (int i = 0; i < NV; ++i) {
+      const int g = lane + 32 * i;
+      v[i] = g < G ? l[g] : -INFINITY;
+      mx = fmaxf(mx, v[i]);
+    }
+  } else {
+    for (int g = lane; g < G; g += 32) mx = fmaxf(mx, l[g]);
   }
   mx = warp_max_f(mx);
   float s = 0.f;
-  if (mx > -INFINITY)
+  if (mx > -INFINITY) {
+    if constexpr (NV > 0) {
 #pragma unroll
-    for (int i = 0; i < NV; ++i) s += expf(v[i] - mx);
+      for (int i = 0; i < NV; ++i) s += expf(v[i] - mx);
+    } else {
+      for (int g = lane; g < G; g += 32) s += expf(l[g] - mx);
+    }
+  }
   s = warp_sum_f(s);
   const float lse = mx + logf(s);
   const float wr = w ? w[r] : 1.f;
-#pragma unroll
-  for (int i = 0; i < NV; ++i) {
-    const int g = lane + 32 * i;
-    if (g >= G) break;
-    const float x = mx > -INFINITY ? wr * expf(v[i] - lse) : 0.f;
+  auto put = [&](int g, float ll) {
+    const float x = mx > -INFINITY ? wr * expf(ll - lse) : 0.f;
     if (ls) { const float big = tf32_round(x); l[g] = big; ls[g] = tf32_round(x - big); }
     else l[g] = x;
+  };
+  if constexpr (NV > 0) {
+#pragma unroll
+    for (int i = 0; i < NV; ++i)
+      if (lane + 32 * i < G) put(lane + 32 * i, v[i]);
+  } else {
+    for (int g = lane; g < G; g += 32) put(g, l[g]);
   }
   if (lane == 0) tot[r] = mx > -INFINITY ? (double)wr * (double)lse : 0.0;
 }
 
-/* E-step posteriors of nr rows (k_post, or k_post_reg for G <= 1024). */
+/* E-step posteriors of nr rows (k_post; in registers for G <= 1024). */
 static void post(float *L, float *Rs, int G, int ld, int nr, const float *w, double *tot) {
   const unsigned nb = (unsigned)((nr + 7) / 8);
-  if (G <= 256) k_post_reg<8><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
-  else if (G <= 512) k_post_reg<16><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
-  else if (G <= 1024) k_post_reg<32><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
-  else k_post<<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  if (G <= 256) k_post<8><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else if (G <= 512) k_post<16><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else if (G <= 1024) k_post<32><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else k_post<0><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
   CK(cudaGetLastError());
 }
 

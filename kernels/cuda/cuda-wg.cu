@@ -188,6 +188,25 @@ static __device__ __forceinline__ void split_tile(const float *src, long long ld
   }
 }
 
+/* d = A B^T over the EP / 8 k-steps in 3xTF32 (a_s b + a b_s + a b, the
+ * small products first), A [64 x EP] and B [N x EP] in shared memory as big /
+ * small core-matrix tiles (core_off); fenced and committed, not waited for. */
+template <int N, int EP>
+static __device__ __forceinline__ void prod3_ss(float (&d)[N / 2], const float *aB, const float *aS, const float *bB,
+                                                const float *bS) {
+  fence_regs(d);
+  wg_fence();
+#pragma unroll
+  for (int k = 0; k < EP / 8; ++k) {
+    const uint64_t dab = wg_desc(aB + 64 * k, 128, 32 * EP), das = wg_desc(aS + 64 * k, 128, 32 * EP);
+    const uint64_t dbb = wg_desc(bB + 64 * k, 128, 32 * EP), dbs = wg_desc(bS + 64 * k, 128, 32 * EP);
+    wg_mma<N>::ss(d, das, dbb, k > 0);
+    wg_mma<N>::ss(d, dab, dbs, 1);
+    wg_mma<N>::ss(d, dab, dbb, 1);
+  }
+  wg_commit();
+}
+
 static __device__ __forceinline__ void lse_merge(float &m, float &s, float m2, float s2) {
   if (m2 == -INFINITY) return;
   if (m == -INFINITY) { m = m2; s = s2; return; }
@@ -201,7 +220,7 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
          const long long *__restrict__ goff, int G0, float *__restrict__ out, int ldo, const float *__restrict__ w,
          double *__restrict__ tot) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BN = WL_BN(EP), KS = EP / 8, BM = WL_BM(EP);
+  constexpr int BN = WL_BN(EP), BM = WL_BM(EP);
   extern __shared__ __align__(128) float sm[];
   /* X big, small (BM x EP); two stages of A tiles big, small (BN x EP) */
   float *sXB = sm, *sXS = sXB + BM * EP, *stage = sXS + BM * EP;
@@ -232,17 +251,7 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
     if (c + 1 < ntiles) load_tile(c + 1);
     cp_commit();
     const float *ab = stage + (c & 1) * 2 * BN * EP, *as = ab + BN * EP;
-    fence_regs(d);
-    wg_fence();
-#pragma unroll
-    for (int k = 0; k < KS; ++k) {
-      const uint64_t dxb = wg_desc(xb + 64 * k, 128, 32 * EP), dxs = wg_desc(xs + 64 * k, 128, 32 * EP);
-      const uint64_t dab = wg_desc(ab + 64 * k, 128, 32 * EP), das = wg_desc(as + 64 * k, 128, 32 * EP);
-      wg_mma<BN>::ss(d, dxs, dab, k > 0);
-      wg_mma<BN>::ss(d, dxb, das, 1);
-      wg_mma<BN>::ss(d, dxb, dab, 1);
-    }
-    wg_commit();
+    prod3_ss<BN, EP>(d, xb, xs, ab, as);
     wg_wait<0>();
     fence_regs(d);
     /* online (max, sum) of rows g, g + 8 over this thread's columns */
@@ -289,7 +298,7 @@ __global__ void __launch_bounds__(128 * NW, 1)
 k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, const float *__restrict__ AS, int G,
            const float *__restrict__ lse, const float *__restrict__ w, int rows, float *__restrict__ S) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BF = WS_BF(EP), KS = EP / 8, FS = BF / 8, SPL = 5 * BF * EP, RAW = BF * (EP + 4), BG = 64 * NW;
+  constexpr int BF = WS_BF(EP), FS = BF / 8, SPL = 5 * BF * EP, RAW = BF * (EP + 4), BG = 64 * NW;
   constexpr bool OVL = NW == 2; /* two split sets: the next tile split during the statistics product */
   extern __shared__ __align__(128) float sm[];
   __shared__ float lse_s[2][BF], w_s[2][BF];
@@ -352,18 +361,7 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
       __syncthreads();
     }
     const float *xb = spl + (OVL ? b * SPL : 0), *xs = xb + BF * EP, *tb = xs + BF * EP, *ts = tb + BF * EP * 3 / 2;
-    /* L^T (64 Gaussians x BF frames) */
-    fence_regs(d);
-    wg_fence();
-#pragma unroll
-    for (int k = 0; k < KS; ++k) {
-      const uint64_t dab = wg_desc(ab + 64 * k, 128, 32 * EP), das = wg_desc(as + 64 * k, 128, 32 * EP);
-      const uint64_t dxb = wg_desc(xb + 64 * k, 128, 32 * EP), dxs = wg_desc(xs + 64 * k, 128, 32 * EP);
-      wg_mma<BF>::ss(d, das, dxb, k > 0);
-      wg_mma<BF>::ss(d, dab, dxs, 1);
-      wg_mma<BF>::ss(d, dab, dxb, 1);
-    }
-    wg_commit();
+    prod3_ss<BF, EP>(d, ab, as, xb, xs); /* L^T (64 Gaussians x BF frames) */
     wg_wait<0>();
     fence_regs(d);
     /* R = w exp(L - lse) as the A fragments of S += R^T Xe */
