@@ -591,18 +591,24 @@ int main(int argc, char **argv) {
     unsetenv("GH_CUDA_WG");
     cu->precision = GH_PREC_AUTO;
     /* Reproducibility: two E-steps over the same resident data write
-     * byte-identical accumulators (no order-dependent atomics). */
-    {
+     * byte-identical accumulators (no order-dependent atomics; the second
+     * E-step takes the expanded features from the data's cache): a mixed
+     * set of small pdfs, and a diagonal UBM of 1024 Gaussians (the
+     * warpgroup kernels on an H100 / H200, the mma.sync kernels elsewhere). */
+    struct { const char *name; int P, D, G, type; } rp[] = {{"4 pdfs D=24 G=32, mixed types", 4, 24, 32, 2},
+                                                             {"UBM diag D=40 G=1024", 1, 40, 1024, 0}};
+    for (size_t q = 0; q < sizeof rp / sizeof rp[0]; ++q) {
       problem pr;
-      make_problem(&pr, "repro", 4, 24, 32, 32, 2, 20000, 0);
+      const int P = rp[q].P, D = rp[q].D;
+      make_problem(&pr, "repro", P, D, rp[q].G, rp[q].G, rp[q].type, 20000, 0);
       int64_t np = 40000;
       gh_frame_pdf *pairs = malloc(sizeof(gh_frame_pdf) * np);
       for (int64_t k = 0; k < np; ++k) {
         pairs[k].frame = (int)(k / 2);
-        pairs[k].pdf = (int)(urand() * 4) % 4;
+        pairs[k].pdf = (int)(urand() * P) % P;
         pairs[k].weight = (float)urand();
       }
-      gh_dev_data *dd = cu->ops->data_upload(cu, pr.X, pr.T, 24, pairs, np);
+      gh_dev_data *dd = cu->ops->data_upload(cu, pr.X, pr.T, D, pairs, np);
       gh_accs_set a[2];
       double tot[2];
       for (int r = 0; r < 2; ++r) {
@@ -614,14 +620,14 @@ int main(int argc, char **argv) {
         cu->ops->model_free(cu, m);
       }
       int same = tot[0] == tot[1];
-      for (int p = 0; p < 4; ++p) {
+      for (int p = 0; p < P; ++p) {
         const gh_gmm_accs *x = &a[0].pdfs[p], *y = &a[1].pdfs[p];
-        int64_t S = x->type == GH_COV_FULL ? gh_packed_size(24) : 24;
+        int64_t S = x->type == GH_COV_FULL ? gh_packed_size(D) : D;
         same = same && !memcmp(x->occupancy, y->occupancy, sizeof(double) * x->num_gauss) &&
-               !memcmp(x->mean_accs, y->mean_accs, sizeof(double) * x->num_gauss * 24) &&
+               !memcmp(x->mean_accs, y->mean_accs, sizeof(double) * x->num_gauss * D) &&
                !memcmp(x->var_accs, y->var_accs, sizeof(double) * x->num_gauss * S);
       }
-      GH_TEST_OK(same, "cuda E-step twice on the same data: byte-identical accumulators and total");
+      GH_TEST_OK(same, "cuda E-step twice on the same data (%s): byte-identical accumulators and total", rp[q].name);
       gh_accs_free(&a[0]);
       gh_accs_free(&a[1]);
       cu->ops->data_free(cu, dd);
