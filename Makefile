@@ -29,8 +29,13 @@ override CFLAGS += -fopenmp
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(NVCC)),)
 NVCCFLAGS ?= -O3 -lineinfo
+# sm_90a (the warpgroup-MMA kernels of kernels/cuda/cuda-wg.cu) from CUDA 12.0
+# on; an older toolkit (Debian bookworm's 11.8) builds sm_90 without them.
+NVCC_MAJOR := $(if $(NVCC),$(shell $(NVCC) --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p'),0)
+comma := ,
+NVCC_SM90 := $(if $(filter 1 2 3 4 5 6 7 8 9 10 11,$(NVCC_MAJOR)),arch=compute_90$(comma)code=sm_90,arch=compute_90a$(comma)code=sm_90a)
 NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Ikernels/cuda -MMD -MP -Xcompiler -Wall \
-  -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_90,code=compute_90
+  -gencode $(NVCC_SM90) -gencode arch=compute_90,code=compute_90
 
 B ?= build
 BIN ?= bin

@@ -422,16 +422,31 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
 
 /* ---------------------------------------------------------------- host */
 
+/* 1 in the code this device runs when it is the sm_90a code (the kernels'
+ * bodies), 0 in the compute_90 PTX (a toolkit before 12.0 builds only that:
+ * Makefile). */
+__global__ void k_wg_built(int *out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
 int gw_mode(void) {
   static int dev_ok = -1;
   const char *e = getenv("GH_CUDA_WG"); /* benchmarks, tests */
   if (e && !strcmp(e, "0")) return 0;
   if (dev_ok < 0) {
     dev_ok = 0;
-    int dev = 0, major = 0, minor = 0;
+    int dev = 0, major = 0, minor = 0, *d = NULL, built = 0;
     if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess)
-      dev_ok = major == 9 && minor == 0;
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess && major == 9 &&
+        minor == 0 && cudaMalloc((void **)&d, sizeof(int)) == cudaSuccess) {
+      k_wg_built<<<1, 1>>>(d);
+      if (cudaMemcpy(&built, d, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess) dev_ok = built;
+      cudaFree(d);
+    }
     cudaGetLastError();
   }
   if (!dev_ok) return 0;
