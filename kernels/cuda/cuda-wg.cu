@@ -57,7 +57,6 @@ extern "C" {
  * device helpers unused. */
 #pragma nv_diag_suppress 177
 
-#define WG_THREADS 256 /* two warpgroups */
 /* frames per k_wg_lse block: 64 per warpgroup, three warpgroups where the
  * rows are short enough for their shared memory (the model's tiles cross
  * from L2 once per block: this kernel was bound by that traffic with two) */
@@ -154,8 +153,8 @@ template <int K> static __device__ __forceinline__ int core_off(int r, int k) {
 }
 /* The transposed tile [EP features x BF frames] of k_wg_stats: core matrix
  * (e / 8, pos / 4) at 48-float spacing along K (LBO 192 bytes, SBO 8 x 192
- * x BF / 32 bytes), pos the frame's gw_tpos position: 32 lanes writing 8
- * frames x 4 features hit 32 different banks. */
+ * x BF / 32 bytes), pos the frame's gw_tpos position; the 48-float spacing
+ * spreads 32 lanes writing 8 frames x 4 features over the banks. */
 #define XT_LBO 48
 template <int BF> static __device__ __forceinline__ int xt_off(int e, int f) {
   const int pos = (f & ~7) | gw_tpos(f & 7);
@@ -166,8 +165,9 @@ template <int BF> static __device__ __forceinline__ int xt_off(int e, int f) {
  * rest zero) into TF32 big / small core-matrix tiles (core_off), and, when
  * tb != NULL, into the transposed big / small tiles (xt_off<BF>: src rows
  * are frames, K = EP).  All threads of the block; warp chunks of 8 rows x 4
- * columns, lane (row & 7 = lane / 4, column & 3 = lane % 4): reads and
- * writes free of bank conflicts.  src in global or shared memory. */
+ * columns, lane (row & 7 = lane / 4, column & 3 = lane % 4), a mapping
+ * chosen to spread each warp's reads and writes over the 32 banks (ncu still
+ * counts some conflicts: doc/perf.md).  src in global or shared memory. */
 template <int R, int K, int BF>
 static __device__ __forceinline__ void split_tile(const float *src, long long ld, int valid, float *big, float *small,
                                                   float *tb, float *ts) {
