@@ -610,7 +610,10 @@ static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, 
 
 /* ------------------------------------------- expanded-feature cache */
 
-enum { XK_GEMM = 1, XK_GEMM_SPLIT, XK_TC, XK_WG }; /* what an entry holds */
+/* What an entry holds, from how it was expanded (k_expand's full, split
+ * into TF32 parts, permuted for the mma.sync kernels): paths that expand
+ * alike share it (the cuBLAS forms and the warpgroup kernels, unsplit). */
+static int xkind(int full, int split, int perm) { return 1 + full + 2 * split + 4 * perm; }
 typedef struct {
   int kind, Ep;
   long long n;
@@ -643,8 +646,8 @@ void gg_xcache_free(gg_xcache *c) {
   free(c);
 }
 
-/* nb device buffers of bytes[i] for the expanded features (`kind`, row
- * length Ep) of pdf p's n pairs: 1 when the cache holds them already (out
+/* nb device buffers of bytes[i] for the expanded features (`kind`: xkind,
+ * row length Ep) of pdf p's n pairs: 1 when the cache holds them already (out
  * filled), 0 when taken now (out filled; the caller expands into them), -1
  * when not cached (no cache, or no room within a quarter of the device
  * memory free at the first use; GH_CUDA_XCACHE=0): the caller uses its
@@ -730,7 +733,8 @@ static void loglikes_wg(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t
 
 void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
   if (gg_model_tc(m, prec)) {
-    /* the warpgroup kernels only when forced (GH_CUDA_WG=1) until measured */
+    /* the warpgroup kernels only when forced (GH_CUDA_WG=1: tests): k_tc_lse
+     * scores faster (0.53 against 0.62 ms at 1 x 2048; doc/perf.md, fifth session) */
     if (prec != GH_PREC_TF32 && gw_mode() == 1 && row_pad(m->D, 0) <= GW_MAX_EP) loglikes_wg(g, m, dX, Dp, n, dOut);
     else loglikes_tc(g, m, dX, Dp, n, dOut, prec);
     return;
@@ -774,7 +778,7 @@ static void estep_tc(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
   const long long nc = 1LL << 20, rows = n < nc ? n : nc;
   const size_t bytes = sizeof(float) * rows * E;
   float *Xe = NULL;
-  const int have = n <= nc ? xc_take(xc, p, XK_TC, E, n, 1, &bytes, &Xe) : -1;
+  const int have = n <= nc ? xc_take(xc, p, xkind(0, 0, 1), E, n, 1, &bytes, &Xe) : -1;
   if (have < 0) { grow((void **)&g->Xe, &g->capX, bytes); Xe = g->Xe; }
   grow((void **)&g->L, &g->capL, sizeof(float) * rows); /* the rows' log-sum-exp */
   grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
@@ -804,7 +808,7 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
   const long long nc = 1LL << 20, rows = n < nc ? n : nc;
   const size_t bytes = sizeof(float) * rows * E;
   float *Xe = NULL;
-  const int have = n <= nc ? xc_take(xc, p, XK_WG, E, n, 1, &bytes, &Xe) : -1;
+  const int have = n <= nc ? xc_take(xc, p, xkind(0, 0, 0), E, n, 1, &bytes, &Xe) : -1;
   if (have < 0) { grow((void **)&g->Xe, &g->capX, bytes); Xe = g->Xe; }
   grow((void **)&g->L, &g->capL, sizeof(float) * rows); /* the rows' log-sum-exp */
   grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
@@ -858,7 +862,7 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   if (ev && atoi(ev) >= 1) nsl_max = atoi(ev);
   const size_t xbytes[2] = {sizeof(float) * rows * E, sizeof(float) * rows * E};
   float *X[2] = {NULL, NULL};
-  const int have = n <= nc ? xc_take(xc, p, split ? XK_GEMM_SPLIT : XK_GEMM, E, n, split ? 2 : 1, xbytes, X) : -1;
+  const int have = n <= nc ? xc_take(xc, p, xkind(full, split, 0), E, n, split ? 2 : 1, xbytes, X) : -1;
   if (have < 0) {
     grow((void **)&g->Xe, &g->capX, xbytes[0]);
     if (split) grow((void **)&g->Xs, &g->capXs, xbytes[1]);

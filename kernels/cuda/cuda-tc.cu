@@ -62,23 +62,6 @@ extern "C" {
 static __host__ __device__ int tc_stride(int Ep) { return Ep % 16 == 8 ? Ep : Ep + 8; }
 
 
-/* x rounded to TF32 (10 mantissa bits, ties away from zero), as its bits;
- * x finite.  Two integer instructions: cvt.rna.tf32.f32 compiles to five
- * on sm_90 (it also guards infinities, which these operands never hold). */
-static __device__ __forceinline__ uint32_t to_tf32(float x) {
-  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-}
-
-/* x = big + small: big = x rounded to TF32, small = x - big (exact in
- * fp32), passed to the tensor cores as it is: they read the top 19 bits of
- * a TF32 operand, so small is cut to TF32 there -- a relative error below
- * 2^-21 of x, one instruction fewer than rounding it (issue slots bound
- * these kernels: doc/perf.md, fourth session). */
-static __device__ __forceinline__ void split_tf32(float x, uint32_t &big, uint32_t &small) {
-  big = to_tf32(x);
-  small = __float_as_uint(x - __uint_as_float(big));
-}
-
 static __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                "{%0,%1,%2,%3};\n"
@@ -115,16 +98,16 @@ static __device__ __forceinline__ void warp_mma(float (&acc)[MT][NT][4], const f
       }
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        if (SPLIT) split_tf32(f[q], ab[i][q], as[i][q]);
-        else ab[i][q] = to_tf32(f[q]);
+        if (SPLIT) gt_split_tf32(f[q], ab[i][q], as[i][q]);
+        else ab[i][q] = gt_to_tf32(f[q]);
       }
     }
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
       const float2 w = *(const float2 *)(pb + 8 * j * sb);
       uint32_t bb[2], bs[2];
-      if (SPLIT) { split_tf32(w.x, bb[0], bs[0]); split_tf32(w.y, bb[1], bs[1]); }
-      else { bb[0] = to_tf32(w.x); bb[1] = to_tf32(w.y); }
+      if (SPLIT) { gt_split_tf32(w.x, bb[0], bs[0]); gt_split_tf32(w.y, bb[1], bs[1]); }
+      else { bb[0] = gt_to_tf32(w.x); bb[1] = gt_to_tf32(w.y); }
 #pragma unroll
       for (int i = 0; i < MT; ++i) {
         if (SPLIT) { mma_tf32(acc[i][j], as[i], bb); mma_tf32(acc[i][j], ab[i], bs); }
@@ -149,18 +132,6 @@ static __device__ __forceinline__ void load_rows(float *dst, int sd, const float
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(r < valid ? 16 : 0));
   }
 }
-static __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-static __device__ __forceinline__ void cp_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
-
-/* (m, s) <- log-sum-exp merge of (m, s) and (m2, s2), where the pair
- * stands for m + log s (m = -inf: empty). */
-static __device__ __forceinline__ void lse_merge(float &m, float &s, float m2, float s2) {
-  if (m2 == -INFINITY) return;
-  if (m == -INFINITY) { m = m2; s = s2; return; }
-  if (m2 > m) { s = s * __expf(m - m2) + s2; m = m2; }
-  else s += s2 * __expf(m2 - m);
-}
-
 template <bool SPLIT, int MT>
 __global__ void __launch_bounds__(LSE_THREADS(MT), 2)
 k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ A, const long long *__restrict__ goff,
@@ -178,7 +149,7 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
   const int wm = warp >> 1, wn = warp & 1; /* rows wm * 16 MT .., columns wn * 32 .. of each tile */
   load_rows(Xs, sx, Xe + f0 * Ep, Ep, LSE_BM, nv, Ep);
   load_rows(Ab, sx, A + gb * Ep, Ep, LSE_BN, G < LSE_BN ? G : LSE_BN, Ep);
-  cp_commit();
+  gt_cp_commit();
   float rm[MT][2], rs[MT][2]; /* running (max, sum) of rows wm * 16 MT + 16 i + g + 8 h over this thread's columns */
 #pragma unroll
   for (int i = 0; i < MT; ++i)
@@ -186,13 +157,13 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
     for (int h = 0; h < 2; ++h) { rm[i][h] = -INFINITY; rs[i][h] = 0.f; }
   for (int c0 = 0, it = 0; c0 < G; c0 += LSE_BN, ++it) {
     const int cv = G - c0 < LSE_BN ? G - c0 : LSE_BN;
-    cp_wait_all();
+    gt_cp_wait<0>();
     __syncthreads(); /* this tile has landed; every warp is done with the previous one */
     if (c0 + LSE_BN < G) { /* prefetch the next tile into the other buffer */
       const int nx = G - c0 - LSE_BN;
       load_rows(Ab + ((it + 1) & 1) * LSE_BN * sx, sx, A + (gb + c0 + LSE_BN) * Ep, Ep, LSE_BN,
                 nx < LSE_BN ? nx : LSE_BN, Ep);
-      cp_commit();
+      gt_cp_commit();
     }
     const float *As = Ab + (it & 1) * LSE_BN * sx;
     float acc[MT][4][4];
@@ -234,7 +205,7 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
 #pragma unroll
       for (int o = 1; o <= 2; o <<= 1) {
         const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
-        lse_merge(m, s, m2, s2);
+        gt_lse_merge(m, s, m2, s2);
       }
       if (t == 0) {
         const int r = wm * 16 * MT + 16 * i + g + 8 * h;
@@ -245,7 +216,7 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
   __syncthreads();
   for (int r = threadIdx.x; r < nv; r += LSE_THREADS(MT)) {
     float m = red_m[0][r], s = red_s[0][r];
-    lse_merge(m, s, red_m[1][r], red_s[1][r]);
+    gt_lse_merge(m, s, red_m[1][r], red_s[1][r]);
     const float l = m == -INFINITY ? -INFINITY : m + logf(s);
     out[(f0 + r) * ldo + p] = l;
     if (tot) tot[f0 + r] = m == -INFINITY ? 0.0 : (double)(w ? w[f0 + r] : 1.f) * (double)l;
@@ -279,7 +250,7 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
   };
   load_rows(As, sx, A + (long long)g0 * Ep, Ep, ST_BG, gv, Ep);
   if (r_begin < r_end) load_tile(r_begin, 0);
-  cp_commit();
+  gt_cp_commit();
   float st[GT_MAX_EP / 8][4]; /* statistics of Gaussians warp * 16 + g (+ 8), features 8 j + 2 t (+ 1) */
 #pragma unroll
   for (int j = 0; j < GT_MAX_EP / 8; ++j)
@@ -287,16 +258,16 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
     for (int e = 0; e < 4; ++e) st[j][e] = 0.f;
   int b = 0;
   for (long long r0 = r_begin; r0 < r_end; r0 += ST_BF, b ^= 1) {
-    cp_wait_all();
+    gt_cp_wait<0>();
     __syncthreads(); /* this tile has landed; every warp is done with the previous one */
-    if (r0 + ST_BF < r_end) { load_tile(r0 + ST_BF, b ^ 1); cp_commit(); }
+    if (r0 + ST_BF < r_end) { load_tile(r0 + ST_BF, b ^ 1); gt_cp_commit(); }
     float *Xs = Xb + b * ST_BF * sx;
     const float *lse_b = lse_s[b], *w_b = w_s[b];
     if (SPLIT) { /* once per tile for all warps: big parts in place, small parts into Xl */
       for (int idx = threadIdx.x; idx < ST_BF * Ep; idx += TC_THREADS) {
         const int r = idx / Ep, k = idx - r * Ep;
         uint32_t big, small;
-        split_tf32(Xs[r * sx + k], big, small);
+        gt_split_tf32(Xs[r * sx + k], big, small);
         Xs[r * sx + k] = __uint_as_float(big);
         Xl[r * sx + k] = __uint_as_float(small);
       }
@@ -336,8 +307,8 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
         const float f[4] = {u.x, v.x, u.y, v.y};
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-          if (SPLIT) split_tf32(f[q], ab[q], as[q]);
-          else ab[q] = to_tf32(f[q]);
+          if (SPLIT) gt_split_tf32(f[q], ab[q], as[q]);
+          else ab[q] = gt_to_tf32(f[q]);
         }
       }
       const float *x0 = Xs + (8 * kk + t) * sx, *x1 = x0 + 4 * sx;
@@ -350,7 +321,7 @@ k_tc_stats(const float *__restrict__ Xe, int Ep, int n, const float *__restrict_
         if (SPLIT) { /* split already */
           bb[0] = __float_as_uint(x0[e]); bb[1] = __float_as_uint(x1[e]);
           bs[0] = __float_as_uint(l0[e]); bs[1] = __float_as_uint(l1[e]);
-        } else { bb[0] = to_tf32(x0[e]); bb[1] = to_tf32(x1[e]); }
+        } else { bb[0] = gt_to_tf32(x0[e]); bb[1] = gt_to_tf32(x1[e]); }
         if (SPLIT) { mma_tf32(st[j], as, bb); mma_tf32(st[j], ab, bs); }
         mma_tf32(st[j], ab, bb);
       }

@@ -46,6 +46,39 @@
  * rows of a multiple-of-8 length) into that order. */
 #ifdef __CUDACC__
 static __host__ __device__ __forceinline__ int gt_kpos(int k) { return (k & ~7) | ((k & 3) << 1) | ((k >> 2) & 1); }
+
+/* Device helpers shared with the warpgroup kernels (cuda-wg.cu). */
+
+/* x rounded to TF32 (10 mantissa bits, ties away from zero), as its bits;
+ * x finite.  Two integer instructions: cvt.rna.tf32.f32 compiles to five
+ * on sm_90 (it also guards infinities, which these operands never hold). */
+static __device__ __forceinline__ uint32_t gt_to_tf32(float x) {
+  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+}
+
+/* x = big + small: big = x rounded to TF32, small = x - big (exact in
+ * fp32), passed to the tensor cores as it is: they read the top 19 bits of
+ * a TF32 operand, so small is cut to TF32 there -- a relative error below
+ * 2^-21 of x, one instruction fewer than rounding it (issue slots bound
+ * these kernels: doc/perf.md, fourth session). */
+static __device__ __forceinline__ void gt_split_tf32(float x, uint32_t &big, uint32_t &small) {
+  big = gt_to_tf32(x);
+  small = __float_as_uint(x - __uint_as_float(big));
+}
+
+/* (m, s) <- log-sum-exp merge of (m, s) and (m2, s2), where the pair
+ * stands for m + log s (m = -inf: empty). */
+static __device__ __forceinline__ void gt_lse_merge(float &m, float &s, float m2, float s2) {
+  if (m2 == -INFINITY) return;
+  if (m == -INFINITY) { m = m2; s = s2; return; }
+  if (m2 > m) { s = s * __expf(m - m2) + s2; m = m2; }
+  else s += s2 * __expf(m2 - m);
+}
+
+/* cp.async groups: close the group of this thread's copies issued so far;
+ * wait until at most N of its groups are pending. */
+static __device__ __forceinline__ void gt_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> static __device__ __forceinline__ void gt_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 #endif
 void gt_perm8(const float *in, long long n, float *out);
 

@@ -49,6 +49,7 @@ extern "C" {
 #include "gh-base.h"
 #include "cuda-check.h"
 }
+#include "cuda-tc.h" /* the device helpers gt_split_tf32, gt_lse_merge, gt_cp_* */
 #include "cuda-wg.h"
 #include "wgmma-ops.h"
 
@@ -68,12 +69,6 @@ extern "C" {
 #define WL_BN(EP) ((EP) <= 104 ? 64 : 32)
 
 static __host__ __device__ __forceinline__ int gw_tpos(int u) { return (u & 1) ? 4 + (u >> 1) : u >> 1; }
-
-/* x rounded to TF32 (cuda-tc.cu to_tf32) and the remainder */
-static __device__ __forceinline__ void split_tf32(float x, uint32_t &big, uint32_t &small) {
-  big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  small = __float_as_uint(x - __uint_as_float(big));
-}
 
 static __device__ __forceinline__ uint64_t wg_desc(const float *p, int lbo_bytes, int sbo_bytes) {
   const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
@@ -114,42 +109,26 @@ static __device__ __forceinline__ void fence_proxy() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
-static __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> static __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-/* Rows r < nrows of src (row stride ld floats, K floats each, K a multiple
- * of 4) into dst (row stride K + 4: the split's reads below are free of bank
- * conflicts); rows r >= valid zero.  All threads of the block, 16-byte
- * cp.async; the caller commits. */
-template <int K>
-static __device__ __forceinline__ void load_rows(float *dst, const float *src, long long ld, int nrows, int valid) {
-  constexpr int Q = K / 4;
-  for (int idx = threadIdx.x; idx < nrows * Q; idx += blockDim.x) {
-    const int r = idx / Q, c = idx - r * Q;
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst + r * (K + 4) + 4 * c);
-    const float *s = r < valid ? src + r * ld + 4 * c : src;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(r < valid ? 16 : 0));
-  }
-}
-
-/* Rows r < nrows of src (row stride ld floats, K floats each) into the
- * core-matrix layout at dst (K a multiple of 8); rows r >= valid zero.
- * All threads of the block, 16-byte cp.async; the caller commits. */
-template <int K>
-static __device__ __forceinline__ void load_core(float *dst, const float *src, long long ld, int nrows, int valid) {
-  constexpr int Q = K / 4;
-  for (int idx = threadIdx.x; idx < nrows * Q; idx += blockDim.x) {
-    const int r = idx / Q, c = idx - r * Q;
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst + (r >> 3) * 8 * K + c * 32 + (r & 7) * 4);
-    const float *s = r < valid ? src + r * ld + 4 * c : src;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(r < valid ? 16 : 0));
-  }
-}
 
 /* Float offset of element (r, k) in an R x K core-matrix tile (K-major, no
  * swizzle; LBO 128 bytes, SBO 32 K bytes). */
 template <int K> static __device__ __forceinline__ int core_off(int r, int k) {
   return (r >> 3) * 8 * K + (k >> 2) * 32 + (r & 7) * 4 + (k & 3);
+}
+/* Rows r < nrows of src (row stride ld floats, K floats each, K a multiple
+ * of 8) into dst, rows r >= valid zero: CORE, the core-matrix layout
+ * (core_off); else plain rows of stride K + 4 (the split's reads below are
+ * then free of bank conflicts).  All threads of the block, 16-byte
+ * cp.async; the caller commits. */
+template <int K, bool CORE>
+static __device__ __forceinline__ void load_rows(float *dst, const float *src, long long ld, int nrows, int valid) {
+  constexpr int Q = K / 4;
+  for (int idx = threadIdx.x; idx < nrows * Q; idx += blockDim.x) {
+    const int r = idx / Q, c = idx - r * Q;
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst + (CORE ? (r >> 3) * 8 * K + c * 32 + (r & 7) * 4 /* core_off<K>(r, 4 c) */ : r * (K + 4) + 4 * c));
+    const float *s = r < valid ? src + r * ld + 4 * c : src; /* any valid address: 0 bytes are read */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(r < valid ? 16 : 0));
+  }
 }
 /* The transposed tile [EP features x BF frames] of k_wg_stats: core matrix
  * (e / 8, pos / 4) at 48-float spacing along K (LBO 192 bytes, SBO 8 x 192
@@ -176,7 +155,7 @@ static __device__ __forceinline__ void split_tile(const float *src, long long ld
     const int r = (c / (K / 4)) * 8 + (lane >> 2), k = (c % (K / 4)) * 4 + (lane & 3);
     const float x = r < valid ? src[r * ld + k] : 0.f;
     uint32_t b, sm;
-    split_tf32(x, b, sm);
+    gt_split_tf32(x, b, sm);
     const int o = core_off<K>(r, k);
     big[o] = __uint_as_float(b);
     small[o] = __uint_as_float(sm);
@@ -207,12 +186,6 @@ static __device__ __forceinline__ void prod3_ss(float (&d)[N / 2], const float *
   wg_commit();
 }
 
-static __device__ __forceinline__ void lse_merge(float &m, float &s, float m2, float s2) {
-  if (m2 == -INFINITY) return;
-  if (m == -INFINITY) { m = m2; s = s2; return; }
-  if (m2 > m) { s = s * __expf(m - m2) + s2; m = m2; }
-  else s += s2 * __expf(m2 - m);
-}
 
 template <int EP>
 __global__ void __launch_bounds__(64 * WL_BM(EP) / 32, 1)
@@ -234,22 +207,22 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
   auto load_tile = [&](int c) {
     float *o = stage + (c & 1) * 2 * BN * EP;
     const int cv = G - c * BN < BN ? G - c * BN : BN;
-    load_core<EP>(o, AB + (gb + (long long)c * BN) * EP, EP, BN, cv);
-    load_core<EP>(o + BN * EP, AS + (gb + (long long)c * BN) * EP, EP, BN, cv);
+    load_rows<EP, true>(o, AB + (gb + (long long)c * BN) * EP, EP, BN, cv);
+    load_rows<EP, true>(o + BN * EP, AS + (gb + (long long)c * BN) * EP, EP, BN, cv);
   };
   if (ntiles > 0) load_tile(0);
-  cp_commit();
+  gt_cp_commit();
   split_tile<BM, EP, 8>(Xe + f0 * EP, EP, nv, sXB, sXS, NULL, NULL);
   float rm[2] = {-INFINITY, -INFINITY}, rs[2] = {0.f, 0.f}; /* rows g, g + 8 of this warp */
   const float *xb = sXB + wg * 64 * EP, *xs = sXS + wg * 64 * EP;
   float d[BN / 2];
   for (int c = 0; c < ntiles; ++c) {
     const int cv = G - c * BN < BN ? G - c * BN : BN;
-    cp_wait<0>();
+    gt_cp_wait<0>();
     fence_proxy();
     __syncthreads(); /* tile c landed; every warpgroup is done with tile c - 1 */
     if (c + 1 < ntiles) load_tile(c + 1);
-    cp_commit();
+    gt_cp_commit();
     const float *ab = stage + (c & 1) * 2 * BN * EP, *as = ab + BN * EP;
     prod3_ss<BN, EP>(d, xb, xs, ab, as);
     wg_wait<0>();
@@ -279,7 +252,7 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
 #pragma unroll
     for (int o = 1; o <= 2; o <<= 1) {
       const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, sum, o);
-      lse_merge(m, sum, m2, s2);
+      gt_lse_merge(m, sum, m2, s2);
     }
     const int r = wg * 64 + wq * 16 + (lane >> 2) + 8 * h;
     if (t == 0 && r < nv) {
@@ -315,7 +288,7 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
     const long long r0 = r_begin + (long long)i * BF;
     if (i >= ntiles) return;
     const int b = i & 1, nv = (int)(r_end - r0 < BF ? r_end - r0 : BF);
-    load_rows<EP>(raw + b * RAW, Xe + r0 * EP, EP, BF, nv);
+    load_rows<EP, false>(raw + b * RAW, Xe + r0 * EP, EP, BF, nv);
     if (tid < BF) {
       lse_s[b][tid] = tid < nv ? lse[r0 + tid] : -INFINITY;
       w_s[b][tid] = tid < nv && w ? w[r0 + tid] : 1.f;
@@ -325,10 +298,10 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
     float *o = spl + (OVL ? (i & 1) * SPL : 0);
     split_tile<BF, EP, BF>(raw + (i & 1) * RAW, EP + 4, BF, o, o + BF * EP, o + 2 * BF * EP, o + 2 * BF * EP + BF * EP * 3 / 2);
   };
-  load_core<EP>(sAB, AB + (long long)g0 * EP, EP, BG, gv);
-  load_core<EP>(sAS, AS + (long long)g0 * EP, EP, BG, gv);
+  load_rows<EP, true>(sAB, AB + (long long)g0 * EP, EP, BG, gv);
+  load_rows<EP, true>(sAS, AS + (long long)g0 * EP, EP, BG, gv);
   load_tile(0);
-  cp_commit();
+  gt_cp_commit();
   float st[EP / 2];
 #pragma unroll
   for (int i = 0; i < EP / 2; ++i) st[i] = 0.f;
@@ -341,10 +314,10 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
    * tile while its own statistics product runs; else each iteration splits
    * its tile first (three warpgroups leave room for one split set only) */
   if (OVL) {
-    cp_wait<0>();
+    gt_cp_wait<0>();
     __syncthreads(); /* raw tile 0 and the A tile landed */
     load_tile(1);
-    cp_commit();
+    gt_cp_commit();
     split(0);
     fence_proxy();
     __syncthreads();
@@ -352,10 +325,10 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
   for (int i = 0; i < ntiles; ++i) {
     const int b = i & 1;
     if (!OVL) {
-      cp_wait<0>();
+      gt_cp_wait<0>();
       __syncthreads(); /* raw tile i landed (the A tile too, the first time); every warpgroup is done with tile i - 1 */
       load_tile(i + 1);
-      cp_commit();
+      gt_cp_commit();
       split(i);
       fence_proxy();
       __syncthreads();
@@ -370,10 +343,10 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
     for (int j = 0; j < FS; ++j) {
       const int fa = 8 * j + 2 * t, fb = fa + 1;
       const float la = lse_s[b][fa], lb = lse_s[b][fb], wa = w_s[b][fa], wb = w_s[b][fb];
-      split_tf32(v0 && la > -INFINITY ? wa * __expf(d[4 * j] - la) : 0.f, rb[j][0], rsm[j][0]);     /* (g, fa) */
-      split_tf32(v1 && la > -INFINITY ? wa * __expf(d[4 * j + 2] - la) : 0.f, rb[j][1], rsm[j][1]); /* (g + 8, fa) */
-      split_tf32(v0 && lb > -INFINITY ? wb * __expf(d[4 * j + 1] - lb) : 0.f, rb[j][2], rsm[j][2]); /* (g, fb) */
-      split_tf32(v1 && lb > -INFINITY ? wb * __expf(d[4 * j + 3] - lb) : 0.f, rb[j][3], rsm[j][3]); /* (g + 8, fb) */
+      gt_split_tf32(v0 && la > -INFINITY ? wa * __expf(d[4 * j] - la) : 0.f, rb[j][0], rsm[j][0]);     /* (g, fa) */
+      gt_split_tf32(v1 && la > -INFINITY ? wa * __expf(d[4 * j + 2] - la) : 0.f, rb[j][1], rsm[j][1]); /* (g + 8, fa) */
+      gt_split_tf32(v0 && lb > -INFINITY ? wb * __expf(d[4 * j + 1] - lb) : 0.f, rb[j][2], rsm[j][2]); /* (g, fb) */
+      gt_split_tf32(v1 && lb > -INFINITY ? wb * __expf(d[4 * j + 3] - lb) : 0.f, rb[j][3], rsm[j][3]); /* (g + 8, fb) */
     }
     /* (No skipping of all-zero posterior groups: a branch around the wgmma
      * makes ptxas serialize them, C7520.) */
@@ -391,10 +364,10 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
     wg_commit();
     if (OVL) { /* while the statistics product runs: tile i + 1 (landed) into the other split set (the
                 * products of tile i - 1 are done with it), tile i + 2 into the raw buffer tile i came in */
-      cp_wait<0>();
+      gt_cp_wait<0>();
       __syncthreads();
       load_tile(i + 2);
-      cp_commit();
+      gt_cp_commit();
       split(i + 1);
     }
     wg_wait<0>();
