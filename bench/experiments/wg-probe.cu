@@ -36,9 +36,21 @@ int main(int argc, char **argv) {
   }
   float *dX = up(X, (size_t)n * Ep), *dAB = up(AB, (size_t)G * Ep), *dAS = up(AS, (size_t)G * Ep);
   float *dout; cudaMalloc(&dout, n * 4);
-  gw_lse(dX, Ep, n, dAB, dAS, NULL, 1, G, dout, 1, NULL, NULL);
-  float *out = (float *)malloc(n * 4);
+  const int Gp = (G + 7) & ~7;
+  float *dll; cudaMalloc(&dll, (size_t)n * Gp * 4);
+  gw_lse(dX, Ep, n, dAB, dAS, NULL, 1, G, dout, 1, NULL, NULL, dll, Gp);
+  float *out = (float *)malloc(n * 4), *ll = (float *)malloc((size_t)n * Gp * 4);
   cudaMemcpy(out, dout, n * 4, cudaMemcpyDeviceToHost);
+  cudaMemcpy(ll, dll, (size_t)n * Gp * 4, cudaMemcpyDeviceToHost);
+  double ell = 0;
+  for (int r = 0; r < n; ++r)
+    for (int g = 0; g < Gp; ++g) {
+      double mag = 0; /* the error of fp32 accumulation scales with sum |x a| */
+      if (g < G) for (int e = 0; e < Ep; ++e) mag += fabs((double)X[r * Ep + e] * A[g * Ep + e]);
+      const double ref = g < G ? L[r * G + g] : 0.0, e = fabs(ll[(size_t)r * Gp + g] - ref) / (1 + mag);
+      if (e > ell) ell = e;
+    }
+  printf("wg-probe Ep=%d G=%d n=%d: log-likelihoods max err %.3g %s\n", Ep, G, n, ell, ell < 1e-5 ? "OK" : "FAIL");
   double el = 0; int shown = 0;
   for (int r = 0; r < n; ++r) {
     const double e = fabs(out[r] - lse[r]) / (1 + fabs(lse[r]));
@@ -51,7 +63,7 @@ int main(int argc, char **argv) {
   float *dl = up(fl, n);
   const int rows = ((n + 31) / 32) * 32;
   float *dS; cudaMalloc(&dS, (size_t)G * Ep * 4);
-  gw_post_stats(dX, Ep, n, dAB, dAS, G, dl, NULL, rows, 1, dS);
+  gw_post_stats(dX, Ep, n, dll, Gp, G, dl, NULL, rows, 1, dS);
   cudaError_t ce = cudaDeviceSynchronize();
   if (ce != cudaSuccess) { printf("CUDA error %s\n", cudaGetErrorString(ce)); return 1; }
   float *S = (float *)malloc((size_t)G * Ep * 4);

@@ -364,6 +364,8 @@ struct gg_ctx {
   cublasHandle_t h;
   float *Xe, *Xs; size_t capX, capXs; /* expanded features (+ small parts) */
   float *L, *Ls; size_t capL, capLs;   /* likelihoods / posteriors (+ small parts) */
+  float *lse; size_t capLse;     /* per-row log-sum-exp (estep_wg) */
+  size_t ll_bytes;               /* estep_wg's log-likelihoods at most (from the device's memory: reproducible) */
   float *S; size_t capS;         /* one chunk's statistics [G x E] */
   double *tot; size_t capT;      /* per-row w lse */
   int sms;                       /* multiprocessors of the device */
@@ -403,13 +405,17 @@ gg_ctx *gg_ctx_new(void) {
   int dev = 0;
   CK(cudaGetDevice(&dev));
   CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, dev));
+  size_t fr = 0, total = 0;
+  CK(cudaMemGetInfo(&fr, &total));
+  g->ll_bytes = total / 16 < ((size_t)4 << 30) ? total / 16 : ((size_t)4 << 30); /* 4 GB on an H100 or H200 */
+  if (g->ll_bytes < ((size_t)64 << 20)) g->ll_bytes = (size_t)64 << 20;
   return g;
 }
 
 void gg_ctx_free(gg_ctx *g) {
   if (!g) return;
   blas.destroy(g->h);
-  cudaFree(g->Xe); cudaFree(g->Xs); cudaFree(g->L); cudaFree(g->Ls); cudaFree(g->S); cudaFree(g->tot);
+  cudaFree(g->Xe); cudaFree(g->Xs); cudaFree(g->L); cudaFree(g->Ls); cudaFree(g->lse); cudaFree(g->S); cudaFree(g->tot);
   free(g);
 }
 
@@ -726,7 +732,7 @@ static void loglikes_wg(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t
     expand(m, dX, Dp, NULL, r0, nr, 0, g->Xe, NULL);
     for (int p0 = 0; p0 < m->P; p0 += 65535) {
       const int np = m->P - p0 < 65535 ? m->P - p0 : 65535;
-      gw_lse(g->Xe, E, nr, m->dAc, m->dAs, m->dGoff + p0, np, 0, dOut + r0 * m->P + p0, m->P, NULL, NULL);
+      gw_lse(g->Xe, E, nr, m->dAc, m->dAs, m->dGoff + p0, np, 0, dOut + r0 * m->P + p0, m->P, NULL, NULL, NULL, 0);
     }
   }
 }
@@ -797,34 +803,43 @@ static void estep_tc(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
   }
 }
 
-/* The same through the warpgroup kernels (cuda-wg.h; 3xTF32): k_wg_lse,
- * k_wg_stats, k_acc_add on the expanded features (kept in the data's cache
- * across E-steps when there is room). */
+/* The same through the warpgroup kernels (cuda-wg.h; 3xTF32): k_wg_lse
+ * (which also writes the [rows x G] log-likelihoods), k_wg_stats (reading
+ * them back), k_acc_add, on the expanded features (kept in the data's cache
+ * across E-steps when there is room).  The log-likelihoods of at most
+ * g->ll_bytes at a time: a chunk's rows in equal parts of fewer bytes. */
 static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
                      const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
                      gg_xcache *xc) {
-  const int G = m->G[p], D = m->D, E = row_pad(D, 0), E0 = row_len(D, 0);
+  const int G = m->G[p], D = m->D, E = row_pad(D, 0), E0 = row_len(D, 0), Gp = (G + 7) & ~7;
   set_centre(m, centre, 1);
   const long long nc = 1LL << 20, rows = n < nc ? n : nc;
   const size_t bytes = sizeof(float) * rows * E;
   float *Xe = NULL;
   const int have = n <= nc ? xc_take(xc, p, xkind(0, 0, 0), E, n, 1, &bytes, &Xe) : -1;
   if (have < 0) { grow((void **)&g->Xe, &g->capX, bytes); Xe = g->Xe; }
-  grow((void **)&g->L, &g->capL, sizeof(float) * rows); /* the rows' log-sum-exp */
-  grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
+  const long long nparts = ((long long)sizeof(float) * rows * Gp + g->ll_bytes - 1) / g->ll_bytes;
+  const long long prow = (rows + nparts - 1) / nparts; /* rows per part */
+  grow((void **)&g->L, &g->capL, sizeof(float) * prow * Gp); /* the part's log-likelihoods */
+  grow((void **)&g->lse, &g->capLse, sizeof(float) * prow);  /* the rows' log-sum-exp */
+  grow((void **)&g->tot, &g->capT, sizeof(double) * prow);
   const float *AB = m->dAc + m->aoff[p], *AS = m->dAs + m->aoff[p];
   for (long long k0 = 0; k0 < n; k0 += nc) {
     const int nr = (int)(n - k0 < nc ? n - k0 : nc);
     if (have != 1) expand(m, dX, Dp, dFrames + k0, 0, nr, 0, Xe, NULL);
-    gw_lse(Xe, E, nr, AB, AS, NULL, 1, G, g->L, 1, dW + k0, g->tot);
-    gg_sum_into(g->tot, nr, dTotal);
-    int nsl = 0;
-    const char *ev = getenv("GH_CUDA_WG_SLICES"); /* experiments: "tc" = the mma.sync kernels' rule */
-    const int rs = ev && !strcmp(ev, "tc") ? gt_slice_rows(nr, G, g->sms, &nsl) : gw_slice_rows(nr, G, E, g->sms, &nsl);
-    grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * nsl);
-    gw_post_stats(Xe, E, nr, AB, AS, G, g->L, dW + k0, rs, nsl, g->S);
-    k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nsl, (long long)G * E, E, E0, D, 0, m->dIJ, m->dC, dAcc);
-    CK(cudaGetLastError());
+    for (long long s0 = 0; s0 < nr; s0 += prow) {
+      const int ns = (int)(nr - s0 < prow ? nr - s0 : prow);
+      const float *Xp = Xe + s0 * E, *Wp = dW + k0 + s0;
+      gw_lse(Xp, E, ns, AB, AS, NULL, 1, G, g->lse, 1, Wp, g->tot, g->L, Gp);
+      gg_sum_into(g->tot, ns, dTotal);
+      int nsl = 0;
+      const char *ev = getenv("GH_CUDA_WG_SLICES"); /* experiments: "tc" = the mma.sync kernels' rule */
+      const int rs = ev && !strcmp(ev, "tc") ? gt_slice_rows(ns, G, g->sms, &nsl) : gw_slice_rows(ns, G, E, g->sms, &nsl);
+      grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * nsl);
+      gw_post_stats(Xp, E, ns, g->L, Gp, G, g->lse, Wp, rs, nsl, g->S);
+      k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nsl, (long long)G * E, E, E0, D, 0, m->dIJ, m->dC, dAcc);
+      CK(cudaGetLastError());
+    }
   }
 }
 

@@ -17,23 +17,28 @@
  *   d[4 j] (g, 8 j + 2 t), d[4 j + 1] (g, 8 j + 2 t + 1),
  *   d[4 j + 2] (g + 8, 8 j + 2 t), d[4 j + 3] (g + 8, 8 j + 2 t + 1);
  * an A fragment in registers (64 x 8 TF32) a0 (g, t), a1 (g + 8, t),
- * a2 (g, t + 4), a3 (g + 8, t + 4).  So the accumulator of L^T (Gaussians x
- * frames) is, unchanged, the A operand of S = R^T Xe when k-slot t stands
- * for frame 2 t and slot t + 4 for frame 2 t + 1 of the group: the
- * transposed feature tile is written in that order (gw_tpos, xt_off).
+ * a2 (g, t + 4), a3 (g + 8, t + 4).  So posteriors R^T (Gaussians x frames)
+ * in the accumulator's order are, unchanged, the A operand of S = R^T Xe
+ * when k-slot t stands for frame 2 t and slot t + 4 for frame 2 t + 1 of
+ * the group: the transposed feature tile is written in that order
+ * (gw_tpos, xt_off).
  *
  *  k_wg_lse    block of three warpgroups (two for rows of more than 88
- *              floats): 64 frames per warpgroup (the A operand; split into big + small parts in
- *              shared memory once) x one pdf, whose Gaussians (split
- *              already) come in tiles of BN (the B operand, cp.async, two
- *              buffers); an online (max, sum) per row.
- *  k_wg_stats  block of three warpgroups (two for rows of more than 88
- *              floats): 64 Gaussians per warpgroup (split already)
- *              resident, the slice's frames in tiles of BF (raw, cp.async,
- *              two buffers), each split by the block into big + small parts
- *              and their transposes: L^T tile = A Xe^T (wgmma, shared memory
- *              operands), R = w exp(L - lse) in registers, S += R^T Xe
- *              (wgmma, R from registers).
+ *              floats): 64 frames per warpgroup (the A operand; split into
+ *              big + small parts in shared memory once) x one pdf, whose
+ *              Gaussians (split already) come in tiles of BN (the B operand,
+ *              cp.async, two buffers); an online (max, sum) per row; for
+ *              the E-step also the tile's log-likelihoods L to global memory.
+ *  k_wg_stats  block of four warpgroups (three for rows of more than 88
+ *              floats): 64 Gaussians per warpgroup, the slice's frames in
+ *              tiles of BF (raw, cp.async, two buffers), each split by the
+ *              block into the big + small parts of its transpose (two split
+ *              sets: the next tile is split while this one's product runs);
+ *              L read from global memory into registers in the fragment
+ *              order above, one tile ahead; R = w exp(L - lse) in
+ *              registers, S += R^T Xe (wgmma, R from registers).  (Until
+ *              the sixth session this kernel computed L^T again from the
+ *              model's rows, half its tensor work.)
  * Every configuration tried on the way (software pipelining within a
  * warpgroup, ping-pong between the two, pre-split and transposed frame
  * copies in global memory, independent warpgroups with the resident
@@ -125,9 +130,10 @@ static __device__ __forceinline__ void load_rows(float *dst, const float *src, l
   constexpr int Q = K / 4;
   for (int idx = threadIdx.x; idx < nrows * Q; idx += blockDim.x) {
     const int r = idx / Q, c = idx - r * Q;
+    const bool in = r < valid;
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst + (CORE ? (r >> 3) * 8 * K + c * 32 + (r & 7) * 4 /* core_off<K>(r, 4 c) */ : r * (K + 4) + 4 * c));
-    const float *s = r < valid ? src + r * ld + 4 * c : src; /* any valid address: 0 bytes are read */
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(r < valid ? 16 : 0));
+    const float *s = in ? src + r * ld + 4 * c : src; /* any valid address: 0 bytes are read */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(s), "r"(in ? 16 : 0));
   }
 }
 /* The transposed tile [EP features x BF frames] of k_wg_stats: core matrix
@@ -141,9 +147,9 @@ template <int BF> static __device__ __forceinline__ int xt_off(int e, int f) {
 }
 
 /* Splits the R x K tile src (rows valid < R from src, row stride ld; the
- * rest zero) into TF32 big / small core-matrix tiles (core_off), and, when
- * tb != NULL, into the transposed big / small tiles (xt_off<BF>: src rows
- * are frames, K = EP).  All threads of the block; warp chunks of 8 rows x 4
+ * rest zero) into TF32 big / small parts: when big != NULL, core-matrix
+ * tiles (core_off); when tb != NULL, the transposed tiles (xt_off<BF>: src
+ * rows are frames, K = EP).  All threads of the block; warp chunks of 8 rows x 4
  * columns, lane (row & 7 = lane / 4, column & 3 = lane % 4), a mapping
  * chosen to spread each warp's reads and writes over the 32 banks (ncu still
  * counts some conflicts: doc/perf.md).  src in global or shared memory. */
@@ -156,9 +162,11 @@ static __device__ __forceinline__ void split_tile(const float *src, long long ld
     const float x = r < valid ? src[r * ld + k] : 0.f;
     uint32_t b, sm;
     gt_split_tf32(x, b, sm);
-    const int o = core_off<K>(r, k);
-    big[o] = __uint_as_float(b);
-    small[o] = __uint_as_float(sm);
+    if (big) {
+      const int o = core_off<K>(r, k);
+      big[o] = __uint_as_float(b);
+      small[o] = __uint_as_float(sm);
+    }
     if (tb) {
       const int ot = xt_off<BF>(k, r);
       tb[ot] = __uint_as_float(b);
@@ -191,7 +199,7 @@ template <int EP>
 __global__ void __launch_bounds__(64 * WL_BM(EP) / 32, 1)
 k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, const float *__restrict__ AS,
          const long long *__restrict__ goff, int G0, float *__restrict__ out, int ldo, const float *__restrict__ w,
-         double *__restrict__ tot) {
+         double *__restrict__ tot, float *__restrict__ ll, int ldll) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int BN = WL_BN(EP), BM = WL_BM(EP);
   extern __shared__ __align__(128) float sm[];
@@ -227,6 +235,17 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
     prod3_ss<BN, EP>(d, xb, xs, ab, as);
     wg_wait<0>();
     fence_regs(d);
+    if (ll) { /* the tile's log-likelihoods for k_wg_stats: 8 rows x 32 bytes a store instruction */
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = wg * 64 + wq * 16 + (lane >> 2) + 8 * h;
+        if (r >= nv) continue;
+        float *o = ll + (f0 + r) * ldll + c * BN + 2 * t;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+          if (c * BN + 8 * j + 2 * t < ldll) *(float2 *)(o + 8 * j) = make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+      }
+    }
     /* online (max, sum) of rows g, g + 8 over this thread's columns */
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -266,19 +285,17 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
 #endif
 }
 
-template <int EP, int NW>
+template <int EP, int NW, bool OVL>
 __global__ void __launch_bounds__(128 * NW, 1)
-k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, const float *__restrict__ AS, int G,
+k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ ll, int ldll, int G,
            const float *__restrict__ lse, const float *__restrict__ w, int rows, float *__restrict__ S) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int BF = WS_BF(EP), FS = BF / 8, SPL = 5 * BF * EP, RAW = BF * (EP + 4), BG = 64 * NW;
-  constexpr bool OVL = NW == 2; /* two split sets: the next tile split during the statistics product */
+  constexpr int BF = WS_BF(EP), FS = BF / 8, SPL = 3 * BF * EP, RAW = BF * (EP + 4), BG = 64 * NW;
   extern __shared__ __align__(128) float sm[];
   __shared__ float lse_s[2][BF], w_s[2][BF];
-  /* A big, small (BG x EP); OVL ? 2 : 1 split sets of SPL floats (X tile
-   * big, small: BF x EP each; X^T big, small: xt_off, EP x BF x 3 / 2
-   * each); raw X tiles (2 x BF x (EP + 4)) */
-  float *sAB = sm, *sAS = sAB + BG * EP, *spl = sAS + BG * EP, *raw = spl + (OVL ? 2 : 1) * SPL;
+  /* OVL ? 2 : 1 split sets of SPL floats (X^T big, small: xt_off, EP x BF
+   * x 3 / 2 each); raw X tiles (2 x BF x (EP + 4)) */
+  float *spl = sm, *raw = spl + (OVL ? 2 : 1) * SPL;
   const int tid = threadIdx.x, wg = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, t = lane & 3;
   const int g0 = blockIdx.x * BG, gv = G - g0 < BG ? G - g0 : BG;
   const long long r_begin = (long long)blockIdx.y * rows;
@@ -296,26 +313,43 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
   };
   auto split = [&](int i) { /* raw tile i into split set i & 1 (OVL) or 0 */
     float *o = spl + (OVL ? (i & 1) * SPL : 0);
-    split_tile<BF, EP, BF>(raw + (i & 1) * RAW, EP + 4, BF, o, o + BF * EP, o + 2 * BF * EP, o + 2 * BF * EP + BF * EP * 3 / 2);
+    split_tile<BF, EP, BF>(raw + (i & 1) * RAW, EP + 4, BF, nullptr, nullptr, o, o + BF * EP * 3 / 2);
   };
-  load_rows<EP, true>(sAB, AB + (long long)g0 * EP, EP, BG, gv);
-  load_rows<EP, true>(sAS, AS + (long long)g0 * EP, EP, BG, gv);
   load_tile(0);
   gt_cp_commit();
   float st[EP / 2];
 #pragma unroll
   for (int i = 0; i < EP / 2; ++i) st[i] = 0.f;
   fence_regs(st); /* zeroed here, not sunk below the first wgmma (ptxas would serialize them, C7515) */
-  const float *ab = sAB + wg * 64 * EP, *as = sAS + wg * 64 * EP;
-  const int row = wg * 64 + wq * 16 + (lane >> 2); /* Gaussian (in the block) of d[4 j], d[4 j + 1]; + 8: the others */
+  const int row = wg * 64 + wq * 16 + (lane >> 2); /* Gaussian (in the block) of rows g of the fragments; + 8: the others */
   const bool v0 = row < gv, v1 = row + 8 < gv;
-  float d[BF / 2];
+  /* tile i's log-likelihoods at this thread's fragment positions
+   * (lv[4 j + 2 h + q] = (Gaussian row + 8 h, frame 8 j + 2 t + q)), loaded
+   * from global memory into registers one tile ahead (a warp's load reads 8
+   * Gaussians x 4 frames, 32 bytes each; through shared memory by cp.async
+   * it was slower: doc/perf.md, sixth session) */
+  float lv[BF / 2];
+  auto load_ll = [&](int i) {
+    if (i >= ntiles) return;
+    const long long r0 = r_begin + (long long)i * BF;
+    const int nv = (int)(r_end - r0 < BF ? r_end - r0 : BF);
+    const float *src = ll + r0 * ldll + g0 + row;
+#pragma unroll
+    for (int j = 0; j < FS; ++j)
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const int f = 8 * j + 2 * t + q;
+        lv[4 * j + q] = f < nv && v0 ? __ldg(src + (long long)f * ldll) : 0.f;
+        lv[4 * j + 2 + q] = f < nv && v1 ? __ldg(src + (long long)f * ldll + 8) : 0.f;
+      }
+  };
+  load_ll(0);
   /* OVL: tile 0 is split before the loop, each iteration splits the next
    * tile while its own statistics product runs; else each iteration splits
-   * its tile first (three warpgroups leave room for one split set only) */
+   * its tile first */
   if (OVL) {
     gt_cp_wait<0>();
-    __syncthreads(); /* raw tile 0 and the A tile landed */
+    __syncthreads(); /* tile 0 landed */
     load_tile(1);
     gt_cp_commit();
     split(0);
@@ -326,28 +360,26 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
     const int b = i & 1;
     if (!OVL) {
       gt_cp_wait<0>();
-      __syncthreads(); /* raw tile i landed (the A tile too, the first time); every warpgroup is done with tile i - 1 */
+      __syncthreads(); /* tile i landed; every warpgroup is done with tile i - 1 */
       load_tile(i + 1);
       gt_cp_commit();
       split(i);
       fence_proxy();
       __syncthreads();
     }
-    const float *xb = spl + (OVL ? b * SPL : 0), *xs = xb + BF * EP, *tb = xs + BF * EP, *ts = tb + BF * EP * 3 / 2;
-    prod3_ss<BF, EP>(d, ab, as, xb, xs); /* L^T (64 Gaussians x BF frames) */
-    wg_wait<0>();
-    fence_regs(d);
+    const float *tb = spl + (OVL ? b * SPL : 0), *ts = tb + BF * EP * 3 / 2;
     /* R = w exp(L - lse) as the A fragments of S += R^T Xe */
     uint32_t rb[FS][4], rsm[FS][4];
 #pragma unroll
     for (int j = 0; j < FS; ++j) {
       const int fa = 8 * j + 2 * t, fb = fa + 1;
       const float la = lse_s[b][fa], lb = lse_s[b][fb], wa = w_s[b][fa], wb = w_s[b][fb];
-      gt_split_tf32(v0 && la > -INFINITY ? wa * __expf(d[4 * j] - la) : 0.f, rb[j][0], rsm[j][0]);     /* (g, fa) */
-      gt_split_tf32(v1 && la > -INFINITY ? wa * __expf(d[4 * j + 2] - la) : 0.f, rb[j][1], rsm[j][1]); /* (g + 8, fa) */
-      gt_split_tf32(v0 && lb > -INFINITY ? wb * __expf(d[4 * j + 1] - lb) : 0.f, rb[j][2], rsm[j][2]); /* (g, fb) */
-      gt_split_tf32(v1 && lb > -INFINITY ? wb * __expf(d[4 * j + 3] - lb) : 0.f, rb[j][3], rsm[j][3]); /* (g + 8, fb) */
+      gt_split_tf32(v0 && la > -INFINITY ? wa * __expf(lv[4 * j] - la) : 0.f, rb[j][0], rsm[j][0]);     /* (g, fa) */
+      gt_split_tf32(v1 && la > -INFINITY ? wa * __expf(lv[4 * j + 2] - la) : 0.f, rb[j][1], rsm[j][1]); /* (g + 8, fa) */
+      gt_split_tf32(v0 && lb > -INFINITY ? wb * __expf(lv[4 * j + 1] - lb) : 0.f, rb[j][2], rsm[j][2]); /* (g, fb) */
+      gt_split_tf32(v1 && lb > -INFINITY ? wb * __expf(lv[4 * j + 3] - lb) : 0.f, rb[j][3], rsm[j][3]); /* (g + 8, fb) */
     }
+    load_ll(i + 1);
     /* (No skipping of all-zero posterior groups: a branch around the wgmma
      * makes ptxas serialize them, C7520.) */
     fence_regs(rb);
@@ -363,7 +395,8 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ AB, co
     }
     wg_commit();
     if (OVL) { /* while the statistics product runs: tile i + 1 (landed) into the other split set (the
-                * products of tile i - 1 are done with it), tile i + 2 into the raw buffer tile i came in */
+                * products of tile i - 1 are done with it), tile i + 2 into the buffers tile i came in
+                * (every warpgroup has read its log-likelihoods: the barrier) */
       gt_cp_wait<0>();
       __syncthreads();
       load_tile(i + 2);
@@ -431,18 +464,29 @@ static void check_ep(int Ep, const char *what) {
 }
 
 static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(2 * WL_BM(Ep) * Ep + 4 * WL_BN(Ep) * Ep); }
-static size_t stats_smem(int Ep, int nw) {
-  const size_t bf = WS_BF(Ep);
-  return sizeof(float) * (2 * 64 * nw * Ep + (nw == 2 ? 2 : 1) * 5 * bf * Ep + 2 * bf * (Ep + 4));
+
+/* k_wg_stats's configuration: nw warpgroups (64 Gaussians each) and ovl
+ * (two split sets, the next tile split during the statistics product):
+ * four and two for rows of <= 88 floats, else three and two (H100, UBM
+ * diag 2048 D=40, with the log-likelihoods through shared memory: EM 4.43
+ * ms against 4.61 / 4.82 / 4.90 with 4 / 3 / 3 + ovl; in registers, as
+ * now, 4.15-4.17; doc/perf.md, sixth session).  GH_CUDA_WG_STATS=<nw>[o] picks one for experiments where it is
+ * built (rows of 88 and 128 floats; nw 4 for 88 only). */
+typedef struct { int nw, ovl; } stats_cfg;
+static stats_cfg stats_config(int Ep) {
+  stats_cfg c = {Ep <= 88 ? 4 : 3, 1};
+  const char *e = getenv("GH_CUDA_WG_STATS");
+  if (e && (e[0] == '3' || (e[0] == '4' && Ep <= 88))) { c.nw = e[0] - '0'; c.ovl = e[1] == 'o'; }
+  return c;
 }
-/* warpgroups of k_wg_stats: three (192 Gaussians a block, one split set)
- * where rows of <= 88 floats leave the shared memory, else two (two split
- * sets).  H200, UBM diag 2048 D=40: 3.08 ms against 3.56 with two; doc/perf.md,
- * fifth session. */
-static int stats_nw(int Ep) { return Ep <= 88 ? 3 : 2; }
+static size_t stats_smem(int Ep, stats_cfg c) {
+  const size_t bf = WS_BF(Ep);
+  return sizeof(float) * ((c.ovl ? 2 : 1) * 3 * bf * Ep + 2 * bf * (Ep + 4));
+}
 
 int gw_slice_rows(int64_t n, int G, int Ep, int sms, int *nslices) {
-  const int64_t gblocks = (G + 64 * stats_nw(Ep) - 1) / (64 * stats_nw(Ep));
+  const int bg = 64 * stats_config(Ep).nw;
+  const int64_t gblocks = (G + bg - 1) / bg;
   /* one block per SM at a time: at most two whole waves (the frames split
    * into nsl slices, gblocks x nsl <= 2 x sms; a few blocks more would
    * make a third wave: UBM diag 2048 D=60 on an H200, 16 x 17 blocks, 12.3
@@ -459,34 +503,39 @@ int gw_slice_rows(int64_t n, int G, int Ep, int sms, int *nslices) {
 
 template <int EP>
 static void launch_lse(dim3 grid, const float *Xe, int n, const float *AB, const float *AS, const long long *goff,
-                       int G0, float *out, int ldo, const float *w, double *tot) {
+                       int G0, float *out, int ldo, const float *w, double *tot, float *ll, int ldll) {
   static int done;
   if (!done) {
     CK(cudaFuncSetAttribute((const void *)k_wg_lse<EP>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)lse_smem(EP)));
     done = 1;
   }
-  k_wg_lse<EP><<<grid, WL_BM(EP) * 2, lse_smem(EP)>>>(Xe, n, AB, AS, goff, G0, out, ldo, w, tot);
+  k_wg_lse<EP><<<grid, WL_BM(EP) * 2, lse_smem(EP)>>>(Xe, n, AB, AS, goff, G0, out, ldo, w, tot, ll, ldll);
 }
 
-template <int EP, int NW>
-static void launch_stats_nw(dim3 grid, const float *Xe, int n, const float *AB, const float *AS, int G,
-                            const float *lse, const float *w, int rows, float *S) {
+template <int EP, int NW, bool OVL>
+static void launch_stats_cfg(dim3 grid, const float *Xe, int n, const float *ll, int ldll, int G, const float *lse,
+                             const float *w, int rows, float *S) {
   static int done;
+  const size_t smem = stats_smem(EP, stats_cfg{NW, OVL});
   if (!done) {
-    CK(cudaFuncSetAttribute((const void *)k_wg_stats<EP, NW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)stats_smem(EP, NW)));
+    CK(cudaFuncSetAttribute((const void *)k_wg_stats<EP, NW, OVL>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     done = 1;
   }
-  k_wg_stats<EP, NW><<<grid, 128 * NW, stats_smem(EP, NW)>>>(Xe, n, AB, AS, G, lse, w, rows, S);
+  k_wg_stats<EP, NW, OVL><<<grid, 128 * NW, smem>>>(Xe, n, ll, ldll, G, lse, w, rows, S);
 }
 template <int EP>
-static void launch_stats(int nw, const float *Xe, int n, const float *AB, const float *AS, int G, const float *lse,
+static void launch_stats(stats_cfg c, const float *Xe, int n, const float *ll, int ldll, int G, const float *lse,
                          const float *w, int rows, int nslices, float *S) {
-  const dim3 grid((unsigned)((G + 64 * nw - 1) / (64 * nw)), (unsigned)nslices);
-  if constexpr (EP <= 88) {
-    if (nw == 3) { launch_stats_nw<EP, 3>(grid, Xe, n, AB, AS, G, lse, w, rows, S); return; }
+  const dim3 grid((unsigned)((G + 64 * c.nw - 1) / (64 * c.nw)), (unsigned)nslices);
+  if constexpr (EP == 88 || EP == 128) { /* the measured shapes (D = 40, 60): every configuration */
+    if (c.nw == 3 && !c.ovl) { launch_stats_cfg<EP, 3, false>(grid, Xe, n, ll, ldll, G, lse, w, rows, S); return; }
+    if constexpr (EP <= 88) {
+      if (c.nw == 3) { launch_stats_cfg<EP, 3, true>(grid, Xe, n, ll, ldll, G, lse, w, rows, S); return; }
+      if (!c.ovl) { launch_stats_cfg<EP, 4, false>(grid, Xe, n, ll, ldll, G, lse, w, rows, S); return; }
+    }
   }
-  launch_stats_nw<EP, 2>(grid, Xe, n, AB, AS, G, lse, w, rows, S);
+  if constexpr (EP <= 88) launch_stats_cfg<EP, 4, true>(grid, Xe, n, ll, ldll, G, lse, w, rows, S);
+  else launch_stats_cfg<EP, 3, true>(grid, Xe, n, ll, ldll, G, lse, w, rows, S);
 }
 
 /* calls F<EP> for the runtime Ep (a multiple of 8 up to 128) */
@@ -503,21 +552,23 @@ static void launch_stats(int nw, const float *Xe, int n, const float *AB, const 
   }
 
 void gw_lse(const float *Xe, int Ep, int n, const float *AB, const float *AS, const long long *goff, int P, int G0,
-            float *out, int ldo, const float *w, double *tot) {
+            float *out, int ldo, const float *w, double *tot, float *ll, int ldll) {
   check_ep(Ep, "gw_lse");
   if (n <= 0 || P <= 0) return;
   if (P > 65535) gh_die("gw_lse: %d pdfs in one launch (at most 65535)", P);
+  if (ll && (goff || P != 1 || ldll < G0 || ldll % 4)) gh_die("gw_lse: log-likelihoods are written for one pdf (row stride %d, a multiple of 4 >= %d)", ldll, G0);
   dim3 grid((unsigned)((n + WL_BM(Ep) - 1) / WL_BM(Ep)), (unsigned)P);
-  GW_DISPATCH(Ep, launch_lse, grid, Xe, n, AB, AS, goff, G0, out, ldo, w, tot);
+  GW_DISPATCH(Ep, launch_lse, grid, Xe, n, AB, AS, goff, G0, out, ldo, w, tot, ll, ldll);
   CK(cudaGetLastError());
 }
 
-void gw_post_stats(const float *Xe, int Ep, int n, const float *AB, const float *AS, int G, const float *lse,
+void gw_post_stats(const float *Xe, int Ep, int n, const float *ll, int ldll, int G, const float *lse,
                    const float *w, int rows, int nslices, float *S) {
   check_ep(Ep, "gw_post_stats");
   if (n <= 0 || G <= 0 || nslices <= 0) return;
   if (rows % 32) gh_die("gw_post_stats: %d rows per slice, not a multiple of 32", rows);
   if (nslices > 65535) gh_die("gw_post_stats: %d slices (at most 65535)", nslices);
-  GW_DISPATCH(Ep, launch_stats, stats_nw(Ep), Xe, n, AB, AS, G, lse, w, rows, nslices, S);
+  if (ldll < G || ldll % 4) gh_die("gw_post_stats: log-likelihood row stride %d (a multiple of 4 >= %d)", ldll, G);
+  GW_DISPATCH(Ep, launch_stats, stats_config(Ep), Xe, n, ll, ldll, G, lse, w, rows, nslices, S);
   CK(cudaGetLastError());
 }
