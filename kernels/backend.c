@@ -135,6 +135,15 @@ void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *
   }
 }
 
+void gh_backend_loglikes_begin(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out) {
+  if (b->ops->loglikes_begin) b->ops->loglikes_begin(b, m, X, T, out);
+  else b->ops->loglikes(b, m, X, T, out);
+}
+
+void gh_backend_loglikes_end(gh_backend *b) {
+  if (b->ops->loglikes_end) b->ops->loglikes_end(b);
+}
+
 void *gh_backend_host_alloc(gh_backend *b, size_t bytes) {
   return b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : gh_malloc(bytes);
 }

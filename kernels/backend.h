@@ -214,6 +214,19 @@ typedef struct {
    * means_invvars, inv_vars exactly as the device holds them.  NULL
    * exactly when mstep is NULL. */
   void (*model_fetch)(gh_backend *b, gh_dev_model *m, gh_gmm_set *s);
+
+  /* ---- optional: pipelined loglikes (gmm-score-gpu) ----
+   * Callers go through gh_backend_loglikes_begin / _end, which call
+   * loglikes (and nothing) when a backend leaves these NULL.
+   * loglikes_begin: as loglikes, but may return before out is written (the
+   * transfers and kernels enqueued): X and out stay the caller's to keep,
+   * untouched, until the matching loglikes_end; a call with T = 0 counts
+   * too.  loglikes_end: waits until the oldest call begun and not ended
+   * has written its out (nothing when none is).  At most two calls are in
+   * flight: a third begin ends the oldest first.  So one call's uploads
+   * overlap the previous call's kernels (CUDA: kernels/cuda/cuda.cu). */
+  void (*loglikes_begin)(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
+  void (*loglikes_end)(gh_backend *b);
 } gh_backend_ops;
 
 struct gh_backend {
@@ -223,6 +236,9 @@ struct gh_backend {
   double kernel_seconds;  /* time spent in loglikes kernels so far (CUDA:
                              device time by events, excluding transfers;
                              CPU: wall time); for benchmarks */
+  double upload_seconds;  /* CUDA: device time of loglikes' frame uploads
+                             so far (events; they may overlap kernels);
+                             for benchmarks */
   const gh_backend_ops *hmm_ops; /* set by gh_backend_hmm_ops(): ops itself, or
                                     the CPU table when ops has no HMM kernels */
   int precision;                  /* gh_precision: arithmetic of the GEMM paths,
@@ -238,6 +254,11 @@ struct gh_backend {
 typedef enum { GH_PREC_AUTO = 0, GH_PREC_FP32, GH_PREC_TF32X3, GH_PREC_TF32 } gh_precision;
 /* "auto" | "fp32" | "tf32x3" | "tf32" -> *p; returns 0, or -1 if unknown. */
 int gh_precision_parse(const char *s, int *p);
+
+/* b's loglikes_begin / loglikes_end (gh_backend_ops), or loglikes and
+ * nothing when b has none. */
+void gh_backend_loglikes_begin(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
+void gh_backend_loglikes_end(gh_backend *b);
 
 /* The ops table to use for the HMM kernels of b: b->ops when the backend
  * implements them, else the CPU reference's table (logged once per

@@ -324,7 +324,6 @@ typedef struct {
   /* grow-only scratch (device) */
   float *dX; size_t capX;          /* frames, [rows x Dp] floats, zero-padded */
   float *hX; size_t hcapX;         /* pinned host staging of dX (same layout) */
-  float *dOut; size_t capOut;      /* [rows x P] floats */
   float *dScratch; size_t capScratch; /* [rows x V] floats: segment log-sums (split layout) */
   gh_frame_pdf *dPairs; size_t capPairs;
   long long *dGoff; size_t capGoff;
@@ -334,11 +333,19 @@ typedef struct {
   double *dPart; size_t capPart;   /* per-block partial totals of k_estep_post */
   gg_ctx *gg; int gg_tried;        /* cuBLAS + GEMM scratch (cuda-gemm.cu), lazily */
   cudaEvent_t ev0, ev1;
-  /* overlapped uploads of cuda_loglikes (lazily): two frame buffers, a copy
-   * stream, "uploaded" and "consumed" events per buffer */
+  /* the pipelined loglikes (lazily; cuda_loglikes_begin): chunks numbered
+   * across calls (seq); per chunk parity a frame buffer and an output
+   * buffer, an upload and a download stream, events "uploaded", "frames
+   * consumed", "scored" and "output fetched"; a ring of NEV timing event
+   * pairs (chunks up to seq_timed are summed into kernel_seconds already);
+   * the calls begun and not ended (at most 2): their last chunk's seq + 1 */
   float *dXo[2]; size_t capXo[2];
-  cudaStream_t up;
-  cudaEvent_t evUp[2], evFree[2];
+  float *dOo[2]; size_t capOo[2];
+  cudaStream_t up, dn;
+  cudaEvent_t evUp[2], evFree[2], evDone[2], evOut[2];
+  cudaEvent_t evT0[32], evT1[32], evU0[32], evU1[32];
+  long long seq, seq_timed;
+  long long inflight[2][2]; int ninflight; /* [call] = {first seq, last seq + 1} */
   /* host scratch */
   gh_frame_pdf *hPairs; size_t hcapPairs;
   long long *hGoff; size_t hcapGoff;
@@ -370,14 +377,22 @@ static int round4(int d) { return (d + 3) & ~3; }
 
 static void cuda_free_backend(gh_backend *b) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
-  cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dOut); cudaFree(c->dScratch); cudaFree(c->dPairs);
+  cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dScratch); cudaFree(c->dPairs);
   cudaFree(c->dGoff);
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
   gg_ctx_free(c->gg);
   cudaEventDestroy(c->ev0); cudaEventDestroy(c->ev1);
   if (c->up) {
-    cudaFree(c->dXo[0]); cudaFree(c->dXo[1]); cudaStreamDestroy(c->up);
-    for (int k = 0; k < 2; ++k) { cudaEventDestroy(c->evUp[k]); cudaEventDestroy(c->evFree[k]); }
+    cudaStreamSynchronize(c->up); cudaStreamSynchronize(c->dn);
+    for (int k = 0; k < 2; ++k) {
+      cudaFree(c->dXo[k]); cudaFree(c->dOo[k]);
+      cudaEventDestroy(c->evUp[k]); cudaEventDestroy(c->evFree[k]);
+      cudaEventDestroy(c->evDone[k]); cudaEventDestroy(c->evOut[k]);
+    }
+    for (int k = 0; k < 32; ++k) {
+      cudaEventDestroy(c->evT0[k]); cudaEventDestroy(c->evT1[k]); cudaEventDestroy(c->evU0[k]); cudaEventDestroy(c->evU1[k]);
+    }
+    cudaStreamDestroy(c->up); cudaStreamDestroy(c->dn);
   }
   free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
   free(c);
@@ -777,109 +792,182 @@ static int score_variant(cuda_ctx *c, cuda_model *m) {
   return gemm && ctx_gg(c) != NULL; /* the cuBLAS handle only when it is used */
 }
 
-/* Chunk of the overlapped uploads, frames (doc/perf.md, fourth session):
- * with rows already at the device pitch and at least 2 chunks, chunk k + 1
- * goes up on a second stream while chunk k's kernels run (32,768 frames
- * keep the UBM kernels' grids a full wave on an H200). */
+/* Chunk of the pipelined loglikes, frames (doc/perf.md, fourth session:
+ * 32,768 frames keep the UBM kernels' grids a full wave on an H200). */
 #define OVL_CHUNK 32768
+#define NEV 32 /* timing event pairs (cuda_ctx evT0, evT1) */
 
-/* backend.h loglikes: X host [T x D] -> out host [T x P] per-pdf
- * log-likelihoods (natural log).  Per chunk of frames: upload, k_loglikes
- * over the diag and the full blocks, k_combine when the model has split pdfs
- * (kernel time, combine included, added to b->kernel_seconds), download;
- * the uploads overlap the previous chunk's kernels (OVL_CHUNK).  Dies on a
+/* The loglikes kernels for n frames dX [n x Dp] (device) -> dOut [n x P]
+ * (device), on the legacy default stream. */
+static void score_chunk(cuda_ctx *c, cuda_model *m, const float *dX, int n, float *dOut, int gemm) {
+  const int P = m->P;
+  if (gemm) {
+    gg_loglikes(c->gg, m->gg, dX, m->Dp, n, dOut, m->precision);
+    return;
+  }
+  if (m->ndiag_blocks) {
+    dim3 grid((n + 15) / 16, m->ndiag_blocks);
+    k_loglikes<16, false><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
+        m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)dX, n, m->nb, P,
+        dOut, c->dScratch, m->V);
+    CK(cudaGetLastError());
+  }
+  if (m->nfull_blocks) {
+    if (full_tf() == 8) {
+      dim3 grid((n + 7) / 8, m->nfull_blocks);
+      k_loglikes<8, true><<<grid, PB, 8 * m->nb * sizeof(float4)>>>(
+          m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
+          (const float4 *)dX, n, m->nb, P, dOut, c->dScratch, m->V);
+    } else {
+      dim3 grid((n + 15) / 16, m->nfull_blocks);
+      k_loglikes<16, true><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
+          m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
+          (const float4 *)dX, n, m->nb, P, dOut, c->dScratch, m->V);
+    }
+    CK(cudaGetLastError());
+  }
+  if (m->nsplit) {
+    const long long nthr = (long long)n * m->nsplit;
+    k_combine<<<(unsigned)((nthr + 255) / 256), 256>>>(c->dScratch, m->V, n, m->dSplitPdf,
+                                                        m->dSplitOff, m->nsplit, dOut, P);
+    CK(cudaGetLastError());
+  }
+}
+
+/* Adds the kernel and upload times of chunks seq_timed .. upto - 1 (their
+ * timing events must have been recorded; uploads: those of direct chunks,
+ * the others count 0) to b->kernel_seconds and b->upload_seconds, waiting
+ * for them. */
+static void sum_kernel_time(gh_backend *b, cuda_ctx *c, long long upto) {
+  for (; c->seq_timed < upto; ++c->seq_timed) {
+    const int e = (int)(c->seq_timed % NEV);
+    float ms = 0.f, us = 0.f;
+    CK(cudaEventSynchronize(c->evT1[e]));
+    CK(cudaEventElapsedTime(&ms, c->evT0[e], c->evT1[e]));
+    CK(cudaEventElapsedTime(&us, c->evU0[e], c->evU1[e]));
+    b->kernel_seconds += ms * 1e-3;
+    b->upload_seconds += us * 1e-3;
+  }
+}
+
+/* backend.h loglikes_end: waits for the oldest call begun and not ended
+ * (its out is then written) and adds its kernel time to b->kernel_seconds;
+ * nothing when none is.  Dies on a CUDA error (also one of a kernel it
+ * waited for). */
+static void cuda_loglikes_end(gh_backend *b) {
+  cuda_ctx *c = (cuda_ctx *)b->ctx;
+  if (c->ninflight == 0) return;
+  const long long first = c->inflight[0][0], last = c->inflight[0][1];
+  if (last > first) CK(cudaEventSynchronize(c->evOut[(last - 1) & 1])); /* the call's last download */
+  CK(cudaGetLastError());
+  sum_kernel_time(b, c, last);
+  c->inflight[0][0] = c->inflight[1][0];
+  c->inflight[0][1] = c->inflight[1][1];
+  --c->ninflight;
+}
+
+/* backend.h loglikes_begin: X host [T x D] -> out host [T x P] per-pdf
+ * log-likelihoods (natural log), enqueued: per chunk of OVL_CHUNK frames an
+ * upload (stream up, into the frame buffer of the chunk's parity once the
+ * kernels of chunk seq - 2 are done with it), the kernels (default stream,
+ * once the upload is done and the download of chunk seq - 2 has emptied
+ * the output buffer; timed by events), a download (stream dn, once they are
+ * done).  Chunks are numbered across calls, so the uploads of a call
+ * overlap the kernels of the one before: at most two calls in flight (a
+ * third begin ends the oldest first).  Rows that need padding (Dp != D) go
+ * through upload_frames, after the calls in flight have ended.  Dies on a
  * CUDA error. */
-static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
+static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
   const int P = m->P;
   if (m->scoring_stale)
     gh_die("cuda loglikes: the model was re-estimated on the device (mstep); fetch it and upload it again to score");
-  if (T <= 0 || P <= 0) return;
+  if (c->ninflight == 2) cuda_loglikes_end(b);
+  const long long first = c->seq;
+  if (T <= 0 || P <= 0) { /* a call with nothing to do (its end waits for nothing) */
+    c->inflight[c->ninflight][0] = c->inflight[c->ninflight][1] = first;
+    ++c->ninflight;
+    return;
+  }
   /* Chunk: output (and segment scratch) at most 64M floats (256 MB) each
    * per kernel pass. */
   const int W = m->V > P ? m->V : P;
   long long tc = (64LL << 20) / W;
   if (tc < 16) tc = 16;
-  const int ovl = m->Dp == m->D && T >= 2 * OVL_CHUNK;
-  if (ovl && tc > OVL_CHUNK) tc = OVL_CHUNK;
+  if (tc > OVL_CHUNK) tc = OVL_CHUNK;
   if (tc > T) tc = T;
   const size_t D = (size_t)m->D;
-  if (ovl) {
-    if (!c->up) {
-      CK(cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking));
-      for (int k = 0; k < 2; ++k) {
-        CK(cudaEventCreateWithFlags(&c->evUp[k], cudaEventDisableTiming));
-        CK(cudaEventCreateWithFlags(&c->evFree[k], cudaEventDisableTiming));
-      }
-    }
-    for (int k = 0; k < 2; ++k) dgrow((void **)&c->dXo[k], &c->capXo[k], (size_t)tc * D, sizeof(float), 0);
-    CK(cudaMemcpyAsync(c->dXo[0], X, (size_t)tc * D * sizeof(float), cudaMemcpyHostToDevice, c->up));
-    CK(cudaEventRecord(c->evUp[0], c->up));
-  }
-  dgrow((void **)&c->dOut, &c->capOut, (size_t)tc * P, sizeof(float), 0);
-  if (m->nsplit) dgrow((void **)&c->dScratch, &c->capScratch, (size_t)tc * m->V, sizeof(float), 0);
-  float ms_total = 0.f;
   const int gemm = score_variant(c, m) == 1;
-  int k = 0;
-  for (long long t0 = 0; t0 < T; t0 += tc, ++k) {
-    const int n = (int)(T - t0 < tc ? T - t0 : tc);
-    const float *dX = c->dX;
-    if (ovl) {
-      const long long t1 = t0 + tc;
-      if (t1 < T) { /* the next chunk into the other buffer, once chunk k - 1's kernels are done with it */
-        const size_t n1 = (size_t)(T - t1 < tc ? T - t1 : tc);
-        if (k >= 1) CK(cudaStreamWaitEvent(c->up, c->evFree[(k + 1) & 1], 0));
-        CK(cudaMemcpyAsync(c->dXo[(k + 1) & 1], X + t1 * D, n1 * D * sizeof(float), cudaMemcpyHostToDevice, c->up));
-        CK(cudaEventRecord(c->evUp[(k + 1) & 1], c->up));
-      }
-      CK(cudaStreamWaitEvent(0, c->evUp[k & 1], 0));
-      dX = c->dXo[k & 1];
-    } else {
-      upload_frames(c, m, X + t0 * m->D, n);
-      dX = c->dX;
+  if (!c->up) {
+    CK(cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&c->dn, cudaStreamNonBlocking));
+    for (int k = 0; k < 2; ++k) {
+      CK(cudaEventCreateWithFlags(&c->evUp[k], cudaEventDisableTiming));
+      CK(cudaEventCreateWithFlags(&c->evFree[k], cudaEventDisableTiming));
+      CK(cudaEventCreateWithFlags(&c->evDone[k], cudaEventDisableTiming));
+      CK(cudaEventCreateWithFlags(&c->evOut[k], cudaEventDisableTiming));
     }
-    CK(cudaEventRecord(c->ev0));
-    if (gemm) {
-      gg_loglikes(c->gg, m->gg, dX, m->Dp, n, c->dOut, m->precision);
-    } else {
-    if (m->ndiag_blocks) {
-      dim3 grid((n + 15) / 16, m->ndiag_blocks);
-      k_loglikes<16, false><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
-          m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)dX, n, m->nb, P,
-          c->dOut, c->dScratch, m->V);
-      CK(cudaGetLastError());
+    for (int k = 0; k < NEV; ++k) {
+      CK(cudaEventCreate(&c->evT0[k])); CK(cudaEventCreate(&c->evT1[k]));
+      CK(cudaEventCreate(&c->evU0[k])); CK(cudaEventCreate(&c->evU1[k]));
     }
-    if (m->nfull_blocks) {
-      if (full_tf() == 8) {
-        dim3 grid((n + 7) / 8, m->nfull_blocks);
-        k_loglikes<8, true><<<grid, PB, 8 * m->nb * sizeof(float4)>>>(
-            m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
-            (const float4 *)dX, n, m->nb, P, c->dOut, c->dScratch, m->V);
-      } else {
-        dim3 grid((n + 15) / 16, m->nfull_blocks);
-        k_loglikes<16, true><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
-            m->dParams, m->dGconst, m->dBlocks, m->ndiag_blocks, m->dPerm, m->dNg,
-            (const float4 *)dX, n, m->nb, P, c->dOut, c->dScratch, m->V);
-      }
-      CK(cudaGetLastError());
-    }
-    if (m->nsplit) {
-      const long long nthr = (long long)n * m->nsplit;
-      k_combine<<<(unsigned)((nthr + 255) / 256), 256>>>(c->dScratch, m->V, n, m->dSplitPdf,
-                                                          m->dSplitOff, m->nsplit, c->dOut, P);
-      CK(cudaGetLastError());
-    }
-    } /* fused */
-    CK(cudaEventRecord(c->ev1));
-    if (ovl) CK(cudaEventRecord(c->evFree[k & 1], 0));
-    CK_LAUNCH("k_loglikes");
-    float ms = 0.f;
-    CK(cudaEventElapsedTime(&ms, c->ev0, c->ev1));
-    ms_total += ms;
-    CK(cudaMemcpy(out + t0 * P, c->dOut, (size_t)n * P * sizeof(float), cudaMemcpyDeviceToHost));
   }
-  b->kernel_seconds += ms_total * 1e-3;
+  const int direct = m->Dp == m->D; /* rows already at the device pitch: DMA straight from X */
+  if (!direct) while (c->ninflight) cuda_loglikes_end(b);
+  /* buffers grow only when nothing is in flight (a chunk of the other call may use them) */
+  int small = 0;
+  for (int k = 0; k < 2; ++k)
+    if ((direct && c->capXo[k] < (size_t)tc * D) || c->capOo[k] < (size_t)tc * P) small = 1;
+  if (m->nsplit && c->capScratch < (size_t)tc * m->V) small = 1;
+  if (small) {
+    while (c->ninflight) cuda_loglikes_end(b);
+    CK(cudaDeviceSynchronize());
+    for (int k = 0; k < 2; ++k) {
+      if (direct) dgrow((void **)&c->dXo[k], &c->capXo[k], (size_t)tc * D, sizeof(float), 0);
+      dgrow((void **)&c->dOo[k], &c->capOo[k], (size_t)tc * P, sizeof(float), 0);
+    }
+    if (m->nsplit) dgrow((void **)&c->dScratch, &c->capScratch, (size_t)tc * m->V, sizeof(float), 0);
+  }
+  for (long long t0 = 0; t0 < T; t0 += tc) {
+    const long long s = c->seq++;
+    const int k = (int)(s & 1), e = (int)(s % NEV);
+    const int n = (int)(T - t0 < tc ? T - t0 : tc);
+    if (s - c->seq_timed >= NEV) sum_kernel_time(b, c, s - NEV + 1); /* the ring slot is reused */
+    const float *dX;
+    if (direct) {
+      if (s >= 2) CK(cudaStreamWaitEvent(c->up, c->evFree[k], 0)); /* chunk s - 2's kernels are done with it */
+      CK(cudaEventRecord(c->evU0[e], c->up));
+      CK(cudaMemcpyAsync(c->dXo[k], X + t0 * D, (size_t)n * D * sizeof(float), cudaMemcpyHostToDevice, c->up));
+      CK(cudaEventRecord(c->evU1[e], c->up));
+      CK(cudaEventRecord(c->evUp[k], c->up));
+      CK(cudaStreamWaitEvent(0, c->evUp[k], 0));
+      dX = c->dXo[k];
+    } else {
+      upload_frames(c, m, X + t0 * D, n);
+      dX = c->dX;
+      CK(cudaEventRecord(c->evU0[e]));
+      CK(cudaEventRecord(c->evU1[e]));
+    }
+    if (s >= 2) CK(cudaStreamWaitEvent(0, c->evOut[k], 0)); /* chunk s - 2's output is fetched */
+    CK(cudaEventRecord(c->evT0[e]));
+    score_chunk(c, m, dX, n, c->dOo[k], gemm);
+    CK(cudaEventRecord(c->evT1[e]));
+    CK(cudaEventRecord(c->evFree[k]));
+    CK(cudaEventRecord(c->evDone[k]));
+    CK(cudaStreamWaitEvent(c->dn, c->evDone[k], 0));
+    CK(cudaMemcpyAsync(out + t0 * P, c->dOo[k], (size_t)n * P * sizeof(float), cudaMemcpyDeviceToHost, c->dn));
+    CK(cudaEventRecord(c->evOut[k], c->dn));
+  }
+  c->inflight[c->ninflight][0] = first;
+  c->inflight[c->ninflight][1] = c->seq;
+  ++c->ninflight;
+}
+
+/* backend.h loglikes: begin and end. */
+static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
+  cuda_loglikes_begin(b, dm, X, T, out);
+  while (((cuda_ctx *)b->ctx)->ninflight) cuda_loglikes_end(b);
 }
 
 static void cuda_acc_zero(gh_backend *b, gh_dev_model *dm) {
@@ -1181,6 +1269,8 @@ static const gh_backend_ops cuda_ops = {
     .host_free = cuda_host_free,
     .mstep = cuda_mstep,             /* kernels/cuda/cuda-mstep.cu */
     .model_fetch = cuda_model_fetch,
+    .loglikes_begin = cuda_loglikes_begin,
+    .loglikes_end = cuda_loglikes_end,
 };
 
 extern "C" int gh_cuda_device_count(void) {
