@@ -113,10 +113,11 @@ static float *batch_add(pipeline *pl, batch *bt, const char *key, int32_t rows) 
   return bt->X + bt->frames * D;
 }
 
-/* Batches start small and grow by half to --batch-frames, so that the
- * scorer starts early instead of waiting for a whole first batch (the
- * reader runs at ~1.4x the UBM kernels' rate: each batch is read while the
- * one before, two thirds its size, is scored). */
+/* Batches start at an eighth of --batch-frames (at least 4096 frames) and
+ * grow by half, so that the scorer starts on a small first batch instead of
+ * waiting for a whole one; each batch is read while the one before, two
+ * thirds its size, is scored (the parallel reader alone runs at ~1.2x the
+ * UBM diag kernel's rate on an H100 host: doc/perf.md, sixth session). */
 static int32_t first_target(int32_t batch_frames) { return batch_frames / 8 > 4096 ? batch_frames / 8 : batch_frames < 4096 ? batch_frames : 4096; }
 static void next_target(pipeline *pl) {
   const int64_t t = (int64_t)pl->target * 3 / 2;

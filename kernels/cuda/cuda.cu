@@ -319,6 +319,8 @@ k_estep_stats(const float *__restrict__ X, int Dp, int D, const gh_frame_pdf *__
 
 /* ------------------------------------------------------------ host side */
 
+#define NEV 32 /* timing event pairs of the pipelined loglikes (cuda_ctx evT0 ...) */
+
 typedef struct {
   int device;
   /* grow-only scratch (device) */
@@ -332,18 +334,18 @@ typedef struct {
   double *dTotal;
   double *dPart; size_t capPart;   /* per-block partial totals of k_estep_post */
   gg_ctx *gg; int gg_tried;        /* cuBLAS + GEMM scratch (cuda-gemm.cu), lazily */
-  cudaEvent_t ev0, ev1;
   /* the pipelined loglikes (lazily; cuda_loglikes_begin): chunks numbered
    * across calls (seq); per chunk parity a frame buffer and an output
    * buffer, an upload and a download stream, events "uploaded", "frames
    * consumed", "scored" and "output fetched"; a ring of NEV timing event
-   * pairs (chunks up to seq_timed are summed into kernel_seconds already);
-   * the calls begun and not ended (at most 2): their last chunk's seq + 1 */
+   * pairs for the kernels and for the uploads (chunks before seq_timed are
+   * summed into kernel_seconds and upload_seconds already); the calls begun
+   * and not ended (at most 2) */
   float *dXo[2]; size_t capXo[2];
   float *dOo[2]; size_t capOo[2];
   cudaStream_t up, dn;
   cudaEvent_t evUp[2], evFree[2], evDone[2], evOut[2];
-  cudaEvent_t evT0[32], evT1[32], evU0[32], evU1[32];
+  cudaEvent_t evT0[NEV], evT1[NEV], evU0[NEV], evU1[NEV];
   long long seq, seq_timed;
   long long inflight[2][2]; int ninflight; /* [call] = {first seq, last seq + 1} */
   /* host scratch */
@@ -381,7 +383,6 @@ static void cuda_free_backend(gh_backend *b) {
   cudaFree(c->dGoff);
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
   gg_ctx_free(c->gg);
-  cudaEventDestroy(c->ev0); cudaEventDestroy(c->ev1);
   if (c->up) {
     cudaStreamSynchronize(c->up); cudaStreamSynchronize(c->dn);
     for (int k = 0; k < 2; ++k) {
@@ -389,7 +390,7 @@ static void cuda_free_backend(gh_backend *b) {
       cudaEventDestroy(c->evUp[k]); cudaEventDestroy(c->evFree[k]);
       cudaEventDestroy(c->evDone[k]); cudaEventDestroy(c->evOut[k]);
     }
-    for (int k = 0; k < 32; ++k) {
+    for (int k = 0; k < NEV; ++k) {
       cudaEventDestroy(c->evT0[k]); cudaEventDestroy(c->evT1[k]); cudaEventDestroy(c->evU0[k]); cudaEventDestroy(c->evU1[k]);
     }
     cudaStreamDestroy(c->up); cudaStreamDestroy(c->dn);
@@ -795,7 +796,6 @@ static int score_variant(cuda_ctx *c, cuda_model *m) {
 /* Chunk of the pipelined loglikes, frames (doc/perf.md, fourth session:
  * 32,768 frames keep the UBM kernels' grids a full wave on an H200). */
 #define OVL_CHUNK 32768
-#define NEV 32 /* timing event pairs (cuda_ctx evT0, evT1) */
 
 /* The loglikes kernels for n frames dX [n x Dp] (device) -> dOut [n x P]
  * (device), on the legacy default stream. */
@@ -1309,8 +1309,6 @@ extern "C" gh_backend *gh_backend_cuda_new(void) {
   cuda_ctx *c = (cuda_ctx *)gh_calloc(1, sizeof *c);
   c->device = dev;
   CK(cudaMalloc((void **)&c->dTotal, sizeof(double)));
-  CK(cudaEventCreate(&c->ev0));
-  CK(cudaEventCreate(&c->ev1));
   /* k_estep_stats stages TILE frames of D+1 floats: up to ~100 KB for the
    * largest supported D (768), above the 48 KB default. */
   CK(cudaFuncSetAttribute(k_estep_stats, cudaFuncAttributeMaxDynamicSharedMemorySize,
