@@ -47,6 +47,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,6 +349,12 @@ typedef struct {
   cudaEvent_t evT0[NEV], evT1[NEV], evU0[NEV], evU1[NEV];
   long long seq, seq_timed;
   long long inflight[2][2]; int ninflight; /* [call] = {first seq, last seq + 1} */
+  /* GH_CUDA_TIMELINE=<file>: one line per chunk (doc/perf.md, sixth
+   * session): the host's enqueue time, the upload's and the kernels' device
+   * start and end, in ms from evBase (recorded at the first chunk) */
+  FILE *tl;
+  cudaEvent_t evBase;
+  double tBase, tEnq[NEV];
   /* host scratch */
   gh_frame_pdf *hPairs; size_t hcapPairs;
   long long *hGoff; size_t hcapGoff;
@@ -394,6 +401,7 @@ static void cuda_free_backend(gh_backend *b) {
       cudaEventDestroy(c->evT0[k]); cudaEventDestroy(c->evT1[k]); cudaEventDestroy(c->evU0[k]); cudaEventDestroy(c->evU1[k]);
     }
     cudaStreamDestroy(c->up); cudaStreamDestroy(c->dn);
+    if (c->tl) { fclose(c->tl); cudaEventDestroy(c->evBase); }
   }
   free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
   free(c);
@@ -847,6 +855,15 @@ static void sum_kernel_time(gh_backend *b, cuda_ctx *c, long long upto) {
     CK(cudaEventElapsedTime(&us, c->evU0[e], c->evU1[e]));
     b->kernel_seconds += ms * 1e-3;
     b->upload_seconds += us * 1e-3;
+    if (c->tl) {
+      float u0 = 0.f, u1 = 0.f, k0 = 0.f, k1 = 0.f;
+      CK(cudaEventElapsedTime(&u0, c->evBase, c->evU0[e]));
+      CK(cudaEventElapsedTime(&u1, c->evBase, c->evU1[e]));
+      CK(cudaEventElapsedTime(&k0, c->evBase, c->evT0[e]));
+      CK(cudaEventElapsedTime(&k1, c->evBase, c->evT1[e]));
+      fprintf(c->tl, "chunk %lld: enqueued %.3f, upload %.3f-%.3f, kernels %.3f-%.3f ms\n", c->seq_timed,
+              1e3 * c->tEnq[e], u0, u1, k0, k1);
+    }
   }
 }
 
@@ -912,6 +929,13 @@ static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X,
       CK(cudaEventCreate(&c->evT0[k])); CK(cudaEventCreate(&c->evT1[k]));
       CK(cudaEventCreate(&c->evU0[k])); CK(cudaEventCreate(&c->evU1[k]));
     }
+    const char *tl = getenv("GH_CUDA_TIMELINE");
+    if (tl && *tl) {
+      if (!(c->tl = fopen(tl, "a"))) gh_die("GH_CUDA_TIMELINE: cannot open %s", tl);
+      CK(cudaEventCreate(&c->evBase));
+      CK(cudaEventRecord(c->evBase));
+      c->tBase = gh_seconds();
+    }
   }
   const int direct = m->Dp == m->D; /* rows already at the device pitch: DMA straight from X */
   if (!direct) while (c->ninflight) cuda_loglikes_end(b);
@@ -934,6 +958,7 @@ static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X,
     const int k = (int)(s & 1), e = (int)(s % NEV);
     const int n = (int)(T - t0 < tc ? T - t0 : tc);
     if (s - c->seq_timed >= NEV) sum_kernel_time(b, c, s - NEV + 1); /* the ring slot is reused */
+    if (c->tl) c->tEnq[e] = gh_seconds() - c->tBase;
     const float *dX;
     if (direct) {
       if (s >= 2) CK(cudaStreamWaitEvent(c->up, c->evFree[k], 0)); /* chunk s - 2's kernels are done with it */
