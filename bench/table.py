@@ -6,6 +6,7 @@ import re, sys
 
 log = open(sys.argv[1]).read().splitlines()
 ceil = {}
+h2d = None
 em, em_peer, sk, score, tpeer = [], {}, {}, [], {}
 hmm, hpeer, vpeer = [], {}, {}
 tthreads = ""
@@ -13,6 +14,8 @@ recipe, io = [], []
 for line in log:
     m = re.match(r"ceilings: copy (\S+) GB/s, sgemm fp32 (\S+) TFLOP/s, tf32 (\S+) TFLOP/s", line)
     if m: ceil = dict(copy=float(m[1]), fp32=float(m[2]), tf32=float(m[3]))
+    m = re.match(r"ceilings: host-to-device (\S+) GB/s page-locked, (\S+) GB/s beside a kernel", line)
+    if m: h2d = (float(m[1]), float(m[2]))
     m = re.match(r"em (\w+) N=(\d+) D=(\d+) M=(\d+) (.*) precision=(\S+) variant=(\S+): (\S+) ms/iter \(E-step (\S+), "
                  r"M-step (\S+)\)\s+(\S+) frames/s\s+(\S+) GFLOP/s.*stats err (\S+)\s+total err (\S+)"
                  r"(?:\s+M-step (\w+) err (\S+))?", line)
@@ -55,6 +58,9 @@ if ceil:
     print(f"Ceilings (same run): copy {ceil['copy']:.0f} GB/s, SGEMM fp32 {ceil['fp32']:.1f} TFLOP/s, "
           f"TF32 {ceil['tf32']:.1f} TFLOP/s.  GFLOP/s below: EM = GEMM count 4 N M E (E = expanded dimension), "
           "scoring = the seeds' count; 'of fp32' = GFLOP/s / SGEMM fp32 ceiling.")
+if h2d:
+    print(f"Host-to-device copies (page-locked, 160 MB): {h2d[0]:.1f} GB/s alone, {h2d[1]:.1f} GB/s beside a kernel "
+          "(the I/O rows' link).")
 print()
 print("| job (default configuration) | ours | frames/s | GFLOP/s | of fp32 | PyTorch | ours vs PyTorch | "
       "scikit-learn | ours vs sklearn | max err vs float64 |")
