@@ -807,7 +807,8 @@ static void estep_tc(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
  * (which also writes the [rows x G] log-likelihoods), k_wg_stats (reading
  * them back), k_acc_add, on the expanded features (kept in the data's cache
  * across E-steps when there is room).  The log-likelihoods of at most
- * g->ll_bytes at a time: a chunk's rows in equal parts of fewer bytes. */
+ * g->ll_bytes at a time (GH_CUDA_WG_LL_BYTES: tests): a chunk's rows in
+ * equal parts of fewer bytes. */
 static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
                      const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
                      gg_xcache *xc) {
@@ -818,7 +819,10 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
   float *Xe = NULL;
   const int have = n <= nc ? xc_take(xc, p, xkind(0, 0, 0), E, n, 1, &bytes, &Xe) : -1;
   if (have < 0) { grow((void **)&g->Xe, &g->capX, bytes); Xe = g->Xe; }
-  const long long nparts = ((long long)sizeof(float) * rows * Gp + g->ll_bytes - 1) / g->ll_bytes;
+  long long ll_bytes = (long long)g->ll_bytes;
+  const char *ev = getenv("GH_CUDA_WG_LL_BYTES"); /* tests: several parts on small problems */
+  if (ev && atoll(ev) > 0) ll_bytes = atoll(ev);
+  const long long nparts = ((long long)sizeof(float) * rows * Gp + ll_bytes - 1) / ll_bytes;
   const long long prow = (rows + nparts - 1) / nparts; /* rows per part */
   grow((void **)&g->L, &g->capL, sizeof(float) * prow * Gp); /* the part's log-likelihoods */
   grow((void **)&g->lse, &g->capLse, sizeof(float) * prow);  /* the rows' log-sum-exp */
@@ -833,8 +837,8 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
       gw_lse(Xp, E, ns, AB, AS, NULL, 1, G, g->lse, 1, Wp, g->tot, g->L, Gp);
       gg_sum_into(g->tot, ns, dTotal);
       int nsl = 0;
-      const char *ev = getenv("GH_CUDA_WG_SLICES"); /* experiments: "tc" = the mma.sync kernels' rule */
-      const int rs = ev && !strcmp(ev, "tc") ? gt_slice_rows(ns, G, g->sms, &nsl) : gw_slice_rows(ns, G, E, g->sms, &nsl);
+      const char *es = getenv("GH_CUDA_WG_SLICES"); /* experiments: "tc" = the mma.sync kernels' rule */
+      const int rs = es && !strcmp(es, "tc") ? gt_slice_rows(ns, G, g->sms, &nsl) : gw_slice_rows(ns, G, E, g->sms, &nsl);
       grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * nsl);
       gw_post_stats(Xp, E, ns, g->L, Gp, G, g->lse, Wp, rs, nsl, g->S);
       k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nsl, (long long)G * E, E, E0, D, 0, m->dIJ, m->dC, dAcc);

@@ -568,20 +568,24 @@ int main(int argc, char **argv) {
      * none (0: cuBLAS 3xTF32); GH_CUDA_WG: of those, the mma.sync kernels
      * of cuda-tc.cu (0) or the warpgroup kernels of cuda-wg.cu (1, on an
      * H100 / H200; elsewhere the same as 0). */
-    struct { const char *name, *score, *estep, *tc, *wg; int prec; } var[] = {
-        {"cuda", NULL, NULL, NULL, NULL, GH_PREC_AUTO},
-        {"cuda fused", "fused", "fused", NULL, NULL, GH_PREC_AUTO},
-        {"cuda gemm fp32", "gemm", "gemm", NULL, NULL, GH_PREC_FP32},
-        {"cuda gemm tf32x3", "gemm", "gemm", NULL, NULL, GH_PREC_TF32X3},
-        {"cuda gemm tf32x3 cuBLAS", "gemm", "gemm", "0", NULL, GH_PREC_TF32X3},
-        {"cuda tensor-core kernels", "gemm", "gemm", "1", "0", GH_PREC_AUTO},
-        {"cuda warpgroup kernels", "gemm", "gemm", "1", "1", GH_PREC_AUTO},
+    /* GH_CUDA_WG_LL_BYTES: the warpgroup E-step's log-likelihoods in parts
+     * of at most 64 KB (several parts on these small problems). */
+    struct { const char *name, *score, *estep, *tc, *wg; int prec; const char *ll_bytes; } var[] = {
+        {"cuda", NULL, NULL, NULL, NULL, GH_PREC_AUTO, NULL},
+        {"cuda fused", "fused", "fused", NULL, NULL, GH_PREC_AUTO, NULL},
+        {"cuda gemm fp32", "gemm", "gemm", NULL, NULL, GH_PREC_FP32, NULL},
+        {"cuda gemm tf32x3", "gemm", "gemm", NULL, NULL, GH_PREC_TF32X3, NULL},
+        {"cuda gemm tf32x3 cuBLAS", "gemm", "gemm", "0", NULL, GH_PREC_TF32X3, NULL},
+        {"cuda tensor-core kernels", "gemm", "gemm", "1", "0", GH_PREC_AUTO, NULL},
+        {"cuda warpgroup kernels", "gemm", "gemm", "1", "1", GH_PREC_AUTO, NULL},
+        {"cuda warpgroup kernels, L in parts", "gemm", "gemm", "1", "1", GH_PREC_AUTO, "65536"},
     };
     for (size_t v = 0; v < sizeof var / sizeof var[0]; ++v) {
       if (var[v].score) setenv("GH_CUDA_SCORE", var[v].score, 1); else unsetenv("GH_CUDA_SCORE");
       if (var[v].estep) setenv("GH_CUDA_ESTEP", var[v].estep, 1); else unsetenv("GH_CUDA_ESTEP");
       if (var[v].tc) setenv("GH_CUDA_TC", var[v].tc, 1); else unsetenv("GH_CUDA_TC");
       if (var[v].wg) setenv("GH_CUDA_WG", var[v].wg, 1); else unsetenv("GH_CUDA_WG");
+      if (var[v].ll_bytes) setenv("GH_CUDA_WG_LL_BYTES", var[v].ll_bytes, 1); else unsetenv("GH_CUDA_WG_LL_BYTES");
       cu->precision = var[v].prec;
       run_backend(cu, var[v].name);
     }
@@ -589,6 +593,7 @@ int main(int argc, char **argv) {
     unsetenv("GH_CUDA_ESTEP");
     unsetenv("GH_CUDA_TC");
     unsetenv("GH_CUDA_WG");
+    unsetenv("GH_CUDA_WG_LL_BYTES");
     cu->precision = GH_PREC_AUTO;
     /* Reproducibility: two E-steps over the same resident data write
      * byte-identical accumulators (no order-dependent atomics; the second
