@@ -45,6 +45,7 @@
  */
 #include <cuda_runtime.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -931,7 +932,7 @@ static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X,
     }
     const char *tl = getenv("GH_CUDA_TIMELINE");
     if (tl && *tl) {
-      if (!(c->tl = fopen(tl, "a"))) gh_die("GH_CUDA_TIMELINE: cannot open %s", tl);
+      if (!(c->tl = fopen(tl, "a"))) gh_die("GH_CUDA_TIMELINE: cannot open %s: %s", tl, strerror(errno));
       CK(cudaEventCreate(&c->evBase));
       CK(cudaEventRecord(c->evBase));
       c->tBase = gh_seconds();
