@@ -470,8 +470,9 @@ static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(2 * WL_BM(Ep) *
  * four and two for rows of <= 88 floats, else three and two (H100, UBM
  * diag 2048 D=40, with the log-likelihoods through shared memory: EM 4.43
  * ms against 4.61 / 4.82 / 4.90 with 4 / 3 / 3 + ovl; in registers, as
- * now, 4.15-4.17; doc/perf.md, sixth session).  GH_CUDA_WG_STATS=<nw>[o] picks one for experiments where it is
- * built (rows of 88 and 128 floats; nw 4 for 88 only). */
+ * now, 4.15-4.17; doc/perf.md, sixth session).  GH_CUDA_WG_STATS=<nw>[o]
+ * picks one for experiments where it is built (rows of 88 and 128 floats;
+ * nw 4 for 88 only). */
 typedef struct { int nw, ovl; } stats_cfg;
 static stats_cfg stats_config(int Ep) {
   stats_cfg c = {Ep <= 88 ? 4 : 3, 1};

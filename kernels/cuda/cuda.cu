@@ -847,7 +847,7 @@ static void score_chunk(cuda_ctx *c, cuda_model *m, const float *dX, int n, floa
  * timing events must have been recorded; uploads: those of direct chunks,
  * the others count 0) to b->kernel_seconds and b->upload_seconds, waiting
  * for them. */
-static void sum_kernel_time(gh_backend *b, cuda_ctx *c, long long upto) {
+static void sum_chunk_times(gh_backend *b, cuda_ctx *c, long long upto) {
   for (; c->seq_timed < upto; ++c->seq_timed) {
     const int e = (int)(c->seq_timed % NEV);
     float ms = 0.f, us = 0.f;
@@ -869,16 +869,16 @@ static void sum_kernel_time(gh_backend *b, cuda_ctx *c, long long upto) {
 }
 
 /* backend.h loglikes_end: waits for the oldest call begun and not ended
- * (its out is then written) and adds its kernel time to b->kernel_seconds;
- * nothing when none is.  Dies on a CUDA error (also one of a kernel it
- * waited for). */
+ * (its out is then written) and adds its chunks' times to b->kernel_seconds
+ * and b->upload_seconds; nothing when none is.  Dies on a CUDA error (also
+ * one of a kernel it waited for). */
 static void cuda_loglikes_end(gh_backend *b) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   if (c->ninflight == 0) return;
   const long long first = c->inflight[0][0], last = c->inflight[0][1];
   if (last > first) CK(cudaEventSynchronize(c->evOut[(last - 1) & 1])); /* the call's last download */
   CK(cudaGetLastError());
-  sum_kernel_time(b, c, last);
+  sum_chunk_times(b, c, last);
   c->inflight[0][0] = c->inflight[1][0];
   c->inflight[0][1] = c->inflight[1][1];
   --c->ninflight;
@@ -958,7 +958,7 @@ static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X,
     const long long s = c->seq++;
     const int k = (int)(s & 1), e = (int)(s % NEV);
     const int n = (int)(T - t0 < tc ? T - t0 : tc);
-    if (s - c->seq_timed >= NEV) sum_kernel_time(b, c, s - NEV + 1); /* the ring slot is reused */
+    if (s - c->seq_timed >= NEV) sum_chunk_times(b, c, s - NEV + 1); /* the ring slot is reused */
     if (c->tl) c->tEnq[e] = gh_seconds() - c->tBase;
     const float *dX;
     if (direct) {
