@@ -339,17 +339,21 @@ typedef struct {
   /* the pipelined loglikes (lazily; cuda_loglikes_begin): chunks numbered
    * across calls (seq); per chunk parity a frame buffer and an output
    * buffer, an upload and a download stream, events "uploaded", "frames
-   * consumed", "scored" and "output fetched"; a ring of NEV timing event
+   * consumed", "scored" and "output fetched" (for the streams' ordering
+   * only: chunk seq + 2 records them again); a ring of NEV timing event
    * pairs for the kernels and for the uploads (chunks before seq_timed are
    * summed into kernel_seconds and upload_seconds already); the calls begun
-   * and not ended (at most 2) */
+   * and not ended (at most 2), each with its own event after its last
+   * download, the one loglikes_end waits for (the two events move with the
+   * calls: call[0] is the oldest) */
   float *dXo[2]; size_t capXo[2];
   float *dOo[2]; size_t capOo[2];
   cudaStream_t up, dn;
   cudaEvent_t evUp[2], evFree[2], evDone[2], evOut[2];
   cudaEvent_t evT0[NEV], evT1[NEV], evU0[NEV], evU1[NEV];
   long long seq, seq_timed;
-  long long inflight[2][2]; int ninflight; /* [call] = {first seq, last seq + 1} */
+  struct { long long first, last; cudaEvent_t done; } call[2]; /* chunks first .. last - 1 */
+  int ninflight;
   /* GH_CUDA_TIMELINE=<file>: one line per chunk (doc/perf.md, sixth
    * session): the host's enqueue time, the upload's and the kernels' device
    * start and end, in ms from evBase (recorded at the first chunk) */
@@ -396,7 +400,7 @@ static void cuda_free_backend(gh_backend *b) {
     for (int k = 0; k < 2; ++k) {
       cudaFree(c->dXo[k]); cudaFree(c->dOo[k]);
       cudaEventDestroy(c->evUp[k]); cudaEventDestroy(c->evFree[k]);
-      cudaEventDestroy(c->evDone[k]); cudaEventDestroy(c->evOut[k]);
+      cudaEventDestroy(c->evDone[k]); cudaEventDestroy(c->evOut[k]); cudaEventDestroy(c->call[k].done);
     }
     for (int k = 0; k < NEV; ++k) {
       cudaEventDestroy(c->evT0[k]); cudaEventDestroy(c->evT1[k]); cudaEventDestroy(c->evU0[k]); cudaEventDestroy(c->evU1[k]);
@@ -875,12 +879,15 @@ static void sum_chunk_times(gh_backend *b, cuda_ctx *c, long long upto) {
 static void cuda_loglikes_end(gh_backend *b) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   if (c->ninflight == 0) return;
-  const long long first = c->inflight[0][0], last = c->inflight[0][1];
-  if (last > first) CK(cudaEventSynchronize(c->evOut[(last - 1) & 1])); /* the call's last download */
+  /* the call's own event: evOut of its last chunk's parity may have been
+   * recorded again by the next call's chunks (waiting on it held the scorer
+   * until the next call was nearly done: doc/perf.md, seventh session) */
+  if (c->call[0].last > c->call[0].first) CK(cudaEventSynchronize(c->call[0].done));
   CK(cudaGetLastError());
-  sum_chunk_times(b, c, last);
-  c->inflight[0][0] = c->inflight[1][0];
-  c->inflight[0][1] = c->inflight[1][1];
+  sum_chunk_times(b, c, c->call[0].last);
+  const cudaEvent_t done = c->call[0].done;
+  c->call[0] = c->call[1];
+  c->call[1].done = done;
   --c->ninflight;
 }
 
@@ -904,17 +911,17 @@ static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X,
   if (c->ninflight == 2) cuda_loglikes_end(b);
   const long long first = c->seq;
   if (T <= 0 || P <= 0) { /* a call with nothing to do (its end waits for nothing) */
-    c->inflight[c->ninflight][0] = c->inflight[c->ninflight][1] = first;
+    c->call[c->ninflight].first = c->call[c->ninflight].last = first;
     ++c->ninflight;
     return;
   }
   /* Chunk: output (and segment scratch) at most 64M floats (256 MB) each
    * per kernel pass. */
   const int W = m->V > P ? m->V : P;
-  long long tc = (64LL << 20) / W;
-  if (tc < 16) tc = 16;
-  if (tc > OVL_CHUNK) tc = OVL_CHUNK;
-  if (tc > T) tc = T;
+  long long tmax = (64LL << 20) / W;
+  if (tmax < 16) tmax = 16;
+  if (tmax > OVL_CHUNK) tmax = OVL_CHUNK;
+  const long long tc = tmax < T ? tmax : T;
   const size_t D = (size_t)m->D;
   const int gemm = score_variant(c, m) == 1;
   if (!c->up) {
@@ -925,6 +932,7 @@ static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X,
       CK(cudaEventCreateWithFlags(&c->evFree[k], cudaEventDisableTiming));
       CK(cudaEventCreateWithFlags(&c->evDone[k], cudaEventDisableTiming));
       CK(cudaEventCreateWithFlags(&c->evOut[k], cudaEventDisableTiming));
+      CK(cudaEventCreateWithFlags(&c->call[k].done, cudaEventDisableTiming));
     }
     for (int k = 0; k < NEV; ++k) {
       CK(cudaEventCreate(&c->evT0[k])); CK(cudaEventCreate(&c->evT1[k]));
@@ -946,13 +954,19 @@ static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X,
     if ((direct && c->capXo[k] < (size_t)tc * D) || c->capOo[k] < (size_t)tc * P) small = 1;
   if (m->nsplit && c->capScratch < (size_t)tc * m->V) small = 1;
   if (small) {
+    /* Growing drains the pipeline (cudaFree synchronises the device), so
+     * the buffers go straight to the largest chunk when that costs at most
+     * 64 MB: callers that ramp their batches up (gmm-score-gpu) then grow
+     * them once, not at every step of the ramp. */
+    const size_t per = sizeof(float) * 2 * ((direct ? D : 0) + P + (m->nsplit ? (size_t)m->V : 0));
+    const long long ta = tmax * per <= (64u << 20) ? tmax : tc;
     while (c->ninflight) cuda_loglikes_end(b);
     CK(cudaDeviceSynchronize());
     for (int k = 0; k < 2; ++k) {
-      if (direct) dgrow((void **)&c->dXo[k], &c->capXo[k], (size_t)tc * D, sizeof(float), 0);
-      dgrow((void **)&c->dOo[k], &c->capOo[k], (size_t)tc * P, sizeof(float), 0);
+      if (direct) dgrow((void **)&c->dXo[k], &c->capXo[k], (size_t)ta * D, sizeof(float), 0);
+      dgrow((void **)&c->dOo[k], &c->capOo[k], (size_t)ta * P, sizeof(float), 0);
     }
-    if (m->nsplit) dgrow((void **)&c->dScratch, &c->capScratch, (size_t)tc * m->V, sizeof(float), 0);
+    if (m->nsplit) dgrow((void **)&c->dScratch, &c->capScratch, (size_t)ta * m->V, sizeof(float), 0);
   }
   for (long long t0 = 0; t0 < T; t0 += tc) {
     const long long s = c->seq++;
@@ -985,8 +999,9 @@ static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X,
     CK(cudaMemcpyAsync(out + t0 * P, c->dOo[k], (size_t)n * P * sizeof(float), cudaMemcpyDeviceToHost, c->dn));
     CK(cudaEventRecord(c->evOut[k], c->dn));
   }
-  c->inflight[c->ninflight][0] = first;
-  c->inflight[c->ninflight][1] = c->seq;
+  if (c->seq > first) CK(cudaEventRecord(c->call[c->ninflight].done, c->dn));
+  c->call[c->ninflight].first = first;
+  c->call[c->ninflight].last = c->seq;
   ++c->ninflight;
 }
 
