@@ -42,6 +42,7 @@ typedef struct {
    * and its error line; under pipeline.mu */
   int pending, err_u;
   char err[1024];
+  double t_full, t_begun; /* seconds from the pipeline's start: read whole, handed to the backend (--verbose=2) */
 } batch;
 
 typedef struct {
@@ -53,6 +54,7 @@ typedef struct {
   const char *feats_rspec;
   int32_t D, P, batch_frames;
   int32_t target;                 /* the batch being filled goes at this many frames (reader's) */
+  double t_start;                 /* gh_seconds() at the pipeline's start */
   int64_t num_done, total_frames; /* reader's */
   gh_writer *w;
   double best_sum;                /* writer's */
@@ -76,6 +78,12 @@ static void *timed_pop(gh_queue *q, double *waited) {
   void *v = gh_queue_pop(q);
   *waited += gh_seconds() - t0;
   return v;
+}
+
+/* A batch read whole goes to the scorer. */
+static void push_full(pipeline *pl, batch *bt) {
+  bt->t_full = gh_seconds() - pl->t_start;
+  gh_queue_push(pl->full_b, bt);
 }
 
 /* Dies unless an utterance of rows x cols matches the model dimension. */
@@ -138,11 +146,11 @@ static void *reader_main(void *arg) {
     ++pl->num_done;
     if (bt->frames >= pl->target) {
       next_target(pl);
-      gh_queue_push(pl->full_b, bt);
+      push_full(pl, bt);
       bt = timed_pop(pl->free_b, &pl->wait_r);
     }
   }
-  if (bt->n > 0) gh_queue_push(pl->full_b, bt);
+  if (bt->n > 0) push_full(pl, bt);
   else gh_queue_push(pl->free_b, bt);
   gh_queue_push(pl->full_b, NULL);
   return NULL;
@@ -181,7 +189,7 @@ static void flush_order(pipeline *pl) {
     batch *bt = pl->order[0];
     memmove(pl->order, pl->order + 1, --pl->norder * sizeof *pl->order);
     if (bt->err_u >= 0) gh_die("%s", bt->err);
-    if (bt->n > 0) gh_queue_push(pl->full_b, bt);
+    if (bt->n > 0) push_full(pl, bt);
     else gh_queue_push(pl->free_b, bt);
   }
   if (pl->norder == 0 && pl->eof_after) { pl->eof_after = 0; gh_queue_push(pl->full_b, NULL); }
@@ -312,6 +320,20 @@ static void *reader_par_main(void *arg) {
   return NULL;
 }
 
+/* The largest of r[0 .. n-1] (n >= 1), in eight independent lanes (one
+ * compare chain ran at a fraction of the memory rate for 5,000-pdf rows). */
+static float row_max(const float *r, int32_t n) {
+  float m[8];
+  int32_t p = 0;
+  for (int k = 0; k < 8; ++k) m[k] = r[0];
+  for (; p + 8 <= n; p += 8)
+    for (int k = 0; k < 8; ++k) m[k] = r[p + k] > m[k] ? r[p + k] : m[k];
+  for (; p < n; ++p) m[0] = r[p] > m[0] ? r[p] : m[0];
+  float best = m[0];
+  for (int k = 1; k < 8; ++k) best = m[k] > best ? m[k] : best;
+  return best;
+}
+
 /* Writes one matrix per utterance of each scored batch, adds each frame's
  * best pdf log-likelihood to the total, and hands the buffers back. */
 static void *writer_main(void *arg) {
@@ -322,12 +344,7 @@ static void *writer_main(void *arg) {
     int64_t off = 0;
     for (int u = 0; u < bt->n; ++u) {
       gh_matrix view = {bt->rows[u], P, bt->rows[u] ? bt->out->p + off * P : NULL};
-      for (int32_t t = 0; t < bt->rows[u]; ++t) {
-        const float *r = gh_row(&view, t);
-        float best = r[0];
-        for (int32_t p = 1; p < P; ++p) if (r[p] > best) best = r[p];
-        pl->best_sum += best;
-      }
+      for (int32_t t = 0; t < bt->rows[u]; ++t) pl->best_sum += row_max(gh_row(&view, t), P);
       gh_writer_write(pl->w, bt->keys[u], GH_OBJ_MATRIX, &view);
       off += bt->rows[u];
       free(bt->keys[u]);
@@ -339,6 +356,20 @@ static void *writer_main(void *arg) {
     gh_queue_push(pl->free_b, bt);
   }
   return NULL;
+}
+
+/* The scorer waits for the oldest batch begun (the backend's loglikes_end),
+ * passes it to the writer and, at --verbose=2, logs when it was read whole,
+ * begun and ended (ms from the pipeline's start; a batch begun well after it
+ * was read waited on the backend, one begun at once waited on the reader). */
+static void end_batch(pipeline *pl, batch *bt, int64_t i) {
+  const double t0 = gh_seconds();
+  gh_backend_loglikes_end(pl->be);
+  const double t1 = gh_seconds();
+  pl->t_end += t1 - t0;
+  gh_vlog(2, "batch %lld: %lld frames, read at %.3f ms, begun at %.3f, ended at %.3f", (long long)i,
+          (long long)bt->frames, 1e3 * bt->t_full, 1e3 * bt->t_begun, 1e3 * (t1 - pl->t_start));
+  gh_queue_push(pl->done, bt);
 }
 
 int main(int argc, char **argv) {
@@ -360,7 +391,7 @@ int main(int argc, char **argv) {
                  "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
   gh_opts_int(po, "batch-frames", &batch_frames,
               "Score utterances in batches of about this many frames (one kernel call each); 0: "
-              "for models of at most 64 pdfs up to 131072 (batches of at most 32 MB of features: large "
+              "for models of at most 64 pdfs 32 MB of features (16384 to 262144 frames: large "
               "batches keep the GPU busy and let the upload overlap the kernels), else 16384");
   int32_t io_threads = -1;
   gh_opts_int(po, "io-threads", &io_threads,
@@ -378,7 +409,7 @@ int main(int argc, char **argv) {
   if (P <= 0) gh_die("%s: model has no pdfs", model_rx);
   if (batch_frames == 0) { /* input batches of at most ~32 MB */
     const int64_t big = (8 << 20) / (D > 0 ? D : 1);
-    batch_frames = P > 64 ? 16384 : big > 131072 ? 131072 : big < 16384 ? 16384 : (int32_t)big;
+    batch_frames = P > 64 ? 16384 : big > 262144 ? 262144 : big < 16384 ? 16384 : (int32_t)big;
   }
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)
@@ -431,7 +462,7 @@ int main(int argc, char **argv) {
     be->kernel_seconds = be->upload_seconds = 0;
   }
   t_setup = gh_seconds() - t_setup;
-  double t_start = gh_seconds();
+  const double t_start = pl.t_start = gh_seconds();
   pthread_t reader, writer, copiers[64];
   if (pl.sc) {
     pl.io_threads = io_threads > 64 ? 64 : io_threads;
@@ -444,31 +475,24 @@ int main(int argc, char **argv) {
       pthread_create(&writer, NULL, writer_main, &pl))
     gh_die("cannot start the reader and writer threads");
   batch *bt, *prev = NULL; /* prev: begun, not ended */
+  int64_t nb = 0;          /* batches ended */
   while ((bt = timed_pop(pl.full_b, &pl.wait_s)) != NULL) {
     outbuf *ob = timed_pop(pl.free_o, &pl.wait_s);
-    if (bt->frames * P > ob->cap) {
+    if (bt->frames * P > ob->cap) { /* once, to a full batch: page-locking hundreds of MB takes tens of ms */
+      const int64_t full = (int64_t)batch_frames + batch_frames / 4;
       gh_backend_host_free(be, ob->p);
-      ob->cap = bt->frames * P;
+      ob->cap = (bt->frames > full ? bt->frames : full) * P;
       ob->p = gh_backend_host_alloc(be, (size_t)ob->cap * sizeof(float));
     }
     double t0 = gh_seconds();
+    bt->t_begun = t0 - t_start;
     gh_backend_loglikes_begin(be, m, bt->X, (int32_t)bt->frames, ob->p);
     pl.t_begin += gh_seconds() - t0;
     bt->out = ob;
-    if (prev) {
-      t0 = gh_seconds();
-      gh_backend_loglikes_end(be);
-      pl.t_end += gh_seconds() - t0;
-      gh_queue_push(pl.done, prev);
-    }
+    if (prev) end_batch(&pl, prev, nb++);
     prev = bt;
   }
-  if (prev) {
-    double t0 = gh_seconds();
-    gh_backend_loglikes_end(be);
-    pl.t_end += gh_seconds() - t0;
-    gh_queue_push(pl.done, prev);
-  }
+  if (prev) end_batch(&pl, prev, nb++);
   gh_queue_push(pl.done, NULL);
   pthread_join(reader, NULL);
   pthread_join(writer, NULL);
