@@ -340,11 +340,20 @@ static void *writer_main(void *arg) {
   pipeline *pl = arg;
   const int32_t P = pl->P;
   batch *bt;
+  float *best = NULL; /* [frames] each frame's largest loglike */
+  int64_t cap = 0;
   while ((bt = timed_pop(pl->done, &pl->wait_w)) != NULL) {
+    const int64_t T = bt->frames;
+    const float *out = bt->out->p;
+    if (T > cap) { cap = T; best = gh_realloc(best, (size_t)cap * sizeof(float)); }
+    /* the maxima in parallel when there is much to read (2 GB for 100,000
+     * frames x 5000 pdfs), summed in frame order: the same total every run */
+#pragma omp parallel for schedule(static) if (T * P >= (1 << 22))
+    for (int64_t t = 0; t < T; ++t) best[t] = row_max(out + t * P, P);
+    for (int64_t t = 0; t < T; ++t) pl->best_sum += best[t];
     int64_t off = 0;
     for (int u = 0; u < bt->n; ++u) {
       gh_matrix view = {bt->rows[u], P, bt->rows[u] ? bt->out->p + off * P : NULL};
-      for (int32_t t = 0; t < bt->rows[u]; ++t) pl->best_sum += row_max(gh_row(&view, t), P);
       gh_writer_write(pl->w, bt->keys[u], GH_OBJ_MATRIX, &view);
       off += bt->rows[u];
       free(bt->keys[u]);
@@ -355,6 +364,7 @@ static void *writer_main(void *arg) {
     bt->out = NULL;
     gh_queue_push(pl->free_b, bt);
   }
+  free(best);
   return NULL;
 }
 
@@ -392,7 +402,8 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "batch-frames", &batch_frames,
               "Score utterances in batches of about this many frames (one kernel call each); 0: "
               "for models of at most 64 pdfs 32 MB of features (16384 to 262144 frames: large "
-              "batches keep the GPU busy and let the upload overlap the kernels), else 16384");
+              "batches keep the GPU busy and let the upload overlap the kernels), else 32 MB of "
+              "log-likelihoods (1024 to 16384 frames)");
   int32_t io_threads = -1;
   gh_opts_int(po, "io-threads", &io_threads,
               "Threads that copy the features into the batches when the input is a plain binary archive "
@@ -407,9 +418,16 @@ int main(int argc, char **argv) {
   gh_gmm_set_read(model_rx, &set);
   const int32_t D = set.dim, P = set.num_pdfs;
   if (P <= 0) gh_die("%s: model has no pdfs", model_rx);
-  if (batch_frames == 0) { /* input batches of at most ~32 MB */
-    const int64_t big = (8 << 20) / (D > 0 ? D : 1);
-    batch_frames = P > 64 ? 16384 : big > 262144 ? 262144 : big < 16384 ? 16384 : (int32_t)big;
+  if (batch_frames == 0) {
+    /* Few pdfs: input batches of ~32 MB (16384 to 262144 frames).  Many
+     * pdfs: output batches of ~32 MB (1024 to 16384 frames), so that the
+     * page-locked output buffers are few and small: page-locking runs at
+     * ~3 GB/s (three 410 MB buffers took ~400 ms of a 0.65 s run at 5000
+     * pdfs, doc/perf.md seventh session), and a call of 1,677 frames x
+     * 80,000 Gaussians still fills the GPU. */
+    const int64_t in = (8 << 20) / (D > 0 ? D : 1), out = (8 << 20) / P;
+    batch_frames = P <= 64 ? (in > 262144 ? 262144 : in < 16384 ? 16384 : (int32_t)in)
+                           : (out > 16384 ? 16384 : out < 1024 ? 1024 : (int32_t)out);
   }
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)
