@@ -320,17 +320,20 @@ static void *reader_par_main(void *arg) {
   return NULL;
 }
 
-/* The largest of r[0 .. n-1] (n >= 1), in eight independent lanes (one
- * compare chain ran at a fraction of the memory rate for 5,000-pdf rows). */
+/* The largest of r[0 .. n-1] (n >= 1); rows of >= 16 in eight independent
+ * lanes (one compare chain ran at a fraction of the memory rate for
+ * 5,000-pdf rows), shorter rows (a UBM's one column) in one. */
 static float row_max(const float *r, int32_t n) {
-  float m[8];
-  int32_t p = 0;
-  for (int k = 0; k < 8; ++k) m[k] = r[0];
-  for (; p + 8 <= n; p += 8)
-    for (int k = 0; k < 8; ++k) m[k] = r[p + k] > m[k] ? r[p + k] : m[k];
-  for (; p < n; ++p) m[0] = r[p] > m[0] ? r[p] : m[0];
-  float best = m[0];
-  for (int k = 1; k < 8; ++k) best = m[k] > best ? m[k] : best;
+  float best = r[0];
+  int32_t p = 1;
+  if (n >= 16) {
+    float m[8];
+    for (int k = 0; k < 8; ++k) m[k] = r[k];
+    for (p = 8; p + 8 <= n; p += 8)
+      for (int k = 0; k < 8; ++k) m[k] = r[p + k] > m[k] ? r[p + k] : m[k];
+    for (int k = 0; k < 8; ++k) best = m[k] > best ? m[k] : best;
+  }
+  for (; p < n; ++p) best = r[p] > best ? r[p] : best;
   return best;
 }
 
@@ -344,7 +347,7 @@ static void *writer_main(void *arg) {
   int64_t cap = 0;
   while ((bt = timed_pop(pl->done, &pl->wait_w)) != NULL) {
     const int64_t T = bt->frames;
-    const float *out = bt->out->p;
+    float *out = bt->out->p;
     if (T > cap) { cap = T; best = gh_realloc(best, (size_t)cap * sizeof(float)); }
     /* the maxima in parallel when there is much to read (2 GB for 100,000
      * frames x 5000 pdfs), summed in frame order: the same total every run */
@@ -353,7 +356,7 @@ static void *writer_main(void *arg) {
     for (int64_t t = 0; t < T; ++t) pl->best_sum += best[t];
     int64_t off = 0;
     for (int u = 0; u < bt->n; ++u) {
-      gh_matrix view = {bt->rows[u], P, bt->rows[u] ? bt->out->p + off * P : NULL};
+      gh_matrix view = {bt->rows[u], P, bt->rows[u] ? out + off * P : NULL};
       gh_writer_write(pl->w, bt->keys[u], GH_OBJ_MATRIX, &view);
       off += bt->rows[u];
       free(bt->keys[u]);
