@@ -104,35 +104,43 @@ static int solve_packed(const float *P, const float *b, int32_t D, double *L, do
 void gh_gemm_model_centre(const gh_gmm_set *s, double *c) {
   const int32_t D = s->dim;
   memset(c, 0, sizeof(double) * D);
-  const int64_t gt = gh_gmm_set_total_gauss(s);
-  if (gt <= 0 || D <= 0) return;
-  const int nsamp = gt < 64 ? (int)gt : 64;
+  if (s->num_pdfs <= 0 || D <= 0) return;
+  const int npdf = s->num_pdfs < 64 ? s->num_pdfs : 64;
+  const int per_pdf = 1024 / npdf; /* Gaussians visited per sampled pdf (>= 16) */
   double *mu = gh_malloc(sizeof(double) * D), *L = gh_malloc(sizeof(double) * D * D);
-  int used = 0, p = 0;
-  int64_t first = 0; /* index of pdf p's first Gaussian over the set */
-  for (int k = 0; k < nsamp; ++k) {
-    const int64_t gi = (int64_t)k * gt / nsamp;
-    while (first + s->pdfs[p].num_gauss <= gi) first += s->pdfs[p++].num_gauss;
-    const gh_gmm *g = &s->pdfs[p];
-    const int32_t kk = (int32_t)(gi - first);
-    const float *b = g->means_invvars + (int64_t)kk * D;
-    int ok = 1;
-    if (g->type == GH_COV_FULL) {
-      ok = solve_packed(g->inv_vars + (int64_t)kk * gh_packed_size(D), b, D, L, mu) == 0;
-    } else {
-      for (int32_t i = 0; i < D && ok; ++i) {
-        const float iv = g->inv_vars[(int64_t)kk * D + i];
-        if (!(iv > 0)) ok = 0;
-        else mu[i] = b[i] / iv;
+  double *pm = gh_malloc(sizeof(double) * D);
+  int used = 0;
+  for (int k = 0; k < npdf; ++k) {
+    const gh_gmm *g = &s->pdfs[(int64_t)k * s->num_pdfs / npdf];
+    const int ng = g->num_gauss < per_pdf ? g->num_gauss : per_pdf;
+    double wsum = 0;
+    memset(pm, 0, sizeof(double) * D);
+    for (int j = 0; j < ng; ++j) {
+      const int32_t kk = (int32_t)((int64_t)j * g->num_gauss / ng);
+      const float *b = g->means_invvars + (int64_t)kk * D;
+      const double w = g->weights[kk];
+      int ok = w > 0;
+      if (ok && g->type == GH_COV_FULL) {
+        ok = solve_packed(g->inv_vars + (int64_t)kk * gh_packed_size(D), b, D, L, mu) == 0;
+      } else {
+        for (int32_t i = 0; i < D && ok; ++i) {
+          const float iv = g->inv_vars[(int64_t)kk * D + i];
+          if (!(iv > 0)) ok = 0;
+          else mu[i] = b[i] / iv;
+        }
       }
+      if (!ok) continue;
+      for (int32_t i = 0; i < D; ++i) pm[i] += w * mu[i];
+      wsum += w;
     }
-    if (!ok) continue;
-    for (int32_t i = 0; i < D; ++i) c[i] += mu[i];
+    if (!(wsum > 0)) continue;
+    for (int32_t i = 0; i < D; ++i) c[i] += pm[i] / wsum;
     ++used;
   }
   for (int32_t i = 0; i < D && used; ++i) c[i] /= used;
   free(mu);
   free(L);
+  free(pm);
 }
 
 void gh_gemm_stats_uncentre(int32_t D, int full, const double *c, const double *s, double *occ,

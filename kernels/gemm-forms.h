@@ -49,11 +49,16 @@ void gh_gemm_row_to_gmm(const float *a, int64_t stride, gh_gmm *g, int32_t k);
  * (NULL: uncentred). */
 void gh_gemm_expand(const float *x, const double *c, int32_t D, int full, double *xe);
 
-/* A point near the model's data, used as its centre: the mean of the
- * Gaussian means of up to 64 Gaussians spread evenly over the set (full
- * means solved by Cholesky in double; Gaussians whose covariance is not
- * positive definite are skipped).  c [D] double; zeros when no Gaussian
- * qualifies.  Any nearby point serves: it only keeps the fp32 terms small. */
+/* A point near the model's data, used as its centre: for up to 64 pdfs
+ * spread evenly over the set, the pdf's mean sum_g w_g mu_g / sum_g w_g over
+ * up to 1024 / (pdfs sampled) of its Gaussians spread evenly (all of them
+ * in most pdfs); c is the plain mean of those pdf means.  Full means are
+ * solved by Cholesky in double; Gaussians of zero weight or a covariance
+ * that is not positive definite are skipped.  c [D] double; zeros when no
+ * Gaussian qualifies.  Any point near the data keeps the fp32 terms small;
+ * the closer to the data's mean, the smaller (a UBM's weighted mean is the
+ * mean of the data it was estimated on).  It depends on the model only, so
+ * every job of a split training centres a frame alike. */
 void gh_gemm_model_centre(const gh_gmm_set *s, double *c);
 
 /* Adds one Gaussian's centred statistics s [K] (about centre c) to its

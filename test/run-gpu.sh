@@ -223,10 +223,15 @@ fi
 #    two runs of gmm-est-gpu --device=cuda write byte-identical models (full
 #    and diag global GMMs on AMI: the GEMM E-step, statistics summed in a
 #    fixed order); gmm-acc-stats-gpu in 3 jobs + gmm-sum-accs equals one job
-#    within summation order: the float accs files, and each job's own centre
-#    and fp32 GEMM sums (about 1e-7 of the largest terms, c0^2 ~ 1e4, seen as
-#    1.1e-4 of 1 + |x| on small off-diagonal sums): 1e-3 of 1 + |total|; the
-#    CPU backend gets 1e-5 (test/bats/repro.bats).
+#    within summation order: each frame is centred at the model's centre,
+#    the same in every job, but the statistics are fp32 sums within a chunk
+#    (the CPU backend sums in double: 1e-5 in test/bats/repro.bats), and
+#    other chunks round otherwise.  On this data the GPU E-step's own error
+#    against the double reference (cpu-ref) is 1.7e-4 (full) and 1.2e-5
+#    (diag) of 1 + |x|; the 3-job sums differed from the 1-job ones by 9.4e-5
+#    and 1.5e-5 on an H200 (doc/perf.md, eighth session): 3e-4.  (With each
+#    job's own data mean as the centre, before the eighth session, 1.1e-4;
+#    with an unweighted mean of Gaussian means 2.2e-4.)
 for pr in fp32 tf32x3; do
   GH_CUDA_SCORE=gemm bin/gmm-score-gpu --device=cuda --precision=$pr "$D/kaldi-fixtures/ami-full16.fgmm" \
     "ark:$D/kaldi-ami-feats/feats.ark" "ark,t:$tmp/g.$pr.txt" 2>/dev/null
@@ -245,7 +250,7 @@ for cov in full diag; do
   bin/gmm-acc-stats-gpu --device=cuda --binary=false "$tmp/r$cov.0" "scp:$tmp/all.scp" "$tmp/one.acc" 2>/dev/null
   for j in 1 2 3; do bin/gmm-acc-stats-gpu --device=cuda "$tmp/r$cov.0" "scp:$tmp/j$j.scp" "$tmp/j$j.acc" 2>/dev/null; done
   bin/gmm-sum-accs --binary=false "$tmp/three.acc" "$tmp/j1.acc" "$tmp/j2.acc" "$tmp/j3.acc" 2>/dev/null
-  if r=$(cmp_nums "$tmp/three.acc" "$tmp/one.acc" 1e-3); then ok "$cov: cuda accs, 3 jobs + gmm-sum-accs vs 1 job ($r)"
+  if r=$(cmp_nums "$tmp/three.acc" "$tmp/one.acc" 3e-4); then ok "$cov: cuda accs, 3 jobs + gmm-sum-accs vs 1 job ($r)"
   else notok "$cov: cuda accs, 3 jobs vs 1 job ($r)"; fi
 done
 

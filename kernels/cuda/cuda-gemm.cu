@@ -430,6 +430,7 @@ float *gg_model_rows(gg_model *m, const long long **dRowOff) {
   return m->dA0;
 }
 void gg_model_rows_changed(gg_model *m) { m->have_centre = 0; m->have_split = 0; }
+const double *gg_model_centre(const gg_model *m) { return m->model_centre; }
 
 gg_model *gg_model_new(const gh_gmm_set *s) {
   gg_model *m = (gg_model *)gh_calloc(1, sizeof *m);

@@ -38,10 +38,12 @@ gg_ctx *gg_ctx_new(void);
 void gg_ctx_free(gg_ctx *g);
 
 /* Parameter rows of set s (uncentred, float, on the device) and the
- * model's own centre (mean of the means of up to 64 of its Gaussians,
- * double on the host), which gg_loglikes uses. */
+ * model's own centre (gemm-forms.h gh_gemm_model_centre, double on the
+ * host), which gg_loglikes uses. */
 gg_model *gg_model_new(const gh_gmm_set *s);
 void gg_model_free(gg_model *m);
+/* The model's own centre [D] (double, host; gemm-forms.h gh_gemm_model_centre). */
+const double *gg_model_centre(const gg_model *m);
 /* The uncentred parameter rows on the device (Gaussian k of pdf p, in
  * global order i = first Gaussian of p + k: row_off[i] .. + E floats, the
  * padding after E zero) and their offsets; after writing new rows call

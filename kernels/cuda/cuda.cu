@@ -1087,8 +1087,14 @@ static void estep_batch(cuda_ctx *c, cuda_model *m, const float *dX, const gh_fr
 /* E-step data resident on the device (backend.h data_upload): the frames
  * [T x Dp] (zero-padded rows, used by both the fused and the GEMM E-step),
  * the pairs sorted by pdf (stable counting sort: frames dFrames, weights dW;
- * pdf p's pairs are [poff[p], poff[p+1])), and the data's mean (the centre
- * of the GEMM forms, double).  The caller's host pairs are read again by
+ * pdf p's pairs are [poff[p], poff[p+1])), and the centre of the GEMM
+ * forms (double): the model centre (gemm-forms.h) of the first model the
+ * data is used with, kept for the data's lifetime so that the expanded
+ * features cached in xc stay valid across EM iterations.  A centre taken
+ * from the model, not from the data, makes each frame's arithmetic the same
+ * however the frames are split into jobs (--nj N against --nj 1: only the
+ * summation order of the statistics differs; doc/perf.md, eighth session).
+ * The caller's host pairs are read again by
  * the fused path (which builds its task lists on the host). */
 typedef struct {
   int32_t T, D, Dp, max_pdf;
@@ -1098,7 +1104,8 @@ typedef struct {
   int32_t *dFrames;
   float *dW;
   int64_t *poff;   /* host [max_pdf + 2] */
-  double *centre;  /* host [D] */
+  double *centre;  /* host [D], set by the first accumulate */
+  int have_centre;
   gg_xcache *xc;   /* expanded features kept across E-steps (cuda-gemm.h) */
 } cuda_data;
 
@@ -1122,11 +1129,7 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
            cudaGetErrorString(e));
   CK(cudaMemcpy(d->dX, h, total * sizeof(float), cudaMemcpyHostToDevice));
   CK(cudaFreeHost(h));
-  /* centre: mean frame, double */
   d->centre = (double *)gh_calloc(D, sizeof(double));
-  for (int32_t t = 0; t < T; ++t)
-    for (int32_t i = 0; i < D; ++i) d->centre[i] += X[(size_t)t * D + i];
-  for (int32_t i = 0; i < D && T > 0; ++i) d->centre[i] /= T;
   /* pairs sorted by pdf */
   const int64_t np1 = (int64_t)d->max_pdf + 2;
   d->poff = (int64_t *)gh_calloc(np1, sizeof(int64_t));
@@ -1174,7 +1177,7 @@ static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
 static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
-  const cuda_data *d = (const cuda_data *)dd;
+  cuda_data *d = (cuda_data *)dd;
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
   if (d->max_pdf >= m->P)
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
@@ -1189,6 +1192,10 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
     any_gemm = n > 0 && (force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
   }
   gg_ctx *gg = m->gg && any_gemm ? ctx_gg(c) : NULL;
+  if (gg && !d->have_centre) {
+    memcpy(d->centre, gg_model_centre(m->gg), sizeof(double) * d->D);
+    d->have_centre = 1;
+  }
   char *use_gemm = (char *)gh_calloc(npdf ? npdf : 1, 1);
   int64_t nfused = 0;
   for (int p = 0; p < npdf; ++p) {
