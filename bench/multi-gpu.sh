@@ -101,6 +101,26 @@ fi
 head -1 $syn/feats.scp > $init/one.scp
 gmm-acc-stats-gpu --device=$device $init/0.mdl scp:$init/one.scp $init/one.acc 2>/dev/null
 syn_acc_bytes=$(stat -c %s $init/one.acc)
+# The same accumulation as one job and as the sum of the last count's jobs
+# (one model, the initial one): equal up to float summation order when each
+# frame's arithmetic does not depend on the split.
+nsplit=$(echo $gpus | awk '{ print $NF }')
+if [ $nsplit -gt 1 ] && [ $nsplit -le $spk ] && { [ "$device" = cpu ] || [ $nsplit -le ${#gpu_list[@]} ]; }; then
+  utils/split_data.sh $syn $nsplit >/dev/null
+  inv=$init/split; rm -rf $inv; mkdir -p $inv
+  CUDA_VISIBLE_DEVICES=${gpu_list[0]:-} gmm-acc-stats-gpu --device=$device $init/0.mdl scp:$syn/feats.scp $inv/all.acc 2> $inv/all.log
+  pids=
+  for ((j = 1; j <= nsplit; j++)); do
+    CUDA_VISIBLE_DEVICES=${gpu_list[$(( (j - 1) % (${#gpu_list[@]} > 0 ? ${#gpu_list[@]} : 1) ))]:-} gmm-acc-stats-gpu --device=$device \
+      $init/0.mdl scp:$syn/split$nsplit/$j/feats.scp $inv/$j.acc 2> $inv/$j.log & pids+=" $!"
+  done
+  wait $pids
+  gmm-sum-accs $inv/sum.acc $(for ((j = 1; j <= nsplit; j++)); do echo $inv/$j.acc; done) 2>/dev/null
+  gmm-sum-accs --binary=false $inv/all.txt $inv/all.acc 2>/dev/null
+  gmm-sum-accs --binary=false $inv/sum.txt $inv/sum.acc 2>/dev/null
+  python3 "$root/bench/cmp-accs.py" $inv/all.txt $inv/sum.txt > $inv/cmp.txt || echo "(cmp-accs.py failed)" > $inv/cmp.txt
+  gmm-est $init/0.mdl $inv/all.acc $inv/all.mdl 2>/dev/null; gmm-est $init/0.mdl $inv/sum.acc $inv/sum.mdl 2>/dev/null
+fi
 
 for g in $gpus; do
   if [ "$device" != cpu ] && [ $g -gt ${#gpu_list[@]} ]; then echo "-- skipping $g GPUs: only ${#gpu_list[@]} here"; continue; fi
@@ -141,9 +161,10 @@ for g in $gpus; do
   echo "Arabic HMM-GMM (${hmm_frames} frames, 80 pdfs x 8 diag, its ${from}..$hmm_iters) $g $g $(mean_iter $dir/train.out $from) $(mean_logs $dir $from $hmm_iters acc) $(mean_logs $dir $from $hmm_iters update) $bytes $hmm_frames" >> $results
 done
 
-same() {  # same <a> <b>
+same() {  # same <a> <b>: yes/NO and the largest difference as a share of the tolerance
   [ -f "$1" ] && [ -f "$2" ] || { echo "-"; return; }
-  utils/compare_gmms.sh "$1" "$2" >/dev/null 2>&1 && echo yes || echo NO
+  local r; r=$(utils/compare_gmms.sh "$1" "$2" 2>/dev/null | sed -n 's/.*largest difference \(.*\) of that/\1/p')
+  utils/compare_gmms.sh "$1" "$2" >/dev/null 2>&1 && echo "yes (${r:-?} of the tolerance)" || echo "NO (${r:-?} x the tolerance)"
 }
 g1=$(echo $gpus | awk '{ print $1 }'); g2=$(echo $gpus | awk '{ print $NF }')
 {
@@ -158,6 +179,11 @@ g1=$(echo $gpus | awk '{ print $1 }'); g2=$(echo $gpus | awk '{ print $NF }')
   echo " gmm-sum-accs && gmm-est job; accs/job: bytes of one job's GMM accumulators. Models of $g2 jobs equal to $g1 job:"
   echo " synthetic $(same exp/syn_${gauss}_g$g1/$iters.mdl exp/syn_${gauss}_g$g2/$iters.mdl), Arabic HMM-GMM $(same exp/hmm_g$g1/final.mdl exp/hmm_g$g2/final.mdl)"
   echo " (utils/compare_gmms.sh, 1e-5 + 1e-4 x largest entry).)"
+  if [ -f $init/split/cmp.txt ]; then
+    echo "Split invariance, synthetic, initial model: $nsplit jobs' accumulators summed vs 1 job's (largest |a-b| / largest |a|"
+    echo " of each Gaussian's block):"; cat $init/split/cmp.txt
+    echo " models re-estimated from them: $(same $init/split/all.mdl $init/split/sum.mdl)"
+  fi
 } > multi-gpu.txt
 echo "== results ($work/multi-gpu.txt)"
 cat multi-gpu.txt

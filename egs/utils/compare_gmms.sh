@@ -9,9 +9,9 @@
 # numbers must satisfy |a - b| <= abs-tol + rel-tol * m, m the largest absolute
 # entry of the vector or matrix ("[ ... ]") they are in (float rounding in a
 # matrix inverse scales with the matrix, not the entry); every other token
-# must be identical.  Prints the largest difference as a share
-# of what is allowed;
-# exits 1 (naming the first offending token) if the models differ.
+# must be identical.  Prints the largest difference as a share of what is
+# allowed (also when the models differ); exits 1, naming the first offending
+# number or token, if they differ.
 set -euo pipefail
 rel_tol=1e-4; abs_tol=1e-5
 . "$(dirname "$0")/parse_options.sh"
@@ -30,7 +30,7 @@ paste -d' ' $tmp/ta $tmp/tb | awk -v r=$rel_tol -v a=$abs_tol -v A="$1" -v B="$2
     for (i = 1; i <= n; i++) {
       d = abs(va[i] - vb[i]); tol = a + r * scale
       if (d / tol > worst) worst = d / tol
-      if (d > tol) { printf "compare_gmms.sh: number %d differs: %s in %s, %s in %s (%.3g, more than %g + %g x %.4g, the largest entry of its block)\n", pos[i], va[i], A, vb[i], B, d, a, r, scale > "/dev/stderr"; bad = 1; exit 1 }
+      if (d > tol && !bad) { printf "compare_gmms.sh: number %d differs: %s in %s, %s in %s (%.3g, more than %g + %g x %.4g, the largest entry of its block)\n", pos[i], va[i], A, vb[i], B, d, a, r, scale > "/dev/stderr"; bad = 1 }
     }
     n = 0; scale = 0 }
   { if (isnum($1) && isnum($2)) {
@@ -38,6 +38,8 @@ paste -d' ' $tmp/ta $tmp/tb | awk -v r=$rel_tol -v a=$abs_tol -v A="$1" -v B="$2
       if (abs($1) > scale) scale = abs($1); if (abs($2) > scale) scale = abs($2)
       if (!inblock) flush()
       next }
-    if ($1 != $2) { printf "compare_gmms.sh: token %d differs: %s in %s, %s in %s\n", NR, $1, A, $2, B > "/dev/stderr"; bad = 1; exit 1 }
+    if ($1 != $2) { printf "compare_gmms.sh: token %d differs: %s in %s, %s in %s\n", NR, $1, A, $2, B > "/dev/stderr"; tokbad = 1; exit 1 }
     if ($1 == "[") { flush(); inblock = 1 } else if ($1 == "]") { flush(); inblock = 0 } }
-  END { if (bad) exit 1; flush(); printf "compare_gmms.sh: equal within %g + %g x (largest entry of each vector or matrix); largest difference %.2g of that\n", a, r, worst }'
+  END { if (tokbad) exit 1; flush()
+        printf "compare_gmms.sh: %s within %g + %g x (largest entry of each vector or matrix); largest difference %.2g of that\n", bad ? "NOT equal" : "equal", a, r, worst
+        exit bad }'
