@@ -50,11 +50,13 @@ void gh_data_load(gh_data *d, const gh_data_opts *o) {
   gh_objtype ltype = lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
                    : lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR;
   gh_rand_reader *lab = lt != GH_LABELS_NONE ? gh_rand_reader_open(o->labels_rspec, ltype) : NULL;
-  gh_seq_reader *fr = gh_seq_reader_open(o->feats_rspec, GH_OBJ_MATRIX);
+  /* views: a binary archive's matrices are read in place and copied once,
+   * straight into d->feats (no allocation per utterance) */
+  gh_seq_reader *fr = gh_seq_reader_open(o->feats_rspec, GH_OBJ_MATRIX_VIEW);
   int64_t cap_frames = 0, cap_pairs = 0;
   for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
     const char *key = gh_seq_reader_key(fr);
-    const gh_matrix *m = gh_seq_reader_value(fr);
+    const gh_matrix_view *m = gh_seq_reader_value(fr);
     if (m->rows == 0) { gh_warn("%s, key '%s': empty feature matrix, skipping", o->feats_rspec, key); continue; }
     if (d->dim == 0) d->dim = m->cols;
     if (m->cols != d->dim) {
@@ -64,7 +66,16 @@ void gh_data_load(gh_data *d, const gh_data_opts *o) {
       gh_die("%s, key '%s': feature dimension %d differs from %d of the earlier utterances", o->feats_rspec, key,
              m->cols, d->dim);
     }
-    gh_check_finite_matrix(m, o->feats_rspec, key);
+    int64_t base = d->num_frames;
+    if (base + m->rows > INT32_MAX)
+      gh_die("%s, key '%s': more than %d frames in total; split the data", o->feats_rspec, key, INT32_MAX);
+    if (base + m->rows > cap_frames) {
+      while (base + m->rows > cap_frames) cap_frames = cap_frames ? cap_frames * 2 : 65536;
+      d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)cap_frames * d->dim);
+    }
+    /* copied (and checked) before the labels are looked at, so that
+     * non-finite features are an error also in an utterance without labels */
+    gh_matrix_view_copy_finite(m, d->feats + base * d->dim, o->feats_rspec, key);
     const void *lv = NULL;
     if (lab) {
       lv = gh_rand_reader_value(lab, key);
@@ -80,14 +91,6 @@ void gh_data_load(gh_data *d, const gh_data_opts *o) {
         gh_die("%s, key '%s': posteriors have %d frames but the features (%s) have %d", o->labels_rspec, key,
                ((const gh_posterior *)lv)->num_frames, o->feats_rspec, m->rows);
     }
-    int64_t base = d->num_frames;
-    if (base + m->rows > INT32_MAX)
-      gh_die("%s, key '%s': more than %d frames in total; split the data", o->feats_rspec, key, INT32_MAX);
-    if (base + m->rows > cap_frames) {
-      while (base + m->rows > cap_frames) cap_frames = cap_frames ? cap_frames * 2 : 65536;
-      d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)cap_frames * d->dim);
-    }
-    memcpy(d->feats + base * d->dim, m->data, sizeof(float) * (size_t)m->rows * d->dim);
     for (int32_t t = 0; t < m->rows; ++t) {
       int32_t f = (int32_t)(base + t);
       switch (lt) {
