@@ -1,6 +1,8 @@
 /* gmm-data.c -- training data in one frame block; see gmm-data.h. */
 #include "gmm-data.h"
 
+#include <errno.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,125 @@ static void check_pdf(const gh_data_opts *o, const char *key, int32_t pdf, int32
   }
 }
 
+/* The checks and labels of one utterance of rows x cols features before its
+ * frames are stored (both readers below): warns and returns 0 for an empty
+ * matrix or (counting it) a key without labels; dies on a dimension or
+ * label-length mismatch; else sets *lv to the labels (NULL for none) and
+ * returns 1. */
+static int take_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key, int32_t rows,
+                    int32_t cols, const void **lv) {
+  *lv = NULL;
+  if (rows == 0) { gh_warn("%s, key '%s': empty feature matrix, skipping", o->feats_rspec, key); return 0; }
+  if (d->dim == 0) d->dim = cols;
+  if (cols != d->dim) {
+    if (o->dim > 0)
+      gh_die("%s, key '%s': feature dimension %d does not match the model's dimension %d%s%s", o->feats_rspec,
+             key, cols, o->dim, o->dim_source ? " in " : "", o->dim_source ? o->dim_source : "");
+    gh_die("%s, key '%s': feature dimension %d differs from %d of the earlier utterances", o->feats_rspec, key,
+           cols, d->dim);
+  }
+  if (!lab) return 1;
+  *lv = gh_rand_reader_value(lab, key);
+  if (!*lv) {
+    gh_warn("no labels for utterance '%s' in %s: skipping it", key, o->labels_rspec);
+    d->num_skipped++;
+    return 0;
+  }
+  if (o->label_type == GH_LABELS_ALI && ((const gh_ivector *)*lv)->dim != rows)
+    gh_die("%s, key '%s': alignment has %d frames but the features (%s) have %d", o->labels_rspec, key,
+           ((const gh_ivector *)*lv)->dim, o->feats_rspec, rows);
+  if (o->label_type == GH_LABELS_POST && ((const gh_posterior *)*lv)->num_frames != rows)
+    gh_die("%s, key '%s': posteriors have %d frames but the features (%s) have %d", o->labels_rspec, key,
+           ((const gh_posterior *)*lv)->num_frames, o->feats_rspec, rows);
+  if ((int64_t)d->num_frames + rows > INT32_MAX)
+    gh_die("%s, key '%s': more than %d frames in total; split the data", o->feats_rspec, key, INT32_MAX);
+  return 1;
+}
+
+/* The frame-pdf pairs of a used utterance's frames base .. base+rows-1, and
+ * the counts; lv from take_utt. */
+static void add_utt(gh_data *d, const gh_data_opts *o, const char *key, const void *lv, int32_t base,
+                    int32_t rows, int64_t *cap_pairs) {
+  for (int32_t t = 0; t < rows; ++t) {
+    int32_t f = base + t;
+    switch (o->label_type) {
+      case GH_LABELS_NONE: add_pair(d, cap_pairs, f, 0, 1.0f); break;
+      case GH_LABELS_ALI: {
+        int32_t pdf = ((const gh_ivector *)lv)->data[t];
+        check_pdf(o, key, pdf, t);
+        add_pair(d, cap_pairs, f, pdf, 1.0f);
+        break;
+      }
+      case GH_LABELS_UTT: {
+        int32_t pdf = *(const int32_t *)lv;
+        check_pdf(o, key, pdf, t);
+        add_pair(d, cap_pairs, f, pdf, 1.0f);
+        break;
+      }
+      case GH_LABELS_POST: {
+        const gh_posterior *p = lv;
+        for (int32_t k = p->offsets[t]; k < p->offsets[t + 1]; ++k) {
+          if (p->weight[k] == 0.0f) continue;
+          if (!gh_isfinite_f(p->weight[k]))
+            gh_die("%s, key '%s': non-finite posterior at frame %d", o->labels_rspec, key, t);
+          check_pdf(o, key, p->pdf[k], t);
+          add_pair(d, cap_pairs, f, p->pdf[k], p->weight[k]);
+        }
+        break;
+      }
+    }
+  }
+  d->num_frames += rows;
+  d->num_utts++;
+}
+
+/* An scp table of plain binary matrices in regular files (gh_scp_index):
+ * the headers first (one small read each), the labels and pairs, one
+ * allocation of exactly the frames used, then the payloads read in
+ * parallel straight into place, each checked finite in the same pass
+ * (what one thread reading a job's shard took, ~0.33 us a frame on the
+ * device machine, was most of an accumulation job: doc/perf.md, eighth
+ * session).  Features of utterances without labels are not read. */
+static void load_indexed(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const gh_scp_index *x) {
+  int64_t *base = gh_malloc(sizeof(int64_t) * (size_t)(x->n ? x->n : 1)), cap_pairs = 0;
+  for (int64_t i = 0; i < x->n; ++i) {
+    const gh_scp_entry *e = &x->e[i];
+    const void *lv;
+    base[i] = -1;
+    if (!take_utt(d, o, lab, e->key, e->rows, e->cols, &lv)) continue;
+    base[i] = d->num_frames;
+    add_utt(d, o, e->key, lv, d->num_frames, e->rows, &cap_pairs);
+  }
+  if (d->num_frames > 0) d->feats = gh_malloc(sizeof(float) * (size_t)d->num_frames * d->dim);
+  int *rc = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(int)), *err = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(int));
+  size_t *bad = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(size_t));
+  const int nth = omp_get_max_threads() < 16 ? omp_get_max_threads() : 16;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if (d->num_frames >= 4096)
+  for (int64_t i = 0; i < x->n; ++i) {
+    if (base[i] < 0) continue;
+    const gh_scp_entry *e = &x->e[i];
+    rc[i] = gh_pread_floats_finite(e->fd, e->offset, d->feats + base[i] * d->dim, (size_t)e->rows * e->cols,
+                                   &bad[i]);
+    if (rc[i] < 0) err[i] = errno;
+  }
+  if (gh_verbose >= 1)
+    gh_log("%s: %lld matrices read by index, %d threads", o->feats_rspec, (long long)x->n,
+           d->num_frames >= 4096 ? nth : 1);
+  for (int64_t i = 0; i < x->n; ++i) { /* the first failure in table order */
+    if (rc[i] == 0) continue;
+    const gh_scp_entry *e = &x->e[i];
+    if (rc[i] < 0)
+      gh_die("%s, key '%s': cannot read its %d x %d floats: %s", o->feats_rspec, e->key, e->rows, e->cols,
+             err[i] ? strerror(err[i]) : "the file ended (changed since it was indexed?)");
+    gh_matrix m = {e->rows, e->cols, d->feats + base[i] * d->dim}; /* names the bad value */
+    gh_check_finite_matrix(&m, o->feats_rspec, e->key);
+  }
+  free(base);
+  free(rc);
+  free(err);
+  free(bad);
+}
+
 void gh_data_load(gh_data *d, const gh_data_opts *o) {
   memset(d, 0, sizeof *d);
   d->max_pdf = -1;
@@ -50,80 +171,30 @@ void gh_data_load(gh_data *d, const gh_data_opts *o) {
   gh_objtype ltype = lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
                    : lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR;
   gh_rand_reader *lab = lt != GH_LABELS_NONE ? gh_rand_reader_open(o->labels_rspec, ltype) : NULL;
-  /* views: a binary archive's matrices are read in place and copied once,
-   * straight into d->feats (no allocation per utterance) */
-  gh_seq_reader *fr = gh_seq_reader_open(o->feats_rspec, GH_OBJ_MATRIX_VIEW);
-  int64_t cap_frames = 0, cap_pairs = 0;
-  for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
-    const char *key = gh_seq_reader_key(fr);
-    const gh_matrix_view *m = gh_seq_reader_value(fr);
-    if (m->rows == 0) { gh_warn("%s, key '%s': empty feature matrix, skipping", o->feats_rspec, key); continue; }
-    if (d->dim == 0) d->dim = m->cols;
-    if (m->cols != d->dim) {
-      if (o->dim > 0)
-        gh_die("%s, key '%s': feature dimension %d does not match the model's dimension %d%s%s", o->feats_rspec,
-               key, m->cols, o->dim, o->dim_source ? " in " : "", o->dim_source ? o->dim_source : "");
-      gh_die("%s, key '%s': feature dimension %d differs from %d of the earlier utterances", o->feats_rspec, key,
-             m->cols, d->dim);
-    }
-    int64_t base = d->num_frames;
-    if (base + m->rows > INT32_MAX)
-      gh_die("%s, key '%s': more than %d frames in total; split the data", o->feats_rspec, key, INT32_MAX);
-    if (base + m->rows > cap_frames) {
-      while (base + m->rows > cap_frames) cap_frames = cap_frames ? cap_frames * 2 : 65536;
-      d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)cap_frames * d->dim);
-    }
-    /* copied (and checked) before the labels are looked at, so that
-     * non-finite features are an error also in an utterance without labels */
-    gh_matrix_view_copy_finite(m, d->feats + base * d->dim, o->feats_rspec, key);
-    const void *lv = NULL;
-    if (lab) {
-      lv = gh_rand_reader_value(lab, key);
-      if (!lv) {
-        gh_warn("no labels for utterance '%s' in %s: skipping it", key, o->labels_rspec);
-        d->num_skipped++;
-        continue;
+  gh_scp_index *x = gh_scp_index_open(o->feats_rspec);
+  if (x) {
+    load_indexed(d, o, lab, x);
+    gh_scp_index_free(x);
+  } else {
+    /* anything else, one entry at a time: views (a binary archive's matrices
+     * are read in place and copied once, straight into d->feats) */
+    gh_seq_reader *fr = gh_seq_reader_open(o->feats_rspec, GH_OBJ_MATRIX_VIEW);
+    int64_t cap_frames = 0, cap_pairs = 0;
+    for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
+      const char *key = gh_seq_reader_key(fr);
+      const gh_matrix_view *m = gh_seq_reader_value(fr);
+      const void *lv;
+      if (!take_utt(d, o, lab, key, m->rows, m->cols, &lv)) continue;
+      int64_t base = d->num_frames;
+      if (base + m->rows > cap_frames) {
+        while (base + m->rows > cap_frames) cap_frames = cap_frames ? cap_frames * 2 : 65536;
+        d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)cap_frames * d->dim);
       }
-      if (lt == GH_LABELS_ALI && ((const gh_ivector *)lv)->dim != m->rows)
-        gh_die("%s, key '%s': alignment has %d frames but the features (%s) have %d", o->labels_rspec, key,
-               ((const gh_ivector *)lv)->dim, o->feats_rspec, m->rows);
-      if (lt == GH_LABELS_POST && ((const gh_posterior *)lv)->num_frames != m->rows)
-        gh_die("%s, key '%s': posteriors have %d frames but the features (%s) have %d", o->labels_rspec, key,
-               ((const gh_posterior *)lv)->num_frames, o->feats_rspec, m->rows);
+      gh_matrix_view_copy_finite(m, d->feats + base * d->dim, o->feats_rspec, key);
+      add_utt(d, o, key, lv, (int32_t)base, m->rows, &cap_pairs);
     }
-    for (int32_t t = 0; t < m->rows; ++t) {
-      int32_t f = (int32_t)(base + t);
-      switch (lt) {
-        case GH_LABELS_NONE: add_pair(d, &cap_pairs, f, 0, 1.0f); break;
-        case GH_LABELS_ALI: {
-          int32_t pdf = ((const gh_ivector *)lv)->data[t];
-          check_pdf(o, key, pdf, t);
-          add_pair(d, &cap_pairs, f, pdf, 1.0f);
-          break;
-        }
-        case GH_LABELS_UTT: {
-          int32_t pdf = *(const int32_t *)lv;
-          check_pdf(o, key, pdf, t);
-          add_pair(d, &cap_pairs, f, pdf, 1.0f);
-          break;
-        }
-        case GH_LABELS_POST: {
-          const gh_posterior *p = lv;
-          for (int32_t k = p->offsets[t]; k < p->offsets[t + 1]; ++k) {
-            if (p->weight[k] == 0.0f) continue;
-            if (!gh_isfinite_f(p->weight[k]))
-              gh_die("%s, key '%s': non-finite posterior at frame %d", o->labels_rspec, key, t);
-            check_pdf(o, key, p->pdf[k], t);
-            add_pair(d, &cap_pairs, f, p->pdf[k], p->weight[k]);
-          }
-          break;
-        }
-      }
-    }
-    d->num_frames += m->rows;
-    d->num_utts++;
+    gh_seq_reader_close(fr);
   }
-  gh_seq_reader_close(fr);
   if (lab) gh_rand_reader_close(lab);
   if (d->num_frames == 0 || d->num_pairs == 0) {
     if (d->num_skipped)

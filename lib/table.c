@@ -630,26 +630,37 @@ struct gh_ark_scan {
   gh_seq_reader *seq;   /* the sequential reader's code on the same file, opened at the first decode */
 };
 
+/* An fd of f if f names a regular file that is not gzip (zlib inflates
+ * those), with its size; -1 for anything else (stdin, a pipe, a missing
+ * file: the sequential reader then reads it, or says why it cannot). */
+static int open_plain(const char *f, int64_t *size) {
+  size_t n = strlen(f);
+  if (n == 0 || !strcmp(f, "-") || f[n - 1] == '|' || isspace((unsigned char)f[n - 1])) return -1;
+  int fd = open(f, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  unsigned char magic[2];
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      (pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b)) {
+    close(fd);
+    return -1;
+  }
+  *size = (int64_t)st.st_size;
+  return fd;
+}
+
 gh_ark_scan *gh_ark_scan_open(const char *rspecifier) {
   spec_t sp;
   if (!parse_spec(rspecifier, 0, &sp) || !sp.ark) return NULL;
   const char *f = sp.rest;
-  size_t n = strlen(f);
-  if (n == 0 || !strcmp(f, "-") || f[n - 1] == '|' || isspace((unsigned char)f[n - 1])) return NULL;
-  int fd = open(f, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NULL; /* the sequential reader says why */
-  struct stat st;
-  unsigned char magic[2];
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      (pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b)) { /* gzip: zlib inflates it */
-    close(fd);
-    return NULL;
-  }
+  int64_t size;
+  int fd = open_plain(f, &size);
+  if (fd < 0) return NULL;
   gh_ark_scan *sc = gh_calloc(1, sizeof *sc);
   sc->spec = gh_strdup(rspecifier);
   sc->path = gh_strdup(f);
   sc->fd = fd;
-  sc->size = (int64_t)st.st_size;
+  sc->size = size;
   sc->slow_at = -1;
   return sc;
 }
@@ -741,4 +752,83 @@ int gh_pread_floats_finite(int fd, int64_t off, float *dst, size_t n, size_t *ba
     i += m;
   }
   return 0;
+}
+
+/* ======================= scp index ======================= */
+
+enum { SCP_MAX_FILES = 256 }; /* distinct archives an indexed table may point into */
+
+/* The fd of path (opened once per distinct file), or -1 if path is not a
+ * regular, uncompressed file (or too many files: the caller falls back). */
+static int scp_index_fd(gh_scp_index *x, const char *path, int64_t *size) {
+  for (int i = 0; i < x->nfiles; ++i)
+    if (!strcmp(x->paths[i], path)) { *size = x->sizes[i]; return x->fds[i]; }
+  if (x->nfiles == SCP_MAX_FILES) return -1;
+  int fd = open_plain(path, size);
+  if (fd < 0) return -1;
+  if (x->nfiles == 0) {
+    x->paths = gh_calloc(SCP_MAX_FILES, sizeof *x->paths);
+    x->fds = gh_calloc(SCP_MAX_FILES, sizeof *x->fds);
+    x->sizes = gh_calloc(SCP_MAX_FILES, sizeof *x->sizes);
+  }
+  x->paths[x->nfiles] = gh_strdup(path);
+  x->fds[x->nfiles] = fd;
+  x->sizes[x->nfiles++] = *size;
+  return fd;
+}
+
+gh_scp_index *gh_scp_index_open(const char *rspecifier) {
+  spec_t sp;
+  char *spec = gh_strdup(rspecifier);
+  struct stat st;
+  /* the list must be a regular file: the fallback reads it again */
+  if (!parse_spec(spec, 0, &sp) || !sp.scp || sp.ark || stat(sp.rest, &st) != 0 || !S_ISREG(st.st_mode)) {
+    free(spec);
+    return NULL;
+  }
+  gh_istream *in = gh_istream_open(sp.rest);
+  if (!in) { free(spec); return NULL; } /* the sequential reader says why */
+  gh_scp_index *x = gh_calloc(1, sizeof *x);
+  int64_t cap = 0;
+  int ok = 1;
+  while (ok && !gh_istream_eof(in)) {
+    char *line = gh_read_line(in), *key, *rx;
+    if (!scp_parse_line(line, spec, &key, &rx)) continue;
+    char *file;
+    int64_t off, size = 0;
+    split_offset(rx, &file, &off);
+    int fd = off >= 0 ? scp_index_fd(x, file, &size) : -1;
+    free(file);
+    /* "\0B", "FM ", 0x04 rows, 0x04 cols, then the payload: anything else falls back */
+    unsigned char h[15];
+    if (fd < 0 || off > size - 15 || pread(fd, h, 15, off) != 15 || memcmp(h, "\0BFM \4", 6) || h[10] != 4) {
+      ok = 0;
+      break;
+    }
+    const int32_t rows = (int32_t)le32(h + 6), cols = (int32_t)le32(h + 11);
+    const int64_t pay = off + 15;
+    if (rows < 0 || cols < 0 || (uint64_t)rows * (uint64_t)cols > (uint64_t)(size - pay) / 4) { ok = 0; break; }
+    if (x->n == cap) x->e = gh_realloc(x->e, sizeof *x->e * (size_t)(cap = cap ? 2 * cap : 1024));
+    gh_scp_entry *e = &x->e[x->n++];
+    e->key = gh_strdup(key);
+    e->fd = fd;
+    e->offset = pay;
+    e->rows = rows;
+    e->cols = cols;
+  }
+  gh_istream_close(in);
+  free(spec);
+  if (!ok) { gh_scp_index_free(x); return NULL; }
+  return x;
+}
+
+void gh_scp_index_free(gh_scp_index *x) {
+  if (!x) return;
+  for (int64_t i = 0; i < x->n; ++i) free(x->e[i].key);
+  for (int i = 0; i < x->nfiles; ++i) { close(x->fds[i]); free(x->paths[i]); }
+  free(x->e);
+  free(x->paths);
+  free(x->fds);
+  free(x->sizes);
+  free(x);
 }

@@ -115,4 +115,34 @@ void gh_ark_scan_close(gh_ark_scan *sc);
  * its index); -1 when the file ends first (errno 0) or a read fails. */
 int gh_pread_floats_finite(int fd, int64_t off, float *dst, size_t n, size_t *bad);
 
+/* An index of an "scp:" table of matrices whose entries are all binary FM
+ * matrices ("\0BFM ", int32 rows and cols, rows*cols floats) at offsets
+ * inside regular, uncompressed files: per entry its key, the file's
+ * descriptor and the payload's offset and shape, read with one 15-byte
+ * pread per entry (the payloads are not read), so that a caller can size
+ * its buffer once and pread the payloads in parallel
+ * (gh_pread_floats_finite).  gh_scp_index_open returns NULL -- and the
+ * caller reads the table with gh_seq_reader, which decodes the entry or
+ * dies with its usual message -- for anything else: not "scp:" of a regular
+ * file (not stdin or a pipe: the fallback reads the list again), an entry
+ * without an offset, a pipe, gzip, more than 256 files, a header of another
+ * kind (CM, DM, text) or a payload past the end of its file.  A malformed
+ * scp line dies as in gh_seq_reader. */
+typedef struct {
+  char *key;
+  int fd;          /* shared among the entries of one file; closed by gh_scp_index_free */
+  int64_t offset;  /* of the rows * cols floats */
+  int32_t rows, cols;
+} gh_scp_entry;
+typedef struct {
+  gh_scp_entry *e;
+  int64_t n;
+  int nfiles;
+  char **paths;
+  int *fds;
+  int64_t *sizes;
+} gh_scp_index;
+gh_scp_index *gh_scp_index_open(const char *rspecifier);
+void gh_scp_index_free(gh_scp_index *x);
+
 #endif

@@ -179,6 +179,76 @@ assert np.abs(m0).max() < 0.3 and np.abs(m1 - 5).max() < 0.5, (m0, m1)"
   ! ls "$T"/out.tmp.* 2>/dev/null
 }
 
+# A binary archive + scp of 3 utterances x $2 (default 40) frames x 3 dims
+# (python, Kaldi's binary FM layout), utt1 frame 5 dim 1 set to $1 (a
+# number, or nan).
+make_bin_ark() {
+  python3 - "$T" "$1" "${2:-40}" <<'EOF'
+import sys, struct, numpy as np
+d, v, n = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]); r = np.random.RandomState(1)
+with open(d + '/b.ark', 'wb') as f, open(d + '/b.scp', 'w') as s:
+    for k in range(3):
+        X = r.randn(n, 3).astype('<f4')
+        if k == 1: X[5, 1] = v
+        f.write(b'utt%d ' % k); s.write('utt%d %s/b.ark:%d\n' % (k, d, f.tell()))
+        f.write(b'\0BFM \x04' + struct.pack('<i', n) + b'\x04' + struct.pack('<i', 3) + X.tobytes())
+EOF
+}
+
+@test "scp of binary matrices: read by index (in parallel) into the same accumulators as the archive in order" {
+  sed "s| | $AMI/|" "$AMI/feats.scp" > "$T/all.scp"
+  "$BIN/gmm-init" --device=cpu --cov-type=full --num-gauss=4 --num-iters=0 "$FEATS" "$T/m0" 2>/dev/null
+  run "$BIN/gmm-acc-stats-gpu" --device=cpu --verbose=1 "$T/m0" "scp:$T/all.scp" "$T/scp.acc"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"matrices read by index"* ]]
+  run "$BIN/gmm-acc-stats-gpu" --device=cpu --verbose=1 "$T/m0" "$FEATS" "$T/ark.acc"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"read by index"* ]]
+  cmp "$T/scp.acc" "$T/ark.acc"
+  # >= 4096 frames: the payloads are read by several threads
+  make_bin_ark 0.5 2000
+  "$BIN/gmm-init" --device=cpu --num-gauss=2 --num-iters=0 "scp:$T/b.scp" "$T/g2" 2>/dev/null
+  run env OMP_NUM_THREADS=4 "$BIN/gmm-acc-stats-gpu" --device=cpu --verbose=1 "$T/g2" "scp:$T/b.scp" "$T/p.acc"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"3 matrices read by index, 4 threads"* ]]
+  "$BIN/gmm-acc-stats-gpu" --device=cpu "$T/g2" "ark:$T/b.ark" "$T/s.acc" 2>/dev/null
+  cmp "$T/p.acc" "$T/s.acc"
+  # compressed entries take the sequential reader
+  sed "s| | $AMI/|" "$AMI/feats_compressed.scp" > "$T/c.scp"
+  run "$BIN/gmm-acc-stats-gpu" --device=cpu --verbose=1 "$T/m0" "scp:$T/c.scp" "$T/c.acc"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"read by index"* ]]
+}
+
+@test "bad input, scp by index: NaN names key, row and column; bad offset and truncated archive fall back to the sequential reader's error" {
+  make_bin_ark 0.5
+  "$BIN/gmm-init" --device=cpu --num-gauss=1 --num-iters=0 "scp:$T/b.scp" "$T/g0" 2>/dev/null
+  run "$BIN/gmm-acc-stats-gpu" --device=cpu --verbose=1 "$T/g0" "scp:$T/b.scp" "$T/ok.acc"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"read by index"* ]]
+  make_bin_ark nan
+  run "$BIN/gmm-acc-stats-gpu" --device=cpu "$T/g0" "scp:$T/b.scp" "$T/out"
+  [ "$status" -ne 0 ]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [[ "$output" == *"utt1"*"NaN at row 5, col 1"* ]]
+  [ ! -e "$T/out" ]
+  # an offset one byte off: not a matrix header there
+  make_bin_ark 0.5
+  awk '$1 == "utt2" { n = split($2, a, ":"); $2 = a[1] ":" a[2] + 1 } { print }' "$T/b.scp" > "$T/off.scp"
+  run "$BIN/gmm-acc-stats-gpu" --device=cpu "$T/g0" "scp:$T/off.scp" "$T/out"
+  [ "$status" -ne 0 ]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [[ "$output" == *"utt2"* ]]
+  [ ! -e "$T/out" ]
+  # the archive cut short inside utt2's payload
+  truncate -s -8 "$T/b.ark"
+  run "$BIN/gmm-acc-stats-gpu" --device=cpu "$T/g0" "scp:$T/b.scp" "$T/out"
+  [ "$status" -ne 0 ]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [[ "$output" == *"utt2"* ]]
+  [ ! -e "$T/out" ]
+}
+
 @test "bad input: model/feature dimension mismatch" {
   make_synth
   "$BIN/gmm-init" --num-gauss=2 --num-iters=0 "$FEATS" "$T/m13" 2>/dev/null
