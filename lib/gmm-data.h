@@ -15,7 +15,15 @@
  * every utterance and equal to the expected dim, label length equal to the
  * number of frames, pdf ids in [0, num_pdfs).  An utterance whose key is
  * missing from the label table is skipped with a warning and counted (as
- * Kaldi's gmm-acc-stats-ali does); loading dies if no frame is left.
+ * Kaldi's gmm-acc-stats-ali does; its features are not checked); loading
+ * dies if no frame is left.
+ * Reading: an "scp:" list of binary float matrices in regular files (what
+ * utils/split_data.sh gives each job) is read by index (table.h
+ * gh_scp_index: headers first, one allocation, the payloads pread in
+ * parallel); anything else one utterance at a time (gh_seq_reader views).
+ * Both give the same frames and pairs, and the same message for each
+ * fault (the indexed reader checks every label before any feature, so of
+ * two faults in different utterances another may be reported first).
  */
 #ifndef GH_GMM_DATA_H
 #define GH_GMM_DATA_H

@@ -13,7 +13,9 @@
  * Matrices (type 0) are also read as GH_OBJ_MATRIX_VIEW (gmm-score-gpu's
  * reader) in modes 0 and 3: the same keys and bytes as the matrix read; and
  * in mode 0 through gh_ark_scan (its parallel reader): the same keys, dims
- * and bytes, and gh_pread_floats_finite's verdict equal to a scalar check's.
+ * and bytes, and gh_pread_floats_finite's verdict equal to a scalar check's;
+ * in mode 3 the written scp also through gh_scp_index (gh_data_load's
+ * indexed reader), checked the same way.
  * Rest: the archive bytes. */
 #include "fuzz-common.h"
 #include "table.h"
@@ -90,6 +92,33 @@ static void check_scan(const char *in) {
   gh_ark_scan_close(sc);
 }
 
+/* gh_scp_index over scp `in` against its sequential matrix read (which has
+ * succeeded before): the same keys, dims and bytes, and
+ * gh_pread_floats_finite's verdict equal to a scalar check's. */
+static void check_scp_index(const char *in) {
+  gh_scp_index *x = gh_scp_index_open(in);
+  if (!x) return; /* some entry is not a plain FM matrix: the sequential reader only */
+  gh_seq_reader *a = gh_seq_reader_open(in, GH_OBJ_MATRIX);
+  int64_t i = 0;
+  for (; !gh_seq_reader_done(a); gh_seq_reader_next(a), ++i) {
+    const gh_matrix *m = gh_seq_reader_value(a);
+    if (i >= x->n) abort();
+    const gh_scp_entry *e = &x->e[i];
+    if (strcmp(e->key, gh_seq_reader_key(a)) || e->rows != m->rows || e->cols != m->cols) abort();
+    size_t n = (size_t)e->rows * e->cols, bad = 0, first = n;
+    float *buf = gh_malloc(4 * n + 4);
+    int rc = gh_pread_floats_finite(e->fd, e->offset, buf, n, &bad);
+    for (size_t j = 0; j < n && first == n; ++j)
+      if (!gh_isfinite_f(m->data[j])) first = j;
+    if (rc < 0 || (rc == 1) != (first < n) || (rc == 1 && bad != first) || (rc == 0 && n && memcmp(buf, m->data, 4 * n)))
+      abort();
+    free(buf);
+  }
+  if (i != x->n) abort();
+  gh_seq_reader_close(a);
+  gh_scp_index_free(x);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
   gh_objtype t = (gh_objtype)(data[0] & 7);
@@ -127,6 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     copy_table("ark:in.ark", "ark,scp:out1.ark,out1.scp", t, 1);
     copy_table("scp:out1.scp", "ark:out2.ark", t, 0);
     if (t == GH_OBJ_MATRIX) check_views("scp:out1.scp");
+    if (t == GH_OBJ_MATRIX) check_scp_index("scp:out1.scp");
     size_t a, b;
     uint8_t *x = fz_slurp("out1.ark", &a), *y = fz_slurp("out2.ark", &b);
     if (a != b || memcmp(x, y, a)) abort();
