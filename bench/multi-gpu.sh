@@ -163,8 +163,10 @@ done
 
 same() {  # same <a> <b>: yes/NO and the largest difference as a share of the tolerance
   [ -f "$1" ] && [ -f "$2" ] || { echo "-"; return; }
-  local r; r=$(utils/compare_gmms.sh "$1" "$2" 2>/dev/null | sed -n 's/.*largest difference \(.*\) of that/\1/p')
-  utils/compare_gmms.sh "$1" "$2" >/dev/null 2>&1 && echo "yes (${r:-?} of the tolerance)" || echo "NO (${r:-?} x the tolerance)"
+  local out ok=yes
+  out=$(utils/compare_gmms.sh "$1" "$2" 2>/dev/null) || ok=NO
+  local r; r=$(sed -n 's/.*largest difference \(.*\) of that/\1/p' <<< "$out")
+  [ $ok = yes ] && echo "yes (${r:-?} of the tolerance)" || echo "NO (${r:-?} x the tolerance)"
 }
 g1=$(echo $gpus | awk '{ print $1 }'); g2=$(echo $gpus | awk '{ print $NF }')
 {

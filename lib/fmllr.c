@@ -224,90 +224,23 @@ double gh_fmllr_logdet(const gh_matrix *W) {
   return ld;
 }
 
-static void push_pair(gh_data *d, int32_t frame, int32_t pdf, float w) {
-  /* capacity doubling on powers of two of num_pairs */
-  int64_t n = d->num_pairs;
-  if (n == 0 || (n & (n - 1)) == 0) d->pairs = gh_realloc(d->pairs, sizeof(gh_frame_pdf) * (size_t)(n ? 2 * n : 1));
-  d->pairs[n].frame = frame;
-  d->pairs[n].pdf = pdf;
-  d->pairs[n].weight = w;
-  d->num_pairs = n + 1;
-  d->total_weight += w;
-  if (pdf > d->max_pdf) d->max_pdf = pdf;
-}
-
-static void check_pdf(int32_t pdf, int32_t num_pdfs, const char *spec, const char *key, int32_t t) {
-  if (pdf < 0 || pdf >= num_pdfs)
-    gh_die("%s, key '%s': pdf id %d at frame %d is out of range [0, %d) of the model", spec, key, pdf, t, num_pdfs);
-}
-
-void gh_adapt_data_add(gh_data *d, const char *key, const gh_matrix *m, gh_label_type lt, const void *lv,
-                       int32_t num_pdfs, const char *feats_spec, const char *labels_spec) {
-  if (m->rows == 0) { gh_warn("%s, key '%s': empty feature matrix, skipping", feats_spec, key); return; }
-  if (m->cols != d->dim)
-    gh_die("%s, key '%s': feature dimension %d does not match the model's dimension %d", feats_spec, key, m->cols,
-           d->dim);
-  gh_check_finite_matrix(m, feats_spec, key);
-  if (lt == GH_LABELS_ALI && ((const gh_ivector *)lv)->dim != m->rows)
-    gh_die("%s, key '%s': alignment has %d frames but the features (%s) have %d", labels_spec, key,
-           ((const gh_ivector *)lv)->dim, feats_spec, m->rows);
-  if (lt == GH_LABELS_POST && ((const gh_posterior *)lv)->num_frames != m->rows)
-    gh_die("%s, key '%s': posteriors have %d frames but the features (%s) have %d", labels_spec, key,
-           ((const gh_posterior *)lv)->num_frames, feats_spec, m->rows);
-  if (lt == GH_LABELS_NONE && num_pdfs != 1)
-    gh_die("%s, key '%s': the model has %d pdfs, labels are needed", feats_spec, key, num_pdfs);
-  int64_t base = d->num_frames;
-  if (base + m->rows > INT32_MAX) gh_die("%s, key '%s': too many frames for one block", feats_spec, key);
-  d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)(base + m->rows) * d->dim);
-  memcpy(d->feats + base * d->dim, m->data, sizeof(float) * (size_t)m->rows * d->dim);
-  for (int32_t t = 0; t < m->rows; ++t) {
-    int32_t f = (int32_t)(base + t);
-    switch (lt) {
-      case GH_LABELS_NONE: push_pair(d, f, 0, 1.0f); break;
-      case GH_LABELS_ALI: {
-        int32_t pdf = ((const gh_ivector *)lv)->data[t];
-        check_pdf(pdf, num_pdfs, labels_spec, key, t);
-        push_pair(d, f, pdf, 1.0f);
-        break;
-      }
-      case GH_LABELS_UTT: {
-        int32_t pdf = *(const int32_t *)lv;
-        check_pdf(pdf, num_pdfs, labels_spec, key, t);
-        push_pair(d, f, pdf, 1.0f);
-        break;
-      }
-      case GH_LABELS_POST: {
-        const gh_posterior *p = lv;
-        for (int32_t k = p->offsets[t]; k < p->offsets[t + 1]; ++k) {
-          if (p->weight[k] == 0.0f) continue;
-          if (!gh_isfinite_f(p->weight[k]))
-            gh_die("%s, key '%s': non-finite posterior at frame %d", labels_spec, key, t);
-          check_pdf(p->pdf[k], num_pdfs, labels_spec, key, t);
-          push_pair(d, f, p->pdf[k], p->weight[k]);
-        }
-        break;
-      }
-    }
-  }
-  d->num_frames += m->rows;
-  d->num_utts++;
-}
-
 /* ---- inputs of the adaptation tools ---- */
 
 void gh_adapt_input_open(gh_adapt_input *in, const gh_gmm_set *model, const char *model_name,
                          const char *feats_spec, const char *labels_spec, const char *label_type) {
   memset(in, 0, sizeof *in);
-  in->feats_spec = feats_spec;
-  in->labels_spec = labels_spec ? labels_spec : "";
-  in->num_pdfs = model->num_pdfs;
-  in->dim = model->dim;
-  in->lt = GH_LABELS_NONE;
+  gh_data_opts *o = &in->opts;
+  o->feats_rspec = feats_spec;
+  o->labels_rspec = labels_spec ? labels_spec : "";
+  o->num_pdfs = model->num_pdfs;
+  o->dim = model->dim;
+  o->dim_source = model_name;
+  o->label_type = GH_LABELS_NONE;
   if (labels_spec) {
-    if (gh_label_type_parse(label_type, &in->lt) != 0 || in->lt == GH_LABELS_NONE)
+    if (gh_label_type_parse(label_type, &o->label_type) != 0 || o->label_type == GH_LABELS_NONE)
       gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
-    in->labels = gh_rand_reader_open(labels_spec, in->lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
-                                                  : in->lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR);
+    in->labels = gh_rand_reader_open(labels_spec, o->label_type == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
+                                                  : o->label_type == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR);
   } else if (model->num_pdfs != 1) {
     gh_die("%s has %d pdfs: a labels argument is needed", model_name, model->num_pdfs);
   }
@@ -318,23 +251,16 @@ void gh_adapt_input_close(gh_adapt_input *in) {
   in->labels = NULL;
 }
 
-void gh_adapt_data_init(const gh_adapt_input *in, gh_data *d) {
-  memset(d, 0, sizeof *d);
-  d->dim = in->dim;
-  d->max_pdf = -1;
-}
+void gh_adapt_data_init(const gh_adapt_input *in, gh_data *d) { gh_data_init(d, in->opts.dim); }
 
 int gh_adapt_input_add(gh_adapt_input *in, gh_data *d, const char *utt, const gh_matrix *m) {
-  const void *lv = NULL;
-  if (in->labels) {
-    lv = gh_rand_reader_value(in->labels, utt);
-    if (!lv) {
-      gh_warn("no labels for utterance '%s' in %s: skipping it", utt, in->labels_spec);
-      in->num_skipped++;
-      return 0;
-    }
+  const int32_t skipped = d->num_skipped;
+  const gh_matrix_view v = {m->rows, m->cols, m->data};
+  gh_data_add_utt(d, &in->opts, in->labels, utt, &v);
+  if (d->num_skipped != skipped) { /* no labels (an empty matrix is warned of and counted as done) */
+    in->num_skipped++;
+    return 0;
   }
-  gh_adapt_data_add(d, utt, m, in->lt, lv, in->num_pdfs, in->feats_spec, in->labels_spec);
   in->num_done++;
   return 1;
 }

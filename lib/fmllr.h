@@ -93,15 +93,7 @@ int gh_fmllr_apply(const gh_matrix *W, const gh_matrix *in, gh_matrix *out);
  * transform-feats logs; -inf if singular. */
 double gh_fmllr_logdet(const gh_matrix *W);
 
-/* ---- training data of one speaker or utterance, for the adaptation tools ----
- * Appends utterance `key` (features m, labels lv of type lt as
- * gh_data_load reads them: NULL for GH_LABELS_NONE) to d, with the checks of
- * gh_data_load (finite features, dimension d->dim, label length, pdf ids in
- * [0, num_pdfs)); dies naming feats_spec/labels_spec and the key.  Start
- * from a zeroed gh_data with dim set and max_pdf = -1; free with
- * gh_data_free. */
-void gh_adapt_data_add(gh_data *d, const char *key, const gh_matrix *m, gh_label_type lt, const void *lv,
-                       int32_t num_pdfs, const char *feats_spec, const char *labels_spec);
+/* ---- training data of one speaker or utterance, for the adaptation tools ---- */
 
 /* The inputs of the adaptation tools (gmm-est-fmllr, gmm-adapt-map): the
  * features rspecifier, an optional label table (random access; label_type
@@ -109,9 +101,7 @@ void gh_adapt_data_add(gh_data *d, const char *key, const gh_matrix *m, gh_label
  * of pdfs and dimension, with counts of utterances used and skipped. */
 typedef struct {
   gh_rand_reader *labels;        /* NULL without a labels argument */
-  gh_label_type lt;
-  const char *feats_spec, *labels_spec;
-  int32_t num_pdfs, dim;
+  gh_data_opts opts;             /* tables, label type, pdf bound, dimension (model) */
   int64_t num_done;     /* utterances added */
   int64_t num_skipped;  /* utterances without labels (warned) */
 } gh_adapt_input;
@@ -125,9 +115,12 @@ void gh_adapt_input_close(gh_adapt_input *in);
 /* A zeroed gh_data block of the model's dimension, ready for
  * gh_adapt_input_add; free with gh_data_free. */
 void gh_adapt_data_init(const gh_adapt_input *in, gh_data *d);
-/* Appends utterance utt (features m) with its labels to d
- * (gh_adapt_data_add).  Returns 0 and warns, counting it as skipped, if the
- * label table has no entry for utt; 1 otherwise. */
+/* Appends utterance utt (features m) with its labels to d through
+ * gmm-data.h gh_data_add_utt (gh_data_load's checks: finite features,
+ * dimension, label length, pdf ids; dies naming the table and the key).
+ * Returns 0 and warns, counting it as skipped, if the label table has no
+ * entry for utt; 1 otherwise (an empty matrix is warned of and adds
+ * nothing). */
 int gh_adapt_input_add(gh_adapt_input *in, gh_data *d, const char *utt, const gh_matrix *m);
 
 #endif

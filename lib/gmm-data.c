@@ -20,11 +20,18 @@ int gh_label_type_parse(const char *s, gh_label_type *t) {
   return 0;
 }
 
-static void add_pair(gh_data *d, int64_t *cap, int32_t frame, int32_t pdf, float weight) {
-  if (d->num_pairs == *cap) {
-    *cap = *cap ? *cap * 2 : 4096;
-    d->pairs = gh_realloc(d->pairs, sizeof(gh_frame_pdf) * (size_t)*cap);
-  }
+/* Capacity of an array holding n elements that grows by doubling from min:
+ * derived from n, so an append needs no stored capacity. */
+static int64_t cap_for(int64_t n, int64_t min) {
+  if (n <= 0) return 0;
+  int64_t c = min;
+  while (c < n) c *= 2;
+  return c;
+}
+
+static void add_pair(gh_data *d, int32_t frame, int32_t pdf, float weight) {
+  if (cap_for(d->num_pairs + 1, 4096) != cap_for(d->num_pairs, 4096))
+    d->pairs = gh_realloc(d->pairs, sizeof(gh_frame_pdf) * (size_t)cap_for(d->num_pairs + 1, 4096));
   d->pairs[d->num_pairs].frame = frame;
   d->pairs[d->num_pairs].pdf = pdf;
   d->pairs[d->num_pairs].weight = weight;
@@ -80,21 +87,21 @@ static int take_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, cons
 /* The frame-pdf pairs of a used utterance's frames base .. base+rows-1, and
  * the counts; lv from take_utt. */
 static void add_utt(gh_data *d, const gh_data_opts *o, const char *key, const void *lv, int32_t base,
-                    int32_t rows, int64_t *cap_pairs) {
+                    int32_t rows) {
   for (int32_t t = 0; t < rows; ++t) {
     int32_t f = base + t;
     switch (o->label_type) {
-      case GH_LABELS_NONE: add_pair(d, cap_pairs, f, 0, 1.0f); break;
+      case GH_LABELS_NONE: add_pair(d, f, 0, 1.0f); break;
       case GH_LABELS_ALI: {
         int32_t pdf = ((const gh_ivector *)lv)->data[t];
         check_pdf(o, key, pdf, t);
-        add_pair(d, cap_pairs, f, pdf, 1.0f);
+        add_pair(d, f, pdf, 1.0f);
         break;
       }
       case GH_LABELS_UTT: {
         int32_t pdf = *(const int32_t *)lv;
         check_pdf(o, key, pdf, t);
-        add_pair(d, cap_pairs, f, pdf, 1.0f);
+        add_pair(d, f, pdf, 1.0f);
         break;
       }
       case GH_LABELS_POST: {
@@ -104,7 +111,7 @@ static void add_utt(gh_data *d, const gh_data_opts *o, const char *key, const vo
           if (!gh_isfinite_f(p->weight[k]))
             gh_die("%s, key '%s': non-finite posterior at frame %d", o->labels_rspec, key, t);
           check_pdf(o, key, p->pdf[k], t);
-          add_pair(d, cap_pairs, f, p->pdf[k], p->weight[k]);
+          add_pair(d, f, p->pdf[k], p->weight[k]);
         }
         break;
       }
@@ -122,25 +129,24 @@ static void add_utt(gh_data *d, const gh_data_opts *o, const char *key, const vo
  * device machine, was most of an accumulation job: doc/perf.md, eighth
  * session).  Features of utterances without labels are not read. */
 static void load_indexed(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const gh_scp_index *x) {
-  int64_t *base = gh_malloc(sizeof(int64_t) * (size_t)(x->n ? x->n : 1)), cap_pairs = 0;
+  int64_t *base = gh_malloc(sizeof(int64_t) * (size_t)(x->n ? x->n : 1));
   for (int64_t i = 0; i < x->n; ++i) {
     const gh_scp_entry *e = &x->e[i];
     const void *lv;
     base[i] = -1;
     if (!take_utt(d, o, lab, e->key, e->rows, e->cols, &lv)) continue;
     base[i] = d->num_frames;
-    add_utt(d, o, e->key, lv, d->num_frames, e->rows, &cap_pairs);
+    add_utt(d, o, e->key, lv, d->num_frames, e->rows);
   }
   if (d->num_frames > 0) d->feats = gh_malloc(sizeof(float) * (size_t)d->num_frames * d->dim);
   int *rc = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(int)), *err = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(int));
-  size_t *bad = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(size_t));
   const int nth = omp_get_max_threads() < 16 ? omp_get_max_threads() : 16;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if (d->num_frames >= 4096)
   for (int64_t i = 0; i < x->n; ++i) {
     if (base[i] < 0) continue;
     const gh_scp_entry *e = &x->e[i];
-    rc[i] = gh_pread_floats_finite(e->fd, e->offset, d->feats + base[i] * d->dim, (size_t)e->rows * e->cols,
-                                   &bad[i]);
+    size_t bad; /* the bad value is named below, in table order */
+    rc[i] = gh_pread_floats_finite(e->fd, e->offset, d->feats + base[i] * d->dim, (size_t)e->rows * e->cols, &bad);
     if (rc[i] < 0) err[i] = errno;
   }
   if (gh_verbose >= 1)
@@ -158,13 +164,28 @@ static void load_indexed(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab,
   free(base);
   free(rc);
   free(err);
-  free(bad);
+}
+
+void gh_data_init(gh_data *d, int32_t dim) {
+  memset(d, 0, sizeof *d);
+  d->max_pdf = -1;
+  d->dim = dim > 0 ? dim : 0;
+}
+
+int gh_data_add_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key,
+                    const gh_matrix_view *m) {
+  const void *lv;
+  if (!take_utt(d, o, lab, key, m->rows, m->cols, &lv)) return 0;
+  const int64_t base = d->num_frames;
+  if (cap_for(base + m->rows, 65536) != cap_for(base, 65536))
+    d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)cap_for(base + m->rows, 65536) * d->dim);
+  gh_matrix_view_copy_finite(m, d->feats + base * d->dim, o->feats_rspec, key);
+  add_utt(d, o, key, lv, (int32_t)base, m->rows);
+  return 1;
 }
 
 void gh_data_load(gh_data *d, const gh_data_opts *o) {
-  memset(d, 0, sizeof *d);
-  d->max_pdf = -1;
-  d->dim = o->dim > 0 ? o->dim : 0;
+  gh_data_init(d, o->dim);
   gh_label_type lt = o->label_type;
   if (lt != GH_LABELS_NONE && (!o->labels_rspec || !*o->labels_rspec))
     gh_die("label type needs a label rspecifier");
@@ -179,20 +200,8 @@ void gh_data_load(gh_data *d, const gh_data_opts *o) {
     /* anything else, one entry at a time: views (a binary archive's matrices
      * are read in place and copied once, straight into d->feats) */
     gh_seq_reader *fr = gh_seq_reader_open(o->feats_rspec, GH_OBJ_MATRIX_VIEW);
-    int64_t cap_frames = 0, cap_pairs = 0;
-    for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
-      const char *key = gh_seq_reader_key(fr);
-      const gh_matrix_view *m = gh_seq_reader_value(fr);
-      const void *lv;
-      if (!take_utt(d, o, lab, key, m->rows, m->cols, &lv)) continue;
-      int64_t base = d->num_frames;
-      if (base + m->rows > cap_frames) {
-        while (base + m->rows > cap_frames) cap_frames = cap_frames ? cap_frames * 2 : 65536;
-        d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)cap_frames * d->dim);
-      }
-      gh_matrix_view_copy_finite(m, d->feats + base * d->dim, o->feats_rspec, key);
-      add_utt(d, o, key, lv, (int32_t)base, m->rows, &cap_pairs);
-    }
+    for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr))
+      gh_data_add_utt(d, o, lab, gh_seq_reader_key(fr), gh_seq_reader_value(fr));
     gh_seq_reader_close(fr);
   }
   if (lab) gh_rand_reader_close(lab);

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include "gmm.h"
 #include "../kernels/backend.h"
+#include "table.h"
 
 typedef enum { GH_LABELS_NONE = 0, GH_LABELS_ALI, GH_LABELS_UTT, GH_LABELS_POST } gh_label_type;
 
@@ -59,6 +60,18 @@ typedef struct {
 
 /* Read everything (see top).  Dies on the errors listed there. */
 void gh_data_load(gh_data *d, const gh_data_opts *o);
+/* An empty block of dimension dim (<= 0: taken from the first utterance),
+ * max_pdf -1, for gh_data_add_utt; free with gh_data_free. */
+void gh_data_init(gh_data *d, int32_t dim);
+/* Appends utterance `key` (features m, any gh_matrix_view) with its labels
+ * from table lab (NULL for o->label_type none) to d, with gh_data_load's
+ * checks and messages (o names the tables and bounds; see top): returns 1
+ * if it was added; 0, with a warning, for an empty matrix or a key missing
+ * from lab (counted in d->num_skipped).  Frames and pairs grow by doubling.
+ * gh_data_load's sequential reader and the adaptation tools' per-speaker
+ * blocks (fmllr.h gh_adapt_input_add) go through it. */
+int gh_data_add_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key,
+                    const gh_matrix_view *m);
 /* The E-step tools' form (gmm-est-gpu, gmm-acc-stats-gpu): the data for
  * training `model` (read from model_name): pdf ids < model->num_pdfs,
  * dimension model->dim; labels_rspec NULL means every frame trains pdf 0,

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "fmllr.h"
@@ -13,6 +14,8 @@
 #include "gh-test.h"
 #include "gmm-est.h"
 #include "gmm.h"
+#include "gmm-data.h"
+#include "table.h"
 #include "map.h"
 
 enum { D = 3, G = 3, P = 2, N = 600 };
@@ -47,9 +50,7 @@ int main(void) {
 
   /* data: pdf of frame t is t % 2; features distorted from the model's scale */
   gh_data d;
-  memset(&d, 0, sizeof d);
-  d.dim = D;
-  d.max_pdf = -1;
+  gh_data_init(&d, D);
   gh_matrix m = {0, 0, NULL};
   gh_matrix_resize(&m, N, D);
   gh_ivector ali = {0, NULL};
@@ -58,9 +59,24 @@ int main(void) {
     ali.data[t] = t % P;
     for (int k = 0; k < D; ++k) m.data[t * D + k] = (float)(1.3 * (3.0 * gh_rng_gauss(&r)) + 0.7 + 0.2 * k);
   }
-  gh_adapt_data_add(&d, "u", &m, GH_LABELS_ALI, &ali, P, "feats", "ali");
-  GH_TEST_OK(d.num_frames == N && d.num_pairs == N, "gh_adapt_data_add: %d frames, %lld pairs", d.num_frames,
-             (long long)d.num_pairs);
+  /* the alignment as a table, as the tools read it */
+  char ali_path[] = "/tmp/test_fmllr_ali.XXXXXX";
+  int fd = mkstemp(ali_path);
+  GH_TEST_OK(fd >= 0, "temporary alignment file");
+  close(fd);
+  char spec[64];
+  snprintf(spec, sizeof spec, "ark,t:%s", ali_path);
+  gh_writer *w = gh_writer_open(spec);
+  gh_writer_write(w, "u", GH_OBJ_INT32_VECTOR, &ali);
+  gh_writer_close(w);
+  gh_rand_reader *lab = gh_rand_reader_open(spec, GH_OBJ_INT32_VECTOR);
+  const gh_data_opts o = {.feats_rspec = "feats", .labels_rspec = spec, .label_type = GH_LABELS_ALI,
+                          .num_pdfs = P, .dim = D};
+  const gh_matrix_view mv = {m.rows, m.cols, m.data};
+  GH_TEST_OK(gh_data_add_utt(&d, &o, lab, "u", &mv) == 1 && d.num_frames == N && d.num_pairs == N,
+             "gh_data_add_utt: %d frames, %lld pairs", d.num_frames, (long long)d.num_pairs);
+  gh_rand_reader_close(lab);
+  remove(ali_path);
 
   gh_backend *be = gh_backend_cpu_new();
   gh_fmllr_stats st;
