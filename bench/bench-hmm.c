@@ -14,16 +14,21 @@
  * counted the same for Viterbi).
  *
  * Max error vs the CPU reference (kernels/cpu/cpu-hmm.c, double) on the
- * first --check sequences: forward |log P - ref| / max(1, |ref|) against the
+ * first --check sequences: forward |log P - ref| / max(1, |ref|) (and
+ * |log P - ref| / T, nats per frame, with that sequence's log P) against the
  * reference's scaled forward (double; the log-domain reference costs one
  * exp per arc), Viterbi the same on the score plus the number of path
  * states that differ.
  *
  * $GH_CUDA_HMM=sparse forces the per-utterance sparse kernels (variant
  * printed as "sparse"; else "auto", the dense path at these shapes).
+ * --precision sets the backend's precision (the scaled forward's products
+ * on the dense path: auto, fp32, tf32x3, tf32); --ops picks the operations
+ * (any of log, scaled, viterbi, comma-separated).
  *
  * Usage: bench-hmm [--device=cuda] [--states=512] [--seqs=512] [--frames=100]
- *        [--iters=5] [--check=4] [--ragged=0]
+ *        [--iters=5] [--check=4] [--ragged=0] [--precision=auto]
+ *        [--ops=log,scaled,viterbi]
  */
 #include "backend.h"
 #include "gh-base.h"
@@ -61,6 +66,9 @@ int main(int argc, char **argv) {
   const int check = (int)arg(argc, argv, "--check", 4), ragged = (int)arg(argc, argv, "--ragged", 0);
   const char *env = getenv("GH_CUDA_HMM");
   const char *variant = env && !strcmp(env, "sparse") ? "sparse" : "auto";
+  const char *precision = sarg(argc, argv, "--precision", "auto"), *ops = sarg(argc, argv, "--ops", "log,scaled,viterbi");
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec)) gh_die("bad --precision '%s'", precision);
   if (S < 1 || M < 1 || T < 1 || iters < 1) gh_die("bad shape");
   /* graph */
   int32_t *pdf = gh_malloc(S * sizeof(int32_t)), *in_off = gh_malloc((S + 1) * sizeof(int32_t));
@@ -88,6 +96,7 @@ int main(int argc, char **argv) {
   for (int64_t e = 0; e < F * S; ++e) ll[e] = (float)nrand();
   gh_hmm_batch bt = {M, S, ll, off, NULL};
   gh_backend *b = gh_backend_create(device);
+  b->precision = prec;
   const gh_backend_ops *o = gh_backend_hmm_ops(b);
   gh_dev_hmm *d = o->hmm_upload(b, &gp, 1);
   /* reference on the first `check` sequences */
@@ -104,8 +113,9 @@ int main(int argc, char **argv) {
   ro->hmm_free(NULL, dr);
   double *L = gh_malloc(M * sizeof(double)), *ts = gh_malloc(iters * sizeof(double)), *tw = gh_malloc(iters * sizeof(double));
   int32_t *path = gh_malloc((F + 1) * sizeof(int32_t));
-  const char *names[3] = {"forward-log", "forward-scaled", "viterbi"};
+  const char *names[3] = {"forward-log", "forward-scaled", "viterbi"}, *opn[3] = {"log", "scaled", "viterbi"};
   for (int op = 0; op < 3; ++op) {
+    if (!strstr(ops, opn[op])) continue;
     for (int it = -1; it < iters; ++it) {
       double k0 = gh_cuda_hmm_kernel_seconds(), w0 = now();
       if (op < 2) o->hmm_forward(b, d, &bt, op == 1 ? GH_HMM_SCALED : 0, L, NULL);
@@ -115,21 +125,23 @@ int main(int argc, char **argv) {
     qsort(ts, iters, sizeof(double), cmpd);
     qsort(tw, iters, sizeof(double), cmpd);
     const double t = ts[iters / 2] > 0 ? ts[iters / 2] : tw[iters / 2], w = tw[iters / 2];
-    double err = 0;
+    double err = 0, aerr = 0, lref = 0;
     int64_t pdiff = 0;
     for (int u = 0; u < K; ++u) {
       const double ref = op < 2 ? Lref[u] : Vref[u];
       const double e = fabs(L[u] - ref) / (fabs(ref) > 1 ? fabs(ref) : 1);
+      const double ea = fabs(L[u] - ref) / (double)(off[u + 1] - off[u]);
       if (!(e <= err)) err = e;
+      if (!(ea <= aerr)) { aerr = ea; lref = ref; }
       if (op == 2)
         for (int64_t f = off[u]; f < off[u + 1]; ++f) pdiff += path[f] != pref[f];
     }
-    printf("hmm %s S=%d M=%d T=%d %s variant=%s: kernel %.3f ms %.4g frames/s %.1f GFLOP/s; end to end %.3f ms; "
+    printf("hmm %s S=%d M=%d T=%d %s precision=%s variant=%s: kernel %.3f ms %.4g frames/s %.1f GFLOP/s; end to end %.3f ms; "
            "max rel err %.3g (%d seqs vs CPU double)",
-           names[op], S, M, T, b->ops->name, variant, t * 1e3, F / t, 2.0 * S * S * (double)F / t / 1e9, w * 1e3,
+           names[op], S, M, T, b->ops->name, op == 1 ? precision : "fp64", variant, t * 1e3, F / t, 2.0 * S * S * (double)F / t / 1e9, w * 1e3,
            err, K);
     if (op == 2) printf("; %lld path states differ", (long long)pdiff);
-    printf("\n");
+    printf("; max abs err %.3g nats per frame (log P %.6g)\n", aerr, lref);
     fflush(stdout);
   }
   o->hmm_free(b, d);

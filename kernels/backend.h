@@ -242,7 +242,8 @@ struct gh_backend {
   const gh_backend_ops *hmm_ops; /* set by gh_backend_hmm_ops(): ops itself, or
                                     the CPU table when ops has no HMM kernels */
   int precision;                  /* gh_precision: arithmetic of the GEMM paths,
-                                     read by model_upload (default 0 = auto) */
+                                     read by model_upload and the CUDA dense
+                                     scaled HMM forward (default 0 = auto) */
 };
 
 /* Arithmetic of a backend's GEMM-shaped loglikes / E-step (--precision).

@@ -88,13 +88,6 @@ int gg_available(void) {
 
 /* ------------------------------------------------------------- kernels */
 
-__device__ __forceinline__ float tf32_round(float v) {
-  /* round to nearest (ties away) at 10 mantissa bits; finite inputs */
-  unsigned u = __float_as_uint(v);
-  u = (u + 0x1000u) & 0xFFFFE000u;
-  return __uint_as_float(u);
-}
-
 __device__ __forceinline__ double warp_sum_d(double v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
@@ -142,18 +135,18 @@ k_recentre(const float *__restrict__ A0, const long long *__restrict__ off, cons
     const double bi = a[1 + i];
     part += c[i] * (bi + qc);
     const float v = (float)(bi + pc);
-    if (os) { const float big = tf32_round(v); o[1 + i] = big; os[1 + i] = tf32_round(v - big); }
+    if (os) { const float big = gg_tf32_round(v); o[1 + i] = big; os[1 + i] = gg_tf32_round(v - big); }
     else o[1 + i] = v;
   }
   part = warp_sum_d(part);
   if (lane == 0) {
     const float v = (float)((double)a[0] + part);
-    if (os) { const float big = tf32_round(v); o[0] = big; os[0] = tf32_round(v - big); }
+    if (os) { const float big = gg_tf32_round(v); o[0] = big; os[0] = gg_tf32_round(v - big); }
     else o[0] = v;
   }
   for (int e = lane; e < S; e += 32) {
     const float v = q[e];
-    if (os) { const float big = tf32_round(v); o[1 + D + e] = big; os[1 + D + e] = tf32_round(v - big); }
+    if (os) { const float big = gg_tf32_round(v); o[1 + D + e] = big; os[1 + D + e] = gg_tf32_round(v - big); }
     else o[1 + D + e] = v;
   }
 }
@@ -192,7 +185,7 @@ k_expand(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__
     else if (FULL) { const short2 p = ij[e - 1 - D]; v = x[p.x] * x[p.y]; }
     else { const float t = x[e - 1 - D]; v = t * t; }
     const long long o = (long long)r * Ep + (perm ? gt_kpos(e) : e);
-    if (Xs) { const float big = tf32_round(v); Xe[o] = big; Xs[o] = tf32_round(v - big); }
+    if (Xs) { const float big = gg_tf32_round(v); Xe[o] = big; Xs[o] = gg_tf32_round(v - big); }
     else Xe[o] = v;
   }
 }
@@ -278,7 +271,7 @@ k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, cons
   const float wr = w ? w[r] : 1.f;
   auto put = [&](int g, float ll) {
     const float x = mx > -INFINITY ? wr * expf(ll - lse) : 0.f;
-    if (ls) { const float big = tf32_round(x); l[g] = big; ls[g] = tf32_round(x - big); }
+    if (ls) { const float big = gg_tf32_round(x); l[g] = big; ls[g] = gg_tf32_round(x - big); }
     else l[g] = x;
   };
   if constexpr (NV > 0) {
@@ -917,18 +910,19 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
 }
 
 /* gg_hmm_gemm (cuda-gemm.h): C = A B, column-major, for the dense HMM path. */
-int gg_hmm_gemm(int fp64, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
+int gg_hmm_gemm(int type, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
                 int ldc) {
   static cublasHandle_t hh = NULL;
   if (!gg_available()) return -1;
   if (!hh) CKB(blas.create(&hh));
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
-  if (fp64)
+  if (type == GG_HMM_FP64)
     CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one_d, A, CUDA_R_64F, lda, B, CUDA_R_64F, ldb,
                     &zero_d, C, CUDA_R_64F, ldc, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
   else
     CKB(blas.gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one_f, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb,
-                    &zero_f, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                    &zero_f, C, CUDA_R_32F, ldc,
+                    type == GG_HMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   return 0;
 }

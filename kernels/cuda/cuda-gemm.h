@@ -123,12 +123,29 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
 /* Adds v[0..n) into *dst in a fixed order (one block; deterministic). */
 void gg_sum_into(const double *v, int64_t n, double *dst);
 
+/* Arithmetic of gg_hmm_gemm. */
+enum { GG_HMM_FP32 = 0, GG_HMM_FP64 = 1, GG_HMM_TF32 = 2 };
+
 /* Plain column-major C = A B (no transposes) on the default stream for the
  * dense HMM path (cuda-hmm.cu): A [m x k] lda, B [k x n] ldb, C [m x n] ldc,
- * all device pointers; fp64 != 0: double with CUBLAS_COMPUTE_64F, else float
- * with CUBLAS_COMPUTE_32F (fp32 FMAs: the default math mode, no TF32).  Uses one cuBLAS handle
- * of its own, created on first use.  Returns 0, or -1 (nothing done) when
- * cuBLAS is unavailable; dies on a cuBLAS error. */
-int gg_hmm_gemm(int fp64, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
+ * all device pointers.  type GG_HMM_FP64: double with CUBLAS_COMPUTE_64F;
+ * GG_HMM_FP32: float with CUBLAS_COMPUTE_32F (fp32 FMAs, no TF32);
+ * GG_HMM_TF32: float with CUBLAS_COMPUTE_32F_FAST_TF32 (one TF32 tensor-core
+ * product; exact for operands already rounded to TF32, which is how the
+ * caller does 3xTF32: one product over the stacked split operands).  Uses
+ * one cuBLAS handle of its own, created on first use.  Returns 0, or -1
+ * (nothing done) when cuBLAS is unavailable; dies on a cuBLAS error. */
+int gg_hmm_gemm(int type, int m, int n, int k, const void *A, int lda, const void *B, int ldb, void *C,
                 int ldc);
+
+#ifdef __CUDACC__
+/* v rounded to nearest (ties away) at TF32's 10 mantissa bits (finite v):
+ * the big part of the 3xTF32 split v = big + small, small =
+ * gg_tf32_round(v - big) (Ootomo & Yokota 2022). */
+static __device__ __forceinline__ float gg_tf32_round(float v) {
+  unsigned u = __float_as_uint(v);
+  u = (u + 0x1000u) & 0xFFFFE000u;
+  return __uint_as_float(u);
+}
+#endif
 #endif

@@ -584,10 +584,15 @@ k_hmm_backward(HArrays g, const UDesc *__restrict__ ud, const float *__restrict_
  *             loglike among states with C > 0, log c_t = m_t + log sum,
  *             log P = sum_t log c_t + log sum_j alpha_{T-1}(j) exp(final_j)
  *             (Rabiner 1989 eqs. 91-92, scale factors summed in double).
- *             GH_HMM_SCALED: float GEMM (fp32 FMAs); log domain: double GEMM
- *             (same result as the log-sum-exp recurrence up to rounding, ~1e-15
- *             relative per step; states more than ~700 nats below the frame's
- *             best underflow to 0, as in the reference's scaled variant).
+ *             GH_HMM_SCALED: float products at the backend's precision
+ *             (hmm_precision: fp32 FMAs, or 3xTF32 -- alpha and A split into
+ *             TF32 big + small parts, the three products Ab ab + As ab + Ab as
+ *             as ONE tensor-core GEMM over the stacked operands [Ab|As|Ab] and
+ *             [ab; ab; as], depth 3S -- or one TF32 product); log domain:
+ *             double GEMM (same result as the log-sum-exp recurrence up to
+ *             rounding, ~1e-15 relative per step; states more than ~700 nats
+ *             below the frame's best underflow to 0, as in the reference's
+ *             scaled variant).
  *   Viterbi:  delta_t(j) = max_i (delta_{t-1}(i) + logA[i][j]) + ll_t(pdf j)
  *             (Rabiner eqs. 32-33), a max-plus product (own tiled kernel,
  *             k_dn_maxplus), in double with the reference's additions and
@@ -614,20 +619,33 @@ __global__ void k_dn_start(R *__restrict__ C, int S, long long n, const float *_
     C[e] = (R)exp((double)init[e % S]);
 }
 
+/* A3 = [Ab | As | Ab]: the S x S matrix A (n = S^2 floats) split into its
+ * TF32 big part Ab and rounded remainder As, stacked for the 3xTF32 product
+ * (k_dn_norm's split rows are the other operand). */
+__global__ void k_dn_split3(const float *__restrict__ A, float *__restrict__ A3, long long n) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+    const float big = gg_tf32_round(A[e]);
+    A3[e] = big; A3[n + e] = gg_tf32_round(A[e] - big); A3[2 * n + e] = big;
+  }
+}
+
 /* Scaling step of the dense forward, one block per running row r: alpha[r] =
  * normalise(C[r] o exp(ll_t - m)), logscale[r] += m + log c_t (double); at
  * the row's last frame loglik[u] = logscale + log sum_j alpha_j exp(final_j).
- * A row with no reachable state gets logscale -inf and alpha 0 from then on. */
+ * A row with no reachable state gets logscale -inf and alpha 0 from then on.
+ * split (R = float, 3xTF32): alpha rows are 3S long and get [big, big,
+ * small] of the normalised row (the stacked operand of the next product);
+ * else S long. */
 template <typename R>
 __global__ void __launch_bounds__(256)
 k_dn_norm(const R *__restrict__ C, R *__restrict__ alpha, int S, const DRow *__restrict__ rows,
           const float *__restrict__ ll, int P, const int *__restrict__ pdf, const float *__restrict__ fin, int t,
-          double *__restrict__ logscale, double *__restrict__ loglik) {
+          double *__restrict__ logscale, double *__restrict__ loglik, int split) {
   __shared__ double red[32];
   const int r = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
   const DRow d = rows[r];
   const R *c = C + (size_t)r * S;
-  R *a = alpha + (size_t)r * S;
+  R *a = alpha + (size_t)r * S * (split ? 3 : 1);
   const float *lt = ll + (d.frame0 + t) * P;
   const double ls = t == 0 ? 0.0 : logscale[r];
   double m = -INFINITY;
@@ -644,7 +662,7 @@ k_dn_norm(const R *__restrict__ C, R *__restrict__ alpha, int S, const DRow *__r
   }
   ct = block_sum(ct, red);
   if (!(ct > 0) || !(ls > -INFINITY)) {
-    for (int j = tid; j < S; j += nt) a[j] = (R)0;
+    for (int j = tid; j < S * (split ? 3 : 1); j += nt) a[j] = (R)0;
     if (tid == 0) {
       logscale[r] = -INFINITY;
       if (t == d.T - 1) loglik[d.u] = -INFINITY;
@@ -655,7 +673,12 @@ k_dn_norm(const R *__restrict__ C, R *__restrict__ alpha, int S, const DRow *__r
   double fs = 0.0;
   for (int j = tid; j < S; j += nt) {
     const R v = a[j] * inv;
-    a[j] = v;
+    if (split) {
+      const float big = gg_tf32_round((float)v);
+      a[j] = (R)big; a[S + j] = (R)big; a[2 * S + j] = (R)gg_tf32_round((float)v - big);
+    } else {
+      a[j] = v;
+    }
     if (t == d.T - 1) fs += (double)v * exp((double)fin[j]);
   }
   const double ls2 = ls + m + log(ct);
@@ -813,6 +836,7 @@ struct gh_dev_hmm {
    * logA[i][j] = max logp (float, -inf without an arc) */
   double **dA64;
   float **dA32, **dLogA;
+  float **dA3; /* per dense graph: [Ab | As | Ab] (3 S^2 floats), made at the first 3xTF32 forward */
 };
 
 static double g_hmm_kernel_seconds = 0.0;
@@ -933,6 +957,7 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
   h->dA64 = (double **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(double *));
   h->dA32 = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   h->dLogA = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
+  h->dA3 = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   const char *env = getenv("GH_CUDA_HMM");
   const int force = env && !strcmp(env, "dense"), never = env && !strcmp(env, "sparse");
   for (int32_t k = 0; k < num_graphs && !never; ++k) {
@@ -966,9 +991,9 @@ extern "C" void gh_cuda_hmm_free(gh_backend *b, gh_dev_hmm *h) {
   cudaFree(h->dLL); cudaFree(h->dState); cudaFree(h->dBp); cudaFree(h->dAlphaD); cudaFree(h->dPath);
   cudaFree(h->dLoglik); cudaFree(h->dUd); cudaFree(h->dRows); cudaFree(h->dAcc); cudaFree(h->dStats);
   for (int32_t k = 0; k < h->num_graphs; ++k) {
-    cudaFree(h->dA64[k]); cudaFree(h->dA32[k]); cudaFree(h->dLogA[k]);
+    cudaFree(h->dA64[k]); cudaFree(h->dA32[k]); cudaFree(h->dLogA[k]); cudaFree(h->dA3[k]);
   }
-  free(h->dA64); free(h->dA32); free(h->dLogA);
+  free(h->dA64); free(h->dA32); free(h->dLogA); free(h->dA3);
   free(h->hG);
   free(h);
 }
@@ -1153,14 +1178,23 @@ static int dense_graph(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const floa
 }
 
 /* The frames of the dense forward: per frame t one GEMM of the M_t running
- * rows (R = double: OP_FWD; float: OP_SCALED) and one k_dn_norm. */
+ * rows (R = double: OP_FWD; float: OP_SCALED at precision prec, FP32,
+ * TF32X3 or TF32, resolved) and one k_dn_norm. */
 template <typename R>
 static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int Tmax, const DRow *dRows, int P,
-                                double *dLogscale) {
+                                double *dLogscale, int prec) {
   const HGraph &G = h->hG[g];
-  const int S = G.S;
+  const int S = G.S, split = sizeof(R) == 4 && prec == GH_PREC_TF32X3;
+  const int type = sizeof(R) == 8 ? GG_HMM_FP64 : prec == GH_PREC_FP32 ? GG_HMM_FP32 : GG_HMM_TF32;
+  /* dRows holds 2 M S doubles: C [M x S] then alpha [M x S] (split: [M x 3S] floats) */
   R *C = (R *)h->dRows, *alpha = C + (size_t)M * S;
   const R *A = sizeof(R) == 8 ? (const R *)h->dA64[g] : (const R *)h->dA32[g];
+  if (split && !h->dA3[g]) {
+    const long long n = (long long)S * S;
+    CK(cudaMalloc((void **)&h->dA3[g], 3 * n * sizeof(float)));
+    k_dn_split3<<<(int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096), 256>>>(h->dA32[g], h->dA3[g], n);
+  }
+  if (split) A = (const R *)h->dA3[g];
   const int *pdf = h->d.pdf + G.sbase;
   const float *init = h->d.init + G.sbase, *fin = h->d.fin + G.sbase;
   for (int t = 0; t < Tmax; ++t) {
@@ -1169,10 +1203,11 @@ static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int 
       const long long n = (long long)m * S;
       k_dn_start<R><<<(int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096), 256>>>(C, S, n, init);
     } else {
-      /* column-major: C^T [S x m] = A^T [S x S] alpha^T [S x m]; row-major A is A^T column-major */
-      gg_hmm_gemm(sizeof(R) == 8, S, m, S, A, S, alpha, S, C, S);
+      /* column-major: C^T [S x m] = A^T [S x S] alpha^T [S x m]; row-major A is A^T column-major;
+       * split: A^T -> [Ab^T As^T Ab^T] [S x 3S], alpha^T -> [ab; ab; as] [3S x m] */
+      gg_hmm_gemm(type, S, m, split ? 3 * S : S, A, S, alpha, split ? 3 * S : S, C, S);
     }
-    k_dn_norm<R><<<m, 256>>>(C, alpha, S, dRows, h->dLL, P, pdf, fin, t, dLogscale, h->dLoglik);
+    k_dn_norm<R><<<m, 256>>>(C, alpha, S, dRows, h->dLL, P, pdf, fin, t, dLogscale, h->dLoglik, split);
   }
   CK(cudaGetLastError());
 }
@@ -1181,7 +1216,7 @@ static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int 
  * or Viterbi (OP_VIT) of a whole batch on graph g (see "dense batched path"
  * above).  vals: loglik / score [B] (natural log); path: [frames] (OP_VIT).
  * gh_die on a negative or too long utterance, or a CUDA/cuBLAS failure. */
-static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, double *vals, int32_t *path) {
+static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, int prec, double *vals, int32_t *path) {
   const int32_t B = bt->num_utts;
   const int P = bt->num_pdfs;
   const HGraph &G = h->hG[g];
@@ -1227,8 +1262,8 @@ static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, doub
   CK(cudaEventCreate(&ev0));
   CK(cudaEventCreate(&ev1));
   CK(cudaEventRecord(ev0));
-  if (M > 0 && op == OP_FWD) dense_forward_steps<double>(h, g, M, Mt, Tmax, dRows, P, dLs);
-  if (M > 0 && op == OP_SCALED) dense_forward_steps<float>(h, g, M, Mt, Tmax, dRows, P, dLs);
+  if (M > 0 && op == OP_FWD) dense_forward_steps<double>(h, g, M, Mt, Tmax, dRows, P, dLs, prec);
+  if (M > 0 && op == OP_SCALED) dense_forward_steps<float>(h, g, M, Mt, Tmax, dRows, P, dLs, prec);
   if (M > 0 && op == OP_VIT) {
     hgrow_dev((void **)&h->dBp, &h->capBp, (size_t)nbp + 1, sizeof(int));
     hgrow_dev((void **)&h->dPath, &h->capPath, (size_t)F + 1, sizeof(int));
@@ -1270,6 +1305,25 @@ static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, doub
   free(hr); free(ord); free(Mt); free(boff); free(hv);
 }
 
+/* The dense scaled forward's arithmetic for S states at the backend's
+ * --precision prec: FP32, TF32X3 or TF32 as asked; AUTO: TF32X3 from
+ * HMM_SPLIT_MIN_S states, else FP32.  Measured on an H200 (doc/perf.md,
+ * ninth session; 256 sequences x 100 frames, time / max |log P - ref| /
+ * |log P| against the CPU double reference): S = 4096 fp32 19.6 ms 5.9e-9,
+ * tf32x3 11.4 ms 4.1e-5, tf32 6.0 ms 5.2e-5; S = 2048 6.44 / 5.27 ms;
+ * S = 1024 2.80 / 2.51 ms (3.6e-8 in test_hmm_cuda); S = 512 (512
+ * sequences) 2.31 / 2.05 ms, 7.4e-9 / 4.6e-6.  The tensor cores' own
+ * accumulation (truncating, over the whole depth 3S) rather than the
+ * operand split bounds tf32x3's error: about 2e-5 of log c_t per frame
+ * at S = 4096, i.e. ~2e-5 nats a frame, inside the GMM paths' budget of
+ * 1e-4 (1 + |ll|) per frame (doc/kernels.md); below 1024 states the gain
+ * is ~10% and fp32 keeps its 1e-8.  The log-domain forward is always fp64. */
+#define HMM_SPLIT_MIN_S 1024
+static int hmm_precision(int prec, int S) {
+  if (prec != GH_PREC_AUTO) return prec;
+  return S >= HMM_SPLIT_MIN_S ? GH_PREC_TF32X3 : GH_PREC_FP32;
+}
+
 /* hmm_forward (backend.h): log domain (k_hmm_forward<0>) or GH_HMM_SCALED
  * (k_hmm_scaled); loglik [B] natural log; alpha NULL or [sum T S] float. */
 extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int flags,
@@ -1280,7 +1334,7 @@ extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
     hmm_run(h, batch, op, loglik, alpha, NULL, NULL);
     return;
   }
-  dense_run(h, g, batch, op, loglik, NULL);
+  dense_run(h, g, batch, op, hmm_precision(b->precision, h->hG[g].S), loglik, NULL);
   /* -inf from the dense path may be underflow (every state > ~700 nats
    * (double) / ~87 nats (float) below the frame's best, or a final weight
    * that small) rather than "no path": such utterances are redone, one by
@@ -1299,7 +1353,7 @@ extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
 extern "C" void gh_cuda_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int32_t *path,
                                     double *score) {
   const int g = dense_graph(h, batch, OP_VIT, NULL);
-  if (g >= 0) dense_run(h, g, batch, OP_VIT, score, path);
+  if (g >= 0) dense_run(h, g, batch, OP_VIT, 0, score, path);
   else hmm_run(h, batch, OP_VIT, score, NULL, path, NULL);
 }
 

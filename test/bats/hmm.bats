@@ -195,7 +195,7 @@ expect_fail() {
   ! ls "$T"/out.ark.tmp.* >/dev/null 2>&1
 }
 
-@test "bad input: wrong pdf count, empty utterance, dead-end HMM, garbage HMM file" {
+@test "bad input: wrong pdf count, empty utterance, dead-end HMM, garbage HMM file, bad --precision" {
   make_words
   printf 'u1  [\n  0 1 \n  1 2 ]\n' > "$T/narrow.txt"
   expect_fail "ark,t:$T/narrow.txt, key 'u1': loglikes have 2 columns" \
@@ -223,6 +223,8 @@ EOF
   expect_fail "garbage.hmm" "$BIN/hmm-forward" --device=cpu "$T/garbage.hmm" "ark,t:$T/syn.txt" "ark:$T/out.ark"
   printf '<HmmSet> <NumHmms> 1\n<Hmm> x <NumStates> 2\n<PdfIds> [ 0 1 ]\n<InitLogProbs> [ 0 ' > "$T/trunc.hmm"
   expect_fail "trunc.hmm.*offset" "$BIN/hmm-forward" --device=cpu "$T/trunc.hmm" "ark,t:$T/syn.txt" "ark:$T/out.ark"
+  expect_fail "precision must be auto, fp32, tf32x3 or tf32 (got 'fp16')" \
+    "$BIN/hmm-forward" --device=cpu --scaled --precision=fp16 "$T/w.hmm" "ark,t:$T/syn.txt" "ark:$T/out.ark"
   # a transcript word that is not an HMM
   echo 'a one four' > "$T/badtext"
   expect_fail "key 'a': transcript word 'four'" \

@@ -164,7 +164,8 @@ static void test_correctness(gh_backend *cu) {
  * (the 37-frame one with no path: all loglikes of frame 5 -inf) and a batch
  * of 1 sequence; random loglikes (0.1 % -inf).  Checks against the
  * CPU reference (double): log-domain forward log P rel 1e-9 (double GEMM),
- * scaled rel 1e-6 (float GEMM), Viterbi score rel 1e-12 (both add the same
+ * scaled rel 1e-6 (float products: fp32 FMAs or 3xTF32; the backend's
+ * --precision auto, fp32 and tf32x3 each) and 1e-3 (one TF32 product), Viterbi score rel 1e-12 (both add the same
  * doubles in the same order, so equal in practice) and the path identical
  * state for state; a differing state counts as an exact tie only if the
  * CUDA path re-scores to the CPU score exactly, and ties are reported. */
@@ -174,9 +175,14 @@ static void dense_case(gh_backend *cu, const char *name, const gh_hmm_graph *g, 
   int64_t F = bt->frame_off[B];
   gh_dev_hmm *dc = co->hmm_upload(cu, &g, 1), *dr = ro->hmm_upload(NULL, &g, 1);
   double *Lc = malloc(B * sizeof(double)), *Lr = malloc(B * sizeof(double));
-  for (int scaled = 0; scaled < 2; ++scaled) {
-    int fl = scaled ? GH_HMM_SCALED : 0;
+  /* log domain; scaled at the backend's precisions (auto = tf32x3 from 1024 states) */
+  const int precs[5] = {GH_PREC_AUTO, GH_PREC_AUTO, GH_PREC_FP32, GH_PREC_TF32X3, GH_PREC_TF32};
+  const char *pname[5] = {"", " (precision auto)", " (fp32)", " (tf32x3)", " (tf32)"};
+  for (int k = 0; k < 5; ++k) {
+    const int scaled = k > 0, fl = scaled ? GH_HMM_SCALED : 0;
+    cu->precision = precs[k];
     co->hmm_forward(cu, dc, bt, fl, Lc, NULL);
+    cu->precision = GH_PREC_AUTO;
     ro->hmm_forward(NULL, dr, bt, fl, Lr, NULL);
     double wl = 0;
     int nnone = 0;
@@ -185,9 +191,9 @@ static void dense_case(gh_backend *cu, const char *name, const gh_hmm_graph *g, 
       if (!(e <= wl)) wl = e;
       nnone += Lr[u] == -INFINITY;
     }
-    double tol = scaled ? 1e-6 : 1e-9;
-    GH_TEST_OK(wl <= tol, "dense %s: %s forward log P, %d utts, %d without a path (max rel err %.3g, tol %g)", name,
-               scaled ? "scaled" : "log", B, nnone, wl, tol);
+    double tol = !scaled ? 1e-9 : precs[k] == GH_PREC_TF32 ? 1e-3 : 1e-6;
+    GH_TEST_OK(wl <= tol, "dense %s: %s forward%s log P, %d utts, %d without a path (max rel err %.3g, tol %g)", name,
+               scaled ? "scaled" : "log", pname[k], B, nnone, wl, tol);
   }
   int32_t *pc = malloc((F + 1) * sizeof(int32_t)), *pr = malloc((F + 1) * sizeof(int32_t));
   co->hmm_viterbi(cu, dc, bt, pc, Lc);
