@@ -12,10 +12,12 @@
 #include "backend.h"
 #include "gh-base.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-gh_backend *gh_backend_create(const char *device) {
+/* gh_backend_create without its log line. */
+static gh_backend *create_quiet(const char *device) {
   if (!device || !*device) device = "auto";
   gh_backend *b = NULL;
   if (!strcmp(device, "cpu")) {
@@ -55,6 +57,44 @@ gh_backend *gh_backend_create(const char *device) {
     gh_die("unknown --device=%s (expected auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D)", device);
   }
   if (!b) gh_die("cannot create the %s backend: %s", device, gh_last_error());
+  return b;
+}
+
+gh_backend *gh_backend_create(const char *device) {
+  gh_backend *b = create_quiet(device);
+  gh_log("using device %s", b->device_name);
+  return b;
+}
+
+struct gh_backend_start {
+  char *device;
+  gh_backend *b;
+  pthread_t thread;
+  int started;
+};
+
+static void *start_main(void *arg) {
+  gh_backend_start *s = (gh_backend_start *)arg;
+  s->b = create_quiet(s->device);
+  return NULL;
+}
+
+gh_backend_start *gh_backend_create_begin(const char *device) {
+  gh_backend_start *s = (gh_backend_start *)gh_calloc(1, sizeof *s);
+  s->device = gh_strdup(device && *device ? device : "auto");
+  s->started = pthread_create(&s->thread, NULL, start_main, s) == 0;
+  return s;
+}
+
+gh_backend *gh_backend_create_end(gh_backend_start *s) {
+  if (s->started) {
+    if (pthread_join(s->thread, NULL) != 0) gh_die("internal: cannot join the backend's start-up thread");
+  } else {
+    s->b = create_quiet(s->device); /* no thread could be started: here, now */
+  }
+  gh_backend *b = s->b;
+  free(s->device);
+  free(s);
   gh_log("using device %s", b->device_name);
   return b;
 }

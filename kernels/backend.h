@@ -291,6 +291,20 @@ static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
 gh_backend *gh_backend_create(const char *device);
 void gh_backend_free(gh_backend *b);
 
+/* gh_backend_create on a thread of its own, so that a tool reads its input
+ * while the device starts (a CUDA process pays 0.25-0.35 s for the driver,
+ * the context and cuBLAS before its first kernel: doc/perf.md, "Process
+ * start"; an accumulation job of doc/scaling.md pays it every iteration).
+ * gh_backend_create_end waits for the start and returns the backend; it
+ * logs the device choice then, in the calling thread, so a tool that dies
+ * on bad input meanwhile prints its one error line and nothing else.  An
+ * unusable device ends the process from the start-up thread with
+ * gh_backend_create's error.  Without a thread (pthread_create failed) the
+ * backend is created in gh_backend_create_end. */
+typedef struct gh_backend_start gh_backend_start;
+gh_backend_start *gh_backend_create_begin(const char *device);
+gh_backend *gh_backend_create_end(gh_backend_start *s);
+
 /* Constructors of the individual backends (NULL if unavailable, with the
  * reason in gh_last_error()). */
 gh_backend *gh_backend_cpu_new(void);   /* the plain-loop reference (--device=cpu-ref); never fails */

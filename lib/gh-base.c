@@ -18,7 +18,7 @@
 
 const char *gh_progname = "gmmhmm";
 int gh_verbose = 0;
-static char gh_errbuf[2048];
+static _Thread_local char gh_errbuf[2048]; /* per thread, as errno (gh_backend_create_begin) */
 
 struct gh_tmpfile {
   char *path;    /* as the caller named it (for messages) */

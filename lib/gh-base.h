@@ -50,8 +50,9 @@ void gh_die(const char *fmt, ...) GH_PRINTF(1, 2) GH_NORETURN;
 typedef void (*gh_die_hook_fn)(const char *msg);
 void gh_set_die_hook(gh_die_hook_fn hook);
 
-/* Recoverable-error message buffer (per process). gh_set_error formats the
- * message; gh_last_error returns it ("" if none). */
+/* Recoverable-error message buffer (per thread, as errno). gh_set_error
+ * formats the message; gh_last_error returns the calling thread's ("" if
+ * none). */
 void gh_set_error(const char *fmt, ...) GH_PRINTF(1, 2);
 const char *gh_last_error(void);
 

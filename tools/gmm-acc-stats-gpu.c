@@ -38,14 +38,15 @@ int main(int argc, char **argv) {
   const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
   const char *labels_rspec = nargs == 4 ? gh_opts_arg(po, 2) : NULL, *accs_out = gh_opts_arg(po, nargs - 1);
 
-  gh_gmm_set model;
-  gh_gmm_set_read(model_in, &model);
-  gh_data data;
-  gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)
     gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
-  gh_backend *be = gh_backend_create(device);
+  gh_gmm_set model;
+  gh_gmm_set_read(model_in, &model);
+  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
+  gh_data data;
+  gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
+  gh_backend *be = gh_backend_create_end(start);
   be->precision = prec;
   gh_accs_set accs;
   double secs = 0;

@@ -67,10 +67,6 @@ int main(int argc, char **argv) {
 
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
-  gh_data data;
-  gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
-  gh_log("loaded %d utterances, %d frames of dimension %d (%lld frame-pdf pairs)", data.num_utts,
-         data.num_frames, data.dim, (long long)data.num_pairs);
 
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)
@@ -89,7 +85,12 @@ int main(int argc, char **argv) {
     eo.shrink = &so;
     eo.shrink_stats = &sst;
   }
-  gh_backend *be = gh_backend_create(device);
+  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
+  gh_data data;
+  gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
+  gh_log("loaded %d utterances, %d frames of dimension %d (%lld frame-pdf pairs)", data.num_utts,
+         data.num_frames, data.dim, (long long)data.num_pairs);
+  gh_backend *be = gh_backend_create_end(start);
   be->precision = prec;
   gh_host_blas_serial(); /* the M-step's small LAPACK calls run faster on one thread */
   gh_em em;

@@ -1115,20 +1115,40 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
   d->T = T; d->D = D; d->Dp = round4(D); d->pairs = pairs; d->npairs = npairs;
   if (D <= 0 || T < 0) gh_die("data upload: %d frames of dimension %d", T, D);
   d->max_pdf = gh_pairs_check(pairs, npairs, T);
-  /* frames, padded, through pinned staging */
+  /* frames, padded, through two page-locked staging buffers of 16 MB: one
+   * is filled while the other's copy runs.  (One staging buffer of the whole
+   * data page-locked 1.28 GB for 8M frames at D=40; page-locking costs ~1 s
+   * per 3 GB: doc/perf.md, seventh session.) */
   const size_t Dp = (size_t)d->Dp, total = (size_t)T * Dp;
-  float *h = NULL;
-  CK(cudaMallocHost((void **)&h, (total ? total : 1) * sizeof(float)));
-  for (size_t t = 0; t < (size_t)T; ++t) {
-    memcpy(h + t * Dp, X + t * D, D * sizeof(float));
-    memset(h + t * Dp + D, 0, (Dp - D) * sizeof(float));
-  }
   cudaError_t e = cudaMalloc((void **)&d->dX, (total ? total : 1) * sizeof(float));
   if (e != cudaSuccess)
     gh_die("data upload: cannot hold %d frames of dimension %d on the GPU (%s); split the data", T, D,
            cudaGetErrorString(e));
-  CK(cudaMemcpy(d->dX, h, total * sizeof(float), cudaMemcpyHostToDevice));
-  CK(cudaFreeHost(h));
+  if (T > 0) {
+    const size_t rows = ((size_t)4 << 20) / Dp > 0 ? ((size_t)4 << 20) / Dp : 1; /* frames per buffer */
+    float *h[2] = {NULL, NULL};
+    cudaEvent_t done[2];
+    for (int k = 0; k < 2; ++k) {
+      CK(cudaMallocHost((void **)&h[k], rows * Dp * sizeof(float)));
+      CK(cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming));
+    }
+    int k = 0;
+    for (size_t t0 = 0; t0 < (size_t)T; t0 += rows, k ^= 1) {
+      const size_t n = (size_t)T - t0 < rows ? (size_t)T - t0 : rows;
+      if (t0 >= 2 * rows) CK(cudaEventSynchronize(done[k])); /* buffer k's last copy is done */
+      for (size_t t = 0; t < n; ++t) {
+        memcpy(h[k] + t * Dp, X + (t0 + t) * D, D * sizeof(float));
+        memset(h[k] + t * Dp + D, 0, (Dp - D) * sizeof(float));
+      }
+      CK(cudaMemcpyAsync(d->dX + t0 * Dp, h[k], n * Dp * sizeof(float), cudaMemcpyHostToDevice, 0));
+      CK(cudaEventRecord(done[k], 0));
+    }
+    CK(cudaStreamSynchronize(0));
+    for (int j = 0; j < 2; ++j) {
+      CK(cudaEventDestroy(done[j]));
+      CK(cudaFreeHost(h[j]));
+    }
+  }
   d->centre = (double *)gh_calloc(D, sizeof(double));
   /* pairs sorted by pdf */
   const int64_t np1 = (int64_t)d->max_pdf + 2;
