@@ -95,6 +95,7 @@ gh_backend *gh_backend_create_end(gh_backend_start *s) {
   gh_backend *b = s->b;
   free(s->device);
   free(s);
+  gh_cuda_thread_attach(b); /* cuda:N: the device set on the start-up thread, here too */
   gh_log("using device %s", b->device_name);
   return b;
 }
@@ -115,6 +116,7 @@ gh_backend *gh_backend_cuda_new(void) {
   gh_set_error("this build of gmmhmm has no CUDA support (nvcc was not found at build time)");
   return NULL;
 }
+void gh_cuda_thread_attach(gh_backend *b) { (void)b; }
 int gh_cuda_device_count(void) {
   gh_set_error("this build of gmmhmm has no CUDA support");
   return 0;

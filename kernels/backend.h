@@ -355,5 +355,11 @@ void gh_cpu_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, i
  * device (--device=cuda:N; kernels/cuda/device.cu).  0, or -1 with
  * gh_last_error() set. */
 int gh_cuda_set_device(int device);
+/* If b is the CUDA backend, makes its device the current device of the
+ * calling thread (the runtime's current device is per thread: a backend
+ * started on another thread, gh_backend_create_begin, would otherwise run
+ * the caller's work on device 0); does nothing for other backends.  Dies
+ * on a CUDA error. */
+void gh_cuda_thread_attach(gh_backend *b);
 
 #endif

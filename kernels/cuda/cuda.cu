@@ -1353,6 +1353,11 @@ extern "C" int gh_cuda_device_count(void) {
   return n;
 }
 
+extern "C" void gh_cuda_thread_attach(gh_backend *b) {
+  if (!b || b->ops != &cuda_ops) return;
+  CK(cudaSetDevice(((cuda_ctx *)b->ctx)->device));
+}
+
 /* The CUDA backend on the current device (cudaGetDevice, so
  * CUDA_VISIBLE_DEVICES chooses); NULL with gh_last_error() set if no
  * device can be used. */
