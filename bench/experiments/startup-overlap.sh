@@ -2,7 +2,7 @@
 # Old (main before this branch) against new gmm-acc-stats-gpu on 2M x 40 frames, 512 full Gaussians, one GPU:
 # wall time per run and byte-identical accumulators.  Run from the repository root on a GPU machine.
 nvidia-smi -L | head -1
-mkdir -p /tmp/old && git archive 8e227ab | tar -x -C /tmp/old
+mkdir -p /tmp/old && git archive "$(git merge-base HEAD main)" | tar -x -C /tmp/old
 (make -s -j16 all 2>&1 | grep -i error) & p1=$!
 (cd /tmp/old && make -s -j16 all 2>&1 | grep -i error) & p2=$!
 wait $p1 $p2
