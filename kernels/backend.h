@@ -299,8 +299,9 @@ void gh_backend_free(gh_backend *b);
  * logs the device choice then, in the calling thread, so a tool that dies
  * on bad input meanwhile prints its one error line and nothing else.  An
  * unusable device ends the process from the start-up thread with
- * gh_backend_create's error.  Without a thread (pthread_create failed) the
- * backend is created in gh_backend_create_end. */
+ * gh_backend_create's error.  An explicitly named OpenCL device, or any
+ * device when no thread can be started, is created in
+ * gh_backend_create_end instead (backend.c says why). */
 typedef struct gh_backend_start gh_backend_start;
 gh_backend_start *gh_backend_create_begin(const char *device);
 gh_backend *gh_backend_create_end(gh_backend_start *s);
