@@ -27,7 +27,9 @@
 #              sequences x 100 frames and 4096 x 256 x 100 (dense batched
 #              path), 512 x 512 x 100 with the sparse kernels
 #              (GH_CUDA_HMM=sparse) and with ragged lengths (100..50); the
-#              scaled forward at --precision=fp32, tf32x3 and tf32
+#              scaled forward at --precision=fp32, tf32x3 and tf32; one
+#              utterance of 50,000 frames on 64 states (the time-parallel
+#              forward, and the sequential kernels with GH_CUDA_HMM=sparse)
 #              peer: bench/peers/hmm_peer.py (the HMM forward of
 #              ../shared/peers/torch_scoring_hmm_peer.py, fp32)
 #              HMM_ONLY=1 runs only this part
@@ -85,6 +87,9 @@ hmm_rows() {
   $H --states=4096 --seqs=256 --frames=100 --check=1 2>&1 | grep '^hmm'
   GH_CUDA_HMM=sparse $H --states=512 --seqs=512 --frames=100 --check=0 2>&1 | grep '^hmm'
   $H --states=512 --seqs=512 --frames=100 --check=4 --ragged=1 2>&1 | grep '^hmm' | sed 's/^hmm /hmm ragged /'
+  # one long utterance on a small graph: the time-parallel forward against the sequential kernels
+  $H --states=64 --seqs=1 --frames=50000 --check=1 --ops=log 2>&1 | grep '^hmm' | sed 's/^hmm /hmm long /'
+  GH_CUDA_HMM=sparse $H --states=64 --seqs=1 --frames=50000 --check=1 --ops=log 2>&1 | grep '^hmm' | sed 's/^hmm /hmm long /'
   for p in fp32 tf32x3 tf32; do  # the scaled forward's products (auto: tf32x3 from 1024 states)
     $H --states=512 --seqs=512 --frames=100 --check=4 --ops=scaled --precision=$p 2>&1 | grep '^hmm'
     $H --states=4096 --seqs=256 --frames=100 --check=1 --ops=scaled --precision=$p 2>&1 | grep '^hmm'

@@ -40,11 +40,11 @@ for line in log:
     if m:
         score.append(dict(type=m[1], P=int(m[2]), G=int(m[3]), D=int(m[4]), T=int(m[5]), dev=m[6], prec=m[7],
                           var=m[8], ms=float(m[9]), fps=float(m[10]), gf=float(m[11]), e2e_fps=float(m[13]), err=m[14]))
-    m = re.match(r"hmm (ragged )?(\S+) S=(\d+) M=(\d+) T=(\d+) (\S+) precision=(\S+) variant=(\S+): kernel (\S+) ms (\S+) "
+    m = re.match(r"hmm (ragged |long )?(\S+) S=(\d+) M=(\d+) T=(\d+) (\S+) precision=(\S+) variant=(\S+): kernel (\S+) ms (\S+) "
                  r"frames/s (\S+) GFLOP/s; end to end (\S+) ms; max rel err (\S+) \((\d+) seqs vs CPU double\)"
                  r"(?:; (\d+) path states differ)?(?:; max abs err (\S+) nats per frame)?", line)
     if m:
-        hmm.append(dict(rag=bool(m[1]), op=m[2], S=int(m[3]), M=int(m[4]), T=int(m[5]), dev=m[6], prec=m[7], var=m[8],
+        hmm.append(dict(rag=m[1] == "ragged ", long=m[1] == "long ", op=m[2], S=int(m[3]), M=int(m[4]), T=int(m[5]), dev=m[6], prec=m[7], var=m[8],
                         ms=float(m[9]), fps=float(m[10]), gf=float(m[11]), err=m[13], k=m[14], pdiff=m[15],
                         aerr=f"; {m[16]} nats/frame" if m[16] else ""))
     m = re.match(r"torch-hmm N=(\d+) M=(\d+) T=(\d+): (\S+) ms/call (\S+) frames/s (\S+) GFLOP/s; max rel err (\S+)", line)
@@ -101,7 +101,7 @@ for r in io:  # gmm-score-gpu end to end (read, score, write overlapped) vs its 
           f"{r['dev']} | {r['e2e']:.3g} frames/s | {r['e2e']:.3g} | – | – | – | – | – | – | "
           f"{r['r']:.2f} of the kernel's {r['k']:.3g} frames/s (target 0.8) |")
 for r in hmm:
-    if r["var"] != "auto" or r["rag"] or r["dev"] != "cuda" or r["prec"] not in ("auto", "fp64"): continue
+    if r["var"] != "auto" or r["rag"] or r["long"] or r["dev"] != "cuda" or r["prec"] not in ("auto", "fp64"): continue
     key = (r["S"], r["M"], r["T"])
     v = vpeer.get(key) if r["op"] == "viterbi" else None
     p = (v[0], v[1], None, v[2]) if v else hpeer.get(key)
@@ -120,7 +120,7 @@ for r in em:
     print(f"| EM {r['type']} N={r['N']} D={r['D']} M={r['M']} | {r['dev']} | {r['prec']} | {r['var']} | {r['ms']:.2f} ms "
           f"(E {r['e']:.2f} + M {r['mstep']:.2f} on the {r['where']}) | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")
 for r in hmm:
-    print(f"| HMM {r['op']} {r['S']} × {r['M']} × {r['T']}{' ragged 100..50' if r['rag'] else ''} | {r['dev']} | "
+    print(f"| HMM {r['op']} {r['S']} × {r['M']} × {r['T']}{' ragged 100..50' if r['rag'] else ''}{' (one utterance)' if r['long'] else ''} | {r['dev']} | "
           f"{r['prec']} | {r['var']} | {r['ms']:.2f} ms | {r['fps']:.3g} | {r['gf']:.0f} | {r['err']} |")
 for k, p in hpeer.items():
     print(f"| HMM forward {k[0]} × {k[1]} × {k[2]} | PyTorch | fp32 | peer | {p[0]:.2f} ms | {p[1]:.3g} | {p[2]:.0f} | {p[3]} |")

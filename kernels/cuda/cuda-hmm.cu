@@ -619,6 +619,12 @@ __global__ void k_dn_start(R *__restrict__ C, int S, long long n, const float *_
     C[e] = (R)exp((double)init[e % S]);
 }
 
+/* x[0..n) = v. */
+__global__ void k_dn_fill(double *__restrict__ x, long long n, double v) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x)
+    x[e] = v;
+}
+
 /* A3 = [Ab | As | Ab]: the S x S matrix A (n = S^2 floats) split into its
  * TF32 big part Ab and rounded remainder As, stacked for the 3xTF32 product
  * (k_dn_norm's split rows are the other operand). */
@@ -837,6 +843,8 @@ struct gh_dev_hmm {
   double **dA64;
   float **dA32, **dLogA;
   float **dA3; /* per dense graph: [Ab | As | Ab] (3 S^2 floats), made at the first 3xTF32 forward */
+  double **dAtp; /* per graph of <= TP_MAX_S states: log sum exp(logp) over arcs i -> j (double, S x S,
+                    -inf without an arc), made at the first time-parallel forward */
 };
 
 static double g_hmm_kernel_seconds = 0.0;
@@ -958,6 +966,7 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
   h->dA32 = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   h->dLogA = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   h->dA3 = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
+  h->dAtp = (double **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(double *));
   const char *env = getenv("GH_CUDA_HMM");
   const int force = env && !strcmp(env, "dense"), never = env && !strcmp(env, "sparse");
   for (int32_t k = 0; k < num_graphs && !never; ++k) {
@@ -992,8 +1001,9 @@ extern "C" void gh_cuda_hmm_free(gh_backend *b, gh_dev_hmm *h) {
   cudaFree(h->dLoglik); cudaFree(h->dUd); cudaFree(h->dRows); cudaFree(h->dAcc); cudaFree(h->dStats);
   for (int32_t k = 0; k < h->num_graphs; ++k) {
     cudaFree(h->dA64[k]); cudaFree(h->dA32[k]); cudaFree(h->dLogA[k]); cudaFree(h->dA3[k]);
+    cudaFree(h->dAtp[k]);
   }
-  free(h->dA64); free(h->dA32); free(h->dLogA); free(h->dA3);
+  free(h->dA64); free(h->dA32); free(h->dLogA); free(h->dA3); free(h->dAtp);
   free(h->hG);
   free(h);
 }
@@ -1153,6 +1163,237 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
   free(soff); free(hud); free(hv);
 }
 
+
+/* ------------------------------------------- time-parallel forward (long utterances)
+ *
+ * One long utterance leaves the GPU idle in the kernels above (one block,
+ * 1.5-5 us a frame whatever the GPU).  The forward recursion is linear:
+ * alpha_t = (alpha_{t-1} A) o b_t, so the frames 1 .. T-1 are cut into K
+ * chunks of L frames, every chunk computes in parallel its S x S transfer
+ * matrix P_k = prod_t A diag(b_t) (Rabiner 1989 eq. 20 applied to every
+ * start state at once), and one block chains them: alpha_{end of chunk k}
+ * = alpha_{start} P_k.  The work is S^3 per frame instead of S^2 (so only
+ * small graphs, S <= TP_MAX_S) but the depth is L + K instead of T.
+ *
+ * Numerics: in the LOG domain and in double, like k_hmm_forward<0> (every
+ * entry a log-sum-exp over the S intermediate states), so nothing
+ * underflows: a first version in the probability domain with a scale per
+ * row lost up to 5e-3 of log P on left-to-right graphs, whose rows span
+ * more than double's ~700 nats.  Only the log-domain forward (flags 0)
+ * takes this path; GH_HMM_SCALED keeps the scaled recursion of the
+ * reference.  Per frame the chunk subtracts the frame's largest loglike
+ * over the graph's states (summed into its offset) so that the values stay
+ * small. */
+
+#define TP_MAX_S 64       /* graphs of at most this many states (logA and the chunk's matrix in shared memory) */
+#define TP_MIN_T 1024     /* every utterance of the batch at least this long ... */
+#define TP_MAX_UTTS 8     /* ... and at most this many of them (more fill the GPU with the kernels above) */
+#define TP_MAX_CHUNKS 1024
+#define TP_MIN_L 64       /* frames per chunk at least */
+
+static long long g_tp_utts = 0;
+/* Utterances done by the time-parallel forward so far (tests). */
+extern "C" long long gh_cuda_hmm_timepar_utts(void) { return g_tp_utts; }
+
+/* lA[i][j] = log sum of exp(logp) over the arcs i -> j of graph gi (-inf
+ * without an arc; lA filled with -inf first), row-major S x S. */
+__global__ void k_tp_dense(HArrays g, int gi, double *__restrict__ lA) {
+  const HGraph G = g.G[gi];
+  const int *ioff = g.in_off + G.obase, *src = g.arc_src + G.abase;
+  const double *ap = g.arc_p + G.abase;
+  for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < G.S; j += gridDim.x * blockDim.x) {
+    for (int a = ioff[j]; a < ioff[j + 1]; ++a) { /* sum parallel arcs in probability, then log */
+      double *e = lA + (size_t)src[a] * G.S + j;
+      *e = *e == -INFINITY ? ap[a] : *e + ap[a];
+    }
+    for (int i = 0; i < G.S; ++i) {
+      double *e = lA + (size_t)i * G.S + j;
+      *e = *e == -INFINITY ? -INFINITY : log(*e);
+    }
+  }
+}
+
+/* Chunk k = blockIdx.x of one utterance (loglikes llu [T x P]): frames
+ * 1 + k L ... min(T, 1 + (k + 1) L) - 1.  Out: LP [K][S][S], LP_k[i][j] =
+ * log P_k[i][j] - off_k (-inf: no path from i to j through the chunk), and
+ * off [K] (the sum of the frames' largest loglikes).  Block of 256 threads
+ * (8 warps); warp w owns rows w, w + 8, ..., lane the columns lane and
+ * lane + 32, so rows advance without block barriers.  Dynamic shared memory
+ * 2 S^2 doubles (lA, then the chunk's matrix). */
+__global__ void __launch_bounds__(256)
+k_tp_chunk(const double *__restrict__ lA, int S, const float *__restrict__ llu, int P, const int *__restrict__ pdf,
+           long long T, int L, double *__restrict__ LP, double *__restrict__ off) {
+  extern __shared__ double sh[];
+  double *As = sh, *Ps = sh + S * S;
+  const int k = blockIdx.x, lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  for (int e = threadIdx.x; e < S * S; e += blockDim.x) {
+    As[e] = lA[e];
+    Ps[e] = e / S == e % S ? 0.0 : -INFINITY;
+  }
+  __syncthreads();
+  const long long t0 = 1 + (long long)k * L, t1 = t0 + L < T ? t0 + L : T;
+  const int j0 = lane, j1 = lane + 32, ok0 = j0 < S, ok1 = j1 < S;
+  const int c0 = ok0 ? j0 : 0, c1 = ok1 ? j1 : 0; /* columns read (valid even when unused) */
+  int alive = 0xff;                               /* bit q: row w + q nw still has a finite entry */
+  double moff = 0.0;
+  for (long long t = t0; t < t1; ++t) {
+    const float *lt = llu + t * P;
+    const double l0 = ok0 ? (double)lt[pdf[j0]] : -INFINITY, l1 = ok1 ? (double)lt[pdf[j1]] : -INFINITY;
+    const double m = warp_max(fmax(l0, l1));
+    if (!(m > -INFINITY)) { alive = 0; moff = -INFINITY; break; } /* no state can emit: no path at all */
+    moff += m;
+#pragma unroll
+    for (int q = 0; q < TP_MAX_S / 8; ++q) {
+      const int r = w + q * nw;
+      if (r >= S || !(alive >> q & 1)) continue; /* warp-uniform */
+      double *pr = Ps + r * S;
+      double m0 = -INFINITY, m1 = -INFINITY;
+      for (int l = 0; l < S; ++l) {
+        const double p = pr[l];
+        m0 = fmax(m0, p + As[l * S + c0]);
+        m1 = fmax(m1, p + As[l * S + c1]);
+      }
+      double s0 = 0.0, s1 = 0.0;
+      if (m0 > -INFINITY)
+        for (int l = 0; l < S; ++l) s0 += exp(pr[l] + As[l * S + c0] - m0);
+      if (m1 > -INFINITY)
+        for (int l = 0; l < S; ++l) s1 += exp(pr[l] + As[l * S + c1] - m1);
+      const double v0 = ok0 && m0 > -INFINITY && l0 > -INFINITY ? m0 + log(s0) + (l0 - m) : -INFINITY;
+      const double v1 = ok1 && m1 > -INFINITY && l1 > -INFINITY ? m1 + log(s1) + (l1 - m) : -INFINITY;
+      const double vm = warp_max(fmax(v0, v1));
+      __syncwarp();
+      if (ok0) pr[j0] = v0;
+      if (ok1) pr[j1] = v1;
+      if (!(vm > -INFINITY)) alive &= ~(1 << q);
+      __syncwarp();
+    }
+  }
+  double *po = LP + (size_t)k * S * S;
+#pragma unroll
+  for (int q = 0; q < TP_MAX_S / 8; ++q) {
+    const int r = w + q * nw;
+    if (r >= S) continue;
+    const int live = alive >> q & 1;
+    if (ok0) po[r * S + j0] = live ? Ps[r * S + j0] : -INFINITY;
+    if (ok1) po[r * S + j1] = live ? Ps[r * S + j1] : -INFINITY;
+  }
+  if (threadIdx.x == 0) off[k] = moff;
+}
+
+/* Chains the K chunks of one utterance (one block of TP_MAX_S threads,
+ * thread j = state j), in the log domain: la = init + ll_0, then per chunk
+ * la(j) <- logsumexp_i (la(i) + LP_k[i][j]) + off_k (kept relative to its
+ * largest entry, which goes into log P), and at the end log P = logsumexp_j
+ * (la(j) + final_j) (Rabiner eq. 21).  *out = log P (natural log) or -inf. */
+__global__ void __launch_bounds__(TP_MAX_S)
+k_tp_combine(const double *__restrict__ LP, const double *__restrict__ off, int K, int S,
+             const float *__restrict__ llu, const int *__restrict__ pdf, const float *__restrict__ init,
+             const float *__restrict__ fin, double *out) {
+  __shared__ double red[32], la[TP_MAX_S];
+  const int j = threadIdx.x, ok = j < S;
+  const double x = ok ? (double)init[j] + (double)llu[pdf[j]] : -INFINITY;
+  const double m = block_max(x, red);
+  if (!(m > -INFINITY)) {
+    if (j == 0) *out = -INFINITY;
+    return;
+  }
+  if (ok) la[j] = x - m;
+  double lp = m;
+  __syncthreads();
+  for (int k = 0; k < K; ++k) {
+    const double *pk = LP + (size_t)k * S * S;
+    double mx = -INFINITY, v = -INFINITY;
+    if (ok) {
+      for (int i = 0; i < S; ++i) mx = fmax(mx, la[i] + pk[(size_t)i * S + j]);
+      if (mx > -INFINITY) {
+        double s = 0.0;
+        for (int i = 0; i < S; ++i) s += exp(la[i] + pk[(size_t)i * S + j] - mx);
+        v = mx + log(s);
+      }
+    }
+    const double vm = block_max(v, red); /* its barriers also end every thread's reads of la */
+    if (!(vm > -INFINITY) || !(off[k] > -INFINITY)) { lp = -INFINITY; break; } /* block-uniform */
+    if (ok) la[j] = v - vm;
+    lp += vm + off[k];
+    __syncthreads();
+  }
+  const double f = lp > -INFINITY && ok ? la[j] + (double)fin[j] : -INFINITY;
+  const double fm = block_max(f, red);
+  const double fs = block_sum(fm > -INFINITY && f > -INFINITY ? exp(f - fm) : 0.0, red);
+  if (j == 0) *out = lp > -INFINITY && fm > -INFINITY ? lp + fm + log(fs) : -INFINITY;
+}
+
+/* Whether a forward batch takes the time-parallel path: the log-domain
+ * forward (op OP_FWD), $GH_CUDA_HMM not "sparse" or "dense", no alpha
+ * output, 1 to TP_MAX_UTTS utterances, each
+ * on a valid graph of <= TP_MAX_S states with enough loglike columns and at
+ * least TP_MIN_T frames ($GH_CUDA_HMM=timepar: any length, for tests). */
+static int tp_batch(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *alpha) {
+  const char *e = getenv("GH_CUDA_HMM");
+  const int force = e && !strcmp(e, "timepar");
+  if ((e && (!strcmp(e, "sparse") || !strcmp(e, "dense"))) || alpha || op != OP_FWD) return 0;
+  if (bt->num_utts <= 0 || bt->num_utts > TP_MAX_UTTS) return 0;
+  for (int32_t u = 0; u < bt->num_utts; ++u) {
+    const int32_t gi = bt->graph ? bt->graph[u] : 0;
+    if (gi < 0 || gi >= h->num_graphs) return 0; /* hmm_run dies with the message */
+    const HGraph &G = h->hG[gi];
+    const int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
+    if (G.S > TP_MAX_S || G.S < 1 || G.num_pdfs > bt->num_pdfs || T < 1 || T > INT32_MAX) return 0;
+    if (T < (force ? 1 : TP_MIN_T)) return 0;
+  }
+  return 1;
+}
+
+/* The time-parallel forward of every utterance of bt (tp_batch said yes),
+ * one after the other (each fills the GPU with its chunks): log P [B]. */
+static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik) {
+  static int smem_set = 0;
+  if (!smem_set) {
+    CK(cudaFuncSetAttribute(k_tp_chunk, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            2 * TP_MAX_S * TP_MAX_S * (int)sizeof(double)));
+    smem_set = 1;
+  }
+  const int P = bt->num_pdfs;
+  cudaEvent_t ev0, ev1;
+  CK(cudaEventCreate(&ev0));
+  CK(cudaEventCreate(&ev1));
+  hgrow_dev((void **)&h->dLoglik, &h->capLoglik, 1, sizeof(double));
+  for (int32_t u = 0; u < bt->num_utts; ++u) {
+    const int gi = bt->graph ? bt->graph[u] : 0;
+    const HGraph &G = h->hG[gi];
+    const int S = G.S;
+    const long long T = bt->frame_off[u + 1] - bt->frame_off[u];
+    if (!h->dAtp[gi]) {
+      CK(cudaMalloc((void **)&h->dAtp[gi], (size_t)S * S * sizeof(double)));
+      k_dn_fill<<<(S * S + 255) / 256, 256>>>(h->dAtp[gi], (long long)S * S, -INFINITY);
+      k_tp_dense<<<(S + 63) / 64, 64>>>(h->d, gi, h->dAtp[gi]);
+      CK_LAUNCH("time-parallel forward: dense A");
+    }
+    long long L = (T - 1 + TP_MAX_CHUNKS - 1) / TP_MAX_CHUNKS;
+    if (L < TP_MIN_L) L = TP_MIN_L;
+    const int K = (int)((T - 1 + L - 1) / L);
+    hgrow_dev((void **)&h->dLL, &h->capLL, (size_t)T * P + 1, sizeof(float));
+    CK(cudaMemcpy(h->dLL, bt->loglikes + bt->frame_off[u] * P, (size_t)T * P * sizeof(float),
+                  cudaMemcpyHostToDevice));
+    hgrow_dev((void **)&h->dRows, &h->capRows, (size_t)K * (S * S + 1) + 1, sizeof(double));
+    double *LP = h->dRows, *off = LP + (size_t)K * S * S;
+    const int *pdf = h->d.pdf + G.sbase;
+    CK(cudaEventRecord(ev0));
+    if (K > 0) k_tp_chunk<<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(h->dAtp[gi], S, h->dLL, P, pdf, T, (int)L,
+                                                                         LP, off);
+    k_tp_combine<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, h->d.init + G.sbase, h->d.fin + G.sbase, h->dLoglik);
+    CK_LAUNCH("time-parallel forward");
+    CK(cudaEventRecord(ev1));
+    CK(cudaEventSynchronize(ev1));
+    float ms = 0.f;
+    CK(cudaEventElapsedTime(&ms, ev0, ev1));
+    g_hmm_kernel_seconds += ms * 1e-3;
+    CK(cudaMemcpy(&loglik[u], h->dLoglik, sizeof(double), cudaMemcpyDeviceToHost));
+    ++g_tp_utts;
+  }
+  CK(cudaEventDestroy(ev0));
+  CK(cudaEventDestroy(ev1));
+}
 
 /* Which path a batch takes (doc/kernels.md "Dense graphs"): the dense
  * batched path when $GH_CUDA_HMM is not "sparse", every utterance uses the
@@ -1324,29 +1565,41 @@ static int hmm_precision(int prec, int S) {
   return S >= HMM_SPLIT_MIN_S ? GH_PREC_TF32X3 : GH_PREC_FP32;
 }
 
+/* -inf from the dense path may be underflow (every state
+ * > ~700 nats (double) / ~87 nats (float) below the frame's best, or a
+ * final weight that small) rather than "no path": such utterances of the
+ * batch are redone, one by one, by the sparse kernels (log domain, double
+ * rows).  op: OP_FWD or OP_SCALED. */
+static void redo_neg_inf(gh_dev_hmm *h, const gh_hmm_batch *batch, int op, double *loglik) {
+  for (int32_t u = 0; u < batch->num_utts; ++u) {
+    const int64_t T = batch->frame_off[u + 1] - batch->frame_off[u];
+    if (T == 0 || loglik[u] > -INFINITY) continue;
+    const int32_t gi = batch->graph ? batch->graph[u] : 0;
+    int64_t off1[2] = {0, T};
+    gh_hmm_batch b1 = {1, batch->num_pdfs, batch->loglikes + batch->frame_off[u] * batch->num_pdfs, off1, &gi};
+    hmm_run(h, &b1, op, loglik + u, NULL, NULL, NULL);
+  }
+}
+
 /* hmm_forward (backend.h): log domain (k_hmm_forward<0>) or GH_HMM_SCALED
- * (k_hmm_scaled); loglik [B] natural log; alpha NULL or [sum T S] float. */
+ * (k_hmm_scaled); loglik [B] natural log; alpha NULL or [sum T S] float.
+ * A few long utterances on small graphs take the time-parallel path (log
+ * domain only),
+ * batches on one dense graph the dense path, the rest the sparse kernels. */
 extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int flags,
                                     double *loglik, float *alpha) {
   const int op = (flags & GH_HMM_SCALED) ? OP_SCALED : OP_FWD;
+  if (tp_batch(h, batch, op, alpha)) { /* exact in the log domain: -inf is "no path" */
+    tp_run(h, batch, loglik);
+    return;
+  }
   const int g = dense_graph(h, batch, op, alpha);
   if (g < 0) {
     hmm_run(h, batch, op, loglik, alpha, NULL, NULL);
     return;
   }
   dense_run(h, g, batch, op, hmm_precision(b->precision, h->hG[g].S), loglik, NULL);
-  /* -inf from the dense path may be underflow (every state > ~700 nats
-   * (double) / ~87 nats (float) below the frame's best, or a final weight
-   * that small) rather than "no path": such utterances are redone, one by
-   * one, by the sparse kernels (log domain with double rows). */
-  const int32_t gi = batch->graph ? batch->graph[0] : 0;
-  for (int32_t u = 0; u < batch->num_utts; ++u) {
-    const int64_t T = batch->frame_off[u + 1] - batch->frame_off[u];
-    if (T == 0 || loglik[u] > -INFINITY) continue;
-    int64_t off1[2] = {0, T};
-    gh_hmm_batch b1 = {1, batch->num_pdfs, batch->loglikes + batch->frame_off[u] * batch->num_pdfs, off1, &gi};
-    hmm_run(h, &b1, op, loglik + u, NULL, NULL, NULL);
-  }
+  redo_neg_inf(h, batch, op, loglik);
 }
 
 /* hmm_viterbi (backend.h): path [frames] state indices, score [B] natural log. */

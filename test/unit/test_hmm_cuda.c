@@ -10,7 +10,9 @@
  * pick other states), forward-backward log P, gamma (abs 1e-4) and stats
  * (rel 1e-4 + 1e-5 abs, ADDED to the caller's values).  Dense graphs of
  * 64-1024 states through the dense batched path (test_dense: tolerances
- * there).  Then times CUDA vs
+ * there).  Long utterances on graphs of <= 64 states through the
+ * time-parallel forward (test_timepar: log P rel 1e-9; the log-domain
+ * forward must take it), with its speed against the sequential kernels.  Then times CUDA vs
  * CPU on 1,000 utterances x ~300 frames (30-150 states) and on one
  * 10,000-frame utterance; prints frames/s as "# " lines.
  * Without a GPU every check prints "ok N - # SKIP no GPU". */
@@ -25,8 +27,10 @@
 
 #ifdef GH_HAVE_CUDA
 double gh_cuda_hmm_kernel_seconds(void); /* kernels/cuda/cuda-hmm.cu */
+long long gh_cuda_hmm_timepar_utts(void);
 #else
 static double gh_cuda_hmm_kernel_seconds(void) { return 0.0; }
+static long long gh_cuda_hmm_timepar_utts(void) { return 0; }
 #endif
 
 static unsigned rng = 12345u;
@@ -250,6 +254,125 @@ static void test_dense(gh_backend *cu) {
   }
 }
 
+/* The time-parallel forward (cuda-hmm.cu: 1-8 utterances of >= 1024
+ * frames on graphs of <= 64 states; $GH_CUDA_HMM=timepar forces it for any
+ * length): one-state graphs with and without a self-loop (the latter has
+ * no path: -inf, redone by the sequential kernels), ergodic 12 and 64
+ * states, left-to-right 37 (Kaldi exit) and 64 (Rabiner exits), a 41-state
+ * word loop; utterances of 5,000 frames (random loglikes, 0.2 % -inf), a
+ * batch of three, one with no path (frame 2,500 all -inf), and, forced,
+ * lengths 1, 2, 65 and 130 (0, 1, 1 and 3 chunks of 64 frames).  log P
+ * against the CPU reference (double): rel 1e-9; the log-domain forward
+ * must take the path, the scaled one (the reference's scaled recursion,
+ * sequential kernels) must not. */
+static void tp_case(gh_backend *cu, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
+                    const gh_hmm_batch *bt, int expect_tp) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
+  const int32_t B = bt->num_utts;
+  gh_dev_hmm *dc = co->hmm_upload(cu, graphs, ng), *dr = ro->hmm_upload(NULL, graphs, ng);
+  double *Lc = malloc(B * sizeof(double)), *Lr = malloc(B * sizeof(double));
+  for (int scaled = 0; scaled < 2; ++scaled) {
+    const int fl = scaled ? GH_HMM_SCALED : 0;
+    const long long n0 = gh_cuda_hmm_timepar_utts();
+    co->hmm_forward(cu, dc, bt, fl, Lc, NULL);
+    const long long ntp = gh_cuda_hmm_timepar_utts() - n0;
+    ro->hmm_forward(NULL, dr, bt, fl, Lr, NULL);
+    double wl = 0;
+    int nnone = 0;
+    for (int32_t u = 0; u < B; ++u) {
+      const double e = relerr(Lc[u], Lr[u]);
+      if (!(e <= wl)) wl = e;
+      nnone += Lr[u] == -INFINITY;
+    }
+    GH_TEST_OK(wl <= 1e-9 && ntp == (expect_tp && !scaled ? B : 0),
+               "time-parallel %s: %s forward log P, %d utts (%d without a path), %lld by the time-parallel path "
+               "(max rel err %.3g, tol 1e-9)", name, scaled ? "scaled" : "log", B, nnone, ntp, wl);
+  }
+  co->hmm_free(cu, dc);
+  ro->hmm_free(NULL, dr);
+  free(Lc); free(Lr);
+}
+
+static void test_timepar(gh_backend *cu) {
+  const int32_t P = 70;
+  enum { NG = 7 };
+  tgraph tg[NG];
+  tg_one(&tg[0], P, 1);
+  tg_one(&tg[1], P, 0);
+  tg_ergodic(&tg[2], 12, P);
+  tg_lr(&tg[3], 37, P, 1, 0);
+  tg_ergodic(&tg[4], 64, P);
+  tg_lr(&tg[5], 64, P, 1, 1);
+  tg_wordloop(&tg[6], 8, 5, P); /* 41 states */
+  const int64_t T = 5000;
+  float *ll = random_ll(3 * T, P, 0.002);
+  for (int k = 0; k < NG; ++k) {
+    int64_t off[2] = {0, T};
+    gh_hmm_batch bt = {1, P, ll, off, NULL};
+    char name[80];
+    snprintf(name, sizeof name, "graph %d (%d states), 1 utt of %lld frames", k, tg[k].S, (long long)T);
+    const gh_hmm_graph *g1 = &tg[k].g;
+    tp_case(cu, name, &g1, 1, &bt, 1);
+  }
+  const gh_hmm_graph *graphs[NG];
+  for (int k = 0; k < NG; ++k) graphs[k] = &tg[k].g;
+  int64_t off3[4] = {0, 2000, 5000, 6500};
+  int32_t g3[3] = {2, 3, 6};
+  gh_hmm_batch b3 = {3, P, ll, off3, g3};
+  tp_case(cu, "3 utts of 2000, 3000, 1500 frames on 3 graphs", graphs, NG, &b3, 1);
+  /* no path: every loglike of frame 2,500 -inf */
+  float *ln = malloc(T * P * sizeof(float));
+  memcpy(ln, ll, T * P * sizeof(float));
+  for (int32_t j = 0; j < P; ++j) ln[2500 * P + j] = -INFINITY;
+  int64_t off1[2] = {0, T};
+  gh_hmm_batch bn = {1, P, ln, off1, NULL};
+  const gh_hmm_graph *ge = &tg[2].g;
+  tp_case(cu, "ergodic 12, no path (frame 2500 all -inf)", &ge, 1, &bn, 1);
+  /* too short for the rule: the sequential kernels */
+  int64_t offs[2] = {0, 1000};
+  gh_hmm_batch bs = {1, P, ll, offs, NULL};
+  tp_case(cu, "ergodic 12, 1000 frames (below the rule)", &ge, 1, &bs, 0);
+  /* forced: chunk boundaries */
+  setenv("GH_CUDA_HMM", "timepar", 1);
+  int64_t offf[5] = {0, 1, 3, 68, 198};
+  gh_hmm_batch bf = {4, P, ll, offf, NULL};
+  tp_case(cu, "forced, ergodic 12, lengths 1, 2, 65, 130", &ge, 1, &bf, 1);
+  unsetenv("GH_CUDA_HMM");
+  free(ln);
+  free(ll);
+  /* speed: one long utterance, time-parallel against the sequential kernels */
+  const int64_t TL = 200000;
+  float *lb = random_ll(TL, P, 0);
+  int64_t offb[2] = {0, TL};
+  gh_hmm_batch bb = {1, P, lb, offb, NULL};
+  const int Ss[2] = {16, 64};
+  for (int k = 0; k < 2; ++k) {
+    tgraph t;
+    tg_ergodic(&t, Ss[k], P);
+    const gh_hmm_graph *gp = &t.g;
+    const gh_backend_ops *co = gh_backend_hmm_ops(cu);
+    gh_dev_hmm *dc = co->hmm_upload(cu, &gp, 1);
+    double L1 = 0, L2 = 0, tt[2];
+    for (int v = 0; v < 2; ++v) {
+      if (v) setenv("GH_CUDA_HMM", "sparse", 1);
+      co->hmm_forward(cu, dc, &bb, 0, v ? &L2 : &L1, NULL); /* warm-up */
+      const double k0 = gh_cuda_hmm_kernel_seconds();
+      co->hmm_forward(cu, dc, &bb, 0, v ? &L2 : &L1, NULL);
+      tt[v] = gh_cuda_hmm_kernel_seconds() - k0;
+      unsetenv("GH_CUDA_HMM");
+    }
+    printf("# timepar: 1 utt x %lld frames, ergodic %d states: time-parallel %.2f ms (%.3g frames/s), sequential "
+           "kernel %.2f ms (%.3g frames/s), %.1fx; log P %.6f vs %.6f\n", (long long)TL, Ss[k], tt[0] * 1e3,
+           TL / tt[0], tt[1] * 1e3, TL / tt[1], tt[1] / tt[0], L1, L2);
+    GH_TEST_OK(relerr(L1, L2) <= 1e-9, "timepar speed case, ergodic %d: both paths agree (rel %.3g)", Ss[k],
+               relerr(L1, L2));
+    co->hmm_free(cu, dc);
+    tg_free(&t);
+  }
+  free(lb);
+  for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
+}
+
 /* One timed call of op (0 forward, 1 viterbi, 2 fb) on backend ops o;
  * returns seconds. */
 static double timed(gh_backend *b, const gh_backend_ops *o, gh_dev_hmm *d, const gh_hmm_batch *bt, int op,
@@ -337,6 +460,7 @@ int main(void) {
                "the cuda backend has its own HMM kernels (%s)", cu->device_name);
     test_correctness(cu);
     test_dense(cu);
+    test_timepar(cu);
     test_speed(cu);
     gh_backend_free(cu);
   } else {
