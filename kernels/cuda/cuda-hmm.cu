@@ -853,6 +853,16 @@ static double g_hmm_kernel_seconds = 0.0;
  * transfers), for the benchmark lines of test_hmm_cuda. */
 extern "C" double gh_cuda_hmm_kernel_seconds(void) { return g_hmm_kernel_seconds; }
 
+/* Records ev1 after the work enqueued since ev0, waits for it and adds the
+ * time between them to g_hmm_kernel_seconds. */
+static void kernel_time_end(cudaEvent_t ev0, cudaEvent_t ev1) {
+  CK(cudaEventRecord(ev1));
+  CK(cudaEventSynchronize(ev1));
+  float ms = 0.f;
+  CK(cudaEventElapsedTime(&ms, ev0, ev1));
+  g_hmm_kernel_seconds += ms * 1e-3;
+}
+
 /* Grow a device buffer to at least n elements of size sz (contents not kept). */
 static void hgrow_dev(void **p, size_t *cap, size_t n, size_t sz) {
   if (n <= *cap && *p) return;
@@ -1139,11 +1149,7 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
                                        outs ? h->dState : NULL, h->dLoglik, use_stats ? h->dStats : NULL);
       CK_LAUNCH("forward-backward");
     }
-    CK(cudaEventRecord(ev1));
-    CK(cudaEventSynchronize(ev1));
-    float ms = 0.f;
-    CK(cudaEventElapsedTime(&ms, ev0, ev1));
-    g_hmm_kernel_seconds += ms * 1e-3;
+    kernel_time_end(ev0, ev1);
     CK(cudaMemcpy(hv, h->dLoglik, nu * sizeof(double), cudaMemcpyDeviceToHost));
     for (int32_t k = 0; k < nu; ++k) vals[u0 + k] = hv[k];
     if (outs && N > 0)
@@ -1383,11 +1389,7 @@ static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik) {
                                                                          LP, off);
     k_tp_combine<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, h->d.init + G.sbase, h->d.fin + G.sbase, h->dLoglik);
     CK_LAUNCH("time-parallel forward");
-    CK(cudaEventRecord(ev1));
-    CK(cudaEventSynchronize(ev1));
-    float ms = 0.f;
-    CK(cudaEventElapsedTime(&ms, ev0, ev1));
-    g_hmm_kernel_seconds += ms * 1e-3;
+    kernel_time_end(ev0, ev1);
     CK(cudaMemcpy(&loglik[u], h->dLoglik, sizeof(double), cudaMemcpyDeviceToHost));
     ++g_tp_utts;
   }
@@ -1526,12 +1528,8 @@ static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, int 
     k_dn_vback<<<(M + 127) / 128, 128>>>(dRows, M, dBest, h->dBp, dBoff, S, h->dPath);
     CK_LAUNCH("dense viterbi");
   }
-  CK(cudaEventRecord(ev1));
-  CK(cudaEventSynchronize(ev1));
   CK(cudaGetLastError());
-  float ms = 0.f;
-  CK(cudaEventElapsedTime(&ms, ev0, ev1));
-  g_hmm_kernel_seconds += ms * 1e-3;
+  kernel_time_end(ev0, ev1);
   if (M > 0) {
     double *tmp = (double *)gh_malloc(B * sizeof(double));
     CK(cudaMemcpy(tmp, h->dLoglik, B * sizeof(double), cudaMemcpyDeviceToHost));
