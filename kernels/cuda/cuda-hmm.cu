@@ -33,6 +33,10 @@
  * The scaled forward (Rabiner eqs. 91-92) is computed in double like the
  * reference.
  *
+ * Long utterances (1-8 of >= 1024 frames on graphs of <= 64 states): the
+ * log-domain forward and the Viterbi take the time-parallel path below
+ * ("time-parallel forward").
+ *
  * Dense graphs (one graph for the whole batch, S >= 64, A >= S^2/4; no
  * alpha output): hmm_forward and hmm_viterbi take the dense batched path
  * below ("dense batched path"): one GEMM (forward) or max-plus product
@@ -845,6 +849,7 @@ struct gh_dev_hmm {
   float **dA3; /* per dense graph: [Ab | As | Ab] (3 S^2 floats), made at the first 3xTF32 forward */
   double **dAtp; /* per graph of <= TP_MAX_S states: log sum exp(logp) over arcs i -> j (double, S x S,
                     -inf without an arc), made at the first time-parallel forward */
+  double **dAtpV; /* the same with max logp over the arcs i -> j (time-parallel Viterbi) */
 };
 
 static double g_hmm_kernel_seconds = 0.0;
@@ -977,6 +982,7 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
   h->dLogA = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   h->dA3 = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   h->dAtp = (double **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(double *));
+  h->dAtpV = (double **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(double *));
   const char *env = getenv("GH_CUDA_HMM");
   const int force = env && !strcmp(env, "dense"), never = env && !strcmp(env, "sparse");
   for (int32_t k = 0; k < num_graphs && !never; ++k) {
@@ -1011,9 +1017,9 @@ extern "C" void gh_cuda_hmm_free(gh_backend *b, gh_dev_hmm *h) {
   cudaFree(h->dLoglik); cudaFree(h->dUd); cudaFree(h->dRows); cudaFree(h->dAcc); cudaFree(h->dStats);
   for (int32_t k = 0; k < h->num_graphs; ++k) {
     cudaFree(h->dA64[k]); cudaFree(h->dA32[k]); cudaFree(h->dLogA[k]); cudaFree(h->dA3[k]);
-    cudaFree(h->dAtp[k]);
+    cudaFree(h->dAtp[k]); cudaFree(h->dAtpV[k]);
   }
-  free(h->dA64); free(h->dA32); free(h->dLogA); free(h->dA3); free(h->dAtp);
+  free(h->dA64); free(h->dA32); free(h->dLogA); free(h->dA3); free(h->dAtp); free(h->dAtpV);
   free(h->hG);
   free(h);
 }
@@ -1201,13 +1207,22 @@ static long long g_tp_utts = 0;
 /* Utterances done by the time-parallel forward so far (tests). */
 extern "C" long long gh_cuda_hmm_timepar_utts(void) { return g_tp_utts; }
 
-/* lA[i][j] = log sum of exp(logp) over the arcs i -> j of graph gi (-inf
- * without an arc; lA filled with -inf first), row-major S x S. */
-__global__ void k_tp_dense(HArrays g, int gi, double *__restrict__ lA) {
+/* lA[i][j] = log sum of exp(logp) over the arcs i -> j of graph gi, or
+ * with vmax their largest logp (the Viterbi's), -inf without an arc (lA
+ * filled with -inf first), row-major S x S. */
+__global__ void k_tp_dense(HArrays g, int gi, double *__restrict__ lA, int vmax) {
   const HGraph G = g.G[gi];
   const int *ioff = g.in_off + G.obase, *src = g.arc_src + G.abase;
   const double *ap = g.arc_p + G.abase;
+  const float *lp = g.arc_logp + G.abase;
   for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < G.S; j += gridDim.x * blockDim.x) {
+    if (vmax) {
+      for (int a = ioff[j]; a < ioff[j + 1]; ++a) {
+        double *e = lA + (size_t)src[a] * G.S + j;
+        *e = fmax(*e, (double)lp[a]);
+      }
+      continue;
+    }
     for (int a = ioff[j]; a < ioff[j + 1]; ++a) { /* sum parallel arcs in probability, then log */
       double *e = lA + (size_t)src[a] * G.S + j;
       *e = *e == -INFINITY ? ap[a] : *e + ap[a];
@@ -1221,11 +1236,13 @@ __global__ void k_tp_dense(HArrays g, int gi, double *__restrict__ lA) {
 
 /* Chunk k = blockIdx.x of one utterance (loglikes llu [T x P]): frames
  * 1 + k L ... min(T, 1 + (k + 1) L) - 1.  Out: LP [K][S][S], LP_k[i][j] =
- * log P_k[i][j] - off_k (-inf: no path from i to j through the chunk), and
+ * log P_k[i][j] - off_k (-inf: no path from i to j through the chunk;
+ * VIT: the best path's log-probability, a max-plus product), and
  * off [K] (the sum of the frames' largest loglikes).  Block of 256 threads
  * (8 warps); warp w owns rows w, w + 8, ..., lane the columns lane and
  * lane + 32, so rows advance without block barriers.  Dynamic shared memory
  * 2 S^2 doubles (lA, then the chunk's matrix). */
+template <int VIT>
 __global__ void __launch_bounds__(256)
 k_tp_chunk(const double *__restrict__ lA, int S, const float *__restrict__ llu, int P, const int *__restrict__ pdf,
            long long T, int L, double *__restrict__ LP, double *__restrict__ off) {
@@ -1259,11 +1276,15 @@ k_tp_chunk(const double *__restrict__ lA, int S, const float *__restrict__ llu, 
         m0 = fmax(m0, p + As[l * S + c0]);
         m1 = fmax(m1, p + As[l * S + c1]);
       }
-      double s0 = 0.0, s1 = 0.0;
-      if (m0 > -INFINITY)
+      double s0 = 1.0, s1 = 1.0; /* VIT: max-plus, the max itself */
+      if (!VIT && m0 > -INFINITY) {
+        s0 = 0.0;
         for (int l = 0; l < S; ++l) s0 += exp(pr[l] + As[l * S + c0] - m0);
-      if (m1 > -INFINITY)
+      }
+      if (!VIT && m1 > -INFINITY) {
+        s1 = 0.0;
         for (int l = 0; l < S; ++l) s1 += exp(pr[l] + As[l * S + c1] - m1);
+      }
       const double v0 = ok0 && m0 > -INFINITY && l0 > -INFINITY ? m0 + log(s0) + (l0 - m) : -INFINITY;
       const double v1 = ok1 && m1 > -INFINITY && l1 > -INFINITY ? m1 + log(s1) + (l1 - m) : -INFINITY;
       const double vm = warp_max(fmax(v0, v1));
@@ -1329,15 +1350,142 @@ k_tp_combine(const double *__restrict__ LP, const double *__restrict__ off, int 
   if (j == 0) *out = lp > -INFINITY && fm > -INFINITY ? lp + fm + log(fs) : -INFINITY;
 }
 
-/* Whether a forward batch takes the time-parallel path: the log-domain
- * forward (op OP_FWD), $GH_CUDA_HMM not "sparse" or "dense", no alpha
- * output, 1 to TP_MAX_UTTS utterances, each
+/* The time-parallel Viterbi of one utterance (after k_tp_chunk<1>): pass A
+ * chains the chunks' max-plus matrices into the delta vector at the end of
+ * every chunk (k_tp_vchain), pass B reruns every chunk from its start
+ * vector in parallel with back-pointers (k_tp_vpass; each chunk also maps
+ * every end state to the state before its first frame), and the path is
+ * traced through those maps (k_tp_vtrace, K steps) and then inside every
+ * chunk in parallel (k_tp_vpath).  Additions, maxima and the tie rule
+ * (lowest source state) are the reference's inside a chunk; the start
+ * vectors come from the chained products, whose additions are associated
+ * differently: scores agree to ~1e-15 relative, paths are the same except
+ * on ties that close. */
+
+/* One block of TP_MAX_S threads (thread j = state j): Dk[0] = init + ll_0,
+ * Dk[k + 1](j) = max_i (Dk[k](i) + LP_k[i][j]) + off_k (absolute log
+ * values, [K + 1][S]); res[0] = max_j Dk[K](j) + final_j (the score), res[1]
+ * = its state (lowest j on ties; -1 and score -inf when there is no path). */
+__global__ void __launch_bounds__(TP_MAX_S)
+k_tp_vchain(const double *__restrict__ LP, const double *__restrict__ off, int K, int S,
+            const float *__restrict__ llu, const int *__restrict__ pdf, const float *__restrict__ init,
+            const float *__restrict__ fin, double *__restrict__ Dk, double *res) {
+  __shared__ double d[TP_MAX_S], rv[2];
+  __shared__ int ri[2];
+  const int j = threadIdx.x, ok = j < S;
+  double x = ok ? (double)init[j] + (double)llu[pdf[j]] : -INFINITY;
+  if (ok) { d[j] = x; Dk[j] = x; }
+  __syncthreads();
+  for (int k = 0; k < K; ++k) {
+    const double *pk = LP + (size_t)k * S * S;
+    double m = -INFINITY;
+    if (ok) {
+      for (int i = 0; i < S; ++i) m = fmax(m, d[i] + pk[(size_t)i * S + j]);
+      x = m > -INFINITY && off[k] > -INFINITY ? m + off[k] : -INFINITY;
+      Dk[(size_t)(k + 1) * S + j] = x;
+    }
+    __syncthreads();
+    if (ok) d[j] = x;
+    __syncthreads();
+  }
+  double bv = ok ? x + (double)fin[j] : -INFINITY;
+  int bi = ok && bv > -INFINITY ? j : -1;
+  for (int o = 16; o; o >>= 1) {
+    const double v2 = __shfl_xor_sync(0xffffffffu, bv, o);
+    const int i2 = __shfl_xor_sync(0xffffffffu, bi, o);
+    arg_combine(bv, bi, v2, i2);
+  }
+  if ((j & 31) == 0) { rv[j >> 5] = bv; ri[j >> 5] = bi; }
+  __syncthreads();
+  if (j == 0) {
+    bv = -INFINITY; bi = -1;
+    for (int w = 0; w < (int)(blockDim.x >> 5); ++w) arg_combine(bv, bi, rv[w], ri[w]);
+    res[0] = bi >= 0 ? bv : -INFINITY;
+    res[1] = bi;
+  }
+}
+
+/* Pass B, chunk k = blockIdx.x (TP_MAX_S threads, thread j = state j;
+ * dynamic shared memory S^2 + 2 S doubles): from Dk[k] (the delta of frame
+ * t0 - 1), delta_t(j) = max_i (delta_{t-1}(i) + lA[i][j]) + ll_t(pdf j) for
+ * the chunk's frames t0 .. t1 - 1, the reference's strict > over increasing
+ * i (lowest source on ties); bp[t][j] = the arg max (255: none).  Then
+ * jump[k][j] = the state at frame t0 - 1 that state j at frame t1 - 1
+ * traces back to (255: none). */
+__global__ void __launch_bounds__(TP_MAX_S)
+k_tp_vpass(const double *__restrict__ lA, int S, const float *__restrict__ llu, int P, const int *__restrict__ pdf,
+           long long T, int L, const double *__restrict__ Dk, unsigned char *__restrict__ bp,
+           unsigned char *__restrict__ jump) {
+  extern __shared__ double sh[];
+  double *As = sh, *prev = sh + S * S, *cur = prev + S;
+  const int k = blockIdx.x, j = threadIdx.x, ok = j < S;
+  for (int e = j; e < S * S; e += blockDim.x) As[e] = lA[e];
+  if (ok) prev[j] = Dk[(size_t)k * S + j];
+  __syncthreads();
+  const long long t0 = 1 + (long long)k * L, t1 = t0 + L < T ? t0 + L : T;
+  for (long long t = t0; t < t1; ++t) {
+    if (ok) {
+      double m = -INFINITY;
+      int arg = -1;
+      for (int i = 0; i < S; ++i) {
+        const double v = prev[i] + As[i * S + j];
+        if (v > m) { m = v; arg = i; }
+      }
+      cur[j] = m > -INFINITY ? m + (double)llu[t * P + pdf[j]] : -INFINITY;
+      bp[t * S + j] = m > -INFINITY ? (unsigned char)arg : 255;
+    }
+    __syncthreads();
+    double *tmp = prev; prev = cur; cur = tmp;
+  }
+  if (ok) {
+    int q = j;
+    for (long long t = t1 - 1; t >= t0 && q != 255; --t) q = bp[t * S + q];
+    jump[(size_t)k * S + j] = (unsigned char)q;
+  }
+}
+
+/* One thread: the state at the last frame of every chunk, from the best
+ * final state res[1] back through the chunks' jump maps; ends[k] (-1: no
+ * path). */
+__global__ void k_tp_vtrace(const unsigned char *__restrict__ jump, int K, int S, const double *res,
+                            int *__restrict__ ends) {
+  int q = (int)res[1];
+  for (int k = K - 1; k >= 0; --k) {
+    ends[k] = q;
+    if (q >= 0) q = jump[(size_t)k * S + q];
+    if (q == 255) q = -1;
+  }
+}
+
+/* The path: thread k (of K, or one thread when K = 0) traces chunk k from
+ * ends[k] through bp and writes its frames; the thread of chunk 0 also
+ * writes frame 0.  -1 everywhere when there is no path. */
+__global__ void k_tp_vpath(const unsigned char *__restrict__ bp, int K, int S, long long T, int L,
+                           const int *__restrict__ ends, const double *res, int *__restrict__ path) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (K == 0) {
+    if (k == 0) path[0] = (int)res[1];
+    return;
+  }
+  if (k >= K) return;
+  const long long t0 = 1 + (long long)k * L, t1 = t0 + L < T ? t0 + L : T;
+  int q = ends[k];
+  for (long long t = t1 - 1; t >= t0; --t) {
+    path[t] = q;
+    if (q >= 0) { q = bp[t * S + q]; if (q == 255) q = -1; }
+  }
+  if (k == 0) path[0] = q;
+}
+
+/* Whether a batch takes the time-parallel path: the log-domain forward
+ * (op OP_FWD) or the Viterbi (OP_VIT), $GH_CUDA_HMM not "sparse" or
+ * "dense", no alpha output, 1 to TP_MAX_UTTS utterances, each
  * on a valid graph of <= TP_MAX_S states with enough loglike columns and at
  * least TP_MIN_T frames ($GH_CUDA_HMM=timepar: any length, for tests). */
 static int tp_batch(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *alpha) {
   const char *e = getenv("GH_CUDA_HMM");
   const int force = e && !strcmp(e, "timepar");
-  if ((e && (!strcmp(e, "sparse") || !strcmp(e, "dense"))) || alpha || op != OP_FWD) return 0;
+  if ((e && (!strcmp(e, "sparse") || !strcmp(e, "dense"))) || alpha || (op != OP_FWD && op != OP_VIT)) return 0;
   if (bt->num_utts <= 0 || bt->num_utts > TP_MAX_UTTS) return 0;
   for (int32_t u = 0; u < bt->num_utts; ++u) {
     const int32_t gi = bt->graph ? bt->graph[u] : 0;
@@ -1350,30 +1498,37 @@ static int tp_batch(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *
   return 1;
 }
 
-/* The time-parallel forward of every utterance of bt (tp_batch said yes),
- * one after the other (each fills the GPU with its chunks): log P [B]. */
-static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik) {
+/* The time-parallel forward (op OP_FWD: vals = log P) or Viterbi (OP_VIT:
+ * vals = score, path [frames] state indices, -1 throughout without a path)
+ * of every utterance of bt (tp_batch said yes), one after the other (each
+ * fills the GPU with its chunks). */
+static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, int32_t *path) {
   static int smem_set = 0;
   if (!smem_set) {
-    CK(cudaFuncSetAttribute(k_tp_chunk, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CK(cudaFuncSetAttribute(k_tp_chunk<0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             2 * TP_MAX_S * TP_MAX_S * (int)sizeof(double)));
+    CK(cudaFuncSetAttribute(k_tp_chunk<1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            2 * TP_MAX_S * TP_MAX_S * (int)sizeof(double)));
+    CK(cudaFuncSetAttribute(k_tp_vpass, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (TP_MAX_S * TP_MAX_S + 2 * TP_MAX_S) * (int)sizeof(double)));
     smem_set = 1;
   }
-  const int P = bt->num_pdfs;
+  const int P = bt->num_pdfs, vit = op == OP_VIT;
   cudaEvent_t ev0, ev1;
   CK(cudaEventCreate(&ev0));
   CK(cudaEventCreate(&ev1));
-  hgrow_dev((void **)&h->dLoglik, &h->capLoglik, 1, sizeof(double));
+  hgrow_dev((void **)&h->dLoglik, &h->capLoglik, 2, sizeof(double));
   for (int32_t u = 0; u < bt->num_utts; ++u) {
     const int gi = bt->graph ? bt->graph[u] : 0;
     const HGraph &G = h->hG[gi];
     const int S = G.S;
     const long long T = bt->frame_off[u + 1] - bt->frame_off[u];
-    if (!h->dAtp[gi]) {
-      CK(cudaMalloc((void **)&h->dAtp[gi], (size_t)S * S * sizeof(double)));
-      k_dn_fill<<<(S * S + 255) / 256, 256>>>(h->dAtp[gi], (long long)S * S, -INFINITY);
-      k_tp_dense<<<(S + 63) / 64, 64>>>(h->d, gi, h->dAtp[gi]);
-      CK_LAUNCH("time-parallel forward: dense A");
+    double **lA = vit ? h->dAtpV : h->dAtp;
+    if (!lA[gi]) {
+      CK(cudaMalloc((void **)&lA[gi], (size_t)S * S * sizeof(double)));
+      k_dn_fill<<<(S * S + 255) / 256, 256>>>(lA[gi], (long long)S * S, -INFINITY);
+      k_tp_dense<<<(S + 63) / 64, 64>>>(h->d, gi, lA[gi], vit);
+      CK_LAUNCH("time-parallel HMM: dense A");
     }
     long long L = (T - 1 + TP_MAX_CHUNKS - 1) / TP_MAX_CHUNKS;
     if (L < TP_MIN_L) L = TP_MIN_L;
@@ -1381,16 +1536,38 @@ static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik) {
     hgrow_dev((void **)&h->dLL, &h->capLL, (size_t)T * P + 1, sizeof(float));
     CK(cudaMemcpy(h->dLL, bt->loglikes + bt->frame_off[u] * P, (size_t)T * P * sizeof(float),
                   cudaMemcpyHostToDevice));
-    hgrow_dev((void **)&h->dRows, &h->capRows, (size_t)K * (S * S + 1) + 1, sizeof(double));
-    double *LP = h->dRows, *off = LP + (size_t)K * S * S;
+    /* doubles: LP [K S^2], off [K], (Viterbi) Dk [(K + 1) S]; bytes: bp [T S], jump [K S], ints ends [K] */
+    hgrow_dev((void **)&h->dRows, &h->capRows, (size_t)K * (S * S + 1) + (vit ? (size_t)(K + 1) * S : 0) + 1,
+              sizeof(double));
+    double *LP = h->dRows, *off = LP + (size_t)K * S * S, *Dk = off + K;
     const int *pdf = h->d.pdf + G.sbase;
+    const float *init = h->d.init + G.sbase, *fin = h->d.fin + G.sbase;
     CK(cudaEventRecord(ev0));
-    if (K > 0) k_tp_chunk<<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(h->dAtp[gi], S, h->dLL, P, pdf, T, (int)L,
-                                                                         LP, off);
-    k_tp_combine<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, h->d.init + G.sbase, h->d.fin + G.sbase, h->dLoglik);
-    CK_LAUNCH("time-parallel forward");
+    if (!vit) {
+      if (K > 0) k_tp_chunk<0><<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(lA[gi], S, h->dLL, P, pdf, T, (int)L,
+                                                                               LP, off);
+      k_tp_combine<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, init, fin, h->dLoglik);
+      CK_LAUNCH("time-parallel forward");
+    } else {
+      const size_t nbp = (size_t)T * S + (size_t)K * S, nint = (nbp + 3) / 4 + K + 1;
+      hgrow_dev((void **)&h->dBp, &h->capBp, nint, sizeof(int));
+      hgrow_dev((void **)&h->dPath, &h->capPath, (size_t)T + 1, sizeof(int));
+      unsigned char *bp = (unsigned char *)h->dBp, *jump = bp + (size_t)T * S;
+      int *ends = h->dBp + (nbp + 3) / 4;
+      if (K > 0) k_tp_chunk<1><<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(lA[gi], S, h->dLL, P, pdf, T, (int)L,
+                                                                               LP, off);
+      k_tp_vchain<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, init, fin, Dk, h->dLoglik);
+      if (K > 0) {
+        k_tp_vpass<<<K, TP_MAX_S, ((size_t)S * S + 2 * S) * sizeof(double)>>>(lA[gi], S, h->dLL, P, pdf, T, (int)L, Dk,
+                                                                           bp, jump);
+        k_tp_vtrace<<<1, 1>>>(jump, K, S, h->dLoglik, ends);
+      }
+      k_tp_vpath<<<K > 0 ? (K + 127) / 128 : 1, 128>>>(bp, K, S, T, (int)L, ends, h->dLoglik, h->dPath);
+      CK_LAUNCH("time-parallel viterbi");
+    }
     kernel_time_end(ev0, ev1);
-    CK(cudaMemcpy(&loglik[u], h->dLoglik, sizeof(double), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&vals[u], h->dLoglik, sizeof(double), cudaMemcpyDeviceToHost));
+    if (vit) CK(cudaMemcpy(path + bt->frame_off[u], h->dPath, (size_t)T * sizeof(int32_t), cudaMemcpyDeviceToHost));
     ++g_tp_utts;
   }
   CK(cudaEventDestroy(ev0));
@@ -1588,7 +1765,7 @@ extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
                                     double *loglik, float *alpha) {
   const int op = (flags & GH_HMM_SCALED) ? OP_SCALED : OP_FWD;
   if (tp_batch(h, batch, op, alpha)) { /* exact in the log domain: -inf is "no path" */
-    tp_run(h, batch, loglik);
+    tp_run(h, batch, OP_FWD, loglik, NULL);
     return;
   }
   const int g = dense_graph(h, batch, op, alpha);
@@ -1603,6 +1780,10 @@ extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
 /* hmm_viterbi (backend.h): path [frames] state indices, score [B] natural log. */
 extern "C" void gh_cuda_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int32_t *path,
                                     double *score) {
+  if (tp_batch(h, batch, OP_VIT, NULL)) {
+    tp_run(h, batch, OP_VIT, score, path);
+    return;
+  }
   const int g = dense_graph(h, batch, OP_VIT, NULL);
   if (g >= 0) dense_run(h, g, batch, OP_VIT, 0, score, path);
   else hmm_run(h, batch, OP_VIT, score, NULL, path, NULL);

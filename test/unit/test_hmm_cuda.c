@@ -264,7 +264,8 @@ static void test_dense(gh_backend *cu) {
  * lengths 1, 2, 65 and 130 (0, 1, 1 and 3 chunks of 64 frames).  log P
  * against the CPU reference (double): rel 1e-9; the log-domain forward
  * must take the path, the scaled one (the reference's scaled recursion,
- * sequential kernels) must not. */
+ * sequential kernels) must not.  Viterbi: score rel 1e-12, the path the
+ * CPU's state for state (or of the same score), the path taken. */
 static void tp_case(gh_backend *cu, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
                     const gh_hmm_batch *bt, int expect_tp) {
   const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
@@ -288,6 +289,33 @@ static void tp_case(gh_backend *cu, const char *name, const gh_hmm_graph *const 
                "time-parallel %s: %s forward log P, %d utts (%d without a path), %lld by the time-parallel path "
                "(max rel err %.3g, tol 1e-9)", name, scaled ? "scaled" : "log", B, nnone, ntp, wl);
   }
+  /* Viterbi: score rel 1e-12; path identical, or (a tie resolved otherwise) re-scoring to the CPU's score */
+  const int64_t F = bt->frame_off[B];
+  int32_t *pc = malloc((F + 1) * sizeof(int32_t)), *pr = malloc((F + 1) * sizeof(int32_t));
+  const long long n0 = gh_cuda_hmm_timepar_utts();
+  co->hmm_viterbi(cu, dc, bt, pc, Lc);
+  const long long ntp = gh_cuda_hmm_timepar_utts() - n0;
+  ro->hmm_viterbi(NULL, dr, bt, pr, Lr);
+  double ws = 0;
+  int64_t diff = 0, ties = 0;
+  for (int32_t u = 0; u < B; ++u) {
+    const int64_t f0 = bt->frame_off[u], T = bt->frame_off[u + 1] - f0;
+    const double e = relerr(Lc[u], Lr[u]);
+    if (!(e <= ws)) ws = e;
+    int64_t d = 0;
+    for (int64_t t = 0; t < T; ++t) d += pc[f0 + t] != pr[f0 + t];
+    const gh_hmm_graph *g = graphs[bt->graph ? bt->graph[u] : 0];
+    if (d && Lr[u] > -INFINITY && relerr(path_score(g, bt->loglikes + f0 * bt->num_pdfs, bt->num_pdfs, T, pc + f0),
+                                         Lr[u]) <= 1e-12)
+      ties += d;
+    else
+      diff += d;
+  }
+  GH_TEST_OK(ws <= 1e-12 && diff == 0 && ntp == (expect_tp ? B : 0),
+             "time-parallel %s: viterbi score (max rel err %.3g, tol 1e-12), path (%lld of %lld states differ, %lld "
+             "on paths of the same score), %lld by the time-parallel path", name, ws, (long long)diff, (long long)F,
+             (long long)ties, ntp);
+  free(pc); free(pr);
   co->hmm_free(cu, dc);
   ro->hmm_free(NULL, dr);
   free(Lc); free(Lr);
@@ -341,7 +369,7 @@ static void test_timepar(gh_backend *cu) {
   free(ln);
   free(ll);
   /* speed: one long utterance, time-parallel against the sequential kernels */
-  const int64_t TL = 200000;
+  const int64_t TL = 100000;
   float *lb = random_ll(TL, P, 0);
   int64_t offb[2] = {0, TL};
   gh_hmm_batch bb = {1, P, lb, offb, NULL};
@@ -352,20 +380,26 @@ static void test_timepar(gh_backend *cu) {
     const gh_hmm_graph *gp = &t.g;
     const gh_backend_ops *co = gh_backend_hmm_ops(cu);
     gh_dev_hmm *dc = co->hmm_upload(cu, &gp, 1);
-    double L1 = 0, L2 = 0, tt[2];
-    for (int v = 0; v < 2; ++v) {
-      if (v) setenv("GH_CUDA_HMM", "sparse", 1);
-      co->hmm_forward(cu, dc, &bb, 0, v ? &L2 : &L1, NULL); /* warm-up */
-      const double k0 = gh_cuda_hmm_kernel_seconds();
-      co->hmm_forward(cu, dc, &bb, 0, v ? &L2 : &L1, NULL);
-      tt[v] = gh_cuda_hmm_kernel_seconds() - k0;
-      unsetenv("GH_CUDA_HMM");
+    int32_t *pv = malloc(TL * sizeof(int32_t));
+    for (int op = 0; op < 2; ++op) {
+      double L1 = 0, L2 = 0, tt[2];
+      for (int v = 0; v < 2; ++v) {
+        if (v) setenv("GH_CUDA_HMM", "sparse", 1);
+        for (int it = 0; it < 2; ++it) { /* a warm-up, then timed */
+          const double k0 = gh_cuda_hmm_kernel_seconds();
+          if (op == 0) co->hmm_forward(cu, dc, &bb, 0, v ? &L2 : &L1, NULL);
+          else co->hmm_viterbi(cu, dc, &bb, pv, v ? &L2 : &L1);
+          tt[v] = gh_cuda_hmm_kernel_seconds() - k0;
+        }
+        unsetenv("GH_CUDA_HMM");
+      }
+      printf("# timepar: 1 utt x %lld frames, ergodic %d states, %s: time-parallel %.2f ms (%.3g frames/s), "
+             "sequential kernel %.2f ms (%.3g frames/s), %.1fx; %.6f vs %.6f\n", (long long)TL, Ss[k],
+             op ? "viterbi" : "forward", tt[0] * 1e3, TL / tt[0], tt[1] * 1e3, TL / tt[1], tt[1] / tt[0], L1, L2);
+      GH_TEST_OK(relerr(L1, L2) <= 1e-9, "timepar speed case, ergodic %d, %s: both paths agree (rel %.3g)", Ss[k],
+                 op ? "viterbi" : "forward", relerr(L1, L2));
     }
-    printf("# timepar: 1 utt x %lld frames, ergodic %d states: time-parallel %.2f ms (%.3g frames/s), sequential "
-           "kernel %.2f ms (%.3g frames/s), %.1fx; log P %.6f vs %.6f\n", (long long)TL, Ss[k], tt[0] * 1e3,
-           TL / tt[0], tt[1] * 1e3, TL / tt[1], tt[1] / tt[0], L1, L2);
-    GH_TEST_OK(relerr(L1, L2) <= 1e-9, "timepar speed case, ergodic %d: both paths agree (rel %.3g)", Ss[k],
-               relerr(L1, L2));
+    free(pv);
     co->hmm_free(cu, dc);
     tg_free(&t);
   }
