@@ -1176,7 +1176,7 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
 }
 
 
-/* ------------------------------------------- time-parallel forward (long utterances)
+/* ---------------------------- time-parallel forward and Viterbi (long utterances)
  *
  * One long utterance leaves the GPU idle in the kernels above (one block,
  * 1.5-5 us a frame whatever the GPU).  The forward recursion is linear:
@@ -1191,11 +1191,11 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
  * entry a log-sum-exp over the S intermediate states), so nothing
  * underflows: a first version in the probability domain with a scale per
  * row lost up to 5e-3 of log P on left-to-right graphs, whose rows span
- * more than double's ~700 nats.  Only the log-domain forward (flags 0)
- * takes this path; GH_HMM_SCALED keeps the scaled recursion of the
- * reference.  Per frame the chunk subtracts the frame's largest loglike
- * over the graph's states (summed into its offset) so that the values stay
- * small. */
+ * more than double's ~700 nats.  The log-domain forward (flags 0) and
+ * the Viterbi (the same chunks in the max-plus semiring, below) take this
+ * path; GH_HMM_SCALED keeps the scaled recursion of the reference.  Per
+ * frame the chunk subtracts the frame's largest loglike over the graph's
+ * states (summed into its offset) so that the values stay small. */
 
 #define TP_MAX_S 64       /* graphs of at most this many states (logA and the chunk's matrix in shared memory) */
 #define TP_MIN_T 1024     /* every utterance of the batch at least this long ... */
