@@ -35,7 +35,7 @@
  *
  * Long utterances (1-8 of >= 1024 frames on graphs of <= 64 states): the
  * log-domain forward and the Viterbi take the time-parallel path below
- * ("time-parallel forward").
+ * ("time-parallel forward and Viterbi").
  *
  * Dense graphs (one graph for the whole batch, S >= 64, A >= S^2/4; no
  * alpha output): hmm_forward and hmm_viterbi take the dense batched path
