@@ -329,4 +329,210 @@ __kernel void gh_hmm_fb(GRAPH_ARGS, UTT_ARGS, __global double *rows, __global do
     __global double *tmp = bnext; bnext = bcur; bcur = tmp;
   }
 }
+
+/* ---------------- time-parallel forward (log domain) and Viterbi of one long
+ * utterance on a small graph (design and numerics: kernels/cuda/cuda-hmm.cu,
+ * "time-parallel forward and Viterbi"; doc/kernels.md "Long utterances").
+ * The frames 1 .. T-1 in K chunks of L; lA + aoff [S x S] the graph's log
+ * arc matrix (log-sum of parallel arcs, or their max for Viterbi; -inf
+ * without an arc), pdf / init / fin + sb the graph's state arrays, ll [T x
+ * P] the utterance's loglikes.  Work-groups of 64 work-items (TP_MAX_S). */
+#define TP_MAX_S 64
+
+/* Chunk k = group: work-item r owns row r of LP_k (in LP itself, global):
+ * LP_k[r][j] = log-probability of going from state r before the chunk to j
+ * at its last frame, emitting the chunk's frames (a log-sum-exp over the S
+ * intermediate states per frame, or a max when vit), minus off[k], the sum
+ * of the frames' largest loglikes.  No barriers: rows are independent. */
+__kernel void gh_tp_chunk(__global const double *lA0, long aoff, int S, __global const float *ll, int P,
+                          __global const int *pdf0, int sb, long T, int L, int vit, __global double *LP,
+                          __global double *off) {
+  __global const double *lA = lA0 + aoff;
+  __global const int *pdf = pdf0 + sb;
+  const int k = get_group_id(0), r = get_local_id(0);
+  const long t0 = 1 + (long)k * L, t1 = t0 + L < T ? t0 + L : T;
+  __global double *pr = LP + ((long)k * S + r) * S;
+  double nw[TP_MAX_S];
+  if (r < S)
+    for (int j = 0; j < S; ++j) pr[j] = j == r ? 0.0 : GH_NINF;
+  double moff = 0.0;
+  int alive = 1;
+  for (long t = t0; t < t1; ++t) {
+    __global const float *lt = ll + t * P;
+    double m = GH_NINF;
+    for (int j = 0; j < S; ++j) m = fmax(m, (double)lt[pdf[j]]);
+    if (!(m > GH_NINF)) { moff = GH_NINF; alive = 0; break; } /* no state can emit: no path */
+    moff += m;
+    if (r >= S || !alive) continue;
+    double vm = GH_NINF;
+    for (int j = 0; j < S; ++j) {
+      const double lj = (double)lt[pdf[j]];
+      double mx = GH_NINF;
+      for (int l = 0; l < S; ++l) mx = fmax(mx, pr[l] + lA[l * S + j]);
+      double v = GH_NINF;
+      if (mx > GH_NINF && lj > GH_NINF) {
+        double sum = 1.0;
+        if (!vit) {
+          sum = 0.0;
+          for (int l = 0; l < S; ++l) sum += exp(pr[l] + lA[l * S + j] - mx);
+        }
+        v = mx + log(sum) + (lj - m);
+      }
+      nw[j] = v;
+      vm = fmax(vm, v);
+    }
+    for (int j = 0; j < S; ++j) pr[j] = nw[j];
+    if (!(vm > GH_NINF)) alive = 0;
+  }
+  if (r < S && !alive)
+    for (int j = 0; j < S; ++j) pr[j] = GH_NINF;
+  if (r == 0) off[k] = moff;
+}
+
+/* One work-group: la = init + ll_0, per chunk la(j) <- logsumexp_i (la(i) +
+ * LP_k[i][j]) + off_k (kept relative to its largest entry, which goes into
+ * log P), *out = log P = ... + logsumexp_j (la(j) + fin_j), or -inf. */
+__kernel void gh_tp_combine(__global const double *LP, __global const double *off, int K, int S,
+                            __global const float *ll, __global const int *pdf0, __global const float *init0,
+                            __global const float *fin0, int sb, __global double *out, __local double *red) {
+  __local double la[TP_MAX_S];
+  __global const int *pdf = pdf0 + sb;
+  __global const float *init = init0 + sb, *fin = fin0 + sb;
+  const int j = get_local_id(0), ok = j < S;
+  const double x = ok ? (double)init[j] + (double)ll[pdf[j]] : GH_NINF;
+  const double m = wg_max(x, red);
+  if (!(m > GH_NINF)) {
+    if (j == 0) *out = GH_NINF;
+    return;
+  }
+  if (ok) la[j] = x - m;
+  double lp = m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = 0; k < K; ++k) {
+    __global const double *pk = LP + (long)k * S * S;
+    double v = GH_NINF;
+    if (ok) {
+      double mx = GH_NINF;
+      for (int i = 0; i < S; ++i) mx = fmax(mx, la[i] + pk[(long)i * S + j]);
+      if (mx > GH_NINF) {
+        double sum = 0.0;
+        for (int i = 0; i < S; ++i) sum += exp(la[i] + pk[(long)i * S + j] - mx);
+        v = mx + log(sum);
+      }
+    }
+    const double vm = wg_max(v, red); /* its barriers end every work-item's reads of la */
+    if (!(vm > GH_NINF) || !(off[k] > GH_NINF)) { lp = GH_NINF; break; }
+    if (ok) la[j] = v - vm;
+    lp += vm + off[k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const double f = lp > GH_NINF && ok ? la[j] + (double)fin[j] : GH_NINF;
+  const double fm = wg_max(f, red);
+  const double fs = wg_sum(fm > GH_NINF && f > GH_NINF ? exp(f - fm) : 0.0, red);
+  if (j == 0) *out = lp > GH_NINF && fm > GH_NINF ? lp + fm + log(fs) : GH_NINF;
+}
+
+/* One work-group: Dk[0] = init + ll_0, Dk[k + 1](j) = max_i (Dk[k](i) +
+ * LP_k[i][j]) + off_k ([K + 1][S], absolute); res[0] = the best final
+ * score, res[1] = its state (lowest on ties; -1 and -inf without a path). */
+__kernel void gh_tp_vchain(__global const double *LP, __global const double *off, int K, int S,
+                           __global const float *ll, __global const int *pdf0, __global const float *init0,
+                           __global const float *fin0, int sb, __global double *Dk, __global double *res) {
+  __local double d[TP_MAX_S];
+  __global const int *pdf = pdf0 + sb;
+  __global const float *init = init0 + sb, *fin = fin0 + sb;
+  const int j = get_local_id(0), ok = j < S;
+  double x = ok ? (double)init[j] + (double)ll[pdf[j]] : GH_NINF;
+  if (ok) { d[j] = x; Dk[j] = x; }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = 0; k < K; ++k) {
+    __global const double *pk = LP + (long)k * S * S;
+    if (ok) {
+      double m = GH_NINF;
+      for (int i = 0; i < S; ++i) m = fmax(m, d[i] + pk[(long)i * S + j]);
+      x = m > GH_NINF && off[k] > GH_NINF ? m + off[k] : GH_NINF;
+      Dk[(long)(k + 1) * S + j] = x;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (ok) d[j] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (ok) d[j] = x + (double)fin[j];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (j == 0) {
+    double bv = GH_NINF;
+    int bi = -1;
+    for (int i = 0; i < S; ++i)
+      if (d[i] > bv) { bv = d[i]; bi = i; }
+    res[0] = bi >= 0 ? bv : GH_NINF;
+    res[1] = bi;
+  }
+}
+
+/* Pass B, chunk k = group (work-item j = state j): from Dk[k], delta_t(j) =
+ * max_i (delta_{t-1}(i) + lA[i][j]) + ll_t(pdf j) over the chunk's frames
+ * with the reference's strict > over increasing i; bp [T][S] (uchar, 255:
+ * none); jump[k][j] = the state before the chunk that j at its last frame
+ * traces back to. */
+__kernel void gh_tp_vpass(__global const double *lA0, long aoff, int S, __global const float *ll, int P,
+                          __global const int *pdf0, int sb, long T, int L, __global const double *Dk,
+                          __global uchar *bp, __global uchar *jump) {
+  __local double buf[2 * TP_MAX_S];
+  __global const double *lA = lA0 + aoff;
+  __global const int *pdf = pdf0 + sb;
+  const int k = get_group_id(0), j = get_local_id(0), ok = j < S;
+  __local double *prev = buf, *cur = buf + TP_MAX_S;
+  if (ok) prev[j] = Dk[(long)k * S + j];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const long t0 = 1 + (long)k * L, t1 = t0 + L < T ? t0 + L : T;
+  for (long t = t0; t < t1; ++t) {
+    if (ok) {
+      double m = GH_NINF;
+      int arg = -1;
+      for (int i = 0; i < S; ++i) {
+        const double v = prev[i] + lA[i * S + j];
+        if (v > m) { m = v; arg = i; }
+      }
+      cur[j] = m > GH_NINF ? m + (double)ll[t * P + pdf[j]] : GH_NINF;
+      bp[t * S + j] = m > GH_NINF ? (uchar)arg : (uchar)255;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    __local double *tmp = prev; prev = cur; cur = tmp;
+  }
+  if (ok) {
+    int q = j;
+    for (long t = t1 - 1; t >= t0 && q != 255; --t) q = bp[t * S + q];
+    jump[(long)k * S + j] = (uchar)q;
+  }
+}
+
+/* One work-item: the state at the last frame of every chunk (ends [K], -1:
+ * no path), from res[1] back through the jump maps; then, the path (one
+ * work-item per chunk in gh_tp_vpath). */
+__kernel void gh_tp_vtrace(__global const uchar *jump, int K, int S, __global const double *res,
+                           __global int *ends) {
+  int q = (int)res[1];
+  for (int k = K - 1; k >= 0; --k) {
+    ends[k] = q;
+    if (q >= 0) q = jump[(long)k * S + q];
+    if (q == 255) q = -1;
+  }
+}
+
+__kernel void gh_tp_vpath(__global const uchar *bp, int K, int S, long T, int L, __global const int *ends,
+                          __global const double *res, __global int *path) {
+  const int k = get_global_id(0);
+  if (K == 0) {
+    if (k == 0) path[0] = (int)res[1];
+    return;
+  }
+  if (k >= K) return;
+  const long t0 = 1 + (long)k * L, t1 = t0 + L < T ? t0 + L : T;
+  int q = ends[k];
+  for (long t = t1 - 1; t >= t0; --t) {
+    path[t] = q;
+    if (q >= 0) { q = bp[t * S + q]; if (q == 255) q = -1; }
+  }
+  if (k == 0) path[0] = q;
+}
 #endif

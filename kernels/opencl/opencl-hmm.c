@@ -23,6 +23,8 @@
 
 typedef struct {
   int32_t S, A, P;
+  int32_t sbase;   /* first state in the concatenated state arrays */
+  int64_t tpoff;   /* time-parallel path: offset (doubles) of [log A | max log A] in tpA, or -1 */
 } graph_info;
 
 struct gh_dev_hmm {
@@ -30,7 +32,19 @@ struct gh_dev_hmm {
   graph_info *info;      /* host [G] */
   int64_t *stats_off;    /* host [G + 1]: offsets of each graph's stats block */
   cl_mem gS, sb, io, ab, pdf, init, fin, in_off, src, logp, out_off, out_arc, dst;
+  cl_mem tpA; /* per graph of <= TP_MAX_S states: log-sum and max of exp(logp) over the arcs i -> j, 2 S^2 doubles */
 };
+
+/* The time-parallel forward (log domain) and Viterbi of long utterances,
+ * as the CUDA backend's (kernels/cuda/cuda-hmm.cu; hmm.cl gh_tp_*): 1 to
+ * TP_MAX_UTTS utterances of >= TP_MIN_T frames on graphs of <= TP_MAX_S
+ * states; $GH_OPENCL_HMM=timepar takes it for any length (tests),
+ * "sequential" never. */
+#define TP_MAX_S 64
+#define TP_MIN_T 1024
+#define TP_MAX_UTTS 8
+#define TP_MAX_CHUNKS 1024
+#define TP_MIN_L 64
 
 gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t ng) {
   ocl_ctx *c = b->ctx;
@@ -39,8 +53,11 @@ gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, 
   h->info = gh_calloc(ng + 1, sizeof *h->info);
   h->stats_off = gh_calloc(ng + 1, sizeof(int64_t));
   int64_t TS = 0, TA = 0;
+  int64_t tpn = 0;
   for (int32_t g = 0; g < ng; ++g) {
-    h->info[g] = (graph_info){graphs[g]->num_states, graphs[g]->num_arcs, graphs[g]->num_pdfs};
+    const int32_t S = graphs[g]->num_states;
+    h->info[g] = (graph_info){S, graphs[g]->num_arcs, graphs[g]->num_pdfs, (int32_t)TS, -1};
+    if (S >= 1 && S <= TP_MAX_S) { h->info[g].tpoff = tpn; tpn += 2 * (int64_t)S * S; }
     h->stats_off[g + 1] = h->stats_off[g] + gh_hmm_graph_stats_size(graphs[g]);
     TS += graphs[g]->num_states;
     TA += graphs[g]->num_arcs;
@@ -82,6 +99,23 @@ gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, 
     free(fill);
     s0 += S; a0 += A;
   }
+  /* the time-parallel path's dense log arc matrices (log-sum of parallel arcs, and their max) */
+  double *tpA = gh_malloc((tpn + 1) * sizeof(double));
+  for (int32_t g = 0; g < ng; ++g) {
+    if (h->info[g].tpoff < 0) continue;
+    const gh_hmm_graph *G = graphs[g];
+    const int32_t S = G->num_states;
+    double *ls = tpA + h->info[g].tpoff, *mx = ls + (int64_t)S * S;
+    for (int64_t e = 0; e < (int64_t)S * S; ++e) { ls[e] = 0.0; mx[e] = -INFINITY; }
+    for (int32_t a = 0; a < G->num_arcs; ++a) {
+      const int64_t e = (int64_t)G->arc_src[a] * S + G->arc_dst[a];
+      ls[e] += exp((double)G->arc_logp[a]);
+      if ((double)G->arc_logp[a] > mx[e]) mx[e] = G->arc_logp[a];
+    }
+    for (int64_t e = 0; e < (int64_t)S * S; ++e) ls[e] = ls[e] > 0 ? log(ls[e]) : -INFINITY;
+  }
+  h->tpA = gh_ocl_buffer(c, (tpn + 1) * sizeof(double), tpA, "hmm upload");
+  free(tpA);
   h->gS = gh_ocl_buffer(c, ng * sizeof(int32_t), gS, "hmm upload");
   h->sb = gh_ocl_buffer(c, ng * sizeof(int32_t), sb, "hmm upload");
   h->io = gh_ocl_buffer(c, ng * sizeof(int32_t), io, "hmm upload");
@@ -103,7 +137,7 @@ gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, 
 void gh_ocl_hmm_free(gh_backend *b, gh_dev_hmm *h) {
   if (!h) return;
   cl_mem all[] = {h->gS, h->sb, h->io, h->ab, h->pdf, h->init, h->fin, h->in_off, h->src, h->logp,
-                  h->out_off, h->out_arc, h->dst};
+                  h->out_off, h->out_arc, h->dst, h->tpA};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
   free(h->info);
   free(h->stats_off);
@@ -237,12 +271,161 @@ static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op
   free(ug); free(fo); free(so); free(ro); free(sto);
 }
 
+static long long g_tp_utts = 0;
+/* Utterances done by the time-parallel path so far (tests). */
+long long gh_ocl_hmm_timepar_utts(void) { return g_tp_utts; }
+
+/* Whether the batch takes the time-parallel path (the rule above). */
+static int tp_batch(const gh_dev_hmm *h, const gh_hmm_batch *bt) {
+  const char *e = getenv("GH_OPENCL_HMM");
+  const int force = e && !strcmp(e, "timepar");
+  if ((e && !strcmp(e, "sequential")) || bt->num_utts <= 0 || bt->num_utts > TP_MAX_UTTS) return 0;
+  for (int32_t u = 0; u < bt->num_utts; ++u) {
+    const int32_t g = bt->graph ? bt->graph[u] : 0;
+    if (g < 0 || g >= h->num_graphs) return 0; /* hmm_run dies with the message */
+    const int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
+    if (h->info[g].tpoff < 0 || h->info[g].P > bt->num_pdfs || T < 1 || T > INT32_MAX) return 0;
+    if (T < (force ? 1 : TP_MIN_T)) return 0;
+  }
+  return 1;
+}
+
+/* The time-parallel forward (vit 0: vals = log P) or Viterbi (vit 1: vals =
+ * score, path [frames], -1 throughout without a path) of every utterance of
+ * bt, one after the other. */
+static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int vit, double *vals, int32_t *path) {
+  ocl_ctx *c = b->ctx;
+  const int32_t P = bt->num_pdfs;
+  const size_t W = TP_MAX_S; /* work-group size of every tp kernel */
+  for (int32_t u = 0; u < bt->num_utts; ++u) {
+    const int32_t g = bt->graph ? bt->graph[u] : 0;
+    const graph_info *gi = &h->info[g];
+    const int32_t S = gi->S;
+    const cl_long T = bt->frame_off[u + 1] - bt->frame_off[u];
+    cl_long L = (T - 1 + TP_MAX_CHUNKS - 1) / TP_MAX_CHUNKS;
+    if (L < TP_MIN_L) L = TP_MIN_L;
+    const int32_t K = (int32_t)((T - 1 + L - 1) / L), Li = (int32_t)L;
+    const cl_long aoff = gi->tpoff + (vit ? (cl_long)S * S : 0);
+    const int32_t sb = gi->sbase;
+    cl_mem ll = gh_ocl_buffer(c, (size_t)T * P * sizeof(float), NULL, "HMM loglikes");
+    gh_ocl_write(c, ll, 0, (size_t)T * P * sizeof(float), bt->loglikes + bt->frame_off[u] * P);
+    cl_mem LP = gh_ocl_buffer(c, ((size_t)K * S * S + 1) * sizeof(double), NULL, "time-parallel HMM");
+    cl_mem off = gh_ocl_buffer(c, ((size_t)K + 1) * sizeof(double), NULL, "time-parallel HMM");
+    cl_mem res = gh_ocl_buffer(c, 2 * sizeof(double), NULL, "time-parallel HMM");
+    cl_mem Dk = NULL, bp = NULL, jump = NULL, ends = NULL, dpath = NULL;
+    if (K > 0) {
+      cl_kernel k = c->k_tp_chunk;
+      gh_ocl_arg(k, 0, sizeof(cl_mem), &h->tpA);
+      gh_ocl_arg(k, 1, sizeof(cl_long), &aoff);
+      gh_ocl_arg(k, 2, sizeof(int32_t), &S);
+      gh_ocl_arg(k, 3, sizeof(cl_mem), &ll);
+      gh_ocl_arg(k, 4, sizeof(int32_t), &P);
+      gh_ocl_arg(k, 5, sizeof(cl_mem), &h->pdf);
+      gh_ocl_arg(k, 6, sizeof(int32_t), &sb);
+      gh_ocl_arg(k, 7, sizeof(cl_long), &T);
+      gh_ocl_arg(k, 8, sizeof(int32_t), &Li);
+      gh_ocl_arg(k, 9, sizeof(int32_t), &vit);
+      gh_ocl_arg(k, 10, sizeof(cl_mem), &LP);
+      gh_ocl_arg(k, 11, sizeof(cl_mem), &off);
+      size_t gl[1] = {(size_t)K * W}, lo[1] = {W};
+      gh_ocl_launch(c, k, 1, gl, lo, "time-parallel HMM chunks");
+    }
+    size_t g1[1] = {W}, l1[1] = {W};
+    if (!vit) {
+      cl_kernel k = c->k_tp_combine;
+      cl_mem args[] = {LP, off};
+      gh_ocl_arg(k, 0, sizeof(cl_mem), &args[0]);
+      gh_ocl_arg(k, 1, sizeof(cl_mem), &args[1]);
+      gh_ocl_arg(k, 2, sizeof(int32_t), &K);
+      gh_ocl_arg(k, 3, sizeof(int32_t), &S);
+      gh_ocl_arg(k, 4, sizeof(cl_mem), &ll);
+      gh_ocl_arg(k, 5, sizeof(cl_mem), &h->pdf);
+      gh_ocl_arg(k, 6, sizeof(cl_mem), &h->init);
+      gh_ocl_arg(k, 7, sizeof(cl_mem), &h->fin);
+      gh_ocl_arg(k, 8, sizeof(int32_t), &sb);
+      gh_ocl_arg(k, 9, sizeof(cl_mem), &res);
+      gh_ocl_arg(k, 10, W * sizeof(double), NULL);
+      gh_ocl_launch(c, k, 1, g1, l1, "time-parallel forward");
+    } else {
+      Dk = gh_ocl_buffer(c, ((size_t)K + 1) * S * sizeof(double), NULL, "time-parallel Viterbi");
+      bp = gh_ocl_buffer(c, (size_t)T * S + 1, NULL, "time-parallel Viterbi");
+      jump = gh_ocl_buffer(c, (size_t)K * S + 1, NULL, "time-parallel Viterbi");
+      ends = gh_ocl_buffer(c, ((size_t)K + 1) * sizeof(int32_t), NULL, "time-parallel Viterbi");
+      dpath = gh_ocl_buffer(c, (size_t)T * sizeof(int32_t), NULL, "time-parallel Viterbi");
+      cl_kernel k = c->k_tp_vchain;
+      gh_ocl_arg(k, 0, sizeof(cl_mem), &LP);
+      gh_ocl_arg(k, 1, sizeof(cl_mem), &off);
+      gh_ocl_arg(k, 2, sizeof(int32_t), &K);
+      gh_ocl_arg(k, 3, sizeof(int32_t), &S);
+      gh_ocl_arg(k, 4, sizeof(cl_mem), &ll);
+      gh_ocl_arg(k, 5, sizeof(cl_mem), &h->pdf);
+      gh_ocl_arg(k, 6, sizeof(cl_mem), &h->init);
+      gh_ocl_arg(k, 7, sizeof(cl_mem), &h->fin);
+      gh_ocl_arg(k, 8, sizeof(int32_t), &sb);
+      gh_ocl_arg(k, 9, sizeof(cl_mem), &Dk);
+      gh_ocl_arg(k, 10, sizeof(cl_mem), &res);
+      gh_ocl_launch(c, k, 1, g1, l1, "time-parallel Viterbi chain");
+      if (K > 0) {
+        k = c->k_tp_vpass;
+        gh_ocl_arg(k, 0, sizeof(cl_mem), &h->tpA);
+        gh_ocl_arg(k, 1, sizeof(cl_long), &aoff);
+        gh_ocl_arg(k, 2, sizeof(int32_t), &S);
+        gh_ocl_arg(k, 3, sizeof(cl_mem), &ll);
+        gh_ocl_arg(k, 4, sizeof(int32_t), &P);
+        gh_ocl_arg(k, 5, sizeof(cl_mem), &h->pdf);
+        gh_ocl_arg(k, 6, sizeof(int32_t), &sb);
+        gh_ocl_arg(k, 7, sizeof(cl_long), &T);
+        gh_ocl_arg(k, 8, sizeof(int32_t), &Li);
+        gh_ocl_arg(k, 9, sizeof(cl_mem), &Dk);
+        gh_ocl_arg(k, 10, sizeof(cl_mem), &bp);
+        gh_ocl_arg(k, 11, sizeof(cl_mem), &jump);
+        size_t gl[1] = {(size_t)K * W}, lo[1] = {W};
+        gh_ocl_launch(c, k, 1, gl, lo, "time-parallel Viterbi chunks");
+        k = c->k_tp_vtrace;
+        gh_ocl_arg(k, 0, sizeof(cl_mem), &jump);
+        gh_ocl_arg(k, 1, sizeof(int32_t), &K);
+        gh_ocl_arg(k, 2, sizeof(int32_t), &S);
+        gh_ocl_arg(k, 3, sizeof(cl_mem), &res);
+        gh_ocl_arg(k, 4, sizeof(cl_mem), &ends);
+        size_t one[1] = {1};
+        gh_ocl_launch(c, k, 1, one, one, "time-parallel Viterbi trace");
+      }
+      k = c->k_tp_vpath;
+      gh_ocl_arg(k, 0, sizeof(cl_mem), &bp);
+      gh_ocl_arg(k, 1, sizeof(int32_t), &K);
+      gh_ocl_arg(k, 2, sizeof(int32_t), &S);
+      gh_ocl_arg(k, 3, sizeof(cl_long), &T);
+      gh_ocl_arg(k, 4, sizeof(int32_t), &Li);
+      gh_ocl_arg(k, 5, sizeof(cl_mem), &ends);
+      gh_ocl_arg(k, 6, sizeof(cl_mem), &res);
+      gh_ocl_arg(k, 7, sizeof(cl_mem), &dpath);
+      size_t np[1] = {K > 0 ? (size_t)K : 1};
+      gh_ocl_launch(c, k, 1, np, NULL, "time-parallel Viterbi path");
+      gh_ocl_read(c, dpath, 0, (size_t)T * sizeof(int32_t), path + bt->frame_off[u]);
+    }
+    double r2[2];
+    gh_ocl_read(c, res, 0, 2 * sizeof(double), r2);
+    vals[u] = r2[0];
+    ++g_tp_utts;
+    cl_mem all[] = {ll, LP, off, res, Dk, bp, jump, ends, dpath};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
+  }
+}
+
 void gh_ocl_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int flags, double *loglik,
                         float *alpha) {
+  if (!alpha && !(flags & GH_HMM_SCALED) && tp_batch(h, bt)) {
+    tp_run(b, h, bt, 0, loglik, NULL);
+    return;
+  }
   hmm_run(b, h, bt, (flags & GH_HMM_SCALED) ? OP_FWD_SCALED : OP_FWD, loglik, alpha, NULL, NULL);
 }
 
 void gh_ocl_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t *path, double *score) {
+  if (tp_batch(h, bt)) {
+    tp_run(b, h, bt, 1, score, path);
+    return;
+  }
   hmm_run(b, h, bt, OP_VITERBI, score, NULL, path, NULL);
 }
 

@@ -360,6 +360,58 @@ static void test_hmm(gh_backend *ocl) {
   for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
 }
 
+/* The time-parallel forward and Viterbi (opencl-hmm.c tp_run, hmm.cl
+ * gh_tp_*: 1-8 utterances of >= 1024 frames on graphs of <= 64 states, or
+ * any length with GH_OPENCL_HMM=timepar) against the CPU reference, through
+ * compare_hmm (forward without alpha and Viterbi take the path; forward
+ * with alpha and fb the sequential kernels), and the number of utterances
+ * the path took: one utterance of 2,000 frames (ergodic 12 states), three
+ * of 1,100-1,500 on left-to-right 37, ergodic 12 and a 41-state word loop,
+ * one with no path (frame 900 all -inf), and, forced, lengths 1, 2, 65 and
+ * 130 on ergodic 12 and 64 states (0-3 chunks of 64 frames). */
+long long gh_ocl_hmm_timepar_utts(void); /* kernels/opencl/opencl-hmm.c */
+static void tp_case(gh_backend *ocl, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
+                    const gh_hmm_batch *bt) {
+  const long long n0 = gh_ocl_hmm_timepar_utts();
+  compare_hmm(ocl, name, graphs, ng, bt);
+  const long long n = gh_ocl_hmm_timepar_utts() - n0;
+  GH_TEST_OK(n == 2LL * bt->num_utts, "%s: %lld utterance calls by the time-parallel path (expected %lld: forward "
+             "without alpha and Viterbi)", name, n, 2LL * bt->num_utts);
+}
+
+static void test_hmm_timepar(gh_backend *ocl) {
+  const int32_t P = 70;
+  tgraph e12, lr37, wl41, e64;
+  tg_ergodic(&e12, 12, P);
+  tg_lr(&lr37, 37, P, 1, 0);
+  tg_wordloop(&wl41, 8, 5, P);
+  tg_ergodic(&e64, 64, P);
+  float *ll = random_ll(4000, P, 0.002);
+  const gh_hmm_graph *g3[3] = {&lr37.g, &e12.g, &wl41.g};
+  int64_t off1[2] = {0, 2000};
+  gh_hmm_batch b1 = {1, P, ll, off1, NULL};
+  tp_case(ocl, "time-parallel: ergodic 12, 2000 frames", g3 + 1, 1, &b1);
+  int64_t off3[4] = {0, 1100, 2600, 3900};
+  int32_t gi3[3] = {0, 1, 2};
+  gh_hmm_batch b3 = {3, P, ll, off3, gi3};
+  tp_case(ocl, "time-parallel: 3 utts on left-to-right 37, ergodic 12, word loop 41", g3, 3, &b3);
+  float *ln = malloc(2000 * P * sizeof(float));
+  memcpy(ln, ll, 2000 * P * sizeof(float));
+  for (int32_t j = 0; j < P; ++j) ln[900 * P + j] = -INFINITY;
+  gh_hmm_batch bn = {1, P, ln, off1, NULL};
+  tp_case(ocl, "time-parallel: ergodic 12, no path", g3 + 1, 1, &bn);
+  setenv("GH_OPENCL_HMM", "timepar", 1);
+  int64_t offf[5] = {0, 1, 3, 68, 198};
+  gh_hmm_batch bf = {4, P, ll, offf, NULL};
+  tp_case(ocl, "time-parallel, forced: ergodic 12, lengths 1, 2, 65, 130", g3 + 1, 1, &bf);
+  const gh_hmm_graph *ge64 = &e64.g;
+  tp_case(ocl, "time-parallel, forced: ergodic 64, lengths 1, 2, 65, 130", &ge64, 1, &bf);
+  unsetenv("GH_OPENCL_HMM");
+  free(ln);
+  free(ll);
+  tg_free(&e12); tg_free(&lr37); tg_free(&wl41); tg_free(&e64);
+}
+
 /* Speed lines ("# bench ...", no assertion on speed) when GH_OPENCL_BENCH=1
  * (test/run-gpu.sh sets it): the HMM batches of test_hmm_cuda's bench, end
  * to end (loglike upload, kernels, downloads) on OpenCL vs the CPU
@@ -524,6 +576,7 @@ int main(int argc, char **argv) {
   gh_backend_free(own);
 #endif
   test_hmm(ocl);
+  test_hmm_timepar(ocl);
   test_cache(cpu);
   const char *bench = getenv("GH_OPENCL_BENCH");
   if (bench && !strcmp(bench, "1")) bench_hmm(ocl);
