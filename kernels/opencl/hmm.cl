@@ -391,15 +391,19 @@ __kernel void gh_tp_chunk(__global const double *lA0, long aoff, int S, __global
 
 /* One work-group: la = init + ll_0, per chunk la(j) <- logsumexp_i (la(i) +
  * LP_k[i][j]) + off_k (kept relative to its largest entry, which goes into
- * log P), *out = log P = ... + logsumexp_j (la(j) + fin_j), or -inf. */
+ * log P), *out = log P = ... + logsumexp_j (la(j) + fin_j), or -inf.
+ * wantA: Ak [K + 1][S] = the absolute log alpha of frame k L (before chunk
+ * k; Ak[K]: frame T - 1), written while log P is finite. */
 __kernel void gh_tp_combine(__global const double *LP, __global const double *off, int K, int S,
                             __global const float *ll, __global const int *pdf0, __global const float *init0,
-                            __global const float *fin0, int sb, __global double *out, __local double *red) {
+                            __global const float *fin0, int sb, __global double *out, __local double *red,
+                            int wantA, __global double *Ak) {
   __local double la[TP_MAX_S];
   __global const int *pdf = pdf0 + sb;
   __global const float *init = init0 + sb, *fin = fin0 + sb;
   const int j = get_local_id(0), ok = j < S;
   const double x = ok ? (double)init[j] + (double)ll[pdf[j]] : GH_NINF;
+  if (wantA && ok) Ak[j] = x;
   const double m = wg_max(x, red);
   if (!(m > GH_NINF)) {
     if (j == 0) *out = GH_NINF;
@@ -424,6 +428,7 @@ __kernel void gh_tp_combine(__global const double *LP, __global const double *of
     if (!(vm > GH_NINF) || !(off[k] > GH_NINF)) { lp = GH_NINF; break; }
     if (ok) la[j] = v - vm;
     lp += vm + off[k];
+    if (wantA && ok) Ak[(long)(k + 1) * S + j] = v - vm + lp;
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   const double f = lp > GH_NINF && ok ? la[j] + (double)fin[j] : GH_NINF;
@@ -534,5 +539,116 @@ __kernel void gh_tp_vpath(__global const uchar *bp, int K, int S, long T, int L,
     if (q >= 0) { q = bp[t * S + q]; if (q == 255) q = -1; }
   }
   if (k == 0) path[0] = q;
+}
+
+/* Time-parallel forward-backward (after gh_tp_chunk and gh_tp_combine with
+ * Ak).  One work-group: Bk [K + 1][S], Bk[K] = final (frame T - 1), Bk[k](i)
+ * = logsumexp_j (LP_k[i][j] + Bk[k + 1](j)) + off_k, the absolute log beta
+ * of frame k L. */
+__kernel void gh_tp_bchain(__global const double *LP, __global const double *off, int K, int S,
+                           __global const float *fin0, int sb, __global double *Bk) {
+  __local double b[TP_MAX_S];
+  __global const float *fin = fin0 + sb;
+  const int i = get_local_id(0), ok = i < S;
+  if (ok) { b[i] = (double)fin[i]; Bk[(long)K * S + i] = b[i]; }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int k = K - 1; k >= 0; --k) {
+    double v = GH_NINF;
+    if (ok && off[k] > GH_NINF) {
+      __global const double *pk = LP + ((long)k * S + i) * S;
+      double m = GH_NINF;
+      for (int j = 0; j < S; ++j) m = fmax(m, pk[j] + b[j]);
+      if (m > GH_NINF) {
+        double sum = 0.0;
+        for (int j = 0; j < S; ++j) sum += exp(pk[j] + b[j] - m);
+        v = m + log(sum) + off[k];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (ok) { b[i] = v; Bk[(long)k * S + i] = v; }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* Chunk k = group (work-item j = state j): the forward over the chunk's
+ * frames from Ak[k] (the reference's in_lse), log alpha into al [T][S];
+ * then the backward from Bk[k + 1] with the reference's formulas (hmm_fb
+ * above): gamma [T][S] (if want_gamma), and each arc's expected count over
+ * the chunk's frames into xiK[k][a] (work-item i owns the arcs out of i).
+ * Nothing when log P (*logP) is -inf. */
+__kernel void gh_tp_fbpass(GRAPH_ARGS, int g, __global const float *ll, int P, long T, int L,
+                           __global const double *Ak, __global const double *Bk, __global const double *logP,
+                           __global double *al, int want_gamma, __global float *gm, __global double *xiK) {
+  __local double buf[2 * TP_MAX_S];
+  const int k = get_group_id(0), j = get_local_id(0), S = gS[g], A = in_off[io[g] + S], ok = j < S;
+  const double LL = *logP;
+  if (!(LL > GH_NINF)) return;
+  __global const int *pdf = spdf + sb[g], *inoff = in_off + io[g], *src = arc_src + ab[g];
+  __global const int *ooff = out_off + io[g], *oarc = out_arc + ab[g], *dst = arc_dst + ab[g];
+  __global const float *lp = arc_logp + ab[g];
+  __global double *xi = xiK + (long)k * A;
+  const long t0 = 1 + (long)k * L, t1 = t0 + L < T ? t0 + L : T;
+  for (int a = j; a < A; a += TP_MAX_S) xi[a] = 0.0;
+  for (long t = t0; t < t1; ++t) { /* forward */
+    __global const double *prev = t > t0 ? al + (t - 1) * S : Ak + (long)k * S;
+    if (ok) {
+      const double v = in_lse(j, inoff, src, lp, prev);
+      al[t * S + j] = v > GH_NINF ? v + ll[t * P + pdf[j]] : GH_NINF;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+  __local double *bnext = buf, *bcur = buf + TP_MAX_S;
+  if (ok) bnext[j] = Bk[(long)(k + 1) * S + j];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (long t = t1 - 1; t >= t0; --t) {
+    if (ok && want_gamma) gm[t * S + j] = (float)exp(al[t * S + j] + bnext[j] - LL);
+    __global const float *lt = ll + t * P;
+    __global const double *ap = t > t0 ? al + (t - 1) * S : Ak + (long)k * S;
+    if (ok) {
+      const int i = j;
+      double mx = GH_NINF;
+      for (int q = ooff[i]; q < ooff[i + 1]; ++q) {
+        const int a = oarc[q], d = dst[a];
+        const double w = (double)lp[a] + lt[pdf[d]] + bnext[d];
+        const double v = ap[i] + w - LL;
+        if (v > GH_NINF) xi[a] += exp(v);
+        mx = fmax(mx, w);
+      }
+      double sum = 0.0;
+      if (mx > GH_NINF)
+        for (int q = ooff[i]; q < ooff[i + 1]; ++q) {
+          const int a = oarc[q], d = dst[a];
+          sum += exp((double)lp[a] + lt[pdf[d]] + bnext[d] - mx);
+        }
+      bcur[i] = mx > GH_NINF ? mx + log(sum) : GH_NINF;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local double *tmp = bnext; bnext = bcur; bcur = tmp;
+  }
+}
+
+/* One work-group: the utterance's stats block st [2 S + A] = [gamma_0 |
+ * the chunks' arc counts summed in chunk order | exits exp(alpha_{T-1}(j)
+ * + final_j - log P)] and gamma of frame 0 (zeros when log P is -inf). */
+__kernel void gh_tp_fbsum(__global const double *xiK, int K, int S, int A, __global const double *Ak,
+                          __global const double *Bk, __global const float *fin0, int sb,
+                          __global const double *logP, int want_gamma, __global float *gm, __global double *st) {
+  __global const float *fin = fin0 + sb;
+  const double LL = *logP;
+  for (int e = get_local_id(0); e < 2 * S + A; e += get_local_size(0)) {
+    double v = 0.0;
+    if (LL > GH_NINF) {
+      if (e < S) {
+        v = exp(Ak[e] + Bk[e] - LL);
+      } else if (e < S + A) {
+        for (int k = 0; k < K; ++k) v += xiK[(long)k * A + (e - S)];
+      } else {
+        const int j = e - S - A;
+        v = exp(Ak[(long)K * S + j] + (double)fin[j] - LL);
+      }
+    }
+    st[e] = v;
+    if (want_gamma && e < S) gm[e] = LL > GH_NINF ? (float)v : 0.0f;
+  }
 }
 #endif

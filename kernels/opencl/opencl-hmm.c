@@ -35,8 +35,9 @@ struct gh_dev_hmm {
   cl_mem tpA; /* per graph of <= TP_MAX_S states: log-sum and max of exp(logp) over the arcs i -> j, 2 S^2 doubles */
 };
 
-/* The time-parallel forward (log domain) and Viterbi of long utterances,
- * as the CUDA backend's (kernels/cuda/cuda-hmm.cu; hmm.cl gh_tp_*): 1 to
+/* The time-parallel forward (log domain), Viterbi and forward-backward of
+ * long utterances, as the CUDA backend's (kernels/cuda/cuda-hmm.cu; hmm.cl
+ * gh_tp_*): 1 to
  * TP_MAX_UTTS utterances of >= TP_MIN_T frames on graphs of <= TP_MAX_S
  * states; $GH_OPENCL_HMM=timepar takes it for any length (tests),
  * "sequential" never. */
@@ -290,10 +291,15 @@ static int tp_batch(const gh_dev_hmm *h, const gh_hmm_batch *bt) {
   return 1;
 }
 
-/* The time-parallel forward (vit 0: vals = log P) or Viterbi (vit 1: vals =
- * score, path [frames], -1 throughout without a path) of every utterance of
- * bt, one after the other. */
-static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int vit, double *vals, int32_t *path) {
+/* The time-parallel forward (op OP_FWD: vals = log P), Viterbi (OP_VITERBI:
+ * vals = score, path [frames], -1 throughout without a path) or
+ * forward-backward (OP_FB: vals = log P, gamma NULL or [sum T S], stats
+ * NULL or ADDED to, as hmm_fb) of every utterance of bt, one after the
+ * other. */
+static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, int32_t *path,
+                   float *gamma, double *stats) {
+  const int vit = op == OP_VITERBI, fb = op == OP_FB;
+  int64_t soff = 0; /* the utterance's first gamma element */
   ocl_ctx *c = b->ctx;
   const int32_t P = bt->num_pdfs;
   const size_t W = TP_MAX_S; /* work-group size of every tp kernel */
@@ -331,6 +337,16 @@ static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int vit
       gh_ocl_launch(c, k, 1, gl, lo, "time-parallel HMM chunks");
     }
     size_t g1[1] = {W}, l1[1] = {W};
+    cl_mem Ak = NULL, Bk = NULL, al = NULL, xiK = NULL, st = NULL, gm = NULL;
+    const int32_t A = gi->A, wantA = fb, wantg = gamma != NULL;
+    if (fb) {
+      Ak = gh_ocl_buffer(c, ((size_t)K + 1) * S * sizeof(double), NULL, "time-parallel forward-backward");
+      Bk = gh_ocl_buffer(c, ((size_t)K + 1) * S * sizeof(double), NULL, "time-parallel forward-backward");
+      al = gh_ocl_buffer(c, (size_t)T * S * sizeof(double), NULL, "time-parallel forward-backward");
+      xiK = gh_ocl_buffer(c, ((size_t)K * A + 1) * sizeof(double), NULL, "time-parallel forward-backward");
+      st = gh_ocl_buffer(c, (2 * (size_t)S + A) * sizeof(double), NULL, "time-parallel forward-backward");
+      gm = gh_ocl_buffer(c, ((size_t)T * S + 1) * sizeof(float), NULL, "time-parallel forward-backward");
+    }
     if (!vit) {
       cl_kernel k = c->k_tp_combine;
       cl_mem args[] = {LP, off};
@@ -345,7 +361,55 @@ static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int vit
       gh_ocl_arg(k, 8, sizeof(int32_t), &sb);
       gh_ocl_arg(k, 9, sizeof(cl_mem), &res);
       gh_ocl_arg(k, 10, W * sizeof(double), NULL);
+      gh_ocl_arg(k, 11, sizeof(int32_t), &wantA);
+      gh_ocl_arg(k, 12, sizeof(cl_mem), &Ak);
       gh_ocl_launch(c, k, 1, g1, l1, "time-parallel forward");
+      if (fb) {
+        k = c->k_tp_bchain;
+        gh_ocl_arg(k, 0, sizeof(cl_mem), &LP);
+        gh_ocl_arg(k, 1, sizeof(cl_mem), &off);
+        gh_ocl_arg(k, 2, sizeof(int32_t), &K);
+        gh_ocl_arg(k, 3, sizeof(int32_t), &S);
+        gh_ocl_arg(k, 4, sizeof(cl_mem), &h->fin);
+        gh_ocl_arg(k, 5, sizeof(int32_t), &sb);
+        gh_ocl_arg(k, 6, sizeof(cl_mem), &Bk);
+        gh_ocl_launch(c, k, 1, g1, l1, "time-parallel forward-backward: betas");
+        if (K > 0) {
+          k = c->k_tp_fbpass;
+          cl_mem graph_args[13] = {h->gS, h->sb, h->io, h->ab, h->pdf, h->init, h->fin, h->in_off, h->src,
+                                   h->logp, h->out_off, h->out_arc, h->dst};
+          for (int i = 0; i < 13; ++i) gh_ocl_arg(k, i, sizeof(cl_mem), &graph_args[i]);
+          gh_ocl_arg(k, 13, sizeof(int32_t), &g);
+          gh_ocl_arg(k, 14, sizeof(cl_mem), &ll);
+          gh_ocl_arg(k, 15, sizeof(int32_t), &P);
+          gh_ocl_arg(k, 16, sizeof(cl_long), &T);
+          gh_ocl_arg(k, 17, sizeof(int32_t), &Li);
+          gh_ocl_arg(k, 18, sizeof(cl_mem), &Ak);
+          gh_ocl_arg(k, 19, sizeof(cl_mem), &Bk);
+          gh_ocl_arg(k, 20, sizeof(cl_mem), &res);
+          gh_ocl_arg(k, 21, sizeof(cl_mem), &al);
+          gh_ocl_arg(k, 22, sizeof(int32_t), &wantg);
+          gh_ocl_arg(k, 23, sizeof(cl_mem), &gm);
+          gh_ocl_arg(k, 24, sizeof(cl_mem), &xiK);
+          size_t gl[1] = {(size_t)K * W}, lo[1] = {W};
+          gh_ocl_launch(c, k, 1, gl, lo, "time-parallel forward-backward chunks");
+        }
+        k = c->k_tp_fbsum;
+        gh_ocl_arg(k, 0, sizeof(cl_mem), &xiK);
+        gh_ocl_arg(k, 1, sizeof(int32_t), &K);
+        gh_ocl_arg(k, 2, sizeof(int32_t), &S);
+        gh_ocl_arg(k, 3, sizeof(int32_t), &A);
+        gh_ocl_arg(k, 4, sizeof(cl_mem), &Ak);
+        gh_ocl_arg(k, 5, sizeof(cl_mem), &Bk);
+        gh_ocl_arg(k, 6, sizeof(cl_mem), &h->fin);
+        gh_ocl_arg(k, 7, sizeof(int32_t), &sb);
+        gh_ocl_arg(k, 8, sizeof(cl_mem), &res);
+        gh_ocl_arg(k, 9, sizeof(int32_t), &wantg);
+        gh_ocl_arg(k, 10, sizeof(cl_mem), &gm);
+        gh_ocl_arg(k, 11, sizeof(cl_mem), &st);
+        size_t g256[1] = {256}, l256[1] = {256};
+        gh_ocl_launch(c, k, 1, g256, l256, "time-parallel forward-backward: sums");
+      }
     } else {
       Dk = gh_ocl_buffer(c, ((size_t)K + 1) * S * sizeof(double), NULL, "time-parallel Viterbi");
       bp = gh_ocl_buffer(c, (size_t)T * S + 1, NULL, "time-parallel Viterbi");
@@ -406,8 +470,19 @@ static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int vit
     double r2[2];
     gh_ocl_read(c, res, 0, 2 * sizeof(double), r2);
     vals[u] = r2[0];
+    if (fb && gamma) {
+      if (vals[u] > -INFINITY) gh_ocl_read(c, gm, 0, (size_t)T * S * sizeof(float), gamma + soff);
+      else memset(gamma + soff, 0, (size_t)T * S * sizeof(float));
+    }
+    if (fb && stats && vals[u] > -INFINITY) {
+      double *hs = gh_malloc((2 * (size_t)S + A) * sizeof(double));
+      gh_ocl_read(c, st, 0, (2 * (size_t)S + A) * sizeof(double), hs);
+      for (int32_t e = 0; e < 2 * S + A; ++e) stats[h->stats_off[g] + e] += hs[e];
+      free(hs);
+    }
+    soff += (int64_t)T * S;
     ++g_tp_utts;
-    cl_mem all[] = {ll, LP, off, res, Dk, bp, jump, ends, dpath};
+    cl_mem all[] = {ll, LP, off, res, Dk, bp, jump, ends, dpath, Ak, Bk, al, xiK, st, gm};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
   }
 }
@@ -415,7 +490,7 @@ static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int vit
 void gh_ocl_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int flags, double *loglik,
                         float *alpha) {
   if (!alpha && !(flags & GH_HMM_SCALED) && tp_batch(h, bt)) {
-    tp_run(b, h, bt, 0, loglik, NULL);
+    tp_run(b, h, bt, OP_FWD, loglik, NULL, NULL, NULL);
     return;
   }
   hmm_run(b, h, bt, (flags & GH_HMM_SCALED) ? OP_FWD_SCALED : OP_FWD, loglik, alpha, NULL, NULL);
@@ -423,7 +498,7 @@ void gh_ocl_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, in
 
 void gh_ocl_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t *path, double *score) {
   if (tp_batch(h, bt)) {
-    tp_run(b, h, bt, 1, score, path);
+    tp_run(b, h, bt, OP_VITERBI, score, path, NULL, NULL);
     return;
   }
   hmm_run(b, h, bt, OP_VITERBI, score, NULL, path, NULL);
@@ -431,5 +506,9 @@ void gh_ocl_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, in
 
 void gh_ocl_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik, float *gamma,
                    double *stats) {
+  if (tp_batch(h, bt)) {
+    tp_run(b, h, bt, OP_FB, loglik, NULL, gamma, stats);
+    return;
+  }
   hmm_run(b, h, bt, OP_FB, loglik, gamma, NULL, stats);
 }

@@ -295,7 +295,8 @@ static void ocl_free(gh_backend *b) {
   cl_kernel ks[] = {c->k_expand, c->k_gemm, c->k_lse_narrow, c->k_lse_wide, c->k_post, c->k_stats,
                     c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb,
                     c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ,
-                    c->k_tp_chunk, c->k_tp_combine, c->k_tp_vchain, c->k_tp_vpass, c->k_tp_vtrace, c->k_tp_vpath};
+                    c->k_tp_chunk, c->k_tp_combine, c->k_tp_vchain, c->k_tp_vpass, c->k_tp_vtrace, c->k_tp_vpath,
+                    c->k_tp_bchain, c->k_tp_fbpass, c->k_tp_fbsum};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
   if (c->prog) clReleaseProgram(c->prog);
   if (c->q) clReleaseCommandQueue(c->q);
@@ -858,6 +859,9 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
     c->k_tp_vpass = kernel(c, "gh_tp_vpass");
     c->k_tp_vtrace = kernel(c, "gh_tp_vtrace");
     c->k_tp_vpath = kernel(c, "gh_tp_vpath");
+    c->k_tp_bchain = kernel(c, "gh_tp_bchain");
+    c->k_tp_fbpass = kernel(c, "gh_tp_fbpass");
+    c->k_tp_fbsum = kernel(c, "gh_tp_fbsum");
   }
 #ifdef GH_HAVE_CLBLAST
   const char *gm = getenv("GH_OPENCL_GEMM");

@@ -24,6 +24,7 @@ typedef struct {
   int64_t chunk;        /* floats per scratch buffer of a chunk (frames x columns, posteriors) */
   cl_kernel k_fwd_log, k_fwd_scaled, k_viterbi, k_fb;
   cl_kernel k_tp_chunk, k_tp_combine, k_tp_vchain, k_tp_vpass, k_tp_vtrace, k_tp_vpath; /* long utterances */
+  cl_kernel k_tp_bchain, k_tp_fbpass, k_tp_fbsum;
   cl_kernel k_mstep_diag, k_mstep_full, k_mstep_occ;
 } ocl_ctx;
 

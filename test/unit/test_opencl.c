@@ -360,12 +360,12 @@ static void test_hmm(gh_backend *ocl) {
   for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
 }
 
-/* The time-parallel forward and Viterbi (opencl-hmm.c tp_run, hmm.cl
- * gh_tp_*: 1-8 utterances of >= 1024 frames on graphs of <= 64 states, or
- * any length with GH_OPENCL_HMM=timepar) against the CPU reference, through
- * compare_hmm (forward without alpha and Viterbi take the path; forward
- * with alpha and fb the sequential kernels), and the number of utterances
- * the path took: one utterance of 2,000 frames (ergodic 12 states), three
+/* The time-parallel forward, Viterbi and forward-backward (opencl-hmm.c
+ * tp_run, hmm.cl gh_tp_*: 1-8 utterances of >= 1024 frames on graphs of
+ * <= 64 states, or any length with GH_OPENCL_HMM=timepar) against the CPU
+ * reference, through compare_hmm (the forward without alpha, Viterbi and fb
+ * take the path; the forward with alpha, and the scaled one, the
+ * sequential kernels), and the number of utterances the path took: one utterance of 2,000 frames (ergodic 12 states), three
  * of 1,100-1,500 on left-to-right 37, ergodic 12 and a 41-state word loop,
  * one with no path (frame 900 all -inf), and, forced, lengths 1, 2, 65 and
  * 130 on ergodic 12 and 64 states (0-3 chunks of 64 frames). */
@@ -375,8 +375,8 @@ static void tp_case(gh_backend *ocl, const char *name, const gh_hmm_graph *const
   const long long n0 = gh_ocl_hmm_timepar_utts();
   compare_hmm(ocl, name, graphs, ng, bt);
   const long long n = gh_ocl_hmm_timepar_utts() - n0;
-  GH_TEST_OK(n == 2LL * bt->num_utts, "%s: %lld utterance calls by the time-parallel path (expected %lld: forward "
-             "without alpha and Viterbi)", name, n, 2LL * bt->num_utts);
+  GH_TEST_OK(n == 4LL * bt->num_utts, "%s: %lld utterance calls by the time-parallel path (expected %lld: forward "
+             "without alpha, Viterbi, forward-backward twice)", name, n, 4LL * bt->num_utts);
 }
 
 static void test_hmm_timepar(gh_backend *ocl) {
