@@ -291,6 +291,21 @@ static int tp_batch(const gh_dev_hmm *h, const gh_hmm_batch *bt) {
   return 1;
 }
 
+/* Arguments 0-8 shared by gh_tp_chunk and gh_tp_vpass: the arc matrix at
+ * aoff in tpA, S, the loglikes, P, the graph's pdfs at sb, T, L. */
+static void tp_args_chunk(cl_kernel k, gh_dev_hmm *h, cl_long aoff, int32_t S, cl_mem ll, int32_t P, int32_t sb,
+                          cl_long T, int32_t L) {
+  ARG(k, 0, h->tpA); ARG(k, 1, aoff); ARG(k, 2, S); ARG(k, 3, ll); ARG(k, 4, P);
+  ARG(k, 5, h->pdf); ARG(k, 6, sb); ARG(k, 7, T); ARG(k, 8, L);
+}
+/* Arguments 0-8 shared by gh_tp_combine and gh_tp_vchain: the chunk
+ * matrices and offsets, K, S, the loglikes, the state arrays at sb. */
+static void tp_args_chain(cl_kernel k, gh_dev_hmm *h, cl_mem LP, cl_mem off, int32_t K, int32_t S, cl_mem ll,
+                          int32_t sb) {
+  ARG(k, 0, LP); ARG(k, 1, off); ARG(k, 2, K); ARG(k, 3, S); ARG(k, 4, ll);
+  ARG(k, 5, h->pdf); ARG(k, 6, h->init); ARG(k, 7, h->fin); ARG(k, 8, sb);
+}
+
 /* The time-parallel forward (op OP_FWD: vals = log P), Viterbi (OP_VITERBI:
  * vals = score, path [frames], -1 throughout without a path) or
  * forward-backward (OP_FB: vals = log P, gamma NULL or [sum T S], stats
@@ -321,18 +336,8 @@ static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op,
     cl_mem Dk = NULL, bp = NULL, jump = NULL, ends = NULL, dpath = NULL;
     if (K > 0) {
       cl_kernel k = c->k_tp_chunk;
-      gh_ocl_arg(k, 0, sizeof(cl_mem), &h->tpA);
-      gh_ocl_arg(k, 1, sizeof(cl_long), &aoff);
-      gh_ocl_arg(k, 2, sizeof(int32_t), &S);
-      gh_ocl_arg(k, 3, sizeof(cl_mem), &ll);
-      gh_ocl_arg(k, 4, sizeof(int32_t), &P);
-      gh_ocl_arg(k, 5, sizeof(cl_mem), &h->pdf);
-      gh_ocl_arg(k, 6, sizeof(int32_t), &sb);
-      gh_ocl_arg(k, 7, sizeof(cl_long), &T);
-      gh_ocl_arg(k, 8, sizeof(int32_t), &Li);
-      gh_ocl_arg(k, 9, sizeof(int32_t), &vit);
-      gh_ocl_arg(k, 10, sizeof(cl_mem), &LP);
-      gh_ocl_arg(k, 11, sizeof(cl_mem), &off);
+      tp_args_chunk(k, h, aoff, S, ll, P, sb, T, Li);
+      ARG(k, 9, vit); ARG(k, 10, LP); ARG(k, 11, off);
       size_t gl[1] = {(size_t)K * W}, lo[1] = {W};
       gh_ocl_launch(c, k, 1, gl, lo, "time-parallel HMM chunks");
     }
@@ -349,64 +354,28 @@ static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op,
     }
     if (!vit) {
       cl_kernel k = c->k_tp_combine;
-      cl_mem args[] = {LP, off};
-      gh_ocl_arg(k, 0, sizeof(cl_mem), &args[0]);
-      gh_ocl_arg(k, 1, sizeof(cl_mem), &args[1]);
-      gh_ocl_arg(k, 2, sizeof(int32_t), &K);
-      gh_ocl_arg(k, 3, sizeof(int32_t), &S);
-      gh_ocl_arg(k, 4, sizeof(cl_mem), &ll);
-      gh_ocl_arg(k, 5, sizeof(cl_mem), &h->pdf);
-      gh_ocl_arg(k, 6, sizeof(cl_mem), &h->init);
-      gh_ocl_arg(k, 7, sizeof(cl_mem), &h->fin);
-      gh_ocl_arg(k, 8, sizeof(int32_t), &sb);
-      gh_ocl_arg(k, 9, sizeof(cl_mem), &res);
+      tp_args_chain(k, h, LP, off, K, S, ll, sb);
+      ARG(k, 9, res);
       gh_ocl_arg(k, 10, W * sizeof(double), NULL);
-      gh_ocl_arg(k, 11, sizeof(int32_t), &wantA);
-      gh_ocl_arg(k, 12, sizeof(cl_mem), &Ak);
+      ARG(k, 11, wantA); ARG(k, 12, Ak);
       gh_ocl_launch(c, k, 1, g1, l1, "time-parallel forward");
       if (fb) {
         k = c->k_tp_bchain;
-        gh_ocl_arg(k, 0, sizeof(cl_mem), &LP);
-        gh_ocl_arg(k, 1, sizeof(cl_mem), &off);
-        gh_ocl_arg(k, 2, sizeof(int32_t), &K);
-        gh_ocl_arg(k, 3, sizeof(int32_t), &S);
-        gh_ocl_arg(k, 4, sizeof(cl_mem), &h->fin);
-        gh_ocl_arg(k, 5, sizeof(int32_t), &sb);
-        gh_ocl_arg(k, 6, sizeof(cl_mem), &Bk);
+        ARG(k, 0, LP); ARG(k, 1, off); ARG(k, 2, K); ARG(k, 3, S); ARG(k, 4, h->fin); ARG(k, 5, sb); ARG(k, 6, Bk);
         gh_ocl_launch(c, k, 1, g1, l1, "time-parallel forward-backward: betas");
         if (K > 0) {
           k = c->k_tp_fbpass;
           cl_mem graph_args[13] = {h->gS, h->sb, h->io, h->ab, h->pdf, h->init, h->fin, h->in_off, h->src,
                                    h->logp, h->out_off, h->out_arc, h->dst};
-          for (int i = 0; i < 13; ++i) gh_ocl_arg(k, i, sizeof(cl_mem), &graph_args[i]);
-          gh_ocl_arg(k, 13, sizeof(int32_t), &g);
-          gh_ocl_arg(k, 14, sizeof(cl_mem), &ll);
-          gh_ocl_arg(k, 15, sizeof(int32_t), &P);
-          gh_ocl_arg(k, 16, sizeof(cl_long), &T);
-          gh_ocl_arg(k, 17, sizeof(int32_t), &Li);
-          gh_ocl_arg(k, 18, sizeof(cl_mem), &Ak);
-          gh_ocl_arg(k, 19, sizeof(cl_mem), &Bk);
-          gh_ocl_arg(k, 20, sizeof(cl_mem), &res);
-          gh_ocl_arg(k, 21, sizeof(cl_mem), &al);
-          gh_ocl_arg(k, 22, sizeof(int32_t), &wantg);
-          gh_ocl_arg(k, 23, sizeof(cl_mem), &gm);
-          gh_ocl_arg(k, 24, sizeof(cl_mem), &xiK);
+          for (int i = 0; i < 13; ++i) ARG(k, i, graph_args[i]);
+          ARG(k, 13, g); ARG(k, 14, ll); ARG(k, 15, P); ARG(k, 16, T); ARG(k, 17, Li); ARG(k, 18, Ak);
+          ARG(k, 19, Bk); ARG(k, 20, res); ARG(k, 21, al); ARG(k, 22, wantg); ARG(k, 23, gm); ARG(k, 24, xiK);
           size_t gl[1] = {(size_t)K * W}, lo[1] = {W};
           gh_ocl_launch(c, k, 1, gl, lo, "time-parallel forward-backward chunks");
         }
         k = c->k_tp_fbsum;
-        gh_ocl_arg(k, 0, sizeof(cl_mem), &xiK);
-        gh_ocl_arg(k, 1, sizeof(int32_t), &K);
-        gh_ocl_arg(k, 2, sizeof(int32_t), &S);
-        gh_ocl_arg(k, 3, sizeof(int32_t), &A);
-        gh_ocl_arg(k, 4, sizeof(cl_mem), &Ak);
-        gh_ocl_arg(k, 5, sizeof(cl_mem), &Bk);
-        gh_ocl_arg(k, 6, sizeof(cl_mem), &h->fin);
-        gh_ocl_arg(k, 7, sizeof(int32_t), &sb);
-        gh_ocl_arg(k, 8, sizeof(cl_mem), &res);
-        gh_ocl_arg(k, 9, sizeof(int32_t), &wantg);
-        gh_ocl_arg(k, 10, sizeof(cl_mem), &gm);
-        gh_ocl_arg(k, 11, sizeof(cl_mem), &st);
+        ARG(k, 0, xiK); ARG(k, 1, K); ARG(k, 2, S); ARG(k, 3, A); ARG(k, 4, Ak); ARG(k, 5, Bk);
+        ARG(k, 6, h->fin); ARG(k, 7, sb); ARG(k, 8, res); ARG(k, 9, wantg); ARG(k, 10, gm); ARG(k, 11, st);
         size_t g256[1] = {256}, l256[1] = {256};
         gh_ocl_launch(c, k, 1, g256, l256, "time-parallel forward-backward: sums");
       }
@@ -417,52 +386,23 @@ static void tp_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op,
       ends = gh_ocl_buffer(c, ((size_t)K + 1) * sizeof(int32_t), NULL, "time-parallel Viterbi");
       dpath = gh_ocl_buffer(c, (size_t)T * sizeof(int32_t), NULL, "time-parallel Viterbi");
       cl_kernel k = c->k_tp_vchain;
-      gh_ocl_arg(k, 0, sizeof(cl_mem), &LP);
-      gh_ocl_arg(k, 1, sizeof(cl_mem), &off);
-      gh_ocl_arg(k, 2, sizeof(int32_t), &K);
-      gh_ocl_arg(k, 3, sizeof(int32_t), &S);
-      gh_ocl_arg(k, 4, sizeof(cl_mem), &ll);
-      gh_ocl_arg(k, 5, sizeof(cl_mem), &h->pdf);
-      gh_ocl_arg(k, 6, sizeof(cl_mem), &h->init);
-      gh_ocl_arg(k, 7, sizeof(cl_mem), &h->fin);
-      gh_ocl_arg(k, 8, sizeof(int32_t), &sb);
-      gh_ocl_arg(k, 9, sizeof(cl_mem), &Dk);
-      gh_ocl_arg(k, 10, sizeof(cl_mem), &res);
+      tp_args_chain(k, h, LP, off, K, S, ll, sb);
+      ARG(k, 9, Dk); ARG(k, 10, res);
       gh_ocl_launch(c, k, 1, g1, l1, "time-parallel Viterbi chain");
       if (K > 0) {
         k = c->k_tp_vpass;
-        gh_ocl_arg(k, 0, sizeof(cl_mem), &h->tpA);
-        gh_ocl_arg(k, 1, sizeof(cl_long), &aoff);
-        gh_ocl_arg(k, 2, sizeof(int32_t), &S);
-        gh_ocl_arg(k, 3, sizeof(cl_mem), &ll);
-        gh_ocl_arg(k, 4, sizeof(int32_t), &P);
-        gh_ocl_arg(k, 5, sizeof(cl_mem), &h->pdf);
-        gh_ocl_arg(k, 6, sizeof(int32_t), &sb);
-        gh_ocl_arg(k, 7, sizeof(cl_long), &T);
-        gh_ocl_arg(k, 8, sizeof(int32_t), &Li);
-        gh_ocl_arg(k, 9, sizeof(cl_mem), &Dk);
-        gh_ocl_arg(k, 10, sizeof(cl_mem), &bp);
-        gh_ocl_arg(k, 11, sizeof(cl_mem), &jump);
+        tp_args_chunk(k, h, aoff, S, ll, P, sb, T, Li);
+        ARG(k, 9, Dk); ARG(k, 10, bp); ARG(k, 11, jump);
         size_t gl[1] = {(size_t)K * W}, lo[1] = {W};
         gh_ocl_launch(c, k, 1, gl, lo, "time-parallel Viterbi chunks");
         k = c->k_tp_vtrace;
-        gh_ocl_arg(k, 0, sizeof(cl_mem), &jump);
-        gh_ocl_arg(k, 1, sizeof(int32_t), &K);
-        gh_ocl_arg(k, 2, sizeof(int32_t), &S);
-        gh_ocl_arg(k, 3, sizeof(cl_mem), &res);
-        gh_ocl_arg(k, 4, sizeof(cl_mem), &ends);
+        ARG(k, 0, jump); ARG(k, 1, K); ARG(k, 2, S); ARG(k, 3, res); ARG(k, 4, ends);
         size_t one[1] = {1};
         gh_ocl_launch(c, k, 1, one, one, "time-parallel Viterbi trace");
       }
       k = c->k_tp_vpath;
-      gh_ocl_arg(k, 0, sizeof(cl_mem), &bp);
-      gh_ocl_arg(k, 1, sizeof(int32_t), &K);
-      gh_ocl_arg(k, 2, sizeof(int32_t), &S);
-      gh_ocl_arg(k, 3, sizeof(cl_long), &T);
-      gh_ocl_arg(k, 4, sizeof(int32_t), &Li);
-      gh_ocl_arg(k, 5, sizeof(cl_mem), &ends);
-      gh_ocl_arg(k, 6, sizeof(cl_mem), &res);
-      gh_ocl_arg(k, 7, sizeof(cl_mem), &dpath);
+      ARG(k, 0, bp); ARG(k, 1, K); ARG(k, 2, S); ARG(k, 3, T); ARG(k, 4, Li); ARG(k, 5, ends); ARG(k, 6, res);
+      ARG(k, 7, dpath);
       size_t np[1] = {K > 0 ? (size_t)K : 1};
       gh_ocl_launch(c, k, 1, np, NULL, "time-parallel Viterbi path");
       gh_ocl_read(c, dpath, 0, (size_t)T * sizeof(int32_t), path + bt->frame_off[u]);

@@ -108,8 +108,6 @@ void gh_ocl_release(cl_mem m) {
   if (m) clReleaseMemObject(m);
 }
 
-/* Argument setters for the launches below: ARG(k, i, value). */
-#define ARG(k, i, v) gh_ocl_arg(k, i, sizeof(v), &(v))
 
 /* ---------------- devices ---------------- */
 

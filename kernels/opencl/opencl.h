@@ -59,6 +59,8 @@ void gh_ocl_write(ocl_ctx *c, cl_mem m, size_t off, size_t bytes, const void *ho
 void gh_ocl_read(ocl_ctx *c, cl_mem m, size_t off, size_t bytes, void *host);
 /* Sets kernel argument i; dies on error. */
 void gh_ocl_arg(cl_kernel k, cl_uint i, size_t size, const void *value);
+/* gh_ocl_arg of an lvalue: ARG(k, i, value). */
+#define ARG(k, i, v) gh_ocl_arg(k, i, sizeof(v), &(v))
 /* Launches k over global (rounded up to multiples of local) and dies on error. */
 void gh_ocl_launch(ocl_ctx *c, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
                    const char *what);
