@@ -1311,14 +1311,17 @@ k_tp_chunk(const double *__restrict__ lA, int S, const float *__restrict__ llu, 
  * thread j = state j), in the log domain: la = init + ll_0, then per chunk
  * la(j) <- logsumexp_i (la(i) + LP_k[i][j]) + off_k (kept relative to its
  * largest entry, which goes into log P), and at the end log P = logsumexp_j
- * (la(j) + final_j) (Rabiner eq. 21).  *out = log P (natural log) or -inf. */
+ * (la(j) + final_j) (Rabiner eq. 21).  *out = log P (natural log) or -inf.
+ * Ak: NULL, or [K + 1][S] the absolute log alpha of frame k L (the frame
+ * before chunk k; Ak[K] = frame T - 1), written while log P is finite. */
 __global__ void __launch_bounds__(TP_MAX_S)
 k_tp_combine(const double *__restrict__ LP, const double *__restrict__ off, int K, int S,
              const float *__restrict__ llu, const int *__restrict__ pdf, const float *__restrict__ init,
-             const float *__restrict__ fin, double *out) {
+             const float *__restrict__ fin, double *out, double *__restrict__ Ak) {
   __shared__ double red[32], la[TP_MAX_S];
   const int j = threadIdx.x, ok = j < S;
   const double x = ok ? (double)init[j] + (double)llu[pdf[j]] : -INFINITY;
+  if (Ak && ok) Ak[j] = x;
   const double m = block_max(x, red);
   if (!(m > -INFINITY)) {
     if (j == 0) *out = -INFINITY;
@@ -1342,6 +1345,7 @@ k_tp_combine(const double *__restrict__ LP, const double *__restrict__ off, int 
     if (!(vm > -INFINITY) || !(off[k] > -INFINITY)) { lp = -INFINITY; break; } /* block-uniform */
     if (ok) la[j] = v - vm;
     lp += vm + off[k];
+    if (Ak && ok) Ak[(size_t)(k + 1) * S + j] = v - vm + lp;
     __syncthreads();
   }
   const double f = lp > -INFINITY && ok ? la[j] + (double)fin[j] : -INFINITY;
@@ -1477,15 +1481,153 @@ __global__ void k_tp_vpath(const unsigned char *__restrict__ bp, int K, int S, l
   if (k == 0) path[0] = q;
 }
 
+/* The time-parallel forward-backward of one utterance (after k_tp_chunk<0>
+ * and k_tp_combine with Ak): k_tp_bchain chains the chunks' matrices from
+ * the end into the log beta of the frame before every chunk, k_tp_fbpass
+ * reruns every chunk in parallel -- the forward from Ak[k] (log alpha kept
+ * in alphaD), then the backward from Bk[k + 1] with gamma and the arcs'
+ * expected counts (Rabiner eqs. 23-27, 36-37, as the reference's hmm_fb) --
+ * and k_tp_fbsum adds the chunks' counts in a fixed order, with the entries
+ * gamma_0 and the exits, into the graph's stats block. */
+
+/* One block of TP_MAX_S threads: Bk[K](i) = final_i (frame T - 1), Bk[k](i)
+ * = logsumexp_j (LP_k[i][j] + Bk[k + 1](j)) + off_k, the absolute log beta
+ * of frame k L; [K + 1][S]. */
+__global__ void __launch_bounds__(TP_MAX_S)
+k_tp_bchain(const double *__restrict__ LP, const double *__restrict__ off, int K, int S,
+            const float *__restrict__ fin, double *__restrict__ Bk) {
+  __shared__ double b[TP_MAX_S];
+  const int i = threadIdx.x, ok = i < S;
+  if (ok) { b[i] = (double)fin[i]; Bk[(size_t)K * S + i] = b[i]; }
+  __syncthreads();
+  for (int k = K - 1; k >= 0; --k) {
+    const double *pk = LP + (size_t)k * S * S + (size_t)i * S;
+    double v = -INFINITY;
+    if (ok && off[k] > -INFINITY) {
+      double m = -INFINITY;
+      for (int j = 0; j < S; ++j) m = fmax(m, pk[j] + b[j]);
+      if (m > -INFINITY) {
+        double sum = 0.0;
+        for (int j = 0; j < S; ++j) sum += exp(pk[j] + b[j] - m);
+        v = m + log(sum) + off[k];
+      }
+    }
+    __syncthreads();
+    if (ok) { b[i] = v; Bk[(size_t)k * S + i] = v; }
+    __syncthreads();
+  }
+}
+
+/* Pass B of chunk k = blockIdx.x (TP_MAX_S threads, thread j = state j;
+ * dynamic shared memory 2 S + A doubles): frames t0 .. t1 - 1 of the chunk.
+ * Forward from Ak[k] over the graph's incoming arcs (the reference's
+ * log-sum-exp), log alpha into alphaD [T][S]; backward from Bk[k + 1] over
+ * the outgoing arcs: gamma_t(j) = exp(alpha_t(j) + beta_t(j) - log P) into
+ * gamma (if not NULL), and for every arc a = i -> j the sum over the
+ * chunk's frames t of exp(alpha_{t-1}(i) + logp_a + ll_t(j) + beta_t(j) -
+ * log P) (alpha_{t0-1} = Ak[k]; thread j owns the arcs into j) into xiK
+ * [K][A].  Nothing when log P is -inf. */
+__global__ void __launch_bounds__(TP_MAX_S)
+k_tp_fbpass(HArrays g, int gi, const float *__restrict__ llu, int P, long long T, int L,
+            const double *__restrict__ Ak, const double *__restrict__ Bk, const double *__restrict__ logP,
+            double *__restrict__ alphaD, float *__restrict__ gamma, double *__restrict__ xiK) {
+  extern __shared__ double sh[];
+  const HGraph G = g.G[gi];
+  const int S = G.S, A = G.A, k = blockIdx.x, j = threadIdx.x, ok = j < S;
+  const double LL = *logP;
+  if (!(LL > -INFINITY)) return;
+  double *prev = sh, *bn = sh + S, *xi = sh + 2 * S;
+  const int *pdf = g.pdf + G.sbase, *ioff = g.in_off + G.obase, *src = g.arc_src + G.abase;
+  const int *ooff = g.out_off + G.obase, *odst = g.out_dst + G.abase;
+  const float *lp = g.arc_logp + G.abase, *olp = g.out_logp + G.abase;
+  const long long t0 = 1 + (long long)k * L, t1 = t0 + L < T ? t0 + L : T;
+  for (int a = j; a < A; a += blockDim.x) xi[a] = 0.0;
+  if (ok) prev[j] = Ak[(size_t)k * S + j];
+  __syncthreads();
+  for (long long t = t0; t < t1; ++t) { /* forward */
+    double x = -INFINITY;
+    if (ok) {
+      double m = -INFINITY;
+      for (int a = ioff[j]; a < ioff[j + 1]; ++a) m = fmax(m, prev[src[a]] + (double)lp[a]);
+      if (m > -INFINITY) {
+        double sum = 0.0;
+        for (int a = ioff[j]; a < ioff[j + 1]; ++a) sum += exp(prev[src[a]] + (double)lp[a] - m);
+        x = m + log(sum) + (double)llu[t * P + pdf[j]];
+      }
+      alphaD[t * S + j] = x;
+    }
+    __syncthreads();
+    if (ok) prev[j] = x;
+    __syncthreads();
+  }
+  if (ok) bn[j] = Bk[(size_t)(k + 1) * S + j];
+  __syncthreads();
+  for (long long t = t1 - 1; t >= t0; --t) { /* backward: gamma_t, xi of t-1 -> t, beta_{t-1} */
+    const double *ap = t > t0 ? alphaD + (t - 1) * S : Ak + (size_t)k * S;
+    double bc = -INFINITY;
+    if (ok) {
+      if (gamma) gamma[t * S + j] = (float)exp(alphaD[t * S + j] + bn[j] - LL);
+      const double ej = (double)llu[t * P + pdf[j]];
+      for (int a = ioff[j]; a < ioff[j + 1]; ++a) {
+        const double v = ap[src[a]] + (double)lp[a] + ej + bn[j] - LL;
+        if (v > -INFINITY) xi[a] += exp(v);
+      }
+      double m = -INFINITY;
+      for (int q = ooff[j]; q < ooff[j + 1]; ++q) {
+        const int d = odst[q];
+        m = fmax(m, (double)olp[q] + (double)llu[t * P + pdf[d]] + bn[d]);
+      }
+      if (m > -INFINITY) {
+        double sum = 0.0;
+        for (int q = ooff[j]; q < ooff[j + 1]; ++q) {
+          const int d = odst[q];
+          sum += exp((double)olp[q] + (double)llu[t * P + pdf[d]] + bn[d] - m);
+        }
+        bc = m + log(sum);
+      }
+    }
+    __syncthreads();
+    if (ok) bn[j] = bc;
+    __syncthreads();
+  }
+  for (int a = j; a < A; a += blockDim.x) xiK[(size_t)k * A + a] = xi[a];
+}
+
+/* One block: the utterance's stats block st [2 S + A] (device) =
+ * [gamma_0 | sum over chunks of xiK, in chunk order | exits
+ * exp(alpha_{T-1}(j) + final_j - log P)], and gamma of frame 0; zeros and
+ * no gamma when log P is -inf. */
+__global__ void k_tp_fbsum(const double *__restrict__ xiK, int K, int S, int A, const double *__restrict__ Ak,
+                           const double *__restrict__ Bk, const float *__restrict__ fin, const double *__restrict__ logP,
+                           float *__restrict__ gamma, double *__restrict__ st) {
+  const double LL = *logP;
+  for (int e = threadIdx.x; e < 2 * S + A; e += blockDim.x) {
+    double v = 0.0;
+    if (LL > -INFINITY) {
+      if (e < S) {
+        v = exp(Ak[e] + Bk[e] - LL);
+      } else if (e < S + A) {
+        for (int k = 0; k < K; ++k) v += xiK[(size_t)k * A + (e - S)];
+      } else {
+        const int j = e - S - A;
+        v = exp(Ak[(size_t)K * S + j] + (double)fin[j] - LL);
+      }
+    }
+    st[e] = v;
+    if (gamma && e < S) gamma[e] = LL > -INFINITY ? (float)v : 0.f;
+  }
+}
+
 /* Whether a batch takes the time-parallel path: the log-domain forward
- * (op OP_FWD) or the Viterbi (OP_VIT), $GH_CUDA_HMM not "sparse" or
- * "dense", no alpha output, 1 to TP_MAX_UTTS utterances, each
+ * (op OP_FWD), the Viterbi (OP_VIT) or forward-backward (OP_FB, graphs of
+ * 2 S + A <= 6144: k_tp_fbpass's shared memory), $GH_CUDA_HMM not "sparse"
+ * or "dense", no alpha output, 1 to TP_MAX_UTTS utterances, each
  * on a valid graph of <= TP_MAX_S states with enough loglike columns and at
  * least TP_MIN_T frames ($GH_CUDA_HMM=timepar: any length, for tests). */
 static int tp_batch(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *alpha) {
   const char *e = getenv("GH_CUDA_HMM");
   const int force = e && !strcmp(e, "timepar");
-  if ((e && (!strcmp(e, "sparse") || !strcmp(e, "dense"))) || alpha || (op != OP_FWD && op != OP_VIT)) return 0;
+  if ((e && (!strcmp(e, "sparse") || !strcmp(e, "dense"))) || alpha || (op != OP_FWD && op != OP_VIT && op != OP_FB)) return 0;
   if (bt->num_utts <= 0 || bt->num_utts > TP_MAX_UTTS) return 0;
   for (int32_t u = 0; u < bt->num_utts; ++u) {
     const int32_t gi = bt->graph ? bt->graph[u] : 0;
@@ -1493,16 +1635,20 @@ static int tp_batch(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *
     const HGraph &G = h->hG[gi];
     const int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
     if (G.S > TP_MAX_S || G.S < 1 || G.num_pdfs > bt->num_pdfs || T < 1 || T > INT32_MAX) return 0;
+    if (op == OP_FB && 2 * G.S + G.A > 6144) return 0;
     if (T < (force ? 1 : TP_MIN_T)) return 0;
   }
   return 1;
 }
 
-/* The time-parallel forward (op OP_FWD: vals = log P) or Viterbi (OP_VIT:
+/* The time-parallel forward (op OP_FWD: vals = log P), Viterbi (OP_VIT:
  * vals = score, path [frames] state indices, -1 throughout without a path)
- * of every utterance of bt (tp_batch said yes), one after the other (each
- * fills the GPU with its chunks). */
-static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, int32_t *path) {
+ * or forward-backward (OP_FB: vals = log P, gamma NULL or [sum T S] float,
+ * stats NULL or host doubles ADDED to, as hmm_fb) of every utterance of bt
+ * (tp_batch said yes), one after the other (each fills the GPU with its
+ * chunks). */
+static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, int32_t *path, float *gamma,
+                   double *stats) {
   static int smem_set = 0;
   if (!smem_set) {
     CK(cudaFuncSetAttribute(k_tp_chunk<0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1513,7 +1659,8 @@ static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, 
                             (TP_MAX_S * TP_MAX_S + 2 * TP_MAX_S) * (int)sizeof(double)));
     smem_set = 1;
   }
-  const int P = bt->num_pdfs, vit = op == OP_VIT;
+  const int P = bt->num_pdfs, vit = op == OP_VIT, fb = op == OP_FB;
+  long long soff = 0; /* the utterance's first gamma element */
   cudaEvent_t ev0, ev1;
   CK(cudaEventCreate(&ev0));
   CK(cudaEventCreate(&ev1));
@@ -1536,18 +1683,35 @@ static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, 
     hgrow_dev((void **)&h->dLL, &h->capLL, (size_t)T * P + 1, sizeof(float));
     CK(cudaMemcpy(h->dLL, bt->loglikes + bt->frame_off[u] * P, (size_t)T * P * sizeof(float),
                   cudaMemcpyHostToDevice));
-    /* doubles: LP [K S^2], off [K], (Viterbi) Dk [(K + 1) S]; bytes: bp [T S], jump [K S], ints ends [K] */
-    hgrow_dev((void **)&h->dRows, &h->capRows, (size_t)K * (S * S + 1) + (vit ? (size_t)(K + 1) * S : 0) + 1,
-              sizeof(double));
+    /* doubles: LP [K S^2], off [K], (Viterbi) Dk [(K + 1) S], (fb) Ak and Bk [(K + 1) S], xiK [K A],
+     * st [2 S + A]; bytes: bp [T S], jump [K S], ints ends [K] */
+    const int A = G.A;
+    const size_t extra = vit ? (size_t)(K + 1) * S : fb ? 2 * (size_t)(K + 1) * S + (size_t)K * A + 2 * S + A : 0;
+    hgrow_dev((void **)&h->dRows, &h->capRows, (size_t)K * (S * S + 1) + extra + 1, sizeof(double));
     double *LP = h->dRows, *off = LP + (size_t)K * S * S, *Dk = off + K;
+    double *Ak = Dk, *Bk = Ak + (size_t)(K + 1) * S, *xiK = Bk + (size_t)(K + 1) * S, *st = xiK + (size_t)K * A;
     const int *pdf = h->d.pdf + G.sbase;
     const float *init = h->d.init + G.sbase, *fin = h->d.fin + G.sbase;
     CK(cudaEventRecord(ev0));
     if (!vit) {
       if (K > 0) k_tp_chunk<0><<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(lA[gi], S, h->dLL, P, pdf, T, (int)L,
                                                                                LP, off);
-      k_tp_combine<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, init, fin, h->dLoglik);
+      k_tp_combine<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, init, fin, h->dLoglik, fb ? Ak : NULL);
       CK_LAUNCH("time-parallel forward");
+      if (fb) {
+        float *dg = NULL;
+        if (gamma) {
+          hgrow_dev((void **)&h->dState, &h->capState, (size_t)T * S + 1, sizeof(float));
+          dg = h->dState;
+        }
+        hgrow_dev((void **)&h->dAlphaD, &h->capAlphaD, (size_t)T * S + 1, sizeof(double));
+        k_tp_bchain<<<1, TP_MAX_S>>>(LP, off, K, S, fin, Bk);
+        if (K > 0)
+          k_tp_fbpass<<<K, TP_MAX_S, (2 * (size_t)S + A) * sizeof(double)>>>(h->d, gi, h->dLL, P, T, (int)L, Ak, Bk,
+                                                                           h->dLoglik, h->dAlphaD, dg, xiK);
+        k_tp_fbsum<<<1, 256>>>(xiK, K, S, A, Ak, Bk, fin, h->dLoglik, dg, st);
+        CK_LAUNCH("time-parallel forward-backward");
+      }
     } else {
       const size_t nbp = (size_t)T * S + (size_t)K * S, nint = (nbp + 3) / 4 + K + 1;
       hgrow_dev((void **)&h->dBp, &h->capBp, nint, sizeof(int));
@@ -1568,6 +1732,19 @@ static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, 
     kernel_time_end(ev0, ev1);
     CK(cudaMemcpy(&vals[u], h->dLoglik, sizeof(double), cudaMemcpyDeviceToHost));
     if (vit) CK(cudaMemcpy(path + bt->frame_off[u], h->dPath, (size_t)T * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    if (fb && gamma) {
+      if (vals[u] > -INFINITY)
+        CK(cudaMemcpy(gamma + soff, h->dState, (size_t)T * S * sizeof(float), cudaMemcpyDeviceToHost));
+      else
+        memset(gamma + soff, 0, (size_t)T * S * sizeof(float));
+    }
+    if (fb && stats && vals[u] > -INFINITY) {
+      double *hs = (double *)gh_malloc((2 * (size_t)S + A) * sizeof(double));
+      CK(cudaMemcpy(hs, st, (2 * (size_t)S + A) * sizeof(double), cudaMemcpyDeviceToHost));
+      for (int e = 0; e < 2 * S + A; ++e) stats[G.stats_off + e] += hs[e];
+      free(hs);
+    }
+    soff += T * S;
     ++g_tp_utts;
   }
   CK(cudaEventDestroy(ev0));
@@ -1765,7 +1942,7 @@ extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
                                     double *loglik, float *alpha) {
   const int op = (flags & GH_HMM_SCALED) ? OP_SCALED : OP_FWD;
   if (tp_batch(h, batch, op, alpha)) { /* exact in the log domain: -inf is "no path" */
-    tp_run(h, batch, OP_FWD, loglik, NULL);
+    tp_run(h, batch, OP_FWD, loglik, NULL, NULL, NULL);
     return;
   }
   const int g = dense_graph(h, batch, op, alpha);
@@ -1781,7 +1958,7 @@ extern "C" void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
 extern "C" void gh_cuda_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int32_t *path,
                                     double *score) {
   if (tp_batch(h, batch, OP_VIT, NULL)) {
-    tp_run(h, batch, OP_VIT, score, path);
+    tp_run(h, batch, OP_VIT, score, path, NULL, NULL);
     return;
   }
   const int g = dense_graph(h, batch, OP_VIT, NULL);
@@ -1793,5 +1970,9 @@ extern "C" void gh_cuda_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_b
  * or host doubles (per graph 2 S + A), added to. */
 extern "C" void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                                float *gamma, double *stats) {
+  if (tp_batch(h, batch, OP_FB, NULL)) {
+    tp_run(h, batch, OP_FB, loglik, NULL, gamma, stats);
+    return;
+  }
   hmm_run(h, batch, OP_FB, loglik, gamma, NULL, stats);
 }

@@ -265,7 +265,9 @@ static void test_dense(gh_backend *cu) {
  * against the CPU reference (double): rel 1e-9; the log-domain forward
  * must take the path, the scaled one (the reference's scaled recursion,
  * sequential kernels) must not.  Viterbi: score rel 1e-12, the path the
- * CPU's state for state (or of the same score), the path taken. */
+ * CPU's state for state (or of the same score), the path taken.
+ * Forward-backward: log P rel 1e-9, gamma abs 1e-6, stats 1e-9 of 1 + |ref|,
+ * the path taken. */
 static void tp_case(gh_backend *cu, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
                     const gh_hmm_batch *bt, int expect_tp) {
   const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
@@ -316,6 +318,27 @@ static void tp_case(gh_backend *cu, const char *name, const gh_hmm_graph *const 
              "on paths of the same score), %lld by the time-parallel path", name, ws, (long long)diff, (long long)F,
              (long long)ties, ntp);
   free(pc); free(pr);
+  /* forward-backward: log P rel 1e-9, gamma abs 1e-6 (float), stats 1e-9 (rel + abs) */
+  int64_t *soff = malloc((B + 1) * sizeof(int64_t));
+  gh_hmm_batch_state_off(bt, graphs, soff);
+  const int64_t N = soff[B], NS = gh_hmm_stats_offset(graphs, ng);
+  float *gc = malloc((N + 1) * sizeof(float)), *gr = malloc((N + 1) * sizeof(float));
+  double *sc = calloc(NS + 1, sizeof(double)), *sr = calloc(NS + 1, sizeof(double));
+  const long long n1 = gh_cuda_hmm_timepar_utts();
+  co->hmm_fb(cu, dc, bt, Lc, gc, sc);
+  const long long nfb = gh_cuda_hmm_timepar_utts() - n1;
+  ro->hmm_fb(NULL, dr, bt, Lr, gr, sr);
+  double wl = 0, wg = 0, ws2 = 0;
+  for (int32_t u = 0; u < B; ++u) { const double e = relerr(Lc[u], Lr[u]); if (!(e <= wl)) wl = e; }
+  for (int64_t i = 0; i < N; ++i) { const double e = fabs((double)gc[i] - gr[i]); if (!(e <= wg)) wg = e; }
+  for (int64_t i = 0; i < NS; ++i) {
+    const double e = fabs(sc[i] - sr[i]) / (1 + fabs(sr[i]));
+    if (!(e <= ws2)) ws2 = e;
+  }
+  GH_TEST_OK(wl <= 1e-9 && wg <= 1e-6 && ws2 <= 1e-9 && nfb == (expect_tp ? B : 0),
+             "time-parallel %s: forward-backward log P (max rel err %.3g), gamma (max abs err %.3g), stats (max "
+             "err %.3g of 1 + |ref|), %lld by the time-parallel path", name, wl, wg, ws2, nfb);
+  free(soff); free(gc); free(gr); free(sc); free(sr);
   co->hmm_free(cu, dc);
   ro->hmm_free(NULL, dr);
   free(Lc); free(Lr);
@@ -381,23 +404,24 @@ static void test_timepar(gh_backend *cu) {
     const gh_backend_ops *co = gh_backend_hmm_ops(cu);
     gh_dev_hmm *dc = co->hmm_upload(cu, &gp, 1);
     int32_t *pv = malloc(TL * sizeof(int32_t));
-    for (int op = 0; op < 2; ++op) {
+    for (int op = 0; op < (Ss[k] == 16 ? 3 : 2); ++op) { /* forward, Viterbi, (16 states) forward-backward */
       double L1 = 0, L2 = 0, tt[2];
       for (int v = 0; v < 2; ++v) {
         if (v) setenv("GH_CUDA_HMM", "sparse", 1);
         for (int it = 0; it < 2; ++it) { /* a warm-up, then timed */
           const double k0 = gh_cuda_hmm_kernel_seconds();
           if (op == 0) co->hmm_forward(cu, dc, &bb, 0, v ? &L2 : &L1, NULL);
-          else co->hmm_viterbi(cu, dc, &bb, pv, v ? &L2 : &L1);
+          else if (op == 1) co->hmm_viterbi(cu, dc, &bb, pv, v ? &L2 : &L1);
+          else co->hmm_fb(cu, dc, &bb, v ? &L2 : &L1, NULL, NULL);
           tt[v] = gh_cuda_hmm_kernel_seconds() - k0;
         }
         unsetenv("GH_CUDA_HMM");
       }
       printf("# timepar: 1 utt x %lld frames, ergodic %d states, %s: time-parallel %.2f ms (%.3g frames/s), "
              "sequential kernel %.2f ms (%.3g frames/s), %.1fx; %.6f vs %.6f\n", (long long)TL, Ss[k],
-             op ? "viterbi" : "forward", tt[0] * 1e3, TL / tt[0], tt[1] * 1e3, TL / tt[1], tt[1] / tt[0], L1, L2);
+             op == 2 ? "forward-backward" : op ? "viterbi" : "forward", tt[0] * 1e3, TL / tt[0], tt[1] * 1e3, TL / tt[1], tt[1] / tt[0], L1, L2);
       GH_TEST_OK(relerr(L1, L2) <= 1e-9, "timepar speed case, ergodic %d, %s: both paths agree (rel %.3g)", Ss[k],
-                 op ? "viterbi" : "forward", relerr(L1, L2));
+                 op == 2 ? "forward-backward" : op ? "viterbi" : "forward", relerr(L1, L2));
     }
     free(pv);
     co->hmm_free(cu, dc);
