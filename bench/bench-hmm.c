@@ -24,11 +24,12 @@
  * printed as "sparse"; else "auto", the dense path at these shapes).
  * --precision sets the backend's precision (the scaled forward's products
  * on the dense path: auto, fp32, tf32x3, tf32); --ops picks the operations
- * (any of log, scaled, viterbi, comma-separated).
+ * (any of log, scaled, viterbi, fb, comma-separated; fb = forward-backward
+ * with gamma and the stats, not in the default list, checked on log P).
  *
  * Usage: bench-hmm [--device=cuda] [--states=512] [--seqs=512] [--frames=100]
  *        [--iters=5] [--check=4] [--ragged=0] [--precision=auto]
- *        [--ops=log,scaled,viterbi]
+ *        [--ops=log,scaled,viterbi,fb]
  */
 #include "backend.h"
 #include "gh-base.h"
@@ -113,13 +114,19 @@ int main(int argc, char **argv) {
   ro->hmm_free(NULL, dr);
   double *L = gh_malloc(M * sizeof(double)), *ts = gh_malloc(iters * sizeof(double)), *tw = gh_malloc(iters * sizeof(double));
   int32_t *path = gh_malloc((F + 1) * sizeof(int32_t));
-  const char *names[3] = {"forward-log", "forward-scaled", "viterbi"}, *opn[3] = {"log", "scaled", "viterbi"};
-  for (int op = 0; op < 3; ++op) {
+  const char *names[4] = {"forward-log", "forward-scaled", "viterbi", "fb"}, *opn[4] = {"log", "scaled", "viterbi", "fb"};
+  float *gamma = strstr(ops, "fb") ? gh_malloc(F * S * sizeof(float)) : NULL;
+  double *stats = strstr(ops, "fb") ? gh_malloc(gh_hmm_graph_stats_size(gp) * sizeof(double)) : NULL;
+  for (int op = 0; op < 4; ++op) {
     if (!strstr(ops, opn[op])) continue;
     for (int it = -1; it < iters; ++it) {
       double k0 = gh_cuda_hmm_kernel_seconds(), w0 = now();
       if (op < 2) o->hmm_forward(b, d, &bt, op == 1 ? GH_HMM_SCALED : 0, L, NULL);
-      else o->hmm_viterbi(b, d, &bt, path, L);
+      else if (op == 2) o->hmm_viterbi(b, d, &bt, path, L);
+      else {
+        memset(stats, 0, gh_hmm_graph_stats_size(gp) * sizeof(double));
+        o->hmm_fb(b, d, &bt, L, gamma, stats);
+      }
       if (it >= 0) { ts[it] = gh_cuda_hmm_kernel_seconds() - k0; tw[it] = now() - w0; }
     }
     qsort(ts, iters, sizeof(double), cmpd);
@@ -128,7 +135,7 @@ int main(int argc, char **argv) {
     double err = 0, aerr = 0, lref = 0;
     int64_t pdiff = 0;
     for (int u = 0; u < K; ++u) {
-      const double ref = op < 2 ? Lref[u] : Vref[u];
+      const double ref = op == 2 ? Vref[u] : Lref[u];
       const double e = fabs(L[u] - ref) / (fabs(ref) > 1 ? fabs(ref) : 1);
       const double ea = fabs(L[u] - ref) / (double)(off[u + 1] - off[u]);
       if (!(e <= err)) err = e;
@@ -138,7 +145,7 @@ int main(int argc, char **argv) {
     }
     printf("hmm %s S=%d M=%d T=%d %s precision=%s variant=%s: kernel %.3f ms %.4g frames/s %.1f GFLOP/s; end to end %.3f ms; "
            "max rel err %.3g (%d seqs vs CPU double)",
-           names[op], S, M, T, b->ops->name, op == 1 ? precision : "fp64", variant, t * 1e3, F / t, 2.0 * S * S * (double)F / t / 1e9, w * 1e3,
+           names[op], S, M, T, b->ops->name, op == 1 ? precision : op == 3 ? "default" : "fp64", variant, t * 1e3, F / t, 2.0 * S * S * (double)F / t / 1e9, w * 1e3,
            err, K);
     if (op == 2) printf("; %lld path states differ", (long long)pdiff);
     printf("; max abs err %.3g nats per frame (log P %.6g)\n", aerr, lref);
@@ -147,6 +154,6 @@ int main(int argc, char **argv) {
   o->hmm_free(b, d);
   gh_backend_free(b);
   free(pdf); free(in_off); free(init); free(fin); free(src); free(dst); free(lp); free(row); free(off); free(ll);
-  free(Lref); free(Vref); free(pref); free(L); free(ts); free(tw); free(path);
+  free(Lref); free(Vref); free(pref); free(L); free(ts); free(tw); free(path); free(gamma); free(stats);
   return 0;
 }
