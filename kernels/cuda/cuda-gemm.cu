@@ -23,6 +23,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -52,24 +53,22 @@ typedef cublasStatus_t (*p_gemmex)(cublasHandle_t, cublasOperation_t, cublasOper
                                    cudaDataType, int, const void *, void *, cudaDataType, int,
                                    cublasComputeType_t, cublasGemmAlgo_t);
 static struct {
-  int tried, ok;
+  int ok;
   p_create create;
   p_destroy destroy;
   p_gemmex gemmex;
   p_gemmsb gemmsb;
 } blas;
 
-int gg_available(void) {
-  if (blas.tried) return blas.ok;
-  blas.tried = 1;
-  if (getenv("GH_CUDA_NO_CUBLAS")) return 0;
+static void blas_load(void) {
+  if (getenv("GH_CUDA_NO_CUBLAS")) return;
   const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
                          "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so"};
   void *h = NULL;
   for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; ++i) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     gh_log("cuBLAS not found (%s): CUDA backend uses its fused kernels only", dlerror());
-    return 0;
+    return;
   }
   blas.create = (p_create)dlsym(h, "cublasCreate_v2");
   blas.destroy = (p_destroy)dlsym(h, "cublasDestroy_v2");
@@ -77,7 +76,30 @@ int gg_available(void) {
   blas.gemmsb = (p_gemmsb)dlsym(h, "cublasGemmStridedBatchedEx");
   blas.ok = blas.create && blas.destroy && blas.gemmex && blas.gemmsb;
   if (!blas.ok) gh_log("cuBLAS lacks cublasCreate_v2/cublasGemmEx: CUDA backend uses its fused kernels only");
+}
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+int gg_available(void) {
+  pthread_once(&blas_once, blas_load);
   return blas.ok;
+}
+
+static void *preload_main(void *arg) {
+  (void)arg;
+  gg_available();
+  return NULL;
+}
+static void preload_start(void) {
+  pthread_t t;
+  pthread_attr_t at;
+  if (pthread_attr_init(&at)) return;
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  (void)pthread_create(&t, &at, preload_main, NULL); /* detached: callers wait in pthread_once */
+  pthread_attr_destroy(&at);
+}
+void gg_preload(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, preload_start);
 }
 
 #define CKB(call)                                                                     \

@@ -32,8 +32,14 @@ typedef struct gg_ctx gg_ctx;     /* cuBLAS handle + grow-only scratch */
 typedef struct gg_model gg_model; /* expanded parameter rows of a GMM set */
 
 /* Non-zero when cuBLAS could be loaded (first call loads it; logs once
- * when it cannot, then the fused kernels are used everywhere). */
+ * when it cannot, then the fused kernels are used everywhere).  Thread
+ * safe: a call while gg_preload's thread is loading waits for it. */
 int gg_available(void);
+/* Starts loading cuBLAS on a thread of its own (once per process), so that
+ * the library's ~50 ms dlopen runs while the CUDA context is created
+ * (gh_backend_cuda_new) instead of in the first model upload (doc/perf.md,
+ * tenth session).  Does nothing when no thread can be started. */
+void gg_preload(void);
 gg_ctx *gg_ctx_new(void);
 void gg_ctx_free(gg_ctx *g);
 

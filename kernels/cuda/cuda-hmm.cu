@@ -135,6 +135,14 @@ __device__ double block_sum(double v, double *red) {
 __device__ __forceinline__ void arg_combine(double &v, int &i, double v2, int i2) {
   if (v2 > v || (v2 == v && i2 >= 0 && (i < 0 || i2 < i))) { v = v2; i = i2; }
 }
+/* (v, i) of every lane of the warp <- the warp's arg_combine of all lanes'. */
+__device__ __forceinline__ void warp_argmax(double &v, int &i) {
+  for (int o = 16; o; o >>= 1) {
+    const double v2 = __shfl_xor_sync(0xffffffffu, v, o);
+    const int i2 = __shfl_xor_sync(0xffffffffu, i, o);
+    arg_combine(v, i, v2, i2);
+  }
+}
 
 /* Row storage of a block: shared memory after the reduction scratch, or the
  * block's pair of rows in the global scratch grow (stride 2 growS). */
@@ -386,11 +394,7 @@ k_hmm_viterbi(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__
         const double v = prev[i] + (double)lp[a];
         if (v > m || (v == m && arg >= 0 && i < arg)) { m = v; arg = i; }
       }
-      for (int o = 16; o; o >>= 1) {
-        const double v2 = __shfl_xor_sync(0xffffffffu, m, o);
-        const int i2 = __shfl_xor_sync(0xffffffffu, arg, o);
-        arg_combine(m, arg, v2, i2);
-      }
+      warp_argmax(m, arg);
       if (lane == 0) {
         cur[j] = m > -INFINITY ? m + (double)lt[pdf[j]] : -INFINITY;
         bpu[t * S + j] = m > -INFINITY ? arg : -1;
@@ -408,11 +412,7 @@ k_hmm_viterbi(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__
     const double v = prev[j] + (double)fin[j];
     if (v > bv) { bv = v; bi = j; }
   }
-  for (int o = 16; o; o >>= 1) {
-    const double v2 = __shfl_xor_sync(0xffffffffu, bv, o);
-    const int i2 = __shfl_xor_sync(0xffffffffu, bi, o);
-    arg_combine(bv, bi, v2, i2);
-  }
+  warp_argmax(bv, bi);
   double *rv = sh;
   int *ri = (int *)(sh + 32);
   if ((tid & 31) == 0) { rv[tid >> 5] = bv; ri[tid >> 5] = bi; }
@@ -787,11 +787,7 @@ k_dn_vfinal(const double *__restrict__ delta, int S, int r0, const DRow *__restr
     const double v = dr[j] + (double)fin[j];
     if (v > bv) { bv = v; bi = j; }
   }
-  for (int o = 16; o; o >>= 1) {
-    const double v2 = __shfl_xor_sync(0xffffffffu, bv, o);
-    const int i2 = __shfl_xor_sync(0xffffffffu, bi, o);
-    arg_combine(bv, bi, v2, i2);
-  }
+  warp_argmax(bv, bi);
   if ((tid & 31) == 0) { rv[tid >> 5] = bv; ri[tid >> 5] = bi; }
   __syncthreads();
   if (tid == 0) {
@@ -1394,11 +1390,7 @@ k_tp_vchain(const double *__restrict__ LP, const double *__restrict__ off, int K
   }
   double bv = ok ? x + (double)fin[j] : -INFINITY;
   int bi = ok && bv > -INFINITY ? j : -1;
-  for (int o = 16; o; o >>= 1) {
-    const double v2 = __shfl_xor_sync(0xffffffffu, bv, o);
-    const int i2 = __shfl_xor_sync(0xffffffffu, bi, o);
-    arg_combine(bv, bi, v2, i2);
-  }
+  warp_argmax(bv, bi);
   if ((j & 31) == 0) { rv[j >> 5] = bv; ri[j >> 5] = bi; }
   __syncthreads();
   if (j == 0) {

@@ -1367,7 +1367,10 @@ extern "C" gh_backend *gh_backend_cuda_new(void) {
   cudaError_t e = cudaGetDevice(&dev);
   cudaDeviceProp prop;
   if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, dev);
-  if (e == cudaSuccess) e = cudaFree(0); /* create the context now */
+  if (e == cudaSuccess) {
+    gg_preload(); /* cuBLAS's dlopen beside the context's creation */
+    e = cudaFree(0); /* create the context now */
+  }
   if (e != cudaSuccess) {
     gh_set_error("%s", cudaGetErrorString(e));
     cudaGetLastError();
