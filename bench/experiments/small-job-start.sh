@@ -6,20 +6,24 @@
 # gmm-acc-stats-gpu (1 x 8) on 100,000 frames x 39 from bench/gen-feats.c,
 # wall seconds of three runs on the CPU backend and on CUDA, and on CUDA
 # without cuBLAS (GH_CUDA_NO_CUBLAS=1) and with eager module loading.
-# Usage: bench/experiments/small-job-start.sh [work-dir]
+# Usage: [BIN=dir] [TOOLS_ONLY=1] bench/experiments/small-job-start.sh [work-dir]
 #        (from the repository root on a GPU machine, after make all and the
-#        bench-score build of bench/run.sh)
+#        bench-score build of bench/run.sh; BIN: the tools to time, default
+#        bin/, e.g. an older build's to compare; TOOLS_ONLY=1 skips
+#        cuda-startup)
 set -uo pipefail
 R=$(cd "$(dirname "$0")/../.." && pwd)
 W=${1:-/tmp/small-job-start}; mkdir -p "$W"; cd "$W"
-nvcc -o cs "$R/bench/cuda-startup.cu" -ldl
-for r in 1 2 3; do ./cs; done
-echo "two at once:"; ./cs & p=$!; ./cs; wait $p
+if [ -z "${TOOLS_ONLY:-}" ]; then
+  nvcc -o cs "$R/bench/cuda-startup.cu" -ldl
+  for r in 1 2 3; do ./cs; done
+  echo "two at once:"; ./cs & p=$!; ./cs; wait $p
+fi
 cc -O2 -o gen "$R/bench/gen-feats.c" -lm && ./gen --frames=100000 --dim=39 --clusters=16 --utt-frames=1000 f > /dev/null
 "$R/build/bench/bench-score" --device=cpu --type=diag --pdfs=80 --gauss=8 --dim=39 --write-model=m80 > /dev/null 2>&1
 "$R/build/bench/bench-score" --device=cpu --type=diag --pdfs=1 --gauss=8 --dim=39 --write-model=m1 > /dev/null 2>&1
 T() { local s e; s=$(date +%s.%N); "$@" 2> /dev/null > /dev/null; e=$(date +%s.%N); awk -v a=$s -v b=$e 'BEGIN { printf " %.3f", b - a }'; }
-B=$R/bin
+B=${BIN:-$R/bin}
 score() { T "$B/gmm-score-gpu" --device=$1 m80 scp:f/feats.scp ark:/dev/null; }
 acc() { T "$B/gmm-acc-stats-gpu" --device=$1 m1 scp:f/feats.scp a.acc; }
 for dev in cpu cuda; do
