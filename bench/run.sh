@@ -87,9 +87,11 @@ hmm_rows() {
   $H --states=4096 --seqs=256 --frames=100 --check=1 2>&1 | grep '^hmm'
   GH_CUDA_HMM=sparse $H --states=512 --seqs=512 --frames=100 --check=0 2>&1 | grep '^hmm'
   $H --states=512 --seqs=512 --frames=100 --check=4 --ragged=1 2>&1 | grep '^hmm' | sed 's/^hmm /hmm ragged /'
-  # one long utterance on a small graph: the time-parallel forward against the sequential kernels
-  $H --states=64 --seqs=1 --frames=50000 --check=1 --ops=log,viterbi 2>&1 | grep '^hmm' | sed 's/^hmm /hmm long /'
+  # one long utterance on a small graph: the time-parallel forward, Viterbi and forward-backward
+  # against the sequential kernels (whose fb takes 4.4 s a call here: one timed call)
+  $H --states=64 --seqs=1 --frames=50000 --check=1 --ops=log,viterbi,fb 2>&1 | grep '^hmm' | sed 's/^hmm /hmm long /'
   GH_CUDA_HMM=sparse $H --states=64 --seqs=1 --frames=50000 --check=1 --ops=log,viterbi 2>&1 | grep '^hmm' | sed 's/^hmm /hmm long /'
+  GH_CUDA_HMM=sparse $H --states=64 --seqs=1 --frames=50000 --check=1 --ops=fb --iters=1 2>&1 | grep '^hmm' | sed 's/^hmm /hmm long /'
   for p in fp32 tf32x3 tf32; do  # the scaled forward's products (auto: tf32x3 from 1024 states)
     $H --states=512 --seqs=512 --frames=100 --check=4 --ops=scaled --precision=$p 2>&1 | grep '^hmm'
     $H --states=4096 --seqs=256 --frames=100 --check=1 --ops=scaled --precision=$p 2>&1 | grep '^hmm'
