@@ -8,7 +8,7 @@
  *  k_lse_pdf   per-pdf log-sum-exp of a [n x G_total] likelihood block
  *  k_post      E-step posteriors w exp(ll - lse) in place + w lse per row
  *  k_acc_add   double accumulators += uncentred statistics of one chunk
- *  k_sum_into  fixed-order sum of a double vector into one value
+ *  k_sum_part, k_sum_into  fixed-order sum of a double vector into one value
  * Precision (backend.h gh_precision): FP32 = cuBLAS SGEMM (CUBLAS_COMPUTE_32F);
  * TF32 = one tensor-core GEMM (CUBLAS_COMPUTE_32F_FAST_TF32); TF32X3 = three
  * (a_s b + a b_s + a b, with a = a_big + a_small split in TF32, a_big the
@@ -352,9 +352,10 @@ k_acc_add(const float *__restrict__ S, int nslice, long long sstride, int Ep, in
   }
 }
 
-/* *dst += sum of v[0..n) in a fixed order: thread k sums k, k+256, ...;
- * then a fixed tree.  One block of 256 threads. */
-__global__ void __launch_bounds__(256) k_sum_into(const double *__restrict__ v, long long n, double *dst) {
+/* Sum of v[0..n) in a fixed order into *out (set, or added when add):
+ * thread k sums k, k+256, ... in order, then a fixed tree.  One block of
+ * 256 threads. */
+__device__ __forceinline__ void block_sum_fixed(const double *__restrict__ v, long long n, double *out, int add) {
   __shared__ double sh[256];
   double s = 0.0;
   for (long long k = threadIdx.x; k < n; k += 256) s += v[k];
@@ -364,12 +365,35 @@ __global__ void __launch_bounds__(256) k_sum_into(const double *__restrict__ v, 
     if (threadIdx.x < h) sh[threadIdx.x] += sh[threadIdx.x + h];
     __syncthreads();
   }
-  if (threadIdx.x == 0) *dst += sh[0];
+  if (threadIdx.x == 0) *out = add ? *out + sh[0] : sh[0];
+}
+
+/* Partial sums of gg_sum_into for long vectors: block b sums
+ * v[b chunk, min(n, (b + 1) chunk)) into g_sum_part[b]; k_sum_into then adds
+ * the parts in block order.  (One block over 262,144 values took 76 us of a
+ * 4.0 ms UBM EM iteration on an H200; doc/perf.md, tenth session.)  The
+ * scratch is a device global: gg_sum_into is for the default stream only. */
+#define SUM_PARTS 128
+__device__ double g_sum_part[SUM_PARTS];
+__global__ void __launch_bounds__(256) k_sum_part(const double *__restrict__ v, long long n, long long chunk) {
+  const long long b0 = (long long)blockIdx.x * chunk, m = n - b0 < chunk ? n - b0 : chunk;
+  block_sum_fixed(v + b0, m > 0 ? m : 0, &g_sum_part[blockIdx.x], 0);
+}
+/* *dst += the fixed-order sum of v[0..n), or of g_sum_part[0..n) when v is NULL. */
+__global__ void __launch_bounds__(256) k_sum_into(const double *__restrict__ v, long long n, double *dst) {
+  block_sum_fixed(v ? v : g_sum_part, n, dst, 1);
 }
 
 void gg_sum_into(const double *v, int64_t n, double *dst) {
   if (n <= 0) return;
-  k_sum_into<<<1, 256>>>(v, (long long)n, dst);
+  if (n <= 16 * 1024) { /* one block: one launch */
+    k_sum_into<<<1, 256>>>(v, (long long)n, dst);
+  } else { /* SUM_PARTS blocks of >= 128 values, then their parts in order; the order depends on n only */
+    const long long chunk = (n + SUM_PARTS - 1) / SUM_PARTS;
+    const int nb = (int)((n + chunk - 1) / chunk);
+    k_sum_part<<<nb, 256>>>(v, (long long)n, chunk);
+    k_sum_into<<<1, 256>>>(NULL, nb, dst);
+  }
   CK(cudaGetLastError());
 }
 

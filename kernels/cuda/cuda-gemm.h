@@ -126,7 +126,9 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
                   const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
                   int prec, gg_xcache *xc);
 
-/* Adds v[0..n) into *dst in a fixed order (one block; deterministic). */
+/* Adds v[0..n) (device doubles) into *dst in a fixed order that depends on n
+ * only (deterministic; default stream only: the parts of long vectors go
+ * through a device-global scratch). */
 void gg_sum_into(const double *v, int64_t n, double *dst);
 
 /* Arithmetic of gg_hmm_gemm. */
