@@ -60,8 +60,13 @@ static struct {
   p_gemmsb gemmsb;
 } blas;
 
+/* $GH_CUDA_NO_CUBLAS, read on the thread that calls gg_preload or first
+ * gg_available, never on the preload thread (a getenv there could race a
+ * setenv of the caller's: the unit tests set variables between cases). */
+static int blas_off = -1;
 static void blas_load(void) {
-  if (getenv("GH_CUDA_NO_CUBLAS")) return;
+  if (blas_off < 0) blas_off = getenv("GH_CUDA_NO_CUBLAS") != NULL;
+  if (blas_off) return;
   const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
                          "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so"};
   void *h = NULL;
@@ -90,6 +95,7 @@ static void *preload_main(void *arg) {
   return NULL;
 }
 static void preload_start(void) {
+  if (blas_off < 0) blas_off = getenv("GH_CUDA_NO_CUBLAS") != NULL; /* here, before the thread starts */
   pthread_t t;
   pthread_attr_t at;
   if (pthread_attr_init(&at)) return;
