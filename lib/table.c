@@ -666,6 +666,7 @@ gh_ark_scan *gh_ark_scan_open(const char *rspecifier) {
 }
 
 int gh_ark_scan_fd(const gh_ark_scan *sc) { return sc->fd; }
+int64_t gh_ark_scan_remaining(const gh_ark_scan *sc) { return sc->size > sc->pos ? sc->size - sc->pos : 0; }
 const char *gh_ark_scan_spec(const gh_ark_scan *sc) { return sc->spec; }
 
 static uint32_t le32(const unsigned char *p) {

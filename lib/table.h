@@ -101,6 +101,9 @@ typedef struct {
 } gh_ark_entry;
 gh_ark_scan *gh_ark_scan_open(const char *rspecifier); /* NULL: not a plain archive file */
 int gh_ark_scan_fd(const gh_ark_scan *sc);              /* for pread; valid until close */
+/* Bytes of the file after the entries scanned so far (file size at open:
+ * a bound on what is left to read, for batch sizing). */
+int64_t gh_ark_scan_remaining(const gh_ark_scan *sc);
 const char *gh_ark_scan_spec(const gh_ark_scan *sc);
 /* The next entry; 0 at the end of the archive. */
 int gh_ark_scan_next(gh_ark_scan *sc, gh_ark_entry *e);

@@ -131,6 +131,18 @@ static void next_target(pipeline *pl) {
   const int64_t t = (int64_t)pl->target * 3 / 2;
   pl->target = t < pl->batch_frames ? (int32_t)t : pl->batch_frames;
 }
+/* Near the end of a plain archive file (the parallel reader knows how many
+ * bytes are left: at most remaining / 4D frames) the batches shrink by half,
+ * down to the first batch's size, so that what the scorer has left to do
+ * after the last read is a small batch, not a whole one: with whole batches
+ * the last 32 MB batch's kernels (~1.9 ms of a 1M-frame UBM diag run on an
+ * H200) came after everything else (doc/perf.md, tenth session). */
+static void tail_target(pipeline *pl, int64_t remaining_bytes) {
+  const int64_t left = remaining_bytes / (4 * (int64_t)(pl->D > 0 ? pl->D : 1)), low = first_target(pl->batch_frames);
+  if (left >= 2 * (int64_t)pl->target) return;
+  const int64_t t = left / 2 > low ? left / 2 : low;
+  if (t < pl->target) pl->target = (int32_t)t;
+}
 
 static void *reader_main(void *arg) {
   pipeline *pl = arg;
@@ -306,6 +318,7 @@ static void *reader_par_main(void *arg) {
     ++pl->num_done;
     if (bt->frames >= pl->target) {
       next_target(pl);
+      tail_target(pl, gh_ark_scan_remaining(pl->sc));
       job_submit(pl, &cur);
       batch_release(pl, bt, 0, NULL);
       bt = batch_begin(pl);
