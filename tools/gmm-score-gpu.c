@@ -42,7 +42,10 @@ typedef struct {
    * and its error line; under pipeline.mu */
   int pending, err_u;
   char err[1024];
-  double t_full, t_begun; /* seconds from the pipeline's start: read whole, handed to the backend (--verbose=2) */
+  /* seconds from the pipeline's start (--verbose=2): the reader took the
+   * batch, laid out its last utterance, the batch was read whole, handed to
+   * the backend */
+  double t_taken, t_laid, t_full, t_begun;
 } batch;
 
 typedef struct {
@@ -78,6 +81,13 @@ static void *timed_pop(gh_queue *q, double *waited) {
   void *v = gh_queue_pop(q);
   *waited += gh_seconds() - t0;
   return v;
+}
+
+/* A free batch for the reader to fill. */
+static batch *take_batch(pipeline *pl) {
+  batch *bt = timed_pop(pl->free_b, &pl->wait_r);
+  bt->t_taken = bt->t_laid = gh_seconds() - pl->t_start;
+  return bt;
 }
 
 /* A batch read whole goes to the scorer. */
@@ -146,7 +156,7 @@ static void tail_target(pipeline *pl, int64_t remaining_bytes) {
 
 static void *reader_main(void *arg) {
   pipeline *pl = arg;
-  batch *bt = timed_pop(pl->free_b, &pl->wait_r);
+  batch *bt = take_batch(pl);
   for (; !gh_seq_reader_done(pl->r); gh_seq_reader_next(pl->r)) {
     const char *key = gh_seq_reader_key(pl->r);
     const gh_matrix_view *feats = gh_seq_reader_value(pl->r); /* in place in the reader's buffer */
@@ -158,10 +168,12 @@ static void *reader_main(void *arg) {
     ++pl->num_done;
     if (bt->frames >= pl->target) {
       next_target(pl);
+      bt->t_laid = gh_seconds() - pl->t_start;
       push_full(pl, bt);
-      bt = timed_pop(pl->free_b, &pl->wait_r);
+      bt = take_batch(pl);
     }
   }
+  bt->t_laid = gh_seconds() - pl->t_start;
   if (bt->n > 0) push_full(pl, bt);
   else gh_queue_push(pl->free_b, bt);
   gh_queue_push(pl->full_b, NULL);
@@ -269,7 +281,7 @@ static void drain(pipeline *pl, batch *bt, copy_job **cur) {
 
 /* A new batch joins the order, held by the scanner until it is full. */
 static batch *batch_begin(pipeline *pl) {
-  batch *bt = timed_pop(pl->free_b, &pl->wait_r);
+  batch *bt = take_batch(pl);
   pthread_mutex_lock(&pl->mu);
   bt->pending = 1;
   bt->err_u = -1;
@@ -320,11 +332,13 @@ static void *reader_par_main(void *arg) {
       next_target(pl);
       tail_target(pl, gh_ark_scan_remaining(pl->sc));
       job_submit(pl, &cur);
+      bt->t_laid = gh_seconds() - pl->t_start;
       batch_release(pl, bt, 0, NULL);
       bt = batch_begin(pl);
     }
   }
   job_submit(pl, &cur);
+  bt->t_laid = gh_seconds() - pl->t_start;
   pthread_mutex_lock(&pl->mu);
   pl->eof_after = 1;
   pthread_mutex_unlock(&pl->mu);
@@ -393,8 +407,9 @@ static void end_batch(pipeline *pl, batch *bt, int64_t i) {
   gh_backend_loglikes_end(pl->be);
   const double t1 = gh_seconds();
   pl->t_end += t1 - t0;
-  gh_vlog(2, "batch %lld: %lld frames, read at %.3f ms, begun at %.3f, ended at %.3f", (long long)i,
-          (long long)bt->frames, 1e3 * bt->t_full, 1e3 * bt->t_begun, 1e3 * (t1 - pl->t_start));
+  gh_vlog(2, "batch %lld: %lld frames, taken at %.3f ms, laid out at %.3f, read at %.3f, begun at %.3f, ended at %.3f",
+          (long long)i, (long long)bt->frames, 1e3 * bt->t_taken, 1e3 * bt->t_laid, 1e3 * bt->t_full,
+          1e3 * bt->t_begun, 1e3 * (t1 - pl->t_start));
   gh_queue_push(pl->done, bt);
 }
 
