@@ -517,12 +517,16 @@ int main(int argc, char **argv) {
     pl.io_threads = io_threads > 64 ? 64 : io_threads;
     pl.jobs = gh_queue_new(4 * pl.io_threads);
     if (pthread_mutex_init(&pl.mu, NULL) || pthread_cond_init(&pl.cv, NULL)) gh_die("cannot create a mutex");
-    for (int i = 0; i < pl.io_threads; ++i)
-      if (pthread_create(&copiers[i], NULL, copy_main, &pl)) gh_die("cannot start the copy threads");
   }
-  if (pthread_create(&reader, NULL, pl.sc ? reader_par_main : reader_main, &pl) ||
-      pthread_create(&writer, NULL, writer_main, &pl))
-    gh_die("cannot start the reader and writer threads");
+  /* the reader first: it scans the first batch while the copy threads
+   * start (each pthread_create took ~0.1 ms on the H200 host: the reader,
+   * started last, took its first batch ~1 ms into a 12 ms pipeline;
+   * doc/perf.md, tenth session) */
+  if (pthread_create(&reader, NULL, pl.sc ? reader_par_main : reader_main, &pl))
+    gh_die("cannot start the reader thread");
+  for (int i = 0; i < pl.io_threads; ++i)
+    if (pthread_create(&copiers[i], NULL, copy_main, &pl)) gh_die("cannot start the copy threads");
+  if (pthread_create(&writer, NULL, writer_main, &pl)) gh_die("cannot start the writer thread");
   batch *bt, *prev = NULL; /* prev: begun, not ended */
   int64_t nb = 0;          /* batches ended */
   while ((bt = timed_pop(pl.full_b, &pl.wait_s)) != NULL) {
