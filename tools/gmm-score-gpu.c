@@ -75,17 +75,19 @@ typedef struct {
   int eof_after;                   /* push NULL to full_b once order[] is empty */
 } pipeline;
 
-/* gh_queue_pop, adding the time it blocked to *waited. */
-static void *timed_pop(gh_queue *q, double *waited) {
-  double t0 = gh_seconds();
+/* gh_queue_pop, adding the time it blocked after the pipeline's start to
+ * *waited (the threads start before it, during the set-up; every queue's
+ * first item comes after pl->t_start is set). */
+static void *timed_pop(const pipeline *pl, gh_queue *q, double *waited) {
+  const double t0 = gh_seconds();
   void *v = gh_queue_pop(q);
-  *waited += gh_seconds() - t0;
+  *waited += gh_seconds() - (t0 > pl->t_start ? t0 : pl->t_start);
   return v;
 }
 
 /* A free batch for the reader to fill. */
 static batch *take_batch(pipeline *pl) {
-  batch *bt = timed_pop(pl->free_b, &pl->wait_r);
+  batch *bt = timed_pop(pl, pl->free_b, &pl->wait_r);
   bt->t_taken = bt->t_laid = gh_seconds() - pl->t_start;
   return bt;
 }
@@ -372,7 +374,7 @@ static void *writer_main(void *arg) {
   batch *bt;
   float *best = NULL; /* [frames] each frame's largest loglike */
   int64_t cap = 0;
-  while ((bt = timed_pop(pl->done, &pl->wait_w)) != NULL) {
+  while ((bt = timed_pop(pl, pl->done, &pl->wait_w)) != NULL) {
     const int64_t T = bt->frames;
     float *out = bt->out->p;
     if (T > cap) { cap = T; best = gh_realloc(best, (size_t)cap * sizeof(float)); }
@@ -487,7 +489,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < NBATCH; ++i) { /* input buffers sized once (page-locked allocation is slow) */
     batches[i].capX = 2 * (int64_t)batch_frames * D;
     batches[i].X = gh_backend_host_alloc(be, (size_t)batches[i].capX * sizeof(float));
-    gh_queue_push(pl.free_b, &batches[i]);
   }
   pl.free_o = gh_queue_new(NOUT);
   outbuf outs[NOUT];
@@ -499,6 +500,21 @@ int main(int argc, char **argv) {
     }
     gh_queue_push(pl.free_o, &outs[i]);
   }
+  pthread_t reader, writer, copiers[64];
+  if (pl.sc) {
+    pl.io_threads = io_threads > 64 ? 64 : io_threads;
+    pl.jobs = gh_queue_new(4 * pl.io_threads);
+    if (pthread_mutex_init(&pl.mu, NULL) || pthread_cond_init(&pl.cv, NULL)) gh_die("cannot create a mutex");
+  }
+  /* The threads start before the set-up below and wait for the batches,
+   * which go to free_b when the pipeline starts: started with it, the reader
+   * took its first batch 0.6-1 ms into a 12 ms pipeline on the H200 host
+   * (doc/perf.md, tenth session).  The reader first, then the copy threads. */
+  if (pthread_create(&reader, NULL, pl.sc ? reader_par_main : reader_main, &pl))
+    gh_die("cannot start the reader thread");
+  for (int i = 0; i < pl.io_threads; ++i)
+    if (pthread_create(&copiers[i], NULL, copy_main, &pl)) gh_die("cannot start the copy threads");
+  if (pthread_create(&writer, NULL, writer_main, &pl)) gh_die("cannot start the writer thread");
   /* The backend's one-time set-up (CUDA: the cuBLAS context, the loading
    * of the scoring kernels at their first launch) on one zero frame before
    * the pipeline starts, logged apart: frames/s below is the streaming rate */
@@ -512,25 +528,12 @@ int main(int argc, char **argv) {
   }
   t_setup = gh_seconds() - t_setup;
   const double t_start = pl.t_start = gh_seconds();
-  pthread_t reader, writer, copiers[64];
-  if (pl.sc) {
-    pl.io_threads = io_threads > 64 ? 64 : io_threads;
-    pl.jobs = gh_queue_new(4 * pl.io_threads);
-    if (pthread_mutex_init(&pl.mu, NULL) || pthread_cond_init(&pl.cv, NULL)) gh_die("cannot create a mutex");
-  }
-  /* the reader first: it scans the first batch while the copy threads
-   * start (each pthread_create took ~0.1 ms on the H200 host: the reader,
-   * started last, took its first batch ~1 ms into a 12 ms pipeline;
-   * doc/perf.md, tenth session) */
-  if (pthread_create(&reader, NULL, pl.sc ? reader_par_main : reader_main, &pl))
-    gh_die("cannot start the reader thread");
-  for (int i = 0; i < pl.io_threads; ++i)
-    if (pthread_create(&copiers[i], NULL, copy_main, &pl)) gh_die("cannot start the copy threads");
-  if (pthread_create(&writer, NULL, writer_main, &pl)) gh_die("cannot start the writer thread");
+  for (int i = 0; i < NBATCH; ++i) gh_queue_push(pl.free_b, &batches[i]); /* the reader starts */
+
   batch *bt, *prev = NULL; /* prev: begun, not ended */
   int64_t nb = 0;          /* batches ended */
-  while ((bt = timed_pop(pl.full_b, &pl.wait_s)) != NULL) {
-    outbuf *ob = timed_pop(pl.free_o, &pl.wait_s);
+  while ((bt = timed_pop(&pl, pl.full_b, &pl.wait_s)) != NULL) {
+    outbuf *ob = timed_pop(&pl, pl.free_o, &pl.wait_s);
     if (bt->frames * P > ob->cap) { /* once, to a full batch: page-locking hundreds of MB takes tens of ms */
       const int64_t full = (int64_t)batch_frames + batch_frames / 4;
       gh_backend_host_free(be, ob->p);
