@@ -13,7 +13,7 @@ CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Ilib -Ikernels -MMD -MP
 LDLIBS := -llapacke -llapack -lblas -lz -lm
 
-# Audio input (lib/wav.c) needs libsndfile, the FFT (lib/feat.c) FFTW.  Without
+# Audio input (lib/feat/wav.c) needs libsndfile, the FFT (lib/feat/feat.c) FFTW.  Without
 # libsndfile's header the tools still build and reading audio is a clear error at
 # run time (the GPU machine has no libsndfile); FFTW is required.
 SNDFILE_H := $(wildcard /usr/include/sndfile.h /usr/local/include/sndfile.h)
@@ -23,7 +23,7 @@ else
 override CFLAGS += -DGH_NO_SNDFILE
 endif
 LDLIBS += -lfftw3
-# OpenMP: the host M-step's per-Gaussian inverses (lib/gmm.c, plain loops) on all cores.
+# OpenMP: the host M-step's per-Gaussian inverses (lib/gmm/gmm.c, plain loops) on all cores.
 override CFLAGS += -fopenmp
 
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -39,7 +39,7 @@ NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Ikernels/cuda -MMD -MP -Xcompiler -Wall
 
 B ?= build
 BIN ?= bin
-LIB_SRC := $(wildcard lib/*.c)
+LIB_SRC := $(wildcard lib/*/*.c)
 KER_SRC := $(wildcard kernels/*.c kernels/cpu/*.c)
 CU_SRC  := $(if $(NVCC),$(wildcard kernels/cuda/*.cu),)
 TOOL_SRC := $(wildcard tools/*.c)

@@ -1,7 +1,7 @@
 /* bench-em -- time of one EM iteration of a global GMM, as gmm-est-gpu runs
- * it (lib/gmm-data.h gh_em: frames resident on the backend, the E-step and
+ * it (lib/train/gmm-data.h gh_em: frames resident on the backend, the E-step and
  * the M-step on the device where the backend has one (CUDA), else on the
- * host, lib/gmm-est.c; GH_MSTEP=host forces the host), on the
+ * host, lib/gmm/gmm-est.c; GH_MSTEP=host forces the host), on the
  * data of the PyTorch peer (bench/gemm_em_peer.py): N frames of dimension D,
  * x = randn + 2 * (one of 64 random centres); M Gaussians initialised at M
  * random frames with unit covariance and equal weights.  2 warm-up
@@ -21,10 +21,10 @@
  * Prints one line: "em <type> N D M: <ms>/iter <frames/s> <GFLOP/s> err ...".
  */
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "bench-args.h"
-#include "gmm-data.h"
-#include "gmm-est.h"
+#include "train/gmm-data.h"
+#include "gmm/gmm-est.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     gh_backend_free(cpu);
   }
   /* M-step error: one device M-step (where the backend has one) against
-   * the host M-step (lib/gmm-est.c, double) from the same accumulators, max
+   * the host M-step (lib/gmm/gmm-est.c, double) from the same accumulators, max
    * |got - ref| / (1 + |ref|) over every float parameter. */
   double merr = -1;
   if (check > 0 && b->ops->mstep) {

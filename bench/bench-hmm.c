@@ -32,7 +32,7 @@
  *        [--ops=log,scaled,viterbi,fb]
  */
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "bench-args.h"
 
 #include <math.h>

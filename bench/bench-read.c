@@ -15,9 +15,9 @@
  * (scan: "read scan N threads: ...").
  */
 #include "bench-args.h"
-#include "gh-base.h"
-#include "queue.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "base/queue.h"
+#include "io/table.h"
 
 #include <pthread.h>
 #include <stdio.h>

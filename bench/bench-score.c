@@ -23,7 +23,7 @@
  * archives with it through gmm-score-gpu).
  */
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "bench-args.h"
 
 #include <math.h>

@@ -10,7 +10,7 @@
  * plain-loop reference (kernels/cpu/cpu.c) that the others are tested against.
  */
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -25,7 +25,7 @@
 #ifndef GH_BACKEND_H
 #define GH_BACKEND_H
 #include <stdint.h>
-#include "../lib/gmm.h"
+#include "gmm/gmm.h"
 
 /* One weighted frame-to-pdf assignment for the E-step: frame index into the
  * feature block passed to accumulate(), pdf id, weight (posterior, or 1 for
@@ -36,11 +36,11 @@ typedef struct gh_backend gh_backend;
 typedef struct gh_dev_model gh_dev_model;
 typedef struct gh_dev_data gh_dev_data;
 typedef struct gh_dev_hmm gh_dev_hmm;
-struct gh_est_opts;  /* lib/gmm-est.h */
+struct gh_est_opts;  /* lib/gmm/gmm-est.h */
 struct gh_est_stats;
 
 /* ---------------- HMM graphs and batches ----------------
- * An HMM graph is an HMM (lib/hmm.h) compiled for the kernels: S states,
+ * An HMM graph is an HMM (lib/hmm/hmm.h) compiled for the kernels: S states,
  * each with a pdf id (column of the loglike matrices), initial and final
  * log-probabilities, and A arcs stored by DESTINATION in CSR form: the arcs
  * entering state j are in_off[j] .. in_off[j+1]-1, arc a goes from
@@ -164,7 +164,7 @@ typedef struct {
   void (*hmm_fb)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                  float *gamma, double *stats);
 
-  /* ---- optional: shrinkage statistics (lib/shrink.h, doc/shrink.md) ----
+  /* ---- optional: shrinkage statistics (lib/gmm/shrink.h, doc/shrink.md) ----
    * Callers go through gh_backend_acc_shrink(), which runs the CPU
    * reference (kernels/cpu/shrink.c) when a backend leaves this NULL.
    * Self-contained (uploads what it needs, frees it before returning): for
@@ -173,7 +173,7 @@ typedef struct {
    * the host model (full-covariance pdfs only), and for each Gaussian g the
    * moments of z = x_t - c_g about c_g = accs->pdfs[p].shrink_centre[g]:
    * sum gamma^2, sum gamma z_i, sum gamma z_i z_j, sum gamma z_i^2 z_j,
-   * sum gamma z_i^2 z_j^2 (layout in lib/shrink.h), ADDED in double to
+   * sum gamma z_i^2 z_j^2 (layout in lib/gmm/shrink.h), ADDED in double to
    * accs->pdfs[p].shrink (allocated by gh_accs_shrink_init).  A second pass
    * over the data with the centres fixed (doc/shrink.md says why). */
   void (*acc_shrink)(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
@@ -188,9 +188,9 @@ typedef struct {
   void *(*host_alloc)(gh_backend *b, size_t bytes);
   void (*host_free)(gh_backend *b, void *p);
 
-  /* ---- optional: the M-step on the device (lib/gmm-data.h gh_em_mstep) ----
+  /* ---- optional: the M-step on the device (lib/train/gmm-data.h gh_em_mstep) ----
    * After accumulate(): the maximum-likelihood update of every pdf of m
-   * from m's own accumulators, with the arithmetic of lib/gmm-est.c
+   * from m's own accumulators, with the arithmetic of lib/gmm/gmm-est.c
    * gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate: weights
    * occ_g / sum occ, means m_g / occ_g, covariances S_g / occ_g - mu mu'
    * floored, inverses, gconsts from the float parameters; double

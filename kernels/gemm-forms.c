@@ -1,7 +1,7 @@
 /* gemm-forms.c -- host helpers of the GEMM forms (gemm-forms.h). */
 #include "gemm-forms.h"
-#include "gh-base.h"
-#include "matrix.h"
+#include "base/gh-base.h"
+#include "base/matrix.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  *                                      ((i, j), j <= i at i(i+1)/2 + j)
  *   diag:  xe = [1, x', x'^2]
  * of depth K = gh_gemm_depth(D, full).  For Gaussian g a parameter row a_g
- * [K] with ll_g(x) = a_g . xe (natural log, Kaldi's natural form, lib/gmm.h),
+ * [K] with ll_g(x) = a_g . xe (natural log, Kaldi's natural form, lib/gmm/gmm.h),
  * so the log-likelihoods of n frames against G Gaussians are one GEMM
  * L = Xe A^T [n x G] and the E-step statistics S = R^T Xe [G x K] (R the
  * posteriors [n x G]): row g of S = [sum gamma, sum gamma x',
@@ -22,7 +22,7 @@
 #ifndef GH_GEMM_FORMS_H
 #define GH_GEMM_FORMS_H
 #include <stdint.h>
-#include "../lib/gmm.h"
+#include "gmm/gmm.h"
 
 /* Depth K of the expanded features: full 1 + D + D(D+1)/2, diag 1 + 2D. */
 static inline int32_t gh_gemm_depth(int32_t D, int full) {

@@ -1,9 +1,9 @@
 /* add-deltas -- append delta and delta-delta features (Kaldi's
- * featbin/add-deltas.cc; the filter is lib/feat.c gh_compute_deltas). */
-#include "feat.h"
-#include "gh-base.h"
-#include "opts.h"
-#include "table.h"
+ * featbin/add-deltas.cc; the filter is lib/feat/feat.c gh_compute_deltas). */
+#include "feat/feat.h"
+#include "base/gh-base.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 static const char *usage =
     "Add deltas (typically to raw mfcc or plp features\n"

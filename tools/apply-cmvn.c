@@ -2,11 +2,11 @@
  * (Kaldi's featbin/apply-cmvn.cc; transform/cmvn.cc ApplyCmvn).  Stats come
  * from a table (per utterance, or per speaker through --utt2spk) or from one
  * global stats file (an rxfilename, as written by compute-cmvn-stats). */
-#include "feat.h"
-#include "gh-base.h"
-#include "kaldi-io.h"
-#include "opts.h"
-#include "table.h"
+#include "feat/feat.h"
+#include "base/gh-base.h"
+#include "io/kaldi-io.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,11 +3,11 @@
  * a 2 x (dim+1) double matrix: row 0 the sums with the frame count last,
  * row 1 the sums of squares and 0.  Per utterance by default, per speaker with
  * --spk2utt, or one global matrix when the output is a wxfilename. */
-#include "feat.h"
-#include "gh-base.h"
-#include "kaldi-io.h"
-#include "opts.h"
-#include "table.h"
+#include "feat/feat.h"
+#include "base/gh-base.h"
+#include "io/kaldi-io.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 #include <stdlib.h>
 #include <string.h>

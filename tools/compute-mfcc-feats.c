@@ -1,7 +1,7 @@
 /* compute-mfcc-feats -- MFCC (mel-frequency cepstral coefficient) features from waveforms
  * (Kaldi's featbin/compute-mfcc-feats.cc); the loop is gh_compute_feats_main
- * (lib/feat-tool.c), the features lib/feat.c. */
-#include "feat.h"
+ * (lib/feat/feat-tool.c), the features lib/feat/feat.c. */
+#include "feat/feat.h"
 
 static const char *usage =
     "Create MFCC feature files.\n"

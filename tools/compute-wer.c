@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gh-base.h"
-#include "kaldi-io.h"
-#include "opts.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "io/kaldi-io.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 typedef struct { int32_t n, cap; char **tok; char *buf; } words;
 

@@ -1,10 +1,10 @@
 /* copy-feats -- copy feature matrices, possibly changing the format
  * (Kaldi's featbin/copy-feats.cc).  Compressed input (CM, CM2, CM3) and
  * double (DM) input are written as float matrices (FM). */
-#include "gh-base.h"
-#include "kaldi-io.h"
-#include "opts.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "io/kaldi-io.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 static const char *usage =
     "Copy features [and possibly change format]\n"

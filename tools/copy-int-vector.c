@@ -1,10 +1,10 @@
 /* copy-int-vector -- copy integer vectors or archives of them, e.g.
  * alignments (Kaldi's bin/copy-int-vector.cc). */
 #include <stdlib.h>
-#include "gh-base.h"
-#include "kaldi-io.h"
-#include "opts.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "io/kaldi-io.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 static const char *usage =
     "Copy vectors of integers, or archives of vectors of integers \n"

@@ -1,8 +1,8 @@
 /* copy-post -- copy archives of posteriors, with optional scaling (Kaldi's
  * bin/copy-post.cc). */
-#include "gh-base.h"
-#include "opts.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 static const char *usage =
     "Copy archives of posteriors, with optional scaling\n"

@@ -1,16 +1,16 @@
 /* fc-shrink -- shrink the full covariances of a GMM set (or Kaldi global /
  * .mdl model) toward a target, with the intensity fixed, occupancy-based or
  * estimated (OAS, Ledoit-Wolf, Schäfer-Strimmer), from accumulators of the
- * same model.  Formulas and sources: lib/shrink.h, doc/shrink.md. */
+ * same model.  Formulas and sources: lib/gmm/shrink.h, doc/shrink.md. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gh-base.h"
-#include "gmm-est.h"
-#include "gmm.h"
-#include "opts.h"
-#include "shrink.h"
+#include "base/gh-base.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
+#include "gmm/shrink.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

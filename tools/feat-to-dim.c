@@ -1,9 +1,9 @@
 /* feat-to-dim -- print the feature dimension (Kaldi's featbin/feat-to-dim.cc). */
 #include <stdio.h>
-#include "gh-base.h"
-#include "kaldi-io.h"
-#include "opts.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "io/kaldi-io.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 static const char *usage =
     "Reads an archive of features.  If second argument is wxfilename, writes\n"

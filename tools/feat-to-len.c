@@ -1,8 +1,8 @@
 /* feat-to-len -- utterance lengths in frames (Kaldi's featbin/feat-to-len.cc). */
 #include <stdio.h>
-#include "gh-base.h"
-#include "opts.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 static const char *usage =
     "Reads an archive of features and writes a corresponding archive\n"

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 
 #include "backend.h"
-#include "gh-base.h"
-#include "gmm-data.h"
-#include "gmm.h"
-#include "opts.h"
-#include "shrink.h"
+#include "base/gh-base.h"
+#include "train/gmm-data.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
+#include "gmm/shrink.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
   double secs = 0;
   double avg = gh_data_estep(be, &model, &data, &accs, &secs);
   if (model.form == GH_SET_GLOBAL) accs.global_form = 1;
-  if (shrinkage_stats) { /* second pass, centres = the model's means (lib/shrink.h) */
+  if (shrinkage_stats) { /* second pass, centres = the model's means (lib/gmm/shrink.h) */
     gh_accs_shrink_init(&accs, &model);
     gh_backend_acc_shrink(be, &model, data.feats, data.num_frames, data.pairs, data.num_pairs, &accs);
   }

@@ -4,10 +4,10 @@
  * <DiagGMM>/<FullGMM>, and writes it back in the same form; a binary copy of
  * a Kaldi-written file is byte-identical.  The output is written to a temp
  * file and renamed, so a failure never leaves a truncated model. */
-#include "gh-base.h"
-#include "gmm.h"
-#include "opts.h"
-#include "transition.h"
+#include "base/gh-base.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
+#include "hmm/transition.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

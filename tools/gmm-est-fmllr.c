@@ -2,22 +2,22 @@
  * utterance for a diagonal-covariance GMM set (Kaldi's gmm-est-fmllr, and
  * with a one-pdf model and no labels Kaldi's gmm-global-est-fmllr).
  * Statistics by the backend's E-step (GPU when there is one), the row-by-row
- * update on the host (lib/fmllr.h). */
+ * update on the host (lib/adapt/fmllr.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
-#include "fmllr.h"
-#include "gh-base.h"
-#include "gmm-data.h"
-#include "gmm.h"
-#include "opts.h"
-#include "table.h"
+#include "adapt/fmllr.h"
+#include "base/gh-base.h"
+#include "train/gmm-data.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 typedef struct {
   const gh_gmm_set *model, *full;
   gh_backend *be;
-  gh_adapt_input in;  /* features, labels, utterance counts (lib/fmllr.h) */
+  gh_adapt_input in;  /* features, labels, utterance counts (lib/adapt/fmllr.h) */
   int32_t iters;
   double min_count;
   gh_writer *out;

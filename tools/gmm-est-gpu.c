@@ -2,19 +2,19 @@
  * Features are read once into one frame block and uploaded once to the
  * backend (resident across iterations); the model stays on the device too
  * when the backend does the M-step there (CUDA), else every iteration
- * fetches the accumulators, runs the M-step on the host (lib/gmm-est.c,
+ * fetches the accumulators, runs the M-step on the host (lib/gmm/gmm-est.c,
  * Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate) and uploads the new model
- * (lib/gmm-data.h gh_em). */
+ * (lib/train/gmm-data.h gh_em). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
-#include "gh-base.h"
-#include "gmm-data.h"
-#include "gmm-est.h"
-#include "gmm.h"
-#include "opts.h"
-#include "shrink.h"
+#include "base/gh-base.h"
+#include "train/gmm-data.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
+#include "gmm/shrink.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

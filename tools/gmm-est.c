@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gh-base.h"
-#include "gmm-est.h"
-#include "gmm.h"
-#include "opts.h"
-#include "shrink.h"
+#include "base/gh-base.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
+#include "gmm/shrink.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

@@ -5,10 +5,10 @@
  * covariance type.  Output on stdout, one "name value" per line. */
 #include <stdio.h>
 
-#include "gh-base.h"
-#include "gmm.h"
-#include "opts.h"
-#include "transition.h"
+#include "base/gh-base.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
+#include "hmm/transition.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

@@ -1,16 +1,16 @@
 /* gmm-init -- initialise a GMM set from features: one global GMM, or one
  * GMM per pdf from labels.  k-means++ seeding + Lloyd iterations + split
- * (lib/gmm-init.c), then EM iterations on the backend (see doc/gmm-init.md). */
+ * (lib/gmm/gmm-init.c), then EM iterations on the backend (see doc/gmm-init.md). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
-#include "gh-base.h"
-#include "gmm-data.h"
-#include "gmm-est.h"
-#include "gmm-init.h"
-#include "gmm.h"
-#include "opts.h"
+#include "base/gh-base.h"
+#include "train/gmm-data.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm-init.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

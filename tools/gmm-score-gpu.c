@@ -4,11 +4,11 @@
  * call of the backend's loglikes (kernels/backend.h); reading, scoring and
  * writing overlap (three threads, below). */
 #include "backend.h"
-#include "gh-base.h"
-#include "gmm.h"
-#include "opts.h"
-#include "queue.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
+#include "base/queue.h"
+#include "io/table.h"
 
 #include <errno.h>
 #include <pthread.h>

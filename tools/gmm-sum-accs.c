@@ -3,9 +3,9 @@
  * first- and second-order statistics, transition counts and the frame /
  * log-likelihood totals are added; all inputs must have the same shape.
  * A set of bare global accs is written back as a bare global acc. */
-#include "gh-base.h"
-#include "gmm.h"
-#include "opts.h"
+#include "base/gh-base.h"
+#include "gmm/gmm.h"
+#include "base/opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

@@ -1,9 +1,9 @@
 /* hmm-est -- re-estimate an HMM set's transition (and initial)
  * probabilities from summed accumulators (Rabiner 1989 eqs. 40a-b; Kaldi's
  * transition floor and min count), the M-step of hmm-bw. */
-#include "gh-base.h"
-#include "hmm.h"
-#include "opts.h"
+#include "base/gh-base.h"
+#include "hmm/hmm.h"
+#include "base/opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

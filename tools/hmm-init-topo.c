@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gh-base.h"
-#include "hmm.h"
-#include "kaldi-io.h"
-#include "opts.h"
+#include "base/gh-base.h"
+#include "hmm/hmm.h"
+#include "io/kaldi-io.h"
+#include "base/opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

@@ -1,8 +1,8 @@
 /* hmm-sum-accs -- sum HMM transition accumulators (from hmm-bw
  * --write-accs), e.g. of parallel jobs, as Kaldi's gmm-sum-accs. */
-#include "gh-base.h"
-#include "hmm.h"
-#include "opts.h"
+#include "base/gh-base.h"
+#include "hmm/hmm.h"
+#include "base/opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

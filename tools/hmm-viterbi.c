@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "backend.h"
-#include "gh-base.h"
-#include "hmm.h"
-#include "opts.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "hmm/hmm.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

@@ -1,9 +1,9 @@
 /* matrix-sum-rows -- sum the rows of each matrix into one vector per key
  * (Kaldi's matrix-sum-rows).  Used by recipes to turn per-frame per-pdf
  * log-likelihoods into per-utterance totals. */
-#include "gh-base.h"
-#include "opts.h"
-#include "table.h"
+#include "base/gh-base.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 #include <stdlib.h>
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmllr.h"
-#include "gh-base.h"
-#include "kaldi-io.h"
-#include "opts.h"
-#include "table.h"
+#include "adapt/fmllr.h"
+#include "base/gh-base.h"
+#include "io/kaldi-io.h"
+#include "base/opts.h"
+#include "io/table.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

@@ -34,7 +34,7 @@
  */
 #include "backend.h"
 #include "gemm-forms.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 
 #include <cblas.h>
 #include <math.h>

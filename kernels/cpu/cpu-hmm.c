@@ -20,7 +20,7 @@
  * normalises alpha to sum 1 every frame and adds the logs of the scales.
  */
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * backend is tested against it.  No blocking, no SIMD, no threads: one loop
  * nest per formula.
  *
- * Per-Gaussian log-likelihood, Kaldi's natural form (lib/gmm.h):
+ * Per-Gaussian log-likelihood, Kaldi's natural form (lib/gmm/gmm.h):
  *   diag: ll_g(x) = gconst_g + sum_i x_i (b_gi - 0.5 x_i iv_gi)
  *   full: ll_g(x) = gconst_g + sum_i x_i (b_gi - 0.5 P_gii x_i - sum_{j<i} P_gij x_j)
  * with b = means_invvars, iv = inv_vars, P the packed inverse covariance.  The
@@ -18,7 +18,7 @@
  * gamma_g x x' (full, packed lower triangle), all in double.
  */
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* shrink.c (CPU) -- reference kernel of the acc_shrink op (backend.h):
- * shrinkage statistics (lib/shrink.h) in one plain loop nest, double
+ * shrinkage statistics (lib/gmm/shrink.h) in one plain loop nest, double
  * throughout.  Per pair (x, pdf, w): Gaussian log-likelihoods in double
  * (gh_gmm_loglike_ref, Kaldi's natural form), gamma_g = w exp(ll_g - lse);
  * then with z = x - c_g:
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 #include "backend.h"
-#include "gh-base.h"
-#include "shrink.h"
+#include "base/gh-base.h"
+#include "gmm/shrink.h"
 
 void gh_cpu_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                        const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs) {

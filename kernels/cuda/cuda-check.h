@@ -6,7 +6,7 @@
 #ifndef GH_CUDA_CHECK_H
 #define GH_CUDA_CHECK_H
 #include <cuda_runtime.h>
-#include "gh-base.h"
+#include "base/gh-base.h"
 
 #define CK(call)                                                                        \
   do {                                                                                  \

@@ -32,7 +32,7 @@
 
 extern "C" {
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "cuda-check.h"
 #include "gemm-forms.h"
 }

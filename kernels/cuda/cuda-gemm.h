@@ -7,7 +7,7 @@
  *                                     j <= i, index i(i+1)/2 + j), E = 1 + D + D(D+1)/2
  *   diag:  xe = [1, x', x'^2],        E = 1 + 2D
  * and for a Gaussian g the parameter row a_g (centred for c) with
- *   ll_g(x) = a_g . xe        (natural log, Kaldi's form, lib/gmm.h)
+ *   ll_g(x) = a_g . xe        (natural log, Kaldi's form, lib/gmm/gmm.h)
  * so the likelihoods of n frames against the G Gaussians are one GEMM
  * L = Xe A^T [n x G], and the E-step statistics S = R^T Xe [G x E] with R the
  * posteriors: S row g = [sum gamma, sum gamma x', sum gamma vech(x'x')] --

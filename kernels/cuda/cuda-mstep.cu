@@ -7,8 +7,8 @@
  * expanded parameter rows of the GEMM forms, column by column per pdf) and
  * from there into the GEMM rows of cuda-gemm.cu, so the next E-step runs
  * on the new model with no host round trip.  The arithmetic is that of
- * lib/gmm-est.c gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate)
- * and lib/gmm.c gh_gmm_set_moments / gh_gmm_compute_gconsts, in double:
+ * lib/gmm/gmm-est.c gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate)
+ * and lib/gmm/gmm.c gh_gmm_set_moments / gh_gmm_compute_gconsts, in double:
  *
  *   w_g = occ_g / sum_g occ_g,  mu_g = m_g / occ_g,
  *   diag: var_g = s_g / occ_g - mu_g^2, floored at min_variance;
@@ -46,8 +46,8 @@
 
 extern "C" {
 #include "backend.h"
-#include "gh-base.h"
-#include "gmm-est.h"
+#include "base/gh-base.h"
+#include "gmm/gmm-est.h"
 #include "cuda-check.h"
 #include "gemm-forms.h"
 }
@@ -302,7 +302,7 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
     __syncthreads();
   }
 
-  /* gconst from the float parameters (lib/gmm.c gconst_one) */
+  /* gconst from the float parameters (lib/gmm/gmm.c gconst_one) */
   double gc;
   if (!full) {
     double t = 0;

@@ -35,7 +35,7 @@
 #include <stdlib.h>
 
 extern "C" {
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "cuda-check.h"
 }
 #include "cuda-tc.h"

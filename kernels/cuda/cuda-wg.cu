@@ -51,7 +51,7 @@
 #include <string.h>
 
 extern "C" {
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "cuda-check.h"
 }
 #include "cuda-tc.h" /* the device helpers gt_split_tf32, gt_lse_merge, gt_cp_* */

@@ -13,7 +13,7 @@
  *    are pre-arranged at upload in exactly that read order, with Vaněk's
  *    trick: c_ii = -0.5 P_ii, c_ij = -P_ij (off-diagonals doubled), so
  *      ll_g(x) = gconst_g + sum_i x_i (b_i + sum_{j<=i} c_ij x_j)
- *    (Kaldi's natural form, lib/gmm.h; b = means_invvars).  Pdfs are sorted
+ *    (Kaldi's natural form, lib/gmm/gmm.h; b = means_invvars).  Pdfs are sorted
  *    by (covariance type, number of Gaussians) into 64-pdf blocks (seed 000
  *    Sec. IV.C), so a block is homogeneous in type and nearly so in the
  *    Gaussian count; each thread loops over its own Gaussian count.  Log-add
@@ -54,7 +54,7 @@
 
 extern "C" {
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "cuda-check.h"
 }
 #include "cuda-gemm.h"

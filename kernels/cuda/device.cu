@@ -5,7 +5,7 @@
 
 extern "C" {
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 }
 
 extern "C" int gh_cuda_set_device(int device) {

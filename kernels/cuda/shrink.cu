@@ -1,5 +1,5 @@
 /* shrink.cu -- the CUDA acc_shrink op (backend.h): shrinkage statistics
- * (lib/shrink.h) on the GPU; reference kernels/cpu/shrink.c, checked
+ * (lib/gmm/shrink.h) on the GPU; reference kernels/cpu/shrink.c, checked
  * against it by test/run-gpu.sh.  Self-contained: it uploads the host model
  * (full-covariance pdfs, parameters as double), the frames, the pairs and
  * the centres, and frees everything before returning (it runs once per
@@ -25,8 +25,8 @@
 
 extern "C" {
 #include "backend.h"
-#include "gh-base.h"
-#include "shrink.h"
+#include "base/gh-base.h"
+#include "gmm/shrink.h"
 #include "cuda-check.h"
 }
 

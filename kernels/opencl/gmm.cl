@@ -9,7 +9,7 @@
  *   full: phi(x) = [1, x, x_i x_j for i = 0..D-1, j = 0..i (packed)]  K = 1 + D + D(D+1)/2
  *         w_g    = [gconst_g, b_g, c_g] with c_ii = -0.5 P_ii, c_ij = -P_ij (j < i)
  * so ll_g(x) = w_g . phi(x) = gconst_g + x.b_g - 0.5 x' P_g x (Kaldi's natural
- * form, lib/gmm.h), and the E-step statistics of Gaussian g are
+ * form, lib/gmm/gmm.h), and the E-step statistics of Gaussian g are
  * sum_k gamma_kg phi(x_k): element 0 the occupancy, 1..D the first order,
  * the rest the second order in Kaldi's layout (diag x_i^2, full packed
  * gh_packed_index(i, j) = i(i+1)/2 + j).  Element e of phi is

@@ -264,7 +264,7 @@ __kernel __attribute__((reqd_work_group_size(MS_WG, 1, 1))) void gh_mstep_full(
       bv[i] = (double)(float)s;
     }
   barrier(CLK_LOCAL_MEM_FENCE);
-  /* gconst from the float parameters (lib/gmm.c gconst_one) */
+  /* gconst from the float parameters (lib/gmm/gmm.c gconst_one) */
   const int live = mode == 1 || mode == 2;
   if (live)
     for (long q = t; q < S; q += MS_WG) {

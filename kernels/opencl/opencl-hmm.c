@@ -13,7 +13,7 @@
  */
 #include "opencl.h"
 
-#include "gh-base.h"
+#include "base/gh-base.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "gemm-forms.h"
-#include "gmm-est.h"
+#include "gmm/gmm-est.h"
 #include "opencl.h"
 
 enum { MS_NOT_UPDATED = 1, MS_HOST_REMOVE = 2, MS_HOST_FLOOR = 4, MS_HOST_BAD = 8 };

@@ -16,7 +16,7 @@
 #include "opencl.h"
 #include "gemm-forms.h"
 
-#include "gh-base.h"
+#include "base/gh-base.h"
 
 #include <errno.h>
 #include <math.h>

@@ -189,7 +189,7 @@ kaldiio.save_ark('$TMP/w.ark', {'FEE041': np.eye(13, 15, dtype=np.float32)})"
   [ ! -e "$TMP/t.ark" ] && [ ! -e "$TMP/m.mdl" ]
 }
 
-# ---- silence topology and word edges (lib/hmm.c gh_hmm_silence, gh_hmm_compile_edges,
+# ---- silence topology and word edges (lib/hmm/hmm.c gh_hmm_silence, gh_hmm_compile_edges,
 # gh_hmm_loop_edge_silence) on hand-made log-likelihoods: word "a" = pdf 0, silence = pdf 1.
 edge_setup() {
   printf 'a 0\n' > "$TMP/words.txt"

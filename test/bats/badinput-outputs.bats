@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Output files (lib/gh-base.c gh_tmpfile_*): temp + rename only for regular
+# Output files (lib/base/gh-base.c gh_tmpfile_*): temp + rename only for regular
 # files; devices, FIFOs and symlink targets are written as Kaldi writes them;
 # nothing is left behind by a failing or killed tool (doc/reliability.md).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# fc-shrink, --shrinkage-stats and --shrink (lib/shrink.h, doc/shrink.md), CPU device.
+# fc-shrink, --shrinkage-stats and --shrink (lib/gmm/shrink.h, doc/shrink.md), CPU device.
 # References: scikit-learn LedoitWolf / OAS / ShrunkCovariance and float64 numpy
 # (test/python/shrink_ref.py) on a one-Gaussian model, whose posteriors are 1
 # (unit weights) or the frame weights of a posterior archive (weighted).

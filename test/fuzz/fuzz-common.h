@@ -28,8 +28,8 @@
 #include <unistd.h>
 #include <sanitizer/allocator_interface.h>
 
-#include "gh-base.h"
-#include "kaldi-io.h"
+#include "base/gh-base.h"
+#include "io/kaldi-io.h"
 
 /* The scaffolding below is not coverage-instrumented: its loops (hash
  * probes, descriptor cleanup) are not the code under test, and tracing
@@ -124,7 +124,7 @@ static void fz_rmdir(void) {
  * teams (serialized ones too) and named-critical locks lazily, on first
  * use; made inside an input they were freed there and used again at exit
  * (a use-after-free in libomp's destructor: fuzz_models on a GMM input that
- * reached lib/gmm.c's parallel loops and then died).  This runs each kind
+ * reached lib/gmm/gmm.c's parallel loops and then died).  This runs each kind
  * of region the library uses once, outside tracking. */
 static void fz_omp_warmup(void) {
 #ifdef _OPENMP

@@ -1,5 +1,5 @@
 /* fuzz_archive.c -- libFuzzer harness: Kaldi archives through the table
- * readers (lib/table.c, lib/kaldi-io.c), every object type, sequential and
+ * readers (lib/io/table.c, lib/io/kaldi-io.c), every object type, sequential and
  * random access, and a write-back round trip.
  * Input: byte 0 picks the object type (low 3 bits) and the mode (bits 3-4):
  *   0 sequential read, then write every entry back (binary) and read the
@@ -18,7 +18,7 @@
  * indexed reader), checked the same way.
  * Rest: the archive bytes. */
 #include "fuzz-common.h"
-#include "table.h"
+#include "io/table.h"
 
 static char **keys;
 static int nkeys, capkeys;

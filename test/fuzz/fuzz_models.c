@@ -10,8 +10,8 @@
  *   3 gh_hmm_accs_read (HMM transition accumulators), written back, re-read;
  *   4 gh_hmm_read_discrete (discrete emission matrices). */
 #include "fuzz-common.h"
-#include "gmm.h"
-#include "hmm.h"
+#include "gmm/gmm.h"
+#include "hmm/hmm.h"
 
 static void same_files(const char *a, const char *b) {
   size_t na, nb;

@@ -1,13 +1,13 @@
 /* fuzz_spec.c -- libFuzzer harness: rspecifier/wspecifier parsing and scp
- * lists (lib/table.c).  Input: "<rspecifier>\n<scp text>".  The private
+ * lists (lib/io/table.c).  Input: "<rspecifier>\n<scp text>".  The private
  * directory holds a small valid archive "a.ark" (matrices) and "w.wav"; the
  * scp text is written to "list.scp" and may point anywhere into them with
  * "key file[:offset]" lines.  The rspecifier is used for a sequential
  * reader, a random-access reader (every key of the scp text plus a missing
  * one) and a wav.scp reader; it is also classified as a wspecifier. */
 #include "fuzz-common.h"
-#include "table.h"
-#include "wav.h"
+#include "io/table.h"
+#include "feat/wav.h"
 
 static void make_fixtures(void) {
   static int done;

@@ -1,8 +1,8 @@
-/* fuzz_wav.c -- libFuzzer harness: the audio reader (lib/wav.c,
+/* fuzz_wav.c -- libFuzzer harness: the audio reader (lib/feat/wav.c,
  * gh_wave_read_mem over libsndfile): any bytes must give samples or a
  * clean failure; decoded sample counts must match the buffer. */
 #include "fuzz-common.h"
-#include "wav.h"
+#include "feat/wav.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_BEGIN();

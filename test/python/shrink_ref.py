@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Float64 references for fc-shrink / --shrink (lib/shrink.h, doc/shrink.md).
+"""Float64 references for fc-shrink / --shrink (lib/gmm/shrink.h, doc/shrink.md).
 
   shrink_ref.py gen DIR --n N --dim D --seed S
       writes DIR/x.feats (text archive, one utterance, values exact in float32),

@@ -1,17 +1,17 @@
-/* test_est.c -- unit tests of the M-step (lib/gmm-est.c), mix-up targets and
- * splitting, initialisation (lib/gmm-init.c), and EM monotonicity through
- * the CPU backend (lib/gmm-data.c gh_data_estep). */
+/* test_est.c -- unit tests of the M-step (lib/gmm/gmm-est.c), mix-up targets and
+ * splitting, initialisation (lib/gmm/gmm-init.c), and EM monotonicity through
+ * the CPU backend (lib/train/gmm-data.c gh_data_estep). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "gh-test.h"
-#include "gmm-data.h"
-#include "gmm-est.h"
-#include "gmm-init.h"
-#include "gmm.h"
+#include "train/gmm-data.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm-init.h"
+#include "gmm/gmm.h"
 
 /* Accumulate hard-assigned frames X[N x D] (assignment a[i]) into accs. */
 static void acc_hard(gh_gmm_accs *A, const double *X, const int *a, int N) {

@@ -1,4 +1,4 @@
-/* test_feat.c -- unit tests of lib/feat.c and lib/wav.c: frame geometry,
+/* test_feat.c -- unit tests of lib/feat/feat.c and lib/feat/wav.c: frame geometry,
  * windows, FFT, DCT/lifter, mel banks, deltas and CMVN on hand-computed
  * cases; WAV decoding from memory (16-bit, 8-bit, float, stereo, truncated,
  * empty); and MFCC / fbank / deltas / CMVN against the outputs of real Kaldi
@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "feat.h"
+#include "feat/feat.h"
 #include "gh-test.h"
-#include "table.h"
-#include "wav.h"
+#include "io/table.h"
+#include "feat/wav.h"
 
 static const char *fixture(const char *rel) {
   static char buf[4][1024];

@@ -1,7 +1,7 @@
-/* test_fmllr.c -- unit tests of lib/fmllr.c (fMLLR statistics through the
+/* test_fmllr.c -- unit tests of lib/adapt/fmllr.c (fMLLR statistics through the
  * CPU backend's full-covariance E-step vs a direct double computation from
  * the diagonal model's posteriors; the row update: monotone auxiliary
- * function, zero gradient at the result; applying transforms) and lib/map.c
+ * function, zero gradient at the result; applying transforms) and lib/adapt/map.c
  * (MAP closed form on one Gaussian). */
 #include <math.h>
 #include <stdlib.h>
@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "fmllr.h"
-#include "gh-base.h"
+#include "adapt/fmllr.h"
+#include "base/gh-base.h"
 #include "gh-test.h"
-#include "gmm-est.h"
-#include "gmm.h"
-#include "gmm-data.h"
-#include "table.h"
-#include "map.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm.h"
+#include "train/gmm-data.h"
+#include "io/table.h"
+#include "adapt/map.h"
 
 enum { D = 3, G = 3, P = 2, N = 600 };
 

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "gh-test.h"
-#include "gmm.h"
-#include "table.h"
-#include "transition.h"
+#include "gmm/gmm.h"
+#include "io/table.h"
+#include "hmm/transition.h"
 
 static char tmpdir[256];
 

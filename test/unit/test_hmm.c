@@ -8,7 +8,7 @@
 
 #include "backend.h"
 #include "gh-test.h"
-#include "hmm.h"
+#include "hmm/hmm.h"
 
 static double urand(unsigned *s) { *s = *s * 1103515245u + 12345u; return ((*s >> 8) & 0xffffff) / 16777216.0; }
 

@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "gh-test.h"
 
 #ifdef GH_HAVE_CUDA

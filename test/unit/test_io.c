@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "gh-test.h"
-#include "kaldi-io.h"
-#include "table.h"
+#include "io/kaldi-io.h"
+#include "io/table.h"
 
 static char tmpdir[] = "/tmp/gh-test-io-XXXXXX";
 static char path_buf[512];

@@ -22,7 +22,7 @@
  * gh_cuda_device_count() > 0 (else "ok N - # SKIP no GPU").
  *
  * The device M-step (backend op mstep, CUDA) is checked against the host
- * M-step (lib/gmm-est.c gh_gmm_set_update, double) from the same fetched
+ * M-step (lib/gmm/gmm-est.c gh_gmm_set_update, double) from the same fetched
  * accumulators: every parameter within 1e-5 (1 + |ref|) (float rounding of
  * double results computed in another order), the same counts and
  * auxiliary-function change (1e-6 relative), the next E-step on the
@@ -31,10 +31,10 @@
  * eigenvalue to floor) leaving the model unchanged.
  */
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "gh-test.h"
 #include "gemm-forms.h"
-#include "gmm-est.h"
+#include "gmm/gmm-est.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -31,7 +31,7 @@
  * Without an OpenCL device (or a build without OpenCL): one "# SKIP" line.
  */
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "gh-test.h"
 
 #include <math.h>

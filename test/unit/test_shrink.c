@@ -1,4 +1,4 @@
-/* test_shrink.c -- unit tests of covariance shrinkage (lib/shrink.c), the
+/* test_shrink.c -- unit tests of covariance shrinkage (lib/gmm/shrink.c), the
  * shrinkage statistics (CPU reference kernels/cpu/shrink.c, the backend
  * dispatcher, the accs file block) and the positive-definite guarantee.
  * References are brute-force double loops written here, independent of the
@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "gh-base.h"
+#include "base/gh-base.h"
 #include "gh-test.h"
-#include "gmm-est.h"
-#include "gmm-init.h"
-#include "gmm.h"
-#include "shrink.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm-init.h"
+#include "gmm/gmm.h"
+#include "gmm/shrink.h"
 
 /* A one-pdf set of G full Gaussians in dimension D with random means and
  * covariances (A A' + I). */

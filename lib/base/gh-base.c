@@ -1,0 +1,326 @@
+/* gh-base.c -- see gh-base.h. */
+#include "base/gh-base.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *gh_progname = "gmmhmm";
+int gh_verbose = 0;
+static _Thread_local char gh_errbuf[2048]; /* per thread, as errno (gh_backend_create_begin) */
+
+struct gh_tmpfile {
+  char *path;    /* as the caller named it (for messages) */
+  char *target;  /* symbolic links resolved: the file that is replaced */
+  char *tmp;     /* a named temporary file on disk, or NULL */
+  int anon;      /* O_TMPFILE: unnamed until commit */
+  int direct;    /* not a regular file (device, FIFO, socket): written in place */
+  FILE *fp;
+  struct gh_tmpfile *next;
+};
+static gh_tmpfile *gh_open_tmpfiles = NULL;
+
+static void gh_abort_all_tmpfiles(void) {
+  while (gh_open_tmpfiles) gh_tmpfile_abort(gh_open_tmpfiles);
+}
+
+/* On a fatal signal, remove unfinished outputs (unlink is async-signal-safe)
+ * and re-raise so the exit status still tells the signal. */
+static void gh_on_signal(int sig) {
+  for (gh_tmpfile *t = gh_open_tmpfiles; t; t = t->next)
+    if (t->tmp) unlink(t->tmp);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void gh_init(const char *argv0) {
+  const char *s = argv0 ? strrchr(argv0, '/') : NULL;
+  gh_progname = s ? s + 1 : (argv0 ? argv0 : "gmmhmm");
+  signal(SIGINT, gh_on_signal);
+  signal(SIGTERM, gh_on_signal);
+  signal(SIGPIPE, gh_on_signal);
+  signal(SIGHUP, gh_on_signal);
+}
+
+static void gh_vmsg(const char *kind, const char *fmt, va_list ap) {
+  char buf[4096];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  /* One line: replace embedded newlines so a message never spans lines. */
+  for (char *p = buf; *p; ++p) if (*p == '\n') *p = ' ';
+  fprintf(stderr, "%s: %s: %s\n", gh_progname, kind, buf);
+  fflush(stderr);
+}
+
+/* As Kaldi: --verbose=-1 silences LOG lines, --verbose=-2 WARNING lines too. */
+void gh_log(const char *fmt, ...) { if (gh_verbose < 0) return; va_list ap; va_start(ap, fmt); gh_vmsg("LOG", fmt, ap); va_end(ap); }
+void gh_warn(const char *fmt, ...) { if (gh_verbose < -1) return; va_list ap; va_start(ap, fmt); gh_vmsg("WARNING", fmt, ap); va_end(ap); }
+void gh_vlog(int level, const char *fmt, ...) {
+  if (gh_verbose < level) return;
+  char kind[32];
+  snprintf(kind, sizeof kind, "VLOG[%d]", level);
+  va_list ap; va_start(ap, fmt); gh_vmsg(kind, fmt, ap); va_end(ap);
+}
+
+static gh_die_hook_fn gh_die_hook = NULL;
+void gh_set_die_hook(gh_die_hook_fn hook) { gh_die_hook = hook; }
+
+void gh_die(const char *fmt, ...) {
+  if (gh_die_hook) {
+    char buf[4096];
+    va_list ap; va_start(ap, fmt); vsnprintf(buf, sizeof buf, fmt, ap); va_end(ap);
+    gh_abort_all_tmpfiles();
+    gh_die_hook(buf);
+    abort(); /* a hook that returns is a bug in the harness */
+  }
+  /* One error per process: a second thread dying at the same time (the
+   * tools' reader/writer threads) waits here until the first has exited. */
+  static atomic_flag dying = ATOMIC_FLAG_INIT;
+  if (atomic_flag_test_and_set(&dying))
+    for (;;) pause();
+  va_list ap; va_start(ap, fmt); gh_vmsg("ERROR", fmt, ap); va_end(ap);
+  gh_abort_all_tmpfiles();
+  /* Flush stdio, then _exit: no atexit handlers, so a fatal error mid-way
+   * (objects still open, pointers on a stack being abandoned) is not
+   * reported as a leak by LeakSanitizer; leaks on normal exits still are. */
+  fflush(NULL);
+  _exit(1);
+}
+
+void gh_set_error(const char *fmt, ...) {
+  va_list ap; va_start(ap, fmt); vsnprintf(gh_errbuf, sizeof gh_errbuf, fmt, ap); va_end(ap);
+}
+const char *gh_last_error(void) { return gh_errbuf; }
+
+void *gh_malloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) gh_die("out of memory (%zu bytes)", n);
+  return p;
+}
+void *gh_calloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p) gh_die("out of memory (%zu x %zu bytes)", n, size);
+  return p;
+}
+void *gh_realloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) gh_die("out of memory (%zu bytes)", n);
+  return q;
+}
+char *gh_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  return memcpy(gh_malloc(n), s, n);
+}
+
+/* The file a write to `path` lands in: symbolic links followed (at most 40),
+ * relative link targets taken relative to the link's directory.  A dangling
+ * link resolves to the file it names (which the write then creates).
+ * Returns a malloc'd path. */
+static char *gh_resolve_links(const char *path) {
+  char *cur = gh_strdup(path);
+  for (int hop = 0; hop < 40; ++hop) {
+    struct stat st;
+    if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) return cur;
+    char buf[PATH_MAX];
+    ssize_t n = readlink(cur, buf, sizeof buf - 1);
+    if (n < 0) return cur;
+    buf[n] = '\0';
+    char *slash = strrchr(cur, '/');
+    char *next;
+    if (buf[0] == '/' || !slash) {
+      next = gh_strdup(buf);
+    } else {
+      size_t dl = (size_t)(slash - cur) + 1;
+      next = gh_malloc(dl + (size_t)n + 1);
+      memcpy(next, cur, dl);
+      memcpy(next + dl, buf, (size_t)n + 1);
+    }
+    free(cur);
+    cur = next;
+  }
+  free(cur);
+  gh_die("cannot open '%s' for writing: too many levels of symbolic links", path);
+}
+
+/* Directory part of a path ("." if none), malloc'd. */
+static char *gh_dirname(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return gh_strdup(".");
+  if (slash == path) return gh_strdup("/");
+  char *d = gh_strdup(path);
+  d[slash - path] = '\0';
+  return d;
+}
+
+/* Removes "<base>.tmp.<pid>" files in dir left by processes that no longer
+ * exist (a tool killed by SIGKILL between creating its named temporary file
+ * and renaming it).  Files of live processes and of this one are kept. */
+static void gh_clean_stale_tmpfiles(const char *dir, const char *base) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  size_t bl = strlen(base);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    const char *n = e->d_name;
+    if (strncmp(n, base, bl) != 0 || strncmp(n + bl, ".tmp.", 5) != 0) continue;
+    const char *digits = n + bl + 5;
+    char *end;
+    errno = 0;
+    long pid = strtol(digits, &end, 10);
+    if (!*digits || *end || errno || pid <= 0 || pid > INT32_MAX || pid == (long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    size_t m = strlen(dir) + strlen(n) + 2;
+    char *full = gh_malloc(m);
+    snprintf(full, m, "%s/%s", dir, n);
+    if (unlink(full) == 0) gh_vlog(1, "removed stale temporary file '%s' (process %ld is gone)", full, pid);
+    free(full);
+  }
+  closedir(d);
+}
+
+/* "<target>.tmp.<pid>", malloc'd. */
+static char *gh_tmp_name(const char *target) {
+  size_t n = strlen(target) + 32;
+  char *tmp = gh_malloc(n);
+  snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
+  return tmp;
+}
+
+static void gh_tmpfile_free(gh_tmpfile *t) {
+  free(t->path); free(t->target); free(t->tmp); free(t);
+}
+
+gh_tmpfile *gh_tmpfile_open(const char *path) {
+  gh_tmpfile *t = gh_calloc(1, sizeof *t);
+  t->path = gh_strdup(path);
+  t->target = gh_resolve_links(path);
+  struct stat st;
+  int exists = stat(t->target, &st) == 0;
+  int fd = -1, e = 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    gh_tmpfile_free(t);
+    gh_die("cannot open '%s' for writing: it is a directory", path);
+  }
+  if (exists && !S_ISREG(st.st_mode)) {
+    /* /dev/null, a FIFO, a terminal, a socket: written in place, as Kaldi
+     * does; renaming a file over it would replace the device. */
+    t->direct = 1;
+    fd = open(t->target, O_WRONLY | O_CLOEXEC);
+    e = errno;
+  } else {
+    char *dir = gh_dirname(t->target);
+    const char *base = strrchr(t->target, '/');
+    gh_clean_stale_tmpfiles(dir, base ? base + 1 : t->target);
+#ifdef O_TMPFILE
+    /* An unnamed file in the target's directory: nothing is left on disk if
+     * the process dies, whatever the signal.  linkat() through /proc names it
+     * at commit time. */
+    if (access("/proc/self/fd", X_OK) == 0) {
+      fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        /* O_TMPFILE ignores the umask on some kernels; apply it as open would. */
+        mode_t um = umask(0);
+        umask(um);
+        fchmod(fd, exists ? (st.st_mode & 07777) : (0666 & ~um));
+        t->anon = 1;
+      }
+    }
+#endif
+    free(dir);
+    if (fd < 0) {
+      t->tmp = gh_tmp_name(t->target);
+      fd = open(t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      e = errno;
+      if (fd >= 0 && exists) fchmod(fd, st.st_mode & 07777);
+    }
+  }
+  if (fd >= 0) {
+    t->fp = fdopen(fd, "wb");
+    if (!t->fp) { e = errno; close(fd); }
+  }
+  if (!t->fp) {
+    if (t->tmp) unlink(t->tmp);
+    gh_tmpfile_free(t);
+    gh_die("cannot open '%s' for writing: %s", path, strerror(e));
+  }
+  t->next = gh_open_tmpfiles;
+  gh_open_tmpfiles = t;
+  return t;
+}
+
+FILE *gh_tmpfile_fp(gh_tmpfile *t) { return t->fp; }
+
+static void gh_tmpfile_unlink_list(gh_tmpfile *t) {
+  for (gh_tmpfile **pp = &gh_open_tmpfiles; *pp; pp = &(*pp)->next)
+    if (*pp == t) { *pp = t->next; return; }
+}
+
+/* Aborts t and dies with "<what> '<path>'[: <errno text>]". */
+static void gh_tmpfile_fail(gh_tmpfile *t, const char *what, int e) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s", t->path);
+  gh_tmpfile_abort(t);
+  if (e) gh_die("%s '%s': %s", what, path, strerror(e));
+  gh_die("%s '%s'", what, path);
+}
+
+void gh_tmpfile_commit(gh_tmpfile *t) {
+  int bad = ferror(t->fp), e = 0;
+  if (fflush(t->fp) != 0) { bad = 1; e = errno; }
+  if (bad) gh_tmpfile_fail(t, t->direct ? "error writing" : "error writing (disk full?)", e);
+  if (t->anon) {
+    /* Name the unnamed file, then rename the name onto the target (linkat
+     * cannot replace an existing file).  t->tmp is set first so that a
+     * signal in between removes the name. */
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(t->fp));
+    char *tmp = gh_tmp_name(t->target);
+    unlink(tmp);
+    t->tmp = tmp;
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0) {
+      e = errno;
+      t->tmp = NULL;
+      free(tmp);
+      gh_tmpfile_fail(t, "cannot create the temporary file for", e);
+    }
+  }
+  FILE *fp = t->fp;
+  t->fp = NULL;
+  if (fclose(fp) != 0) gh_tmpfile_fail(t, "error writing", errno);
+  if (!t->direct && rename(t->tmp, t->target) != 0)
+    gh_tmpfile_fail(t, "cannot rename temporary file onto", errno);
+  gh_tmpfile_unlink_list(t);
+  gh_tmpfile_free(t);
+}
+
+void gh_tmpfile_abort(gh_tmpfile *t) {
+  if (t->fp) fclose(t->fp);
+  if (t->tmp) unlink(t->tmp);
+  gh_tmpfile_unlink_list(t);
+  gh_tmpfile_free(t);
+}
+
+double gh_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+int gh_isfinite_f(float x) { return isfinite(x); }
+
+int gh_host_blas_serial(void) {
+  void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+  if (!set) return 0;
+  set(1);
+  return 1;
+}

@@ -1,0 +1,84 @@
+/* transition.h -- Kaldi's TransitionModel (hmm/transition-model.cc) and its
+ * HmmTopology (hmm/hmm-topology.cc), parsed so that a Kaldi .mdl can be read,
+ * queried (transition-id -> pdf / phone / HMM state) and written back byte
+ * for byte, in binary or text.
+ *
+ * On-disk layout (binary; every token is followed by one space):
+ *   <TransitionModel> <Topology> phones(int vector) phone2idx(int vector)
+ *   [int32 -1 if any state has self_loop_pdf_class != forward_pdf_class]
+ *   int32 num_entries, per entry int32 num_states, per state int32
+ *   forward_pdf_class [int32 self_loop_pdf_class], int32 num_transitions,
+ *   per transition int32 dst + float prob; </Topology>
+ *   <Triples> int32 n, n x (phone, hmm_state, pdf) </Triples>   (old, or "HMM")
+ *   | <Tuples> int32 n, n x (phone, hmm_state, fwd_pdf, self_loop_pdf) </Tuples>
+ *   <LogProbs> FV (num_transition_ids + 1 floats, [0] unused) </LogProbs>
+ *   </TransitionModel>
+ * Text uses the human-readable topology (<TopologyEntry> <ForPhones> ...
+ * <State> i <PdfClass> c <Transition> d p </State>) and the same tokens.
+ * Transition-ids are 1-based, grouped by transition-state (= tuple index + 1)
+ * in the order of the state's transitions in its topology entry.
+ */
+#ifndef GH_TRANSITION_H
+#define GH_TRANSITION_H
+/* Largest phone id accepted in a topology (the phone -> entry table is
+ * indexed by phone id, as in Kaldi): 2^20, far above any phone set. */
+#define GH_MAX_PHONE (1 << 20)
+#include <stdint.h>
+#include "io/kaldi-io.h"
+#include "gmm/gmm.h"
+
+typedef struct {
+  int32_t forward_pdf_class;   /* -1: non-emitting */
+  int32_t self_loop_pdf_class; /* == forward_pdf_class for plain HMMs */
+  int32_t num_trans;
+  int32_t *dst;                /* [num_trans] destination HMM state */
+  float *prob;                 /* [num_trans] transition probability (not log) */
+} gh_hmm_state;
+
+typedef struct {
+  int32_t num_states;
+  gh_hmm_state *states;
+} gh_topo_entry;
+
+typedef struct {
+  int32_t phone, hmm_state, forward_pdf, self_loop_pdf;
+} gh_trans_tuple;
+
+struct gh_transition_model {
+  /* Topology (HmmTopology). */
+  int32_t num_phones;  int32_t *phones;     /* sorted phone ids */
+  int32_t num_phone2idx; int32_t *phone2idx; /* phone -> entry index or -1 */
+  int32_t num_entries; gh_topo_entry *entries;
+  /* Tuples (one per transition-state). */
+  int32_t num_tuples;  gh_trans_tuple *tuples;
+  /* LogProbs, natural log, indexed by transition-id ([0] unused). */
+  int32_t num_log_probs; float *log_probs;
+  /* Derived (Kaldi ComputeDerived): */
+  int32_t num_tids;    /* number of transition-ids */
+  int32_t num_pdfs;    /* 1 + largest pdf id in the tuples */
+  int32_t *state2id;   /* [num_tuples + 2]: first tid of each transition-state */
+  int32_t *id2state;   /* [num_tids + 1] */
+  int32_t *id2pdf;     /* [num_tids + 1], [0] = -1 */
+};
+
+/* Read a TransitionModel (the next token must be <TransitionModel>) from an
+ * open stream; dies via gh_istream_fail (file name + offset) on malformed
+ * input or a topology that fails Kaldi's HmmTopology::Check essentials. */
+gh_transition_model *gh_transition_read(gh_istream *in, int binary);
+/* Write exactly as Kaldi TransitionModel::Write (binary or text). */
+void gh_transition_write(gh_ostream *out, int binary, const gh_transition_model *tm);
+gh_transition_model *gh_transition_copy(const gh_transition_model *tm);
+void gh_transition_free(gh_transition_model *tm);
+
+/* 1 if every state has self_loop_pdf_class == forward_pdf_class (Kaldi
+ * HmmTopology::IsHmm; decides <Triples> vs <Tuples> on write). */
+int gh_transition_is_hmm(const gh_transition_model *tm);
+/* Queries; tid in [1, num_tids] (dies otherwise). */
+int32_t gh_transition_tid2pdf(const gh_transition_model *tm, int32_t tid);
+int32_t gh_transition_tid2phone(const gh_transition_model *tm, int32_t tid);
+int32_t gh_transition_tid2hmm_state(const gh_transition_model *tm, int32_t tid);
+int gh_transition_is_self_loop(const gh_transition_model *tm, int32_t tid);
+/* Natural-log transition probability of tid. */
+float gh_transition_log_prob(const gh_transition_model *tm, int32_t tid);
+
+#endif

@@ -1,0 +1,349 @@
+/* gmm-data.c -- training data in one frame block; see gmm-data.h. */
+#include "train/gmm-data.h"
+
+#include <errno.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gh-base.h"
+#include "gmm/gmm-est.h"
+#include "io/table.h"
+
+int gh_label_type_parse(const char *s, gh_label_type *t) {
+  if (!s) return -1;
+  if (!strcmp(s, "none")) *t = GH_LABELS_NONE;
+  else if (!strcmp(s, "ali")) *t = GH_LABELS_ALI;
+  else if (!strcmp(s, "utt")) *t = GH_LABELS_UTT;
+  else if (!strcmp(s, "post")) *t = GH_LABELS_POST;
+  else return -1;
+  return 0;
+}
+
+/* Capacity of an array holding n elements that grows by doubling from min:
+ * derived from n, so an append needs no stored capacity. */
+static int64_t cap_for(int64_t n, int64_t min) {
+  if (n <= 0) return 0;
+  int64_t c = min;
+  while (c < n) c *= 2;
+  return c;
+}
+
+static void add_pair(gh_data *d, int32_t frame, int32_t pdf, float weight) {
+  if (cap_for(d->num_pairs + 1, 4096) != cap_for(d->num_pairs, 4096))
+    d->pairs = gh_realloc(d->pairs, sizeof(gh_frame_pdf) * (size_t)cap_for(d->num_pairs + 1, 4096));
+  d->pairs[d->num_pairs].frame = frame;
+  d->pairs[d->num_pairs].pdf = pdf;
+  d->pairs[d->num_pairs].weight = weight;
+  d->num_pairs++;
+  d->total_weight += weight;
+  if (pdf > d->max_pdf) d->max_pdf = pdf;
+}
+
+static void check_pdf(const gh_data_opts *o, const char *key, int32_t pdf, int32_t t) {
+  if (pdf < 0 || (o->num_pdfs > 0 && pdf >= o->num_pdfs)) {
+    if (o->num_pdfs > 0)
+      gh_die("%s, key '%s': pdf id %d at frame %d is out of range [0, %d)%s%s", o->labels_rspec, key, pdf, t,
+             o->num_pdfs, o->dim_source ? " of model " : "", o->dim_source ? o->dim_source : "");
+    gh_die("%s, key '%s': negative pdf id %d at frame %d", o->labels_rspec, key, pdf, t);
+  }
+}
+
+/* The checks and labels of one utterance of rows x cols features before its
+ * frames are stored (both readers below): warns and returns 0 for an empty
+ * matrix or (counting it) a key without labels; dies on a dimension or
+ * label-length mismatch; else sets *lv to the labels (NULL for none) and
+ * returns 1. */
+static int take_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key, int32_t rows,
+                    int32_t cols, const void **lv) {
+  *lv = NULL;
+  if (rows == 0) { gh_warn("%s, key '%s': empty feature matrix, skipping", o->feats_rspec, key); return 0; }
+  if (d->dim == 0) d->dim = cols;
+  if (cols != d->dim) {
+    if (o->dim > 0)
+      gh_die("%s, key '%s': feature dimension %d does not match the model's dimension %d%s%s", o->feats_rspec,
+             key, cols, o->dim, o->dim_source ? " in " : "", o->dim_source ? o->dim_source : "");
+    gh_die("%s, key '%s': feature dimension %d differs from %d of the earlier utterances", o->feats_rspec, key,
+           cols, d->dim);
+  }
+  if (!lab) return 1;
+  *lv = gh_rand_reader_value(lab, key);
+  if (!*lv) {
+    gh_warn("no labels for utterance '%s' in %s: skipping it", key, o->labels_rspec);
+    d->num_skipped++;
+    return 0;
+  }
+  if (o->label_type == GH_LABELS_ALI && ((const gh_ivector *)*lv)->dim != rows)
+    gh_die("%s, key '%s': alignment has %d frames but the features (%s) have %d", o->labels_rspec, key,
+           ((const gh_ivector *)*lv)->dim, o->feats_rspec, rows);
+  if (o->label_type == GH_LABELS_POST && ((const gh_posterior *)*lv)->num_frames != rows)
+    gh_die("%s, key '%s': posteriors have %d frames but the features (%s) have %d", o->labels_rspec, key,
+           ((const gh_posterior *)*lv)->num_frames, o->feats_rspec, rows);
+  if ((int64_t)d->num_frames + rows > INT32_MAX)
+    gh_die("%s, key '%s': more than %d frames in total; split the data", o->feats_rspec, key, INT32_MAX);
+  return 1;
+}
+
+/* The frame-pdf pairs of a used utterance's frames base .. base+rows-1, and
+ * the counts; lv from take_utt. */
+static void add_utt(gh_data *d, const gh_data_opts *o, const char *key, const void *lv, int32_t base,
+                    int32_t rows) {
+  for (int32_t t = 0; t < rows; ++t) {
+    int32_t f = base + t;
+    switch (o->label_type) {
+      case GH_LABELS_NONE: add_pair(d, f, 0, 1.0f); break;
+      case GH_LABELS_ALI: {
+        int32_t pdf = ((const gh_ivector *)lv)->data[t];
+        check_pdf(o, key, pdf, t);
+        add_pair(d, f, pdf, 1.0f);
+        break;
+      }
+      case GH_LABELS_UTT: {
+        int32_t pdf = *(const int32_t *)lv;
+        check_pdf(o, key, pdf, t);
+        add_pair(d, f, pdf, 1.0f);
+        break;
+      }
+      case GH_LABELS_POST: {
+        const gh_posterior *p = lv;
+        for (int32_t k = p->offsets[t]; k < p->offsets[t + 1]; ++k) {
+          if (p->weight[k] == 0.0f) continue;
+          if (!gh_isfinite_f(p->weight[k]))
+            gh_die("%s, key '%s': non-finite posterior at frame %d", o->labels_rspec, key, t);
+          check_pdf(o, key, p->pdf[k], t);
+          add_pair(d, f, p->pdf[k], p->weight[k]);
+        }
+        break;
+      }
+    }
+  }
+  d->num_frames += rows;
+  d->num_utts++;
+}
+
+/* An scp table of plain binary matrices in regular files (gh_scp_index):
+ * the headers first (one small read each), the labels and pairs, one
+ * allocation of exactly the frames used, then the payloads read in
+ * parallel straight into place, each checked finite in the same pass
+ * (what one thread reading a job's shard took, ~0.33 us a frame on the
+ * device machine, was most of an accumulation job: doc/perf.md, eighth
+ * session).  Features of utterances without labels are not read. */
+static void load_indexed(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const gh_scp_index *x) {
+  int64_t *base = gh_malloc(sizeof(int64_t) * (size_t)(x->n ? x->n : 1));
+  for (int64_t i = 0; i < x->n; ++i) {
+    const gh_scp_entry *e = &x->e[i];
+    const void *lv;
+    base[i] = -1;
+    if (!take_utt(d, o, lab, e->key, e->rows, e->cols, &lv)) continue;
+    base[i] = d->num_frames;
+    add_utt(d, o, e->key, lv, d->num_frames, e->rows);
+  }
+  if (d->num_frames > 0) d->feats = gh_malloc(sizeof(float) * (size_t)d->num_frames * d->dim);
+  int *rc = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(int)), *err = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(int));
+  const int nth = omp_get_max_threads() < 16 ? omp_get_max_threads() : 16;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if (d->num_frames >= 4096)
+  for (int64_t i = 0; i < x->n; ++i) {
+    if (base[i] < 0) continue;
+    const gh_scp_entry *e = &x->e[i];
+    size_t bad; /* the bad value is named below, in table order */
+    rc[i] = gh_pread_floats_finite(e->fd, e->offset, d->feats + base[i] * d->dim, (size_t)e->rows * e->cols, &bad);
+    if (rc[i] < 0) err[i] = errno;
+  }
+  if (gh_verbose >= 1)
+    gh_log("%s: %lld matrices read by index, %d threads", o->feats_rspec, (long long)x->n,
+           d->num_frames >= 4096 ? nth : 1);
+  for (int64_t i = 0; i < x->n; ++i) { /* the first failure in table order */
+    if (rc[i] == 0) continue;
+    const gh_scp_entry *e = &x->e[i];
+    if (rc[i] < 0)
+      gh_die("%s, key '%s': cannot read its %d x %d floats: %s", o->feats_rspec, e->key, e->rows, e->cols,
+             err[i] ? strerror(err[i]) : "the file ended (changed since it was indexed?)");
+    gh_matrix m = {e->rows, e->cols, d->feats + base[i] * d->dim}; /* names the bad value */
+    gh_check_finite_matrix(&m, o->feats_rspec, e->key);
+  }
+  free(base);
+  free(rc);
+  free(err);
+}
+
+void gh_data_init(gh_data *d, int32_t dim) {
+  memset(d, 0, sizeof *d);
+  d->max_pdf = -1;
+  d->dim = dim > 0 ? dim : 0;
+}
+
+int gh_data_add_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key,
+                    const gh_matrix_view *m) {
+  const void *lv;
+  if (!take_utt(d, o, lab, key, m->rows, m->cols, &lv)) return 0;
+  const int64_t base = d->num_frames;
+  if (cap_for(base + m->rows, 65536) != cap_for(base, 65536))
+    d->feats = gh_realloc(d->feats, sizeof(float) * (size_t)cap_for(base + m->rows, 65536) * d->dim);
+  gh_matrix_view_copy_finite(m, d->feats + base * d->dim, o->feats_rspec, key);
+  add_utt(d, o, key, lv, (int32_t)base, m->rows);
+  return 1;
+}
+
+void gh_data_load(gh_data *d, const gh_data_opts *o) {
+  gh_data_init(d, o->dim);
+  gh_label_type lt = o->label_type;
+  if (lt != GH_LABELS_NONE && (!o->labels_rspec || !*o->labels_rspec))
+    gh_die("label type needs a label rspecifier");
+  gh_objtype ltype = lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR
+                   : lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR;
+  gh_rand_reader *lab = lt != GH_LABELS_NONE ? gh_rand_reader_open(o->labels_rspec, ltype) : NULL;
+  gh_scp_index *x = gh_scp_index_open(o->feats_rspec);
+  if (x) {
+    load_indexed(d, o, lab, x);
+    gh_scp_index_free(x);
+  } else {
+    /* anything else, one entry at a time: views (a binary archive's matrices
+     * are read in place and copied once, straight into d->feats) */
+    gh_seq_reader *fr = gh_seq_reader_open(o->feats_rspec, GH_OBJ_MATRIX_VIEW);
+    for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr))
+      gh_data_add_utt(d, o, lab, gh_seq_reader_key(fr), gh_seq_reader_value(fr));
+    gh_seq_reader_close(fr);
+  }
+  if (lab) gh_rand_reader_close(lab);
+  if (d->num_frames == 0 || d->num_pairs == 0) {
+    if (d->num_skipped)
+      gh_die("no frames to train on: all %d utterances of %s lack labels in %s", d->num_skipped, o->feats_rspec,
+             o->labels_rspec);
+    gh_die("no frames to train on in %s", o->feats_rspec);
+  }
+  if (d->num_skipped)
+    gh_warn("%d utterances had no labels in %s and were skipped (%d used)", d->num_skipped, o->labels_rspec,
+            d->num_utts);
+}
+
+void gh_data_free(gh_data *d) {
+  free(d->feats);
+  free(d->pairs);
+  memset(d, 0, sizeof *d);
+}
+
+int64_t gh_data_pdf_frames(const gh_data *d, int32_t pdf, float **X, float **w) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < d->num_pairs; ++i) n += d->pairs[i].pdf == pdf;
+  *X = gh_malloc(sizeof(float) * (size_t)(n ? n : 1) * d->dim);
+  *w = gh_malloc(sizeof(float) * (size_t)(n ? n : 1));
+  int64_t k = 0;
+  for (int64_t i = 0; i < d->num_pairs; ++i) {
+    if (d->pairs[i].pdf != pdf) continue;
+    memcpy(*X + k * d->dim, d->feats + (int64_t)d->pairs[i].frame * d->dim, sizeof(float) * d->dim);
+    (*w)[k] = d->pairs[i].weight;
+    ++k;
+  }
+  return n;
+}
+
+gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d) {
+  return b->ops->data_upload(b, d->feats, d->num_frames, d->dim, d->pairs, d->num_pairs);
+}
+
+double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
+                     gh_accs_set *accs, double *seconds) {
+  gh_em em;
+  /* the cast is safe: a gh_em writes its model only when syncing after a
+   * device M-step, and this one runs none */
+  gh_em_init(&em, b, (gh_gmm_set *)model, d);
+  const double avg = gh_em_estep(&em, accs);
+  if (seconds) *seconds = em.estep_seconds;
+  gh_em_free(&em);
+  return avg;
+}
+
+void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *model_name,
+                            const char *feats_rspec, const char *labels_rspec, const char *label_type) {
+  gh_data_opts o = {feats_rspec, labels_rspec, GH_LABELS_NONE, model->num_pdfs, model->dim, model_name};
+  if (labels_rspec) {
+    if (gh_label_type_parse(label_type, &o.label_type) != 0 || o.label_type == GH_LABELS_NONE)
+      gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
+  } else if (model->num_pdfs != 1) {
+    gh_die("%s has %d pdfs: a labels argument is needed", model_name, model->num_pdfs);
+  }
+  gh_data_load(d, &o);
+}
+
+
+/* ---------------- EM with resident data (gmm-data.h gh_em) ---------------- */
+void gh_em_init(gh_em *em, gh_backend *b, gh_gmm_set *model, const gh_data *d) {
+  memset(em, 0, sizeof *em);
+  em->b = b;
+  em->model = model;
+  em->d = d;
+  em->dd = gh_data_upload(b, d);
+  const char *e = getenv("GH_MSTEP");
+  em->device_mstep = !(e && !strcmp(e, "host"));
+}
+
+void gh_em_sync(gh_em *em) {
+  if (!em->host_stale) return;
+  em->b->ops->model_fetch(em->b, em->dm, em->model);
+  em->host_stale = 0;
+}
+
+void gh_em_model_changed(gh_em *em) {
+  if (em->dm) em->b->ops->model_free(em->b, em->dm);
+  em->dm = NULL;
+  em->host_stale = 0;
+}
+
+void gh_em_free(gh_em *em) {
+  gh_em_model_changed(em);
+  if (em->dd) em->b->ops->data_free(em->b, em->dd);
+  em->dd = NULL;
+}
+
+double gh_em_estep(gh_em *em, gh_accs_set *accs) {
+  gh_backend *b = em->b;
+  const gh_data *d = em->d;
+  if (em->model->dim != d->dim)
+    gh_die("model dimension %d does not match feature dimension %d", em->model->dim, d->dim);
+  double t0 = gh_seconds();
+  if (!em->dm) em->dm = b->ops->model_upload(b, em->model);
+  b->ops->acc_zero(b, em->dm);
+  double t1 = gh_seconds();
+  double ll = b->ops->accumulate(b, em->dm, em->dd);
+  double t2 = gh_seconds();
+  if (accs) {
+    gh_em_sync(em);
+    gh_accs_init(accs, em->model);
+    b->ops->acc_fetch(b, em->dm, accs);
+    accs->total_frames = d->total_weight;
+    accs->total_loglike = ll;
+  }
+  em->estep_seconds = gh_seconds() - t0;
+  gh_vlog(2, "E-step: model upload %.2f ms, accumulate %.2f ms, fetch %.2f ms", 1e3 * (t1 - t0),
+          1e3 * (t2 - t1), 1e3 * (t0 + em->estep_seconds - t2));
+  return d->total_weight > 0 ? ll / d->total_weight : 0.0;
+}
+
+void gh_em_mstep(gh_em *em, const gh_est_opts *eo, const gh_accs_set *accs, gh_est_stats *st) {
+  gh_backend *b = em->b;
+  double t0 = gh_seconds();
+  em->mstep_on_device = 0;
+  if (!accs && em->device_mstep && b->ops->mstep && em->dm) {
+    gh_est_stats local;
+    memset(&local, 0, sizeof local);
+    if (b->ops->mstep(b, em->dm, eo, &local) == 0) {
+      gh_est_stats_finish(&local, em->model->num_pdfs, st);
+      em->host_stale = 1;
+      em->mstep_on_device = 1;
+      em->mstep_seconds = gh_seconds() - t0;
+      return;
+    }
+    gh_vlog(1, "M-step on the host: %s", gh_last_error());
+  }
+  gh_accs_set own;
+  if (!accs) {
+    gh_em_sync(em);
+    gh_accs_init(&own, em->model);
+    b->ops->acc_fetch(b, em->dm, &own);
+    accs = &own;
+  }
+  gh_gmm_set_update(em->model, accs, eo, st);
+  if (accs == &own) gh_accs_free(&own);
+  gh_em_model_changed(em); /* the next E-step uploads the new model */
+  em->mstep_seconds = gh_seconds() - t0;
+}

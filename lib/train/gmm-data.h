@@ -1,0 +1,148 @@
+/* gmm-data.h -- gathering training data for the EM tools: all features of
+ * an archive in ONE host frame block, and the weighted (frame, pdf) pairs
+ * that the backends' E-step consumes (kernels/backend.h gh_frame_pdf),
+ * built once and reused every iteration.
+ *
+ * Label sources (the --label-type option of the tools):
+ *   none  every frame belongs to pdf 0 with weight 1 (a global GMM);
+ *   ali   per-frame pdf ids, GH_OBJ_INT32_VECTOR table (e.g. the output of
+ *         Kaldi's ali-to-pdf; NOT transition ids), weight 1;
+ *   utt   one pdf id per utterance, GH_OBJ_INT32 table, weight 1;
+ *   post  posteriors, GH_OBJ_POSTERIOR table: (pdf, weight) per frame, the
+ *         weights used as frame weights (zero weights dropped).
+ * Checks (each dies with one line naming the rspecifier and the key):
+ * features finite (gh_check_finite_matrix), feature dimension the same for
+ * every utterance and equal to the expected dim, label length equal to the
+ * number of frames, pdf ids in [0, num_pdfs).  An utterance whose key is
+ * missing from the label table is skipped with a warning and counted (as
+ * Kaldi's gmm-acc-stats-ali does; its features are not checked); loading
+ * dies if no frame is left.
+ * Reading: an "scp:" list of binary float matrices in regular files (what
+ * utils/split_data.sh gives each job) is read by index (table.h
+ * gh_scp_index: headers first, one allocation, the payloads pread in
+ * parallel); anything else one utterance at a time (gh_seq_reader views).
+ * Both give the same frames and pairs, and the same message for each
+ * fault (the indexed reader checks every label before any feature, so of
+ * two faults in different utterances another may be reported first).
+ */
+#ifndef GH_GMM_DATA_H
+#define GH_GMM_DATA_H
+#include <stdint.h>
+#include "gmm/gmm.h"
+#include "backend.h"
+#include "io/table.h"
+
+typedef enum { GH_LABELS_NONE = 0, GH_LABELS_ALI, GH_LABELS_UTT, GH_LABELS_POST } gh_label_type;
+
+/* "none" | "ali" | "utt" | "post" -> *t; returns 0, or -1 if unknown. */
+int gh_label_type_parse(const char *s, gh_label_type *t);
+
+typedef struct {
+  const char *feats_rspec;   /* features (any matrix rspecifier) */
+  const char *labels_rspec;  /* label table, NULL/"" for GH_LABELS_NONE */
+  gh_label_type label_type;
+  int32_t num_pdfs;          /* pdf ids must be < this; <= 0: no upper bound */
+  int32_t dim;               /* expected feature dimension; <= 0: taken from the first utterance */
+  const char *dim_source;    /* where dim comes from, for messages (e.g. the model file) */
+} gh_data_opts;
+
+typedef struct {
+  int32_t dim;
+  int32_t num_frames;     /* rows of feats (frames of utterances that were used) */
+  float *feats;           /* [num_frames x dim] row-major */
+  int64_t num_pairs;
+  gh_frame_pdf *pairs;    /* [num_pairs], ordered by frame */
+  int32_t num_utts;       /* utterances used */
+  int32_t num_skipped;    /* utterances skipped: key not in the label table */
+  int32_t max_pdf;        /* largest pdf id seen, -1 if none */
+  double total_weight;    /* sum of pair weights (= frames for ali/utt/none) */
+} gh_data;
+
+/* Read everything (see top).  Dies on the errors listed there. */
+void gh_data_load(gh_data *d, const gh_data_opts *o);
+/* An empty block of dimension dim (<= 0: taken from the first utterance),
+ * max_pdf -1, for gh_data_add_utt; free with gh_data_free. */
+void gh_data_init(gh_data *d, int32_t dim);
+/* Appends utterance `key` (features m, any gh_matrix_view) with its labels
+ * from table lab (NULL for o->label_type none) to d, with gh_data_load's
+ * checks and messages (o names the tables and bounds; see top): returns 1
+ * if it was added; 0, with a warning, for an empty matrix or a key missing
+ * from lab (counted in d->num_skipped).  Frames and pairs grow by doubling.
+ * gh_data_load's sequential reader and the adaptation tools' per-speaker
+ * blocks (fmllr.h gh_adapt_input_add) go through it. */
+int gh_data_add_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key,
+                    const gh_matrix_view *m);
+/* The E-step tools' form (gmm-est-gpu, gmm-acc-stats-gpu): the data for
+ * training `model` (read from model_name): pdf ids < model->num_pdfs,
+ * dimension model->dim; labels_rspec NULL means every frame trains pdf 0,
+ * which needs a one-pdf model; label_type is "ali", "utt" or "post".
+ * Dies on a bad label type or a missing labels argument. */
+void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *model_name,
+                            const char *feats_rspec, const char *labels_rspec, const char *label_type);
+void gh_data_free(gh_data *d);
+
+/* Frames that carry pdf `pdf`: *X [n x dim] copies of the rows and *w [n]
+ * their weights (malloc'd; caller frees).  Returns n. */
+int64_t gh_data_pdf_frames(const gh_data *d, int32_t pdf, float **X, float **w);
+
+/* One E-step of the whole data set on backend b (a one-iteration gh_em,
+ * below): uploads d and the model, zeroes and fills the device
+ * accumulators with one accumulate() call over the data, and fetches them
+ * into *accs (initialised here with gh_accs_init; caller frees with
+ * gh_accs_free).  Sets accs->total_frames = d->total_weight and
+ * accs->total_loglike = sum of weight * log p(x|pdf) (natural log, total).
+ * Dies if the model's dimension differs from the data's.  *seconds (if
+ * non-NULL) gets the wall time (model upload, accumulate, fetch; not the
+ * data upload).  Returns the average log-likelihood per (weighted) frame. */
+double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
+                     gh_accs_set *accs, double *seconds);
+/* d's frames and pairs on backend b (backend.h data_upload): d must stay
+ * unchanged until the handle is freed with b->ops->data_free(b, dd). */
+gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d);
+
+/* EM on data resident on a backend (gmm-est-gpu, bench-em): the frames are
+ * uploaded once (gh_em_init); the model is uploaded when the device has no
+ * current copy and stays there across iterations while the backend
+ * re-estimates it on the device (backend.h mstep); otherwise (no mstep,
+ * or it declines, or the caller wants the accumulators) the accumulators
+ * are fetched, the host M-step (lib/gmm/gmm-est.c) runs and the next E-step
+ * uploads the new model.  The host copy *model is current only after
+ * gh_em_sync (or a host M-step).  GH_MSTEP=host in the environment keeps
+ * every M-step on the host (benchmarks). */
+struct gh_est_opts;
+struct gh_est_stats;
+typedef struct {
+  gh_backend *b;
+  gh_gmm_set *model;    /* host copy */
+  const gh_data *d;
+  gh_dev_data *dd;      /* d resident on b */
+  gh_dev_model *dm;     /* device copy of the current model, or NULL */
+  int host_stale;       /* *model is older than dm (device M-step since the last sync) */
+  int device_mstep;     /* try b's mstep (1 unless GH_MSTEP=host) */
+  int mstep_on_device;  /* where the last M-step ran */
+  double estep_seconds, mstep_seconds; /* wall time of the last E-step (model upload if
+                                          any, accumulate, fetch) and M-step */
+} gh_em;
+/* Uploads d (dies as gh_data_upload); model and d must outlive em. */
+void gh_em_init(gh_em *em, gh_backend *b, gh_gmm_set *model, const gh_data *d);
+/* E-step with the current model.  accs NULL: the accumulators stay on the
+ * device for gh_em_mstep; else they are fetched into *accs (gh_accs_init
+ * here; caller frees; totals set as gh_data_estep does) and *model is
+ * synced (so it is the E-step model, e.g. for a shrinkage pass).  Returns
+ * the average log-likelihood per (weighted) frame (natural log).  Dies if
+ * the model's dimension differs from the data's. */
+double gh_em_estep(gh_em *em, gh_accs_set *accs);
+/* M-step after gh_em_estep with the same accs argument (NULL: on the
+ * device when it can, else fetched and on the host; non-NULL: those
+ * accumulators, on the host).  Adds the counts to *st (may be NULL) and
+ * logs gh_gmm_set_update's warnings either way. */
+void gh_em_mstep(gh_em *em, const struct gh_est_opts *eo, const gh_accs_set *accs, struct gh_est_stats *st);
+/* Make *model current (backend model_fetch after device M-steps). */
+void gh_em_sync(gh_em *em);
+/* The caller changed *model on the host (mix-up): drops the device copy. */
+void gh_em_model_changed(gh_em *em);
+/* Frees the device copies (not *model, not d). */
+void gh_em_free(gh_em *em);
+
+
+#endif
