@@ -340,3 +340,43 @@ void gh_select_columns(const gh_matrix *in, const int32_t *cols, int32_t n, gh_m
     for (int32_t j = 0; j < n; ++j) y[j] = x[cols[j]];
   }
 }
+
+/* ---------------- element-wise functions ---------------- */
+
+void gh_matrix_apply_opts_default(gh_matrix_apply_opts *o) {
+  o->scale = 1.0f;
+  o->apply_log = 0;
+  o->apply_exp = 0;
+  o->apply_softmax_per_row = 0;
+  o->apply_power = 1.0f;
+}
+
+int gh_matrix_apply(const gh_matrix_apply_opts *o, gh_matrix *m) {
+  size_t n = (size_t)m->rows * m->cols;
+  float *x = m->data;
+  if (o->scale != 1.0f)
+    for (size_t i = 0; i < n; ++i) x[i] *= o->scale;
+  if (o->apply_log)
+    for (size_t i = 0; i < n; ++i) x[i] = logf(x[i] < 1.0e-20f ? 1.0e-20f : x[i]);
+  if (o->apply_exp)
+    for (size_t i = 0; i < n; ++i) x[i] = expf(x[i]);
+  if (o->apply_softmax_per_row)
+    for (int32_t r = 0; r < m->rows; ++r) {
+      float *row = gh_row(m, r), mx = row[0], sum = 0.0f;
+      for (int32_t c = 1; c < m->cols; ++c) mx = row[c] > mx ? row[c] : mx;
+      for (int32_t c = 0; c < m->cols; ++c) sum += (row[c] = expf(row[c] - mx));
+      float inv = (float)(1.0 / sum);
+      for (int32_t c = 0; c < m->cols; ++c) row[c] *= inv;
+    }
+  if (o->apply_power != 1.0f) {
+    float p = o->apply_power;
+    for (size_t i = 0; i < n; ++i) x[i] = p == 2.0f ? x[i] * x[i] : p == 0.5f ? sqrtf(x[i]) : powf(x[i], p);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!gh_isfinite_f(x[i])) {
+      gh_set_error("the result is %s at row %lld, col %lld", x[i] != x[i] ? "NaN" : "infinite",
+                   (long long)(i / m->cols), (long long)(i % m->cols));
+      return 0;
+    }
+  return 1;
+}

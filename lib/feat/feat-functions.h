@@ -94,4 +94,21 @@ int gh_parse_column_ranges(const char *spec, int32_t dim, int32_t **cols, int32_
 /* out[t][j] = in[t][cols[j]]. */
 void gh_select_columns(const gh_matrix *in, const int32_t *cols, int32_t n, gh_matrix *out);
 
+/* ---------------- element-wise functions (copy-matrix) ----------------
+ * Applied in Kaldi's order: scale, log (after flooring at 1e-20), exp,
+ * softmax of each row, power. */
+typedef struct {
+  float scale;               /* --scale (1) */
+  int apply_log;             /* --apply-log (false): natural log */
+  int apply_exp;             /* --apply-exp (false) */
+  int apply_softmax_per_row; /* --apply-softmax-per-row (false): exp(x - max) / sum, per row */
+  float apply_power;         /* --apply-power (1) */
+} gh_matrix_apply_opts;
+void gh_matrix_apply_opts_default(gh_matrix_apply_opts *o);
+/* Applies the options to m in place (float arithmetic, as Kaldi).  Returns
+ * 0 (gh_last_error naming row and column) if a result is a NaN or an
+ * infinity (e.g. a negative number to a fractional power, exp overflow),
+ * which Kaldi would write out or assert on. */
+int gh_matrix_apply(const gh_matrix_apply_opts *o, gh_matrix *m);
+
 #endif
