@@ -208,3 +208,268 @@ PYEOF
   [[ "$output" == *"key 'george_0_0': VAD value 0.5 at frame 0 (must be 0 or 1)"* ]]
   [ ! -e "$TMP/o.ark" ]
 }
+
+@test "apply-cmvn-sliding --norm-vars: a constant column is floored, with at most --max-warnings warnings per utterance" {
+  python3 - "$TMP/c.ark" <<'PYEOF'
+import sys, kaldiio, numpy as np
+x = np.random.RandomState(0).randn(40, 3).astype(np.float32); x[:, 1] = 2.5
+kaldiio.save_ark(sys.argv[1], {"u": x})
+PYEOF
+  run "$BIN/apply-cmvn-sliding" --norm-vars=true --cmn-window=10 --min-cmn-window=2 --max-warnings=3 "ark:$TMP/c.ark" "ark:$TMP/o.ark"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c "utterance 'u', frame .*floored 1 elements" <<<"$output")" -eq 3 ]
+  [[ "$output" == *"variances were floored (at 1e-10) in 40 frames"* ]]   # --min-cmn-window=2: no one-frame window
+  run "$BIN/apply-cmvn-sliding" --norm-vars=true --cmn-window=10 --min-cmn-window=2 --max-warnings=-1 "ark:$TMP/c.ark" "ark:$TMP/o.ark"
+  [ "$(grep -c "utterance 'u', frame" <<<"$output")" -eq 40 ]
+  python3 -c "
+import kaldiio, numpy as np
+y = dict(kaldiio.load_ark('$TMP/o.ark'))['u']
+assert np.isfinite(y).all() and (np.abs(y[:, 1]) < 1e-10).all(), y[:, 1]"
+}
+
+# ---------------- issue 27: compressed matrices ----------------
+
+@test "copy-feats --compress=true writes Kaldi's CM, CM2 and CM3 archives byte for byte" {
+  A=$GH_SHARED/data/kaldi-ami-feats
+  "$BIN/copy-feats" --compress=true --compression-method=3 "ark:$A/feats.ark" "ark:$TMP/cm2.ark"
+  cmp "$TMP/cm2.ark" "$FIX/ami-cm2.ark"
+  "$BIN/copy-feats" --compress=true --compression-method=5 "ark:$A/feats.ark" "ark:$TMP/cm3.ark"
+  cmp "$TMP/cm3.ark" "$FIX/ami-cm3.ark"
+  # method 1 (automatic: CM for more than 8 rows) and 2 give Kaldi's feats_compressed.ark
+  "$BIN/copy-feats" --compress=true "ark:$A/feats.ark" "ark:$TMP/cm.ark"
+  cmp "$TMP/cm.ark" "$A/feats_compressed.ark"
+  "$BIN/copy-feats" --compress=true --compression-method=2 "ark:$A/feats.ark" "ark,scp:$TMP/cm1.ark,$TMP/cm1.scp"
+  cmp "$TMP/cm1.ark" "$A/feats_compressed.ark"
+  # and decompressing them gives Kaldi's decompression
+  "$BIN/copy-feats" "ark:$TMP/cm2.ark" "ark:$TMP/d2.ark"
+  cmp "$TMP/d2.ark" "$FIX/ami-cm2.decoded.ark"
+  "$BIN/copy-feats" "scp:$TMP/cm1.scp" "ark:$TMP/d1.ark"
+  "$BIN/copy-feats" "ark:$A/feats_compressed.ark" "ark:$TMP/d1ref.ark"
+  cmp "$TMP/d1.ark" "$TMP/d1ref.ark"
+}
+
+@test "compressed matrices: every method, short and constant matrices, decoded by kaldiio within the codes' resolution" {
+  python3 - "$TMP/in.ark" <<'PYEOF'
+import sys, kaldiio, numpy as np
+r = np.random.RandomState(3)
+kaldiio.save_ark(sys.argv[1], {
+  "long": (r.randn(50, 6) * 10).astype(np.float32),
+  "short3": r.randn(3, 4).astype(np.float32),          # < 5 rows: the sorted-percentile special case
+  "rows8": r.randn(8, 2).astype(np.float32),           # method 1 picks CM2 for <= 8 rows
+  "const": np.full((12, 3), -4.25, np.float32),        # max == min
+  "ints": r.randint(-300, 300, size=(20, 5)).astype(np.float32),
+  "unit": r.rand(20, 5).astype(np.float32),
+  "bytes": r.randint(0, 256, size=(20, 5)).astype(np.float32)})
+PYEOF
+  for m in 1 2 3 4 5 6 7; do
+    "$BIN/copy-feats" --compress=true --compression-method=$m "ark:$TMP/in.ark" "ark:$TMP/c$m.ark"
+    "$BIN/copy-feats" "ark:$TMP/c$m.ark" "ark:$TMP/d$m.ark"
+  done
+  python3 - "$TMP" <<'PYEOF'
+import sys, kaldiio, numpy as np
+d = sys.argv[1]; x = dict(kaldiio.load_ark(d + "/in.ark"))
+tok = {1: None, 2: b"CM ", 3: b"CM2", 4: b"CM2", 5: b"CM3", 6: b"CM3", 7: b"CM3"}
+for m in range(1, 8):
+    raw = open(d + "/c%d.ark" % m, "rb").read()
+    ours = dict(kaldiio.load_ark(d + "/d%d.ark" % m))   # our decompression
+    kio = dict(kaldiio.load_ark(d + "/c%d.ark" % m))    # kaldiio's decompression of our bytes
+    for k, a in x.items():
+        i = raw.index(k.encode() + b" \0B") + len(k) + 3
+        t = raw[i:i + 3]
+        want = tok[m] or (b"CM " if a.shape[0] > 8 else b"CM2")
+        assert t == want, (m, k, t, want)
+        assert np.allclose(ours[k], kio[k], rtol=0, atol=1e-5 * (1 + np.abs(a).max())), (m, k)
+        lo, hi = a.min(), a.max()
+        if m in (4, 6, 7):   # fixed ranges: values outside are clamped
+            lo, hi = {4: (-32768, 32767), 6: (0, 255), 7: (0, 1)}[m]
+        rng = max(hi - lo, 1 + abs(lo)) if hi == lo else hi - lo
+        clamped = np.clip(a, lo, hi)
+        if t == b"CM2": tol = rng / 65535 * 0.51 + 1e-6 * (1 + abs(lo))
+        elif t == b"CM3": tol = rng / 255 * 0.51 + 1e-6 * (1 + abs(lo))
+        else: tol = rng / 64 * 0.51 + rng / 65535 + 1e-5 * (1 + abs(lo))   # widest CM interval: p25..p75 / 128 and p0..p25 / 64
+        err = np.abs(ours[k] - clamped).max()
+        assert err <= tol, (m, k, err, tol)
+print("ok")
+PYEOF
+}
+
+@test "copy-feats --compress: bad method, single files, NaN input are one-line errors" {
+  run "$BIN/copy-feats" --compress=true --compression-method=8 "ark:$UBM/feats.ark" "ark:$TMP/o.ark"
+  [ "$status" -ne 0 ]; [[ "$output" == *"--compression-method=8 is not a compression method"* ]]
+  [ ! -e "$TMP/o.ark" ]
+  "$BIN/copy-feats" "ark:$UBM/feats.ark" "ark,scp:$TMP/f.ark,$TMP/f.scp"
+  run "$BIN/copy-feats" --compress=true "$(head -1 "$TMP/f.scp" | cut -d' ' -f2)" "$TMP/one.mat"
+  [ "$status" -ne 0 ]; [[ "$output" == *"--compress=true is only supported when writing tables"* ]]
+  printf 'u [ 1 2\n nan 4 ]\n' > "$TMP/nan.txt"
+  run "$BIN/copy-feats" --compress=true "ark,t:$TMP/nan.txt" "ark:$TMP/o.ark"
+  [ "$status" -ne 0 ]; [[ "$output" == *"key 'u'"* ]]; [[ "$output" == *"NaN"* ]]
+  [ ! -e "$TMP/o.ark" ]
+}
+
+@test "copy-feats --compress with a text archive writes the decompressed values (as Kaldi)" {
+  "$BIN/copy-feats" --compress=true --compression-method=5 "ark:$UBM/feats.ark" "ark,t:$TMP/t.txt"
+  "$BIN/copy-feats" --compress=true --compression-method=5 "ark:$UBM/feats.ark" "ark:$TMP/b.ark"
+  "$BIN/copy-feats" "ark:$TMP/b.ark" "ark,t:$TMP/b.txt"
+  cmp "$TMP/t.txt" "$TMP/b.txt"
+}
+
+# ---------------- issue 27: archive helpers ----------------
+
+@test "copy-matrix: tables and single files, --scale, --apply-log/exp/power/softmax-per-row against numpy" {
+  "$BIN/copy-matrix" "ark:$UBM/feats.ark" "ark:$TMP/same.ark"
+  cmp "$TMP/same.ark" "$UBM/feats.ark"
+  for opts in "--scale=0.5" "--scale=0.01 --apply-exp=true" "--apply-softmax-per-row=true" \
+              "--scale=-1 --apply-log=true" "--scale=0.1 --apply-power=2" "--apply-exp=true --scale=0.01 --apply-power=0.5"; do
+    # shellcheck disable=SC2086
+    "$BIN/copy-matrix" $opts "ark:$UBM/feats.ark" "ark:$TMP/o.ark"
+    python3 - "$TMP/o.ark" "$UBM/feats.ark" $opts <<'PYEOF'
+import sys, kaldiio, numpy as np
+o = {"scale": 1.0, "apply-log": "false", "apply-exp": "false", "apply-softmax-per-row": "false", "apply-power": 1.0}
+for a in sys.argv[3:]:
+    k, v = a[2:].split("="); o[k] = v
+ours = dict(kaldiio.load_ark(sys.argv[1]))
+for k, x in kaldiio.load_ark(sys.argv[2]):
+    y = x.astype(np.float64) * float(o["scale"])
+    if o["apply-log"] == "true": y = np.log(np.maximum(y, 1e-20))
+    if o["apply-exp"] == "true": y = np.exp(y)
+    if o["apply-softmax-per-row"] == "true":
+        y = np.exp(y - y.max(1, keepdims=True)); y /= y.sum(1, keepdims=True)
+    y = y ** float(o["apply-power"])
+    assert np.allclose(ours[k], y, rtol=2e-5, atol=1e-30), (sys.argv[3:], k, np.abs(ours[k] - y).max())
+PYEOF
+  done
+  python3 -c "
+import kaldiio; kaldiio.save_mat('$TMP/one.mat', dict(kaldiio.load_ark('$UBM/feats.ark'))['george_0_0'])"
+  "$BIN/copy-matrix" --binary=false --scale=2 "$TMP/one.mat" "$TMP/one.txt"
+  python3 -c "
+import kaldiio, numpy as np
+assert np.allclose(kaldiio.load_mat('$TMP/one.txt'), 2 * kaldiio.load_mat('$TMP/one.mat'), rtol=1e-6)"
+  run "$BIN/copy-matrix" --apply-log=true --apply-exp=true "ark:$UBM/feats.ark" "ark:$TMP/x.ark"
+  [ "$status" -ne 0 ]; [[ "$output" == *"only one of --apply-log, --apply-exp"* ]]
+  run "$BIN/copy-matrix" --apply-power=0.5 "ark:$UBM/feats.ark" "ark:$TMP/x.ark"
+  [ "$status" -ne 0 ]; [[ "$output" == *"key 'george_0_0': the result is NaN"* ]]; [ ! -e "$TMP/x.ark" ]
+  run "$BIN/copy-matrix" "ark:$UBM/feats.ark" "$TMP/x.mat"
+  [ "$status" -ne 0 ]; [[ "$output" == *"cannot mix archives with regular files"* ]]
+}
+
+@test "copy-vector: archives of VAD vectors, --change-dim, single files" {
+  "$BIN/copy-vector" "ark,t:$UBM/vad.txt" "ark,t:$TMP/v.txt"
+  cmp "$TMP/v.txt" "$UBM/vad.txt"
+  "$BIN/copy-vector" "ark,t:$UBM/vad.txt" "ark:$TMP/v.ark"
+  "$BIN/copy-vector" --change-dim=30 "ark:$TMP/v.ark" "ark,t:$TMP/c.txt"
+  python3 - "$TMP/c.txt" "$UBM/vad.txt" <<'PYEOF'
+import sys, kaldiio, numpy as np
+c = dict(kaldiio.load_ark(sys.argv[1]))
+for k, v in kaldiio.load_ark(sys.argv[2]):
+    ref = np.zeros(30, np.float32); n = min(30, len(v)); ref[:n] = v[:n]
+    assert (c[k] == ref).all(), k
+PYEOF
+  python3 -c "
+import kaldiio; import numpy as np
+kaldiio.save_mat('$TMP/one.vec', dict(kaldiio.load_ark('$UBM/vad.txt'))['george_0_0'].astype(np.float32))"
+  "$BIN/copy-vector" --binary=false "$TMP/one.vec" "$TMP/one.txt"
+  [ "$(cat "$TMP/one.txt")" = "$(head -1 "$UBM/vad.txt" | sed 's/^george_0_0 //')" ]
+}
+
+@test "subset-feats: --n, --include, --exclude as Kaldi's" {
+  "$BIN/subset-feats" --n=3 "ark:$UBM/feats.ark" "ark:$TMP/a.ark"
+  printf 'george_0_12 x\ngeorge_0_0\nnot_there\n' > "$TMP/list"
+  "$BIN/subset-feats" --include="$TMP/list" "ark:$UBM/feats.ark" "ark:$TMP/i.ark"
+  "$BIN/subset-feats" --exclude="$TMP/list" "ark:$UBM/feats.ark" "ark:$TMP/e.ark"
+  python3 - "$TMP" "$UBM/feats.ark" <<'PYEOF'
+import sys, kaldiio
+d = sys.argv[1]; keys = [k for k, _ in kaldiio.load_ark(sys.argv[2])]
+get = lambda f: [k for k, _ in kaldiio.load_ark(d + f)]
+assert get("/a.ark") == keys[:3]
+assert get("/i.ark") == [k for k in keys if k in ("george_0_12", "george_0_0")]
+assert get("/e.ark") == [k for k in keys if k not in ("george_0_12", "george_0_0")]
+PYEOF
+  run "$BIN/subset-feats" --include="$TMP/list" --exclude="$TMP/list" "ark:$UBM/feats.ark" "ark:$TMP/x.ark"
+  [ "$status" -ne 0 ]; [[ "$output" == *"should not have both --exclude and --include"* ]]
+  run "$BIN/subset-feats" --n=0 "ark:$UBM/feats.ark" "ark:$TMP/x.ark"
+  [ "$status" -ne 0 ]; [[ "$output" == *"--n=0"* ]]
+  echo nobody > "$TMP/none"
+  run "$BIN/subset-feats" --include="$TMP/none" "ark:$UBM/feats.ark" "ark:$TMP/x.ark"
+  [ "$status" -eq 1 ]; [[ "$output" == *"Wrote 0 out of 10 utterances"* ]]
+}
+
+@test "select-feats, splice-feats and paste-feats against numpy" {
+  "$BIN/select-feats" 0,3-5,19-17 "ark:$UBM/feats.ark" "ark:$TMP/s.ark"
+  "$BIN/splice-feats" --left-context=2 --right-context=1 "ark:$UBM/feats.ark" "ark:$TMP/sp.ark"
+  "$BIN/paste-feats" "ark:$UBM/feats.ark" "ark:$TMP/s.ark" "ark:$TMP/p.ark"
+  "$BIN/subsample-feats" --n=1 --offset=1 "ark:$UBM/feats.ark" "ark:$TMP/short.ark"
+  run "$BIN/paste-feats" "ark:$UBM/feats.ark" "ark:$TMP/short.ark" "ark:$TMP/p0.ark"
+  [ "$status" -eq 1 ]; [[ "$output" == *"length mismatch 28 vs. 27 for utt george_0_0 exceeds tolerance 0"* ]]
+  "$BIN/paste-feats" --length-tolerance=1 "ark:$UBM/feats.ark" "ark:$TMP/short.ark" "ark:$TMP/p1.ark"
+  python3 - "$TMP" "$UBM/feats.ark" <<'PYEOF'
+import sys, kaldiio, numpy as np
+d = sys.argv[1]; L = lambda f: dict(kaldiio.load_ark(d + f))
+s, sp, p, p1 = L("/s.ark"), L("/sp.ark"), L("/p.ark"), L("/p1.ark")
+for k, x in kaldiio.load_ark(sys.argv[2]):
+    T = len(x); sel = x[:, [0, 3, 4, 5, 19, 18, 17]]
+    assert (s[k] == sel).all()
+    i = np.arange(T); ref = np.hstack([x[np.clip(i + j, 0, T - 1)] for j in range(-2, 2)])
+    assert (sp[k] == ref).all()
+    assert (p[k] == np.hstack([x, sel])).all()
+    assert (p1[k] == np.hstack([x[:T - 1], x[1:]])).all()
+PYEOF
+  # single files
+  one=$TMP/one.mat
+  python3 -c "
+import kaldiio; kaldiio.save_mat('$one', dict(kaldiio.load_ark('$UBM/feats.ark'))['george_0_0'])"
+  "$BIN/paste-feats" --binary=false "$one" "$one" "$TMP/pp.txt"
+  python3 -c "
+import kaldiio, numpy as np
+x = dict(kaldiio.load_ark('$UBM/feats.ark'))['george_0_0']; y = kaldiio.load_mat('$TMP/pp.txt')
+assert np.allclose(y, np.hstack([x, x]), rtol=1e-6)"
+  run "$BIN/select-feats" 0,20 "ark:$UBM/feats.ark" "ark:$TMP/x.ark"
+  [ "$status" -ne 0 ]; [[ "$output" == *"index 20 is out of range for features of dimension 20"* ]]
+  run "$BIN/select-feats" 0,,3 "ark:$UBM/feats.ark" "ark:$TMP/x.ark"
+  [ "$status" -ne 0 ]; [[ "$output" == *"malformed selection '0,,3'"* ]]
+  run "$BIN/splice-feats" --left-context=-1 "ark:$UBM/feats.ark" "ark:$TMP/x.ark"
+  [ "$status" -ne 0 ]
+}
+
+@test "ali-to-pdf maps transition-ids through Kaldi's transition model; ali-to-post gives weight-1 posteriors" {
+  M=$GH_SHARED/data/kaldi-yesno-mono-model/0.mdl
+  "$BIN/gmm-copy" --binary=false "$M" "$TMP/mdl.txt"
+  python3 - "$TMP/mdl.txt" "$TMP/ali.txt" "$TMP/ref.txt" <<'PYEOF'
+import sys, re, numpy as np
+# tid -> pdf from the text model, as Kaldi numbers transition-ids: one per
+# transition of each (phone, hmm-state, pdf) triple, triples in file order.
+t = open(sys.argv[1]).read()
+topo = t[t.index("<Topology>"):t.index("</Topology>")]
+ntrans = {}
+for entry in topo.split("<TopologyEntry>")[1:]:
+    phones = entry.split("<ForPhones>")[1].split("</ForPhones>")[0].split()
+    for st in re.findall(r"<State> (\d+) (.*?)</State>", entry):
+        for ph in phones: ntrans[(int(ph), int(st[0]))] = st[1].count("<Transition>")
+tri = t.split("<Triples>")[1].split("</Triples>")[0].split()
+n = int(tri[0]); tid2pdf = [None]
+for i in range(n):
+    ph, hs, pdf = map(int, tri[1 + 3 * i: 4 + 3 * i])
+    tid2pdf += [pdf] * ntrans[(ph, hs)]
+r = np.random.RandomState(1); ali = open(sys.argv[2], "w"); ref = open(sys.argv[3], "w")
+for u in range(5):
+    a = r.randint(1, len(tid2pdf), size=r.randint(1, 40))
+    ali.write("utt%d %s\n" % (u, " ".join(map(str, a))))
+    ref.write("utt%d %s \n" % (u, " ".join(str(tid2pdf[x]) for x in a)))
+print(len(tid2pdf) - 1, "transition-ids")
+PYEOF
+  "$BIN/ali-to-pdf" "$M" "ark,t:$TMP/ali.txt" "ark,t:$TMP/pdf.txt"
+  cmp "$TMP/pdf.txt" "$TMP/ref.txt"
+  "$BIN/ali-to-post" "ark,t:$TMP/pdf.txt" "ark,t:$TMP/post.txt"
+  python3 - "$TMP/post.txt" "$TMP/ref.txt" <<'PYEOF'
+import sys
+ref = {l.split()[0]: l.split()[1:] for l in open(sys.argv[2])}
+for l in open(sys.argv[1]):
+    k, rest = l.split(None, 1)
+    frames = [f.split() for f in rest.replace("]", "").split("[")[1:]]
+    assert [f[0] for f in frames] == ref[k] and all(f[1] == "1" and len(f) == 2 for f in frames), k
+PYEOF
+  echo "bad 1 277" > "$TMP/bad.txt"
+  run "$BIN/ali-to-pdf" "$M" "ark,t:$TMP/bad.txt" "ark,t:$TMP/o.txt"
+  [ "$status" -ne 0 ]; [[ "$output" == *"key 'bad': transition-id 277 at frame 1 is out of range [1, 276]"* ]]
+  run "$BIN/ali-to-pdf" "$UBM/final.dubm" "ark,t:$TMP/ali.txt" "ark,t:$TMP/o.txt"
+  [ "$status" -ne 0 ]; [[ "$output" == *"expected a Kaldi model starting with <TransitionModel>"* ]]
+}
