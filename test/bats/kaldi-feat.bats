@@ -473,3 +473,188 @@ PYEOF
   run "$BIN/ali-to-pdf" "$UBM/final.dubm" "ark,t:$TMP/ali.txt" "ark,t:$TMP/o.txt"
   [ "$status" -ne 0 ]; [[ "$output" == *"expected a Kaldi model starting with <TransitionModel>"* ]]
 }
+
+# ---------------- issue 26 item 2: run.pl, slurm.pl, queue.pl ----------------
+
+UTILS=$BATS_TEST_DIRNAME/../../egs/utils
+
+# fake_bin <dir>: a fake Grid Engine qsub and Slurm sbatch that run the array
+# tasks here, one after another, and append their arguments to <dir>/args.
+fake_bin() {
+  mkdir -p "$1"
+  cat > "$1/qsub" <<'SH'
+#!/usr/bin/env bash
+echo "qsub $*" >> "$(dirname "$0")/args"
+t=; out=/dev/null; script=
+while [ $# -gt 0 ]; do
+  case $1 in -cwd|-V) shift ;; -pe) shift 3 ;; -t) t=$2; shift 2 ;; -o) out=$2; shift 2 ;; -*) shift 2 ;; *) script=$1; shift ;; esac
+done
+first=1; last=1; [ -z "$t" ] || { first=${t%-*}; last=${t#*-}; }
+echo "Your job-array 42.$first-$last:1 has been submitted"; rc=0
+for ((k = first; k <= last; k++)); do
+  if [ -n "$t" ]; then export SGE_TASK_ID=$k; else export SGE_TASK_ID=undefined; fi
+  JOB_ID=42 bash "$script" > "${out//\$TASK_ID/$k}" 2>&1 || rc=1
+done
+exit $rc
+SH
+  cat > "$1/sbatch" <<'SH'
+#!/usr/bin/env bash
+echo "sbatch $*" >> "$(dirname "$0")/args"
+array=1-1; out=/dev/null; script=
+for a in "$@"; do
+  case $a in --array=*) array=${a#*=} ;; --output=*) out=${a#*=} ;; --*) ;; *) script=$a ;; esac
+done
+array=${array%%%*}; first=${array%-*}; last=${array#*-}
+echo 77
+for ((k = first; k <= last; k++)); do
+  SLURM_ARRAY_TASK_ID=$k SLURM_ARRAY_JOB_ID=77 bash "$script" > "${out//%a/$k}" 2>&1
+done
+exit 0
+SH
+  chmod +x "$1/qsub" "$1/sbatch"
+}
+
+# check_log <log> <command> <code>: Kaldi's run.pl log lines, in order.
+check_log() {
+  [ "$(sed -n 1p "$1")" = "# $2" ] || { echo "$1: first line '$(sed -n 1p "$1")', expected '# $2'"; return 1; }
+  sed -n 2p "$1" | grep -q '^# Started at ' || { echo "$1: no '# Started at' line"; return 1; }
+  tail -2 "$1" | head -1 | grep -Eq '^# Accounting: time=[0-9]+ threads=[0-9]+$' || { echo "$1: no '# Accounting:' line"; return 1; }
+  tail -1 "$1" | grep -Eq "^# Ended \(code $3\) at .*, elapsed time [0-9.]+ seconds$" || { echo "$1: last line '$(tail -1 "$1")'"; return 1; }
+}
+
+@test "run.pl: JOB ranges, Kaldi's log lines, exit codes, options in Kaldi's forms" {
+  cd "$TMP"
+  "$UTILS/run.pl" JOB=1:4 log/a.JOB.log echo job JOB of 4
+  for j in 1 2 3 4; do
+    check_log log/a.$j.log "echo job $j of 4 " 0
+    grep -qx "job $j of 4" log/a.$j.log
+  done
+  # Kaldi's option forms: "--name value", -tc, options after the JOB range, JOB=N
+  "$UTILS/run.pl" --num-threads 3 -V JOB=2:3 --max-jobs-run 1 log/b.JOB.log echo x
+  [ ! -e log/b.1.log ]
+  grep -q 'threads=3' log/b.2.log
+  check_log log/b.3.log "echo x " 0
+  "$UTILS/run.pl" -tc 2 JOB=5 log/c.JOB.log echo five JOB
+  grep -qx "five 5" log/c.5.log
+  "$UTILS/run.pl" --mem 2G --config conf/queue.conf log/single.log echo one
+  check_log log/single.log "echo one " 0
+  # pipes as Kaldi's scripts write them (an escaped bar) and quoted arguments
+  "$UTILS/run.pl" JOB=1:2 log/p.JOB.log echo "a  b" JOB \| tr a-z A-Z
+  grep -qx "A  B 2" log/p.2.log
+  # failures: exit 1, the failed jobs named, each log with its code
+  run "$UTILS/run.pl" JOB=1:3 log/f.JOB.log 'exit $(( JOB == 2 ? 7 : 0 ))'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"1 / 3 failed (jobs 2)"*"log/f.2.log"* ]]
+  check_log log/f.2.log 'exit $(( 2 == 2 ? 7 : 0 ))' 7
+  check_log log/f.3.log 'exit $(( 3 == 2 ? 7 : 0 ))' 0
+  run "$UTILS/run.pl" JOB=0:2 log/z.JOB.log true
+  [ "$status" -ne 0 ]; [[ "$output" == *"start must be strictly positive"* ]]
+  run "$UTILS/run.pl" JOB=3:2 log/z.JOB.log true
+  [ "$status" -ne 0 ]; [[ "$output" == *"invalid job range JOB=3:2"* ]]
+  run "$UTILS/run.pl" --max-jobs-run 0 JOB=1:2 log/z.JOB.log true
+  [ "$status" -ne 0 ]; [[ "$output" == *"invalid option --max-jobs-run 0"* ]]
+  run "$UTILS/run.pl" --bogus 1 log/z.log true
+  [ "$status" -ne 0 ]; [[ "$output" == *"unknown option --bogus"* ]]
+  run "$UTILS/run.pl" JOB=1:2 log/nojob.log true
+  [ "$status" -ne 0 ]; [[ "$output" == *"must contain JOB"* ]]
+}
+
+@test "run.pl --max-jobs-run bounds the jobs running at once" {
+  cd "$TMP"
+  # each job records its start and end; count the most that overlapped
+  "$UTILS/run.pl" --max-jobs-run 2 JOB=1:6 log/m.JOB.log 'echo "s $(date +%s%N)" >> t.JOB; sleep 0.4; echo "e $(date +%s%N)" >> t.JOB'
+  python3 - t.* <<'PYEOF'
+import sys
+ev = []
+for f in sys.argv[1:]:
+    for l in open(f):
+        k, t = l.split(); ev.append((int(t), 1 if k == "s" else -1))
+cur = peak = 0
+for _, d in sorted(ev, key=lambda e: (e[0], e[1])):
+    cur += d; peak = max(peak, cur)
+assert len(ev) == 12 and peak == 2, (len(ev), peak)
+PYEOF
+}
+
+@test "run.pl --gpu 1 spreads concurrent jobs over the visible GPUs round-robin" {
+  cd "$TMP"
+  CUDA_VISIBLE_DEVICES=3,5,6 "$UTILS/run.pl" --gpu 1 JOB=1:7 log/g.JOB.log \
+    'echo "gpu=$CUDA_VISIBLE_DEVICES s=$(date +%s%N)"; sleep 0.3; echo "e=$(date +%s%N)"'
+  for j in 1 2 3 4 5 6 7; do
+    want=$(echo "3 5 6" | cut -d' ' -f$(( (j - 1) % 3 + 1 )))
+    grep -q "^gpu=$want s=" log/g.$j.log
+  done
+  # no two jobs on one GPU at the same time, and three GPUs in use at once
+  python3 - log/g.*.log <<'PYEOF'
+import sys, re
+iv = []
+for f in sys.argv[1:]:
+    t = open(f).read()
+    g, s = re.search(r"gpu=(\d+) s=(\d+)", t).groups(); e = re.search(r"e=(\d+)", t).group(1)
+    iv.append((g, int(s), int(e)))
+for a in iv:
+    for b in iv:
+        if a is not b and a[0] == b[0]: assert a[2] <= b[1] or b[2] <= a[1], (a, b)
+assert any(sum(1 for b in iv if b[1] <= a[1] < b[2]) == 3 for a in iv)
+PYEOF
+  # without a GPU list: nvidia-smi -L counts them (a fake one with 2 GPUs here)
+  mkdir -p fake; printf '#!/bin/sh\necho "GPU 0: Fake (UUID: a)"\necho "GPU 1: Fake (UUID: b)"\n' > fake/nvidia-smi
+  chmod +x fake/nvidia-smi
+  env -u CUDA_VISIBLE_DEVICES PATH="$TMP/fake:$PATH" "$UTILS/run.pl" --gpu 1 JOB=1:4 log/n.JOB.log 'echo "gpu=$CUDA_VISIBLE_DEVICES"'
+  [ "$(grep -h '^gpu=' log/n.{1,2,3,4}.log | tr '\n' ' ')" = "gpu=0 gpu=1 gpu=0 gpu=1 " ]
+}
+
+@test "queue.pl: qsub with Kaldi's default queue.conf rules, a --config file, logs and exit codes; no qsub is a clear error" {
+  cd "$TMP"; fake_bin "$TMP/fb"
+  PATH="$TMP/fb:$PATH" "$UTILS/queue.pl" --mem 2G --num-threads 4 --max-jobs-run 2 --gpu 1 -q all.q \
+    JOB=1:3 log/q.JOB.log echo task JOB
+  args=$(cat fb/args)
+  [[ "$args" == "qsub -v PATH -cwd -S /bin/bash -j y -l arch=*64* "* ]]
+  for o in "-l mem_free=2G,ram_free=2G" "-pe smp 4" "-tc 2" "-l gpu=1 -q g.q" "-q all.q" "-t 1-3" "-sync y" "-N q"; do
+    [[ "$args" == *" $o "* ]] || { echo "missing $o in: $args"; false; }
+  done
+  for j in 1 2 3; do check_log log/q.$j.log "echo task $j " 0; grep -qx "task $j" log/q.$j.log; done
+  grep -q 'threads=4' log/q.2.log
+  rm fb/args
+  printf 'command qsub -v PATH -cwd -j y\noption mem=* -l h_vmem=$0\noption mem=0\ndefault mem=1G\noption gpu=* -l gpu=$0\n' > q.conf
+  run env PATH="$TMP/fb:$PATH" "$UTILS/queue.pl" --config q.conf JOB=1:2 log/r.JOB.log 'exit $(( JOB - 1 ))'
+  [ "$status" -eq 1 ]; [[ "$output" == *"1 / 2 failed (jobs 2)"* ]]
+  [[ "$(cat fb/args)" == "qsub -v PATH -cwd -j y -l h_vmem=1G -N r "* ]]
+  check_log log/r.2.log 'exit $(( 2 - 1 ))' 1
+  run env PATH="$TMP/fb:$PATH" "$UTILS/queue.pl" --config q.conf --num-threads 2 log/s.log true
+  [ "$status" -ne 0 ]; [[ "$output" == *"--num-threads 2 is not described in q.conf"* ]]
+  # no qsub at all
+  mkdir -p nobin; for b in bash dirname cat mkdir; do ln -s "$(command -v $b)" nobin/; done
+  run env PATH="$TMP/nobin" "$UTILS/queue.pl" JOB=1:2 log/x.JOB.log true
+  [ "$status" -ne 0 ]; [[ "$output" == *"qsub not found"*"utils/slurm.pl"* ]]
+}
+
+@test "slurm.pl: Kaldi's options become slurm.sh's sbatch options; logs and exit codes" {
+  cd "$TMP"; fake_bin "$TMP/fb"
+  PATH="$TMP/fb:$PATH" "$UTILS/slurm.pl" --mem 3G --num-threads 2 --gpu 1 --max-jobs-run 2 --time 1:00:00 \
+    JOB=1:3 log/s.JOB.log echo slurm JOB
+  args=$(cat fb/args)
+  for o in --mem=3G --cpus-per-task=2 --gres=gpu:1 --array=1-3%2 --time=1:00:00 --wait; do
+    [[ " $args " == *" $o "* ]] || { echo "missing $o in: $args"; false; }
+  done
+  for j in 1 2 3; do grep -qx "slurm $j" log/s.$j.log; check_log log/s.$j.log "echo slurm $j " 0; done
+  run env PATH="$TMP/fb:$PATH" "$UTILS/slurm.pl" -pe smp 3 JOB=1:2 log/t.JOB.log 'exit $(( JOB == 1 ))'
+  [ "$status" -eq 1 ]; [[ "$output" == *"1 / 2 failed"*"jobs 1"* ]]
+  [[ "$(tail -1 fb/args)" == *"--cpus-per-task=3"* ]]
+}
+
+@test "recipes ship Kaldi's cmd.sh and path.sh; \$train_cmd runs a job array" {
+  for r in arabic-digits yesno fsdd; do
+    d=$BATS_TEST_DIRNAME/../../egs/$r
+    [ -f "$d/cmd.sh" ] && [ -f "$d/path.sh" ]
+    (
+      cd "$TMP"
+      unset GH_BIN
+      . "$d/path.sh"; . "$d/cmd.sh"
+      [ "$(command -v run.pl)" -ef "$UTILS/run.pl" ]
+      [ "$(command -v compute-vad)" -ef "$BATS_TEST_DIRNAME/../../bin/compute-vad" ]
+      $train_cmd JOB=1:2 log/$r.JOB.log echo JOB
+      grep -qx 2 log/$r.2.log
+    )
+  done
+}
