@@ -33,4 +33,6 @@ args=()
 [ -z "$la_max_jobs_run" ] || args+=(--max-jobs-run "$la_max_jobs_run")
 [ "$la_gpu" = 0 ] || args+=(--gpu "$la_gpu")
 [ -z "$la_num_threads" ] || args+=(--num-threads "$la_num_threads")
+# run.sh writes the "# Accounting: ... threads=N" line with N from GH_RUN_THREADS.
+export GH_RUN_THREADS=${la_num_threads:-1}
 exec "$here/run.sh" "${args[@]}" ${la_jobspec:+"$la_jobspec"} "${la_rest[@]}"
