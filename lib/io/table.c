@@ -72,7 +72,6 @@ typedef union {
 
 static void obj_free(gh_objtype t, gh_obj *o) {
   switch (t) {
-    case GH_OBJ_CMATRIX: break; /* written only, never held by a reader */
     case GH_OBJ_MATRIX: gh_matrix_free(&o->m); break;
     case GH_OBJ_DMATRIX: gh_dmatrix_free(&o->dm); break;
     case GH_OBJ_VECTOR: gh_vector_free(&o->v); break;
@@ -82,6 +81,7 @@ static void obj_free(gh_objtype t, gh_obj *o) {
     case GH_OBJ_INT32: break;
     case GH_OBJ_TOKEN_VECTOR: free(o->str); break;
     case GH_OBJ_MATRIX_VIEW: gh_matrix_free(&o->mv.own); break;
+    case GH_OBJ_CMATRIX: break; /* written only, never held by a reader */
   }
   memset(o, 0, sizeof *o);
 }
@@ -110,7 +110,6 @@ static void obj_read(gh_istream *s, gh_objtype t, gh_obj *o) {
   if (t != GH_OBJ_TOKEN_VECTOR && gh_istream_eof(s)) gh_istream_fail(s, "unexpected end of file (no object)");
   int binary = gh_read_binary_marker(s);
   switch (t) {
-    case GH_OBJ_CMATRIX: gh_die("internal: GH_OBJ_CMATRIX is for writing only (read compressed matrices as GH_OBJ_MATRIX)");
     case GH_OBJ_MATRIX: gh_read_matrix(s, binary, &o->m); break;
     case GH_OBJ_MATRIX_VIEW: gh_read_matrix_view(s, binary, &o->mv.v, &o->mv.own); break;
     case GH_OBJ_DMATRIX: gh_read_dmatrix(s, binary, &o->dm); break;
@@ -131,6 +130,7 @@ static void obj_read(gh_istream *s, gh_objtype t, gh_obj *o) {
       if (binary) gh_istream_fail(s, "token vectors are text-only, found binary data");
       o->str = normalize_tokens(gh_istream_eof(s) ? "" : gh_read_line(s));
       break;
+    case GH_OBJ_CMATRIX: gh_die("internal: GH_OBJ_CMATRIX is for writing only (read compressed matrices as GH_OBJ_MATRIX)");
   }
 }
 
@@ -148,7 +148,6 @@ static void obj_write(gh_ostream *s, int binary, gh_objtype t, const void *obj) 
   }
   gh_write_binary_marker(s, binary);
   switch (t) {
-    case GH_OBJ_CMATRIX: gh_write_cmatrix(s, binary, obj); break;
     case GH_OBJ_MATRIX: gh_write_matrix(s, binary, obj); break;
     case GH_OBJ_DMATRIX: gh_write_dmatrix(s, binary, obj); break;
     case GH_OBJ_VECTOR: gh_write_vector(s, binary, obj); break;
@@ -161,6 +160,7 @@ static void obj_write(gh_ostream *s, int binary, gh_objtype t, const void *obj) 
       break;
     case GH_OBJ_TOKEN_VECTOR: break;
     case GH_OBJ_MATRIX_VIEW: gh_die("internal: GH_OBJ_MATRIX_VIEW is for reading only");
+    case GH_OBJ_CMATRIX: gh_write_cmatrix(s, binary, obj); break;
   }
 }
 
