@@ -106,7 +106,7 @@ run_one() {  # run_one <job-id> <slot>
   wait $jp; rc=$?
   rm -f "$status_dir/pid.$j"
     local el; el=$(awk -v a=$start -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
-  echo "# Accounting: time=${el%.*} threads=${GH_RUN_THREADS:-1}" >> "$jlog"  # run.pl --num-threads
+  echo "# Accounting: time=${el%.*} threads=1" >> "$jlog"
   echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$jlog"
   echo $rc > "$status_dir/$j"
 }
