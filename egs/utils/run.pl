@@ -26,6 +26,7 @@
 set -uo pipefail
 me=run.pl
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=launcher_args.sh
 . "$here/launcher_args.sh"
 la_parse "$@" || exit 1
 [ ${#la_extra[@]} -eq 0 ] || echo "$me: warning: ignoring options ${la_extra[*]} (they are for a queue)" >&2
@@ -42,9 +43,9 @@ fi
 "$here/run.sh" "${args[@]}" ${la_jobspec:+"$la_jobspec"} "${la_rest[@]}" &
 pid=$!
 # (a background child ignores SIGINT: Ctrl-C is passed on as SIGTERM)
-trap "kill -TERM $pid 2>/dev/null" INT TERM
-trap "kill -HUP $pid 2>/dev/null" HUP
-while :; do wait $pid; rc=$?; kill -0 $pid 2>/dev/null || break; done
+trap 'kill -TERM $pid 2>/dev/null' INT TERM
+trap 'kill -HUP $pid 2>/dev/null' HUP
+while :; do wait "$pid"; rc=$?; kill -0 "$pid" 2>/dev/null || break; done
 log=${la_rest[0]}; jobname=${la_jobspec%%=*}; range=${la_jobspec#*=}
 first=1; last=1; [ -z "$la_jobspec" ] || { first=${range%%:*}; last=${range#*:}; }
 for ((j = first; j <= last; j++)); do
