@@ -246,10 +246,59 @@ static void test_compressed(void) {
   gh_cmatrix_free(&c);
 }
 
+static int cmpf(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* CM column percentiles against a full sort, on columns long enough for the
+ * selection (not the small-column sort) and with many ties. */
+static void test_compressed_percentiles(void) {
+  srand(11);
+  int bad = 0;
+  for (int trial = 0; trial < 20 && !bad; trial++) {
+    int R = 17 + rand() % 300, C = 3;
+    float *x = malloc(sizeof(float) * R * C), *col = malloc(sizeof(float) * R);
+    for (int i = 0; i < R * C; i++) x[i] = (float)(rand() % (trial % 2 ? 7 : 2000)) * 0.5f;
+    gh_matrix m = mat(R, C, x);
+    gh_cmatrix c = {0};
+    gh_cmatrix_compress(&m, GH_COMPRESS_SPEECH_FEATURE, &c);
+    for (int j = 0; j < C; j++) {
+      for (int r = 0; r < R; r++) col[r] = x[r * C + j];
+      qsort(col, R, sizeof(float), cmpf);
+      int q = R / 4;
+      float v[4] = {col[0], col[q], col[3 * q], col[R - 1]};
+      unsigned want[4];
+      for (int k = 0; k < 4; k++) {
+        float f = (v[k] - c.min_value) / c.range;
+        want[k] = (unsigned)(int)((double)(f * 65535.0f) + 0.499);
+      }
+      /* the clamps: p0 <= 65532, each at least one above the previous */
+      want[0] = want[0] < 65532 ? want[0] : 65532;
+      for (int k = 1; k < 4; k++) {
+        if (want[k] < want[k - 1] + 1) want[k] = want[k - 1] + 1;
+        if (k < 3 && want[k] > 65532u + k) want[k] = 65532u + k;
+      }
+      for (int k = 0; k < 4; k++)
+        if (u16_at(c.data + 8 * j + 2 * k) != want[k]) {
+          printf("#   trial %d R=%d col %d percentile %d: %u, want %u\n", trial, R, j, k,
+                 u16_at(c.data + 8 * j + 2 * k), want[k]);
+          bad = 1;
+        }
+    }
+    gh_cmatrix_free(&c);
+    gh_matrix_free(&m);
+    free(x);
+    free(col);
+  }
+  GH_TEST_OK(!bad, "CM percentiles by selection equal those of a full sort (20 random matrices, ties)");
+}
+
 int main(void) {
   test_vad();
   test_sliding_cmn();
   test_selection();
   test_compressed();
+  test_compressed_percentiles();
   return gh_test_done();
 }
