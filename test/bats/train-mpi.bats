@@ -213,3 +213,29 @@ with open('$T/bad.ark', 'r+b') as f:
   [ "$status" -ne 0 ]; echo "$output" | grep -q "comm=none, but the launcher started 2 ranks"
   [ ! -e $T/x.mdl ]
 }
+
+@test "steps/train_gmm.sh --ranks 2 (utils/run.sh, mpirun) equals --nj 1 per-iteration jobs; resumes with --stage" {
+  make_data
+  mkdir -p $T/data
+  cp $T/f.scp $T/data/feats.scp
+  awk '{ print $1, "spk1" }' $T/f.scp | sort > $T/data/utt2spk   # one speaker: shards anyway
+  cd $T
+  for cov in diag full; do
+    "$EGS/steps/train_gmm.sh" --nj 1 --device cpu --cov-type $cov --num-gauss 3 --init-iters 2 --num-iters 4 \
+      data exp/j_$cov > /dev/null
+    "$EGS/steps/train_gmm.sh" --ranks 2 --device cpu --cov-type $cov --num-gauss 3 --init-iters 2 --num-iters 4 \
+      data exp/r_$cov > $T/out
+    cat $T/out
+    grep -q "2 ranks, 4 iterations" $T/out
+    ls exp/r_$cov/1.mdl exp/r_$cov/4.mdl exp/r_$cov/final.mdl
+    grep -q "mpirun -np 2" exp/r_$cov/log/train.0.log
+    grep -q "rank 1 on host" exp/r_$cov/log/train.0.log
+    "$EGS/utils/compare_gmms.sh" exp/j_$cov/final.mdl exp/r_$cov/final.mdl
+  done
+  # resume from iteration 2 with a fresh final model
+  rm exp/r_full/final.mdl exp/r_full/3.mdl exp/r_full/4.mdl
+  "$EGS/steps/train_gmm.sh" --ranks 2 --stage 2 --device cpu --cov-type full --num-gauss 3 --init-iters 2 \
+    --num-iters 4 data exp/r_full > /dev/null
+  grep -q "iteration 3:" exp/r_full/log/train.2.log
+  "$EGS/utils/compare_gmms.sh" exp/j_full/final.mdl exp/r_full/final.mdl
+}
