@@ -132,7 +132,7 @@ static void fetch_reduced(gh_dist_em *em, gh_accs_set *a, double ll, double w) {
     gh_accs_flatten(a, 0, buf);
     gh_comm_sum_f64(em->comm, buf, n);
     gh_accs_unflatten(a, 0, buf);
-    em->reduce_path = "host (accs)";
+    em->reduce_path = "host-accs";
   }
   em->total_loglike = a->total_loglike;
   em->total_weight = a->total_frames;
@@ -178,7 +178,7 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
       b->ops->acc_raw_set(b, em->dm, buf);
       ll = buf[n];
       w = buf[n + 1];
-      em->reduce_path = "host (raw)";
+      em->reduce_path = "host-raw";
     }
     em->total_loglike = ll;
     em->total_weight = w;

@@ -45,7 +45,7 @@ typedef struct {
   double total_weight;    /* over all ranks, last E-step */
   double total_loglike;   /* over all ranks, last E-step (natural log, total) */
   double estep_seconds, reduce_seconds, mstep_seconds;
-  const char *reduce_path; /* "nccl", "host (raw)", "host (accs)" or "none" (R = 1) */
+  const char *reduce_path; /* "nccl", "host-raw", "host-accs" or "none" (R = 1) */
 } gh_dist_em;
 
 /* Uploads the shard's blocks (one gh_dev_data each); model, sd and comm
