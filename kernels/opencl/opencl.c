@@ -721,6 +721,28 @@ static void ocl_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   free(ad); free(af);
 }
 
+/* backend.h acc_raw_*: the diagonal block acc_d [Gd x Kd] then the full
+ * block acc_f [Gf x Kf], as the device holds them (the distributed
+ * trainers' host reduction; the M-step then stays on the device). */
+static int64_t ocl_acc_raw_size(gh_backend *b, gh_dev_model *dm) {
+  ocl_model *m = (ocl_model *)dm;
+  return (int64_t)m->Gd * m->Kd + (int64_t)m->Gf * m->Kf;
+}
+static void ocl_acc_raw_get(gh_backend *b, gh_dev_model *dm, double *host) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  const size_t nd = (size_t)m->Gd * m->Kd, nf = (size_t)m->Gf * m->Kf;
+  if (nd) gh_ocl_read(c, m->acc_d, 0, nd * sizeof(double), host);
+  if (nf) gh_ocl_read(c, m->acc_f, 0, nf * sizeof(double), host + nd);
+}
+static void ocl_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  const size_t nd = (size_t)m->Gd * m->Kd, nf = (size_t)m->Gf * m->Kf;
+  if (nd) gh_ocl_write(c, m->acc_d, 0, nd * sizeof(double), host);
+  if (nf) gh_ocl_write(c, m->acc_f, 0, nf * sizeof(double), host + nd);
+}
+
 static const gh_backend_ops ocl_ops = {
     .name = "opencl",
     .free = ocl_free,
@@ -740,6 +762,9 @@ static const gh_backend_ops ocl_ops = {
     .hmm_forward = gh_ocl_hmm_forward,
     .hmm_viterbi = gh_ocl_hmm_viterbi,
     .hmm_fb = gh_ocl_hmm_fb,
+    .acc_raw_size = ocl_acc_raw_size,
+    .acc_raw_get = ocl_acc_raw_get,
+    .acc_raw_set = ocl_acc_raw_set,
 };
 
 /* Without cl_khr_fp64: loglikes on the device, HMM ops on the CPU reference

@@ -239,3 +239,27 @@ with open('$T/bad.ark', 'r+b') as f:
   grep -q "iteration 3:" exp/r_full/log/train.2.log
   "$EGS/utils/compare_gmms.sh" exp/j_full/final.mdl exp/r_full/final.mdl
 }
+
+@test "gmm-train on OpenCL (PoCL): the host reduction of the raw device accumulators, M-step on the device; 2 ranks equal 1" {
+  D=$GH_SHARED/data
+  gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null \
+    2>"$T/probe" || skip "no OpenCL device: $(tail -1 "$T/probe")"
+  make_data; make_models
+  for ct in diag full; do
+    for R in 1 2; do
+      $MPIRUN -np $R "$BIN/gmm-train" --device=opencl --num-iters=4 --block-frames=500 "$T/g_$ct.0" scp:$T/f.scp \
+        "$T/o$R" 2>"$T/log$R" || { cat "$T/log$R"; false; }
+    done
+    cat "$T/log2"
+    grep -q "using device opencl" "$T/log2"
+    grep -q "reduce [0-9.]* s (host-raw), M-step [0-9.]* s (device)" "$T/log2"
+    "$EGS/utils/compare_gmms.sh" "$T/o1" "$T/o2"
+    # accumulators (the dump makes the last iteration fetch them: host M-step there)
+    for R in 1 2; do
+      GH_TRAIN_DUMP_ACCS=$T/o$R.acc $MPIRUN -np $R "$BIN/gmm-train" --device=opencl --num-iters=2 --block-frames=500 \
+        "$T/g_$ct.0" scp:$T/f.scp "$T/q$R" 2>/dev/null
+    done
+    rel=$(acc_rel "$T/o1.acc" "$T/o2.acc"); echo "$ct accs rel diff $rel"
+    python3 -c "assert $rel <= 1e-9, $rel"
+  done
+}
