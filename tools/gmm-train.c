@@ -185,10 +185,16 @@ int main(int argc, char **argv) {
   gh_host_blas_serial();
   gh_dist_em em;
   gh_dist_em_init(&em, comm, be, &model, &sd);
+  if (!strcmp(co.kind, "nccl") && strcmp(be->ops->name, "cuda"))
+    gh_die("--comm=nccl needs the CUDA backend (--device=cuda; this run uses %s)", be->device_name);
   if (!strcmp(co.kind, "nccl") || (!strcmp(co.kind, "auto") && R > 1 && !strcmp(be->ops->name, "cuda"))) {
     gh_cuda_thread_attach(be);
     if (gh_comm_nccl_start(comm) != 0) {
-      if (!strcmp(co.kind, "nccl")) gh_die("--comm=nccl: %s", gh_last_error());
+      if (!strcmp(co.kind, "nccl")) {
+        /* every rank knows the outcome: rank 0 says it once and ends the job */
+        if (rank != 0) gh_comm_barrier(comm);
+        gh_die("--comm=nccl: %s", gh_last_error());
+      }
       gh_log("NCCL not used (%s): the accumulators are summed through MPI on the host", gh_last_error());
     }
   }

@@ -88,7 +88,7 @@ print('%.3g' % np.max(np.abs(a - b) / den))"
   done
 }
 
-@test "gmm-train: 1, 2 and 3 ranks give the same accumulators (1e-9 relative) and models (diag, full, mix-up, ali labels)" {
+@test "gmm-train: 1, 2 and 3 ranks give the same accumulators (1e-9 relative) and models (diag, full, mix-up)" {
   make_data; make_models
   for ct in diag full; do
     opts="--device=cpu --num-iters=5 --block-frames=700 --mix-up=9 --seed=5"
@@ -262,4 +262,24 @@ with open('$T/bad.ark', 'r+b') as f:
     rel=$(acc_rel "$T/o1.acc" "$T/o2.acc"); echo "$ct accs rel diff $rel"
     python3 -c "assert $rel <= 1e-9, $rel"
   done
+}
+
+@test "gmm-train --shrink=lw: the shrinkage statistics are summed over the ranks too; 2 ranks equal 1" {
+  make_data; make_models
+  for R in 1 2; do
+    $MPIRUN -np $R "$BIN/gmm-train" --device=cpu --shrink=lw --num-iters=3 --block-frames=500 --binary=false \
+      --write-accs=$T/s$R.acc --shrinkage-stats=true "$T/g_full.0" scp:$T/f.scp $T/s$R 2>"$T/log$R"
+    [ "$(grep -c 'shrinkage lw: lambda mean' "$T/log$R")" -eq 3 ]
+  done
+  "$EGS/utils/compare_gmms.sh" $T/s1 $T/s2
+  # the written accumulators, shrinkage statistics included (text, 7+ digits)
+  python3 -c "
+import re
+num = re.compile(r'^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$')
+a = open('$T/s1.acc').read().split(); b = open('$T/s2.acc').read().split()
+assert len(a) == len(b) and len(a) > 300, (len(a), len(b))
+for x, y in zip(a, b):
+    if num.match(x): assert abs(float(x) - float(y)) <= 1e-6 * max(1.0, abs(float(x))), (x, y)
+    else: assert x == y, (x, y)
+print(len(a), 'tokens')"
 }
