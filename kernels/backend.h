@@ -241,6 +241,22 @@ typedef struct {
   void (*acc_raw_get)(gh_backend *b, gh_dev_model *m, double *host);
   void (*acc_raw_set)(gh_backend *b, gh_dev_model *m, const double *host);
   double *(*acc_raw_device)(gh_backend *b, gh_dev_model *m);
+
+  /* ---- optional: data larger than device memory (lib/train/dist-em.h,
+   * gmm-train --max-device-memory) ----
+   * data_bytes: the device memory d's frames and pairs take while resident.
+   * data_evict: frees that memory, keeping the handle, a host copy of what
+   * was uploaded (page-locked where the backend can) and everything that
+   * decides the arithmetic (CUDA: the GEMM centre of the first model d was
+   * used with), so d can only be reloaded or freed; caches of d are dropped.
+   * data_reload: uploads it again (CUDA: asynchronously on a stream of its
+   * own, from page-locked memory, so the copy overlaps the E-step of another
+   * block; the next accumulate on d waits for it), after which accumulate
+   * on d adds exactly what it added before the eviction.  A backend sets the
+   * three together or none.  CUDA: kernels/cuda/cuda.cu; OpenCL: opencl.c. */
+  int64_t (*data_bytes)(gh_backend *b, gh_dev_data *d);
+  void (*data_evict)(gh_backend *b, gh_dev_data *d);
+  void (*data_reload)(gh_backend *b, gh_dev_data *d);
 } gh_backend_ops;
 
 struct gh_backend {

@@ -283,3 +283,25 @@ for x, y in zip(a, b):
     else: assert x == y, (x, y)
 print(len(a), 'tokens')"
 }
+
+@test "gmm-train --max-device-memory (OpenCL/PoCL): streamed blocks give the resident run's model, bit for bit, at 1 and 2 ranks" {
+  D=$GH_SHARED/data
+  gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null \
+    2>"$T/probe" || skip "no OpenCL device: $(tail -1 "$T/probe")"
+  make_data; make_models
+  for R in 1 2; do
+    $MPIRUN -np $R "$BIN/gmm-train" --device=opencl --num-iters=3 --block-frames=400 "$T/g_full.0" scp:$T/f.scp \
+      $T/res$R 2>/dev/null
+    # blocks of <= 400 frames x 5 dims: ~8 KB + 12 bytes a pair; 40 KB keeps one or two resident
+    $MPIRUN -np $R "$BIN/gmm-train" --device=opencl --num-iters=3 --block-frames=400 --max-device-memory=40K \
+      "$T/g_full.0" scp:$T/f.scp $T/str$R 2>"$T/log$R"
+    grep "streamed from page-locked host memory" "$T/log$R"
+    cmp $T/res$R $T/str$R
+  done
+  run gmm-train --device=opencl --max-device-memory=10K --block-frames=400 "$T/g_full.0" scp:$T/f.scp $T/x
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "cannot hold two blocks"
+  run gmm-train --device=opencl --max-device-memory=lots "$T/g_full.0" scp:$T/f.scp $T/x
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "max-device-memory must be a positive size"
+}
