@@ -85,6 +85,10 @@ print('%.3g' % np.max(np.abs(a - b) / den))"
     # one block (the default 65536 frames > the data) is gmm-est-gpu's single block
     gmm-est-gpu --device=cpu --num-iters=4 "$T/g_$ct.0" scp:$T/f.scp "$T/e_$ct" 2>/dev/null
     "$EGS/utils/compare_gmms.sh" --rel-tol 1e-6 --abs-tol 1e-7 "$T/e_$ct" "$T/p_$ct"
+    # one block, three ranks: ranks 1 and 2 have empty shards and still take part
+    $MPIRUN -np 3 "$BIN/gmm-train" --device=cpu --num-iters=4 "$T/g_$ct.0" scp:$T/f.scp "$T/e3_$ct" 2>"$T/log3"
+    grep -q "rank 2 on host .*shard 2 (empty" "$T/log3"
+    cmp "$T/p_$ct" "$T/e3_$ct"
   done
 }
 
