@@ -104,11 +104,6 @@ int main(int argc, char **argv) {
   gh_shrink_stats sst;
   if (gh_shrink_parse(shrink, &so) != 0) gh_die("--shrink=%s: %s", shrink, gh_last_error());
   if (so.method == GH_SHRINK_DIAG) gh_die("--shrink=diag is not an M-step option: use fc-shrink --method=diag");
-  if (*iter_models) {
-    struct stat st;
-    if (stat(iter_models, &st) != 0 || !S_ISDIR(st.st_mode))
-      gh_die("--iter-models=%s: not a directory", iter_models);
-  }
   int64_t max_device_bytes = 0;
   if (*max_mem) {
     char *end = NULL;
@@ -130,6 +125,11 @@ int main(int argc, char **argv) {
   const int R = gh_comm_size(comm), rank = gh_comm_rank(comm);
   if (rank > 0) gh_verbose = gh_verbose > -1 ? -1 : gh_verbose; /* rank 0 logs; warnings stay */
   gh_comm_check_build(comm);
+  if (rank == 0 && *iter_models) { /* only rank 0 writes there */
+    struct stat st;
+    if (stat(iter_models, &st) != 0 || !S_ISDIR(st.st_mode))
+      gh_die("--iter-models=%s: not a directory", iter_models);
+  }
 
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
