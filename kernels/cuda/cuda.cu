@@ -366,6 +366,10 @@ typedef struct {
   Task *hTasks; size_t hcapTasks;
   int64_t *hSel; size_t hcapSel;
   int64_t *hCount; size_t hcapCount;
+  /* data_upload's two page-locked staging buffers (rows x Dp floats each),
+   * kept for the next upload: a trainer uploads one block after another */
+  float *hStage[2]; size_t stage_floats;
+  cudaEvent_t evStage[2];
 } cuda_ctx;
 
 
@@ -409,6 +413,8 @@ static void cuda_free_backend(gh_backend *b) {
     if (c->tl) { fclose(c->tl); cudaEventDestroy(c->evBase); }
   }
   free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
+  for (int k = 0; k < 2; ++k)
+    if (c->hStage[k]) { cudaFreeHost(c->hStage[k]); cudaEventDestroy(c->evStage[k]); }
   free(c);
   free(b);
 }
@@ -1134,12 +1140,18 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
            cudaGetErrorString(e));
   if (T > 0) {
     const size_t rows = ((size_t)4 << 20) / Dp > 0 ? ((size_t)4 << 20) / Dp : 1; /* frames per buffer */
-    float *h[2] = {NULL, NULL};
-    cudaEvent_t done[2];
-    for (int k = 0; k < 2; ++k) {
-      CK(cudaMallocHost((void **)&h[k], rows * Dp * sizeof(float)));
-      CK(cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming));
+    cuda_ctx *cx = (cuda_ctx *)b->ctx;
+    if (cx->stage_floats < rows * Dp) { /* allocated once per backend, reused by later uploads */
+      for (int j = 0; j < 2; ++j)
+        if (cx->hStage[j]) { CK(cudaFreeHost(cx->hStage[j])); CK(cudaEventDestroy(cx->evStage[j])); }
+      for (int j = 0; j < 2; ++j) {
+        CK(cudaMallocHost((void **)&cx->hStage[j], rows * Dp * sizeof(float)));
+        CK(cudaEventCreateWithFlags(&cx->evStage[j], cudaEventDisableTiming));
+      }
+      cx->stage_floats = rows * Dp;
     }
+    float *h[2] = {cx->hStage[0], cx->hStage[1]};
+    cudaEvent_t *done = cx->evStage;
     int k = 0;
     for (size_t t0 = 0; t0 < (size_t)T; t0 += rows, k ^= 1) {
       const size_t n = (size_t)T - t0 < rows ? (size_t)T - t0 : rows;
@@ -1152,10 +1164,6 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
       CK(cudaEventRecord(done[k], 0));
     }
     CK(cudaStreamSynchronize(0));
-    for (int j = 0; j < 2; ++j) {
-      CK(cudaEventDestroy(done[j]));
-      CK(cudaFreeHost(h[j]));
-    }
   }
   d->centre = (double *)gh_calloc(D, sizeof(double));
   /* pairs sorted by pdf */
