@@ -7,7 +7,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gmm.h"
-#include "gmm/gselect.h"
+#include "train/global-acc.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);

@@ -9,7 +9,7 @@
 #include "backend.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
-#include "gmm/gselect.h"
+#include "train/global-acc.h"
 #include "io/table.h"
 
 typedef struct {

@@ -16,7 +16,6 @@
 #include "backend.h"
 #include "gmm/gmm.h"
 #include "io/table.h"
-#include "train/gmm-data.h"
 
 /* out := a set of G one-Gaussian pdfs (form GH_SET_AM), pdf g holding
  * Gaussian g of gmm with weight 1 and gmm's gconst_g (which includes
@@ -39,17 +38,6 @@ int32_t gh_gselect_frame(const float *ll, int32_t G, int32_t n, const int32_t *a
  * log sum_g exp(ll[g]) (over all G). */
 double gh_post_topn(const float *ll, int32_t G, int32_t n, float min_post, int32_t *idx, float *post, int32_t *k);
 
-/* Utterance loop of the selection tools: reads feats_rspec sequentially,
- * gathers utterances into blocks of about block_frames frames (an
- * utterance is never split), scores each block with backend model m (P
- * output columns per frame: loglikes op) and calls fn(ctx, key, T, X, ll)
- * for every utterance in reading order, X [T x D] its frames and ll [T x P]
- * its log-likelihoods.  Features are checked finite and of dimension dim
- * (dies naming the rspecifier and key).  Empty utterances get fn with T 0. */
-typedef void (*gh_utt_fn)(void *ctx, const char *key, int32_t T, const float *X, const float *ll);
-void gh_score_utts(gh_backend *b, gh_dev_model *m, int32_t P, int32_t dim, const char *feats_rspec,
-                   int64_t block_frames, gh_utt_fn fn, void *ctx);
-
 /* Kaldi StringToGmmFlags: a subset of "mvwt" -> kGmmMeans 1 | kGmmVariances 2
  * | kGmmWeights 4 (t, transitions, is accepted and ignored); dies on any
  * other letter naming the option. */
@@ -58,27 +46,19 @@ uint32_t gh_gmm_flags_parse(const char *s, const char *option);
  * weights are always added. */
 uint32_t gh_gmm_flags_augment(uint32_t flags);
 
-#endif
 
 /* The single GMM of a model read by gh_gmm_set_read that a Kaldi global-GMM
  * tool takes: dies (naming name) unless s has exactly one pdf of the given
  * type ("gmm-global-*": diag, "fgmm-global-*": full). */
 gh_gmm *gh_global_gmm(gh_gmm_set *s, gh_covtype type, const char *name);
 
-/* Accumulation of Kaldi's gmm-global-acc-stats / fgmm-global-acc-stats
- * (gmmbin/gmm-global-acc-stats.cc, fgmmbin/fgmm-global-acc-stats.cc) over
- * backend b: every utterance of feats_rspec (dimension gmm->dim), frame
- * weights from weights_rspec (per-utterance float vectors; NULL/"" all 1);
- * with gselect_rspec (per-utterance gselect lists, random access): the
- * posteriors over each frame's selected Gaussians only (acc_gselect op),
- * else over all Gaussians (the dense E-step, gh_data_estep).  Utterances
- * without weights or gselect entries, or whose entry has the wrong length,
- * are skipped with a warning and counted in *num_err, as Kaldi does.  accs:
- * zeroed here, shaped like gmm, flags = gh_gmm_flags_augment(flags).
- * *tot_like: sum of weight x frame log-likelihood (natural log), *tot_t:
- * sum of weights.  Dies if no frame is left. */
-void gh_global_acc(gh_backend *b, const gh_gmm *gmm, const char *feats_rspec, const char *gselect_rspec,
-                   const char *weights_rspec, uint32_t flags, gh_gmm_accs *accs, int32_t *num_done,
-                   int32_t *num_err, double *tot_like, double *tot_t);
+/* dst := the diagonal GMM with src's weights and, per Gaussian, the mean
+ * and the diagonal of the covariance of full-covariance src (Kaldi
+ * DiagGmm::CopyFromFullGmm, used by fgmm-global-to-gmm): covariances from
+ * the inverse covariances in double (gh_gmm_get_moments), inv_vars =
+ * 1 / diag, means_invvars = mean * inv_vars, gconsts recomputed.  dst is
+ * overwritten (freed first if it is a valid GMM: it must be zeroed or
+ * valid) and must not alias src. */
+void gh_gmm_full_to_diag(gh_gmm *dst, const gh_gmm *src);
 
-
+#endif
