@@ -740,6 +740,7 @@ static const gh_backend_ops ocl_ops = {
     .hmm_forward = gh_ocl_hmm_forward,
     .hmm_viterbi = gh_ocl_hmm_viterbi,
     .hmm_fb = gh_ocl_hmm_fb,
+    .acc_gselect = gh_ocl_acc_gselect, /* opencl-gselect.c */
 };
 
 /* Without cl_khr_fp64: loglikes on the device, HMM ops on the CPU reference
