@@ -30,14 +30,15 @@ int main(int argc, char **argv) {
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
   gh_gmm *gmm = gh_global_gmm(&model, GH_COV_FULL, model_in);
-  gh_backend *b = gh_backend_create(device);
+  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
+  gh_backend *b = NULL;
   gh_accs_set accs = {0};
   accs.num_pdfs = 1;
   accs.global_form = 1;
   accs.pdfs = gh_calloc(1, sizeof(gh_gmm_accs));
   int32_t num_done, num_err;
   double tot_like, tot_t;
-  gh_global_acc(b, gmm, feats, gselect, weights, flags, &accs.pdfs[0], &num_done, &num_err, &tot_like, &tot_t);
+  gh_global_acc(start, &b, gmm, feats, gselect, weights, flags, &accs.pdfs[0], &num_done, &num_err, &tot_like, &tot_t);
   gh_log("Done %d files; %d with errors.", num_done, num_err);
   gh_log("Overall likelihood per frame = %.7g over %.7g (weighted) frames.", tot_like / tot_t, tot_t);
   accs.total_frames = tot_t;

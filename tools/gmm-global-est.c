@@ -52,8 +52,10 @@ int main(int argc, char **argv) {
   gh_accs_read(stats_in, &accs);
   if (accs.num_pdfs != 1 || accs.pdfs[0].type != COV || accs.pdfs[0].num_gauss != gmm->num_gauss ||
       accs.pdfs[0].dim != gmm->dim)
-    gh_die("%s: the accumulators (%d pdfs, %d Gaussians, dim %d) do not match the model %s (%d Gaussians, dim %d)",
-           stats_in, accs.num_pdfs, accs.pdfs[0].num_gauss, accs.pdfs[0].dim, model_in, gmm->num_gauss, gmm->dim);
+    gh_die("%s: the accumulators (%d pdf%s, %s, %d Gaussians, dim %d) do not match the model %s (%s, %d Gaussians, "
+           "dim %d)", stats_in, accs.num_pdfs, accs.num_pdfs == 1 ? "" : "s",
+           accs.pdfs[0].type == GH_COV_FULL ? "full covariance" : "diagonal", accs.pdfs[0].num_gauss, accs.pdfs[0].dim,
+           model_in, COV == GH_COV_FULL ? "full covariance" : "diagonal", gmm->num_gauss, gmm->dim);
   if (flags & ~accs.pdfs[0].flags)
     gh_die("--update-flags=%s asks for statistics the accumulators in %s lack (their flags: %u)", update_flags,
            stats_in, (unsigned)accs.pdfs[0].flags);

@@ -1336,13 +1336,13 @@ static const gh_backend_ops cuda_ops = {
     .hmm_viterbi = gh_cuda_hmm_viterbi,
     .hmm_fb = gh_cuda_hmm_fb,
     .acc_shrink = gh_cuda_acc_shrink, /* kernels/cuda/shrink.cu */
-    .acc_gselect = gh_cuda_acc_gselect, /* kernels/cuda/gselect.cu */
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
     .mstep = cuda_mstep,             /* kernels/cuda/cuda-mstep.cu */
     .model_fetch = cuda_model_fetch,
     .loglikes_begin = cuda_loglikes_begin,
     .loglikes_end = cuda_loglikes_end,
+    .acc_gselect = gh_cuda_acc_gselect, /* kernels/cuda/gselect.cu (last member: C++ wants them in order) */
 };
 
 extern "C" int gh_cuda_device_count(void) {

@@ -30,7 +30,8 @@ for line in open(args[2]):
     gsel[t[0]] = lists
 w, mu, var = g['weights'], g['means'], g['covs']
 G, D = mu.shape
-logc = np.log(w) - 0.5 * (D * np.log(2 * np.pi) + np.log(var).sum(1))
+# the stored gconsts (log w - 0.5 (D log 2pi + log det C + mu' C^-1 mu)), as the tools use them
+logc = g['gconsts'] + 0.5 * (mu ** 2 / var).sum(1)
 occ = np.zeros(G)
 tot = 0.0
 nq = 0
