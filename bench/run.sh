@@ -36,6 +36,10 @@
 #   recipe     bench/recipe.sh: the Arabic-digit recipe's GMM and HMM-GMM
 #              trainings end to end, seconds per iteration, on DEVICE and on
 #              the CPU backend (RECIPE=0 skips)
+#   UBM        bench/ubm.sh: Kaldi's sid UBM loop (train_diag_ubm.sh +
+#              train_full_ubm.sh calls, egs/fsdd/local/sid_ubm.sh) on FSDD,
+#              against Kaldi's 12.7 s on 2 CPU cores, and on 36M replicated
+#              frames (UBM=0 skips; UBM_BIG=0 skips the 36M run)
 #   I/O        bench/io.sh: gmm-score-gpu end to end vs its own kernel time on
 #              1M-frame archives in the page cache (IO=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
@@ -142,6 +146,7 @@ fi
   [ $torch_ok = 1 ] && python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
   [ "${IO:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/io.sh
   recipe_rows
+  [ "${UBM:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/ubm.sh
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null
