@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # cmd.sh -- how this recipe's parallel jobs are launched (Kaldi's cmd.sh): pass
 # one to run.sh, e.g.  . ./path.sh; . ./cmd.sh; ./run.sh --cmd "$train_cmd"
 # (path.sh puts run.pl, slurm.pl and queue.pl on PATH)

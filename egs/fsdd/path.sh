@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # path.sh -- Kaldi's path.sh for this recipe: gmmhmm's tools (bin/, or $GH_BIN)
 # and the launchers (egs/utils: run.pl, slurm.pl, queue.pl) first on PATH.
 # Source it from the recipe's directory or anywhere:  . egs/<recipe>/path.sh

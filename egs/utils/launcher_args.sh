@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2154  # sets la_*; $me is the sourcing launcher's
 # utils/launcher_args.sh -- sourced by utils/run.pl, utils/slurm.pl and
 # utils/queue.pl: parses Kaldi's launcher command line (our own bash, after
 # the conventions of Kaldi's egs/wsj/s5/utils/run.pl and queue.pl):
@@ -23,7 +24,7 @@
 la_parse() {
   la_max_jobs_run=; la_gpu=0; la_num_threads=; la_mem=; la_time=; la_config=; la_jobspec=; la_extra=()
   local pass sw val
-  for pass in 1 2; do
+  for pass in 1 2; do  # twice: options may follow the JOB range (as Kaldi's parser)
     while [ $# -ge 2 ] && [[ $1 == -* ]]; do
       sw=$1; shift
       if [[ $sw == --*=* ]]; then val=${sw#*=}; sw=${sw%%=*}

@@ -32,6 +32,7 @@
 set -uo pipefail
 me=queue.pl
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=launcher_args.sh
 . "$here/launcher_args.sh"
 la_parse "$@" || exit 1
 command -v qsub >/dev/null 2>&1 || {
@@ -142,13 +143,14 @@ sub=("${qsub_words[@]}" "${qsub_opts[@]}" -N "$name" -o "$qdir/$name.\$TASK_ID.o
 [ -z "$la_jobspec" ] || sub+=(-t "$first-$last")
 "${sub[@]}" "$script" > "$qdir/$name.qsub.out" 2>&1 &
 qsub_pid=$!
+# shellcheck disable=SC2154  # id is set inside the trap
 trap 'kill $qsub_pid 2>/dev/null; id=$(grep -o "job[-array]* [0-9]*" "$qdir/$name.qsub.out" | head -1 | grep -o "[0-9]*$"); [ -z "$id" ] || qdel "$id" >/dev/null 2>&1; echo "$me: interrupted; deleted Grid Engine job ${id:-(not yet submitted)}" >&2; exit 130' INT TERM
 wait $qsub_pid; qsub_rc=$?
 trap - INT TERM
 failed=(); failed_logs=()
 for ((j = first; j <= last; j++)); do
   rc=$(cat "$qdir/$name.$j.rc" 2>/dev/null || echo none)
-  [ "$rc" = 0 ] || { failed+=($j); failed_logs+=("${log//$jobname/$j}"); }
+  [ "$rc" = 0 ] || { failed+=("$j"); failed_logs+=("${log//$jobname/$j}"); }
 done
 if [ ${#failed[@]} -gt 0 ]; then
   n=$(( last - first + 1 )); more=; [ ${#failed[@]} -le 3 ] || more=" ..."

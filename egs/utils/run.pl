@@ -16,7 +16,7 @@
 #                              job j on the ((j - first) mod #GPUs)-th, at most
 #                              one job per GPU at a time (Kaldi's run.pl
 #                              stacks them all on the default GPU)
-#   --num-threads N            reported in the log's "# Accounting:" line
+#   --num-threads N            reported in the logs' "# Accounting:" line
 #   --mem M, --time T, --config F, -V, -sync y, -pe smp N   accepted (no
 #                              limits are enforced on one machine)
 # Each log is Kaldi's: "# <command>", "# Started at <date>", the output,
@@ -26,6 +26,7 @@
 set -uo pipefail
 me=run.pl
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=launcher_args.sh
 . "$here/launcher_args.sh"
 la_parse "$@" || exit 1
 [ ${#la_extra[@]} -eq 0 ] || echo "$me: warning: ignoring options ${la_extra[*]} (they are for a queue)" >&2
@@ -33,4 +34,22 @@ args=()
 [ -z "$la_max_jobs_run" ] || args+=(--max-jobs-run "$la_max_jobs_run")
 [ "$la_gpu" = 0 ] || args+=(--gpu "$la_gpu")
 [ -z "$la_num_threads" ] || args+=(--num-threads "$la_num_threads")
-exec "$here/run.sh" "${args[@]}" ${la_jobspec:+"$la_jobspec"} "${la_rest[@]}"
+if [ "${la_num_threads:-1}" = 1 ]; then
+  exec "$here/run.sh" "${args[@]}" ${la_jobspec:+"$la_jobspec"} "${la_rest[@]}"
+fi
+# --num-threads N: run.sh's logs say "threads=1"; Kaldi's say threads=N.  Run
+# run.sh as a child (passing on the signals that stop it, so that it stops
+# its jobs), then put N into each job's "# Accounting:" line.
+"$here/run.sh" "${args[@]}" ${la_jobspec:+"$la_jobspec"} "${la_rest[@]}" &
+pid=$!
+# (a background child ignores SIGINT: Ctrl-C is passed on as SIGTERM)
+trap 'kill -TERM $pid 2>/dev/null' INT TERM
+trap 'kill -HUP $pid 2>/dev/null' HUP
+while :; do wait "$pid"; rc=$?; kill -0 "$pid" 2>/dev/null || break; done
+log=${la_rest[0]}; jobname=${la_jobspec%%=*}; range=${la_jobspec#*=}
+first=1; last=1; [ -z "$la_jobspec" ] || { first=${range%%:*}; last=${range#*:}; }
+for ((j = first; j <= last; j++)); do
+  jlog=$log; [ -z "$la_jobspec" ] || jlog=${log//$jobname/$j}
+  [ -f "$jlog" ] && sed -i "s/^# Accounting: time=\([0-9]*\) threads=1\$/# Accounting: time=\1 threads=$la_num_threads/" "$jlog"
+done
+exit $rc

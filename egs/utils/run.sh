@@ -19,22 +19,21 @@
 #   --gpu 0|1         1: each job gets its own GPU through CUDA_VISIBLE_DEVICES
 #                     (GPUs from $CUDA_VISIBLE_DEVICES if set, else nvidia-smi -L;
 #                     job slot k always uses the k-th GPU)
-#   --num-threads N   reported in the logs' "# Accounting: ... threads=N" line
-#   --mem M, --time T accepted for compatibility with utils/slurm.sh; ignored here
+#   --mem M, --time T, --num-threads N   accepted for compatibility with
+#                     utils/slurm.sh; ignored here
 # Exit status 0 if every job exited 0; otherwise non-zero, with one line on
 # stderr naming the failed jobs and their logs.
 set -uo pipefail
 me=run.sh
-max_jobs_run=; gpu=0; threads=1
+max_jobs_run=; gpu=0
 while [ $# -gt 0 ]; do
   case $1 in
     --max-jobs-run|--gpu|--mem|--time|--num-threads|--config)
       [ $# -ge 2 ] || { echo "$me: option $1 needs a value" >&2; exit 1; }
-      case $1 in --max-jobs-run) max_jobs_run=$2 ;; --gpu) gpu=$2 ;; --num-threads) threads=$2 ;; esac; shift 2 ;;
+      case $1 in --max-jobs-run) max_jobs_run=$2 ;; --gpu) gpu=$2 ;; esac; shift 2 ;;
     --max-jobs-run=*) max_jobs_run=${1#*=}; shift ;;
     --gpu=*) gpu=${1#*=}; shift ;;
-    --num-threads=*) threads=${1#*=}; shift ;;
-    --mem=*|--time=*|--config=*) shift ;;
+    --mem=*|--time=*|--num-threads=*|--config=*) shift ;;
     --*) echo "$me: unknown option $1" >&2; exit 1 ;;
     *) break ;;
   esac
@@ -107,7 +106,7 @@ run_one() {  # run_one <job-id> <slot>
   wait $jp; rc=$?
   rm -f "$status_dir/pid.$j"
     local el; el=$(awk -v a=$start -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
-  echo "# Accounting: time=${el%.*} threads=$threads" >> "$jlog"
+  echo "# Accounting: time=${el%.*} threads=1" >> "$jlog"
   echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$jlog"
   echo $rc > "$status_dir/$j"
 }

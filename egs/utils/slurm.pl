@@ -18,6 +18,7 @@
 set -uo pipefail
 me=slurm.pl
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=launcher_args.sh
 . "$here/launcher_args.sh"
 la_parse "$@" || exit 1
 [ ${#la_extra[@]} -eq 0 ] || echo "$me: warning: ignoring options ${la_extra[*]} (Grid Engine options; set SBATCH_* variables for sbatch)" >&2

@@ -2,7 +2,7 @@
  * Kaldi's matrix/compressed-matrix.cc step by step (float operations, double
  * rounding constants where Kaldi has double literals), which is what makes
  * the bytes equal; the percentiles are exact order statistics, so the
- * sorting method does not matter. */
+ * selection method does not matter. */
 #include "io/compressed-matrix.h"
 
 #include <math.h>
@@ -67,6 +67,30 @@ static inline float char_to_float(float p0, float p25, float p75, float p100, ui
 static int cmp_float(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b;
   return (x > y) - (x < y);
+}
+
+/* Reorders a[0..n) so that a[k] is the value a sort would put there, with
+ * a[i] <= a[k] for i < k and a[i] >= a[k] for i > k (std::nth_element):
+ * quickselect with a median-of-three pivot, O(n) on average; after 64
+ * rounds (adversarial input) the remaining range is sorted instead. */
+static void nth_element(float *a, size_t n, size_t k) {
+  size_t lo = 0, hi = n; /* a[k] lies in [lo, hi) */
+  for (int round = 0; hi - lo > 16; ++round) {
+    if (round == 64) break;
+    float x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+    float pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    /* three-way partition: [lo, lt) < pivot, [lt, gt) == pivot, [gt, hi) > pivot */
+    size_t lt = lo, i = lo, gt = hi;
+    while (i < gt) {
+      if (a[i] < pivot) { float t = a[lt]; a[lt++] = a[i]; a[i++] = t; }
+      else if (a[i] > pivot) { float t = a[--gt]; a[gt] = a[i]; a[i] = t; }
+      else i++;
+    }
+    if (k < lt) hi = lt;
+    else if (k >= gt) lo = gt;
+    else return;
+  }
+  qsort(a + lo, hi - lo, sizeof(float), cmp_float);
 }
 
 static inline uint16_t min_u16(uint32_t a, uint32_t b) { return (uint16_t)(a < b ? a : b); }
@@ -160,7 +184,15 @@ int gh_cmatrix_compress(const gh_matrix *m, int method, gh_cmatrix *c) {
     for (int32_t j = 0; j < C; ++j) {
       for (int32_t r = 0; r < R; ++r) col[r] = m->data[(size_t)r * C + j];
       memcpy(sorted, col, (size_t)R * sizeof(float));
-      qsort(sorted, (size_t)R, sizeof(float), cmp_float);
+      if (R >= 5) { /* the four order statistics col_header reads, as Kaldi's nth_element calls */
+        size_t q = (size_t)R / 4;
+        nth_element(sorted, (size_t)R, q);
+        nth_element(sorted, q, 0);
+        nth_element(sorted + q + 1, (size_t)R - q - 1, 2 * q - 1);
+        nth_element(sorted + 3 * q + 1, (size_t)R - 3 * q - 1, (size_t)R - 3 * q - 2);
+      } else {
+        qsort(sorted, (size_t)R, sizeof(float), cmp_float);
+      }
       uint16_t h[4];
       col_header(mn, range, sorted, R, h);
       memcpy(c->data + (size_t)j * 8, h, 8); /* little-endian hosts only (as the reader) */

@@ -559,6 +559,21 @@ check_log() {
   [ "$status" -ne 0 ]; [[ "$output" == *"must contain JOB"* ]]
 }
 
+@test "run.pl: a sid-script style call (a quoted feature pipeline rspecifier, an escaped pipe to gzip) gives Kaldi's features" {
+  cd "$TMP"
+  head -5 "$UBM/utts.txt" > first5
+  "$BIN/subset-feats" --include=first5 "ark:$UBM/feats.ark" ark:feats.1.ark
+  "$BIN/subset-feats" --exclude=first5 "ark:$UBM/feats.ark" ark:feats.2.ark
+  "$BIN/copy-vector" "ark,t:$UBM/vad.txt" ark,scp:vad.ark,vad.scp
+  feats="ark,s,cs:add-deltas --delta-window=3 --delta-order=2 ark:feats.JOB.ark ark:- | apply-cmvn-sliding --norm-vars=false --center=true --cmn-window=300 ark:- ark:- | select-voiced-frames ark:- scp,s,cs:vad.scp ark:- |"
+  PATH="$BIN:$PATH" "$UTILS/run.pl" --num-threads 2 JOB=1:2 log/sub.JOB.log \
+    subsample-feats --n=2 "$feats" ark:- \| gzip -c \> sub.JOB.ark.gz
+  check_log log/sub.2.log "subsample-feats --n=2 '${feats//JOB/2}' ark:- | gzip -c > sub.2.ark.gz " 0
+  grep -q 'threads=2$' log/sub.1.log
+  "$BIN/copy-feats" "ark:gunzip -c sub.1.ark.gz sub.2.ark.gz |" ark:sub.ark
+  compare sub.ark "$UBM/subsampled.ark" 1e-5
+}
+
 @test "run.pl --max-jobs-run bounds the jobs running at once" {
   cd "$TMP"
   # each job records its start and end; count the most that overlapped

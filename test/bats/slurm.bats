@@ -121,6 +121,22 @@ setup() {
   [[ "$output" == *"1 / 1 failed"*"$T/log/single.log"* ]]
 }
 
+@test "utils/slurm.pl: Kaldi's slurm.pl convention and options on the cluster, through slurm.sh" {
+  cd "$T"
+  run "$EGS/utils/slurm.pl" --mem 100M --num-threads 1 --max-jobs-run 2 JOB=1:3 log/k.JOB.log echo kaldi JOB
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for j in 1 2 3; do
+    grep -qx "kaldi $j" log/k.$j.log
+    grep -q '^# Started at .* (Slurm job [0-9]*_'$j')$' log/k.$j.log
+    tail -2 log/k.$j.log | head -1 | grep -q '^# Accounting: time=[0-9]* threads=1$'
+    tail -1 log/k.$j.log | grep -q '^# Ended (code 0) at '
+  done
+  run "$EGS/utils/slurm.pl" JOB=1:2 log/e.JOB.log 'exit $(( JOB - 1 ))'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"1 / 2 failed"*"jobs 2)"* ]]
+}
+
 @test "recipe on Slurm: arabic-digits GMM training with --nj 4 --cmd utils/slurm.sh equals --nj 1" {
   [ -f "$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt" ] || skip "Arabic digits not found under $GH_SHARED/data"
   opts="--device cpu --configs diag:2 --seed 1 --iters 2 --sklearn false --hmm false"
