@@ -1,5 +1,7 @@
-/* fgmm-global-gselect-to-post -- Kaldi's fgmmbin/fgmm-global-gselect-to-post:
- * per frame the posteriors of a full-covariance global GMM over the frame's
+/* fgmm-global-gselect-to-post -- Kaldi's fgmmbin/fgmm-global-gselect-to-post
+ * (and, built from this file without GH_FULL by gmm-global-gselect-to-post.c,
+ * gmmbin/gmm-global-gselect-to-post):
+ * per frame the posteriors of a full-covariance (diagonal) global GMM over the frame's
  * Gaussian-selection list (the backends' acc_gselect op), pruned below
  * --min-post and renormalised (the largest kept if all fall below), in the
  * list's order, as a Posterior archive. */
@@ -12,19 +14,29 @@
 #include "gmm/gselect.h"
 #include "io/table.h"
 
+#ifndef GH_DIAG
+#define TOOL "fgmm-global-gselect-to-post"
+#define KIND "full-covariance"
+#define COV GH_COV_FULL
+#else
+#define TOOL "gmm-global-gselect-to-post"
+#define KIND "diagonal-covariance"
+#define COV GH_COV_DIAG
+#endif
+
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   const char *usage =
       "Given features and Gaussian-selection (gselect) information for\n"
-      "a full-covariance GMM, output per-frame posteriors for the selected\n"
+      "a " KIND " GMM, output per-frame posteriors for the selected\n"
       "indices.  Also supports pruning the posteriors if they are below\n"
       "a stated threshold, (and renormalizing the rest to sum to one)\n"
       "See also: gmm-gselect, fgmm-gselect, gmm-global-get-post,\n"
       " gmm-global-gselect-to-post\n"
       "\n"
-      "Usage:  fgmm-global-gselect-to-post [options] <model-in> <feature-rspecifier> "
+      "Usage:  " TOOL " [options] <model-in> <feature-rspecifier> "
       "<gselect-rspecifier> <post-wspecifier>\n"
-      "e.g.: fgmm-global-gselect-to-post 1.ubm ark:- 'ark:gunzip -c 1.gselect|' ark:-\n";
+      "e.g.: " TOOL " 1.ubm ark:- 'ark:gunzip -c 1.gselect|' ark:-\n";
   gh_opts *po = gh_opts_new(usage);
   float min_post = 0.0f;
   const char *device = "auto";
@@ -37,7 +49,7 @@ int main(int argc, char **argv) {
              *out = gh_opts_arg(po, 3);
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
-  gh_gmm *gmm = gh_global_gmm(&model, GH_COV_FULL, model_in);
+  gh_gmm *gmm = gh_global_gmm(&model, COV, model_in);
   gh_backend *b = gh_backend_create(device);
   gh_seq_reader *fr = gh_seq_reader_open(feats, GH_OBJ_MATRIX);
   gh_rand_reader *gs = gh_rand_reader_open(gs_spec, GH_OBJ_INT32_VECTOR_VECTOR);

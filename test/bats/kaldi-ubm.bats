@@ -221,6 +221,31 @@ PY
   cmp_text "$TMP/p.txt" "$F/full-gselect-post.txt" 5e-5
 }
 
+@test "gmm-global-gselect-to-post: posteriors within the lists (the Gaussians of gmm-global-get-post's, 1e-4 after pruning)" {
+  run "$BIN/gmm-global-gselect-to-post" --min-post=0.025 "$F/final.dubm" "$V" ark:"$F/gselect.txt" ark,t:"$TMP/p.txt"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"average UBM log-likelihood is -112.071"* ]]
+  # the top-8 lists hold nearly all the mass, so pruning at 0.025 keeps gmm-global-get-post --n=8's entries
+  "$BIN/gmm-global-get-post" --n=8 --min-post=0.025 "$F/final.dubm" "$V" ark,t:"$TMP/g.txt"
+  python3 - "$TMP/p.txt" "$TMP/g.txt" <<'PY'
+import sys
+def rd(p):
+    out = {}
+    for l in open(p):
+        t = l.split(); fr = []; i = 1
+        while i < len(t):
+            j = t.index(']', i); v = t[i + 1:j]; fr.append({int(v[k]): float(v[k + 1]) for k in range(0, len(v), 2)}); i = j + 1
+        out[t[0]] = fr
+    return out
+a, b = rd(sys.argv[1]), rd(sys.argv[2]); n = bad = 0
+for k in a:
+    for x, y in zip(a[k], b[k]):
+        n += 1; assert abs(sum(x.values()) - 1) < 1e-5
+        if set(x) != set(y) or max(abs(x[g] - y[g]) for g in x) > 1e-4: bad += 1
+print(n, bad); assert n == 495 and bad <= 5
+PY
+}
+
 @test "gmm-global-get-frame-likes / fgmm-global-get-frame-likes: Kaldi's likelihoods (2e-6); --average bytes" {
   "$BIN/gmm-global-get-frame-likes" "$F/final.dubm" "$V" ark,t:"$TMP/d.txt"
   cmp_text "$TMP/d.txt" "$F/diag-frame-likes.txt" 2e-6
