@@ -136,6 +136,14 @@ template <typename T> static void up(T *d, const T *h, size_t n) {
   if (n) CK(cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice));
 }
 
+/* GS_CHUNK_ENT and GS_SEG, or $GH_GSELECT_CHUNK / $GH_GSELECT_SEG when set
+ * (tests: many chunks and work items on small data). */
+static int64_t gs_env(const char *name, int64_t dflt) {
+  const char *v = getenv(name);
+  long long x = v && *v ? strtoll(v, NULL, 10) : 0;
+  return x > 0 ? (int64_t)x : dflt;
+}
+
 extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T,
                                       const int32_t *sel_off, const int32_t *sel, const float *w, gh_gmm_accs *accs,
                                       float *post, double *frame_ll) {
@@ -168,10 +176,12 @@ extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const fl
   }
   double total = 0.0;
   double *hfll = (double *)gh_malloc(sizeof(double) * (size_t)T);
+  const int64_t chunk_ent = gs_env("GH_GSELECT_CHUNK", GS_CHUNK_ENT);
+  const int32_t seg = (int32_t)gs_env("GH_GSELECT_SEG", GS_SEG);
   int32_t t0 = 0;
   while (t0 < T) {
     int32_t t1 = t0 + 1;
-    while (t1 < T && (int64_t)sel_off[t1 + 1] - sel_off[t0] <= GS_CHUNK_ENT) ++t1;
+    while (t1 < T && (int64_t)sel_off[t1 + 1] - sel_off[t0] <= chunk_ent) ++t1;
     const int Tc = t1 - t0, n = sel_off[t1] - sel_off[t0];
     int *hoff = (int *)gh_malloc(sizeof(int) * ((size_t)Tc + 1)), *hefr = (int *)gh_malloc(sizeof(int) * (size_t)n);
     for (int t = 0; t <= Tc; ++t) hoff[t] = sel_off[t0 + t] - sel_off[t0];
@@ -191,7 +201,7 @@ extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const fl
     if (post) CK(cudaMemcpy(post + sel_off[t0], dpost, sizeof(float) * n, cudaMemcpyDeviceToHost));
     if (accs) {
       gh_gselect_plan pl;
-      gh_gselect_plan_make(&pl, G, t0, t1, sel_off, sel, GS_SEG);
+      gh_gselect_plan_make(&pl, G, t0, t1, sel_off, sel, seg);
       int *dent = dmalloc<int>(n), *defs = dmalloc<int>(n), *dis = dmalloc<int>(pl.nitems),
           *dic = dmalloc<int>(pl.nitems), *dgi = dmalloc<int>((size_t)G + 1);
       up(dent, pl.ent, n); up(defs, pl.efr, n); up(dis, pl.item_start, pl.nitems); up(dic, pl.item_count, pl.nitems);

@@ -22,6 +22,14 @@ static cl_kernel mk(ocl_ctx *c, const char *name) {
   return k;
 }
 
+/* GS_CHUNK_ENT and GS_SEG, or $GH_GSELECT_CHUNK / $GH_GSELECT_SEG when set
+ * (tests: many chunks and work items on small data). */
+static int64_t gs_env(const char *name, int64_t dflt) {
+  const char *v = getenv(name);
+  long long x = v && *v ? strtoll(v, NULL, 10) : 0;
+  return x > 0 ? (int64_t)x : dflt;
+}
+
 double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                           const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll) {
   ocl_ctx *c = b->ctx;
@@ -57,9 +65,11 @@ double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
     dacc = gh_ocl_buffer(c, sizeof(double) * GK, h, "gselect accumulators");
   }
   double *hfll = gh_malloc(sizeof(double) * (size_t)T);
+  const int64_t chunk_ent = gs_env("GH_GSELECT_CHUNK", GS_CHUNK_ENT);
+  const int32_t seg = (int32_t)gs_env("GH_GSELECT_SEG", GS_SEG);
   for (int32_t t0 = 0; t0 < T;) {
     int32_t t1 = t0 + 1;
-    while (t1 < T && (int64_t)sel_off[t1 + 1] - sel_off[t0] <= GS_CHUNK_ENT) ++t1;
+    while (t1 < T && (int64_t)sel_off[t1 + 1] - sel_off[t0] <= chunk_ent) ++t1;
     const cl_int Tc = t1 - t0, n = sel_off[t1] - sel_off[t0];
     int *hoff = gh_malloc(sizeof(int) * ((size_t)Tc + 1)), *hefr = gh_malloc(sizeof(int) * (size_t)n);
     for (int t = 0; t <= Tc; ++t) hoff[t] = sel_off[t0 + t] - sel_off[t0];
@@ -84,7 +94,7 @@ double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
     if (post) gh_ocl_read(c, dpost, 0, sizeof(float) * (size_t)n, post + sel_off[t0]);
     if (accs) {
       gh_gselect_plan pl;
-      gh_gselect_plan_make(&pl, G, t0, t1, sel_off, sel, GS_SEG);
+      gh_gselect_plan_make(&pl, G, t0, t1, sel_off, sel, seg);
       cl_mem dent = gh_ocl_buffer(c, sizeof(int) * (size_t)n, pl.ent, "gselect plan");
       cl_mem defs = gh_ocl_buffer(c, sizeof(int) * (size_t)n, pl.efr, "gselect plan");
       cl_mem dis = gh_ocl_buffer(c, sizeof(int) * (size_t)(pl.nitems ? pl.nitems : 1), pl.item_start, "gselect plan");

@@ -8,7 +8,8 @@
 # frame log-likelihood on FSDD's voiced frames (fgmm-global-get-frame-likes
 # --average=true; the "Overall likelihood per frame" over all frames) within
 # 0.5% of Kaldi's final.ubm on the same frames, and the diagonal UBM's within
-# 0.5% of Kaldi's final.dubm.  Random draws differ (gmm-global-init-from-feats),
+# 0.5% of Kaldi's final.dubm.  SID_DEVICE (default cpu) picks the GMM tools'
+# device (make test-gpu: cuda).  Random draws differ (gmm-global-init-from-feats),
 # so likelihoods are compared, not bytes.  About 30 s on 2 CPU cores.
 
 setup_file() {
@@ -39,7 +40,7 @@ overall() { # tool model rspecifier: the average frame log-likelihood
   compute-mfcc-feats --sample-frequency=8000 --num-ceps=20 --use-energy=true --dither=0 scp:"$D/wav.scp" \
     ark,scp:"$WORK/feats.ark,$D/feats.scp"
   compute-vad --vad-energy-threshold=5.5 --vad-energy-mean-scale=0.5 scp:"$D/feats.scp" ark,scp:"$WORK/vad.ark,$D/vad.scp"
-  run "$BATS_TEST_DIRNAME/../../egs/fsdd/local/sid_ubm.sh" --device=cpu --nj 2 --num-threads 2 --num-iters 4 \
+  run "$BATS_TEST_DIRNAME/../../egs/fsdd/local/sid_ubm.sh" --device="${SID_DEVICE:-cpu}" --nj 2 --num-threads 2 --num-iters 4 \
     --num-iters-init 10 --subsample 2 --full-iters 3 --num-gauss 32 "$D" "$WORK/diag" "$WORK/full"
   echo "$output"
   [ "$status" -eq 0 ]

@@ -278,20 +278,30 @@ PY
   [ ! -e "$TMP/x.dubm" ]
 }
 
-@test "acc_gselect on OpenCL (PoCL in CI): the CPU's accumulators, posteriors and likelihoods (1e-5)" {
-  if ! "$BIN/gmm-global-get-frame-likes" --device=opencl "$F/final.dubm" "$V" ark:/dev/null 2>"$TMP/probe"; then
-    skip "no OpenCL device: $(tail -1 "$TMP/probe")"
+@test "acc_gselect on \$GSEL_DEVICE (default opencl: PoCL in CI; cuda in make test-gpu): the CPU's accumulators, posteriors and likelihoods (1e-5)" {
+  DEV=${GSEL_DEVICE:-opencl}
+  if ! "$BIN/gmm-global-get-frame-likes" --device=$DEV "$F/final.dubm" "$V" ark:/dev/null 2>"$TMP/probe"; then
+    skip "no $DEV device: $(tail -1 "$TMP/probe")"
   fi
   for t in gmm:final.dubm fgmm:final.ubm; do
     tool=${t%%:*}; m=${t#*:}
-    "$BIN/$tool-global-acc-stats" --device=opencl --gselect=ark:"$F/gselect.txt" "$F/$m" "$V" "$TMP/o.acc"
+    "$BIN/$tool-global-acc-stats" --device=$DEV --gselect=ark:"$F/gselect.txt" "$F/$m" "$V" "$TMP/o.acc"
     "$BIN/$tool-global-acc-stats" --device=cpu --gselect=ark:"$F/gselect.txt" "$F/$m" "$V" "$TMP/c.acc"
     acc_text "$TMP/o.acc" "$TMP/o.txt"; acc_text "$TMP/c.acc" "$TMP/c.txt"
     cmp_text "$TMP/o.txt" "$TMP/c.txt" 1e-5
   done
-  "$BIN/fgmm-global-gselect-to-post" --device=opencl --min-post=0.025 "$F/final.ubm" "$V" ark:"$F/gselect.txt" ark,t:"$TMP/p.txt"
+  # a chunked problem: the data 8 times, chunks of 5,000 entries, work items of 100 entries
+  # ($GH_GSELECT_CHUNK, $GH_GSELECT_SEG: many chunks and many items per Gaussian)
+  "$BIN/copy-feats" "$V" ark:- 2>/dev/null | "$BIN/copy-feats" ark:- ark,t:- 2>/dev/null > "$TMP/v.txt"
+  for r in 1 2 3 4 5 6 7 8; do sed "s/^\([a-z]\)/r$r-\1/" "$TMP/v.txt"; done > "$TMP/big.txt"
+  for r in 1 2 3 4 5 6 7 8; do sed "s/^/r$r-/" "$F/gselect.txt"; done > "$TMP/bigsel.txt"
+  GH_GSELECT_CHUNK=5000 GH_GSELECT_SEG=100 "$BIN/fgmm-global-acc-stats" --device=$DEV --gselect=ark:"$TMP/bigsel.txt" "$F/final.ubm" ark:"$TMP/big.txt" "$TMP/o.acc"
+  "$BIN/fgmm-global-acc-stats" --device=cpu --gselect=ark:"$TMP/bigsel.txt" "$F/final.ubm" ark:"$TMP/big.txt" "$TMP/c.acc"
+  acc_text "$TMP/o.acc" "$TMP/o.txt"; acc_text "$TMP/c.acc" "$TMP/c.txt"
+  cmp_text "$TMP/o.txt" "$TMP/c.txt" 1e-5
+  "$BIN/fgmm-global-gselect-to-post" --device=$DEV --min-post=0.025 "$F/final.ubm" "$V" ark:"$F/gselect.txt" ark,t:"$TMP/p.txt"
   cmp_text "$TMP/p.txt" "$F/full-gselect-post.txt" 5e-5
-  "$BIN/fgmm-global-get-frame-likes" --device=opencl --gselect=ark:"$F/gselect.txt" "$F/final.ubm" "$V" ark,t:"$TMP/o.txt"
+  "$BIN/fgmm-global-get-frame-likes" --device=$DEV --gselect=ark:"$F/gselect.txt" "$F/final.ubm" "$V" ark,t:"$TMP/o.txt"
   "$BIN/fgmm-global-get-frame-likes" --device=cpu --gselect=ark:"$F/gselect.txt" "$F/final.ubm" "$V" ark,t:"$TMP/c.txt"
   cmp_text "$TMP/o.txt" "$TMP/c.txt" 1e-6
 }
