@@ -63,7 +63,18 @@ int main(int argc, char **argv) {
   accs.pdfs[0].flags = flags;
   {
     gh_est_stats st = {0};
+    /* Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate update the weights only
+     * with "w"; our M-step augments "m" with "w" (as Kaldi's accumulators
+     * do), so the old weights are put back (when no Gaussian was removed). */
+    float *old_w = gh_malloc(sizeof(float) * (size_t)gmm->num_gauss);
+    memcpy(old_w, gmm->weights, sizeof(float) * (size_t)gmm->num_gauss);
+    const int32_t old_g = gmm->num_gauss;
     gh_gmm_update(gmm, &accs.pdfs[0], &eo, &st, 0);
+    if (!(flags & 4u) && gmm->num_gauss == old_g) {
+      memcpy(gmm->weights, old_w, sizeof(float) * (size_t)old_g);
+      gh_gmm_compute_gconsts(gmm);
+    }
+    free(old_w);
     gh_est_stats_finish(&st, 1, NULL);
     gh_log("Overall objective function improvement is %.7g per frame over %.7g frames.",
            st.count > 0 ? st.objf_change / st.count : 0.0, st.count);
