@@ -41,6 +41,14 @@ one_error_line() {
   [[ "$output" == *"$1"* ]]
 }
 
+# As one_error_line, after the tools' LOG lines (e.g. "using device ..."): exactly one
+# ERROR line, the last one, mentioning $1.
+last_error_line() {
+  [ "$status" -ne 0 ]
+  [ "$(printf '%s\n' "$output" | grep -c 'ERROR')" -eq 1 ]
+  [[ "${lines[-1]}" == *"ERROR:"*"$1"* ]]
+}
+
 @test "gmm-gselect --n=8: Kaldi's gselect lists, byte for byte" {
   "$BIN/gmm-gselect" --n=8 "$F/final.dubm" "$V" ark,t:"$TMP/gs.txt"
   cmp "$TMP/gs.txt" "$F/gselect.txt"
@@ -273,8 +281,7 @@ PY
   # Kaldi's refusal: fewer than 10 frames per initial Gaussian
   run "$BIN/gmm-global-init-from-feats" --num-gauss=64 --num-iters=2 "$V" "$TMP/x.dubm"
   [ "$status" -ne 0 ]
-  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
-  [[ "${lines[-1]}" == *"ERROR: too few frames to train on: 495 frames for 64 initial Gaussians"* ]]
+  last_error_line "too few frames to train on: 495 frames for 64 initial Gaussians"
   [ ! -e "$TMP/x.dubm" ]
 }
 
@@ -325,4 +332,15 @@ PY
   [[ "$output" == *"Done 8 files; 2 with errors."* ]]
   run "$BIN/gmm-gselect" --n=0 "$F/final.dubm" "$V" ark:/dev/null
   one_error_line "--n"
+  # corrupt binary lists: truncated, and a frame count far beyond the file (no allocation sized by it)
+  "$BIN/gmm-gselect" --n=8 "$F/final.dubm" "$V" ark:"$TMP/gs.ark" 2>/dev/null
+  head -c 300 "$TMP/gs.ark" > "$TMP/trunc.ark"
+  run "$BIN/gmm-global-acc-stats" --gselect=ark:"$TMP/trunc.ark" "$F/final.dubm" "$V" "$TMP/x.acc"
+  one_error_line "key 'george_0_0', offset 293: unexpected end of file"
+  python3 -c "
+import sys; d = bytearray(open(sys.argv[1], 'rb').read()); i = d.index(b'\0B') + 2
+d[i + 1:i + 5] = (0x7fffffff).to_bytes(4, 'little'); open(sys.argv[2], 'wb').write(d)" "$TMP/gs.ark" "$TMP/huge.ark"
+  run "$BIN/fgmm-global-gselect-to-post" "$F/final.ubm" "$V" ark:"$TMP/huge.ark" ark:"$TMP/x.post"
+  last_error_line "vector of vectors needs 10737418235 bytes"
+  [ ! -e "$TMP/x.acc" ] && [ ! -e "$TMP/x.post" ]
 }
