@@ -3,8 +3,10 @@
  * Self-contained (uploads the GMM, frames and selections, frees them before
  * returning).  Frames go in chunks of at most GS_CHUNK_ENT entries; per
  * chunk:
- *  k_gs_ll:     one thread per selection entry: ll = gconst + x.b - 0.5 x'P x
- *               of its Gaussian, in double from the float parameters.
+ *  k_gs_ll:     one thread per selection entry, in the plan's order (below:
+ *               grouped by Gaussian, so a warp reads one Gaussian's
+ *               parameters): ll = gconst + x.b - 0.5 x'P x of its Gaussian,
+ *               in double from the float parameters.
  *  k_gs_norm:   one thread per frame: lse over its entries, posteriors
  *               exp(ll - lse), the frame's lse.
  *  k_gs_stats:  one thread block per work item of the host plan
@@ -38,13 +40,16 @@ extern "C" {
 #define GS_THREADS 256
 #define GS_CHUNK_ENT (1 << 22)
 
-__global__ void k_gs_ll(int n, int D, int full, const float *__restrict__ X, const int *__restrict__ efr,
-                        const int *__restrict__ sel, const float *__restrict__ gconst, const float *__restrict__ mi,
-                        const float *__restrict__ iv, double *__restrict__ ll) {
-  const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= n) return;
-  const int g = sel[e];
-  const float *x = X + (long long)efr[e] * D, *b = mi + (long long)g * D;
+/* Thread k takes the k-th entry in the plan's order (grouped by Gaussian),
+ * so the threads of a warp mostly read the same Gaussian's parameters. */
+__global__ void k_gs_ll(int n, int D, int full, const float *__restrict__ X, const int *__restrict__ ent,
+                        const int *__restrict__ efr_sorted, const int *__restrict__ sel,
+                        const float *__restrict__ gconst, const float *__restrict__ mi, const float *__restrict__ iv,
+                        double *__restrict__ ll) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const int e = ent[k], g = sel[e];
+  const float *x = X + (long long)efr_sorted[k] * D, *b = mi + (long long)g * D;
   double v = gconst[g];
   if (!full) {
     const float *p = iv + (long long)g * D;
@@ -183,28 +188,25 @@ extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const fl
     int32_t t1 = t0 + 1;
     while (t1 < T && (int64_t)sel_off[t1 + 1] - sel_off[t0] <= chunk_ent) ++t1;
     const int Tc = t1 - t0, n = sel_off[t1] - sel_off[t0];
-    int *hoff = (int *)gh_malloc(sizeof(int) * ((size_t)Tc + 1)), *hefr = (int *)gh_malloc(sizeof(int) * (size_t)n);
+    int *hoff = (int *)gh_malloc(sizeof(int) * ((size_t)Tc + 1));
     for (int t = 0; t <= Tc; ++t) hoff[t] = sel_off[t0 + t] - sel_off[t0];
-    for (int t = 0; t < Tc; ++t)
-      for (int j = hoff[t]; j < hoff[t + 1]; ++j) hefr[j] = t;
+    gh_gselect_plan pl;
+    gh_gselect_plan_make(&pl, G, t0, t1, sel_off, sel, seg);
     float *dX = dmalloc<float>((size_t)Tc * D), *dw = w ? dmalloc<float>(Tc) : NULL, *dpost = dmalloc<float>(n);
-    int *doff = dmalloc<int>((size_t)Tc + 1), *defr = dmalloc<int>(n), *dsel = dmalloc<int>(n);
+    int *doff = dmalloc<int>((size_t)Tc + 1), *dsel = dmalloc<int>(n), *dent = dmalloc<int>(n), *defs = dmalloc<int>(n);
     double *dll = dmalloc<double>(n), *dfll = dmalloc<double>(Tc);
     up(dX, X + (int64_t)t0 * D, (size_t)Tc * D);
     if (w) up(dw, w + t0, Tc);
-    up(doff, hoff, (size_t)Tc + 1); up(defr, hefr, n); up(dsel, sel + sel_off[t0], n);
-    k_gs_ll<<<(n + 255) / 256, 256>>>(n, D, full, dX, defr, dsel, dgc, dmi, div, dll);
+    up(doff, hoff, (size_t)Tc + 1); up(dsel, sel + sel_off[t0], n); up(dent, pl.ent, n); up(defs, pl.efr, n);
+    k_gs_ll<<<(n + 255) / 256, 256>>>(n, D, full, dX, dent, defs, dsel, dgc, dmi, div, dll);
     CK_LAUNCH("k_gs_ll");
     k_gs_norm<<<(Tc + 255) / 256, 256>>>(Tc, doff, dll, dpost, dfll);
     CK_LAUNCH("k_gs_norm");
     CK(cudaMemcpy(hfll + t0, dfll, sizeof(double) * Tc, cudaMemcpyDeviceToHost));
     if (post) CK(cudaMemcpy(post + sel_off[t0], dpost, sizeof(float) * n, cudaMemcpyDeviceToHost));
     if (accs) {
-      gh_gselect_plan pl;
-      gh_gselect_plan_make(&pl, G, t0, t1, sel_off, sel, seg);
-      int *dent = dmalloc<int>(n), *defs = dmalloc<int>(n), *dis = dmalloc<int>(pl.nitems),
-          *dic = dmalloc<int>(pl.nitems), *dgi = dmalloc<int>((size_t)G + 1);
-      up(dent, pl.ent, n); up(defs, pl.efr, n); up(dis, pl.item_start, pl.nitems); up(dic, pl.item_count, pl.nitems);
+      int *dis = dmalloc<int>(pl.nitems), *dic = dmalloc<int>(pl.nitems), *dgi = dmalloc<int>((size_t)G + 1);
+      up(dis, pl.item_start, pl.nitems); up(dic, pl.item_count, pl.nitems);
       up(dgi, pl.gitem, (size_t)G + 1);
       double *dpart = dmalloc<double>((size_t)pl.nitems * K);
       if (pl.nitems > 0) {
@@ -214,14 +216,14 @@ extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const fl
       const long long GK = (long long)G * K;
       k_gs_reduce<<<(unsigned)((GK + 255) / 256), 256>>>(G, K, dgi, dpart, dacc);
       CK_LAUNCH("k_gs_reduce");
-      void *fr[] = {dent, defs, dis, dic, dgi, dpart};
+      void *fr[] = {dis, dic, dgi, dpart};
       for (size_t q = 0; q < sizeof fr / sizeof *fr; ++q) CK(cudaFree(fr[q]));
-      gh_gselect_plan_free(&pl);
     }
-    void *fr[] = {dX, dw, dpost, doff, defr, dsel, dll, dfll};
+    gh_gselect_plan_free(&pl);
+    void *fr[] = {dX, dw, dpost, doff, dsel, dent, defs, dll, dfll};
     for (size_t q = 0; q < sizeof fr / sizeof *fr; ++q)
       if (fr[q]) CK(cudaFree(fr[q]));
-    free(hoff); free(hefr);
+    free(hoff);
     t0 = t1;
   }
   for (int32_t t = 0; t < T; ++t) total += (w ? (double)w[t] : 1.0) * hfll[t];

@@ -9,13 +9,14 @@
 #define GS_MAXD 256
 #define GS_TILE 32
 
-__kernel void gh_gs_ll(int n, int D, int full, __global const float *X, __global const int *efr,
-                       __global const int *sel, __global const float *gconst, __global const float *mi,
-                       __global const float *iv, __global double *ll) {
-  const int e = get_global_id(0);
-  if (e >= n) return;
-  const int g = sel[e];
-  __global const float *x = X + (long)efr[e] * D;
+/* Work item k takes the k-th entry in the plan's order (grouped by Gaussian). */
+__kernel void gh_gs_ll(int n, int D, int full, __global const float *X, __global const int *ent,
+                       __global const int *efr_sorted, __global const int *sel, __global const float *gconst,
+                       __global const float *mi, __global const float *iv, __global double *ll) {
+  const int k = get_global_id(0);
+  if (k >= n) return;
+  const int e = ent[k], g = sel[e];
+  __global const float *x = X + (long)efr_sorted[k] * D;
   __global const float *b = mi + (long)g * D;
   double v = gconst[g];
   if (!full) {

@@ -71,20 +71,21 @@ double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
     int32_t t1 = t0 + 1;
     while (t1 < T && (int64_t)sel_off[t1 + 1] - sel_off[t0] <= chunk_ent) ++t1;
     const cl_int Tc = t1 - t0, n = sel_off[t1] - sel_off[t0];
-    int *hoff = gh_malloc(sizeof(int) * ((size_t)Tc + 1)), *hefr = gh_malloc(sizeof(int) * (size_t)n);
+    int *hoff = gh_malloc(sizeof(int) * ((size_t)Tc + 1));
     for (int t = 0; t <= Tc; ++t) hoff[t] = sel_off[t0 + t] - sel_off[t0];
-    for (int t = 0; t < Tc; ++t)
-      for (int j = hoff[t]; j < hoff[t + 1]; ++j) hefr[j] = t;
+    gh_gselect_plan pl;
+    gh_gselect_plan_make(&pl, G, t0, t1, sel_off, sel, seg);
+    cl_mem dent = gh_ocl_buffer(c, sizeof(int) * (size_t)n, pl.ent, "gselect plan");
+    cl_mem defs = gh_ocl_buffer(c, sizeof(int) * (size_t)n, pl.efr, "gselect plan");
     cl_mem dX = gh_ocl_buffer(c, sizeof(float) * (size_t)Tc * D, X + (int64_t)t0 * D, "gselect frames");
     cl_mem dw = gh_ocl_buffer(c, sizeof(float) * (size_t)Tc, w ? w + t0 : NULL, "gselect weights");
     cl_mem doff = gh_ocl_buffer(c, sizeof(int) * ((size_t)Tc + 1), hoff, "gselect offsets");
-    cl_mem defr = gh_ocl_buffer(c, sizeof(int) * (size_t)n, hefr, "gselect frames of entries");
     cl_mem dsel = gh_ocl_buffer(c, sizeof(int) * (size_t)n, sel + sel_off[t0], "gselect lists");
     cl_mem dll = gh_ocl_buffer(c, sizeof(double) * (size_t)n, NULL, "gselect loglikes");
     cl_mem dpost = gh_ocl_buffer(c, sizeof(float) * (size_t)n, NULL, "gselect posteriors");
     cl_mem dfll = gh_ocl_buffer(c, sizeof(double) * (size_t)Tc, NULL, "gselect frame loglikes");
-    ARG(kll, 0, n); ARG(kll, 1, D); ARG(kll, 2, full); ARG(kll, 3, dX); ARG(kll, 4, defr); ARG(kll, 5, dsel);
-    ARG(kll, 6, dgc); ARG(kll, 7, dmi); ARG(kll, 8, div); ARG(kll, 9, dll);
+    ARG(kll, 0, n); ARG(kll, 1, D); ARG(kll, 2, full); ARG(kll, 3, dX); ARG(kll, 4, dent); ARG(kll, 5, defs);
+    ARG(kll, 6, dsel); ARG(kll, 7, dgc); ARG(kll, 8, dmi); ARG(kll, 9, div); ARG(kll, 10, dll);
     size_t gl = (size_t)n, lo = 64;
     gh_ocl_launch(c, kll, 1, &gl, &lo, "gselect loglikes");
     ARG(knorm, 0, Tc); ARG(knorm, 1, doff); ARG(knorm, 2, dll); ARG(knorm, 3, dpost); ARG(knorm, 4, dfll);
@@ -93,10 +94,6 @@ double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
     gh_ocl_read(c, dfll, 0, sizeof(double) * (size_t)Tc, hfll + t0);
     if (post) gh_ocl_read(c, dpost, 0, sizeof(float) * (size_t)n, post + sel_off[t0]);
     if (accs) {
-      gh_gselect_plan pl;
-      gh_gselect_plan_make(&pl, G, t0, t1, sel_off, sel, seg);
-      cl_mem dent = gh_ocl_buffer(c, sizeof(int) * (size_t)n, pl.ent, "gselect plan");
-      cl_mem defs = gh_ocl_buffer(c, sizeof(int) * (size_t)n, pl.efr, "gselect plan");
       cl_mem dis = gh_ocl_buffer(c, sizeof(int) * (size_t)(pl.nitems ? pl.nitems : 1), pl.item_start, "gselect plan");
       cl_mem dic = gh_ocl_buffer(c, sizeof(int) * (size_t)(pl.nitems ? pl.nitems : 1), pl.item_count, "gselect plan");
       cl_mem dgi = gh_ocl_buffer(c, sizeof(int) * ((size_t)G + 1), pl.gitem, "gselect plan");
@@ -116,14 +113,15 @@ double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
       ARG(kred, 0, G); ARG(kred, 1, K); ARG(kred, 2, dgi); ARG(kred, 3, dpart); ARG(kred, 4, dacc);
       size_t g3 = GK;
       gh_ocl_launch(c, kred, 1, &g3, &lo, "gselect reduction");
-      cl_mem fr[] = {dent, defs, dis, dic, dgi, dpart};
+      cl_mem fr[] = {dis, dic, dgi, dpart};
       gh_ocl_check(clFinish(c->q), "gselect statistics");
       for (size_t q = 0; q < sizeof fr / sizeof *fr; ++q) gh_ocl_release(fr[q]);
-      gh_gselect_plan_free(&pl);
     }
-    cl_mem fr[] = {dX, dw, doff, defr, dsel, dll, dpost, dfll};
+    gh_ocl_check(clFinish(c->q), "gselect");
+    gh_gselect_plan_free(&pl);
+    cl_mem fr[] = {dX, dw, doff, dent, defs, dsel, dll, dpost, dfll};
     for (size_t q = 0; q < sizeof fr / sizeof *fr; ++q) gh_ocl_release(fr[q]);
-    free(hoff); free(hefr);
+    free(hoff);
     t0 = t1;
   }
   double total = 0.0;
