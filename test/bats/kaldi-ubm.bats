@@ -92,17 +92,20 @@ PY
   cmp_text "$TMP/a.txt" "$TMP/r.txt" 1e-4
 }
 
-@test "gmm-global-acc-stats --gselect: posteriors over the selected Gaussians (numpy 1e-5); Kaldi's diag.acc = its contiguous-range shortcut" {
+@test "gmm-global-acc-stats --gselect: posteriors over the selected Gaussians (numpy: all statistics 1e-5); Kaldi's diag.acc = its contiguous-range shortcut" {
   "$BIN/gmm-global-acc-stats" --gselect=ark:"$F/gselect.txt" "$F/final.dubm" "$V" "$TMP/a.acc"
   acc_text "$TMP/a.acc" "$TMP/a.txt"
   "$BIN/gmm-global-copy" --binary=false "$F/final.dubm" "$TMP/m.txt" # exact digits, unlike Kaldi's text
   python3 "$PY/gselect_ref.py" "$TMP/m.txt" "$F/voiced.ark" "$F/gselect.txt" > "$TMP/ref.occ"
-  python3 - "$TMP/a.txt" "$TMP/ref.occ" 1e-5 <<'PY'
+  python3 "$PY/gselect_ref.py" --all "$TMP/m.txt" "$F/voiced.ark" "$F/gselect.txt" > "$TMP/ref.all"
+  python3 - "$TMP/a.txt" "$TMP/ref.all" 1e-5 <<'PY'
 import sys
-t = open(sys.argv[1]).read().split(); i = t.index('<OCCUPANCY>') + 2
-occ = [float(x) for x in t[i:t.index(']', i)]]; ref = [float(x) for x in open(sys.argv[2])]
-err = max(abs(a - b) / (1 + abs(b)) for a, b in zip(occ, ref)); print(err)
-assert len(occ) == len(ref) == 32 and err <= float(sys.argv[3])
+t = open(sys.argv[1]).read().split(); ours = []
+for tok in ('<OCCUPANCY>', '<MEANACCS>', '<DIAGVARACCS>'):
+    i = t.index(tok) + 2; ours += [float(x) for x in t[i:t.index(']', i)]]
+ref = [float(x) for x in open(sys.argv[2])]
+err = max(abs(a - b) / (1 + abs(b)) for a, b in zip(ours, ref)); print(err)
+assert len(ours) == len(ref) == 32 * 121 and err <= float(sys.argv[3])
 PY
   # Kaldi's own file agrees with the reference only when the reference takes
   # DiagGmm::LogLikelihoodsPreselect's contiguous-range shortcut (doc/kaldi.md)

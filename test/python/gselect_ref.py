@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Independent float64 reference of Kaldi's gmm-global-acc-stats --gselect
-(numpy): posteriors over each frame's selected Gaussians only, occupancies
-printed one per line.  --kaldi-contiguous emulates Kaldi's
+(numpy): posteriors over each frame's selected Gaussians only; prints the
+occupancies one per line (with --all: then the first- and second-order sums,
+sum gamma x and sum gamma x^2, row by row, as <MEANACCS> and <DIAGVARACCS>).  --kaldi-contiguous emulates Kaldi's
 DiagGmm::LogLikelihoodsPreselect shortcut (diag-gmm.cc): when a list's
 last index + 1 - first index equals its length, Kaldi takes the Gaussians
 first..first+n-1 IN INDEX ORDER and pairs their log-likelihoods with the
@@ -33,6 +34,8 @@ G, D = mu.shape
 # the stored gconsts (log w - 0.5 (D log 2pi + log det C + mu' C^-1 mu)), as the tools use them
 logc = g['gconsts'] + 0.5 * (mu ** 2 / var).sum(1)
 occ = np.zeros(G)
+m1 = np.zeros((G, D))
+m2 = np.zeros((G, D))
 tot = 0.0
 nq = 0
 for key, X in feats.items():
@@ -47,7 +50,13 @@ for key, X in feats.items():
         m = ll.max()
         p = np.exp(ll - m)
         tot += m + np.log(p.sum())
-        np.add.at(occ, idx, p / p.sum())
+        gam = p / p.sum()
+        np.add.at(occ, idx, gam)
+        np.add.at(m1, idx, gam[:, None] * X[t][None, :])
+        np.add.at(m2, idx, gam[:, None] * (X[t] ** 2)[None, :])
 for v in occ:
     print('%.9g' % v)
+if '--all' in sys.argv:
+    for v in np.concatenate([m1.ravel(), m2.ravel()]):
+        print('%.9g' % v)
 print('frames using the shortcut: %d' % nq, file=sys.stderr)
