@@ -65,8 +65,8 @@ void gh_score_utts(gh_backend *b, gh_dev_model *m, int32_t P, int32_t dim, const
   free(u);
 }
 
-void gh_global_acc(gh_backend_start *start, gh_backend **bp, const gh_gmm *gmm, const char *feats_rspec, const char *gselect_rspec,
-                   const char *weights_rspec, uint32_t flags, gh_gmm_accs *accs, int32_t *num_done,
+void gh_global_acc(gh_backend_start *start, gh_backend **bp, const gh_gmm *gmm, const char *feats_rspec,
+                   const char *gselect_rspec, const char *weights_rspec, uint32_t flags, gh_gmm_accs *accs, int32_t *num_done,
                    int32_t *num_err, double *tot_like, double *tot_t) {
   const int have_gs = gselect_rspec && *gselect_rspec, have_w = weights_rspec && *weights_rspec;
   gh_rand_reader *gs = have_gs ? gh_rand_reader_open(gselect_rspec, GH_OBJ_INT32_VECTOR_VECTOR) : NULL;
