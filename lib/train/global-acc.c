@@ -14,6 +14,7 @@ typedef struct { char *key; int32_t T; int64_t off; } utt_t;
 void gh_score_utts(gh_backend *b, gh_dev_model *m, int32_t P, int32_t dim, const char *feats_rspec,
                    int64_t block_frames, gh_utt_fn fn, void *ctx) {
   if (block_frames < 1) block_frames = 1;
+  if (P > 0 && block_frames > (1 << 24) / P) block_frames = (1 << 24) / P > 0 ? (1 << 24) / P : 1; /* <= 64 MB of loglikes */
   gh_seq_reader *r = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX_VIEW);
   int64_t cap = 0, nfr = 0;
   float *X = NULL, *ll = NULL;

@@ -10,7 +10,8 @@
 #include "gmm/gselect.h"
 
 /* Utterance loop of the selection tools: reads feats_rspec sequentially,
- * gathers utterances into blocks of about block_frames frames (an
+ * gathers utterances into blocks of about block_frames frames (at most
+ * 2^24 / P, so a block's log-likelihoods take at most 64 MB; an
  * utterance is never split), scores each block with backend model m (P
  * output columns per frame: loglikes op) and calls fn(ctx, key, T, X, ll)
  * for every utterance in reading order, X [T x D] its frames and ll [T x P]
