@@ -22,10 +22,11 @@
 #  8. shrinkage statistics: build/test/test_shrink (kernels/cuda/shrink.cu vs the
 #     CPU reference) and gmm-acc-stats-gpu --shrinkage-stats / gmm-est-gpu --shrink=lw
 #     --device=cuda vs --device=cpu-ref on the AMI full UBM.
-#  9. Kaldi's global-GMM tools (issue 26): test/bats/kaldi-ubm.bats with the
-#     tools' default device (auto = cuda here) and GSEL_DEVICE=cuda (the
-#     acc_gselect op, kernels/cuda/gselect.cu, vs the CPU reference), and
-#     the sid UBM acceptance test/bats/kaldi-sid.bats with SID_DEVICE=cuda.
+#  9. Kaldi's global-GMM tools (issue 26): test/bats/kaldi-ubm.bats with
+#     GSEL_DEVICE=cuda (its device test: the acc_gselect op,
+#     kernels/cuda/gselect.cu, and the tools' CUDA paths vs the CPU
+#     reference and Kaldi; the file's other tests run on the CPU), and the
+#     sid UBM acceptance test/bats/kaldi-sid.bats with SID_DEVICE=cuda.
 # "cpu" in the comparisons below is the plain-loop reference (--device=cpu-ref;
 # the loops map cpu -> cpu-ref); the CPU BLAS backend (--device=cpu) is checked
 # against float64 in test_kernels and against the reference by the CPU suite.
