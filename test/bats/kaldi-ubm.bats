@@ -326,6 +326,13 @@ PY
   cmp_text "$TMP/p.txt" "$F/diag-post.txt" 1e-4
   "$BIN/fgmm-global-get-frame-likes" --device=$DEV "$F/final.ubm" "$V" ark,t:"$TMP/o.txt"
   cmp_text "$TMP/o.txt" "$F/full-frame-likes.txt" 1e-5
+  # gmm-global-init-from-feats: the same random draws, EM on the device (8 -> 16 Gaussians, 10 iterations)
+  for d in $DEV cpu; do
+    "$BIN/gmm-global-init-from-feats" --device=$d --num-frames=20000 --min-gaussian-weight=0.0001 --num-gauss=16 \
+      --num-gauss-init=8 --num-iters=10 "$V" "$TMP/i.$d.dubm"
+    "$BIN/gmm-global-copy" --binary=false "$TMP/i.$d.dubm" "$TMP/i.$d.txt"
+  done
+  python3 "$PY/compare_models.py" "$TMP/i.$DEV.txt" "$TMP/i.cpu.txt" --rtol 1e-3 --cov-rtol 1e-2
   "$BIN/fgmm-global-get-frame-likes" --device=$DEV --gselect=ark:"$F/gselect.txt" "$F/final.ubm" "$V" ark,t:"$TMP/o.txt"
   "$BIN/fgmm-global-get-frame-likes" --device=cpu --gselect=ark:"$F/gselect.txt" "$F/final.ubm" "$V" ark,t:"$TMP/c.txt"
   cmp_text "$TMP/o.txt" "$TMP/c.txt" 1e-6
