@@ -17,7 +17,7 @@
 # Environment: DEVICE (auto), UBM_NJ (2 for fsdd), UBM_BIG_NJ (8), UBM_BIG,
 # UBM_BIG_FRAMES, UBM_WORK (a temporary folder, removed unless given), GH_SHARED.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 export GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
 export PATH="${GH_BIN:-$root/bin}:$root/egs/utils:$PATH"
