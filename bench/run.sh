@@ -40,6 +40,10 @@
 #              20 iterations): gmm-train at 1 rank (and 2 where there are 2
 #              GPUs, MPI and NCCL reductions) against ../shared/peers/e2e_job.py
 #              and gmm-est-gpu, same run (TRAIN=0 skips)
+#   UBM        bench/ubm.sh: Kaldi's sid UBM loop (train_diag_ubm.sh +
+#              train_full_ubm.sh calls, egs/fsdd/local/sid_ubm.sh) on FSDD,
+#              against Kaldi's 12.7 s on 2 CPU cores, and on 36M replicated
+#              frames (UBM=0 skips; UBM_BIG=0 skips the 36M run)
 #   I/O        bench/io.sh: gmm-score-gpu end to end vs its own kernel time on
 #              1M-frame archives in the page cache (IO=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
@@ -151,6 +155,7 @@ fi
     ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     GH_SHARED=$GH_SHARED bench/train.sh --device "$DEVICE" --ranks "$([ "$ng" -ge 2 ] && echo '1 2' || echo 1)" || echo "train: failed"
   fi
+  [ "${UBM:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/ubm.sh
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

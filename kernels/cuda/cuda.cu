@@ -1379,6 +1379,9 @@ void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, dou
                     float *gamma, double *stats);
 }
 /* Shrinkage statistics: kernels/cuda/shrink.cu */
+extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T,
+                                      const int32_t *sel_off, const int32_t *sel, const float *w, gh_gmm_accs *accs,
+                                      float *post, double *frame_ll); /* kernels/cuda/gselect.cu */
 extern "C" void gh_cuda_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                                    const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
 
@@ -1433,6 +1436,7 @@ static const gh_backend_ops cuda_ops = {
     .data_bytes = cuda_data_bytes,
     .data_evict = cuda_data_evict,
     .data_reload = cuda_data_reload,
+    .acc_gselect = gh_cuda_acc_gselect, /* kernels/cuda/gselect.cu (last member: C++ wants them in order) */
 };
 
 extern "C" int gh_cuda_device_count(void) {

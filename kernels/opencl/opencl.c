@@ -814,6 +814,7 @@ static const gh_backend_ops ocl_ops = {
     .data_bytes = ocl_data_bytes,
     .data_evict = ocl_data_evict,
     .data_reload = ocl_data_reload,
+    .acc_gselect = gh_ocl_acc_gselect, /* opencl-gselect.c */
 };
 
 /* Without cl_khr_fp64: loglikes on the device, HMM ops on the CPU reference

@@ -70,6 +70,10 @@ void gh_ocl_release(cl_mem m);
 int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const struct gh_est_opts *o, struct gh_est_stats *st);
 void gh_ocl_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
 
+/* E-step over Gaussian selections (opencl-gselect.c; backend.h acc_gselect). */
+double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
+                          const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
+
 /* HMM ops (opencl-hmm.c), in the ops table of opencl.c. */
 gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
 void gh_ocl_hmm_free(gh_backend *b, gh_dev_hmm *h);

@@ -32,6 +32,8 @@ typedef enum {
   GH_OBJ_POSTERIOR,    /* gh_posterior */
   GH_OBJ_INT32,        /* int32_t (e.g. per-utterance pdf label) */
   GH_OBJ_TOKEN_VECTOR, /* text only: rest of line as a string (char*) */
+  GH_OBJ_INT32_VECTOR_VECTOR, /* gh_ivecvec (Kaldi Int32VectorVector, gselect lists) */
+  GH_OBJ_FLOAT,        /* float (Kaldi BaseFloat table, e.g. per-utterance averages) */
   GH_OBJ_MATRIX_VIEW,  /* gh_matrix_view (matrix.h), sequential readers only: a
                           binary FM matrix in place in the reader's input buffer
                           (no copy, no allocation), any other matrix decoded;
