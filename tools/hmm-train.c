@@ -1,0 +1,141 @@
+/* hmm-train -- resident multi-iteration HMM-GMM training (Baum-Welch or
+ * Viterbi) as one process or R MPI ranks: the loop of
+ * egs/steps/train_word_hmm.sh / train_word_hmm_viterbi.sh in one program
+ * that reads the features once (lib/train/hmm-train.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "base/gh-base.h"
+#include "base/opts.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm.h"
+#include "hmm/hmm.h"
+#include "train/hmm-train.h"
+
+/* "1 2 3 10" -> flags[it] (it < 4096) */
+static uint8_t *parse_iters(const char *s, int32_t *n) {
+  uint8_t *f = gh_calloc(4096, 1);
+  *n = 4096;
+  const char *p = s;
+  while (*p) {
+    while (*p == ' ' || *p == ',' || *p == '\t') ++p;
+    if (!*p) break;
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v >= 4096) gh_die("--realign-iters: bad iteration list '%s'", s);
+    f[v] = 1;
+    p = end;
+  }
+  return f;
+}
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  const char *usage =
+      "Train an HMM set and its GMM set (one GMM per pdf) on features and transcripts, all\n"
+      "iterations in one process (or one job of R MPI ranks: mpirun -np R hmm-train ...), the\n"
+      "features read once: per iteration the loglikes of each utterance's pdfs, forward-backward\n"
+      "(--mode=bw: Baum-Welch, transitions re-estimated) or Viterbi alignment (--mode=viterbi, on\n"
+      "--realign-iters), the GMM E-step on the posteriors or the alignment, the reduction over the\n"
+      "ranks, the M-step and the mix-up schedule of steps/train_word_hmm.sh.  The outputs are\n"
+      "written (atomically) after every iteration.  Transcripts: utterance -> HMM name or word\n"
+      "sequence (words joined, with --optional-silence), as hmm-bw --transcripts.\n"
+      "Usage:  hmm-train [options] <hmm-in> <model-in> <feats-rspecifier> <transcripts-rspecifier> "
+      "<hmm-out> <model-out>\n"
+      "e.g.:   hmm-train --mode=bw --num-iters=12 --gauss=8 0.hmm 0.mdl scp:data/feats.scp \\\n"
+      "          ark,t:data/text final.hmm final.mdl\n"
+      "        mpirun -np 2 hmm-train --mode=viterbi --num-iters=16 0.hmm 0.mdl scp:feats.scp ark,t:text a.hmm a.mdl\n";
+  gh_opts *po = gh_opts_new(usage);
+  gh_hmm_train_opts o;
+  gh_hmm_train_opts_default(&o);
+  const char *mode = "bw", *device = "auto", *precision = "auto", *sil = "", *realign = "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38";
+  int32_t num_iters = 12, first_iter = 1, mixup_end = -1;
+  int binary = 1;
+  gh_opts_string(po, "mode", &mode, "Training: bw (Baum-Welch) or viterbi (realign on --realign-iters, GMMs on the alignment)");
+  gh_opts_int(po, "num-iters", &num_iters, "Number of the last iteration");
+  gh_opts_int(po, "first-iter", &first_iter, "Number of the first iteration (resume from the models of iteration N-1)");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
+  gh_opts_string(po, "precision", &precision, "GPU GEMM arithmetic: auto, fp32, tf32x3 or tf32 (as gmm-est-gpu)");
+  gh_opts_string(po, "optional-silence", &sil, "Optional silence HMM between words and at the ends of the transcripts");
+  gh_opts_double(po, "silence-prob", &o.silence_prob, "Probability of taking each optional silence");
+  gh_opts_double(po, "edge-silence-prob", &o.edge_silence_prob,
+                 "Probability of the silence at the start and at the end (1: obligatory; 0: --silence-prob)");
+  gh_opts_double(po, "min-post", &o.min_post, "Baum-Welch: drop pdf posteriors below this (hmm-bw --min-post)");
+  gh_opts_bool(po, "update-transitions", &o.update_transitions, "Baum-Welch: re-estimate the transitions every iteration");
+  gh_opts_double(po, "transition-min-count", &o.uo.min_count, "Keep a state's transitions if its count is below this");
+  gh_opts_double(po, "transition-floor", &o.uo.floor, "Floor of re-estimated transition probabilities");
+  gh_opts_bool(po, "update-init", &o.uo.update_init, "Also re-estimate initial-state probabilities");
+  gh_opts_string(po, "realign-iters", &realign, "Viterbi: iterations that realign (the first iteration always does)");
+  gh_opts_int(po, "gauss", &o.gauss, "Mix up to this many Gaussians per pdf (1: no mix-up)");
+  gh_opts_int(po, "mixup-start", &o.mixup_start, "First iteration that mixes up");
+  gh_opts_int(po, "mixup-end", &mixup_end, "Iteration that reaches --gauss (-1: num-iters / 2)");
+  gh_opts_double(po, "power", &o.power, "Mix-up: Gaussians per pdf proportional to occupancy^power");
+  gh_opts_double(po, "min-count", &o.min_count, "Mix-up: minimum occupancy per Gaussian");
+  gh_opts_double(po, "perturb-factor", &o.perturb, "Mix-up: mean perturbation in standard deviations");
+  gh_opts_int(po, "seed", &o.seed, "Random seed of the mix-up perturbations (reseeded every iteration, as gmm-est)");
+  gh_est_opts_register(po, &o.eo);
+  gh_opts_int64(po, "block-frames", &o.block_frames,
+                "Frames per fixed block (the unit of the fp32 work; the same on every rank and for every R)");
+  gh_opts_int(po, "max-score-groups", &o.max_score_groups,
+              "Score each utterance against its graph's pdfs only while there are at most this many distinct "
+              "pdf sets (0: all pdfs)");
+  gh_opts_bool(po, "binary", &binary, "Write the outputs in binary mode");
+  int nargs = gh_opts_parse(po, argc, argv);
+  if (nargs != 6) gh_opts_usage_exit(po);
+  const char *hmm_rx = gh_opts_arg(po, 0), *mdl_rx = gh_opts_arg(po, 1), *feats = gh_opts_arg(po, 2),
+             *trans = gh_opts_arg(po, 3), *hmm_wx = gh_opts_arg(po, 4), *mdl_wx = gh_opts_arg(po, 5);
+  if (gh_hmm_train_mode_parse(mode, &o.mode) != 0) gh_die("--mode must be bw or viterbi (got '%s')", mode);
+  if (num_iters < first_iter) gh_die("--num-iters (%d) must be >= --first-iter (%d)", num_iters, first_iter);
+  if (first_iter < 1) gh_die("--first-iter must be >= 1 (got %d)", first_iter);
+  if (o.gauss < 1) gh_die("--gauss must be >= 1 (got %d)", o.gauss);
+  o.mixup_end = mixup_end >= 0 ? mixup_end : num_iters / 2;
+  if (o.mixup_end < o.mixup_start) o.mixup_end = o.mixup_start;
+  o.silence = sil;
+  o.realign = parse_iters(realign, &o.num_realign);
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec) != 0)
+    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
+
+  gh_hmm_train_comm comm = {0, 1, NULL, NULL};
+  gh_hmm_set set;
+  gh_hmm_set_read(hmm_rx, &set);
+  gh_gmm_set model;
+  gh_gmm_set_read(mdl_rx, &model);
+  gh_backend_start *start = gh_backend_create_begin(device);
+  gh_backend *be = gh_backend_create_end(start);
+  be->precision = prec;
+  gh_host_blas_serial();
+  double t0 = gh_seconds();
+  gh_hmm_trainer *tr = gh_hmm_trainer_new(be, &comm, &set, &model, feats, trans, &o);
+  int64_t nu, nf, ru, rf, nb, rb0, rnb;
+  gh_hmm_trainer_sizes(tr, &nu, &nf, &ru, &rf, &nb, &rb0, &rnb);
+  gh_log("rank %d of %d: %lld utterances, %lld frames (blocks %lld..%lld of %lld); all ranks: %lld utterances, "
+         "%lld frames; loaded in %.3g s",
+         comm.rank, comm.size, (long long)ru, (long long)rf, (long long)rb0, (long long)(rb0 + rnb - 1), (long long)nb,
+         (long long)nu, (long long)nf, gh_seconds() - t0);
+  gh_hmm_train_iter_stats st;
+  for (int32_t it = first_iter; it <= num_iters; ++it) {
+    gh_hmm_trainer_iter(tr, it, &st);
+    if (comm.rank == 0) {
+      gh_hmm_set_write(hmm_wx, binary, &set);
+      gh_gmm_set_write(mdl_wx, binary, &model);
+    }
+    gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; HMM %s log-likelihood per frame %.6f "
+           "over %.0f utterances (%.0f failed)%s; %lld Gaussians; %.3g s (E-step %.3g s, reduction %.3g s)",
+           it, st.gmm_frames > 0 ? st.gmm_loglike / st.gmm_frames : 0.0, st.gmm_frames,
+           o.mode == GH_HMM_TRAIN_BW ? "total" : "best-path", st.hmm_frames > 0 ? st.hmm_loglike / st.hmm_frames : 0.0,
+           st.num_utts, st.num_failed,
+           o.mode == GH_HMM_TRAIN_VITERBI ? (st.aligned ? ", realigned" : ", alignment kept") : "",
+           (long long)st.num_gauss, st.seconds, st.estep_seconds, st.reduce_seconds);
+  }
+  gh_log("wrote %s and %s: %d pdfs, %lld Gaussians after %d iterations (%.3g s)", hmm_wx, mdl_wx, model.num_pdfs,
+         (long long)gh_gmm_set_total_gauss(&model), num_iters - first_iter + 1, gh_seconds() - t0);
+  gh_hmm_trainer_free(tr);
+  gh_backend_free(be);
+  gh_gmm_set_free(&model);
+  gh_hmm_set_free(&set);
+  free((void *)o.realign);
+  gh_opts_free(po);
+  return 0;
+}
