@@ -52,7 +52,8 @@ mdl=$dir/0.mdl
 for it in $(seq 1 $iters); do
   target=0
   if [ $it -le $mixup_iters ] && [ $gauss -gt 1 ]; then
-    target=$(awk -v it=$it -v n=$mixup_iters -v g=$gauss -v p=$npdf 'BEGIN { printf "%d", p * (1 + (g - 1) * it / n) }')
+    # P + floor(P (g - 1) it / n): steps/train_word_hmm.sh's rule (and hmm-train's)
+    target=$(awk -v it=$it -v n=$mixup_iters -v g=$gauss -v p=$npdf 'BEGIN { printf "%d", p + int(p * (g - 1) * it / n) }')
   fi
   if [[ " $realign_iters " == *" $it "* ]]; then
     gmm-score-gpu --device=$device $mdl "$feats" ark:- 2> $dir/score.$it.log |
