@@ -11,7 +11,30 @@
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
 #include "hmm/hmm.h"
+#include "train/comm.h"
 #include "train/hmm-train.h"
+
+/* 64-bit hash of a GMM set's and an HMM set's parameters (every rank must
+ * hold the same bytes: gh_comm_check_same). */
+static uint64_t models_hash(const gh_gmm_set *m, const gh_hmm_set *s) {
+  uint64_t h = GH_HASH64_INIT;
+  for (int32_t p = 0; p < m->num_pdfs; ++p) {
+    const gh_gmm *g = &m->pdfs[p];
+    int64_t G = g->num_gauss, D = g->dim, V = g->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
+    h = gh_hash64(&g->num_gauss, sizeof g->num_gauss, h);
+    h = gh_hash64(g->gconsts, G * sizeof(float), h);
+    h = gh_hash64(g->weights, G * sizeof(float), h);
+    h = gh_hash64(g->means_invvars, G * D * sizeof(float), h);
+    h = gh_hash64(g->inv_vars, G * V * sizeof(float), h);
+  }
+  for (int32_t k = 0; k < s->num_hmms; ++k) {
+    const gh_hmm *x = &s->hmms[k];
+    h = gh_hash64(x->init, x->num_states * sizeof(float), h);
+    h = gh_hash64(x->final, x->num_states * sizeof(float), h);
+    h = gh_hash64(x->arcs, x->num_arcs * sizeof(gh_hmm_arc), h);
+  }
+  return h;
+}
 
 /* "1 2 3 10" -> flags[it] (it < 4096) */
 static uint8_t *parse_iters(const char *s, int32_t *n) {
@@ -81,6 +104,9 @@ int main(int argc, char **argv) {
               "Score each utterance against its graph's pdfs only while there are at most this many distinct "
               "pdf sets (0: all pdfs)");
   gh_opts_bool(po, "binary", &binary, "Write the outputs in binary mode");
+  gh_comm_opts co;
+  gh_comm_opts_default(&co);
+  gh_comm_opts_register(po, &co);
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 6) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *mdl_rx = gh_opts_arg(po, 1), *feats = gh_opts_arg(po, 2),
@@ -97,31 +123,41 @@ int main(int argc, char **argv) {
   if (gh_precision_parse(precision, &prec) != 0)
     gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
 
-  gh_hmm_train_comm comm = {0, 1, NULL, NULL};
+  gh_comm *comm = gh_comm_start(&argc, &argv, &co);
+  const int rank = gh_comm_rank(comm), size = gh_comm_size(comm);
+  /* one GPU per rank: the rank's local rank on its host */
+  if (size > 1 && (!strcmp(device, "cuda") || !strcmp(device, "auto")) && gh_cuda_device_count() > 0 &&
+      gh_cuda_set_device(gh_comm_local_rank(comm) % gh_cuda_device_count()) != 0)
+    gh_die("rank %d: cannot bind CUDA device %d: %s", rank, gh_comm_local_rank(comm), gh_last_error());
   gh_hmm_set set;
   gh_hmm_set_read(hmm_rx, &set);
   gh_gmm_set model;
   gh_gmm_set_read(mdl_rx, &model);
+  uint64_t h = models_hash(&model, &set);
+  gh_comm_check_same(comm, &h, sizeof h, "the input models");
   gh_backend_start *start = gh_backend_create_begin(device);
   gh_backend *be = gh_backend_create_end(start);
   be->precision = prec;
   gh_host_blas_serial();
   double t0 = gh_seconds();
-  gh_hmm_trainer *tr = gh_hmm_trainer_new(be, &comm, &set, &model, feats, trans, &o);
+  gh_hmm_trainer *tr = gh_hmm_trainer_new(be, comm, &set, &model, feats, trans, &o);
   int64_t nu, nf, ru, rf, nb, rb0, rnb;
   gh_hmm_trainer_sizes(tr, &nu, &nf, &ru, &rf, &nb, &rb0, &rnb);
   gh_log("rank %d of %d: %lld utterances, %lld frames (blocks %lld..%lld of %lld); all ranks: %lld utterances, "
          "%lld frames; loaded in %.3g s",
-         comm.rank, comm.size, (long long)ru, (long long)rf, (long long)rb0, (long long)(rb0 + rnb - 1), (long long)nb,
+         rank, size, (long long)ru, (long long)rf, (long long)rb0, (long long)(rb0 + rnb - 1), (long long)nb,
          (long long)nu, (long long)nf, gh_seconds() - t0);
   gh_hmm_train_iter_stats st;
   for (int32_t it = first_iter; it <= num_iters; ++it) {
     gh_hmm_trainer_iter(tr, it, &st);
-    if (comm.rank == 0) {
+    h = models_hash(&model, &set);
+    gh_comm_check_same(comm, &h, sizeof h, "the models after an iteration");
+    if (rank == 0) {
       gh_hmm_set_write(hmm_wx, binary, &set);
       gh_gmm_set_write(mdl_wx, binary, &model);
     }
-    gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; HMM %s log-likelihood per frame %.6f "
+    if (rank == 0)
+      gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; HMM %s log-likelihood per frame %.6f "
            "over %.0f utterances (%.0f failed)%s; %lld Gaussians; %.3g s (E-step %.3g s, reduction %.3g s)",
            it, st.gmm_frames > 0 ? st.gmm_loglike / st.gmm_frames : 0.0, st.gmm_frames,
            o.mode == GH_HMM_TRAIN_BW ? "total" : "best-path", st.hmm_frames > 0 ? st.hmm_loglike / st.hmm_frames : 0.0,
@@ -133,6 +169,7 @@ int main(int argc, char **argv) {
          (long long)gh_gmm_set_total_gauss(&model), num_iters - first_iter + 1, gh_seconds() - t0);
   gh_hmm_trainer_free(tr);
   gh_backend_free(be);
+  gh_comm_finalize(comm);
   gh_gmm_set_free(&model);
   gh_hmm_set_free(&set);
   free((void *)o.realign);

@@ -7,6 +7,8 @@
 
 #include "base/gh-base.h"
 #include "io/table.h"
+#include "train/comm.h"
+#include "train/shard.h"
 
 int gh_hmm_train_mode_parse(const char *s, gh_hmm_train_mode *m) {
   if (!strcmp(s, "bw")) *m = GH_HMM_TRAIN_BW;
@@ -40,14 +42,13 @@ int64_t gh_hmm_train_mixup_target(const gh_hmm_train_opts *o, int32_t num_pdfs, 
   return num_pdfs + (int64_t)(p * (o->gauss - 1) * k / n);
 }
 
-/* One utterance of the whole data (every rank knows all of them). */
+/* One utterance of the whole data in sorted-key order (every rank knows
+ * all of them: the plan's keys and frames). */
 typedef struct {
-  char *key;
+  const char *key;  /* the plan's */
   char *text;       /* transcript */
   int32_t rows;
   int32_t group;    /* score group; -1 = all pdfs */
-  int64_t src;      /* index into the scp index, or -1 (features in mem) */
-  float *mem;       /* features read sequentially (non-indexed input), or NULL */
 } ent;
 
 /* One utterance of this rank's shard. */
@@ -87,15 +88,17 @@ typedef struct {
 struct gh_hmm_trainer {
   gh_backend *b;
   const gh_backend_ops *hops;
-  gh_hmm_train_comm comm;
+  gh_comm *comm;
+  int rank, size;
   gh_hmm_train_opts o;
+  gh_shard_plan plan;
   gh_hmm_set *set;
   gh_gmm_set *model;
   const char *feats_rspec, *trans_rspec;
   int32_t sil, P, D;
   /* whole data */
   ent *ents;
-  int64_t num_ents, total_frames, num_blocks;
+  int64_t num_ents, total_frames, num_blocks, num_skipped;
   int32_t num_groups;   /* score groups (pdf sets); utterances with group -1 use all pdfs */
   pdfset *groups;
   /* this rank */
@@ -122,10 +125,6 @@ struct gh_hmm_trainer {
   int32_t *touched;
 };
 
-static int cmp_ent(const void *a, const void *b) {
-  return strcmp(((const ent *)a)->key, ((const ent *)b)->key);
-}
-
 static int cmp_i32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);
@@ -147,66 +146,55 @@ static void compile_utt(const gh_hmm_trainer *t, const ent *e, gh_hmm_compiled *
   gh_hmm_compile_transcript_edges(t->set, e->text, t->sil, t->o.silence_prob, edge, c, t->trans_rspec, e->key);
 }
 
-/* Reads keys, lengths and transcripts of the whole data (features of a
- * non-indexed table too: they cannot be read again by key). */
-static void read_index(gh_hmm_trainer *t, gh_scp_index **xp) {
+/* The table of contents of the features and the plan (lib/train/shard.h):
+ * every utterance with frames and a transcript, sorted keys, fixed blocks,
+ * shards; the transcripts of all of them (for the score groups). */
+static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
   gh_rand_reader *tr = gh_rand_reader_open(t->trans_rspec, GH_OBJ_TOKEN_VECTOR);
-  int64_t cap = 0, skipped = 0;
-  gh_scp_index *x = gh_scp_index_open(t->feats_rspec);
-  *xp = x;
-#define ADD_ENT(KEY, ROWS, COLS, SRC, MEM)                                                                   \
-  do {                                                                                                       \
-    if ((COLS) != t->D && (ROWS) > 0)                                                                        \
-      gh_die("%s, key '%s': features of dimension %d, but the model has dimension %d", t->feats_rspec, KEY,  \
-             (int)(COLS), t->D);                                                                             \
-    const char *text_ = gh_rand_reader_value(tr, KEY);                                                       \
-    if (!text_) {                                                                                            \
-      if (t->comm.rank == 0) gh_warn("%s: no transcript for utterance '%s'; skipped", t->trans_rspec, KEY); \
-      ++skipped;                                                                                             \
-      free(MEM);                                                                                             \
-    } else if ((ROWS) == 0) {                                                                                \
-      if (t->comm.rank == 0) gh_warn("%s, key '%s': empty feature matrix; skipped", t->feats_rspec, KEY);   \
-      ++skipped;                                                                                             \
-      free(MEM);                                                                                             \
-    } else {                                                                                                 \
-      if (t->num_ents == cap) t->ents = gh_realloc(t->ents, (cap = cap ? 2 * cap : 1024) * sizeof(ent));     \
-      ent *e_ = &t->ents[t->num_ents++];                                                                     \
-      e_->key = gh_strdup(KEY);                                                                              \
-      e_->text = gh_strdup(text_);                                                                           \
-      e_->rows = (ROWS);                                                                                     \
-      e_->group = -1;                                                                                        \
-      e_->src = (SRC);                                                                                       \
-      e_->mem = (MEM);                                                                                       \
-      t->total_frames += (ROWS);                                                                             \
-    }                                                                                                        \
-  } while (0)
-  if (x) {
-    for (int64_t i = 0; i < x->n; ++i) ADD_ENT(x->e[i].key, x->e[i].rows, x->e[i].cols, i, (float *)NULL);
-  } else {
-    /* Not an indexable scp: every rank reads the whole table once (the
-     * features of other ranks' shards are dropped after the shard is cut). */
-    gh_seq_reader *fr = gh_seq_reader_open(t->feats_rspec, GH_OBJ_MATRIX_VIEW);
-    for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
-      const gh_matrix_view *v = gh_seq_reader_value(fr);
-      const char *key = gh_seq_reader_key(fr);
-      float *mem = NULL;
-      if (v->rows > 0 && v->cols == t->D) {
-        mem = gh_malloc((size_t)v->rows * v->cols * sizeof(float));
-        gh_matrix_view_copy_finite(v, mem, t->feats_rspec, key);
-      }
-      ADD_ENT(key, v->rows, v->cols, -1, mem);
+  gh_feat_toc *toc = gh_feat_toc_open(t->feats_rspec);
+  const int64_t n = gh_feat_toc_size(toc);
+  const char **keys = gh_malloc(sizeof(char *) * (size_t)(n ? n : 1));
+  int32_t *frames = gh_malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const char *key = gh_feat_toc_key(toc, i);
+    int32_t rows = gh_feat_toc_rows(toc, i);
+    if (rows == 0) {
+      if (t->rank == 0) gh_warn("%s, key '%s': empty feature matrix; skipped", t->feats_rspec, key);
+      ++t->num_skipped;
+      continue;
     }
-    gh_seq_reader_close(fr);
+    if (!gh_rand_reader_has_key(tr, key)) {
+      if (t->rank == 0) gh_warn("%s: no transcript for utterance '%s'; skipped", t->trans_rspec, key);
+      ++t->num_skipped;
+      continue;
+    }
+    if (gh_feat_toc_cols(toc, i) != t->D)
+      gh_die("%s, key '%s': features of dimension %d, but the model has dimension %d", t->feats_rspec, key,
+             gh_feat_toc_cols(toc, i), t->D);
+    keys[m] = key;
+    frames[m] = rows;
+    t->total_frames += rows;
+    ++m;
   }
-#undef ADD_ENT
+  if (m == 0) gh_die("no utterances to train on in %s (with transcripts in %s)", t->feats_rspec, t->trans_rspec);
+  if (t->num_skipped && t->rank == 0)
+    gh_warn("%lld utterances of %s skipped (%lld used)", (long long)t->num_skipped, t->feats_rspec, (long long)m);
+  gh_shard_plan_make(&t->plan, keys, frames, m, t->o.block_frames, t->size, t->feats_rspec);
+  free(keys);
+  free(frames);
+  t->num_ents = m;
+  t->num_blocks = t->plan.num_blocks;
+  t->ents = gh_calloc((size_t)m, sizeof(ent));
+  for (int64_t u = 0; u < m; ++u) {
+    ent *e = &t->ents[u];
+    e->key = t->plan.keys[u];
+    e->rows = t->plan.frames[u];
+    e->text = gh_strdup(gh_rand_reader_value(tr, e->key));
+    e->group = -1;
+  }
   gh_rand_reader_close(tr);
-  if (t->num_ents == 0) gh_die("no utterances to train on in %s (with transcripts in %s)", t->feats_rspec, t->trans_rspec);
-  if (skipped && t->comm.rank == 0)
-    gh_warn("%lld utterances of %s skipped (%lld used)", (long long)skipped, t->feats_rspec, (long long)t->num_ents);
-  qsort(t->ents, t->num_ents, sizeof(ent), cmp_ent);
-  for (int64_t i = 1; i < t->num_ents; ++i)
-    if (!strcmp(t->ents[i].key, t->ents[i - 1].key))
-      gh_die("%s: utterance '%s' appears twice", t->feats_rspec, t->ents[i].key);
+  return toc;
 }
 
 /* Score groups: the distinct pdf sets of the utterances' graphs, in order
@@ -286,7 +274,8 @@ static void upload_batches(gh_hmm_trainer *t) {
 }
 
 /* Read this rank's utterances into X (block order, group order in a block). */
-static void load_shard(gh_hmm_trainer *t, gh_scp_index *x, const int64_t *blk_u0) {
+static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
+  const int64_t *blk_u0 = t->plan.block_utt;
   int64_t U0 = blk_u0[t->blk0], U1 = blk_u0[t->blk0 + t->nblk];
   t->num_utts = U1 - U0;
   t->utts = gh_calloc(t->num_utts ? t->num_utts : 1, sizeof(rutt));
@@ -325,26 +314,26 @@ static void load_shard(gh_hmm_trainer *t, gh_scp_index *x, const int64_t *blk_u0
   t->rows = rows;
   if (rows * (int64_t)t->D > ((int64_t)1 << 62) / (int64_t)sizeof(float)) gh_die("%s: too many frames", t->feats_rspec);
   t->X = gh_backend_host_alloc(t->b, (size_t)(rows ? rows : 1) * t->D * sizeof(float));
+  /* only this shard's matrices are kept (a non-indexed table was read whole) */
+  int64_t n = gh_feat_toc_size(toc);
+  unsigned char *keep = gh_calloc((size_t)(n ? n : 1), 1);
+  int64_t *idx = gh_malloc(sizeof(int64_t) * (size_t)(t->num_utts ? t->num_utts : 1));
+  for (int64_t i = 0; i < t->num_utts; ++i) {
+    idx[i] = gh_feat_toc_find(toc, t->ents[t->utts[i].e].key);
+    keep[idx[i]] = 1;
+  }
+  gh_feat_toc_keep(toc, keep);
+  free(keep);
+  float *buf = NULL;
+  size_t cap = 0;
   for (int64_t i = 0; i < t->num_utts; ++i) {
     rutt *u = &t->utts[i];
-    ent *e = &t->ents[u->e];
-    float *dst = t->X + u->row * t->D;
-    if (e->mem) {
-      memcpy(dst, e->mem, (size_t)u->T * t->D * sizeof(float));
-    } else {
-      const gh_scp_entry *se = &x->e[e->src];
-      size_t bad = 0;
-      int r = gh_pread_floats_finite(se->fd, se->offset, dst, (size_t)u->T * t->D, &bad);
-      if (r > 0)
-        gh_die("%s, key '%s': non-finite feature at frame %lld, dimension %lld", t->feats_rspec, e->key,
-               (long long)(bad / t->D), (long long)(bad % t->D));
-      if (r < 0) gh_die("%s, key '%s': cannot read the features (file truncated or unreadable)", t->feats_rspec, e->key);
-    }
+    gh_matrix_view v;
+    gh_feat_toc_read(toc, idx[i], &buf, &cap, &v);
+    gh_matrix_view_copy_finite(&v, t->X + u->row * t->D, t->feats_rspec, t->ents[u->e].key);
   }
-  for (int64_t i = 0; i < t->num_ents; ++i) {
-    free(t->ents[i].mem);
-    t->ents[i].mem = NULL;
-  }
+  free(buf);
+  free(idx);
   for (int64_t i = 0; i < t->num_utts; ++i) compile_rutt(t, &t->utts[i]);
   /* batch offsets */
   for (int64_t bi = 0; bi < t->num_batches; ++bi) {
@@ -377,16 +366,15 @@ static void load_shard(gh_hmm_trainer *t, gh_scp_index *x, const int64_t *blk_u0
   upload_batches(t);
 }
 
-gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, const gh_hmm_train_comm *comm, gh_hmm_set *set,
-                                   gh_gmm_set *model, const char *feats_rspec, const char *transcripts_rspec,
+gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set, gh_gmm_set *model,
+                                   const char *feats_rspec, const char *transcripts_rspec,
                                    const gh_hmm_train_opts *o) {
   gh_hmm_trainer *t = gh_calloc(1, sizeof *t);
   t->b = b;
   t->hops = gh_backend_hmm_ops(b);
-  if (comm) t->comm = *comm;
-  else t->comm.size = 1;
-  if (t->comm.size < 1 || t->comm.rank < 0 || t->comm.rank >= t->comm.size)
-    gh_die("hmm-train: bad rank %d of %d", t->comm.rank, t->comm.size);
+  t->comm = comm;
+  t->rank = comm ? gh_comm_rank(comm) : 0;
+  t->size = comm ? gh_comm_size(comm) : 1;
   t->o = *o;
   if (t->o.block_frames < 1) gh_die("--block-frames must be >= 1 (got %lld)", (long long)t->o.block_frames);
   t->set = set;
@@ -400,48 +388,17 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, const gh_hmm_train_comm *comm,
     gh_die("the HMM set has no HMM named '%s' (--optional-silence)", o->silence);
   int32_t hp = gh_hmm_set_num_pdfs(set);
   if (hp > t->P) gh_die("the HMM set uses %d pdfs but the GMM set has only %d", hp, t->P);
-  gh_scp_index *x = NULL;
-  read_index(t, &x);
+  gh_feat_toc *toc = read_plan(t);
   make_groups(t);
-  /* fixed blocks over the sorted utterances, the same for every R */
-  int64_t cap = 64, nb = 0, acc = 0;
-  int64_t *blk_u0 = gh_malloc(cap * sizeof(int64_t)), *blk_f0 = gh_malloc(cap * sizeof(int64_t));
-  blk_u0[0] = 0;
-  blk_f0[0] = 0;
-  for (int64_t i = 0; i < t->num_ents; ++i) {
-    acc += t->ents[i].rows;
-    if (acc >= t->o.block_frames || i == t->num_ents - 1) {
-      if (nb + 2 > cap) {
-        cap *= 2;
-        blk_u0 = gh_realloc(blk_u0, cap * sizeof(int64_t));
-        blk_f0 = gh_realloc(blk_f0, cap * sizeof(int64_t));
-      }
-      blk_u0[nb + 1] = i + 1;
-      blk_f0[nb + 1] = blk_f0[nb] + acc;
-      ++nb;
-      acc = 0;
-    }
+  t->blk0 = t->plan.shard_block[t->rank];
+  t->nblk = t->plan.shard_block[t->rank + 1] - t->blk0;
+  if (comm) {
+    char desc[512];
+    gh_shard_describe(&t->plan, t->rank, desc, sizeof desc);
+    gh_comm_set_context(comm, "%s", desc);
   }
-  t->num_blocks = nb;
-  /* contiguous shards balanced by frames: block k goes to the rank whose
-   * share [r F / R, (r + 1) F / R) holds its middle frame */
-  int64_t R = t->comm.size, F = t->total_frames;
-  t->blk0 = -1;
-  t->nblk = 0;
-  for (int64_t k = 0; k < nb; ++k) {
-    double mid = 0.5 * (double)(blk_f0[k] + blk_f0[k + 1]);
-    int64_t r = (int64_t)(mid * (double)R / (double)F);
-    if (r >= R) r = R - 1;
-    if (r == t->comm.rank) {
-      if (t->blk0 < 0) t->blk0 = k;
-      t->nblk++;
-    }
-  }
-  if (t->blk0 < 0) t->blk0 = 0;
-  load_shard(t, x, blk_u0);
-  free(blk_u0);
-  free(blk_f0);
-  if (x) gh_scp_index_free(x);
+  load_shard(t, toc);
+  gh_feat_toc_close(toc);
   t->pdfsum = gh_calloc(t->P, sizeof(double));
   t->touched = gh_malloc(t->P * sizeof(int32_t));
   if (o->mode == GH_HMM_TRAIN_VITERBI) {
@@ -632,7 +589,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   double *tot = buf + ng + nh;
   tot[0] = gmm_ll; tot[1] = gmm_w; tot[2] = hmm_ll; tot[3] = hmm_frames; tot[4] = n_ok; tot[5] = n_fail;
   tot[6] = tot[7] = 0;
-  if (t->comm.sum_f64 && t->comm.size > 1) t->comm.sum_f64(t->comm.ctx, buf, ntot);
+  if (t->comm) gh_comm_sum_f64(t->comm, buf, (size_t)ntot);
   gmm_accs_pack(&accs, buf, 1);
   memcpy(haccs.counts, buf + ng, nh * sizeof(double));
   st->gmm_loglike = accs.total_loglike = tot[0];
@@ -657,7 +614,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   int64_t target = gh_hmm_train_mixup_target(&t->o, t->P, it);
   if (target > 0) {
     if (target <= st->num_gauss_before) {
-      if (t->comm.rank == 0)
+      if (t->rank == 0)
         gh_warn("iteration %d: mix-up target %lld is not more than the current %lld Gaussians: not mixing up", it,
                 (long long)target, (long long)st->num_gauss_before);
     } else {
@@ -689,13 +646,12 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
     free(t->utts[i].lpdf);
   }
   free(t->utts);
-  for (int64_t i = 0; i < t->num_ents; ++i) {
-    free(t->ents[i].key); free(t->ents[i].text); free(t->ents[i].mem);
-  }
+  for (int64_t i = 0; i < t->num_ents; ++i) free(t->ents[i].text);
   free(t->ents);
   for (int32_t g = 0; g < t->num_groups; ++g) free(t->groups[g].pdfs);
   free(t->groups);
   free(t->blocks);
+  gh_shard_plan_free(&t->plan);
   gh_backend_host_free(t->b, t->X);
   gh_backend_host_free(t->b, t->ll);
   free(t->gamma); free(t->stats); free(t->uloglik); free(t->path); free(t->pairs);

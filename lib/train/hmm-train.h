@@ -8,9 +8,8 @@
  *
  * Data layout (doc/hmm-train.md): the utterances that have a transcript are
  * taken in sorted-key order (strcmp) and cut into fixed frame blocks at
- * utterance boundaries (a block ends at the first utterance boundary at or
- * after block_frames frames); a rank owns a contiguous run of blocks
- * balanced by frames.  Every fp32 computation (loglikes, forward-backward /
+ * utterance boundaries and shards of contiguous blocks balanced by frames
+ * (lib/train/shard.h gh_shard_plan).  Every fp32 computation (loglikes, forward-backward /
  * Viterbi, the E-step of the GMMs) runs on whole blocks, so it is the same
  * arithmetic whatever R is; per block the GMM accumulators are fetched in
  * double and added in block order, the transition counts in utterance
@@ -86,16 +85,6 @@ typedef struct {
 /* Defaults as listed above (mode bw, no mix-up: gauss 1). */
 void gh_hmm_train_opts_default(gh_hmm_train_opts *o);
 
-/* The reduction across ranks: sum_f64(ctx, x, n) replaces x[0..n) on
- * every rank by the same sum over the ranks (deterministic order, identical
- * bytes everywhere: gh_comm_sum_f64).  sum_f64 NULL: one process (rank 0
- * of 1). */
-typedef struct {
-  int rank, size;
-  void (*sum_f64)(void *ctx, double *x, int64_t n);
-  void *ctx;
-} gh_hmm_train_comm;
-
 /* What one iteration reports (after the reduction: the same on every rank). */
 typedef struct {
   double gmm_loglike, gmm_frames;   /* sum of weight * log p(x|pdf) of the E-step and the sum of weights
@@ -112,17 +101,20 @@ typedef struct {
 } gh_hmm_train_iter_stats;
 
 typedef struct gh_hmm_trainer gh_hmm_trainer;
+struct gh_comm;
 
-/* Loads this rank's shard of feats_rspec (utterances with an entry in the
- * transcripts table transcripts_rspec; others are warned about and
- * skipped), compiles and uploads their graphs.  set and model are the
- * caller's and are updated in place by gh_hmm_trainer_iter; they must be
- * the same on every rank.  Dies (one line naming the table and key) on bad
- * features (non-finite, dimension other than the model's), an unknown word,
- * an utterance shorter than... nothing (empty matrices are skipped with a
- * warning), and when no utterance is left in the whole data. */
-gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, const gh_hmm_train_comm *comm, gh_hmm_set *set,
-                                   gh_gmm_set *model, const char *feats_rspec, const char *transcripts_rspec,
+/* Loads this rank's shard of feats_rspec (lib/train/shard.h: every rank
+ * reads the table of contents; utterances without frames or without an
+ * entry in the transcripts table transcripts_rspec are warned about and
+ * skipped), compiles its utterances' graphs and uploads them.  comm: the
+ * ranks (lib/train/comm.h; NULL: one process); the reduction is
+ * gh_comm_sum_f64.  set and model are the caller's, the same on every rank,
+ * and are updated in place by gh_hmm_trainer_iter.  Dies (one line naming
+ * the table and key) on features of another dimension than the model's,
+ * non-finite features, a transcript word that is not an HMM of the set, a
+ * set using more pdfs than the model has, and when no utterance is left. */
+gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, struct gh_comm *comm, gh_hmm_set *set, gh_gmm_set *model,
+                                   const char *feats_rspec, const char *transcripts_rspec,
                                    const gh_hmm_train_opts *o);
 /* Number of utterances / frames used in the whole data and in this rank's shard;
  * blocks in the whole data and this rank's first block and block count. */
