@@ -111,7 +111,7 @@ case $flat_start in
   *) echo "$me: --flat-start must be segment or global, not $flat_start" >&2; exit 1 ;;
 esac
 
-if [ "$resident" = true ]; then
+if [ "$resident" = true ] && [ $iters -ge 1 ]; then
   # hmm-train: all iterations in one program (as --ranks MPI ranks)
   launch=
   if [ $ranks -gt 1 ]; then
