@@ -164,6 +164,10 @@ int main(int argc, char **argv) {
            st.num_utts, st.num_failed,
            o.mode == GH_HMM_TRAIN_VITERBI ? (st.aligned ? ", realigned" : ", alignment kept") : "",
            (long long)st.num_gauss, st.seconds, st.estep_seconds, st.reduce_seconds);
+    gh_vlog(1, "rank %d, iteration %d: E-step parts: model uploads %.3g s, loglikes %.3g s, %s %.3g s, "
+            "(frame, pdf) pairs %.3g s, GMM accumulation %.3g s (data_upload + accumulate + acc_fetch)", rank, it,
+            st.upload_seconds, st.loglike_seconds, o.mode == GH_HMM_TRAIN_BW ? "forward-backward" : "Viterbi",
+            st.hmm_seconds, st.pairs_seconds, st.accumulate_seconds);
   }
   gh_log("wrote %s and %s: %d pdfs, %lld Gaussians after %d iterations (%.3g s)", hmm_wx, mdl_wx, model.num_pdfs,
          (long long)gh_gmm_set_total_gauss(&model), num_iters - first_iter + 1, gh_seconds() - t0);

@@ -478,6 +478,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     t->graphs_stale = 0;
   }
   /* models on the backend: all pdfs (E-step), one sub-model per score group */
+  double tp = gh_seconds();
   gh_dev_model *dm = b->ops->model_upload(b, t->model);
   gh_dev_model **gdm = gh_calloc(t->num_groups + 1, sizeof *gdm);
   gdm[t->num_groups] = dm;
@@ -490,6 +491,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
       gdm[g] = b->ops->model_upload(b, &s);
       free(s.pdfs);
     }
+  st->upload_seconds = gh_seconds() - tp;
   gh_accs_set accs;
   gh_accs_init(&accs, t->model);
   gh_hmm_accs haccs;
@@ -503,7 +505,10 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
       int32_t n = (int32_t)(sb->u1 - sb->u0);
       if (bw || align) {
         int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
+        tp = gh_seconds();
         b->ops->loglikes(b, gdm[sb->group], t->X + sb->row0 * t->D, (int32_t)sb->rows, t->ll);
+        st->loglike_seconds += gh_seconds() - tp;
+        tp = gh_seconds();
         gh_hmm_batch batch = {n, Pg, t->ll, sb->frame_off, sb->graph_idx};
         if (bw) {
           memset(t->stats, 0, sb->stats_off[n] * sizeof(double));
@@ -511,7 +516,9 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         } else {
           t->hops->hmm_viterbi(b, sb->dh, &batch, t->path, t->uloglik);
         }
+        st->hmm_seconds += gh_seconds() - tp;
       }
+      tp = gh_seconds();
       for (int32_t i = 0; i < n; ++i) {
         rutt *u = &t->utts[sb->u0 + i];
         int32_t frame0 = (int32_t)(u->row - rb->row0);
@@ -566,14 +573,17 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
           for (int32_t tt = 0; tt < u->T; ++tt) add_pair(t, &np, frame0 + tt, al[tt], 1.0f);
         }
       }
+      st->pairs_seconds += gh_seconds() - tp;
     }
     if (np == 0) continue;
     for (int64_t i = 0; i < np; ++i) gmm_w += t->pairs[i].weight;
+    tp = gh_seconds();
     gh_dev_data *dd = b->ops->data_upload(b, t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, t->pairs, np);
     b->ops->acc_zero(b, dm);
     gmm_ll += b->ops->accumulate(b, dm, dd);
     b->ops->acc_fetch(b, dm, &accs);
     b->ops->data_free(b, dd);
+    st->accumulate_seconds += gh_seconds() - tp;
   }
   for (int32_t g = 0; g <= t->num_groups; ++g)
     if (gdm[g]) b->ops->model_free(b, gdm[g]);

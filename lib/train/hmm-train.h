@@ -98,6 +98,10 @@ typedef struct {
   gh_est_stats st;                  /* the M-step's counts */
   double seconds, estep_seconds;    /* wall time of the iteration and of its E-step part (this rank) */
   double reduce_seconds;            /* wall time of the reduction (this rank; includes waiting) */
+  /* the E-step's parts (this rank, wall time): model uploads, loglikes (host output), forward-backward or
+   * Viterbi (host loglikes in, host gamma / paths out), the (frame, pdf) pairs built on the host, and the
+   * GMM E-step per block (data_upload of the block's frames and pairs, accumulate, acc_fetch) */
+  double upload_seconds, loglike_seconds, hmm_seconds, pairs_seconds, accumulate_seconds;
 } gh_hmm_train_iter_stats;
 
 typedef struct gh_hmm_trainer gh_hmm_trainer;
