@@ -1280,6 +1280,19 @@ static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   free(h);
 }
 
+/* backend.h acc_raw_*: dAcc as it is (acc_size doubles, E = 1 + D + S per
+ * Gaussian at each pdf's accoff; the model's shapes decide the layout). */
+static int64_t cuda_acc_raw_size(gh_backend *b, gh_dev_model *dm) { return ((cuda_model *)dm)->acc_size; }
+static void cuda_acc_raw_get(gh_backend *b, gh_dev_model *dm, double *host) {
+  cuda_model *m = (cuda_model *)dm;
+  CK(cudaMemcpy(host, m->dAcc, m->acc_size * sizeof(double), cudaMemcpyDeviceToHost));
+}
+static void cuda_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host) {
+  cuda_model *m = (cuda_model *)dm;
+  CK(cudaMemcpy(m->dAcc, host, m->acc_size * sizeof(double), cudaMemcpyHostToDevice));
+}
+static double *cuda_acc_raw_device(gh_backend *b, gh_dev_model *dm) { return ((cuda_model *)dm)->dAcc; }
+
 /* HMM kernels: kernels/cuda/cuda-hmm.cu */
 extern "C" {
 gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
@@ -1327,6 +1340,10 @@ static const gh_backend_ops cuda_ops = {
     .data_free = cuda_data_free,
     .accumulate = cuda_accumulate,
     .acc_fetch = cuda_acc_fetch,
+    .acc_raw_size = cuda_acc_raw_size,
+    .acc_raw_get = cuda_acc_raw_get,
+    .acc_raw_set = cuda_acc_raw_set,
+    .acc_raw_device = cuda_acc_raw_device,
     .hmm_upload = gh_cuda_hmm_upload,
     .hmm_free = gh_cuda_hmm_free,
     .hmm_forward = gh_cuda_hmm_forward,

@@ -391,6 +391,19 @@ void gh_comm_check_same(gh_comm *c, const void *bytes, size_t n, const char *wha
   _exit(1);
 }
 
+void gh_comm_check_build(gh_comm *c) {
+  if (!c->mpi || c->size == 1) return;
+  uint64_t h = GH_HASH64_INIT;
+  FILE *f = fopen("/proc/self/exe", "rb");
+  if (f) {
+    unsigned char buf[1 << 16];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0) h = gh_hash64(buf, k, h);
+    fclose(f);
+  }
+  gh_comm_check_same(c, &h, sizeof h, "build (their executables differ)");
+}
+
 /* ---------------- NCCL ---------------- */
 int gh_comm_nccl_start(gh_comm *c) {
 #if defined(GH_HAVE_MPI) && defined(GH_HAVE_CUDA)

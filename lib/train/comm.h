@@ -93,6 +93,9 @@ void gh_comm_sum_f64(gh_comm *c, double *buf, size_t n);
  * naming the ranks whose value differs from rank 0's) unless bytes[n] is
  * the same on every rank (compared by a 64-bit hash and the length). */
 void gh_comm_check_same(gh_comm *c, const void *bytes, size_t n, const char *what);
+/* gh_comm_check_same on the running executable's bytes (/proc/self/exe):
+ * ranks of different builds refuse to start together. */
+void gh_comm_check_build(gh_comm *c);
 /* Prints "<prog>: ERROR: <msg> [rank R of N on host H, <context>]" and ends
  * the whole job with exit status 1 (MPI_Abort; a plain exit when R = 1). */
 void gh_comm_abort(gh_comm *c, const char *msg) GH_NORETURN;

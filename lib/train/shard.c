@@ -8,6 +8,7 @@
 
 #include "base/gh-base.h"
 #include "io/table.h"
+#include "train/comm.h"
 
 /* ---------------- plan ---------------- */
 typedef struct { const char *key; int32_t frames; } kf;
@@ -59,10 +60,11 @@ void gh_shard_plan_make(gh_shard_plan *p, const char *const *keys, const int32_t
   int32_t b = 0;
   for (int32_t r = 1; r < num_shards; ++r) {
     const double target = (double)total * r / num_shards;
-    /* move b forward while the next boundary is not farther from the target */
+    /* move b forward while the next boundary is not farther from the target
+     * (a tie goes to the later boundary: a lone block goes to rank 0) */
     while (b < nb) {
       const double here = (double)p->frame_off[p->block_utt[b]], next = (double)p->frame_off[p->block_utt[b + 1]];
-      if (next <= target || next - target < target - here) ++b;
+      if (next <= target || next - target <= target - here) ++b;
       else break;
     }
     p->shard_block[r] = b;
@@ -151,8 +153,10 @@ gh_feat_toc *gh_feat_toc_open(const char *rspecifier) {
       e->cols = v->cols;
       e->data = NULL;
       if ((int64_t)v->rows * v->cols > 0) {
+        /* copied unchecked: the rank that owns the utterance checks it
+         * (gh_data_add_utt), so a bad value is reported once, with its shard */
         e->data = gh_malloc(sizeof(float) * (size_t)v->rows * (size_t)v->cols);
-        gh_matrix_view_copy_finite(v, e->data, rspecifier, e->key);
+        memcpy(e->data, v->bytes, sizeof(float) * (size_t)v->rows * (size_t)v->cols);
       }
     }
     gh_seq_reader_close(r);
@@ -234,7 +238,7 @@ void gh_feat_toc_close(gh_feat_toc *t) {
 
 /* ---------------- a rank's GMM training data ---------------- */
 void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_frames, int32_t num_shards,
-                        int32_t shard) {
+                        int32_t shard, struct gh_comm *comm) {
   memset(sd, 0, sizeof *sd);
   gh_label_type lt = o->label_type;
   if (lt != GH_LABELS_NONE && (!o->labels_rspec || !*o->labels_rspec)) gh_die("label type needs a label rspecifier");
@@ -265,6 +269,11 @@ void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_
   free(frames);
   const gh_shard_plan *p = &sd->plan;
   sd->shard = shard;
+  if (comm) {
+    char desc[512];
+    gh_shard_describe(p, shard, desc, sizeof desc);
+    gh_comm_set_context(comm, "%s", desc);
+  }
   sd->block0 = p->shard_block[shard];
   sd->num_blocks = p->shard_block[shard + 1] - sd->block0;
   /* keep only this shard's matrices */

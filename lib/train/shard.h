@@ -14,7 +14,7 @@
  *    depend on R beyond the rounding of double additions;
  *  - shards are contiguous ranges of blocks balanced by frames: the
  *    boundary of shard r is the block boundary nearest to r/R of the
- *    frames (ties to the earlier one).  A shard may be empty when there are
+ *    frames (ties to the later one, so a single block goes to shard 0).  A shard may be empty when there are
  *    fewer blocks than ranks.  No speakers are involved (one-speaker data
  *    shards too).
  */
@@ -95,9 +95,13 @@ typedef struct {
  * (gh_feat_toc_open), drops utterances without labels or frames (counted),
  * plans (gh_shard_plan_make) and builds this shard's blocks with
  * gh_data_add_utt's checks and messages.  Dies if no utterance at all is
- * left (naming the tables).  An empty shard is not an error. */
+ * left (naming the tables).  An empty shard is not an error.  comm (may
+ * be NULL): from the plan on, its error context (gh_comm_set_context) is
+ * this shard's description (gh_shard_describe), so an error in the
+ * shard's data names the rank, its host and its shard. */
+struct gh_comm;
 void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_frames, int32_t num_shards,
-                        int32_t shard);
+                        int32_t shard, struct gh_comm *comm);
 void gh_shard_data_free(gh_shard_data *sd);
 
 #endif
