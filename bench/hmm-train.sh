@@ -10,7 +10,7 @@
 # model), the median wall time of iterations 3..N (the timing convention of
 # issue 24), its E-step part and the reduction, and whether the R = 2 model
 # equals the R = 1 model (utils/compare_gmms.sh); optionally (--loop true)
-# the per-iteration recipe (steps/train_word_hmm.sh --resident false --nj 1)
+# the per-iteration recipe (steps/train_word_hmm.sh --ranks 0 --nj 1)
 # on the same data for two iterations.  Prints a table, also written to
 # <work>/hmm-train.txt.
 #
@@ -18,14 +18,14 @@
 #   GH_SHARED=/path/to/shared bench/hmm-train.sh [options]
 # Options (--name value):
 #   --device cuda  --ranks "1 2"  --frames 8000000  --iters 6  --states 8  --gauss 8
-#   --mode bw (or viterbi)  --block-frames 65536  --loop false  --work DIR [/tmp/gmmhmm-bench-hmm]
+#   --mode bw (or viterbi)  --block-frames 262144  --loop false  --work DIR [/tmp/gmmhmm-bench-hmm]
 # A quick CPU check (a minute): bench/hmm-train.sh --device cpu --frames 200000 --iters 3
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 egs=$root/egs
 export PATH="${GH_BIN:-$root/bin}:$PATH"
 shared=${GH_SHARED:-$root/../shared}
-device=cuda; ranks="1 2"; frames=8000000; iters=6; states=8; gauss=8; mode=bw; block_frames=65536; loop=false
+device=cuda; ranks="1 2"; frames=8000000; iters=6; states=8; gauss=8; mode=bw; block_frames=262144; loop=false
 work=/tmp/gmmhmm-bench-hmm
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "hmm-train.sh: unexpected argument $1" >&2; exit 1; }
@@ -68,7 +68,7 @@ median_iter() {  # median_iter <log> <what: total|estep|reduce>: median over ite
     awk '{ a[n++] = $1 } END { if (!n) printf "-"; else printf "%.3f", n % 2 ? a[(n - 1) / 2] : (a[n / 2 - 1] + a[n / 2]) / 2 }'
 }
 for R in $ranks; do
-  launch=; [ $R -gt 1 ] && launch="mpirun --oversubscribe -np $R"
+  launch=; [ $R -gt 1 ] && launch="mpirun --oversubscribe --bind-to none -np $R"
   t0=$(date +%s.%N)
   $launch hmm-train --device=$device --mode=$mode --num-iters=$iters --gauss=$gauss --mixup-end=$(( iters / 2 )) \
     --block-frames=$block_frames init/0.hmm init/0.mdl scp:data/rep/feats.scp ark,t:data/rep/text \
@@ -84,7 +84,7 @@ done
 if [ "$loop" = true ]; then
   t0=$(date +%s.%N)
   rm -rf loop
-  steps/train_word_hmm.sh --resident false --nj 1 --device $device --states $states --gauss $gauss --iters 2 \
+  steps/train_word_hmm.sh --ranks 0 --nj 1 --device $device --states $states --gauss $gauss --iters 2 \
     data/rep data/lang/words.txt loop > loop.out
   wall=$(awk -v a=$t0 -v b=$(date +%s.%N) 'BEGIN { printf "%.2f", b - a }')
   it=$(awk '/^  iteration 2:/ && match($0, /\(([0-9.]+) s\)$/) { print substr($0, RSTART + 1, RLENGTH - 4) }' loop.out)

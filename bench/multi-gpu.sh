@@ -148,7 +148,7 @@ for g in $gpus; do
   dir=exp/hmm_g$g; rm -rf $dir
   echo "== Arabic HMM-GMM, $g job(s)"
   ( [ "$device" = cpu ] || export CUDA_VISIBLE_DEVICES=$(visible $g)
-    steps/train_word_hmm.sh --nj $g --cmd "$(launcher $g)" --device $device --cov diag --states 8 --gauss 8 \
+    steps/train_word_hmm.sh --ranks 0 --nj $g --cmd "$(launcher $g)" --device $device --cov diag --states 8 --gauss 8 \
       --iters $hmm_iters data/arabic/train_dcmn data/arabic/lang/words.txt $dir ) | tee $dir.out
   mv $dir.out $dir/train.out
   # one job's GMM accumulators (size independent of the data)

@@ -15,20 +15,20 @@
 #   transitions stay those of hmm-init-topo (Kaldi re-estimates them from the
 #     alignment counts; a Baum-Welch pass can do it: hmm-bw <hmm> ... <hmm-out>)
 # Output: <dir>/final.mdl (GMM set), <dir>/final.hmm (HMM set, word w = HMM w).
-# --resident=true (default): the iterations run as ONE program, hmm-train
-# --mode=viterbi (features read once, graphs compiled once), as --ranks=N MPI
-# ranks (N > 1: launched by --mpirun=CMD, default "srun --kill-on-bad-exit=1
-# -n N" inside a Slurm allocation, else "mpirun -np N"); --resident=false: one
-# process per step per iteration as above.  Same model within the rounding of
-# the double sums (test/bats/hmm-train.bats).
+# --ranks=N (default 1): the iterations run as ONE job of N MPI ranks, hmm-train
+# --mode=viterbi (features read once, graphs compiled once), started by --cmd
+# (utils/run.sh: mpirun; utils/slurm.sh: srun; N = 1: a plain process);
+# --ranks=0: one process per step per iteration as above.  Same model within
+# the rounding of the double sums (test/bats/hmm-train.bats).
 #
 # Usage: steps/train_word_hmm_viterbi.sh [options] <train-feats-rspecifier> <utt2word> <num-words> <dir>
 # Options: --device=auto --cov=diag --states=5 --gauss=8 --iters=12 --seed=1
 #          --skip-prob=0.2 --self-loop-prob=0.6
 #          --realign-iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38"
-#          --resident=true --ranks=1 --mpirun=""
+#          --ranks=1 --cmd=utils/run.sh
 set -euo pipefail
-device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1; skip=0.2; loop=0.6; resident=true; ranks=1; mpirun=
+device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1; skip=0.2; loop=0.6; ranks=1
+cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh
 realign_iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38"
 args=()
 for a in "$@"; do
@@ -36,7 +36,7 @@ for a in "$@"; do
     --device=*) device=${a#*=} ;; --cov=*) cov=${a#*=} ;; --states=*) states=${a#*=} ;;
     --gauss=*) gauss=${a#*=} ;; --iters=*) iters=${a#*=} ;; --seed=*) seed=${a#*=} ;;
     --skip-prob=*) skip=${a#*=} ;; --self-loop-prob=*) loop=${a#*=} ;; --realign-iters=*) realign_iters=${a#*=} ;;
-    --resident=*) resident=${a#*=} ;; --ranks=*) ranks=${a#*=} ;; --mpirun=*) mpirun=${a#*=} ;;
+    --ranks=*) ranks=${a#*=} ;; --cmd=*) cmd=${a#*=} ;;
     --*) echo "train_word_hmm_viterbi.sh: unknown option $a" >&2; exit 1 ;;
     *) args+=("$a") ;;
   esac
@@ -56,17 +56,13 @@ feat-to-len "$feats" ark,t:- 2> /dev/null |
 gmm-init --device=$device --cov-type=$cov --num-gauss=1 --num-pdfs=$npdf --seed=$seed --num-iters=0 \
   --labels=ark:$dir/ali.ark "$feats" $dir/0.mdl 2> $dir/init.log
 mixup_iters=$(( iters / 2 )); [ $mixup_iters -ge 1 ] || mixup_iters=1
-if [ "$resident" = true ]; then
-  launch=
-  if [ $ranks -gt 1 ]; then
-    if [ -n "$mpirun" ]; then launch=$mpirun
-    elif [ -n "${SLURM_JOB_ID:-}" ]; then launch="srun --kill-on-bad-exit=1 -n $ranks"
-    else launch="mpirun -np $ranks"; fi
-  fi
-  $launch hmm-train --device=$device --mode=viterbi --realign-iters="$realign_iters" --num-iters=$iters \
-    --gauss=$gauss --mixup-start=1 --mixup-end=$mixup_iters --seed=$seed $dir/final.hmm $dir/0.mdl "$feats" \
-    ark,t:$dir/train.text $dir/final.hmm $dir/final.mdl 2> $dir/train.log ||
-    { echo "train_word_hmm_viterbi.sh: hmm-train failed, see $dir/train.log" >&2; tail -3 $dir/train.log >&2; exit 1; }
+if [ "$ranks" != 0 ]; then
+  rank_opt=; [ "$ranks" = 1 ] || rank_opt="--ranks $ranks"
+  $cmd $rank_opt $dir/train.log \
+    hmm-train --device=$device --mode=viterbi --realign-iters="$realign_iters" --num-iters=$iters \
+      --gauss=$gauss --mixup-start=1 --mixup-end=$mixup_iters --seed=$seed $dir/final.hmm $dir/0.mdl "$feats" \
+      ark,t:$dir/train.text $dir/final.hmm $dir/final.mdl ||
+    { echo "train_word_hmm_viterbi.sh: hmm-train failed, see $dir/train.log" >&2; exit 1; }
   grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*\|[0-9]* Gaussians; ' $dir/train.log |
     awk '/^iteration/ { l = $0; next } { print "  " l ", " $1 " Gaussians" }'
   exit 0
