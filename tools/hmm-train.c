@@ -2,8 +2,11 @@
  * Viterbi) as one process or R MPI ranks: the loop of
  * egs/steps/train_word_hmm.sh / train_word_hmm_viterbi.sh in one program
  * that reads the features once (lib/train/hmm-train.h). */
+#include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "base/gh-base.h"
@@ -125,10 +128,21 @@ int main(int argc, char **argv) {
 
   gh_comm *comm = gh_comm_start(&argc, &argv, &co);
   const int rank = gh_comm_rank(comm), size = gh_comm_size(comm);
-  /* one GPU per rank: the rank's local rank on its host */
-  if (size > 1 && (!strcmp(device, "cuda") || !strcmp(device, "auto")) && gh_cuda_device_count() > 0 &&
-      gh_cuda_set_device(gh_comm_local_rank(comm) % gh_cuda_device_count()) != 0)
-    gh_die("rank %d: cannot bind CUDA device %d: %s", rank, gh_comm_local_rank(comm), gh_last_error());
+  /* the device: rank k of a host takes GPU k (modulo the GPUs there), as gmm-train */
+  char devbuf[64];
+  const int lsize = gh_comm_local_size(comm), lrank = gh_comm_local_rank(comm);
+  if (lsize > 1 && (!strcmp(device, "auto") || !strcmp(device, "cuda"))) {
+    const int ng = gh_cuda_device_count();
+    if (ng > 0) {
+      snprintf(devbuf, sizeof devbuf, "cuda:%d", lrank % ng);
+      device = devbuf;
+    }
+  }
+  if (lsize > 1) { /* the host's cores shared among its ranks (CPU backend) */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nth = (int)(cores / lsize);
+    omp_set_num_threads(nth > 0 ? nth : 1);
+  }
   gh_hmm_set set;
   gh_hmm_set_read(hmm_rx, &set);
   gh_gmm_set model;
@@ -143,6 +157,12 @@ int main(int argc, char **argv) {
   gh_hmm_trainer *tr = gh_hmm_trainer_new(be, comm, &set, &model, feats, trans, &o);
   int64_t nu, nf, ru, rf, nb, rb0, rnb;
   gh_hmm_trainer_sizes(tr, &nu, &nf, &ru, &rf, &nb, &rb0, &rnb);
+  if (size > 1 || gh_verbose >= 1) /* the rank -> host -> shard table, known to every rank, logged by rank 0 */
+    for (int r = 0; r < size && rank == 0; ++r) {
+      char d[512];
+      gh_hmm_trainer_describe_shard(tr, r, d, sizeof d);
+      gh_log("rank %d on host %s: %s", r, gh_comm_host(comm, r), d);
+    }
   gh_log("rank %d of %d: %lld utterances, %lld frames (blocks %lld..%lld of %lld); all ranks: %lld utterances, "
          "%lld frames; loaded in %.3g s",
          rank, size, (long long)ru, (long long)rf, (long long)rb0, (long long)(rb0 + rnb - 1), (long long)nb,

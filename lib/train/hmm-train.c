@@ -389,6 +389,15 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
   int32_t hp = gh_hmm_set_num_pdfs(set);
   if (hp > t->P) gh_die("the HMM set uses %d pdfs but the GMM set has only %d", hp, t->P);
   gh_feat_toc *toc = read_plan(t);
+  if (comm) { /* every rank must see the same utterances, frames and transcripts */
+    uint64_t h = GH_HASH64_INIT;
+    for (int64_t u = 0; u < t->num_ents; ++u) {
+      h = gh_hash64(t->ents[u].key, strlen(t->ents[u].key) + 1, h);
+      h = gh_hash64(&t->ents[u].rows, sizeof(int32_t), h);
+      h = gh_hash64(t->ents[u].text, strlen(t->ents[u].text) + 1, h);
+    }
+    gh_comm_check_same(comm, &h, sizeof h, "the data's keys, frame counts and transcripts (ranks read different data)");
+  }
   make_groups(t);
   t->blk0 = t->plan.shard_block[t->rank];
   t->nblk = t->plan.shard_block[t->rank + 1] - t->blk0;
@@ -406,6 +415,10 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
     for (int64_t i = 0; i < t->rows; ++i) t->ali[i] = -1;
   }
   return t;
+}
+
+void gh_hmm_trainer_describe_shard(const gh_hmm_trainer *t, int r, char *buf, size_t n) {
+  gh_shard_describe(&t->plan, r, buf, n);
 }
 
 void gh_hmm_trainer_sizes(const gh_hmm_trainer *t, int64_t *utts, int64_t *frames, int64_t *rank_utts,

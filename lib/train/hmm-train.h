@@ -43,6 +43,7 @@
  */
 #ifndef GH_HMM_TRAIN_H
 #define GH_HMM_TRAIN_H
+#include <stddef.h>
 #include <stdint.h>
 #include "backend.h"
 #include "gmm/gmm-est.h"
@@ -124,6 +125,8 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, struct gh_comm *comm, gh_hmm_s
  * blocks in the whole data and this rank's first block and block count. */
 void gh_hmm_trainer_sizes(const gh_hmm_trainer *t, int64_t *utts, int64_t *frames, int64_t *rank_utts,
                           int64_t *rank_frames, int64_t *num_blocks, int64_t *rank_block0, int64_t *rank_blocks);
+/* "shard S (utterances a..b of N, ...)" of rank r into buf (gh_shard_describe). */
+void gh_hmm_trainer_describe_shard(const gh_hmm_trainer *t, int r, char *buf, size_t n);
 /* One training iteration numbered it (1-based; the mix-up schedule and the
  * realignment list use it): E-step on this rank's blocks, reduction,
  * transition update (Baum-Welch), GMM M-step and mix-up, leaving the
