@@ -165,7 +165,7 @@ int main(int argc, char **argv) {
     }
   gh_log("rank %d of %d: %lld utterances, %lld frames (blocks %lld..%lld of %lld); all ranks: %lld utterances, "
          "%lld frames; loaded in %.3g s",
-         rank, size, (long long)ru, (long long)rf, (long long)rb0, (long long)(rb0 + rnb - 1), (long long)nb,
+         rank, size, (long long)ru, (long long)rf, (long long)rb0 + 1, (long long)(rb0 + rnb), (long long)nb,
          (long long)nu, (long long)nf, gh_seconds() - t0);
   gh_hmm_train_iter_stats st;
   for (int32_t it = first_iter; it <= num_iters; ++it) {
@@ -189,7 +189,8 @@ int main(int argc, char **argv) {
             st.upload_seconds, st.loglike_seconds, o.mode == GH_HMM_TRAIN_BW ? "forward-backward" : "Viterbi",
             st.hmm_seconds, st.pairs_seconds, st.accumulate_seconds);
   }
-  gh_log("wrote %s and %s: %d pdfs, %lld Gaussians after %d iterations (%.3g s)", hmm_wx, mdl_wx, model.num_pdfs,
+  if (rank == 0)
+    gh_log("wrote %s and %s: %d pdfs, %lld Gaussians after %d iterations (%.3g s)", hmm_wx, mdl_wx, model.num_pdfs,
          (long long)gh_gmm_set_total_gauss(&model), num_iters - first_iter + 1, gh_seconds() - t0);
   gh_hmm_trainer_free(tr);
   gh_backend_free(be);
