@@ -1109,6 +1109,8 @@ typedef struct {
   gg_xcache *xc;   /* expanded features kept across E-steps (cuda-gemm.h) */
 } cuda_data;
 
+static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs);
+
 static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
                                      const gh_frame_pdf *pairs, int64_t npairs) {
   cuda_data *d = (cuda_data *)gh_calloc(1, sizeof *d);
@@ -1150,7 +1152,16 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
     }
   }
   d->centre = (double *)gh_calloc(D, sizeof(double));
-  /* pairs sorted by pdf */
+  cuda_data_sort(d, pairs, npairs);
+  return (gh_dev_data *)d;
+}
+
+/* d's pairs sorted by pdf on the device (dFrames, dW; host offsets poff)
+ * and a fresh expanded-feature cache (the cache holds each pdf's frames).
+ * d->max_pdf is set by the caller (gh_pairs_check). */
+static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
+  d->pairs = pairs;
+  d->npairs = npairs;
   const int64_t np1 = (int64_t)d->max_pdf + 2;
   d->poff = (int64_t *)gh_calloc(np1, sizeof(int64_t));
   for (int64_t k = 0; k < npairs; ++k) d->poff[pairs[k].pdf + 1]++;
@@ -1170,7 +1181,22 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
   CK(cudaMemcpy(d->dW, hw, npairs * sizeof(float), cudaMemcpyHostToDevice));
   free(pos); free(hf); free(hw);
   d->xc = gg_xcache_new(d->max_pdf + 1);
-  return (gh_dev_data *)d;
+}
+
+/* backend.h data_set_pairs: the frames and the GEMM centre stay; the
+ * pairs, their offsets and the expanded-feature cache are replaced. */
+static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
+  cuda_data *d = (cuda_data *)dd;
+  const int32_t max_pdf = gh_pairs_check(pairs, npairs, d->T);
+  CK(cudaDeviceSynchronize()); /* no E-step still reading the old pairs */
+  cudaFree(d->dFrames); cudaFree(d->dW);
+  d->dFrames = NULL; d->dW = NULL;
+  gg_xcache_free(d->xc);
+  d->xc = NULL;
+  free(d->poff);
+  d->poff = NULL;
+  d->max_pdf = max_pdf;
+  cuda_data_sort(d, pairs, npairs);
 }
 
 static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
@@ -1338,6 +1364,7 @@ static const gh_backend_ops cuda_ops = {
     .acc_zero = cuda_acc_zero,
     .data_upload = cuda_data_upload,
     .data_free = cuda_data_free,
+    .data_set_pairs = cuda_data_set_pairs,
     .accumulate = cuda_accumulate,
     .acc_fetch = cuda_acc_fetch,
     .acc_raw_size = cuda_acc_raw_size,

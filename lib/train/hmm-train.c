@@ -119,8 +119,11 @@ struct gh_hmm_trainer {
   int64_t stats_cap, uloglik_cap;
   int32_t *path;
   int64_t path_cap;
-  gh_frame_pdf *pairs;
+  gh_frame_pdf *pairs;  /* the current block's pairs (one of bpairs) */
   int64_t pairs_cap;
+  gh_frame_pdf **bpairs; /* [nblk] each block's pairs, kept until the next iteration (data_set_pairs) */
+  int64_t *bpairs_cap;
+  gh_dev_data **bdd;    /* [nblk] each block's frames on the backend (uploaded once) and pairs */
   double *pdfsum;
   int32_t *touched;
 };
@@ -410,6 +413,9 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
   gh_feat_toc_close(toc);
   t->pdfsum = gh_calloc(t->P, sizeof(double));
   t->touched = gh_malloc(t->P * sizeof(int32_t));
+  t->bpairs = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs);
+  t->bpairs_cap = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs_cap);
+  t->bdd = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bdd);
   if (o->mode == GH_HMM_TRAIN_VITERBI) {
     t->ali = gh_malloc((size_t)(t->rows ? t->rows : 1) * sizeof(int32_t));
     for (int64_t i = 0; i < t->rows; ++i) t->ali[i] = -1;
@@ -513,6 +519,8 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   for (int64_t bi = 0; bi < t->nblk; ++bi) {
     const rblock *rb = &t->blocks[bi];
     int64_t np = 0;
+    t->pairs = t->bpairs[bi];
+    t->pairs_cap = t->bpairs_cap[bi];
     for (int64_t k = rb->b0; k < rb->b1; ++k) {
       sbatch *sb = &t->batches[k];
       int32_t n = (int32_t)(sb->u1 - sb->u0);
@@ -588,14 +596,16 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
       }
       st->pairs_seconds += gh_seconds() - tp;
     }
+    t->bpairs[bi] = t->pairs;
+    t->bpairs_cap[bi] = t->pairs_cap;
     if (np == 0) continue;
     for (int64_t i = 0; i < np; ++i) gmm_w += t->pairs[i].weight;
     tp = gh_seconds();
-    gh_dev_data *dd = b->ops->data_upload(b, t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, t->pairs, np);
+    /* the block's frames stay on the backend across iterations; only the pairs change */
+    gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, t->pairs, np);
     b->ops->acc_zero(b, dm);
-    gmm_ll += b->ops->accumulate(b, dm, dd);
+    gmm_ll += b->ops->accumulate(b, dm, t->bdd[bi]);
     b->ops->acc_fetch(b, dm, &accs);
-    b->ops->data_free(b, dd);
     st->accumulate_seconds += gh_seconds() - tp;
   }
   for (int32_t g = 0; g <= t->num_groups; ++g)
@@ -673,11 +683,16 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
   free(t->ents);
   for (int32_t g = 0; g < t->num_groups; ++g) free(t->groups[g].pdfs);
   free(t->groups);
+  for (int64_t bi = 0; bi < t->nblk; ++bi) {
+    if (t->bdd[bi]) t->b->ops->data_free(t->b, t->bdd[bi]);
+    free(t->bpairs[bi]);
+  }
+  free(t->bdd); free(t->bpairs); free(t->bpairs_cap);
   free(t->blocks);
   gh_shard_plan_free(&t->plan);
   gh_backend_host_free(t->b, t->X);
   gh_backend_host_free(t->b, t->ll);
-  free(t->gamma); free(t->stats); free(t->uloglik); free(t->path); free(t->pairs);
+  free(t->gamma); free(t->stats); free(t->uloglik); free(t->path);
   free(t->pdfsum); free(t->touched); free(t->ali);
   free(t);
 }

@@ -28,12 +28,14 @@
  * updates recompiles and re-uploads them after each update: the arc
  * weights change); the per-frame pdf posteriors (summed over the states of
  * each pdf, those below min_post dropped, hmm-bw's rule) or the alignment
- * become weighted (frame, pdf) pairs of the block on the host, the block's
- * frames and pairs go to the backend (data_upload) and one accumulate()
- * gives the block's GMM statistics.  Today's backend ops take host arrays
- * (loglikes' output, hmm_fb's loglikes and gamma, data_upload's pairs), so
- * each block makes that host round trip; the frames stay in host memory
- * (pinned where the backend has host_alloc).  Then the reduction, the
+ * become weighted (frame, pdf) pairs of the block on the host; the block's
+ * frames went to the backend once (data_upload, first iteration), its
+ * pairs are replaced every iteration (gh_backend_data_pairs: data_set_pairs,
+ * or a new upload on a backend without it) and one accumulate() gives the
+ * block's GMM statistics.  Today's backend ops take host arrays (loglikes'
+ * input and output, hmm_fb's loglikes and gamma, the pairs), so each block
+ * makes that host round trip; the host copy of the frames (pinned where
+ * the backend has host_alloc) feeds loglikes.  Then the reduction, the
  * transition update (Rabiner eqs. 40a-c, gh_hmm_update; Baum-Welch only),
  * the GMM M-step on the host (gh_gmm_set_update, Kaldi's MleDiagGmmUpdate /
  * MleFullGmmUpdate) and the mix-up (gh_gmm_set_mixup with the random
