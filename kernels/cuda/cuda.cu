@@ -1364,13 +1364,8 @@ static const gh_backend_ops cuda_ops = {
     .acc_zero = cuda_acc_zero,
     .data_upload = cuda_data_upload,
     .data_free = cuda_data_free,
-    .data_set_pairs = cuda_data_set_pairs,
     .accumulate = cuda_accumulate,
     .acc_fetch = cuda_acc_fetch,
-    .acc_raw_size = cuda_acc_raw_size,
-    .acc_raw_get = cuda_acc_raw_get,
-    .acc_raw_set = cuda_acc_raw_set,
-    .acc_raw_device = cuda_acc_raw_device,
     .hmm_upload = gh_cuda_hmm_upload,
     .hmm_free = gh_cuda_hmm_free,
     .hmm_forward = gh_cuda_hmm_forward,
@@ -1383,6 +1378,12 @@ static const gh_backend_ops cuda_ops = {
     .model_fetch = cuda_model_fetch,
     .loglikes_begin = cuda_loglikes_begin,
     .loglikes_end = cuda_loglikes_end,
+    /* in the struct's order (C++ designated initializers) */
+    .acc_raw_size = cuda_acc_raw_size,
+    .acc_raw_get = cuda_acc_raw_get,
+    .acc_raw_set = cuda_acc_raw_set,
+    .acc_raw_device = cuda_acc_raw_device,
+    .data_set_pairs = cuda_data_set_pairs,
 };
 
 extern "C" int gh_cuda_device_count(void) {
