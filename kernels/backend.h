@@ -242,13 +242,30 @@ typedef struct {
   void (*acc_raw_set)(gh_backend *b, gh_dev_model *m, const double *host);
   double *(*acc_raw_device)(gh_backend *b, gh_dev_model *m);
 
+  /* ---- optional: data larger than device memory (lib/train/dist-em.h,
+   * gmm-train --max-device-memory) ----
+   * data_bytes: the device memory d's frames and pairs take while resident.
+   * data_evict: frees that memory, keeping the handle, a host copy of what
+   * was uploaded (page-locked where the backend can) and everything that
+   * decides the arithmetic (CUDA: the GEMM centre of the first model d was
+   * used with), so d can only be reloaded or freed; caches of d are dropped.
+   * data_reload: uploads it again (CUDA: asynchronously on a stream of its
+   * own, from page-locked memory, so the copy overlaps the E-step of another
+   * block; the next accumulate on d waits for it), after which accumulate
+   * on d adds exactly what it added before the eviction.  A backend sets the
+   * three together or none.  CUDA: kernels/cuda/cuda.cu; OpenCL: opencl.c. */
+  int64_t (*data_bytes)(gh_backend *b, gh_dev_data *d);
+  void (*data_evict)(gh_backend *b, gh_dev_data *d);
+  void (*data_reload)(gh_backend *b, gh_dev_data *d);
+
   /* ---- optional: new pairs for resident data (lib/train/hmm-train.h) ----
    * Replace d's weighted (frame, pdf) pairs by pairs[npairs] (checked as in
    * data_upload: dies naming the first bad pair), keeping d's frames where
    * they are (uploaded once) and its GEMM centre (CUDA), so that an HMM-GMM
    * trainer whose posteriors change every iteration uploads its frames once.
    * The host array must stay valid and unchanged until the next
-   * data_set_pairs on d or data_free.  Callers go through
+   * data_set_pairs on d or data_free.  d must be resident (not evicted by
+   * data_evict: dies otherwise); a later eviction keeps the new pairs.  Callers go through
    * gh_backend_data_pairs, which frees d and uploads the frames again when
    * a backend leaves this NULL.  CPU: kernels/cpu/cpu.c, cpu-blas.c; CUDA:
    * kernels/cuda/cuda.cu. */

@@ -76,6 +76,11 @@ int main(int argc, char **argv) {
   gh_opts_int64(po, "block-frames", &block_frames,
                 "Frames per block of the E-step (utterances in key order, cut at utterance boundaries); "
                 "the blocks, not R, decide the arithmetic, so keep it when comparing runs");
+  const char *max_mem = "";
+  gh_opts_string(po, "max-device-memory", &max_mem,
+                 "Device memory for this rank's frames, e.g. 20G or 512M (\"\" = no limit): blocks beyond it are "
+                 "streamed from page-locked host memory every iteration, overlapped with the E-step, same result "
+                 "(CUDA, OpenCL)");
   gh_comm_opts_register(po, &co);
   gh_est_opts_register(po, &eo);
   const char *shrink = "none";
@@ -103,6 +108,18 @@ int main(int argc, char **argv) {
     struct stat st;
     if (stat(iter_models, &st) != 0 || !S_ISDIR(st.st_mode))
       gh_die("--iter-models=%s: not a directory", iter_models);
+  }
+  int64_t max_device_bytes = 0;
+  if (*max_mem) {
+    char *end = NULL;
+    const double v = strtod(max_mem, &end);
+    double mult = 1;
+    if (end && (*end == 'K' || *end == 'k')) mult = 1024.0, ++end;
+    else if (end && (*end == 'M' || *end == 'm')) mult = 1024.0 * 1024, ++end;
+    else if (end && (*end == 'G' || *end == 'g')) mult = 1024.0 * 1024 * 1024, ++end;
+    if (!end || end == max_mem || *end || !(v > 0) || v * mult > 9e18)
+      gh_die("--max-device-memory must be a positive size such as 20G, 512M or 1000000 (got '%s')", max_mem);
+    max_device_bytes = (int64_t)(v * mult);
   }
   gh_label_type lt = GH_LABELS_NONE;
   if (labels_rspec && (gh_label_type_parse(label_type, &lt) != 0 || lt == GH_LABELS_NONE))
@@ -184,11 +201,17 @@ int main(int argc, char **argv) {
   be->precision = prec;
   gh_host_blas_serial();
   gh_dist_em em;
-  gh_dist_em_init(&em, comm, be, &model, &sd);
+  gh_dist_em_init(&em, comm, be, &model, &sd, max_device_bytes);
+  if (!strcmp(co.kind, "nccl") && strcmp(be->ops->name, "cuda"))
+    gh_die("--comm=nccl needs the CUDA backend (--device=cuda; this run uses %s)", be->device_name);
   if (!strcmp(co.kind, "nccl") || (!strcmp(co.kind, "auto") && R > 1 && !strcmp(be->ops->name, "cuda"))) {
     gh_cuda_thread_attach(be);
     if (gh_comm_nccl_start(comm) != 0) {
-      if (!strcmp(co.kind, "nccl")) gh_die("--comm=nccl: %s", gh_last_error());
+      if (!strcmp(co.kind, "nccl")) {
+        /* every rank knows the outcome: rank 0 says it once and ends the job */
+        if (rank != 0) gh_comm_barrier(comm);
+        gh_die("--comm=nccl: %s", gh_last_error());
+      }
       gh_log("NCCL not used (%s): the accumulators are summed through MPI on the host", gh_last_error());
     }
   }

@@ -1107,6 +1107,14 @@ typedef struct {
   double *centre;  /* host [D], set by the first accumulate */
   int have_centre;
   gg_xcache *xc;   /* expanded features kept across E-steps (cuda-gemm.h) */
+  /* data_evict / data_reload: page-locked copies of dX, dFrames, dW (read
+   * back at the first eviction), the copy stream and its event */
+  float *hX;
+  int32_t *hF;
+  float *hW;
+  cudaStream_t cs;
+  cudaEvent_t ready;
+  int evicted, pending;
 } cuda_data;
 
 static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs);
@@ -1187,7 +1195,9 @@ static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npai
  * pairs, their offsets and the expanded-feature cache are replaced. */
 static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
   cuda_data *d = (cuda_data *)dd;
+  if (d->evicted) gh_die("data_set_pairs: the data block was evicted (data_reload first)");
   const int32_t max_pdf = gh_pairs_check(pairs, npairs, d->T);
+  if (d->pending) { CK(cudaEventSynchronize(d->ready)); d->pending = 0; }
   CK(cudaDeviceSynchronize()); /* no E-step still reading the old pairs */
   cudaFree(d->dFrames); cudaFree(d->dW);
   d->dFrames = NULL; d->dW = NULL;
@@ -1197,15 +1207,76 @@ static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_p
   d->poff = NULL;
   d->max_pdf = max_pdf;
   cuda_data_sort(d, pairs, npairs);
+  if (d->hX) { /* the page-locked copy of data_evict follows the new pairs */
+    cudaFreeHost(d->hF); cudaFreeHost(d->hW);
+    const size_t np = (size_t)npairs;
+    CK(cudaMallocHost((void **)&d->hF, (np ? np : 1) * sizeof(int32_t)));
+    CK(cudaMallocHost((void **)&d->hW, (np ? np : 1) * sizeof(float)));
+    CK(cudaMemcpy(d->hF, d->dFrames, np * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(d->hW, d->dW, np * sizeof(float), cudaMemcpyDeviceToHost));
+  }
 }
 
 static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
   cuda_data *d = (cuda_data *)dd;
   if (!d) return;
+  if (d->pending) cudaEventSynchronize(d->ready);
   cudaFree(d->dX); cudaFree(d->dFrames); cudaFree(d->dW);
   gg_xcache_free(d->xc);
+  if (d->hX) { cudaFreeHost(d->hX); cudaFreeHost(d->hF); cudaFreeHost(d->hW); }
+  if (d->cs) { cudaEventDestroy(d->ready); cudaStreamDestroy(d->cs); }
   free(d->poff); free(d->centre);
   free(d);
+}
+
+/* backend.h data_bytes / data_evict / data_reload.  The centre (set by the
+ * first accumulate) and the host-side pair offsets stay; the expanded
+ * features' cache is dropped (recomputed from the same frames and centre,
+ * so the statistics are the same bytes). */
+static int64_t cuda_data_bytes(gh_backend *b, gh_dev_data *dd) {
+  cuda_data *d = (cuda_data *)dd;
+  return (int64_t)d->T * d->Dp * (int64_t)sizeof(float) + d->npairs * (int64_t)(sizeof(int32_t) + sizeof(float));
+}
+
+static void cuda_data_evict(gh_backend *b, gh_dev_data *dd) {
+  cuda_data *d = (cuda_data *)dd;
+  if (d->evicted) return;
+  if (d->pending) { CK(cudaEventSynchronize(d->ready)); d->pending = 0; }
+  const size_t nx = (size_t)d->T * d->Dp, np = (size_t)d->npairs;
+  if (!d->hX) { /* read back once into page-locked memory: later reloads are DMA from it */
+    CK(cudaMallocHost((void **)&d->hX, (nx ? nx : 1) * sizeof(float)));
+    CK(cudaMallocHost((void **)&d->hF, (np ? np : 1) * sizeof(int32_t)));
+    CK(cudaMallocHost((void **)&d->hW, (np ? np : 1) * sizeof(float)));
+    CK(cudaMemcpy(d->hX, d->dX, nx * sizeof(float), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(d->hF, d->dFrames, np * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(d->hW, d->dW, np * sizeof(float), cudaMemcpyDeviceToHost));
+    CK(cudaStreamCreateWithFlags(&d->cs, cudaStreamNonBlocking));
+    CK(cudaEventCreateWithFlags(&d->ready, cudaEventDisableTiming));
+  }
+  CK(cudaFree(d->dX)); CK(cudaFree(d->dFrames)); CK(cudaFree(d->dW));
+  d->dX = NULL; d->dFrames = NULL; d->dW = NULL;
+  gg_xcache_free(d->xc);
+  d->xc = NULL;
+  d->evicted = 1;
+}
+
+static void cuda_data_reload(gh_backend *b, gh_dev_data *dd) {
+  cuda_data *d = (cuda_data *)dd;
+  if (!d->evicted) return;
+  const size_t nx = (size_t)d->T * d->Dp, np = (size_t)d->npairs;
+  cudaError_t e = cudaMalloc((void **)&d->dX, (nx ? nx : 1) * sizeof(float));
+  if (e != cudaSuccess)
+    gh_die("data reload: cannot hold %d frames of dimension %d on the GPU (%s); lower --max-device-memory", d->T,
+           d->D, cudaGetErrorString(e));
+  CK(cudaMalloc((void **)&d->dFrames, (np ? np : 1) * sizeof(int32_t)));
+  CK(cudaMalloc((void **)&d->dW, (np ? np : 1) * sizeof(float)));
+  CK(cudaMemcpyAsync(d->dX, d->hX, nx * sizeof(float), cudaMemcpyHostToDevice, d->cs));
+  CK(cudaMemcpyAsync(d->dFrames, d->hF, np * sizeof(int32_t), cudaMemcpyHostToDevice, d->cs));
+  CK(cudaMemcpyAsync(d->dW, d->hW, np * sizeof(float), cudaMemcpyHostToDevice, d->cs));
+  CK(cudaEventRecord(d->ready, d->cs));
+  d->xc = gg_xcache_new(d->max_pdf + 1);
+  d->evicted = 0;
+  d->pending = 1;
 }
 
 /* Pairs of a pdf from which the E-step of that pdf goes through the GEMM
@@ -1227,6 +1298,11 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
   if (d->max_pdf >= m->P)
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
+  if (d->evicted) gh_die("accumulate: the data block was evicted (data_reload first)");
+  if (d->pending) { /* data_reload's copies */
+    CK(cudaEventSynchronize(d->ready));
+    d->pending = 0;
+  }
   if (d->npairs == 0 || d->T <= 0) return 0.0;
   CK(cudaMemset(c->dTotal, 0, sizeof(double)));
   const char *ev = getenv("GH_CUDA_ESTEP");
@@ -1383,6 +1459,9 @@ static const gh_backend_ops cuda_ops = {
     .acc_raw_get = cuda_acc_raw_get,
     .acc_raw_set = cuda_acc_raw_set,
     .acc_raw_device = cuda_acc_raw_device,
+    .data_bytes = cuda_data_bytes,
+    .data_evict = cuda_data_evict,
+    .data_reload = cuda_data_reload,
     .data_set_pairs = cuda_data_set_pairs,
 };
 

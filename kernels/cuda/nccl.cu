@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+extern "C" {
 #include "base/gh-base.h"
+}
 #include "gh-nccl.h"
 
 typedef struct ncclComm *ncclComm_t;

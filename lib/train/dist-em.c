@@ -77,14 +77,48 @@ static double *grow_buf(gh_dist_em *em, size_t n) {
 }
 
 /* ---------------- the loop ---------------- */
-void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *model, const gh_shard_data *sd) {
+void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *model, const gh_shard_data *sd,
+                     int64_t max_device_bytes) {
   memset(em, 0, sizeof *em);
   em->comm = comm;
   em->b = b;
   em->model = model;
   em->sd = sd;
-  em->dd = gh_calloc((size_t)(sd->num_blocks ? sd->num_blocks : 1), sizeof *em->dd);
-  for (int32_t k = 0; k < sd->num_blocks; ++k) em->dd[k] = gh_data_upload(b, &sd->blocks[k]);
+  const int32_t nb = sd->num_blocks;
+  em->dd = gh_calloc((size_t)(nb ? nb : 1), sizeof *em->dd);
+  em->streamed = gh_calloc((size_t)(nb ? nb : 1), 1);
+  const int can_stream = max_device_bytes > 0 && b->ops->data_bytes && b->ops->data_evict && b->ops->data_reload;
+  if (max_device_bytes > 0 && !can_stream)
+    gh_log("--max-device-memory: the %s backend keeps its data in host memory; nothing to stream", b->ops->name);
+  /* an upper bound of each block's device bytes, for the plan made before
+   * uploading (frames padded to 4 floats, 12 bytes a pair) */
+  int64_t total = 0, largest = 0;
+  for (int32_t k = 0; k < nb; ++k) {
+    const gh_data *d = &sd->blocks[k];
+    const int64_t est = (int64_t)d->num_frames * ((d->dim + 3) / 4 * 4) * 4 + d->num_pairs * 12;
+    total += est;
+    if (est > largest) largest = est;
+  }
+  const int stream = can_stream && total > max_device_bytes;
+  if (stream && max_device_bytes < 2 * largest)
+    gh_die("--max-device-memory=%lld bytes cannot hold two blocks of up to %lld bytes: lower --block-frames",
+           (long long)max_device_bytes, (long long)largest);
+  const int64_t budget = stream ? max_device_bytes - 2 * largest : INT64_MAX;
+  for (int32_t k = 0; k < nb; ++k) {
+    em->dd[k] = gh_data_upload(b, &sd->blocks[k]);
+    if (!stream) continue;
+    const int64_t bytes = b->ops->data_bytes(b, em->dd[k]);
+    if (em->num_streamed == 0 && em->resident_bytes + bytes <= budget) {
+      em->resident_bytes += bytes;
+    } else { /* this and every later block: streamed */
+      b->ops->data_evict(b, em->dd[k]);
+      em->streamed[k] = 1;
+      em->num_streamed++;
+    }
+  }
+  if (em->num_streamed)
+    gh_log("--max-device-memory=%lld: %d of %d blocks resident (%.3g MB), %d streamed from page-locked host memory",
+           (long long)max_device_bytes, nb - em->num_streamed, nb, em->resident_bytes / 1e6, em->num_streamed);
   const char *e = getenv("GH_MSTEP");
   em->device_mstep = !(e && !strcmp(e, "host"));
   em->reduce_path = "none";
@@ -107,6 +141,7 @@ void gh_dist_em_free(gh_dist_em *em) {
   for (int32_t k = 0; k < em->sd->num_blocks; ++k)
     if (em->dd[k]) em->b->ops->data_free(em->b, em->dd[k]);
   free(em->dd);
+  free(em->streamed);
   if (em->have_own) gh_accs_free(&em->own);
   free(em->buf);
   memset(em, 0, sizeof *em);
@@ -132,7 +167,7 @@ static void fetch_reduced(gh_dist_em *em, gh_accs_set *a, double ll, double w) {
     gh_accs_flatten(a, 0, buf);
     gh_comm_sum_f64(em->comm, buf, n);
     gh_accs_unflatten(a, 0, buf);
-    em->reduce_path = "host (accs)";
+    em->reduce_path = "host-accs";
   }
   em->total_loglike = a->total_loglike;
   em->total_weight = a->total_frames;
@@ -146,11 +181,28 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
   if (!em->dm) em->dm = b->ops->model_upload(b, em->model);
   b->ops->acc_zero(b, em->dm);
   double ll = 0.0, w = 0.0;
+  /* streamed blocks: the next one is uploaded while the current one's
+   * E-step runs; at most two of them on the device */
+  int32_t next = 0, loaded = 0;
   for (int32_t k = 0; k < sd->num_blocks; ++k) {
     if (em->model->dim != sd->blocks[k].dim)
       gh_die("model dimension %d does not match feature dimension %d", em->model->dim, sd->blocks[k].dim);
+    if (em->num_streamed) {
+      if (next <= k) next = k;
+      while (loaded < 2 && next < sd->num_blocks) {
+        if (em->streamed[next]) {
+          b->ops->data_reload(b, em->dd[next]);
+          loaded++;
+        }
+        next++;
+      }
+    }
     ll += b->ops->accumulate(b, em->dm, em->dd[k]);
     w += sd->blocks[k].total_weight;
+    if (em->streamed[k]) {
+      b->ops->data_evict(b, em->dd[k]);
+      loaded--;
+    }
   }
   const double t1 = gh_seconds();
   em->device_reduced = 0;
@@ -178,7 +230,7 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
       b->ops->acc_raw_set(b, em->dm, buf);
       ll = buf[n];
       w = buf[n + 1];
-      em->reduce_path = "host (raw)";
+      em->reduce_path = "host-raw";
     }
     em->total_loglike = ll;
     em->total_weight = w;

@@ -33,6 +33,9 @@ typedef struct {
   gh_gmm_set *model;      /* host copy (current after gh_dist_em_sync) */
   const gh_shard_data *sd;
   gh_dev_data **dd;       /* [sd->num_blocks] */
+  unsigned char *streamed; /* [sd->num_blocks]: 1 = evicted between E-steps (--max-device-memory) */
+  int32_t num_streamed;
+  int64_t resident_bytes; /* device bytes of the blocks kept resident */
   gh_dev_model *dm;       /* device copy of the current model, or NULL */
   int host_stale;         /* device M-step since the last sync */
   int device_mstep;       /* try the backend's mstep (0 with GH_MSTEP=host) */
@@ -45,12 +48,21 @@ typedef struct {
   double total_weight;    /* over all ranks, last E-step */
   double total_loglike;   /* over all ranks, last E-step (natural log, total) */
   double estep_seconds, reduce_seconds, mstep_seconds;
-  const char *reduce_path; /* "nccl", "host (raw)", "host (accs)" or "none" (R = 1) */
+  const char *reduce_path; /* "nccl", "host-raw", "host-accs" or "none" (R = 1) */
 } gh_dist_em;
 
 /* Uploads the shard's blocks (one gh_dev_data each); model, sd and comm
- * must outlive em. */
-void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *model, const gh_shard_data *sd);
+ * must outlive em.  max_device_bytes > 0 (--max-device-memory): when the
+ * blocks' frames and pairs (backend.h data_bytes) exceed it and the backend
+ * can evict data (data_evict / data_reload: CUDA, OpenCL), the first blocks
+ * that fit in max_device_bytes minus two of the largest block stay
+ * resident and the others are streamed: kept in page-locked host memory
+ * and uploaded for their E-step, the next one's copy overlapping the
+ * current one's E-step (at most two streamed blocks on the device), with
+ * the same bytes of accumulators as the resident run.  Backends without
+ * these ops (CPU: the data is in host memory anyway) ignore the limit. */
+void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *model, const gh_shard_data *sd,
+                     int64_t max_device_bytes);
 /* E-step and reduction with the current model.  accs NULL: the reduced
  * accumulators stay where the M-step will use them (on the device when
  * the backend re-estimates there); else *accs gets them (gh_accs_init

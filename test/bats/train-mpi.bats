@@ -85,10 +85,14 @@ print('%.3g' % np.max(np.abs(a - b) / den))"
     # one block (the default 65536 frames > the data) is gmm-est-gpu's single block
     gmm-est-gpu --device=cpu --num-iters=4 "$T/g_$ct.0" scp:$T/f.scp "$T/e_$ct" 2>/dev/null
     "$EGS/utils/compare_gmms.sh" --rel-tol 1e-6 --abs-tol 1e-7 "$T/e_$ct" "$T/p_$ct"
+    # one block, three ranks: ranks 1 and 2 have empty shards and still take part
+    $MPIRUN -np 3 "$BIN/gmm-train" --device=cpu --num-iters=4 "$T/g_$ct.0" scp:$T/f.scp "$T/e3_$ct" 2>"$T/log3"
+    grep -q "rank 2 on host .*shard 2 (empty" "$T/log3"
+    cmp "$T/p_$ct" "$T/e3_$ct"
   done
 }
 
-@test "gmm-train: 1, 2 and 3 ranks give the same accumulators (1e-9 relative) and models (diag, full, mix-up, ali labels)" {
+@test "gmm-train: 1, 2 and 3 ranks give the same accumulators (1e-9 relative) and models (diag, full, mix-up)" {
   make_data; make_models
   for ct in diag full; do
     opts="--device=cpu --num-iters=5 --block-frames=700 --mix-up=9 --seed=5"
@@ -238,4 +242,70 @@ with open('$T/bad.ark', 'r+b') as f:
     --num-iters 4 data exp/r_full > /dev/null
   grep -q "iteration 3:" exp/r_full/log/train.2.log
   "$EGS/utils/compare_gmms.sh" exp/j_full/final.mdl exp/r_full/final.mdl
+}
+
+@test "gmm-train on OpenCL (PoCL): the host reduction of the raw device accumulators, M-step on the device; 2 ranks equal 1" {
+  D=$GH_SHARED/data
+  gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null \
+    2>"$T/probe" || skip "no OpenCL device: $(tail -1 "$T/probe")"
+  make_data; make_models
+  for ct in diag full; do
+    for R in 1 2; do
+      $MPIRUN -np $R "$BIN/gmm-train" --device=opencl --num-iters=4 --block-frames=500 "$T/g_$ct.0" scp:$T/f.scp \
+        "$T/o$R" 2>"$T/log$R" || { cat "$T/log$R"; false; }
+    done
+    cat "$T/log2"
+    grep -q "using device opencl" "$T/log2"
+    grep -q "reduce [0-9.]* s (host-raw), M-step [0-9.]* s (device)" "$T/log2"
+    "$EGS/utils/compare_gmms.sh" "$T/o1" "$T/o2"
+    # accumulators (the dump makes the last iteration fetch them: host M-step there)
+    for R in 1 2; do
+      GH_TRAIN_DUMP_ACCS=$T/o$R.acc $MPIRUN -np $R "$BIN/gmm-train" --device=opencl --num-iters=2 --block-frames=500 \
+        "$T/g_$ct.0" scp:$T/f.scp "$T/q$R" 2>/dev/null
+    done
+    rel=$(acc_rel "$T/o1.acc" "$T/o2.acc"); echo "$ct accs rel diff $rel"
+    python3 -c "assert $rel <= 1e-9, $rel"
+  done
+}
+
+@test "gmm-train --shrink=lw: the shrinkage statistics are summed over the ranks too; 2 ranks equal 1" {
+  make_data; make_models
+  for R in 1 2; do
+    $MPIRUN -np $R "$BIN/gmm-train" --device=cpu --shrink=lw --num-iters=3 --block-frames=500 --binary=false \
+      --write-accs=$T/s$R.acc --shrinkage-stats=true "$T/g_full.0" scp:$T/f.scp $T/s$R 2>"$T/log$R"
+    [ "$(grep -c 'shrinkage lw: lambda mean' "$T/log$R")" -eq 3 ]
+  done
+  "$EGS/utils/compare_gmms.sh" $T/s1 $T/s2
+  # the written accumulators, shrinkage statistics included (text, 7+ digits)
+  python3 -c "
+import re
+num = re.compile(r'^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$')
+a = open('$T/s1.acc').read().split(); b = open('$T/s2.acc').read().split()
+assert len(a) == len(b) and len(a) > 300, (len(a), len(b))
+for x, y in zip(a, b):
+    if num.match(x): assert abs(float(x) - float(y)) <= 1e-6 * max(1.0, abs(float(x))), (x, y)
+    else: assert x == y, (x, y)
+print(len(a), 'tokens')"
+}
+
+@test "gmm-train --max-device-memory (OpenCL/PoCL): streamed blocks give the resident run's model, bit for bit, at 1 and 2 ranks" {
+  D=$GH_SHARED/data
+  gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null \
+    2>"$T/probe" || skip "no OpenCL device: $(tail -1 "$T/probe")"
+  make_data; make_models
+  for R in 1 2; do
+    $MPIRUN -np $R "$BIN/gmm-train" --device=opencl --num-iters=3 --block-frames=400 "$T/g_full.0" scp:$T/f.scp \
+      $T/res$R 2>/dev/null
+    # blocks of <= 400 frames x 5 dims: ~8 KB + 12 bytes a pair; 40 KB keeps one or two resident
+    $MPIRUN -np $R "$BIN/gmm-train" --device=opencl --num-iters=3 --block-frames=400 --max-device-memory=40K \
+      "$T/g_full.0" scp:$T/f.scp $T/str$R 2>"$T/log$R"
+    grep "streamed from page-locked host memory" "$T/log$R"
+    cmp $T/res$R $T/str$R
+  done
+  run gmm-train --device=opencl --max-device-memory=10K --block-frames=400 "$T/g_full.0" scp:$T/f.scp $T/x
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "cannot hold two blocks"
+  run gmm-train --device=opencl --max-device-memory=lots "$T/g_full.0" scp:$T/f.scp $T/x
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "max-device-memory must be a positive size"
 }
