@@ -163,10 +163,10 @@ int main(int argc, char **argv) {
       gh_hmm_trainer_describe_shard(tr, r, d, sizeof d);
       gh_log("rank %d on host %s: %s", r, gh_comm_host(comm, r), d);
     }
-  gh_log("rank %d of %d: %lld utterances, %lld frames (blocks %lld..%lld of %lld); all ranks: %lld utterances, "
+  gh_log("rank %d of %d: %lld utterances, %lld frames (%lld of the %lld blocks); all ranks: %lld utterances, "
          "%lld frames; loaded in %.3g s",
-         rank, size, (long long)ru, (long long)rf, (long long)rb0 + 1, (long long)(rb0 + rnb), (long long)nb,
-         (long long)nu, (long long)nf, gh_seconds() - t0);
+         rank, size, (long long)ru, (long long)rf, (long long)rnb, (long long)nb, (long long)nu, (long long)nf,
+         gh_seconds() - t0);
   gh_hmm_train_iter_stats st;
   for (int32_t it = first_iter; it <= num_iters; ++it) {
     gh_hmm_trainer_iter(tr, it, &st);
