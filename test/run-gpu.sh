@@ -24,6 +24,8 @@
 #     --device=cuda vs --device=cpu-ref on the AMI full UBM.
 #  9. gmm-train: test/gpu-train.sh (one process vs gmm-est-gpu, cuda vs cpu,
 #     --max-device-memory, 2 ranks vs 1 and NCCL vs MPI where there are 2 GPUs).
+# 10. hmm-train: test/gpu-hmm-train.sh (cuda vs cpu, resident vs the recipe's
+#     per-iteration loop, 2 ranks vs 1 where there are 2 GPUs).
 # "cpu" in the comparisons below is the plain-loop reference (--device=cpu-ref;
 # the loops map cpu -> cpu-ref); the CPU BLAS backend (--device=cpu) is checked
 # against float64 in test_kernels and against the reference by the CPU suite.
@@ -312,6 +314,12 @@ if r=$(python3 test/python/compare_models.py "$tmp/shr.cuda.mdl" "$tmp/shr.cpu.m
 #    and with 2+ GPUs 2 ranks vs 1, NCCL vs MPI (test/gpu-train.sh).
 out=$(test/gpu-train.sh 2>&1)
 echo "$out" | grep -E '^(ok|not ok) '
+pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+
+# 10. hmm-train (issue 24): cuda vs cpu (BW, Viterbi), resident vs the per-iteration
+#     recipe loop, 2 ranks vs 1 where there are 2 GPUs (test/gpu-hmm-train.sh).
+out=$(test/gpu-hmm-train.sh 2>&1)
+echo "$out" | grep -E '^(ok|not ok) |^# '
 pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 
 echo "${pass} passed, ${fail} failed"
