@@ -161,3 +161,31 @@ max_rel_diff() {
   echo "$output" | grep -q "ERROR.*no utterances to train on"
   [ ! -e "$T/o.mdl" ]
 }
+
+@test "hmm-train under Open MPI: bad data in one rank's shard -> one error naming the key, the rank, its host and shard" {
+  need_mpi
+  arabic_subset "$T/tr"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 3 --gauss 1 --iters 0 "$T/tr" "$T/adata/lang/words.txt" "$T/init" >/dev/null
+  # the last utterance in key order (rank 1's shard of 2) gets a NaN in its own copy of the archive
+  key=$(cut -d' ' -f1 "$T/tr/feats.scp" | LC_ALL=C sort | tail -1)
+  python3 - "$T/tr/feats.scp" "$key" "$T/bad" <<'PY'
+import struct, sys, shutil
+scp, key, out = sys.argv[1:]
+lines = open(scp).read().splitlines()
+path, off = [l for l in lines if l.split()[0] == key][0].split(None, 1)[1].rsplit(':', 1)
+shutil.copy(path, out + '.ark')
+with open(out + '.ark', 'r+b') as f:
+    f.seek(int(off)); assert f.read(5) == b'\0BFM '; f.seek(int(off) + 15); f.write(struct.pack('<f', float('nan')))
+with open(out + '.scp', 'w') as f:
+    for l in lines:
+        k, rx = l.split(None, 1); p, o = rx.rsplit(':', 1)
+        f.write('%s %s:%s\n' % (k, out + '.ark' if p == path else p, o))
+PY
+  run mpirun --oversubscribe -np 2 hmm-train --device=cpu --block-frames=3000 --num-iters=2 "$T/init/0.hmm" \
+    "$T/init/0.mdl" "scp:$T/bad.scp" "ark,t:$T/tr/text" "$T/o.hmm" "$T/o.mdl"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "$(echo "$output" | grep -c ': ERROR: ')" -eq 1 ]
+  echo "$output" | grep ': ERROR: ' | grep -q "key '$key'.*rank 1 of 2 on host .*shard 1 (utterances"
+  [ ! -e "$T/o.mdl" ] && [ ! -e "$T/o.hmm" ]
+}
