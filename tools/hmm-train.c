@@ -107,6 +107,9 @@ int main(int argc, char **argv) {
               "Score each utterance against its graph's pdfs only while there are at most this many distinct "
               "pdf sets (0: all pdfs)");
   gh_opts_bool(po, "binary", &binary, "Write the outputs in binary mode");
+  const char *iter_models = "";
+  gh_opts_string(po, "iter-models", &iter_models,
+                 "Also write every iteration's models as DIR/N.hmm and DIR/N.mdl (rank 0), for resuming with --first-iter");
   gh_comm_opts co;
   gh_comm_opts_default(&co);
   gh_comm_opts_register(po, &co);
@@ -173,6 +176,13 @@ int main(int argc, char **argv) {
     h = models_hash(&model, &set);
     gh_comm_check_same(comm, &h, sizeof h, "the models after an iteration");
     if (rank == 0) {
+      if (*iter_models) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%d.hmm", iter_models, it);
+        gh_hmm_set_write(path, binary, &set);
+        snprintf(path, sizeof path, "%s/%d.mdl", iter_models, it);
+        gh_gmm_set_write(path, binary, &model);
+      }
       gh_hmm_set_write(hmm_wx, binary, &set);
       gh_gmm_set_write(mdl_wx, binary, &model);
     }

@@ -189,3 +189,20 @@ PY
   echo "$output" | grep ': ERROR: ' | grep -q "key '$key'.*rank 1 of 2 on host .*shard 1 (utterances"
   [ ! -e "$T/o.mdl" ] && [ ! -e "$T/o.hmm" ]
 }
+
+@test "hmm-train --iter-models writes every iteration; resuming with --first-iter gives the same models, byte for byte" {
+  arabic_subset "$T/tr"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 3 --gauss 1 --iters 0 "$T/tr" "$T/adata/lang/words.txt" "$T/init" >/dev/null
+  mkdir -p "$T/it"
+  opts="--device=cpu --block-frames=3000 --gauss=2 --mixup-start=2 --mixup-end=3 --seed=3"
+  hmm-train $opts --num-iters=4 --iter-models="$T/it" "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
+    "ark,t:$T/tr/text" "$T/a.hmm" "$T/a.mdl" 2>/dev/null
+  for n in 1 2 3 4; do [ -s "$T/it/$n.mdl" ] && [ -s "$T/it/$n.hmm" ]; done
+  cmp "$T/it/4.mdl" "$T/a.mdl"
+  ! cmp -s "$T/it/2.mdl" "$T/it/3.mdl"
+  # a job killed during iteration 3 left the models of iteration 2: resume there
+  hmm-train $opts --num-iters=4 --first-iter=3 "$T/it/2.hmm" "$T/it/2.mdl" "scp:$T/tr/feats.scp" \
+    "ark,t:$T/tr/text" "$T/b.hmm" "$T/b.mdl" 2>/dev/null
+  cmp "$T/a.mdl" "$T/b.mdl"
+  cmp "$T/a.hmm" "$T/b.hmm"
+}
