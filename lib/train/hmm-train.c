@@ -379,7 +379,8 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
   t->rank = comm ? gh_comm_rank(comm) : 0;
   t->size = comm ? gh_comm_size(comm) : 1;
   t->o = *o;
-  if (t->o.block_frames < 1) gh_die("--block-frames must be >= 1 (got %lld)", (long long)t->o.block_frames);
+  if (t->o.block_frames < 1 || t->o.block_frames > ((int64_t)1 << 30))
+    gh_die("--block-frames must be in 1 .. 2^30 (got %lld)", (long long)t->o.block_frames);
   t->set = set;
   t->model = model;
   t->feats_rspec = feats_rspec;

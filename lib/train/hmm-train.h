@@ -80,7 +80,8 @@ typedef struct {
    * always aligns (there is no earlier alignment) */
   const uint8_t *realign;
   int32_t num_realign;
-  int64_t block_frames;       /* frames per block (default 262144); must be the same on every rank */
+  int64_t block_frames;       /* target frames per block, 1 .. 2^30 (default 65536, as gmm-train); the
+                                 blocks decide the arithmetic, so keep it when comparing runs */
   int32_t max_score_groups;   /* score groups (distinct pdf sets) allowed before every utterance
                                  is scored against all pdfs (default 64; 0: always all pdfs) */
 } gh_hmm_train_opts;
