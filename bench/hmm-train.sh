@@ -70,7 +70,7 @@ median_iter() {  # median_iter <log> <what: total|estep|reduce>: median over ite
 for R in $ranks; do
   launch=; [ $R -gt 1 ] && launch="mpirun --oversubscribe --bind-to none -np $R"
   t0=$(date +%s.%N)
-  $launch hmm-train --device=$device --mode=$mode --num-iters=$iters --gauss=$gauss --mixup-end=$(( iters / 2 )) \
+  $launch hmm-train --verbose=1 --device=$device --mode=$mode --num-iters=$iters --gauss=$gauss --mixup-end=$(( iters / 2 )) \
     --block-frames=$block_frames init/0.hmm init/0.mdl scp:data/rep/feats.scp ark,t:data/rep/text \
     r$R.hmm r$R.mdl 2> r$R.log || { echo "hmm-train failed with $R ranks: see $work/r$R.log" >&2; tail -3 r$R.log >&2; exit 1; }
   wall=$(awk -v a=$t0 -v b=$(date +%s.%N) 'BEGIN { printf "%.2f", b - a }')
@@ -97,4 +97,8 @@ fi
   cat $rows
   r1=$(awk '$0 ~ /R=1 / { print $(NF - 3) }' $rows); r2=$(awk '$0 ~ /R=2 / { print $(NF - 3) }' $rows)
   [ -z "$r1" ] || [ -z "$r2" ] || awk -v a=$r1 -v b=$r2 'BEGIN { if (b > 0) printf "per-iteration speed-up, 2 ranks / 1 rank: %.2fx\n", a / b }'
+  echo "E-step parts of rank 0's last iteration (the host round trip: loglikes out, forward-backward in/out, pairs):"
+  for R in $ranks; do
+    echo "  R=$R: $(grep 'rank 0, iteration [0-9]*: E-step parts' r$R.log | tail -1 | sed 's/.*E-step parts: //')"
+  done
 } | tee $work/hmm-train.txt
