@@ -44,6 +44,8 @@
 #   --sklearn true --hmm true
 #   --hmm-states 8 --hmm-gauss 8 --hmm-iters 16   stage 3's HMM-GMM sizes
 #   --viterbi true    also train the HMM-GMMs by Viterbi training
+#   --ranks 1         HMM-GMM training as one resident job (hmm-train) of N MPI
+#                     ranks started by --cmd; 0: per-iteration --nj jobs
 #   --adapt map       second pass adapted per dev speaker: map, fmllr, none,
 #                     or several ("map fmllr"); --mean-tau 2 --adapt-passes 2
 set -euo pipefail
@@ -58,7 +60,7 @@ nj=4; cmd=utils/run.sh; device=auto
 configs="diag:4 diag:8 diag:16 full:2 full:4 full:8"
 iters=20; seed="1 2 3"; seeds=; sklearn=true; hmm=true; stage=0; stop_stage=4
 train_data=; test_data=; words=
-hmm_states=8; hmm_gauss=8; hmm_iters=16; viterbi=true; adapt=map; mean_tau=2; adapt_passes=2
+hmm_states=8; hmm_gauss=8; hmm_iters=16; viterbi=true; adapt=map; mean_tau=2; adapt_passes=2; ranks=1
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
 [ -z "$seeds" ] || seed=$seeds
@@ -148,13 +150,14 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ] && [ "$hmm" = true ]; then
     echo "-- HMM-GMM per digit ($hmm_states states, diag, mixed up to $hmm_gauss Gaussians, $hmm_iters iterations, $tr)"
     if [ $tr = BW ]; then
       steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --cov diag --states $hmm_states \
-        --gauss $hmm_gauss --iters $hmm_iters data/train_dcmn data/lang/words.txt $dir
+        --ranks $ranks --gauss $hmm_gauss --iters $hmm_iters data/train_dcmn data/lang/words.txt $dir
     else
       # the Viterbi trainer takes utterance -> word index (line of words.txt, 0-based)
       mkdir -p $dir
       awk 'NR == FNR { id[$1] = FNR - 1; next } { print $1, id[$2] }' data/lang/words.txt data/train_dcmn/text \
         > $dir/utt2word
       steps/train_word_hmm_viterbi.sh --device=$device --cov=diag --states=$hmm_states --gauss=$hmm_gauss \
+        --ranks=$ranks \
         --iters=$hmm_iters scp:data/train_dcmn/feats.scp $dir/utt2word $(wc -l < data/lang/words.txt) $dir | tail -1
     fi
     name="HMM-GMM ($hmm_states states, diag, $hmm_gauss, $tr), MFCC+deltas+CMN"

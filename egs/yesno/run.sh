@@ -28,6 +28,8 @@
 #                 built-in data, else the training text's words, sorted)
 #   --states 5 --sil-states 3 --gauss 8 --iters 30 --word-penalty 20
 #   --acoustic-scale 1 (Kaldi decodes with 0.1)
+#   --ranks 1: training as resident jobs (hmm-train) of N MPI ranks started by
+#     --cmd; 0: one process per step per iteration (--nj, --cmd)
 #   --train viterbi|bw [viterbi]: viterbi = local/train_viterbi.sh (flat start,
 #     5 Baum-Welch passes, then Viterbi training; 5-state ergodic silence, the
 #     first and last silence obligatory in training and decoding); bw = the
@@ -50,6 +52,7 @@ iters=30
 word_penalty=20 # nats per word entered in the loop
 acoustic_scale=1
 train=viterbi   # viterbi: local/train_viterbi.sh; bw: steps/train_word_hmm.sh (see README)
+ranks=1         # training as resident jobs (hmm-train) of N MPI ranks; 0: per-iteration jobs
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
 case $train in viterbi|bw) ;; *) echo "run.sh: --train must be viterbi or bw" >&2; exit 1 ;; esac
@@ -109,10 +112,11 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   else mv data/lang/words.txt.tmp data/lang/words.txt; fi
   if [ $train = viterbi ]; then
     rm -rf $dir
-    "$here"/local/train_viterbi.sh --device=$device --init=flat-bw --states=$states --sil-states=5 \
+    "$here"/local/train_viterbi.sh --device=$device --ranks=$ranks --cmd="$cmd" --init=flat-bw --states=$states --sil-states=5 \
       --sil-topology=ergodic --gauss=$gauss --iters=$iters --words=data/lang/words.txt data/train_feats $dir
   else
-  steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --states $states --silence sil \
+  steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --ranks $ranks \
+    --states $states --silence sil \
     --sil-states $sil_states --gauss $gauss --iters $iters --flat-start global --skip-prob 0 --self-loop-prob 0.8 \
     --mixup-start $(( iters / 4 + 1 )) --mixup-end $(( iters / 2 )) --seed $seed --est-seed 0 \
     data/train_feats data/lang/words.txt $dir | awk 'NR == 1 || NR % 5 == 0'

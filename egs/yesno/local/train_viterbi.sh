@@ -23,10 +23,15 @@
 #          --self-loop-prob=0.8 --silence-prob=0.5 --edge-silence-prob=1 --bw-iters=0
 #          --init=equal|flat-bw --init-bw-iters=5 --words=FILE (one word a line; default yes, no)
 #          --realign-iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29"
+#          --ranks=1: the Baum-Welch passes and the Viterbi iterations each run as
+#          one resident job (hmm-train --mode=bw|viterbi) of N MPI ranks started by
+#          --cmd=utils/run.sh (mpirun) or utils/slurm.sh (srun); 0: one process per
+#          step per iteration
 # <data-dir> has feats.scp and text; writes <exp-dir>/final.{hmm,mdl}.
 set -euo pipefail
 device=auto; states=5; sil_states=5; sil_topo=ergodic; gauss=8; iters=30; self_loop=0.8; sil_prob=0.5; edge=1; bw_iters=0; init=equal; init_bw_iters=5; words=
 realign_iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29"
+ranks=1; cmd=$(cd "$(dirname "$0")/../../utils" && pwd)/run.sh
 args=()
 for a in "$@"; do
   case $a in
@@ -35,12 +40,14 @@ for a in "$@"; do
     --self-loop-prob=*) self_loop=${a#*=} ;; --silence-prob=*) sil_prob=${a#*=} ;; --bw-iters=*) bw_iters=${a#*=} ;;
     --edge-silence-prob=*) edge=${a#*=} ;; --words=*) words=${a#*=} ;; --init=*) init=${a#*=} ;; --init-bw-iters=*) init_bw_iters=${a#*=} ;;
     --realign-iters=*) realign_iters=${a#*=} ;;
+    --ranks=*) ranks=${a#*=} ;; --cmd=*) cmd=${a#*=} ;;
     --*) echo "train_viterbi.sh: unknown option $a" >&2; exit 1 ;;
     *) args+=("$a") ;;
   esac
 done
 [ ${#args[@]} -eq 2 ] || { sed -n '2,/^set -e/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 data=${args[0]}; dir=${args[1]}
+launch=; [ "$ranks" -le 1 ] || launch="--ranks $ranks"
 mkdir -p $dir
 # words: --words FILE (one a line, HMM i = line i), default yes, no; pdfs word w, state k -> w*S + k
 if [ -n "$words" ]; then grep -v '^ *$' "$words" > $dir/words.list; else printf 'yes\nno\n' > $dir/words.list; fi
@@ -71,6 +78,13 @@ if [ $init = flat-bw ]; then
       printf "\n" }' | copy-post ark,t:- ark:$dir/flat.post 2>> $dir/init.log
   gmm-init --device=$device --num-gauss=1 --num-pdfs=$npdf --num-iters=0 --labels=ark:$dir/flat.post \
     --label-type=post scp:$data/feats.scp $dir/0.mdl 2>> $dir/init.log
+  if [ "$ranks" != 0 ]; then
+    [ $init_bw_iters -lt 1 ] || $cmd $launch $dir/init.bw.log hmm-train --device=$device --mode=bw --num-iters=$init_bw_iters --gauss=1 \
+      --optional-silence=sil --silence-prob=$sil_prob --edge-silence-prob=$edge $dir/0.hmm $dir/0.mdl \
+      scp:$data/feats.scp ark,t:$data/text $dir/0.hmm $dir/0.mdl ||
+      { echo "train_viterbi.sh: hmm-train failed, see $dir/init.bw.log" >&2; exit 1; }
+    init_bw_iters=0
+  fi
   for k in $(seq 1 $init_bw_iters); do
     gmm-score-gpu --device=$device $dir/0.mdl scp:$data/feats.scp ark:- 2>> $dir/init.log |
       hmm-bw --device=$device --transcripts=ark,t:$data/text --optional-silence=sil --silence-prob=$sil_prob \
@@ -87,6 +101,21 @@ else
 fi
 mixup_iters=$(( iters / 2 )); [ $mixup_iters -ge 1 ] || mixup_iters=1
 hmm=$dir/0.hmm; mdl=$dir/0.mdl
+if [ "$ranks" != 0 ]; then
+  $cmd $launch $dir/est.$iters.log hmm-train --device=$device --mode=viterbi --realign-iters="$realign_iters" --num-iters=$iters \
+    --gauss=$gauss --mixup-start=1 --mixup-end=$mixup_iters --optional-silence=sil --silence-prob=$sil_prob \
+    --edge-silence-prob=$edge $hmm $mdl scp:$data/feats.scp ark,t:$data/text $dir/vit.hmm $dir/$iters.mdl \
+    || { echo "train_viterbi.sh: hmm-train failed, see $dir/est.$iters.log" >&2; exit 1; }
+  mdl=$dir/$iters.mdl; rm -f $dir/vit.hmm
+  if [ $bw_iters -ge 1 ]; then
+    $cmd $launch $dir/est.bw.log hmm-train --device=$device --mode=bw --num-iters=$bw_iters --gauss=1 --optional-silence=sil \
+      --silence-prob=$sil_prob --edge-silence-prob=$edge $hmm $mdl scp:$data/feats.scp ark,t:$data/text \
+      $dir/bw$bw_iters.hmm $dir/bw$bw_iters.mdl ||
+      { echo "train_viterbi.sh: hmm-train failed, see $dir/est.bw.log" >&2; exit 1; }
+    hmm=$dir/bw$bw_iters.hmm; mdl=$dir/bw$bw_iters.mdl
+  fi
+  iters=0; bw_iters=0
+fi
 for it in $(seq 1 $iters); do
   target=0
   if [ $it -le $mixup_iters ] && [ $gauss -gt 1 ]; then
@@ -112,4 +141,5 @@ for k in $(seq 1 $bw_iters); do
 done
 rm -f $dir/post.ark
 cp $hmm $dir/final.hmm; cp $mdl $dir/final.mdl
-echo "  trained: $(grep -o 'avg loglike per frame [-0-9.e+]*' $dir/est.$iters.log | tail -1), $(grep -o '[0-9]* Gaussians' $dir/est.$iters.log | tail -1)"
+last=$(ls -t $dir/est.*.log | head -1)
+echo "  trained: $(grep -o 'avg loglike per frame [-0-9.e+]*' $last | tail -1), $(grep -o '[0-9]* Gaussians' $last | tail -1)"
