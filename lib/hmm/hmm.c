@@ -208,7 +208,9 @@ void gh_hmm_set_read_stream(gh_istream *in, int binary, gh_hmm_set *s) {
   memset(s, 0, sizeof *s);
   const char *tok = gh_read_token(in, binary);
   if (strcmp(tok, "<HmmSet>"))
-    gh_istream_fail(in, "not an HMM set: expected <HmmSet>, got '%s'", gh_printable_token(tok));
+    gh_istream_fail(in, "not an HMM set: expected <HmmSet>, got '%s'%s", gh_printable_token(tok),
+                    tok[0] != '<' ? " (an archive or scp list? the HMM set is the first argument, e.g. "
+                                    "hmm-viterbi words.hmm ark:loglikes.ark ark:ali.ark)" : "");
   gh_expect_token(in, binary, "<NumHmms>");
   int32_t N = gh_read_int32(in, binary);
   if (N < 1 || N > 10000000) gh_istream_fail(in, "bad <NumHmms> %d", N);
@@ -222,7 +224,7 @@ void gh_hmm_set_read_stream(gh_istream *in, int binary, gh_hmm_set *s) {
 
 void gh_hmm_set_read(const char *rx, gh_hmm_set *s) {
   gh_istream *in = gh_istream_open(rx);
-  if (!in) gh_die("cannot open HMM file %s: %s", rx, gh_last_error());
+  if (!in) gh_die("cannot open HMM file %s: %s%s", rx, gh_last_error(), gh_rspecifier_hint(rx));
   int binary = gh_read_binary_marker(in);
   gh_hmm_set_read_stream(in, binary, s);
   gh_skip_ws(in);
