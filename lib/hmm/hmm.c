@@ -319,6 +319,13 @@ void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs,
 
 void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids, int32_t n,
                       int32_t sil) {
+  gh_hmm_word_loop_sil(h, name, s, ids, n, sil, -1.0);
+}
+
+void gh_hmm_word_loop_sil(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids, int32_t n,
+                          int32_t sil, double sil_prob) {
+  if (sil_prob >= 0 && !(sil_prob <= 1)) gh_die("word loop '%s': silence probability %g is not in [0, 1]", name, sil_prob);
+  if (sil < 0) sil_prob = -1.0;
   int32_t m = n + (sil >= 0), S = 0, A = 0;
   int32_t *hid = gh_malloc((m > 0 ? m : 1) * sizeof(int32_t)), *off = gh_malloc((m + 1) * sizeof(int32_t));
   for (int32_t k = 0; k < n; ++k) hid[k] = ids[k];
@@ -344,6 +351,10 @@ void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const in
   hmm_alloc(h, name, S, A);
   h->word = gh_calloc(S, sizeof(char *));
   double share = -log((double)m), endshare = -log((double)m + 1);
+  /* sil_prob >= 0: leaving a word goes to the silence with sil_prob, to
+   * each word and to the end with (1 - sil_prob) / (n + 1). */
+  double to_sil = sil_prob >= 0 ? log(sil_prob) : endshare;
+  double to_other = sil_prob >= 0 ? log1p(-sil_prob) - log((double)n + 1) : endshare;
   int32_t a = 0;
   for (int32_t k = 0; k < m; ++k) {
     const gh_hmm *w = &s->hmms[hid[k]];
@@ -352,7 +363,7 @@ void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const in
       int32_t q = off[k] + j;
       h->pdf[q] = w->pdf[j];
       h->init[q] = (float)(w->init[j] + share);
-      h->final[q] = (float)(w->final[j] + endshare);
+      h->final[q] = (float)(w->final[j] + (is_sil ? endshare : to_other));
       if (w->word) h->word[q] = w->word[j] ? gh_strdup(w->word[j]) : NULL;
       else if (!is_sil && w->init[j] > -INFINITY) h->word[q] = gh_strdup(w->name);
     }
@@ -370,7 +381,8 @@ void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const in
             /* an arc that already exists (a word's own arc from an exit to an
              * initial state) gets the loop-back probability added */
             int32_t from = off[k] + i, to = off[k2] + j, r = 0;
-            double lpv = (double)w->final[i] + endshare + v->init[j];
+            double lpv = (double)w->final[i] + v->init[j] + (k == n ? endshare : k2 == n ? to_sil : to_other);
+            if (lpv == -INFINITY) continue;
             while (r < a && !(h->arcs[r].from == from && h->arcs[r].to == to)) ++r;
             if (r < a) {
               double x = h->arcs[r].logp, mx = x > lpv ? x : lpv;

@@ -100,6 +100,15 @@ void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs,
  * some); silence is unlabelled.  Dies on bad ids. */
 void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids,
                       int32_t n, int32_t sil);
+/* gh_hmm_word_loop with the loop's transitions out of a word set by
+ * sil_prob in [0, 1] (with a silence): leaving a word goes to the silence
+ * with probability sil_prob, to the start of each word and to the end of the
+ * utterance with (1 - sil_prob) / (n + 1) each (sil_prob = 1: a silence
+ * between any two words); leaving the silence is as in gh_hmm_word_loop.
+ * sil_prob < 0 (or sil < 0): gh_hmm_word_loop's equal shares.  Dies on a
+ * sil_prob above 1. */
+void gh_hmm_word_loop_sil(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids,
+                          int32_t n, int32_t sil, double sil_prob);
 
 /* Make a word loop of gh_hmm_word_loop (silence last, num_sil_states
  * states) start and end in the silence only: every other state's init and
