@@ -66,7 +66,8 @@ for t in compute-mfcc-feats compute-cmvn-stats apply-cmvn add-deltas copy-feats 
   command -v $t >/dev/null || { echo "run.sh: $t not built (run make in $root)" >&2; exit 1; }
 done
 start=$(date +%s)
-mkdir -p "$work"; cd "$work"
+origin=$(pwd)   # where run.sh was called from (relative names in --train-data scp files)
+mkdir -p "$work"; work=$(cd "$work" && pwd); cd "$work"
 ln -sfn "$egs/steps" steps; ln -sfn "$egs/utils" utils
 echo "run.sh: working in $work"
 dir=exp/mono
@@ -77,7 +78,8 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   if [ -n "$train_data" ]; then
     for s in train:$train_data test:$test_data; do
       set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_
-      for f in utt2spk spk2utt text feats.scp wav.scp segments; do [ ! -f $d/$f ] || cp $d/$f data/$set_/; done
+      # relative names in the scp files (kaldiio writes them) made absolute, or an error naming the line
+      (cd "$origin" && "$egs/utils/copy_data_dir.sh" "$d" "$work/data/$set_")
       utils/validate_data_dir.sh data/$set_
     done
   else
@@ -100,7 +102,13 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
 fi
 
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
-  echo "== stage 2: training: words ($states states), sil ($sil_states states), $iters Baum-Welch iterations, up to $gauss Gaussians per pdf"
+  if [ $train = viterbi ]; then
+    echo "== stage 2: training (local/train_viterbi.sh, $nj jobs): words ($states states), sil (5 states, ergodic)," \
+      "flat start + 5 Baum-Welch passes, $iters Viterbi iterations, up to $gauss Gaussians per pdf"
+  else
+    echo "== stage 2: training (steps/train_word_hmm.sh, $nj jobs): words ($states states), sil ($sil_states states," \
+      "left-to-right), flat start, $iters Baum-Welch iterations, up to $gauss Gaussians per pdf"
+  fi
   mkdir -p data/lang
   awk '{ for (i = 2; i <= NF; i++) print $i }' data/train/text | LC_ALL=C sort -u | grep -vx sil > data/lang/words.txt.tmp
   # the corpus' own order (yes, no) when it is the built-in data
@@ -109,8 +117,9 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   else mv data/lang/words.txt.tmp data/lang/words.txt; fi
   if [ $train = viterbi ]; then
     rm -rf $dir
-    "$here"/local/train_viterbi.sh --device=$device --init=flat-bw --states=$states --sil-states=5 \
-      --sil-topology=ergodic --gauss=$gauss --iters=$iters --words=data/lang/words.txt data/train_feats $dir
+    "$here"/local/train_viterbi.sh --nj $nj --cmd "$cmd" --seed $seed --device $device --init flat-bw \
+      --states $states --sil-states 5 --sil-topology ergodic --gauss $gauss --iters $iters \
+      --words data/lang/words.txt data/train_feats $dir
   else
   steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --states $states --silence sil \
     --sil-states $sil_states --gauss $gauss --iters $iters --flat-start global --skip-prob 0 --self-loop-prob 0.8 \
@@ -134,12 +143,17 @@ fi
 
 if [ $stop_stage -ge 4 ]; then
   {
-    echo "# yesno: word error rates (details: $dir/decode_*/per_utt)"
+    echo "# yesno recipe: word error rates (details: $dir/decode_*/per_utt)"
+    if [ -n "$train_data" ]; then echo "# data: --train-data $train_data, --test-data $test_data"
+    else echo "# data: Kaldi's yesno corpus, first 20 sorted files train, last 10 test ($src)"; fi
     for s in train test; do
       [ ! -f $dir/decode_$s/wer.txt ] || echo "$s ($(wc -l < data/${s}_feats/text) files): $(head -1 $dir/decode_$s/wer.txt)"
     done
   } > results.txt.tmp
   mv results.txt.tmp results.txt
+  rm -f loglike.png   # the picture beside results.txt: training log-likelihood per iteration
+  python3 utils/plot_results.py loglike loglike.png "yes/no: training ($train)" $dir ||
+    echo "run.sh: no loglike.png (see the message above)" >&2
   echo "== results ($work/results.txt)"
   cat results.txt
   echo "(run.sh took $(( $(date +%s) - start )) s)"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# utils/copy_data_dir.sh -- copy a user's Kaldi data directory into a recipe's
+# work directory, making its file names absolute (our own bash + awk; Kaldi
+# has a utils/copy_data_dir.sh with other options):
+#
+#   utils/copy_data_dir.sh <src-data-dir> <dest-data-dir>
+#
+# Copies utt2spk, spk2utt, text, segments, utt2* and spk2* as they are, and
+# feats.scp, cmvn.scp, vad.scp and wav.scp with every relative file name made
+# absolute, so that the copy works from any directory (recipes cd into
+# --work).  A relative name is resolved against <src-data-dir> itself, else
+# against the directory this script was called from (Kaldi's convention:
+# names relative to the recipe directory; kaldiio writes names relative to
+# where Python ran).  A name found in neither place is an error naming the
+# file, its line and key.  Extended filenames of wav.scp ("cmd |") are left as
+# they are; "-" (standard input) is refused.
+set -euo pipefail
+me=copy_data_dir.sh
+if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
+src=${1%/}; dst=${2%/}
+[ -d "$src" ] || { echo "$me: no such data directory: $src" >&2; exit 1; }
+caller=$(pwd)
+srcabs=$(cd "$src" && pwd)
+mkdir -p "$dst"
+for f in utt2spk spk2utt text segments $(cd "$src" && ls utt2* spk2* 2>/dev/null | sort -u || true); do
+  case $f in utt2spk|spk2utt|text|segments) ;; *.bak) continue ;; esac
+  [ ! -f "$src/$f" ] || cp "$src/$f" "$dst/$f"
+done
+for f in feats.scp cmvn.scp vad.scp wav.scp; do
+  [ -f "$src/$f" ] || continue
+  # key rxfilename[:offset]; the file part ends at the last ':<digits>' (or
+  # ':<digits>[...]' ranges), as Kaldi splits scp entries.
+  awk -v me=$me -v file="$src/$f" -v base="$srcabs" -v caller="$caller" -v wav=$([ $f = wav.scp ] && echo 1 || echo 0) '
+    function exists(p) { if (!(p in seen)) seen[p] = (system("test -e \"" p "\"") == 0); return seen[p] }
+    NF == 0 { print; next }
+    {
+      key = $1; rest = $0; sub(/^[ \t]*[^ \t]+[ \t]+/, "", rest); sub(/[ \t]+$/, "", rest)
+      if (rest == "" || rest == $1) { printf "%s: %s, line %d, key %s: no file name\n", me, file, FNR, key > "/dev/stderr"; bad = 1; exit 1 }
+      if (wav && rest ~ /\|$/) { print; next }            # a command: left as it is
+      if (rest == "-") { printf "%s: %s, line %d, key %s: \"-\" (standard input) cannot be copied\n", me, file, FNR, key > "/dev/stderr"; bad = 1; exit 1 }
+      name = rest; suffix = ""
+      if (match(name, /:[0-9]+(\[[^]]*\])?$/)) { suffix = substr(name, RSTART); name = substr(name, 1, RSTART - 1) }
+      if (name ~ /^\//) { print; next }
+      if (exists(base "/" name)) { print key, base "/" name suffix; next }
+      if (exists(caller "/" name)) { print key, caller "/" name suffix; next }
+      printf "%s: %s, line %d, key %s: relative file name \"%s\" found neither under %s nor under %s (give absolute names, or names relative to the data directory)\n", me, file, FNR, key, name, base, caller > "/dev/stderr"
+      bad = 1; exit 1
+    }' "$src/$f" > "$dst/$f.tmp" || { rm -f "$dst/$f.tmp"; exit 1; }
+  mv "$dst/$f.tmp" "$dst/$f"
+done
