@@ -300,6 +300,19 @@ void gh_hmm_left_to_right(gh_hmm *h, const char *name, int32_t S, const int32_t 
   h->final[S - 1] = (float)log(1.0 - self_loop);
 }
 
+void gh_hmm_ergodic(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs) {
+  if (S < 1 || S > 46340) gh_die("ergodic HMM '%s': %d states (need 1..46340)", name, S);
+  hmm_alloc(h, name, S, S * S);
+  memcpy(h->pdf, pdfs, S * sizeof(int32_t));
+  float u = (float)-log((double)S);
+  int32_t a = 0;
+  for (int32_t i = 0; i < S; ++i) {
+    h->init[i] = u;
+    h->final[i] = 0.0f;
+    for (int32_t j = 0; j < S; ++j) h->arcs[a++] = (gh_hmm_arc){i, j, u};
+  }
+}
+
 void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs, double self_loop) {
   if (S < 3) gh_die("silence HMM '%s': the ergodic silence topology needs >= 3 states, got %d", name, S);
   if (!(self_loop > 0 && self_loop < 1)) gh_die("self-loop probability must be in (0, 1), got %g", self_loop);

@@ -90,6 +90,13 @@ void gh_hmm_left_to_right(gh_hmm *h, const char *name, int32_t S, const int32_t 
  * (self_loop, Kaldi 0.75) and exits with 1 - self_loop.  Dies on S < 3 or
  * a bad probability. */
 void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs, double self_loop);
+/* h := fully connected (ergodic) HMM "name" of S >= 1 states with pdf ids
+ * pdfs[S]: every state initial with probability 1/S, every state -> every
+ * state (itself included) with 1/S, and final log-probability 0 in every
+ * state (Rabiner's "no exit": P(O) = sum_j alpha_T(j), the sequence may end
+ * anywhere).  hmmlearn's default topology and initial startprob_/transmat_
+ * (hmmlearn/base.py, _init: 1 / n_components).  Dies on S < 1. */
+void gh_hmm_ergodic(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs);
 /* h := word-loop HMM "name" for connected words: the states of HMMs
  * ids[0..n) of s (copied with their pdfs and inner arcs), plus those of the
  * silence HMM sil (-1: none).  Entering: init spread evenly over the n words
