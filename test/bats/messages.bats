@@ -103,3 +103,36 @@ EOF
   [ "$status" -eq 0 ]
   [[ "$output" != *"floored"* ]]
 }
+
+@test "full covariances: --max-condition=1e8 --min-variance=1e-6 matches scikit-learn (doc/gmm-init.md); the defaults floor" {
+  python3 -c 'import sklearn, kaldiio' 2>/dev/null || skip "scikit-learn/kaldiio not installed"
+  # two well-separated 4-D clusters, axis-aligned covariances with standard deviations 700 .. 1
+  # (condition numbers 2.2e5 and 4.8e5), means -3000 and 3000 in the first dimension
+  python3 - <<'EOF2'
+import warnings
+import numpy as np, kaldiio
+from sklearn.mixture import GaussianMixture
+rng = np.random.default_rng(0)
+sd = np.array([700., 30., 5., 1.])
+mu = np.array([3000., 0, 0, 0])
+X = np.concatenate([rng.normal(size=(3000, 4)) * sd - mu, rng.normal(size=(3000, 4)) * sd * [1, 0.5, 2, 1.5] + mu])
+X = X.astype(np.float32)
+kaldiio.save_ark('sk.ark', {'u%d' % i: X[i * 1000:(i + 1) * 1000] for i in range(6)})
+X = X.astype(np.float64)
+with warnings.catch_warnings():
+    warnings.simplefilter('ignore')
+    g = GaussianMixture(2, covariance_type='full', reg_covar=1e-6, random_state=0, max_iter=1000, tol=1e-10).fit(X)
+open('sk.txt', 'w').write('%.6f\n' % g.score(X))
+EOF2
+  sk=$(cat sk.txt)
+  ours() {  # the average log-likelihood per frame of the model after gmm-init's 20 EM iterations
+    "$BIN/gmm-init" --device=cpu --cov-type=full --num-gauss=2 --num-iters=20 "$@" ark:sk.ark m.mdl 2>/dev/null
+    "$BIN/gmm-est-gpu" --device=cpu --num-iters=1 "$@" m.mdl ark:sk.ark m2.mdl 2>&1 |
+      grep -o 'avg loglike per frame [-0-9.]*' | tail -1 | awk '{ print $NF }'
+  }
+  matched=$(ours --max-condition=1e8 --min-variance=1e-6)
+  dflt=$(ours)
+  echo "scikit-learn $sk, ours matched $matched, defaults $dflt"
+  awk -v a="$matched" -v b="$sk" 'BEGIN { d = a - b; exit !(d < 0.001 && d > -0.001) }'
+  awk -v a="$dflt" -v b="$sk" 'BEGIN { exit !(b - a > 1) }'
+}
