@@ -132,3 +132,28 @@ EOF
   [[ "$output" == *"copy_data_dir.sh: $T/mine/dev/feats.scp, line 3, key $key: relative file name \"mine/dev/missing.ark\" found neither"* ]]
   [ ! -e "$T/w2/exp" ]
 }
+
+@test "fsdd --train-data (2 training speakers, 1 test speaker): results.txt names the data; loglike.png and confusion.png" {
+  W=$GH_SHARED/data/fsdd/recordings
+  [ -f "$W/0_george_0.wav" ] || skip "FSDD not found under $GH_SHARED/data"
+  echo "k $W/0_george_0.wav" | compute-mfcc-feats --sample-frequency=8000 scp:- ark:/dev/null 2>/dev/null || skip "no libsndfile"
+  need_matplotlib
+  cd "$T"
+  for s in train test; do
+    mkdir -p $s
+    if [ $s = train ]; then spk="george jackson"; n=4; else spk=nicolas; n=2; fi
+    for sp in $spk; do for d in 0 1 2 3 4 5 6 7 8 9; do for r in $(seq 0 $((n - 1))); do
+      echo "${sp}_${d}_$r $W/${d}_${sp}_$r.wav"; done; done; done | LC_ALL=C sort > $s/wav.scp
+    awk '{ split($1, a, "_"); print $1, a[2] }' $s/wav.scp > $s/text
+    awk '{ split($1, a, "_"); print $1, a[1] }' $s/wav.scp > $s/utt2spk
+    "$EGS/utils/utt2spk_to_spk2utt.sh" $s/utt2spk > $s/spk2utt
+  done
+  run "$EGS/fsdd/run.sh" --work "$T/w" --device cpu --states 3 --gauss 1 --iters 2 --adapt none \
+    --train-data train --test-data test
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q "^# data: --train-data $T/train, --test-data $T/test$" "$T/w/results.txt"
+  grep -q '^train_test: accuracy: [0-9.]*% ([0-9]*/20)$' "$T/w/results.txt"
+  valid_png "$T/w/loglike.png"
+  valid_png "$T/w/confusion.png"
+}
