@@ -12,8 +12,8 @@
 # against the directory this script was called from (Kaldi's convention:
 # names relative to the recipe directory; kaldiio writes names relative to
 # where Python ran).  A name found in neither place is an error naming the
-# file, its line and key.  Extended filenames of wav.scp ("cmd |") are left as
-# they are; "-" (standard input) is refused.
+# file, its line and key.  Commands ("... |") are left as they are; "-"
+# (standard input) is refused.
 set -euo pipefail
 me=copy_data_dir.sh
 if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
@@ -30,13 +30,13 @@ for f in feats.scp cmvn.scp vad.scp wav.scp; do
   [ -f "$src/$f" ] || continue
   # key rxfilename[:offset]; the file part ends at the last ':<digits>' (or
   # ':<digits>[...]' ranges), as Kaldi splits scp entries.
-  awk -v me=$me -v file="$src/$f" -v base="$srcabs" -v caller="$caller" -v wav=$([ $f = wav.scp ] && echo 1 || echo 0) '
+  awk -v me=$me -v file="$src/$f" -v base="$srcabs" -v caller="$caller" '
     function exists(p) { if (!(p in seen)) seen[p] = (system("test -e \"" p "\"") == 0); return seen[p] }
     NF == 0 { print; next }
     {
       key = $1; rest = $0; sub(/^[ \t]*[^ \t]+[ \t]+/, "", rest); sub(/[ \t]+$/, "", rest)
       if (rest == "" || rest == $1) { printf "%s: %s, line %d, key %s: no file name\n", me, file, FNR, key > "/dev/stderr"; bad = 1; exit 1 }
-      if (wav && rest ~ /\|$/) { print; next }            # a command: left as it is
+      if (rest ~ /\|[ \t]*$/) { print; next }              # a command ("... |"): left as it is
       if (rest == "-") { printf "%s: %s, line %d, key %s: \"-\" (standard input) cannot be copied\n", me, file, FNR, key > "/dev/stderr"; bad = 1; exit 1 }
       name = rest; suffix = ""
       if (match(name, /:[0-9]+(\[[^]]*\])?$/)) { suffix = substr(name, RSTART); name = substr(name, 1, RSTART - 1) }
