@@ -39,7 +39,7 @@
 #                 a one-speaker directory is split per utterance for the jobs)
 #   --words FILE  the words, one a line, HMM i = line i (default: yes, no for the
 #                 built-in data, else the training text's words, sorted)
-#   --train viterbi|bw [viterbi]  --states 5 --sil-states 3 (bw only) --gauss 8 --iters 30
+#   --train viterbi|bw [viterbi]  --states 8 --sil-states 3 (bw only) --gauss 8 --iters 30
 #   --word-penalty 20 --loop-silence-prob 1 --acoustic-scale 1 (Kaldi decodes with 0.1)
 # The defaults were chosen by 5-fold cross-validation over all 30 files
 # (local/cv_experiment.sh; the table is in the README).
@@ -53,7 +53,7 @@ src=$shared/data/yesno/waves
 work=/tmp/gmmhmm-$(id -un)/yesno
 nj=2; cmd=utils/run.sh; device=auto; seed=1; stage=0; stop_stage=4
 train_data=; test_data=; words=
-states=5        # per word
+states=8        # per word (5-fold CV over the 30 files, README)
 sil_states=3
 gauss=8         # Gaussians per pdf after mixing up
 iters=30

@@ -22,10 +22,11 @@
 #   vit-bw2        vit + 2 Baum-Welch iterations at the end (transitions re-estimated)
 #   bw bw-g4 bw-g2 Baum-Welch, 3-state L-to-R silence, optional edge silence, 8/4/2 Gaussians
 # Usage: local/cv_experiment.sh [--work=/tmp/gmmhmm-$USER/yesno-cv] [--device=cpu] [--folds=5]
-#          [--configs="vit bw ..."] [--penalties="0 10 20 40"] [--loop-sil="0.5 0.9"]
-# Writes <work>/cv/<config>/fold<f>/... and appends one line per configuration,
+#          [--configs="vit bw ..."] [--penalties="0 10 20 40"] [--loop-sil="-1 0.9 1"]
+# Writes <work>/cv/<config>/fold<f>/..., appends one line per configuration,
 # word penalty and loop silence probability to <work>/cv/results.txt:
 #   config wp=P ls=S  fold errors e1 e2 .. eK  total E/240 (ins I del D sub S)  WER%
+# and rewrites <work>/cv/results.md, the README's table of every line so far.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(cd "$here/../.." && pwd); root=$(dirname "$egs")
@@ -104,3 +105,21 @@ for c in $configs; do
   done
   unset err ins del sub
 done
+# The README's table: every line of results.txt (all runs so far) as markdown.
+awk 'BEGIN { print "| configuration | word penalty | loop silence prob | errors per fold | total (ins/del/sub) | WER |"
+             print "|---|---|---|---|---|---|" }
+  { c = $1; wp = substr($2, 4); ls = substr($3, 4); f = ""
+    for (i = 6; $i != "total"; i++) f = f (f == "" ? "" : " ") $i
+    tot = $(i + 1); ins = $(i + 3); del = $(i + 5); sub_ = $(i + 7); sub(/\)/, "", sub_)
+    printf "| %s | %s | %s | %s | %s (%s/%s/%s) | %s |\n", c, wp, ls == "-1" ? "equal shares" : ls, f, tot, ins, del, sub_, $NF }' \
+  $out > $cv/results.md
+# ... and the compact one: per configuration, total errors (insertions) for every word penalty and
+# loop silence probability.
+awk '{ c = $1; k = substr($2, 4) "/" substr($3, 4); if (!(c in seen)) { seen[c]; cs[++nc] = c }
+       if (!(k in seenk)) { seenk[k]; ks[++nk] = k }
+       for (i = 6; $i != "total"; i++) ; e[c, k] = $(i + 1); sub(/\/.*/, "", e[c, k]); ins[c, k] = $(i + 3) }
+  END { printf "\n| configuration |"; for (j = 1; j <= nk; j++) { split(ks[j], p, "/"); printf " wp %s, %s |", p[1], p[2] == "-1" ? "eq" : "ls " p[2] }
+        printf "\n|---|"; for (j = 1; j <= nk; j++) printf "---|"; printf "\n"
+        for (i = 1; i <= nc; i++) { printf "| %s |", cs[i]; for (j = 1; j <= nk; j++) printf " %s (%s) |", e[cs[i], ks[j]], ins[cs[i], ks[j]]; printf "\n" } }' \
+  $out >> $cv/results.md
+echo "cv_experiment.sh: $out, $cv/results.md"
