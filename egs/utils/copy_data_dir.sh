@@ -26,25 +26,44 @@ for f in utt2spk spk2utt text segments $(cd "$src" && ls utt2* spk2* 2>/dev/null
   case $f in utt2spk|spk2utt|text|segments) ;; *.bak) continue ;; esac
   [ ! -f "$src/$f" ] || cp "$src/$f" "$dst/$f"
 done
+# name_of: the file name of an scp entry (the part after the key), without
+# a ":<offset>" or ":<offset>[...]" suffix; commands ("... |") and absolute
+# names print nothing (left as they are).
+split_awk='
+  function split_entry(line,   rest) {
+    key = line; sub(/[ \t].*$/, "", key)
+    rest = line; sub(/^[ \t]*[^ \t]+[ \t]*/, "", rest); sub(/[ \t]+$/, "", rest)
+    name = rest; suffix = ""
+    if (match(name, /:[0-9]+(\[[^]]*\])?$/)) { suffix = substr(name, RSTART); name = substr(name, 1, RSTART - 1) }
+    return rest
+  }'
 for f in feats.scp cmvn.scp vad.scp wav.scp; do
   [ -f "$src/$f" ] || continue
-  # key rxfilename[:offset]; the file part ends at the last ':<digits>' (or
-  # ':<digits>[...]' ranges), as Kaldi splits scp entries.
-  awk -v me=$me -v file="$src/$f" -v base="$srcabs" -v caller="$caller" '
-    function exists(p) { if (!(p in seen)) seen[p] = (system("test -e \"" p "\"") == 0); return seen[p] }
+  # 1. the relative names, once each; 2. where each exists (bash tests, no
+  # shell quoting of names); 3. the copy, every relative name made absolute.
+  found=$(mktemp "$dst/.$f.found.XXXXXX")
+  awk "$split_awk"'
+    NF == 0 { next }
+    { rest = split_entry($0) }
+    rest == "" || rest ~ /\|[ \t]*$/ || rest == "-" || name ~ /^\// { next }
+    !(name in seen) { seen[name]; print name }' "$src/$f" |
+    while IFS= read -r n; do
+      if [ -e "$srcabs/$n" ]; then printf '%s\t%s\n' "$n" "$srcabs/$n"
+      elif [ -e "$caller/$n" ]; then printf '%s\t%s\n' "$n" "$caller/$n"; fi
+    done > "$found"
+  awk -v me=$me -v file="$src/$f" -v base="$srcabs" -v caller="$caller" "$split_awk"'
+    FILENAME == ARGV[1] { t = index($0, "\t"); abs[substr($0, 1, t - 1)] = substr($0, t + 1); next }
     NF == 0 { print; next }
     {
-      key = $1; rest = $0; sub(/^[ \t]*[^ \t]+[ \t]+/, "", rest); sub(/[ \t]+$/, "", rest)
-      if (rest == "" || rest == $1) { printf "%s: %s, line %d, key %s: no file name\n", me, file, FNR, key > "/dev/stderr"; bad = 1; exit 1 }
+      rest = split_entry($0)
+      if (rest == "") { printf "%s: %s, line %d, key %s: no file name\n", me, file, FNR, key > "/dev/stderr"; exit 1 }
       if (rest ~ /\|[ \t]*$/) { print; next }              # a command ("... |"): left as it is
-      if (rest == "-") { printf "%s: %s, line %d, key %s: \"-\" (standard input) cannot be copied\n", me, file, FNR, key > "/dev/stderr"; bad = 1; exit 1 }
-      name = rest; suffix = ""
-      if (match(name, /:[0-9]+(\[[^]]*\])?$/)) { suffix = substr(name, RSTART); name = substr(name, 1, RSTART - 1) }
+      if (rest == "-") { printf "%s: %s, line %d, key %s: \"-\" (standard input) cannot be copied\n", me, file, FNR, key > "/dev/stderr"; exit 1 }
       if (name ~ /^\//) { print; next }
-      if (exists(base "/" name)) { print key, base "/" name suffix; next }
-      if (exists(caller "/" name)) { print key, caller "/" name suffix; next }
+      if (name in abs) { print key, abs[name] suffix; next }
       printf "%s: %s, line %d, key %s: relative file name \"%s\" found neither under %s nor under %s (give absolute names, or names relative to the data directory)\n", me, file, FNR, key, name, base, caller > "/dev/stderr"
-      bad = 1; exit 1
-    }' "$src/$f" > "$dst/$f.tmp" || { rm -f "$dst/$f.tmp"; exit 1; }
+      exit 1
+    }' "$found" "$src/$f" > "$dst/$f.tmp" || { rm -f "$dst/$f.tmp" "$found"; exit 1; }
+  rm -f "$found"
   mv "$dst/$f.tmp" "$dst/$f"
 done
