@@ -163,3 +163,21 @@ assert len(v) == 4 and max(v) < 1e-4, v' "$line"
   awk -v a=${BASH_REMATCH[1]} -v b=${BASH_REMATCH[2]} 'BEGIN { exit !(a > 80 && a - b < 0.5 && b - a < 0.5) }'
   python3 -c 'import sys, matplotlib.image as m; a = m.imread(sys.argv[1]); assert a.shape[0] > 100' "$T/w/loglike.png"
 }
+
+@test "hmm-make-loop --silence-prob: a word's exit goes to the silence with P, to each word and the end with (1-P)/3" {
+  printf 'yes\nno\n' > w.txt
+  hmm-init-topo --num-states=2 --silence=sil --silence-states=3 w.txt s.hmm 2>/dev/null
+  hmm-make-loop --silence=sil --silence-prob=0.8 s.hmm l.hmm 2>/dev/null
+  run hmm-info --print-transitions l.hmm
+  echo "$output"
+  # exit state of "yes" (loop state 1): self-loop 0.5, the other 0.5 split 0.8 / 0.2/3 / 0.2/3 / 0.2/3
+  [[ "$output" == *"  state 1 pdf 1 ->1 0.5 ->0 0.0333333 ->2 0.0333333 ->4 0.4 exit 0.0333333"* ]]
+  # the silence's exit keeps the equal shares (1/4 of its 0.5)
+  [[ "$output" == *"  state 6 pdf 6 ->6 0.5 ->0 0.125 ->2 0.125 ->4 0.125 exit 0.125"* ]]
+  # P = 1: no word directly after a word
+  hmm-make-loop --silence=sil --silence-prob=1 s.hmm l1.hmm 2>/dev/null
+  run hmm-info --print-transitions l1.hmm
+  [[ "$output" == *"  state 1 pdf 1 ->1 0.5 ->4 0.5"$'\n'* ]]
+  run hmm-make-loop --silence=sil --silence-prob=1.5 s.hmm bad.hmm
+  [ "$status" -ne 0 ] && [[ "$output" == *"--silence-prob must be at most 1"* ]] && [ ! -e bad.hmm ]
+}
