@@ -27,6 +27,10 @@
 # word penalty and loop silence probability to <work>/cv/results.txt:
 #   config wp=P ls=S  fold errors e1 e2 .. eK  total E/240 (ins I del D sub S)  WER%
 # and rewrites <work>/cv/results.md, the README's table of every line so far.
+# --loop-sil -1 is hmm-make-loop's equal shares (no --silence-prob).  The
+# README's tables: local/cv_experiment.sh --work=W with the defaults (9
+# configurations x 4 penalties x 3 loops; about 40 minutes with --device=cpu on
+# a 2-core machine shared with other jobs).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(cd "$here/../.." && pwd); root=$(dirname "$egs")
