@@ -128,7 +128,7 @@ for g in $gpus; do
   dir=exp/syn_${gauss}_g$g; rm -rf $dir; mkdir -p $dir; cp $init/0.mdl $dir/0.mdl
   echo "== synthetic GMM, $g job(s) on $g $( [ $device = cpu ] && echo 'CPU slot(s)' || echo "GPU(s): $(visible $g)")"
   ( [ "$device" = cpu ] || export CUDA_VISIBLE_DEVICES=$(visible $g)
-    steps/train_gmm.sh --nj $g --cmd "$(launcher $g)" --device $device --stage 0 --num-iters $iters \
+    steps/train_gmm.sh --ranks 0 --nj $g --cmd "$(launcher $g)" --device $device --stage 0 --num-iters $iters \
       $syn $dir ) | tee $dir/train.out
   echo "synthetic GMM ($frames x $dim, $gauss full) $g $g $(mean_iter $dir/train.out 0) $(mean_logs $dir 0 $((iters - 1)) acc) $(mean_logs $dir 0 $((iters - 1)) update) $syn_acc_bytes $frames" >> $results
 done

@@ -44,8 +44,9 @@
 #   --sklearn true --hmm true
 #   --hmm-states 8 --hmm-gauss 8 --hmm-iters 16   stage 3's HMM-GMM sizes
 #   --viterbi true    also train the HMM-GMMs by Viterbi training
-#   --ranks 1         HMM-GMM training as one resident job (hmm-train) of N MPI
-#                     ranks started by --cmd; 0: per-iteration --nj jobs
+#   --ranks 1         GMM and HMM-GMM training as one resident job (gmm-train,
+#                     hmm-train) of N MPI ranks started by --cmd; 0: per-iteration
+#                     --nj jobs (acc -> sum -> est processes)
 #   --adapt map       second pass adapted per dev speaker: map, fmllr, none,
 #                     or several ("map fmllr"); --mean-tau 2 --adapt-passes 2
 set -euo pipefail
@@ -124,8 +125,8 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
     cov=${cfg%%:*}; ng=${cfg##*:}
     for s in $seed; do
       dir=exp/${cov}${ng}_s$s
-      echo "-- $cfg seed $s: steps/train_gmm.sh (gmm-init, $iters iterations as $nj jobs), steps/classify.sh"
-      steps/train_gmm.sh --nj $nj --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type $cov \
+      echo "-- $cfg seed $s: steps/train_gmm.sh (gmm-init, $iters iterations $([ "$ranks" = 0 ] && echo "as $nj jobs" || echo "in one gmm-train job of $ranks rank(s)")), steps/classify.sh"
+      steps/train_gmm.sh --nj $nj --ranks $ranks --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type $cov \
         --num-gauss $ng --num-iters $iters --seed $s data/train $dir | tail -1
       steps/classify.sh --nj $nj --cmd "$cmd" --device $device --name "gmmhmm $cfg seed $s" \
         data/dev data/lang/words.txt $dir $dir/decode_dev | head -1
@@ -146,7 +147,7 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ] && [ "$hmm" = true ]; then
   done
   echo "-- one GMM per digit (full, 4 Gaussians), for comparison"
   dir=exp/dcmn_full4
-  steps/train_gmm.sh --nj $nj --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type full \
+  steps/train_gmm.sh --nj $nj --ranks $ranks --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type full \
     --num-gauss 4 --num-iters $iters --seed 1 data/train_dcmn $dir | tail -1
   steps/classify.sh --nj $nj --cmd "$cmd" --device $device --name "GMM per digit (full, 4), MFCC+deltas+CMN" \
     data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev | head -1

@@ -52,8 +52,7 @@ def curve(d):
         # the resident trainers (gmm-train, hmm-train: steps' --ranks N >= 1):
         # one log, "iteration N: avg loglike per frame X" per iteration
         it = re.compile(r"iteration ([0-9]+): avg loglike per frame (-?[0-9.]+(?:e[-+]?[0-9]+)?)")
-        for f in ("log/train.log", "train.log"):
-            f = os.path.join(d, f)
+        for f in sorted(glob.glob(os.path.join(d, "log/train*.log"))) + [os.path.join(d, "train.log")]:
             if os.path.isfile(f):
                 pts = [(int(a), float(b)) for a, b in it.findall(open(f, errors="replace").read())]
                 if pts:

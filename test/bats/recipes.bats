@@ -166,12 +166,12 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
   arabic_subset "$T/tr"
   for cov in diag full; do
     for nj in 1 3; do
-      "$EGS/steps/train_gmm.sh" --nj $nj --cmd "$EGS/utils/run.sh" --device cpu --words "$T/adata/lang/words.txt" \
+      "$EGS/steps/train_gmm.sh" --ranks 0 --nj $nj --cmd "$EGS/utils/run.sh" --device cpu --words "$T/adata/lang/words.txt" \
         --cov-type $cov --num-gauss 2 --init-iters 2 --num-iters 3 "$T/tr" "$T/g_${cov}_$nj" >/dev/null
     done
     [ "$(ls "$T/g_${cov}_3"/log/acc.2.*.log | wc -l)" -eq 3 ]
     # 4 jobs summed in a tree of fan-in 2 (2 sum jobs, then the update job sums 2)
-    "$EGS/steps/train_gmm.sh" --nj 4 --sum-fan-in 2 --cmd "$EGS/utils/run.sh" --device cpu \
+    "$EGS/steps/train_gmm.sh" --ranks 0 --nj 4 --sum-fan-in 2 --cmd "$EGS/utils/run.sh" --device cpu \
       --words "$T/adata/lang/words.txt" --cov-type $cov --num-gauss 2 --init-iters 2 --num-iters 3 "$T/tr" "$T/g_${cov}_4" >/dev/null
     [ "$(ls "$T/g_${cov}_4"/log/sum.2.1.*.log | wc -l)" -eq 2 ]
     "$EGS/utils/compare_gmms.sh" "$T/g_${cov}_1/final.mdl" "$T/g_${cov}_4/final.mdl"
@@ -223,13 +223,13 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
 
 @test "steps: a failing job fails the step, naming its log; stale accumulators are never summed" {
   arabic_subset "$T/tr"
-  "$EGS/steps/train_gmm.sh" --nj 3 --cmd "$EGS/utils/run.sh" --device cpu --words "$T/adata/lang/words.txt" \
+  "$EGS/steps/train_gmm.sh" --ranks 0 --nj 3 --cmd "$EGS/utils/run.sh" --device cpu --words "$T/adata/lang/words.txt" \
     --num-gauss 1 --init-iters 0 --num-iters 1 "$T/tr" "$T/gf" >/dev/null
   # an utterance whose features cannot be read: its part's job fails in iteration 1
   awk 'NR == 100 { $2 = "/nonexistent/feats.ark:0" } { print }' "$T/tr/feats.scp" > "$T/tr/feats.scp.new"
   mv "$T/tr/feats.scp.new" "$T/tr/feats.scp"
   for j in 1 2 3; do echo garbage > "$T/gf/1.$j.acc"; done   # left by an earlier attempt
-  run "$EGS/steps/train_gmm.sh" --nj 3 --cmd "$EGS/utils/run.sh" --device cpu --words "$T/adata/lang/words.txt" \
+  run "$EGS/steps/train_gmm.sh" --ranks 0 --nj 3 --cmd "$EGS/utils/run.sh" --device cpu --words "$T/adata/lang/words.txt" \
     --num-gauss 1 --init-iters 0 --num-iters 2 --stage 1 "$T/tr" "$T/gf"
   echo "$output"
   [ "$status" -ne 0 ]
