@@ -29,9 +29,15 @@
 
 #define GH_JACOBI_MAX_SWEEPS 40
 
+#ifdef __CUDACC__
+#define GH_JACOBI_HD __host__ __device__ /* the CUDA kernels call gh_jacobi_pair too */
+#else
+#define GH_JACOBI_HD
+#endif
+
 /* Pair k (0 <= k < N/2) of round r (0 <= r < N - 1) of the round-robin
  * ordering of N (even) indices: p < q. */
-static inline void gh_jacobi_pair(int N, int r, int k, int *p, int *q) {
+GH_JACOBI_HD static inline void gh_jacobi_pair(int N, int r, int k, int *p, int *q) {
   int a, b;
   if (k == 0) {
     a = N - 1;

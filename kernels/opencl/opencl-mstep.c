@@ -17,7 +17,8 @@ enum { MS_NOT_UPDATED = 1, MS_HOST_REMOVE = 2, MS_HOST_FLOOR = 4, MS_HOST_BAD = 
 
 /* Runs gh_mstep_diag / gh_mstep_full (mstep.cl) over the rows of one
  * covariance type. */
-static void launch_type(ocl_ctx *c, ocl_model *m, int full, const gh_est_opts *o, size_t shm) {
+static void launch_type(ocl_ctx *c, ocl_model *m, int full, const gh_est_opts *o, size_t shm, cl_int jacobi,
+                        cl_int r0) {
   const cl_int rows = full ? m->Gf : m->Gd;
   if (rows == 0) return;
   cl_kernel k = full ? c->k_mstep_full : c->k_mstep_diag;
@@ -46,6 +47,8 @@ static void launch_type(ocl_ctx *c, ocl_model *m, int full, const gh_est_opts *o
   gh_ocl_arg(k, i++, sizeof(cl_mem), &m->obj);
   gh_ocl_arg(k, i++, sizeof(cl_mem), &m->flg);
   if (full) {
+    gh_ocl_arg(k, i++, sizeof jacobi, &jacobi);
+    gh_ocl_arg(k, i++, sizeof r0, &r0);
     gh_ocl_arg(k, i++, shm, NULL);
     size_t gl = (size_t)rows * MS_WG, lo = MS_WG;
     gh_ocl_launch(c, k, 1, &gl, &lo, "M-step (full)");
@@ -66,7 +69,8 @@ static int collect(const ocl_model *m, int full, const double *obj, const int *f
       if (f & (MS_HOST_REMOVE | MS_HOST_FLOOR | MS_HOST_BAD)) {
         gh_set_error("pdf %d, Gaussian %d: %s", p, g,
                      f & MS_HOST_REMOVE ? "too little data: to be removed"
-                     : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring"
+                     : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring and the device cannot "
+                                           "(dimension too large for its local memory, or Jacobi did not converge)"
                                          : "the re-estimated covariance is not usable");
         return 1;
       }
@@ -87,9 +91,17 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
   if (o->rel_variance_floor > 0) { gh_set_error("--rel-variance-floor runs on the host"); return 1; }
   const int32_t D = m->D, P = m->P, rows = m->Gd > m->Gf ? m->Gd : m->Gf;
   if (P == 0 || m->Gd + m->Gf == 0) return 0;
-  const size_t shm = (size_t)((int64_t)D * (D + 1) + 2 * D) * sizeof(double); /* full rows only */
+  /* full rows: C / L (the Jacobi A overlays them), mu, b, and the Jacobi
+   * work V, rotations when it fits (else an eigenvalue floor declines) */
+  const int64_t N = D + (D & 1), r0 = (int64_t)D * (D + 1) > N * N ? (int64_t)D * (D + 1) : N * N;
+  size_t shm = (size_t)(r0 + 2 * D + N * N + 2 * N) * sizeof(double);
+  cl_int jacobi = 1;
   cl_ulong local_mem = 0;
   clGetDeviceInfo(c->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_mem, &local_mem, NULL);
+  if (shm + MS_WG * sizeof(double) + 64 > local_mem) {
+    jacobi = 0;
+    shm = (size_t)(r0 + 2 * D) * sizeof(double);
+  }
   if (m->Gf && shm + MS_WG * sizeof(double) + 64 > local_mem) {
     gh_set_error("dimension %d is too large for the device M-step (%zu bytes of local memory)", D, shm);
     return 1;
@@ -129,7 +141,7 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
   for (int full = 0; full < 2 && !declined; ++full) { /* one type at a time: obj / flg are shared */
     const int32_t n = full ? m->Gf : m->Gd;
     if (n == 0) continue;
-    launch_type(c, m, full, o, shm);
+    launch_type(c, m, full, o, shm, jacobi, (cl_int)r0);
     gh_ocl_read(c, m->obj, 0, 2 * (size_t)n * sizeof(double), obj);
     gh_ocl_read(c, m->flg, 0, 2 * (size_t)n * sizeof(int), flg);
     declined = collect(m, full, obj, flg, before, after, &loc);
