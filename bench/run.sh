@@ -38,6 +38,9 @@
 #              the CPU backend (RECIPE=0 skips)
 #   I/O        bench/io.sh: gmm-score-gpu end to end vs its own kernel time on
 #              1M-frame archives in the page cache (IO=0 skips)
+#   init       bench/init.sh: gmm-init 2048 diag / 1024 full (--max-frames=30000)
+#              on DEVICE and on the CPU, and gmm-est-gpu's floored M-step on the
+#              issue-24 job, device vs GH_MSTEP=host (INIT=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Options via the environment: DEVICE (default cuda), FRAMES (4096), ITERS
@@ -142,6 +145,7 @@ fi
   [ $torch_ok = 1 ] && python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
   [ "${IO:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/io.sh
   recipe_rows
+  [ "${INIT:-1}" = 0 ] || DEVICE=$DEVICE bench/init.sh
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

@@ -135,7 +135,8 @@ void gh_cpu_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int
   const int32_t D = z->D;
   if (nk < 8) { /* k-means++'s one new centre: a pass over the frames, 4 at a time */
     const int64_t n4 = N / 4 * 4;
-#pragma omp parallel for schedule(static) if ((double)N * nk * D > 1e6)
+    /* a memory-bound pass: threads only for large ones */
+#pragma omp parallel for schedule(static) if ((double)N * nk * D > 1e7)
     for (int64_t i0 = 0; i0 < N; i0 += 4) {
       const double *z0 = z->Z + i0 * D;
       for (int32_t k = 0; k < nk; ++k) {

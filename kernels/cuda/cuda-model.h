@@ -70,4 +70,10 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const struct gh_est_opts *o, str
 void cuda_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
 void cuda_mstep_free(cuda_model *m);
 
+/* backend.h kmeans_upload / _nearest / _fetch / _free (cuda-kmeans.cu). */
+gh_dev_kmeans *cuda_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
+void cuda_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
+void cuda_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
+void cuda_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
+
 #endif

@@ -25,8 +25,8 @@
  *         was).  The device declines (the host floors) only when Jacobi
  *         does not converge in GH_JACOBI_MAX_SWEEPS sweeps or the
  *         dimension needs more shared memory than the device has
- *         (2 N^2 + 2 N + 2 D doubles, N = D + (D & 1): D <= 119 on an
- *         H100 / H200);
+ *         (max(D(D+1), N^2) + N^2 + 2 N + 2 D doubles, N = D + (D & 1):
+ *         D <= 118 on an H100 / H200);
  *   P_g = C_g^-1 (Cholesky, triangular inverse, L^-T L^-1), b_g = P_g mu_g,
  *   rounded to float as the model stores them, and
  *   gconst_g = log w_g - D/2 log 2 pi + 1/2 log det P_g - 1/2 b_g' P_g^-1 b_g

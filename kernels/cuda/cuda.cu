@@ -1339,6 +1339,10 @@ static const gh_backend_ops cuda_ops = {
     .model_fetch = cuda_model_fetch,
     .loglikes_begin = cuda_loglikes_begin,
     .loglikes_end = cuda_loglikes_end,
+    .kmeans_upload = cuda_kmeans_upload, /* kernels/cuda/cuda-kmeans.cu */
+    .kmeans_nearest = cuda_kmeans_nearest,
+    .kmeans_fetch = cuda_kmeans_fetch,
+    .kmeans_free = cuda_kmeans_free,
 };
 
 extern "C" int gh_cuda_device_count(void) {

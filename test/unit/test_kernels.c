@@ -35,6 +35,7 @@
 #include "gh-test.h"
 #include "gemm-forms.h"
 #include "gmm/gmm-est.h"
+#include "gmm/gmm-init.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -461,6 +462,77 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
   free(pairs);
 }
 
+/* The k-means distance ops of backend b (NULL: the CPU implementation)
+ * against the plain loop gmm-init ran before them (sum_d (z_d - c_d)^2 in
+ * order, first minimum wins): the same bits for Lloyd's assignment (reset,
+ * all centres, duplicated centres for ties, MFCC-like offsets) and for
+ * k-means++'s one-centre updates; then gmm-init on b against gmm-init with
+ * no backend: byte-identical models (diag and full). */
+static void run_kmeans(gh_backend *b) {
+  const char *bn = b ? b->ops->name : "cpu (no backend)";
+  struct { int64_t N; int D, K; double offset; } cs[] = {
+      {1001, 13, 100, 60.0}, {3000, 40, 300, 0.0}, {777, 1, 5, 0.0}, {2000, 64, 16, 3.0}, {64, 7, 1, 0.0}};
+  for (size_t c = 0; c < sizeof cs / sizeof cs[0]; ++c) {
+    const int64_t N = cs[c].N;
+    const int D = cs[c].D, K = cs[c].K;
+    double *Z = malloc(sizeof(double) * N * D), *C = malloc(sizeof(double) * K * D);
+    for (int64_t i = 0; i < N * D; ++i) Z[i] = nrand() + (i % D == 0 ? cs[c].offset : 0.0);
+    for (int k = 0; k < K; ++k) /* centres on frames; centre k = 2 duplicates centre 1 (a tie) */
+      memcpy(C + (int64_t)k * D, Z + (int64_t)((k == 2 ? 1 : k) * 13 % N) * D, sizeof(double) * D);
+    double *rd = malloc(sizeof(double) * N), *gd = malloc(sizeof(double) * N);
+    int32_t *ra = malloc(sizeof(int32_t) * N), *ga = malloc(sizeof(int32_t) * N);
+    for (int64_t i = 0; i < N; ++i)
+      for (int k = 0; k < K; ++k) {
+        double e = 0;
+        for (int d = 0; d < D; ++d) { double t = Z[i * D + d] - C[(int64_t)k * D + d]; e += t * t; }
+        if (k == 0 || e < rd[i]) { rd[i] = e; ra[i] = k; }
+      }
+    gh_dev_kmeans *z = gh_backend_kmeans_upload(b, Z, N, D);
+    gh_backend_kmeans_nearest(b, z, C, 0, K, 1);
+    gh_backend_kmeans_fetch(b, z, gd, ga);
+    GH_TEST_OK(!memcmp(rd, gd, sizeof(double) * N) && !memcmp(ra, ga, sizeof(int32_t) * N),
+               "%s: k-means assignment N=%lld D=%d K=%d: the plain loop's bits", bn, (long long)N, D, K);
+    /* one centre at a time (k-means++), the state kept on the backend */
+    for (int k = 0; k < K; ++k) gh_backend_kmeans_nearest(b, z, C + (int64_t)k * D, k, 1, k == 0);
+    gh_backend_kmeans_fetch(b, z, gd, ga);
+    GH_TEST_OK(!memcmp(rd, gd, sizeof(double) * N) && !memcmp(ra, ga, sizeof(int32_t) * N),
+               "%s: k-means++ updates N=%lld D=%d K=%d: the plain loop's bits", bn, (long long)N, D, K);
+    gh_backend_kmeans_free(b, z);
+    free(Z); free(C); free(rd); free(gd); free(ra); free(ga);
+  }
+  /* gmm-init with the backend = without */
+  for (int full = 0; full < 2; ++full) {
+    const int D = 13;
+    const int64_t N = 6000;
+    float *X = malloc(sizeof(float) * N * D);
+    for (int64_t i = 0; i < N; ++i) {
+      const int cl = (int)(i % 7);
+      for (int d = 0; d < D; ++d) X[i * D + d] = (float)(nrand() + 3.0 * cl * (d % 3 == 0) + (d == 0 ? 50.0 : 0.0));
+    }
+    gh_init_opts io;
+    gh_init_opts_default(&io);
+    io.num_gauss = full ? 24 : 300; /* diag: 300 > 6000 / 10 frames... capped at 600 centres: k-means */
+    io.cov_type = full ? GH_COV_FULL : GH_COV_DIAG;
+    io.max_frames = 5000;
+    gh_gmm g0, g1;
+    memset(&g0, 0, sizeof g0);
+    memset(&g1, 0, sizeof g1);
+    gh_gmm_init_from_data(&g0, X, NULL, N, D, &io, "host");
+    io.backend = b;
+    gh_gmm_init_from_data(&g1, X, NULL, N, D, &io, "backend");
+    const int64_t S = full ? (int64_t)D * (D + 1) / 2 : D;
+    int same = g0.num_gauss == g1.num_gauss && !memcmp(g0.weights, g1.weights, 4 * g0.num_gauss) &&
+               !memcmp(g0.gconsts, g1.gconsts, 4 * g0.num_gauss) &&
+               !memcmp(g0.means_invvars, g1.means_invvars, 4 * g0.num_gauss * D) &&
+               !memcmp(g0.inv_vars, g1.inv_vars, 4 * g0.num_gauss * S);
+    GH_TEST_OK(same, "%s: gmm-init %s %d Gaussians from 5000 frames: the same model as without a backend", bn,
+               full ? "full" : "diag", g0.num_gauss);
+    gh_gmm_free(&g0);
+    gh_gmm_free(&g1);
+    free(X);
+  }
+}
+
 /* The device M-step cases on backend b; with_variants: each E-step path of
  * the CUDA backend (GH_CUDA_ESTEP=gemm|fused) in turn. */
 static void run_mstep(gh_backend *b, int with_variants) {
@@ -542,7 +614,8 @@ static void run_mstep(gh_backend *b, int with_variants) {
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
-  /* "test_kernels mstep": only the device M-step checks (CUDA, OpenCL) */
+  /* "test_kernels mstep": only the device M-step and k-means checks (CPU,
+   * CUDA, OpenCL) */
   const int only_mstep = argc > 1 && !strcmp(argv[1], "mstep");
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_DIAG, 36), 4 * 36 + 9, 0, "flop count diag D=36");
@@ -584,6 +657,8 @@ int main(int argc, char **argv) {
   gh_backend *cpu = gh_backend_create("cpu");
   GH_TEST_OK(cpu && !strcmp(cpu->ops->name, "cpu"), "create cpu backend (%s)", cpu->device_name);
   if (!only_mstep) run_backend(cpu, "cpu");
+  run_kmeans(NULL);
+  run_kmeans(cpu);
 
   if (gh_cuda_device_count() > 0) {
     gh_backend *cu = gh_backend_create("cuda");
@@ -667,6 +742,7 @@ int main(int argc, char **argv) {
       free_problem(&pr);
     }
     run_mstep(cu, 1);
+    run_kmeans(cu);
     if (only_mstep) goto cuda_done;
     /* Chunked loglikes (T larger than one output chunk) vs the CPU backend. */
     problem pb;
@@ -696,6 +772,7 @@ int main(int argc, char **argv) {
   gh_backend *ocl = gh_backend_opencl_new(NULL, 0);
   if (ocl && ocl->ops->mstep) {
     run_mstep(ocl, 0);
+    run_kmeans(ocl);
   } else {
     printf("ok %d - # SKIP no OpenCL device with double precision (%s)\n", ++gh_t_n, ocl ? "no fp64" : gh_last_error());
     ++gh_t_pass;
