@@ -201,10 +201,13 @@ typedef struct {
    * num_not_updated, num_pdfs_no_data; zeroed by the caller) when it did
    * the whole update.  Returns 1 with m unchanged, and the reason in
    * gh_last_error(), when some pdf needs what only the host M-step does:
-   * a Gaussian to remove (remove_low_count_gaussians), an eigenvalue to
-   * floor (full covariances), shrinkage, rel_variance_floor, a
-   * re-estimated covariance that is not usable (the host M-step then dies
-   * with the message).  After an update on the device m serves accumulate,
+   * a Gaussian to remove (remove_low_count_gaussians), shrinkage, a
+   * dimension too large for the device's shared / local memory (CUDA:
+   * D > 168, or D > 118 with an eigenvalue to floor), a re-estimated
+   * covariance that is not usable (the host M-step then dies with the
+   * message).  Eigenvalue floors (full covariances: a Jacobi
+   * eigensolver per Gaussian, kernels/jacobi-eig.h) and rel_variance_floor
+   * run on the device.  After an update on the device m serves accumulate,
    * mstep and model_fetch; loglikes too on OpenCL, while CUDA's loglikes
    * dies (its scoring layout is not rewritten: upload the fetched model to
    * score).  CUDA: kernels/cuda/cuda-mstep.cu; OpenCL: kernels/opencl/

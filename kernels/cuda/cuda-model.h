@@ -61,6 +61,8 @@ typedef struct {
   float *dEnew, *dWnew;         /* M-step output, swapped in when it is complete */
   double *dOccSum, *hOccSum;    /* [P] */
   void *dGstat, *hGstat;        /* [Gt] per-Gaussian results (cuda-mstep.cu) */
+  int *dGlist, *hGlist;         /* [Gt] the M-step's second pass: Gaussians to floor */
+  double *dVfloor;              /* [P x D] --rel-variance-floor's per-pdf floors */
   int scoring_stale;            /* dParams / dGconst predate a device M-step */
 } cuda_model;
 

@@ -11,7 +11,9 @@
  * and lib/gmm/gmm.c gh_gmm_set_moments / gh_gmm_compute_gconsts, in double:
  *
  *   w_g = occ_g / sum_g occ_g,  mu_g = m_g / occ_g,
- *   diag: var_g = s_g / occ_g - mu_g^2, floored at min_variance;
+ *   diag: var_g = s_g / occ_g - mu_g^2, floored at min_variance (with
+ *         --rel-variance-floor at max(min_variance, rel x the pdf's data
+ *         variance) per dimension: k_rel_vfloor);
  *   full: C_g = S_g / occ_g - mu_g mu_g';  Kaldi floors its eigenvalues at
  *         f = max(min_variance, max|eig| / max_condition).  As the host
  *         M-step (lib/gmm/gmm-est.c floor_eigenvalues), the device first
@@ -41,8 +43,10 @@
  *
  * Kernels: k_occ_sum (one block per pdf: the pdf's total occupancy, fixed
  * order), k_mstep (one block of MS_THREADS threads per Gaussian: the
- * factorisations and the Jacobi eigendecomposition in shared memory,
- * double), k_rows_to_gg (the new rows into
+ * factorisations in shared memory, double; run once over all Gaussians
+ * without the Jacobi work, then, when some floor test failed, once more
+ * over just those Gaussians with it: the large shared memory of the
+ * eigensolver does not cut the occupancy of the common case), k_rows_to_gg (the new rows into
  * the GEMM layout).  No atomics on floating values: two runs give the same
  * bits.  The new rows go to scratch and are swapped in only when every
  * Gaussian succeeded, so a declined M-step leaves the model as it was.
@@ -286,6 +290,35 @@ k_occ_sum(const EPdf *__restrict__ epdf, const double *__restrict__ acc, int D, 
   if (threadIdx.x == 0) occ_sum[blockIdx.x] = red[0];
 }
 
+/* --rel-variance-floor (diagonal pdfs; lib/gmm/gmm-est.c gh_gmm_update):
+ * vfl[p][d] = max(min_var, rel (m2 - m1^2)) with m1, m2 the pdf's data mean
+ * and second moment of dimension d (its Gaussians' statistics summed in
+ * index order, as the host does, over the pdf's total occupancy).  One
+ * block per pdf, one thread per dimension; rounded operations (no fused
+ * multiply-add) as the host's. */
+__global__ void __launch_bounds__(128)
+k_rel_vfloor(const EPdf *__restrict__ epdf, const double *__restrict__ acc, int D, const double *__restrict__ occ_sum,
+             double rel, double min_var, double *__restrict__ vfl) {
+  const int p = blockIdx.x;
+  const EPdf e = epdf[p];
+  for (int d = threadIdx.x; d < D; d += 128) {
+    double f = min_var;
+    if (!e.full) {
+      const long long E = 1 + 2 * (long long)D;
+      double m1 = 0, m2 = 0;
+      for (int g = 0; g < e.G; ++g) {
+        m1 = __dadd_rn(m1, acc[e.accoff + g * E + 1 + d]);
+        m2 = __dadd_rn(m2, acc[e.accoff + g * E + 1 + D + d]);
+      }
+      m1 = __ddiv_rn(m1, occ_sum[p]);
+      m2 = __ddiv_rn(m2, occ_sum[p]);
+      const double r = __dmul_rn(rel, __dsub_rn(m2, __dmul_rn(m1, m1)));
+      if (r > f) f = r;
+    }
+    vfl[(long long)p * D + d] = f;
+  }
+}
+
 /* One Gaussian per block (see top of file).  Shared memory (dynamic):
  * full: o.r0 doubles (C and L, two packed D x D; the Jacobi A [N x N]
  * overlays them) + 2 D (mu, b) + with o.jacobi N^2 + 2 N (V, rotations);
@@ -294,11 +327,11 @@ __global__ void __launch_bounds__(MS_THREADS)
 k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, const long long *__restrict__ gfirst,
         const double *__restrict__ acc, const double *__restrict__ occ_sum, const float *__restrict__ eold,
         const float *__restrict__ wold, MsOpts o, float *__restrict__ enew, float *__restrict__ wnew,
-        MsStat *__restrict__ stat) {
+        MsStat *__restrict__ stat, const int *__restrict__ glist, const double *__restrict__ vfl) {
   extern __shared__ double sh[];
   __shared__ double red[MS_THREADS];
   __shared__ int s_fail, s_floored;
-  const long long gi = blockIdx.x;
+  const long long gi = glist ? glist[blockIdx.x] : blockIdx.x; /* glist: the second pass's Gaussians */
   const int p = gpdf[gi];
   const EPdf e = epdf[p];
   const int G = e.G, g = (int)(gi - gfirst[p]), full = e.full;
@@ -351,7 +384,8 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
     if (!full) {
       for (int i = tid; i < D; i += MS_THREADS) {
         double var = a[1 + D + i] / occ - mu[i] * mu[i];
-        if (var < o.min_var) { var = o.min_var; atomicAdd(&s_floored, 1); }
+        const double vf = vfl ? vfl[(long long)p * D + i] : o.min_var; /* --rel-variance-floor */
+        if (var < vf) { var = vf; atomicAdd(&s_floored, 1); }
         const double iv = 1.0 / var;
         mu[i] = (double)(float)iv;                 /* now the float inverse variance */
         bv[i] = (double)(float)(a[1 + i] / occ * iv);
@@ -527,8 +561,9 @@ k_rows_to_gg(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf,
 /* ------------------------------------------------------------------ host */
 
 void cuda_mstep_free(cuda_model *m) {
-  cudaFree(m->dEnew); cudaFree(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat);
-  free(m->hOccSum); free(m->hGstat);
+  cudaFree(m->dEnew); cudaFree(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat); cudaFree(m->dGlist); cudaFree(m->dVfloor);
+  free(m->hOccSum); free(m->hGstat); free(m->hGlist);
+  m->dGlist = NULL; m->hGlist = NULL; m->dVfloor = NULL;
   m->dEnew = NULL; m->dWnew = NULL; m->dOccSum = NULL; m->dGstat = NULL; m->hOccSum = NULL; m->hGstat = NULL;
 }
 
@@ -545,26 +580,25 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
   cuda_model *m = (cuda_model *)dm;
   const int D = m->D, P = m->P;
   if (o->shrink) { gh_set_error("covariance shrinkage runs on the host"); return 1; }
-  if (o->rel_variance_floor > 0) { gh_set_error("--rel-variance-floor runs on the host"); return 1; }
   if (P == 0 || m->Gt == 0) return 0;
   int anyfull = 0;
   for (int p = 0; p < P; ++p) anyfull |= m->hEpdf[p].full;
   const long long S = (long long)D * (D + 1) / 2, N = D + (D & 1);
-  const long long r0 = 2 * S > N * N ? 2 * S : N * N;
-  /* full: with the Jacobi work when it fits (else floors decline to the host) */
-  size_t shm = (size_t)((anyfull ? r0 + N * N + 2 * N : 0) + 2 * D) * sizeof(double);
-  int jacobi = anyfull;
-  if (shm > 48 * 1024 && shm > max_shared()) {
-    jacobi = 0;
-    shm = (size_t)((anyfull ? r0 : 0) + 2 * D) * sizeof(double);
-  }
+  /* Two passes: every Gaussian without the Jacobi work (small shared
+   * memory, the occupancy of before), then only the full-covariance ones
+   * whose floor test failed, with it (when it fits the device). */
+  const size_t shm = (size_t)((anyfull ? 2 * S : 0) + 2 * D) * sizeof(double);
+  const long long r0j = 2 * S > N * N ? 2 * S : N * N;
+  const size_t shm_j = (size_t)(r0j + N * N + 2 * N + 2 * D) * sizeof(double);
   if (shm > 48 * 1024) {
     if (shm > max_shared()) {
       gh_set_error("dimension %d is too large for the device M-step (%zu bytes of shared memory)", D, shm);
       return 1;
     }
-    CK(cudaFuncSetAttribute(k_mstep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
   }
+  const int jacobi = anyfull && shm_j <= max_shared();
+  const size_t shm_max = jacobi && shm_j > shm ? shm_j : shm;
+  if (shm_max > 48 * 1024) CK(cudaFuncSetAttribute(k_mstep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm_max));
   if (!m->dEnew) {
     CK(cudaMalloc((void **)&m->dEnew, (m->esize + 1) * sizeof(float)));
     CK(cudaMalloc((void **)&m->dWnew, m->Gt * sizeof(float)));
@@ -573,6 +607,10 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
     m->hOccSum = (double *)gh_malloc(P * sizeof(double));
     m->hGstat = gh_malloc(m->Gt * sizeof(MsStat));
   }
+  if (jacobi && !m->dGlist) {
+    CK(cudaMalloc((void **)&m->dGlist, m->Gt * sizeof(int)));
+    m->hGlist = (int *)gh_malloc(m->Gt * sizeof(int));
+  }
   MsOpts mo;
   mo.min_w = o->min_gaussian_weight;
   mo.min_occ_diag = o->min_gaussian_occupancy >= 0 ? o->min_gaussian_occupancy : 10.0;
@@ -580,17 +618,41 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
   mo.min_var = o->variance_floor >= 0 ? o->variance_floor : o->min_variance;
   mo.max_cond = o->max_condition;
   mo.remove = o->remove_low_count_gaussians;
-  mo.jacobi = jacobi;
-  mo.r0 = r0;
+  mo.jacobi = 0;
+  mo.r0 = 2 * S;
   k_occ_sum<<<P, 256>>>(m->dEpdf, m->dAcc, D, m->dOccSum);
   CK(cudaGetLastError());
+  const double *vfl = NULL;
+  if (o->rel_variance_floor > 0) {
+    if (!m->dVfloor) CK(cudaMalloc((void **)&m->dVfloor, (size_t)P * D * sizeof(double)));
+    k_rel_vfloor<<<P, 128>>>(m->dEpdf, m->dAcc, D, m->dOccSum, o->rel_variance_floor, mo.min_var, m->dVfloor);
+    CK(cudaGetLastError());
+    vfl = m->dVfloor;
+  }
   k_mstep<<<(unsigned)m->Gt, MS_THREADS, shm>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dAcc, m->dOccSum,
                                                  m->dEparams, m->dWeights, mo, m->dEnew, m->dWnew,
-                                                 (MsStat *)m->dGstat);
+                                                 (MsStat *)m->dGstat, NULL, vfl);
   CK_LAUNCH("M-step");
   CK(cudaMemcpy(m->hOccSum, m->dOccSum, P * sizeof(double), cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(m->hGstat, m->dGstat, m->Gt * sizeof(MsStat), cudaMemcpyDeviceToHost));
-  const MsStat *hs = (const MsStat *)m->hGstat;
+  MsStat *hs = (MsStat *)m->hGstat;
+  if (jacobi) { /* the second pass: the Gaussians whose floor test failed */
+    int nf = 0, other = 0;
+    for (long long gi = 0; gi < m->Gt; ++gi) {
+      if (hs[gi].flags & (MS_HOST_REMOVE | MS_HOST_BAD)) other = 1;
+      else if (hs[gi].flags & MS_HOST_FLOOR) m->hGlist[nf++] = (int)gi;
+    }
+    if (nf > 0 && !other) { /* (with a Gaussian to remove or a bad one the host M-step runs anyway) */
+      mo.jacobi = 1;
+      mo.r0 = r0j;
+      CK(cudaMemcpy(m->dGlist, m->hGlist, nf * sizeof(int), cudaMemcpyHostToDevice));
+      k_mstep<<<(unsigned)nf, MS_THREADS, shm_j>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dAcc, m->dOccSum,
+                                                    m->dEparams, m->dWeights, mo, m->dEnew, m->dWnew,
+                                                    (MsStat *)m->dGstat, m->dGlist, vfl);
+      CK_LAUNCH("M-step (eigenvalue floors)");
+      CK(cudaMemcpy(m->hGstat, m->dGstat, m->Gt * sizeof(MsStat), cudaMemcpyDeviceToHost));
+    }
+  }
   gh_est_stats loc;
   memset(&loc, 0, sizeof loc);
   for (int p = 0; p < P; ++p) {

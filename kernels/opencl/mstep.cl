@@ -117,7 +117,7 @@ static void ms_pair(int N, int r, int k, int *p, int *q) {
  * return C (packed, = A's first doubles) is V diag(max(w, f)) V' if some
  * eigenvalue w_k < f = max(min_var, max |w| / max_cond), else C from the
  * accumulators; returns the number floored or -1 (not converged).
- * Inactive work-groups meet the same barriers (one empty sweep) and get 0. */
+ * Inactive work-groups meet the same barriers (empty sweeps) and get 0. */
 static int ms_jacobi(__local double *A, __local double *V, __local double *rot, __global const double *a,
                      double occ, __local const double *mu, int D, double min_var, double max_cond, int active,
                      __local int *flag, __local double *red) {
@@ -134,13 +134,16 @@ static int ms_jacobi(__local double *A, __local double *V, __local double *rot, 
       A[e] = v;
       V[e] = i == j ? 1.0 : 0.0;
     }
-  int sweeps = -1;
+  /* A fixed number of sweeps, the barriers outside every data-dependent
+   * branch (PoCL's work-group compiler takes minutes over a barrier loop
+   * with a data-dependent exit); after convergence the sweeps are empty. */
+  int sweeps = -1, done = !active;
   for (int sw = 0; sw < MS_JACOBI_MAX_SWEEPS; ++sw) {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t == 0) *flag = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int r = 0; r < N - 1; ++r) {
-      if (active)
+      if (!done)
         for (int k = t; k < P; k += MS_WG) {
           int p, q;
           ms_pair(N, r, k, &p, &q);
@@ -156,7 +159,7 @@ static int ms_jacobi(__local double *A, __local double *V, __local double *rot, 
           }
         }
       barrier(CLK_LOCAL_MEM_FENCE);
-      if (active) {
+      if (!done) {
         const int nb = P * (P + 1) / 2;
         for (int blk = t; blk < nb; blk += MS_WG) {
           int b, ai;
@@ -198,7 +201,10 @@ static int ms_jacobi(__local double *A, __local double *V, __local double *rot, 
     }
     const int any = *flag;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (!any) { sweeps = sw + 1; break; }
+    if (!done && !any) {
+      done = 1;
+      sweeps = sw + 1;
+    }
   }
   /* the floor (Kaldi SpMatrix::ApplyFloor at max(min_var, max|w| / max_cond)) */
   __local double *w = rot;
@@ -254,12 +260,41 @@ __kernel __attribute__((reqd_work_group_size(MS_WG, 1, 1))) void gh_mstep_occ(
  * after (total, natural log), flags[2 r] = MS_* flags, flags[2 r + 1] =
  * variances floored.  Options: min_w, min_occ, min_var, max_cond, remove. */
 
+/* --rel-variance-floor (diagonal pdfs; lib/gmm/gmm-est.c gh_gmm_update, the
+ * CUDA twin k_rel_vfloor): vfl[p D + d] = max(min_var, rel (m2 - m1^2)),
+ * m1, m2 the pdf's data mean and second moment of dimension d (its rows'
+ * statistics summed in index order over the pdf's total occupancy); one
+ * work-group per pdf, work-items over d, no contraction. */
+__kernel __attribute__((reqd_work_group_size(MS_WG, 1, 1))) void gh_mstep_relfloor(
+    int D, __global const double *acc_d, __global const int *ptype, __global const int *wrow,
+    __global const int *gcnt, __global const double *occ_sum, double rel, double min_var, __global double *vfl) {
+#pragma OPENCL FP_CONTRACT OFF
+  const int p = get_group_id(0), K = 1 + 2 * D;
+  for (int d = get_local_id(0); d < D; d += MS_WG) {
+    double f = min_var;
+    if (!ptype[p]) {
+      double m1 = 0, m2 = 0;
+      for (int g = 0; g < gcnt[p]; ++g) {
+        __global const double *a = acc_d + (long)(wrow[p] + g) * K;
+        m1 += a[1 + d];
+        m2 += a[1 + D + d];
+      }
+      m1 /= occ_sum[p];
+      m2 /= occ_sum[p];
+      const double r = rel * (m2 - m1 * m1);
+      if (r > f) f = r;
+    }
+    vfl[(long)p * D + d] = f;
+  }
+}
+
 /* Diagonal rows: one work-item per row, sequential over the D dimensions
- * (no barriers). */
+ * (no barriers).  use_vfl: the floors of --rel-variance-floor, vfl [P x D]. */
 __kernel void gh_mstep_diag(int rows, int D, __global const float *W, __global const double *acc,
                             __global const int *gpdf, __global const int *gcnt, __global const double *occ_sum,
                             __global const float *wold, double min_w, double min_occ, double min_var, int remove,
-                            __global float *Wn, __global float *wn, __global double *obj, __global int *flags_out) {
+                            __global float *Wn, __global float *wn, __global double *obj, __global int *flags_out,
+                            __global const double *vfl, int use_vfl) {
   const int row = get_global_id(0);
   if (row >= rows) return;
   const int K = 1 + 2 * D, p = gpdf[row], G = gcnt[p];
@@ -291,7 +326,8 @@ __kernel void gh_mstep_diag(int rows, int D, __global const float *W, __global c
     if (update) {
       const double m = a[1 + i] / occ;
       double var = a[1 + D + i] / occ - m * m;
-      if (var < min_var) { var = min_var; ++floored; }
+      const double vf = use_vfl ? vfl[(long)p * D + i] : min_var;
+      if (var < vf) { var = vf; ++floored; }
       const double iv = 1.0 / var;
       ivf = (double)(float)iv;
       bf = (double)(float)(m * iv);
@@ -315,20 +351,24 @@ __kernel void gh_mstep_diag(int rows, int D, __global const float *W, __global c
   flags_out[2 * row + 1] = floored;
 }
 
-/* Full-covariance rows: one work-group of MS_WG per row; sh: dynamic local
- * memory of r0 (C and L, D(D+1); the Jacobi A [N x N] overlays them,
- * N = D + (D & 1)) + 2 D (mu, b) + with jacobi N^2 + 2 N (V, rotations)
- * doubles.  jacobi = 0: an eigenvalue to floor declines to the host.  Every
+/* Full-covariance rows: one work-group of MS_WG per row (use_list: per row
+ * glist[group], the second pass over the rows whose floor test failed);
+ * sh: dynamic local memory of r0 (C and L, D(D+1); the Jacobi A [N x N]
+ * overlays them, N = D + (D & 1)) + 2 D (mu, b) + with jacobi N^2 + 2 N
+ * (V, rotations) doubles.  jacobi = 0: an eigenvalue to floor is flagged
+ * MS_HOST_FLOOR (for the second pass, or the host).  Every
  * work-item meets every barrier: the cases (no data, kept, updated,
  * declined) only guard the work between them. */
 __kernel __attribute__((reqd_work_group_size(MS_WG, 1, 1))) void gh_mstep_full(
     int D, __global const float *W, __global const double *acc, __global const int *gpdf,
     __global const int *gcnt, __global const double *occ_sum, __global const float *wold, double min_w,
     double min_occ, double min_var, double max_cond, int remove, __global float *Wn, __global float *wn,
-    __global double *obj, __global int *flags_out, int jacobi, int r0, __local double *sh) {
+    __global double *obj, __global int *flags_out, int jacobi, int r0, __global const int *glist, int use_list,
+    __local double *sh) {
   __local double red[MS_WG];
   __local int s_fail;
-  const int row = get_group_id(0), t = get_local_id(0);
+  const int t = get_local_id(0);
+  const int row = use_list ? glist[get_group_id(0)] : (int)get_group_id(0); /* list: the second pass's rows */
   const int p = gpdf[row], G = gcnt[p];
   const long S = (long)D * (D + 1) / 2;
   const int K = 1 + D + (int)S;

@@ -27,6 +27,7 @@ typedef struct {
   cl_kernel k_tp_bchain, k_tp_fbpass, k_tp_fbsum;
   cl_kernel k_mstep_diag, k_mstep_full, k_mstep_occ;
   cl_kernel k_kmeans; /* kmeans.cl (fp64 devices) */
+  cl_kernel k_mstep_relfloor;
 } ocl_ctx;
 
 /* A GMM set on the device (opencl.c model_upload): the parameter rows of

@@ -27,8 +27,19 @@
  * double results computed in another order), the same counts and
  * auxiliary-function change (1e-6 relative), the next E-step on the
  * updated device model equal to one on the uploaded host model, two runs
- * bit-identical, and a declined M-step (a Gaussian to remove, an
- * eigenvalue to floor) leaving the model unchanged.
+ * bit-identical, and a declined M-step (a Gaussian to remove) leaving the
+ * model unchanged.  Eigenvalue floors (Jacobi on the device; constant
+ * dimensions and max-condition floors at D = 13, 16, 39, 40, 64, 100) and
+ * --rel-variance-floor are checked the same way, with the host M-step
+ * required to have floored something (same tolerance: the floored
+ * covariances differ from LAPACK's by rounding, ~1e-13 relative, far
+ * below the float parameters' 6e-8).
+ *
+ * The k-means distance ops (backend.h kmeans_*: CPU, CUDA, OpenCL) must
+ * give the bits of the plain loop, and gmm-init on a device the bytes of
+ * gmm-init without one.
+ *
+ * "test_kernels mstep" runs only the M-step and k-means checks.
  */
 #include "backend.h"
 #include "base/gh-base.h"
@@ -500,8 +511,9 @@ static void run_kmeans(gh_backend *b) {
     gh_backend_kmeans_free(b, z);
     free(Z); free(C); free(rd); free(gd); free(ra); free(ga);
   }
-  /* gmm-init with the backend = without */
-  for (int full = 0; full < 2; ++full) {
+  /* gmm-init with the backend's own ops = without a backend (the CPU
+   * implementation; the CPU backends have no ops of their own) */
+  for (int full = 0; full < 2 && b && b->ops->kmeans_upload; ++full) {
     const int D = 13;
     const int64_t N = 6000;
     float *X = malloc(sizeof(float) * N * D);
@@ -511,7 +523,7 @@ static void run_kmeans(gh_backend *b) {
     }
     gh_init_opts io;
     gh_init_opts_default(&io);
-    io.num_gauss = full ? 24 : 300; /* diag: 300 > 6000 / 10 frames... capped at 600 centres: k-means */
+    io.num_gauss = full ? 24 : 300;
     io.cov_type = full ? GH_COV_FULL : GH_COV_DIAG;
     io.max_frames = 5000;
     gh_gmm g0, g1;
@@ -567,6 +579,19 @@ static void run_mstep(gh_backend *b, int with_variants) {
     gh_est_opts_default(&eo);
     eo.remove_low_count_gaussians = 0;
     check_mstep(b, &pb, &eo, 0);
+    free_problem(&pb);
+  }
+  /* --rel-variance-floor (diagonal pdfs of a mixed set): floors from each
+   * pdf's data variance, computed on the device */
+  {
+    problem pb;
+    make_problem(&pb, "mstep --rel-variance-floor=0.5 (mixed 4 pdfs, D=20)", 4, 20, 8, 8, 2, 20000, 0);
+    gh_est_opts_default(&eo);
+    eo.remove_low_count_gaussians = 0;
+    eo.rel_variance_floor = 0.5;
+    g_mstep_floored = 0;
+    check_mstep(b, &pb, &eo, 0);
+    GH_TEST_OK(g_mstep_floored > 0, "mstep --rel-variance-floor: the host M-step floored %d variances", g_mstep_floored);
     free_problem(&pb);
   }
   /* declined: Gaussians to remove (Kaldi's defaults, few frames) */
