@@ -13,7 +13,7 @@
 # Data: bench/gen-feats.c (INIT_FRAMES, default 2,000,000, 512 clusters, as
 # bench/multi-gpu.sh) in build/bench/init-data (reused when present).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 DEVICE=${DEVICE:-cuda}; INIT_FRAMES=${INIT_FRAMES:-2000000}
 dir=build/bench/init-data
 mkdir -p build/bench
@@ -25,6 +25,7 @@ if [ ! -s $dir/feats.scp ] || [ "$(cat $dir/frames 2>/dev/null)" != "$INIT_FRAME
 fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" -v n="${3:-1}" 'BEGIN { printf "%.3f", (b - a) / n }'; }
 for shape in "diag 2048" "full 1024"; do
   set -- $shape
   for dev in $(echo "$DEVICE cpu" | tr ' ' '\n' | awk '!seen[$0]++'); do
@@ -32,7 +33,7 @@ for shape in "diag 2048" "full 1024"; do
     bin/gmm-init --device=$dev --num-gauss=$2 --cov-type=$1 --num-iters=0 --max-frames=30000 \
       scp:$dir/feats.scp $tmp/init-$1-$dev.mdl 2>$tmp/log || { echo "init $1 $2 $dev: failed"; cat $tmp/log; continue; }
     t1=$(now)
-    echo "init $1 G=$2 max-frames=30000 device=$dev: $(echo "$t1 - $t0" | bc) s wall (process start to model written)"
+    echo "init $1 G=$2 max-frames=30000 device=$dev: $(sub $t0 $t1) s wall (process start to model written)"
   done
   if [ "$DEVICE" != cpu ]; then
     if cmp -s $tmp/init-$1-$DEVICE.mdl $tmp/init-$1-cpu.mdl; then echo "init $1 G=$2: $DEVICE and cpu models byte-identical"
@@ -50,7 +51,7 @@ for mode in device host; do
   t1=$(now)
   fl=$(grep -o '[0-9]* variances (or eigenvalues) floored' $tmp/log-$mode | tail -1 | cut -d' ' -f1)
   nh=$(grep -c 'M-step on the host' $tmp/log-$mode)
-  echo "floor full G=512 frames=$INIT_FRAMES M-step=$mode: $(echo "($t1 - $t0) / 10" | bc -l | cut -c1-6) s per iteration (10 iterations incl. read and upload), ${fl:-0} eigenvalues floored in the last iteration, $nh device M-steps declined to the host"
+  echo "floor full G=512 frames=$INIT_FRAMES M-step=$mode: $(sub $t0 $t1 10) s per iteration (10 iterations incl. read and upload), ${fl:-0} eigenvalues floored in the last iteration, $nh device M-steps declined to the host"
 done
 if cmp -s $tmp/ubm.device $tmp/ubm.host; then echo "floor: device and host M-step models byte-identical"
 else echo "floor: device and host M-step models differ (rounding: compare with bench/cmp-gmms or gmm-info)"; fi

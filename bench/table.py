@@ -10,7 +10,7 @@ h2d = None
 em, em_peer, sk, score, tpeer = [], {}, {}, [], {}
 hmm, hpeer, vpeer = [], {}, {}
 tthreads = ""
-recipe, io = [], []
+recipe, io, ubm = [], [], []
 for line in log:
     m = re.match(r"ceilings: copy (\S+) GB/s, sgemm fp32 (\S+) TFLOP/s, tf32 (\S+) TFLOP/s", line)
     if m: ceil = dict(copy=float(m[1]), fp32=float(m[2]), tf32=float(m[3]))
@@ -25,6 +25,8 @@ for line in log:
                        where=m[15] or "host", merr=m[16] or "-"))
     m = re.match(r"gemm_em_(\w+)_N(\d+)_D(\d+)_K(\d+) (\S+) ms/iter", line)
     if m: em_peer[(m[1], int(m[2]), int(m[3]), int(m[4]))] = float(m[5])
+    m = re.match(r"ubm sid (\S+) device=(\S+) nj=(\d+) frames=(\d+): (\S+) s total; full avg loglike (\S*) \(Kaldi's final.ubm (\S*)\)", line)
+    if m: ubm.append(dict(name=m[1], dev=m[2], nj=int(m[3]), frames=int(m[4]), total=float(m[5]), ll=m[6], ref=m[7]))
     m = re.match(r"recipe (\S+) (\w+) device=(\S+) nj=(\d+): (\S+) s total, (\S+) s/iter \((\d+) iterations\); (.*)", line)
     if m: recipe.append(dict(name=m[1], what=m[2], dev=m[3], nj=int(m[4]), total=float(m[5]), it=float(m[6]), n=int(m[7]),
                              acc=m[8]))
@@ -96,6 +98,11 @@ for r in recipe:  # the real recipe end to end (bench/recipe.sh); the CPU row is
     label = {"gmm": "GMM per digit, full 8, 20 EM iterations", "hmm": "HMM-GMM per digit, 8 states, diag 8, 16 BW iterations"}
     print(f"| recipe {r['name']} {label.get(r['what'], r['what'])}, nj={r['nj']}, {r['dev']} | {r['it']:.2f} s/iter "
           f"({r['total']:.1f} s total) | – | – | – | – | {vs} | – | – | {r['acc']} |")
+for r in ubm:  # Kaldi's sid UBM loop (bench/ubm.sh); Kaldi's own run: 12.7 s on 2 CPU cores for FSDD
+    vs = f"{12.7 / r['total']:.2f}× vs Kaldi's 12.7 s (2 CPU cores)" if r["name"] == "fsdd" and r["total"] > 0 else "–"
+    print(f"| UBM sid loop (diag 32 + full 32, D=60), {r['name']} {r['frames']} frames, nj={r['nj']}, {r['dev']} | "
+          f"{r['total']:.1f} s total | {r['frames'] / r['total']:.3g} | – | – | – | {vs} | – | – | "
+          f"avg loglike {r['ll']} (Kaldi's UBM {r['ref']}) |")
 for r in io:  # gmm-score-gpu end to end (read, score, write overlapped) vs its kernel time (bench/io.sh)
     print(f"| gmm-score-gpu end to end {r['type']} {r['P']} × {r['G']}, D={r['D']}, {r['T']} frames in page cache, "
           f"{r['dev']} | {r['e2e']:.3g} frames/s | {r['e2e']:.3g} | – | – | – | – | – | – | "

@@ -233,3 +233,72 @@ int32_t gh_pairs_check(const gh_frame_pdf *pairs, int64_t npairs, int32_t T) {
   }
   return max_pdf;
 }
+
+/* ---------------- E-step over Gaussian selections: optional op with CPU fallback ---------------- */
+
+double gh_backend_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
+                              const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post,
+                              double *frame_ll) {
+  if (b->ops->acc_gselect) return b->ops->acc_gselect(b, gmm, X, T, sel_off, sel, w, accs, post, frame_ll);
+  static int logged;
+  if (!logged++) gh_vlog(1, "the %s backend has no Gaussian-selection E-step: running it on the CPU", b->device_name);
+  return gh_cpu_acc_gselect(b, gmm, X, T, sel_off, sel, w, accs, post, frame_ll);
+}
+
+void gh_gselect_check(const gh_gmm *gmm, int32_t T, const int32_t *sel_off, const int32_t *sel,
+                      const gh_gmm_accs *accs) {
+  if (T < 0) gh_die("Gaussian selection: %d frames", T);
+  if (T > 0 && sel_off[0] != 0) gh_die("Gaussian selection: offsets do not start at 0");
+  for (int32_t t = 0; t < T; ++t) {
+    if (sel_off[t + 1] <= sel_off[t]) gh_die("Gaussian selection: frame %d has an empty list", t);
+    for (int32_t j = sel_off[t]; j < sel_off[t + 1]; ++j)
+      if (sel[j] < 0 || sel[j] >= gmm->num_gauss)
+        gh_die("Gaussian selection: frame %d selects Gaussian %d, the model has %d", t, sel[j], gmm->num_gauss);
+  }
+  if (accs && (accs->num_gauss != gmm->num_gauss || accs->dim != gmm->dim || accs->type != gmm->type))
+    gh_die("Gaussian selection: accumulators (%d Gaussians, dim %d) do not match the model (%d Gaussians, dim %d)",
+           accs->num_gauss, accs->dim, gmm->num_gauss, gmm->dim);
+}
+
+void gh_gselect_plan_make(gh_gselect_plan *p, int32_t G, int32_t t0, int32_t t1, const int32_t *sel_off,
+                          const int32_t *sel, int32_t seg) {
+  memset(p, 0, sizeof *p);
+  const int32_t base = sel_off[t0];
+  p->n = (int64_t)sel_off[t1] - base;
+  p->ent = gh_malloc(sizeof(int32_t) * (size_t)(p->n > 0 ? p->n : 1));
+  p->efr = gh_malloc(sizeof(int32_t) * (size_t)(p->n > 0 ? p->n : 1));
+  p->gstart = gh_calloc((size_t)G + 1, sizeof(int32_t));
+  p->gitem = gh_calloc((size_t)G + 1, sizeof(int32_t));
+  for (int64_t k = 0; k < p->n; ++k) p->gstart[sel[base + k] + 1]++;
+  for (int32_t g = 0; g < G; ++g) p->gstart[g + 1] += p->gstart[g];
+  int32_t *fill = gh_malloc(sizeof(int32_t) * (size_t)(G > 0 ? G : 1));
+  memcpy(fill, p->gstart, sizeof(int32_t) * (size_t)G);
+  for (int32_t t = t0; t < t1; ++t)
+    for (int32_t j = sel_off[t]; j < sel_off[t + 1]; ++j) {
+      int32_t q = fill[sel[j]]++;
+      p->ent[q] = j - base;
+      p->efr[q] = t - t0;
+    }
+  free(fill);
+  for (int32_t g = 0; g < G; ++g) {
+    int32_t c = p->gstart[g + 1] - p->gstart[g];
+    p->gitem[g + 1] = p->gitem[g] + (c + seg - 1) / seg;
+  }
+  p->nitems = p->gitem[G];
+  size_t ni = (size_t)(p->nitems > 0 ? p->nitems : 1);
+  p->item_g = gh_malloc(sizeof(int32_t) * ni);
+  p->item_start = gh_malloc(sizeof(int32_t) * ni);
+  p->item_count = gh_malloc(sizeof(int32_t) * ni);
+  for (int32_t g = 0, i = 0; g < G; ++g)
+    for (int32_t s = p->gstart[g]; s < p->gstart[g + 1]; s += seg, ++i) {
+      p->item_g[i] = g;
+      p->item_start[i] = s;
+      p->item_count[i] = p->gstart[g + 1] - s < seg ? p->gstart[g + 1] - s : seg;
+    }
+}
+
+void gh_gselect_plan_free(gh_gselect_plan *p) {
+  free(p->ent); free(p->efr); free(p->gstart); free(p->gitem);
+  free(p->item_g); free(p->item_start); free(p->item_count);
+  memset(p, 0, sizeof *p);
+}

@@ -232,6 +232,61 @@ typedef struct {
   void (*loglikes_begin)(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
   void (*loglikes_end)(gh_backend *b);
 
+  /* ---- optional: the raw accumulators (distributed training, lib/train/dist-em.h) ----
+   * m's device accumulators as one array of acc_raw_size(b, m) doubles in
+   * the backend's own layout (a function of the model's shapes only, so
+   * the same on every rank): acc_raw_get copies it to host[], acc_raw_set
+   * replaces it with host[] (the sum over the ranks), after which mstep and
+   * acc_fetch use the new values.  acc_raw_device: the array's device
+   * address, for a device-side reduction (NCCL), or NULL.  A backend sets
+   * the first three together or none (the caller then reduces what
+   * acc_fetch returns and runs the host M-step).  CUDA: kernels/cuda/cuda.cu. */
+  int64_t (*acc_raw_size)(gh_backend *b, gh_dev_model *m);
+  void (*acc_raw_get)(gh_backend *b, gh_dev_model *m, double *host);
+  void (*acc_raw_set)(gh_backend *b, gh_dev_model *m, const double *host);
+  double *(*acc_raw_device)(gh_backend *b, gh_dev_model *m);
+
+  /* ---- optional: data larger than device memory (lib/train/dist-em.h,
+   * gmm-train --max-device-memory) ----
+   * data_bytes: the device memory d's frames and pairs take while resident.
+   * data_evict: frees that memory, keeping the handle, a host copy of what
+   * was uploaded (page-locked where the backend can) and everything that
+   * decides the arithmetic (CUDA: the GEMM centre of the first model d was
+   * used with), so d can only be reloaded or freed; caches of d are dropped.
+   * data_reload: uploads it again (CUDA: asynchronously on a stream of its
+   * own, from page-locked memory, so the copy overlaps the E-step of another
+   * block; the next accumulate on d waits for it), after which accumulate
+   * on d adds exactly what it added before the eviction.  A backend sets the
+   * three together or none.  CUDA: kernels/cuda/cuda.cu; OpenCL: opencl.c. */
+  int64_t (*data_bytes)(gh_backend *b, gh_dev_data *d);
+  void (*data_evict)(gh_backend *b, gh_dev_data *d);
+  void (*data_reload)(gh_backend *b, gh_dev_data *d);
+  /* ---- optional: the E-step over given Gaussian selections ----
+   * (Kaldi's --gselect of gmm-global-acc-stats / fgmm-global-acc-stats,
+   * fgmm-global-gselect-to-post, *-get-frame-likes --gselect.)  Callers go
+   * through gh_backend_acc_gselect(), which runs the CPU reference
+   * (kernels/cpu/gselect.c) when a backend leaves this NULL.  Self-contained
+   * (uploads what it needs and frees it before returning).
+   * gmm: ONE GMM (diag or full) of G Gaussians, dimension D; X: host [T x D]
+   * frames; sel_off [T + 1] (sel_off[0] = 0, non-decreasing) and sel
+   * [sel_off[T]]: the Gaussians selected for frame t are
+   * sel[sel_off[t] .. sel_off[t+1]), each in [0, G), at least one per
+   * frame; w: NULL (all 1) or host [T] frame weights.
+   * For every frame t and entry j of its list (Kaldi DiagGmm /
+   * FullGmm::LogLikelihoodsPreselect, then ApplySoftMax):
+   *   ll_j = log(w_g N(x_t; mu_g, C_g)) of Gaussian g = sel[j] (natural log),
+   *   lse_t = log sum_j exp(ll_j)  (the frame's log-likelihood within its list),
+   *   post_j = exp(ll_j - lse_t)   (posterior among the selected Gaussians only).
+   * Outputs (each NULL to skip): post [sel_off[T]] float post_j (unweighted);
+   * frame_ll [T] double lse_t; accs: a one-GMM accumulator shaped like gmm
+   * (G, D, type), to which w_t post_j is ADDED in double (occupancy[g],
+   * mean_accs[g] += w_t post_j x_t, var_accs[g] += w_t post_j x_t.^2 (diag)
+   * or the packed lower triangle of w_t post_j x_t x_t' (full); uncentred,
+   * as gh_gmm_accs holds them).  Returns sum_t w_t lse_t (natural log,
+   * total).  Dies naming the frame on an empty list or an index out of
+   * range, or on a shape mismatch of accs. */
+  double (*acc_gselect)(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
+                        const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
   /* ---- optional: k-means distances (lib/gmm/gmm-init.c, doc/gmm-init.md) ----
    * Callers go through gh_backend_kmeans_* below, which run the CPU
    * implementation (kernels/cpu/kmeans.c) when a backend leaves these NULL.
@@ -386,6 +441,41 @@ void gh_backend_host_free(gh_backend *b, void *p);
  * pdf with pairs is diagonal. */
 void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                            const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
+/* The E-step over Gaussian selections on b (its acc_gselect, or the CPU
+ * reference when b has none; see acc_gselect above). */
+double gh_backend_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
+                              const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post,
+                              double *frame_ll);
+/* The CPU reference of acc_gselect (kernels/cpu/gselect.c, OpenMP over
+ * frames, per-thread sums added in thread order); never touches b. */
+double gh_cpu_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
+                          const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
+/* Checks the selections of acc_gselect (sel_off[0] = 0, non-decreasing, at
+ * least one entry per frame, indices in [0, G)) and accs' shape; dies
+ * naming the first bad frame.  Shared by every backend's acc_gselect. */
+void gh_gselect_check(const gh_gmm *gmm, int32_t T, const int32_t *sel_off, const int32_t *sel,
+                      const gh_gmm_accs *accs);
+/* The device backends' plan for the statistics of acc_gselect: the
+ * entries of frames [t0, t1) grouped by Gaussian, in frame order within a
+ * Gaussian (a stable counting sort of the selections on the host):
+ * ent[k], k in [0, n): entry index (into sel / post, relative to
+ * sel_off[t0]) of the k-th entry; efr[k] its frame (relative to t0);
+ * gstart[g] .. gstart[g+1]: the entries of Gaussian g.  Work items: the
+ * entries of one Gaussian in pieces of at most seg: item i covers
+ * [item_start[i], item_start[i] + item_count[i]) of Gaussian item_g[i];
+ * the items of Gaussian g are gitem[g] .. gitem[g+1]-1.  All arrays
+ * malloc'd here; gh_gselect_plan_free frees them. */
+typedef struct {
+  int64_t n;
+  int32_t *ent, *efr;
+  int32_t *gstart, *gitem;   /* [G + 1] */
+  int32_t nitems;
+  int32_t *item_g, *item_start, *item_count;
+} gh_gselect_plan;
+void gh_gselect_plan_make(gh_gselect_plan *p, int32_t G, int32_t t0, int32_t t1, const int32_t *sel_off,
+                          const int32_t *sel, int32_t seg);
+void gh_gselect_plan_free(gh_gselect_plan *p);
+
 /* The CPU reference of acc_shrink (kernels/cpu/shrink.c); never touches b. */
 void gh_cpu_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                        const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);

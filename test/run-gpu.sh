@@ -25,6 +25,13 @@
 #  8. shrinkage statistics: build/test/test_shrink (kernels/cuda/shrink.cu vs the
 #     CPU reference) and gmm-acc-stats-gpu --shrinkage-stats / gmm-est-gpu --shrink=lw
 #     --device=cuda vs --device=cpu-ref on the AMI full UBM.
+#  9. gmm-train: test/gpu-train.sh (one process vs gmm-est-gpu, cuda vs cpu,
+#     --max-device-memory, 2 ranks vs 1 and NCCL vs MPI where there are 2 GPUs).
+#  10. Kaldi's global-GMM tools (issue 26): test/bats/kaldi-ubm.bats with
+#     GSEL_DEVICE=cuda (its device test: the acc_gselect op,
+#     kernels/cuda/gselect.cu, and the tools' CUDA paths vs the CPU
+#     reference and Kaldi; the file's other tests run on the CPU), and the
+#     sid UBM acceptance test/bats/kaldi-sid.bats with SID_DEVICE=cuda.
 # "cpu" in the comparisons below is the plain-loop reference (--device=cpu-ref;
 # the loops map cpu -> cpu-ref); the CPU BLAS backend (--device=cpu) is checked
 # against float64 in test_kernels and against the reference by the CPU suite.
@@ -313,6 +320,23 @@ if r=$(cmp_nums "$tmp/shr.cuda.block" "$tmp/shr.cpu.block" 1e-7); then ok "gmm-a
 else notok "gmm-acc-stats-gpu --shrinkage-stats cuda vs cpu ($r)"; fi
 if r=$(python3 test/python/compare_models.py "$tmp/shr.cuda.mdl" "$tmp/shr.cpu.mdl" --rtol 1e-4 --cov-rtol 1e-3 2>&1); then
   ok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; else notok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; fi
+
+# 9. gmm-train (issue 24): 1 process = gmm-est-gpu, cuda vs cpu, streamed = resident,
+#    and with 2+ GPUs 2 ranks vs 1, NCCL vs MPI (test/gpu-train.sh).
+out=$(test/gpu-train.sh 2>&1)
+echo "$out" | grep -E '^(ok|not ok) '
+pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+# 10. Kaldi's global-GMM tools and the sid UBM acceptance on CUDA
+if command -v bats >/dev/null; then
+  for run in "GSEL_DEVICE=cuda:test/bats/kaldi-ubm.bats" "SID_DEVICE=cuda:test/bats/kaldi-sid.bats"; do
+    out=$(env "${run%%:*}" PATH="$PWD/bin:$PATH" bats --tap "${run#*:}" 2>&1)
+    p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+    pass=$((pass + p)); fail=$((fail + f))
+    grep -E -A12 '^not ok' <<<"$out"; grep -iE '# skip' <<<"$out" && notok "${run#*:} skipped tests"
+  done
+else
+  notok "bats is not installed: test/bats/kaldi-ubm.bats, kaldi-sid.bats not run on CUDA"
+fi
 
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]

@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 make -s build/libgmmhmm-kernels.a build/libgmmhmm.a bin/gmm-init
 mkdir -p build/bench
+# shellcheck disable=SC2046 # the link line splits into words
 cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -Ikernels -fopenmp -o build/bench/kmeans-cpu bench/experiments/kmeans-cpu.c \
   build/libgmmhmm-kernels.a build/libgmmhmm.a $(make -s print-ldlibs)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}

@@ -94,10 +94,13 @@ static void nearest_screened(gh_dev_kmeans *z, const double *C, int32_t k0, int3
     cc[k] = e;
     cn[k] = sqrt(e);
   }
-  enum { FB = 256 };
+  /* blocks of frames: 4 M doubles of GEMM output (32 MB), 256 .. 8192 frames */
+  int64_t FB = ((int64_t)1 << 22) / nk;
+  if (FB < 256) FB = 256;
+  if (FB > 8192) FB = 8192;
   double *A = gh_malloc(sizeof(double) * FB * nk);
   for (int64_t i0 = 0; i0 < N; i0 += FB) {
-    const int nf = N - i0 < FB ? (int)(N - i0) : FB;
+    const int nf = N - i0 < FB ? (int)(N - i0) : (int)FB;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nf, nk, D, -2.0, z->Z + i0 * D, D, C, D, 0.0, A, nk);
 #pragma omp parallel for schedule(static)
     for (int f = 0; f < nf; ++f) {

@@ -72,6 +72,9 @@ void gh_ocl_release(cl_mem m);
 int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const struct gh_est_opts *o, struct gh_est_stats *st);
 void gh_ocl_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
 
+/* E-step over Gaussian selections (opencl-gselect.c; backend.h acc_gselect). */
+double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
+                          const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
 /* k-means distance ops (opencl-kmeans.c; backend.h kmeans_*). */
 gh_dev_kmeans *gh_ocl_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
 void gh_ocl_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);

@@ -48,6 +48,11 @@ void gh_vector_free(gh_vector *v) { free(v->data); memset(v, 0, sizeof *v); }
 void gh_dvector_free(gh_dvector *v) { free(v->data); memset(v, 0, sizeof *v); }
 void gh_ivector_free(gh_ivector *v) { free(v->data); memset(v, 0, sizeof *v); }
 
+void gh_ivecvec_free(gh_ivecvec *v) {
+  free(v->offsets); free(v->data);
+  memset(v, 0, sizeof *v);
+}
+
 void gh_posterior_free(gh_posterior *p) {
   free(p->offsets); free(p->pdf); free(p->weight);
   memset(p, 0, sizeof *p);

@@ -26,6 +26,16 @@ typedef struct {
   float *weight;
 } gh_posterior;
 
+/* A vector of int32 vectors in CSR form: vector i owns data[offsets[i] ..
+ * offsets[i+1]), offsets has num_vecs+1 elements.  Kaldi's
+ * vector<vector<int32>> table entry (Int32VectorVectorWriter), e.g. the
+ * Gaussian-selection lists of gmm-gselect (one list per frame). */
+typedef struct {
+  int32_t num_vecs;
+  int32_t *offsets;
+  int32_t *data;
+} gh_ivecvec;
+
 void gh_matrix_resize(gh_matrix *m, int32_t rows, int32_t cols);   /* zero-filled */
 void gh_dmatrix_resize(gh_dmatrix *m, int32_t rows, int32_t cols); /* zero-filled */
 void gh_vector_resize(gh_vector *v, int32_t dim);
@@ -37,6 +47,7 @@ void gh_vector_free(gh_vector *v);
 void gh_dvector_free(gh_dvector *v);
 void gh_ivector_free(gh_ivector *v);
 void gh_posterior_free(gh_posterior *p);
+void gh_ivecvec_free(gh_ivecvec *v);
 /* Row pointer helpers. */
 static inline float *gh_row(const gh_matrix *m, int32_t r) { return m->data + (int64_t)r * m->cols; }
 static inline double *gh_drow(const gh_dmatrix *m, int32_t r) { return m->data + (int64_t)r * m->cols; }

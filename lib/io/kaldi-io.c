@@ -782,6 +782,54 @@ void gh_read_posterior(gh_istream *s, int binary, gh_posterior *p) {
   }
 }
 
+/* Starts vector v->num_vecs of v (ocap: capacity of offsets in vectors). */
+static void ivv_begin(gh_ivecvec *v, int32_t *ocap) {
+  if (v->num_vecs + 1 > *ocap) {
+    *ocap = *ocap ? 2 * *ocap : 16;
+    v->offsets = gh_realloc(v->offsets, ((size_t)*ocap + 1) * sizeof *v->offsets);
+    if (v->num_vecs == 0) v->offsets[0] = 0;
+  }
+  v->offsets[v->num_vecs + 1] = v->offsets[v->num_vecs];
+}
+
+static void ivv_push(gh_ivecvec *v, int32_t *cap, int32_t x) {
+  int32_t n = v->offsets[v->num_vecs + 1];
+  if (n == *cap) {
+    *cap = *cap ? 2 * *cap : 64;
+    v->data = gh_realloc(v->data, (size_t)*cap * sizeof *v->data);
+  }
+  v->data[n] = x;
+  v->offsets[v->num_vecs + 1]++;
+}
+
+void gh_read_int32_vector_vector(gh_istream *s, int binary, gh_ivecvec *v) {
+  gh_ivecvec_free(v);
+  int32_t ocap = 0, cap = 0;
+  v->offsets = gh_malloc(sizeof *v->offsets);
+  v->offsets[0] = 0;
+  if (binary) {
+    int32_t n = gh_read_int32(s, 1);
+    if (n < 0) gh_istream_fail(s, "bad vector-of-vectors size %d", n);
+    gh_istream_need(s, (uint64_t)n, 5, "vector of vectors");
+    for (int32_t i = 0; i < n; i++, v->num_vecs++) {
+      ivv_begin(v, &ocap);
+      int32_t k = gh_read_int32(s, 1);
+      if (k < 0) gh_istream_fail(s, "negative inner vector size %d", k);
+      gh_istream_need(s, (uint64_t)k, 5, "inner int32 vector");
+      for (int32_t j = 0; j < k; j++) ivv_push(v, &cap, gh_read_int32(s, 1));
+    }
+    return;
+  }
+  char *line = gh_read_line(s), *save = NULL;
+  int open = 0;
+  for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+    if (!open) { ivv_begin(v, &ocap); open = 1; }
+    if (strcmp(w, ";") == 0) { v->num_vecs++; open = 0; continue; }
+    ivv_push(v, &cap, parse_int32(s, w));
+  }
+  if (open) gh_istream_fail(s, "vector of vectors: the last inner vector has no ';'");
+}
+
 /* ======================= output stream ======================= */
 
 struct gh_ostream {
@@ -959,6 +1007,17 @@ void gh_write_dpacked(gh_ostream *s, int binary, int32_t n, const double *data) 
 void gh_write_int32_vector(gh_ostream *s, int binary, const gh_ivector *v) {
   if (binary) gh_write_int32(s, 1, v->dim);
   for (int32_t i = 0; i < v->dim; i++) gh_write_int32(s, binary, v->data[i]);
+  if (!binary) putc('\n', s->fp);
+}
+
+void gh_write_int32_vector_vector(gh_ostream *s, int binary, const gh_ivecvec *v) {
+  if (binary) gh_write_int32(s, 1, v->num_vecs);
+  for (int32_t i = 0; i < v->num_vecs; i++) {
+    int32_t b = v->offsets[i], e = v->offsets[i + 1];
+    if (binary) gh_write_int32(s, 1, e - b);
+    for (int32_t j = b; j < e; j++) gh_write_int32(s, binary, v->data[j]);
+    if (!binary) fputs("; ", s->fp);
+  }
   if (!binary) putc('\n', s->fp);
 }
 

@@ -125,6 +125,11 @@ void gh_read_int32_vector(gh_istream *s, int binary, gh_ivector *v);
  * int32 count then (int32 pdf, float weight) pairs with size bytes; text
  * "[ 3 1.0 ] [ 4 0.5 5 0.5 ]".  Returned as a flat CSR structure. */
 void gh_read_posterior(gh_istream *s, int binary, gh_posterior *p);
+/* vector<vector<int32>> (Kaldi BasicVectorVectorHolder, e.g. gselect lists):
+ * binary int32 outer size, then per inner vector int32 size and its int32s
+ * (each with its size byte); text one line "1 2 3 ; 4 5 ; " (";" ends an
+ * inner vector). */
+void gh_read_int32_vector_vector(gh_istream *s, int binary, gh_ivecvec *v);
 
 /* ---------------- output stream ---------------- */
 typedef struct gh_ostream gh_ostream;
@@ -153,5 +158,6 @@ void gh_write_packed(gh_ostream *s, int binary, int32_t n, const float *data);
 void gh_write_dpacked(gh_ostream *s, int binary, int32_t n, const double *data);
 void gh_write_int32_vector(gh_ostream *s, int binary, const gh_ivector *v);
 void gh_write_posterior(gh_ostream *s, int binary, const gh_posterior *p);
+void gh_write_int32_vector_vector(gh_ostream *s, int binary, const gh_ivecvec *v);
 
 #endif

@@ -1,6 +1,7 @@
 /* table.c -- Kaldi Table readers and writers over kaldi-io streams.
  * Specifier grammar and byte layouts: doc/format.md. */
 #include "io/table.h"
+#include "io/compressed-matrix.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -64,7 +65,9 @@ typedef union {
   gh_dvector dv;
   gh_ivector iv;
   gh_posterior p;
+  gh_ivecvec vv;
   int32_t i;
+  float f;
   char *str;
   struct { gh_matrix_view v; gh_matrix own; } mv; /* own: decoded, when not FM */
 } gh_obj;
@@ -77,9 +80,11 @@ static void obj_free(gh_objtype t, gh_obj *o) {
     case GH_OBJ_DVECTOR: gh_dvector_free(&o->dv); break;
     case GH_OBJ_INT32_VECTOR: gh_ivector_free(&o->iv); break;
     case GH_OBJ_POSTERIOR: gh_posterior_free(&o->p); break;
-    case GH_OBJ_INT32: break;
+    case GH_OBJ_INT32_VECTOR_VECTOR: gh_ivecvec_free(&o->vv); break;
+    case GH_OBJ_INT32: case GH_OBJ_FLOAT: break;
     case GH_OBJ_TOKEN_VECTOR: free(o->str); break;
     case GH_OBJ_MATRIX_VIEW: gh_matrix_free(&o->mv.own); break;
+    case GH_OBJ_CMATRIX: break; /* written only, never held by a reader */
   }
   memset(o, 0, sizeof *o);
 }
@@ -115,6 +120,16 @@ static void obj_read(gh_istream *s, gh_objtype t, gh_obj *o) {
     case GH_OBJ_DVECTOR: gh_read_dvector(s, binary, &o->dv); break;
     case GH_OBJ_INT32_VECTOR: gh_read_int32_vector(s, binary, &o->iv); break;
     case GH_OBJ_POSTERIOR: gh_read_posterior(s, binary, &o->p); break;
+    case GH_OBJ_INT32_VECTOR_VECTOR: gh_read_int32_vector_vector(s, binary, &o->vv); break;
+    case GH_OBJ_FLOAT: {
+      o->f = gh_read_float(s, binary);
+      if (!binary) {
+        const char *rest = gh_istream_eof(s) ? "" : gh_read_line(s);
+        while (isspace((unsigned char)*rest)) rest++;
+        if (*rest) gh_istream_fail(s, "expected one number per line, got extra text '%s'", rest);
+      }
+      break;
+    }
     case GH_OBJ_INT32: {
       o->i = gh_read_int32(s, binary);
       if (!binary) {
@@ -128,6 +143,7 @@ static void obj_read(gh_istream *s, gh_objtype t, gh_obj *o) {
       if (binary) gh_istream_fail(s, "token vectors are text-only, found binary data");
       o->str = normalize_tokens(gh_istream_eof(s) ? "" : gh_read_line(s));
       break;
+    case GH_OBJ_CMATRIX: gh_die("internal: GH_OBJ_CMATRIX is for writing only (read compressed matrices as GH_OBJ_MATRIX)");
   }
 }
 
@@ -151,12 +167,18 @@ static void obj_write(gh_ostream *s, int binary, gh_objtype t, const void *obj) 
     case GH_OBJ_DVECTOR: gh_write_dvector(s, binary, obj); break;
     case GH_OBJ_INT32_VECTOR: gh_write_int32_vector(s, binary, obj); break;
     case GH_OBJ_POSTERIOR: gh_write_posterior(s, binary, obj); break;
+    case GH_OBJ_INT32_VECTOR_VECTOR: gh_write_int32_vector_vector(s, binary, obj); break;
+    case GH_OBJ_FLOAT:
+      gh_write_float(s, binary, *(const float *)obj);
+      if (!binary) putc('\n', gh_ostream_fp(s));
+      break;
     case GH_OBJ_INT32:
       gh_write_int32(s, binary, *(const int32_t *)obj);
       if (!binary) putc('\n', gh_ostream_fp(s));
       break;
     case GH_OBJ_TOKEN_VECTOR: break;
     case GH_OBJ_MATRIX_VIEW: gh_die("internal: GH_OBJ_MATRIX_VIEW is for reading only");
+    case GH_OBJ_CMATRIX: gh_write_cmatrix(s, binary, obj); break;
   }
 }
 
