@@ -6,8 +6,8 @@
 #         20 EM iterations (gmm-init, then per iteration the accumulation jobs,
 #         gmm-sum-accs and gmm-est), 13 MFCCs
 #   hmm   steps/train_word_hmm.sh: 8-state word HMM-GMMs, diagonal, mixed up to
-#         8 Gaussians, 16 Baum-Welch iterations (gmm-score-gpu | hmm-bw,
-#         gmm-acc-stats-gpu, hmm-est, gmm-est), MFCC + deltas + CMN
+#         8 Gaussians, 16 Baum-Welch iterations (one resident hmm-train job,
+#         the recipe's default; NJ is its --nj for the other steps), MFCC + deltas + CMN
 # each timed per iteration (the scripts' own "(N s)" per iteration: every
 # process start, archive read and model write included), then classified on
 # the dev speakers (not timed) so the row carries the accuracy.
