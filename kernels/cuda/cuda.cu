@@ -1473,8 +1473,12 @@ static const gh_backend_ops cuda_ops = {
     .data_bytes = cuda_data_bytes,
     .data_evict = cuda_data_evict,
     .data_reload = cuda_data_reload,
-    .acc_gselect = gh_cuda_acc_gselect, /* kernels/cuda/gselect.cu (last member: C++ wants them in order) */
+    .acc_gselect = gh_cuda_acc_gselect, /* kernels/cuda/gselect.cu */
     .data_set_pairs = cuda_data_set_pairs,
+    .kmeans_upload = cuda_kmeans_upload, /* kernels/cuda/cuda-kmeans.cu */
+    .kmeans_nearest = cuda_kmeans_nearest,
+    .kmeans_fetch = cuda_kmeans_fetch,
+    .kmeans_free = cuda_kmeans_free,
 };
 
 extern "C" int gh_cuda_device_count(void) {
