@@ -566,6 +566,7 @@ static void test_specifiers(void) {
 
 int main(void) {
   gh_init("test_io");
+  gh_set_deferred_commit(0); /* the tests read back what they write */
   if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
   test_round_trips(1);
   test_round_trips(0);
