@@ -66,8 +66,9 @@ int main(int argc, char **argv) {
           "%.3f s; kernels %.3f s, uploads %.3f s of device time), writer %.3f s",
           secs, st.wait_reader, st.wait_scorer, st.t_begin, st.t_end, be->kernel_seconds, be->upload_seconds,
           st.wait_writer);
+  if (st.num_done == 0) gh_die("%s: no utterances (empty input); %s not written", feats_rspec, out_wspec);
   gh_backend_free(be);
   gh_gmm_set_free(&set);
   gh_opts_free(po);
-  return st.num_done ? 0 : 1;
+  return 0;
 }
