@@ -110,7 +110,7 @@ launcher=$$
 ) < /dev/null > /dev/null 2>&1 &
 watcher=$!
 disown $watcher   # no "Killed" notice when it is stopped at the end
-on_exit() { kill -KILL $watcher 2>/dev/null; stop_jobs; rm -rf "$status_dir"; }
+on_exit() { kill -KILL "$watcher" 2>/dev/null; stop_jobs; rm -rf "$status_dir"; }
 trap on_exit EXIT
 on_signal() { trap '' INT TERM HUP; echo "$me: interrupted by SIG$1; stopping the jobs" >&2; exit $(( 128 + $2 )); }
 trap 'on_signal INT 2' INT
@@ -136,14 +136,14 @@ run_one() {  # run_one <job-id> <slot>
   jp=$!; echo $jp > "$status_dir/pid.$j"
   wait $jp; rc=$?
   rm -f "$status_dir/pid.$j"
-    local el; el=$(awk -v a=$start -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
+    local el; el=$(awk -v a="$start" -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
   echo "# Accounting: time=${el%.*} threads=1" >> "$jlog"
   echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$jlog"
   echo $rc > "$status_dir/$j"
 }
 
 # Slot k runs jobs first+k, first+k+S, ... (S = number of slots), one at a time.
-nslots=$(( last - first + 1 )); [ $nslots -le $max_jobs_run ] || nslots=$max_jobs_run
+nslots=$(( last - first + 1 )); [ $nslots -le "$max_jobs_run" ] || nslots=$max_jobs_run
 slots=()
 for ((k = 0; k < nslots; k++)); do
   ( trap - EXIT INT TERM HUP; echo $BASHPID > "$status_dir/slot.$k"

@@ -114,7 +114,7 @@ cancel() {  # cancel <signal name> <number>: exits 128 + number (SIGINT 130, SIG
   trap '' INT TERM HUP
   local id; id=$(head -1 "$qdir/$name.jobid" 2>/dev/null | cut -d';' -f1)
   [ -z "$id" ] || scancel "$id" 2>/dev/null
-  kill $sbatch_pid 2>/dev/null
+  kill "$sbatch_pid" 2>/dev/null
   echo "$me: interrupted by SIG$1; cancelled Slurm job ${id:-(not yet submitted)}" >&2
   exit $(( 128 + $2 ))
 }

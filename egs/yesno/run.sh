@@ -76,9 +76,9 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   rm -rf data/train data/test data/*_feats
   if [ -n "$train_data" ]; then
     for s in train:$train_data test:$test_data; do
-      set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_
-      for f in utt2spk spk2utt text feats.scp wav.scp segments; do [ ! -f $d/$f ] || cp $d/$f data/$set_/; done
-      utils/validate_data_dir.sh data/$set_
+      set_=${s%%:*}; d=${s#*:}; mkdir -p data/"$set_"
+      for f in utt2spk spk2utt text feats.scp wav.scp segments; do [ ! -f "$d"/$f ] || cp "$d"/$f data/"$set_"/; done
+      utils/validate_data_dir.sh data/"$set_"
     done
   else
     "$here/local/prepare_data.sh" "$src" data
