@@ -14,7 +14,7 @@
 # then the confusion matrix (steps/score_words.sh), also printed.
 # Options: --nj 4, --cmd utils/run.sh, --device auto, --hmm false, --name "".
 set -euo pipefail
-nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; hmm=false; name=
+nj=4; cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh"); device=auto; hmm=false; name=
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -ne 4 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; words=$2; mdir=${3%/}; dir=${4%/}

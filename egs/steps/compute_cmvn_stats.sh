@@ -11,7 +11,7 @@
 # Options: --nj 4, --cmd utils/run.sh.  Defaults: <log-dir> = <data-dir>/log,
 # <cmvn-dir> = <data-dir>/data.
 set -euo pipefail
-nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh
+nj=4; cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh")  # relative: $cmd is split on spaces (Kaldi's "queue.pl --mem 4G")
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -lt 1 ] || [ $# -gt 3 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; logdir=${2:-$data/log}; cmvndir=${3:-$data/data}

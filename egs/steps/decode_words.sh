@@ -14,7 +14,7 @@
 # the silence HMM), --word-penalty 0, --acoustic-scale 1, --edge-silence false
 # (true: paths start and end in the silence, hmm-make-loop --edge-silence).
 set -euo pipefail
-nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; silence=; word_penalty=0; acoustic_scale=1; edge_silence=false
+nj=4; cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh"); device=auto; silence=; word_penalty=0; acoustic_scale=1; edge_silence=false
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -ne 3 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; mdir=${2%/}; dir=${3%/}

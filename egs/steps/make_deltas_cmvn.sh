@@ -16,7 +16,7 @@
 # the statistics stay in <feat-dir>/cmvn_<name>.JOB.ark.
 # Options: --nj 4, --cmd utils/run.sh.
 set -euo pipefail
-nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; order=deltas-cmvn; cmvn=utterance; norm_vars=false; delta_order=2
+nj=4; cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh"); order=deltas-cmvn; cmvn=utterance; norm_vars=false; delta_order=2
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -lt 2 ] || [ $# -gt 4 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 src=${1%/}; dst=${2%/}; logdir=${3:-$dst/log}; featdir=${4:-$dst/data}

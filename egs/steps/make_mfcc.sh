@@ -12,7 +12,7 @@
 # Options: --nj 4, --cmd utils/run.sh, --mfcc-config "" (a config file of
 # compute-mfcc-feats options, one --name=value a line), --write-utt2num-frames false
 set -euo pipefail
-nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; mfcc_config=; write_utt2num_frames=false
+nj=4; cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh"); mfcc_config=; write_utt2num_frames=false
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -lt 1 ] || [ $# -gt 3 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; logdir=${2:-$data/log}; mfccdir=${3:-$data/data}

@@ -32,13 +32,14 @@
 # the largest entry of each vector or matrix (utils/compare_gmms.sh, checked
 # by test/bats/recipes.bats), not bitwise.
 set -euo pipefail
-nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; words=; cov_type=diag; num_gauss=4; init_iters=10; num_iters=20
+nj=4; cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh"); device=auto; words=; cov_type=diag; num_gauss=4; init_iters=10; num_iters=20
 seed=1; stage=-1; sum_fan_in=16
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; dir=${2%/}
 utils=$(cd "$(dirname "$0")/../utils" && pwd)
 me=train_gmm.sh
+[ "$sum_fan_in" -ge 2 ] 2>/dev/null || { echo "$me: --sum-fan-in must be an integer >= 2 (got $sum_fan_in)" >&2; exit 1; }
 for f in $data/feats.scp $words; do [ -f "$f" ] || { echo "$me: missing $f" >&2; exit 1; }; done
 mkdir -p "$dir"/log
 "$utils"/split_data.sh "$data" $nj

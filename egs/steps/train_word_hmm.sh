@@ -30,7 +30,7 @@
 #   --est-seed [same as --seed] (gmm-est --seed, mix-up perturbation)
 # --nj N gives the --nj 1 model up to the order of summing the accumulators.
 set -euo pipefail
-nj=; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1
+nj=; cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh"); device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1
 skip_prob=0.2; self_loop_prob=0.6; silence=; sil_states=3; flat_start=segment
 mixup_start=1; mixup_end=; est_seed=
 . "$(dirname "$0")/../utils/parse_options.sh"
@@ -116,10 +116,10 @@ for it in $(seq 1 $iters); do
       "$dir"/$prev.hmm ark:- ark:"$dir"/post.JOB.ark \&\& \
     gmm-acc-stats-gpu --device=$device --label-type=post "$dir"/$prev.mdl scp:"$sdata"/JOB/feats.scp \
       ark:"$dir"/post.JOB.ark "$dir"/"$it".JOB.acc \&\& rm "$dir"/post.JOB.ark
-  accs=; taccs=
-  for j in $(seq 1 "$nj"); do accs+=" $dir/$it.$j.acc"; taccs+=" $dir/$it.$j.tacc"; done
+  accs=(); taccs=()
+  for j in $(seq 1 "$nj"); do accs+=("$dir/$it.$j.acc"); taccs+=("$dir/$it.$j.tacc"); done
   # one job sums and estimates
-  $cmd "$dir"/log/update."$it".log hmm-sum-accs "$dir"/"$it".tacc "$taccs" \&\& gmm-sum-accs "$dir"/"$it".acc "$accs" \&\& \
+  $cmd "$dir"/log/update."$it".log hmm-sum-accs "$dir"/"$it".tacc "${taccs[@]}" \&\& gmm-sum-accs "$dir"/"$it".acc "${accs[@]}" \&\& \
     hmm-est "$dir"/$prev.hmm "$dir"/"$it".tacc "$dir"/"$it".hmm \&\& \
     gmm-est --mix-up="$target" --seed=$est_seed "$dir"/$prev.mdl "$dir"/"$it".acc "$dir"/"$it".mdl
   echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]*' "$dir"/log/update."$it".log | tail -1)," \

@@ -335,6 +335,7 @@ gh_tmpfile *gh_tmpfile_open(const char *path) {
 }
 
 FILE *gh_tmpfile_fp(gh_tmpfile *t) { return t->fp; }
+int gh_tmpfile_errno(const gh_tmpfile *t) { return t->err; }
 
 static void gh_tmpfile_unlink_list(gh_tmpfile *t) {
   for (gh_tmpfile **pp = &gh_open_tmpfiles; *pp; pp = &(*pp)->next)

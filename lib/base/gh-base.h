@@ -118,6 +118,9 @@ gh_tmpfile *gh_tmpfile_open(const char *path);
 FILE *gh_tmpfile_fp(gh_tmpfile *t);
 void gh_tmpfile_commit(gh_tmpfile *t);
 void gh_tmpfile_abort(gh_tmpfile *t);
+/* errno of t's first failed write (0 if none): for messages of callers that
+ * see ferror() on gh_tmpfile_fp(t) mid-way. */
+int gh_tmpfile_errno(const gh_tmpfile *t);
 
 /* Commits every output file finished so far (gh_tmpfile_commit'd and not
  * yet renamed), all together: first every temporary file is given its name

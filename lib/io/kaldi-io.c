@@ -897,6 +897,13 @@ void gh_ostream_close(gh_ostream *s) {
 }
 
 FILE *gh_ostream_fp(gh_ostream *s) { return s->fp; }
+
+void gh_ostream_check(gh_ostream *s, const char *what) {
+  if (!ferror(s->fp)) return;
+  const int e = s->tmp ? gh_tmpfile_errno(s->tmp) : errno;
+  if (e) gh_die("%s: error writing '%s': %s", what, s->name, strerror(e));
+  gh_die("%s: error writing '%s'", what, s->name);
+}
 const char *gh_ostream_name(const gh_ostream *s) { return s->name; }
 
 void gh_write_binary_marker(gh_ostream *s, int binary) {

@@ -151,6 +151,9 @@ gh_ostream *gh_ostream_open(const char *wxfilename);
  * Dies on any write error, with strerror ("No space left on device"). */
 void gh_ostream_close(gh_ostream *s);
 FILE *gh_ostream_fp(gh_ostream *s);
+/* Dies if a write to s has failed (ferror): "<what>: error writing '<name>':
+ * <strerror>" (e.g. "No space left on device"); what names the table and key. */
+void gh_ostream_check(gh_ostream *s, const char *what);
 const char *gh_ostream_name(const gh_ostream *s);
 
 void gh_write_binary_marker(gh_ostream *s, int binary); /* "\0B" if binary */

@@ -548,7 +548,11 @@ void gh_writer_write(gh_writer *w, const char *key, gh_objtype type, const void 
     fprintf(gh_ostream_fp(w->scp), "%s %s:%ld\n", key, w->ark_name, off);
   }
   obj_write(w->ark, w->binary, type, obj);
-  if (ferror(fp)) gh_die("%s, key '%s': write error", w->spec, key);
+  if (ferror(fp)) {
+    char what[1024];
+    snprintf(what, sizeof what, "%s, key '%s'", w->spec, key);
+    gh_ostream_check(w->ark, what);
+  }
   if (w->sp.flush) fflush(fp);
 }
 
