@@ -65,6 +65,18 @@ OPENCL_LIB ?= $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libOpenCL.so /usr
   /usr/local/lib/libOpenCL.so /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 /usr/lib64/libOpenCL.so.1 \
   $(if $(CUDA_HOME),$(CUDA_HOME)/lib64/libOpenCL.so,)))
 CLBLAST_H := $(wildcard /usr/include/clblast_c.h /usr/local/include/clblast_c.h)
+# MPI (lib/train/comm.c: the distributed trainers, gmm-train): built when mpicc is
+# present (its --showme flags give mpi.h's directory and the library), left out
+# otherwise as CUDA and OpenCL are.  --as-needed: only the tools that use the
+# communicator load libmpi; a plain run of them never calls MPI_Init.  The two
+# libraries are linked as a group (lib/train/comm.c calls kernels/cuda/nccl.cu).
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+MPI_LIBS := $(if $(MPICC),$(shell $(MPICC) --showme:link 2>/dev/null),)
+ifneq ($(MPI_LIBS),)
+override CFLAGS += -DGH_HAVE_MPI $(shell $(MPICC) --showme:compile 2>/dev/null)
+LDLIBS += -Wl,--as-needed $(MPI_LIBS) -Wl,--no-as-needed
+endif
+LINK_LIBS = -Wl,--start-group $(B)/libgmmhmm-kernels.a $(B)/libgmmhmm.a -Wl,--end-group
 .DEFAULT_GOAL := all
 ifneq ($(and $(OPENCL_H),$(OPENCL_LIB)),)
 CL_SRC := $(sort $(wildcard kernels/opencl/*.cl))
@@ -100,11 +112,11 @@ $(B)/%.cu.o: %.cu
 LIBS := $(B)/libgmmhmm-kernels.a $(B)/libgmmhmm.a
 $(BIN)/%: $(B)/tools/%.o $(LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(B)/libgmmhmm-kernels.a $(B)/libgmmhmm.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(LINK_LIBS) $(LDLIBS)
 
 $(B)/test/%: $(B)/test/unit/%.o $(LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(B)/libgmmhmm-kernels.a $(B)/libgmmhmm.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(LINK_LIBS) $(LDLIBS)
 
 deps:
 	./tools/install-deps.sh
@@ -129,7 +141,7 @@ FUZZ_SRC := $(wildcard test/fuzz/fuzz_*.c)
 FUZZERS := $(FUZZ_SRC:test/fuzz/%.c=$(B)/fuzz/%)
 $(B)/fuzz/%: test/fuzz/%.c test/fuzz/fuzz-common.h $(LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(B)/libgmmhmm-kernels.a $(B)/libgmmhmm.a $(LDLIBS)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(LINK_LIBS) $(LDLIBS)
 fuzzers: $(FUZZERS)
 fuzz-build:
 	$(MAKE) CC=clang B=build-fuzz BIN=bin-fuzz NVCC= CFLAGS="$(SAN_FLAGS) -fsanitize=fuzzer-no-link -DGH_IBUF_SIZE=4096" fuzzers

@@ -133,6 +133,11 @@ for g in $gpus; do
   echo "synthetic GMM ($frames x $dim, $gauss full) $g $g $(mean_iter $dir/train.out 0) $(mean_logs $dir 0 $((iters - 1)) acc) $(mean_logs $dir 0 $((iters - 1)) update) $syn_acc_bytes $frames" >> $results
 done
 
+# the same synthetic job as ONE resident job of 1 and 2 ranks (gmm-train, MPI; issue 24)
+echo "== synthetic GMM, resident: gmm-train as 1 and $(echo $gpus | awk '{ print $NF }') rank(s) (bench/train.sh)"
+GH_SHARED=$shared "$root/bench/train.sh" --device $device --ranks "$gpus" --frames $frames --dim $dim \
+  --gauss $gauss --iters $iters --work "$work" --peer false || echo "(bench/train.sh failed)"
+
 echo "== Arabic digits: data, MFCC + deltas + per-utterance CMN"
 if [ ! -f data/arabic/train_dcmn/feats.scp ] || [ "$(wc -l < data/arabic/train/spk2utt 2>/dev/null)" != "$arabic_speakers" ]; then
   rm -rf data/arabic

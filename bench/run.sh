@@ -36,6 +36,10 @@
 #   recipe     bench/recipe.sh: the Arabic-digit recipe's GMM and HMM-GMM
 #              trainings end to end, seconds per iteration, on DEVICE and on
 #              the CPU backend (RECIPE=0 skips)
+#   train      bench/train.sh: the whole GMM training job (2M x 40, 512 full,
+#              20 iterations): gmm-train at 1 rank (and 2 where there are 2
+#              GPUs, MPI and NCCL reductions) against ../shared/peers/e2e_job.py
+#              and gmm-est-gpu, same run (TRAIN=0 skips)
 #   I/O        bench/io.sh: gmm-score-gpu end to end vs its own kernel time on
 #              1M-frame archives in the page cache (IO=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
@@ -142,6 +146,11 @@ fi
   [ $torch_ok = 1 ] && python3 bench/torch_peer.py --frames="$FRAMES" --iters="$ITERS" --ubm-frames="$UBM_FRAMES"
   [ "${IO:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/io.sh
   recipe_rows
+  # the whole training job: gmm-train at 1 and 2 ranks against the PyTorch job (TRAIN=0 skips)
+  if [ "${TRAIN:-1}" != 0 ]; then
+    ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    GH_SHARED=$GH_SHARED bench/train.sh --device "$DEVICE" --ranks "$([ "$ng" -ge 2 ] && echo '1 2' || echo 1)" || echo "train: failed"
+  fi
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

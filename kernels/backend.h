@@ -227,6 +227,36 @@ typedef struct {
    * overlap the previous call's kernels (CUDA: kernels/cuda/cuda.cu). */
   void (*loglikes_begin)(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
   void (*loglikes_end)(gh_backend *b);
+
+  /* ---- optional: the raw accumulators (distributed training, lib/train/dist-em.h) ----
+   * m's device accumulators as one array of acc_raw_size(b, m) doubles in
+   * the backend's own layout (a function of the model's shapes only, so
+   * the same on every rank): acc_raw_get copies it to host[], acc_raw_set
+   * replaces it with host[] (the sum over the ranks), after which mstep and
+   * acc_fetch use the new values.  acc_raw_device: the array's device
+   * address, for a device-side reduction (NCCL), or NULL.  A backend sets
+   * the first three together or none (the caller then reduces what
+   * acc_fetch returns and runs the host M-step).  CUDA: kernels/cuda/cuda.cu. */
+  int64_t (*acc_raw_size)(gh_backend *b, gh_dev_model *m);
+  void (*acc_raw_get)(gh_backend *b, gh_dev_model *m, double *host);
+  void (*acc_raw_set)(gh_backend *b, gh_dev_model *m, const double *host);
+  double *(*acc_raw_device)(gh_backend *b, gh_dev_model *m);
+
+  /* ---- optional: data larger than device memory (lib/train/dist-em.h,
+   * gmm-train --max-device-memory) ----
+   * data_bytes: the device memory d's frames and pairs take while resident.
+   * data_evict: frees that memory, keeping the handle, a host copy of what
+   * was uploaded (page-locked where the backend can) and everything that
+   * decides the arithmetic (CUDA: the GEMM centre of the first model d was
+   * used with), so d can only be reloaded or freed; caches of d are dropped.
+   * data_reload: uploads it again (CUDA: asynchronously on a stream of its
+   * own, from page-locked memory, so the copy overlaps the E-step of another
+   * block; the next accumulate on d waits for it), after which accumulate
+   * on d adds exactly what it added before the eviction.  A backend sets the
+   * three together or none.  CUDA: kernels/cuda/cuda.cu; OpenCL: opencl.c. */
+  int64_t (*data_bytes)(gh_backend *b, gh_dev_data *d);
+  void (*data_evict)(gh_backend *b, gh_dev_data *d);
+  void (*data_reload)(gh_backend *b, gh_dev_data *d);
 } gh_backend_ops;
 
 struct gh_backend {

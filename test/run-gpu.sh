@@ -22,6 +22,8 @@
 #  8. shrinkage statistics: build/test/test_shrink (kernels/cuda/shrink.cu vs the
 #     CPU reference) and gmm-acc-stats-gpu --shrinkage-stats / gmm-est-gpu --shrink=lw
 #     --device=cuda vs --device=cpu-ref on the AMI full UBM.
+#  9. gmm-train: test/gpu-train.sh (one process vs gmm-est-gpu, cuda vs cpu,
+#     --max-device-memory, 2 ranks vs 1 and NCCL vs MPI where there are 2 GPUs).
 # "cpu" in the comparisons below is the plain-loop reference (--device=cpu-ref;
 # the loops map cpu -> cpu-ref); the CPU BLAS backend (--device=cpu) is checked
 # against float64 in test_kernels and against the reference by the CPU suite.
@@ -305,6 +307,12 @@ if r=$(cmp_nums "$tmp/shr.cuda.block" "$tmp/shr.cpu.block" 1e-7); then ok "gmm-a
 else notok "gmm-acc-stats-gpu --shrinkage-stats cuda vs cpu ($r)"; fi
 if r=$(python3 test/python/compare_models.py "$tmp/shr.cuda.mdl" "$tmp/shr.cpu.mdl" --rtol 1e-4 --cov-rtol 1e-3 2>&1); then
   ok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; else notok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; fi
+
+# 9. gmm-train (issue 24): 1 process = gmm-est-gpu, cuda vs cpu, streamed = resident,
+#    and with 2+ GPUs 2 ranks vs 1, NCCL vs MPI (test/gpu-train.sh).
+out=$(test/gpu-train.sh 2>&1)
+echo "$out" | grep -E '^(ok|not ok) '
+pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]

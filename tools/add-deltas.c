@@ -20,7 +20,9 @@ int main(int argc, char **argv) {
   if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
   const char *rspec = gh_opts_arg(po, 0), *wspec = gh_opts_arg(po, 1);
   if (order < 0 || order >= 1000 || window <= 0 || window >= 1000)
-    gh_die("bad delta options: --delta-order=%d --delta-window=%d", order, window);
+    gh_die("bad delta options: --delta-order=%d --delta-window=%d (need 0 <= order < 1000, 0 < window < 1000)",
+           order, window);
+  if (truncate < 0) gh_die("--truncate=%d must be >= 0", truncate);
 
   gh_seq_reader *reader = gh_seq_reader_open(rspec, GH_OBJ_MATRIX);
   gh_writer *writer = gh_writer_open(wspec);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what gmmhmm needs to build and test on Debian/Ubuntu:
-# C toolchain, zlib, LAPACKE/OpenBLAS, libsndfile, FFTW, Bats, Slurm + munge (a test
+# C toolchain, zlib, LAPACKE/OpenBLAS, libsndfile, FFTW, Bats, Open MPI, Slurm + munge (a test
 # cluster), and Python's numpy +
 # scikit-learn + kaldiio + kaldi-native-fbank (independent references used by the
 # tests and the recipe's baseline).
@@ -32,6 +32,10 @@ command -v python3 >/dev/null || need+=(python3)
 [ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib64/libOpenCL.so ] || need+=(ocl-icd-opencl-dev)
 ls /etc/OpenCL/vendors/pocl*.icd >/dev/null 2>&1 || need+=(pocl-opencl-icd)
 [ -f /usr/include/clblast_c.h ] || need+=(libclblast-dev)
+# Open MPI: the distributed trainers (lib/train/comm.c, gmm-train under mpirun / srun)
+# and test/bats/train-mpi.bats.
+command -v mpicc >/dev/null || need+=(libopenmpi-dev)
+command -v mpirun >/dev/null || need+=(openmpi-bin)
 # clang: libFuzzer harnesses (test/fuzz/, run by make test); its runtimes are in
 # libclang-common-*-dev (a clang dependency) or, on newer releases, libclang-rt-*-dev.
 command -v clang >/dev/null || need+=(clang)

@@ -14,7 +14,11 @@
 # <dir>/0.mdl .. <dir>/N.mdl, <dir>/final.mdl, <dir>/log/*.log (one per job);
 # the accumulators are removed after each iteration.
 # Options (--name value or --name=value):
-#   --nj 4               number of parallel accumulation jobs
+#   --ranks 0            N > 0: train as ONE job of N MPI ranks (gmm-train: the
+#                        data resident on each rank's device, accumulators summed
+#                        over the ranks; --cmd utils/run.sh starts it with mpirun,
+#                        utils/slurm.sh with srun); 0: per-iteration jobs (--nj)
+#   --nj 4               number of parallel accumulation jobs (--ranks 0)
 #   --cmd utils/run.sh   job launcher (utils/run.sh, utils/slurm.sh, with options)
 #   --device auto        --device of the tools (auto, cpu, cuda, cuda:N)
 #   --words ""           one GMM per word of this list (else one global GMM)
@@ -30,20 +34,25 @@
 # With --nj N each job's accumulators are rounded to float and summed in
 # another order, so the model equals the --nj 1 model within 1e-5 + 1e-4 x
 # the largest entry of each vector or matrix (utils/compare_gmms.sh, checked
-# by test/bats/recipes.bats), not bitwise.
+# by test/bats/recipes.bats), not bitwise.  With --ranks N the accumulators stay in
+# double and are summed in a fixed order, so any N gives the --ranks 1 model
+# within double rounding (test/bats/train-mpi.bats); doc/recipes.md says when
+# to use which.
 set -euo pipefail
 nj=4; cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh"); device=auto; words=; cov_type=diag; num_gauss=4; init_iters=10; num_iters=20
-seed=1; stage=-1; sum_fan_in=16
+seed=1; stage=-1; sum_fan_in=16; ranks=0
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; dir=${2%/}
 utils=$(cd "$(dirname "$0")/../utils" && pwd)
 me=train_gmm.sh
 [ "$sum_fan_in" -ge 2 ] 2>/dev/null || { echo "$me: --sum-fan-in must be an integer >= 2 (got $sum_fan_in)" >&2; exit 1; }
-for f in $data/feats.scp $words; do [ -f "$f" ] || { echo "$me: missing $f" >&2; exit 1; }; done
+for f in "$data"/feats.scp $words; do [ -f "$f" ] || { echo "$me: missing $f" >&2; exit 1; }; done
 mkdir -p "$dir"/log
-"$utils"/split_data.sh "$data" $nj
-sdata=$data/split$nj
+if [ "$ranks" = 0 ]; then
+  "$utils"/split_data.sh "$data" $nj
+  sdata=$data/split$nj
+fi
 
 labels=; lab_opts=; init_opts=()
 if [ -n "$words" ]; then
@@ -64,7 +73,24 @@ if [ $stage -le -1 ]; then
     gmm-init --device=$device --cov-type=$cov_type --num-gauss=$num_gauss --num-iters=$init_iters \
       --seed=$seed ${init_opts[@]+"${init_opts[@]}"} scp:"$data"/feats.scp "$dir"/0.mdl
 fi
-for it in $(seq 0 $((num_iters - 1))); do
+if [ "$ranks" != 0 ]; then
+  # one resident job of N ranks: <dir>/N.mdl after each iteration (rank 0)
+  start=$(( stage > 0 ? stage : 0 ))
+  if [ $start -lt $num_iters ]; then
+    t0=$(date +%s.%N)
+    $cmd --ranks $ranks "$dir"/log/train.$start.log \
+      gmm-train --device=$device $lab_opts --num-iters=$((num_iters - start)) --first-iter=$((start + 1)) \
+        --iter-models="$dir" "$dir"/$start.mdl scp:"$data"/feats.scp ${labels:+"$labels"} "$dir"/$num_iters.mdl
+    grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]* over [0-9]* frames' "$dir"/log/train.$start.log |
+      sed 's/^/  /'
+    echo "  $ranks ranks, $((num_iters - start)) iterations:" \
+      "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
+  fi
+  num_iters_jobs=0
+else
+  num_iters_jobs=$num_iters
+fi
+for it in $(seq 0 $((num_iters_jobs - 1))); do
   [ "$it" -ge $stage ] || continue
   t0=$(date +%s.%N)
   # Old accumulators of this iteration must not be summed if a job fails now.

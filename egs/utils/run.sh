@@ -19,6 +19,11 @@
 #   --gpu 0|1         1: each job gets its own GPU through CUDA_VISIBLE_DEVICES
 #                     (GPUs from $CUDA_VISIBLE_DEVICES if set, else nvidia-smi -L;
 #                     job slot k always uses the k-th GPU)
+#   --ranks N         the command is ONE program started as N MPI ranks:
+#                     mpirun -np N --bind-to none --oversubscribe <command>
+#                     (gmm-train: one rank per GPU, each rank takes the GPU of
+#                     its local rank, so every GPU stays visible); one job only.
+#                     As root, OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM)=1 are set.
 #   --mem M, --time T, --num-threads N   accepted for compatibility with
 #                     utils/slurm.sh; ignored here
 # Exit status 0 if every job exited 0; otherwise non-zero, with one line on
@@ -28,14 +33,15 @@
 # is SIGKILLed (a watcher process stops them within about a second).
 set -uo pipefail
 me=run.sh
-max_jobs_run=; gpu=0
+max_jobs_run=; gpu=0; ranks=
 while [ $# -gt 0 ]; do
   case $1 in
-    --max-jobs-run|--gpu|--mem|--time|--num-threads|--config)
+    --max-jobs-run|--gpu|--mem|--time|--num-threads|--config|--ranks)
       [ $# -ge 2 ] || { echo "$me: option $1 needs a value" >&2; exit 1; }
-      case $1 in --max-jobs-run) max_jobs_run=$2 ;; --gpu) gpu=$2 ;; esac; shift 2 ;;
+      case $1 in --max-jobs-run) max_jobs_run=$2 ;; --gpu) gpu=$2 ;; --ranks) ranks=$2 ;; esac; shift 2 ;;
     --max-jobs-run=*) max_jobs_run=${1#*=}; shift ;;
     --gpu=*) gpu=${1#*=}; shift ;;
+    --ranks=*) ranks=${1#*=}; shift ;;
     --mem=*|--time=*|--num-threads=*|--config=*) shift ;;
     --*) echo "$me: unknown option $1" >&2; exit 1 ;;
     *) break ;;
@@ -64,6 +70,14 @@ cmd=
   if [[ $a =~ ^[^[:space:]]+$ ]]; then cmd+="$a "; else cmd+="'${a//\'/\'\\\'\'}' "; fi
 done
 
+if [ -n "$ranks" ]; then
+  [[ $ranks =~ ^[1-9][0-9]*$ ]] || { echo "$me: bad --ranks '$ranks'" >&2; exit 1; }
+  [ "$first" -eq "$last" ] || { echo "$me: --ranks runs one job (got $jobname=$first:$last)" >&2; exit 1; }
+  command -v mpirun >/dev/null || { echo "$me: --ranks $ranks: mpirun not found (Open MPI: openmpi-bin)" >&2; exit 1; }
+  cmd="mpirun -np $ranks --bind-to none --oversubscribe $cmd"
+  if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+  gpu=0  # the ranks see every GPU and pick theirs by local rank
+fi
 gpus=()
 if [ "$gpu" != 0 ]; then
   if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then IFS=, read -r -a gpus <<< "$CUDA_VISIBLE_DEVICES"

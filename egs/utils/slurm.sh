@@ -23,6 +23,13 @@
 #   --time T          --time=T (e.g. 1:00:00)
 #   --num-threads N   --cpus-per-task=N
 #   --max-jobs-run N  at most N tasks at once (--array=1-N%max)
+#   --ranks N         the command is ONE program started as N MPI ranks:
+#                     sbatch --ntasks=N (an array of one task), and in it
+#                     srun --kill-on-bad-exit=1 --mpi=$GH_SRUN_MPI <command>
+#                     (GH_SRUN_MPI default pmix: Debian's Open MPI has no
+#                     Slurm PMI-2 support); one job only.  With --gpu G each
+#                     node gets G GPUs (--gres=gpu:G) and each rank takes the
+#                     GPU of its local rank.
 #   --config F        accepted and ignored (Kaldi's conf/slurm.conf)
 # Other sbatch options (partition, account) come from the environment, e.g.
 # SBATCH_PARTITION, SBATCH_ACCOUNT (see man sbatch).  Interrupting slurm.sh
@@ -32,13 +39,14 @@
 # time limit, counts as failed: see its q/<name>.k.out).
 set -uo pipefail
 me=slurm.sh
-gpu=0; mem=; time_limit=; threads=; max_jobs_run=
+gpu=0; mem=; time_limit=; threads=; max_jobs_run=; ranks=
 while [ $# -gt 0 ]; do
   case $1 in
-    --gpu|--mem|--time|--num-threads|--max-jobs-run|--config)
+    --gpu|--mem|--time|--num-threads|--max-jobs-run|--config|--ranks)
       [ $# -ge 2 ] || { echo "$me: option $1 needs a value" >&2; exit 1; }
       case $1 in --gpu) gpu=$2 ;; --mem) mem=$2 ;; --time) time_limit=$2 ;;
-        --num-threads) threads=$2 ;; --max-jobs-run) max_jobs_run=$2 ;; esac; shift 2 ;;
+        --num-threads) threads=$2 ;; --max-jobs-run) max_jobs_run=$2 ;; --ranks) ranks=$2 ;; esac; shift 2 ;;
+    --ranks=*) ranks=${1#*=}; shift ;;
     --gpu=*) gpu=${1#*=}; shift ;; --mem=*) mem=${1#*=}; shift ;; --time=*) time_limit=${1#*=}; shift ;;
     --num-threads=*) threads=${1#*=}; shift ;; --max-jobs-run=*) max_jobs_run=${1#*=}; shift ;;
     --config=*) shift ;;
@@ -64,6 +72,11 @@ cmd=
 [ $# -eq 1 ] && cmd=$1 || for a in "$@"; do
   if [[ $a =~ ^[^[:space:]]+$ ]]; then cmd+="$a "; else cmd+="'${a//\'/\'\\\'\'}' "; fi
 done
+if [ -n "$ranks" ]; then
+  [[ $ranks =~ ^[1-9][0-9]*$ ]] || { echo "$me: bad --ranks '$ranks'" >&2; exit 1; }
+  [ "$first" -eq "$last" ] || { echo "$me: --ranks runs one job (got $jobname=$first:$last)" >&2; exit 1; }
+  cmd="srun --kill-on-bad-exit=1 --mpi=${GH_SRUN_MPI:-pmix} $cmd"
+fi
 [ -n "$jobname" ] || jobname=__GH_NO_JOB__   # one job (task 1): nothing to replace
 
 logdir=$(dirname "$log"); mkdir -p "$logdir/q" || exit 1
@@ -103,6 +116,7 @@ chmod +x "$script"
 opts=(--wait --parsable --job-name="$name" --chdir="$PWD" --output="$qdir/$name.%a.out")
 array=$first-$last; [ -z "$max_jobs_run" ] || array+="%$max_jobs_run"
 opts+=(--array="$array")
+[ -z "$ranks" ] || opts+=(--ntasks="$ranks")
 [ "$gpu" = 0 ] || opts+=(--gres=gpu:$gpu)
 [ -z "$mem" ] || opts+=(--mem="$mem")
 [ -z "$time_limit" ] || opts+=(--time="$time_limit")

@@ -92,12 +92,19 @@ static void *grow(void *p, size_t *cap, size_t bytes) {
 static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->xf); free(s->L); }
 
 /* Expanded features of rows r < n: frame frames[r] (or first + r when
- * frames == NULL) of X [. x D], as float into s->xf [n x K] and, when
- * want_double, as double into s->xe [n x K]. */
+ * frames == NULL) of X [. x D], as float into s->xf [rows x K] (rows >= n;
+ * rows n .. rows-1 zero) and, when want_double, as double into s->xe
+ * [n x K].  The SGEMMs always run on `rows` rows (SCORE_ROWS or
+ * CHUNK_PAIRS): OpenBLAS's kernels on AVX-512 machines round a row
+ * differently in the last partial tile and in its small-matrix path, so a
+ * fixed shape keeps a frame's log-likelihoods independent of where it sits
+ * in a batch (the same bits whatever the batch size, job split or thread
+ * count; test/bats/score.bats, train.bats). */
 static void expand_rows(scratch *s, const float *X, int32_t D, int full, int32_t K, const double *c,
-                        const int32_t *frames, int64_t first, int n, int want_double) {
+                        const int32_t *frames, int64_t first, int n, int want_double, int rows) {
   s->xe = grow(s->xe, &s->xe_cap, sizeof(double) * (size_t)(want_double ? n : 1) * K);
-  s->xf = grow(s->xf, &s->xf_cap, sizeof(float) * (size_t)n * K);
+  s->xf = grow(s->xf, &s->xf_cap, sizeof(float) * (size_t)rows * K);
+  memset(s->xf + (size_t)n * K, 0, sizeof(float) * (size_t)(rows - n) * K);
   for (int r = 0; r < n; ++r) {
     double *xe = s->xe + (want_double ? (size_t)r * K : 0);
     gh_gemm_expand(X + (int64_t)(frames ? frames[r] : first + r) * D, c, D, full, xe);
@@ -205,10 +212,10 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
       const int full = m->full[m->blk_p0[k]];
       const int32_t K = full ? m->Kf : m->Kd;
       const int64_t ng = m->blk_ng[k];
-      s.L = grow(s.L, &s.L_cap, sizeof(float) * (size_t)n * (ng > 0 ? ng : 1));
+      s.L = grow(s.L, &s.L_cap, sizeof(float) * (size_t)SCORE_ROWS * (ng > 0 ? ng : 1));
       if (ng > 0) {
-        expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 0);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)ng, K, 1.0f, s.xf, K,
+        expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 0, SCORE_ROWS);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, SCORE_ROWS, (int)ng, K, 1.0f, s.xf, K,
                     (full ? m->Wf : m->Wd) + (size_t)m->blk_g0[k] * K, K, 0.0f, s.L, (int)ng);
       }
       for (int r = 0; r < n; ++r) {
@@ -265,10 +272,10 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
                           double *A) {
   const int32_t G = m->G[p], full = m->full[p], K = full ? m->Kf : m->Kd;
   const float *W = (full ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
-  expand_rows(s, d->X, m->D, full, K, m->c, d->frame + first, 0, n, 1);
-  s->L = grow(s->L, &s->L_cap, sizeof(float) * (size_t)n * G);
+  expand_rows(s, d->X, m->D, full, K, m->c, d->frame + first, 0, n, 1, CHUNK_PAIRS);
+  s->L = grow(s->L, &s->L_cap, sizeof(float) * (size_t)CHUNK_PAIRS * G);
   s->R = grow(s->R, &s->R_cap, sizeof(double) * (size_t)n * G);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, G, K, 1.0f, s->xf, K, W, K, 0.0f, s->L, G);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CHUNK_PAIRS, G, K, 1.0f, s->xf, K, W, K, 0.0f, s->L, G);
   double total = 0.0;
   for (int r = 0; r < n; ++r) {
     const float *l = s->L + (size_t)r * G;
@@ -291,6 +298,15 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
   return total;
 }
 
+/* Pairs of one pdf are cut into parts of PART_CHUNKS chunks from the pdf's
+ * first pair; a part's statistics are summed chunk by chunk from zero, and
+ * the parts are added to the accumulators in part order.  The cut depends
+ * on the data only, so the accumulators are the same bits whatever the
+ * thread count (parts run in parallel, each into its thread's buffer, in
+ * waves of as many parts as threads; a wave's buffers are added in part
+ * order) -- and a pdf with one part costs one extra G x K addition. */
+enum { PART_CHUNKS = 16 };
+
 static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   blas_model *m = (blas_model *)dm;
   const blas_data *d = (const blas_data *)dd;
@@ -300,52 +316,61 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
   const int32_t np = d->max_pdf + 1;
   const int nth = ctx->threads;
-  const int64_t big = (int64_t)CHUNK_PAIRS * 2 * nth; /* pairs of a pdf split over the threads */
+  const int64_t part_pairs = (int64_t)CHUNK_PAIRS * PART_CHUNKS;
+  const size_t maxGK = (size_t)(m->maxG > 0 ? m->maxG : 1) * (m->Kf > m->Kd ? m->Kf : m->Kd);
   double *tot = gh_calloc((size_t)np + 1, sizeof(double));
-  /* Pdfs that fit one thread: each by one thread, its chunks in order. */
+  double *part = gh_malloc(sizeof(double) * (size_t)nth * maxGK);
+  double *ptot = gh_calloc(nth, sizeof(double));
+  /* One-part pdfs: each by one thread into its buffer, then into A (no
+   * other item touches that pdf). */
 #pragma omp parallel num_threads(nth)
   {
     scratch s = {0};
+    double *P = part + (size_t)omp_get_thread_num() * maxGK;
 #pragma omp for schedule(dynamic, 1)
     for (int32_t p = 0; p < np; ++p) {
       const int64_t n = d->off[p + 1] - d->off[p];
-      if (n == 0 || m->G[p] == 0 || (nth > 1 && n >= big)) continue;
-      double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * (m->full[p] ? m->Kf : m->Kd);
+      if (n == 0 || m->G[p] == 0 || n > part_pairs) continue;
+      const int32_t K = m->full[p] ? m->Kf : m->Kd;
+      const size_t GK = (size_t)m->G[p] * K;
+      memset(P, 0, sizeof(double) * GK);
+      double t = 0.0;
       for (int64_t k = 0; k < n; k += CHUNK_PAIRS)
-        tot[p] += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, A);
+        t += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, P);
+      double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * K;
+      for (size_t e = 0; e < GK; ++e) A[e] += P[e];
+      tot[p] = t;
     }
     scratch_free(&s);
   }
-  /* Large pdfs: chunks round-robin over the threads, partial statistics
-   * summed in thread order. */
-  double *part = NULL, *ptot = gh_calloc(nth, sizeof(double));
-  for (int32_t p = 0; p < np && nth > 1; ++p) {
+  /* Pdfs of several parts: waves of nth parts in parallel, each wave's
+   * buffers added in part order. */
+  for (int32_t p = 0; p < np; ++p) {
     const int64_t n = d->off[p + 1] - d->off[p];
-    if (n < big || m->G[p] == 0) continue;
+    if (n <= part_pairs || m->G[p] == 0) continue;
     const int32_t K = m->full[p] ? m->Kf : m->Kd;
     const size_t GK = (size_t)m->G[p] * K;
-    if (!part) part = gh_malloc(sizeof(double) * (size_t)nth * (size_t)m->maxG * (m->Kf > m->Kd ? m->Kf : m->Kd));
-    const int64_t nchunks = (n + CHUNK_PAIRS - 1) / CHUNK_PAIRS;
-    int team = 1;
-#pragma omp parallel num_threads(nth)
-    {
-      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-      scratch s = {0};
-      double *A = part + (size_t)t * GK;
-      memset(A, 0, sizeof(double) * GK);
-      ptot[t] = 0.0;
-      if (t == 0) team = nt;
-      for (int64_t ch = t; ch < nchunks; ch += nt) {
-        const int64_t k = ch * CHUNK_PAIRS;
-        ptot[t] += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, A);
-      }
-      scratch_free(&s);
-    }
     double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * K;
-    for (int t = 0; t < team; ++t) {
-      const double *pt = part + (size_t)t * GK;
-      for (size_t e = 0; e < GK; ++e) A[e] += pt[e];
-      tot[p] += ptot[t];
+    const int64_t nparts = (n + part_pairs - 1) / part_pairs;
+    for (int64_t w0 = 0; w0 < nparts; w0 += nth) {
+      const int wn = (int)(nparts - w0 < nth ? nparts - w0 : nth);
+#pragma omp parallel for num_threads(nth) schedule(static, 1)
+      for (int q = 0; q < wn; ++q) {
+        scratch s = {0};
+        double *P = part + (size_t)q * maxGK;
+        memset(P, 0, sizeof(double) * GK);
+        const int64_t k0 = (w0 + q) * part_pairs, k1 = k0 + part_pairs < n ? k0 + part_pairs : n;
+        double t = 0.0;
+        for (int64_t k = k0; k < k1; k += CHUNK_PAIRS)
+          t += estep_chunk(m, d, p, d->off[p] + k, (int)(k1 - k < CHUNK_PAIRS ? k1 - k : CHUNK_PAIRS), &s, P);
+        ptot[q] = t;
+        scratch_free(&s);
+      }
+      for (int q = 0; q < wn; ++q) {
+        const double *P = part + (size_t)q * maxGK;
+        for (size_t e = 0; e < GK; ++e) A[e] += P[e];
+        tot[p] += ptot[q];
+      }
     }
   }
   double total = 0.0;

@@ -366,6 +366,10 @@ typedef struct {
   Task *hTasks; size_t hcapTasks;
   int64_t *hSel; size_t hcapSel;
   int64_t *hCount; size_t hcapCount;
+  /* data_upload's two page-locked staging buffers (rows x Dp floats each),
+   * kept for the next upload: a trainer uploads one block after another */
+  float *hStage[2]; size_t stage_floats;
+  cudaEvent_t evStage[2];
 } cuda_ctx;
 
 
@@ -409,6 +413,8 @@ static void cuda_free_backend(gh_backend *b) {
     if (c->tl) { fclose(c->tl); cudaEventDestroy(c->evBase); }
   }
   free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
+  for (int k = 0; k < 2; ++k)
+    if (c->hStage[k]) { cudaFreeHost(c->hStage[k]); cudaEventDestroy(c->evStage[k]); }
   free(c);
   free(b);
 }
@@ -1107,6 +1113,14 @@ typedef struct {
   double *centre;  /* host [D], set by the first accumulate */
   int have_centre;
   gg_xcache *xc;   /* expanded features kept across E-steps (cuda-gemm.h) */
+  /* data_evict / data_reload: page-locked copies of dX, dFrames, dW (read
+   * back at the first eviction), the copy stream and its event */
+  float *hX;
+  int32_t *hF;
+  float *hW;
+  cudaStream_t cs;
+  cudaEvent_t ready;
+  int evicted, pending;
 } cuda_data;
 
 static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
@@ -1126,12 +1140,18 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
            cudaGetErrorString(e));
   if (T > 0) {
     const size_t rows = ((size_t)4 << 20) / Dp > 0 ? ((size_t)4 << 20) / Dp : 1; /* frames per buffer */
-    float *h[2] = {NULL, NULL};
-    cudaEvent_t done[2];
-    for (int k = 0; k < 2; ++k) {
-      CK(cudaMallocHost((void **)&h[k], rows * Dp * sizeof(float)));
-      CK(cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming));
+    cuda_ctx *cx = (cuda_ctx *)b->ctx;
+    if (cx->stage_floats < rows * Dp) { /* allocated once per backend, reused by later uploads */
+      for (int j = 0; j < 2; ++j)
+        if (cx->hStage[j]) { CK(cudaFreeHost(cx->hStage[j])); CK(cudaEventDestroy(cx->evStage[j])); }
+      for (int j = 0; j < 2; ++j) {
+        CK(cudaMallocHost((void **)&cx->hStage[j], rows * Dp * sizeof(float)));
+        CK(cudaEventCreateWithFlags(&cx->evStage[j], cudaEventDisableTiming));
+      }
+      cx->stage_floats = rows * Dp;
     }
+    float *h[2] = {cx->hStage[0], cx->hStage[1]};
+    cudaEvent_t *done = cx->evStage;
     int k = 0;
     for (size_t t0 = 0; t0 < (size_t)T; t0 += rows, k ^= 1) {
       const size_t n = (size_t)T - t0 < rows ? (size_t)T - t0 : rows;
@@ -1144,10 +1164,6 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
       CK(cudaEventRecord(done[k], 0));
     }
     CK(cudaStreamSynchronize(0));
-    for (int j = 0; j < 2; ++j) {
-      CK(cudaEventDestroy(done[j]));
-      CK(cudaFreeHost(h[j]));
-    }
   }
   d->centre = (double *)gh_calloc(D, sizeof(double));
   /* pairs sorted by pdf */
@@ -1176,10 +1192,63 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
 static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
   cuda_data *d = (cuda_data *)dd;
   if (!d) return;
+  if (d->pending) cudaEventSynchronize(d->ready);
   cudaFree(d->dX); cudaFree(d->dFrames); cudaFree(d->dW);
   gg_xcache_free(d->xc);
+  if (d->hX) { cudaFreeHost(d->hX); cudaFreeHost(d->hF); cudaFreeHost(d->hW); }
+  if (d->cs) { cudaEventDestroy(d->ready); cudaStreamDestroy(d->cs); }
   free(d->poff); free(d->centre);
   free(d);
+}
+
+/* backend.h data_bytes / data_evict / data_reload.  The centre (set by the
+ * first accumulate) and the host-side pair offsets stay; the expanded
+ * features' cache is dropped (recomputed from the same frames and centre,
+ * so the statistics are the same bytes). */
+static int64_t cuda_data_bytes(gh_backend *b, gh_dev_data *dd) {
+  cuda_data *d = (cuda_data *)dd;
+  return (int64_t)d->T * d->Dp * (int64_t)sizeof(float) + d->npairs * (int64_t)(sizeof(int32_t) + sizeof(float));
+}
+
+static void cuda_data_evict(gh_backend *b, gh_dev_data *dd) {
+  cuda_data *d = (cuda_data *)dd;
+  if (d->evicted) return;
+  if (d->pending) { CK(cudaEventSynchronize(d->ready)); d->pending = 0; }
+  const size_t nx = (size_t)d->T * d->Dp, np = (size_t)d->npairs;
+  if (!d->hX) { /* read back once into page-locked memory: later reloads are DMA from it */
+    CK(cudaMallocHost((void **)&d->hX, (nx ? nx : 1) * sizeof(float)));
+    CK(cudaMallocHost((void **)&d->hF, (np ? np : 1) * sizeof(int32_t)));
+    CK(cudaMallocHost((void **)&d->hW, (np ? np : 1) * sizeof(float)));
+    CK(cudaMemcpy(d->hX, d->dX, nx * sizeof(float), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(d->hF, d->dFrames, np * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(d->hW, d->dW, np * sizeof(float), cudaMemcpyDeviceToHost));
+    CK(cudaStreamCreateWithFlags(&d->cs, cudaStreamNonBlocking));
+    CK(cudaEventCreateWithFlags(&d->ready, cudaEventDisableTiming));
+  }
+  CK(cudaFree(d->dX)); CK(cudaFree(d->dFrames)); CK(cudaFree(d->dW));
+  d->dX = NULL; d->dFrames = NULL; d->dW = NULL;
+  gg_xcache_free(d->xc);
+  d->xc = NULL;
+  d->evicted = 1;
+}
+
+static void cuda_data_reload(gh_backend *b, gh_dev_data *dd) {
+  cuda_data *d = (cuda_data *)dd;
+  if (!d->evicted) return;
+  const size_t nx = (size_t)d->T * d->Dp, np = (size_t)d->npairs;
+  cudaError_t e = cudaMalloc((void **)&d->dX, (nx ? nx : 1) * sizeof(float));
+  if (e != cudaSuccess)
+    gh_die("data reload: cannot hold %d frames of dimension %d on the GPU (%s); lower --max-device-memory", d->T,
+           d->D, cudaGetErrorString(e));
+  CK(cudaMalloc((void **)&d->dFrames, (np ? np : 1) * sizeof(int32_t)));
+  CK(cudaMalloc((void **)&d->dW, (np ? np : 1) * sizeof(float)));
+  CK(cudaMemcpyAsync(d->dX, d->hX, nx * sizeof(float), cudaMemcpyHostToDevice, d->cs));
+  CK(cudaMemcpyAsync(d->dFrames, d->hF, np * sizeof(int32_t), cudaMemcpyHostToDevice, d->cs));
+  CK(cudaMemcpyAsync(d->dW, d->hW, np * sizeof(float), cudaMemcpyHostToDevice, d->cs));
+  CK(cudaEventRecord(d->ready, d->cs));
+  d->xc = gg_xcache_new(d->max_pdf + 1);
+  d->evicted = 0;
+  d->pending = 1;
 }
 
 /* Pairs of a pdf from which the E-step of that pdf goes through the GEMM
@@ -1201,6 +1270,11 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
   if (d->max_pdf >= m->P)
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
+  if (d->evicted) gh_die("accumulate: the data block was evicted (data_reload first)");
+  if (d->pending) { /* data_reload's copies */
+    CK(cudaEventSynchronize(d->ready));
+    d->pending = 0;
+  }
   if (d->npairs == 0 || d->T <= 0) return 0.0;
   CK(cudaMemset(c->dTotal, 0, sizeof(double)));
   const char *ev = getenv("GH_CUDA_ESTEP");
@@ -1280,6 +1354,19 @@ static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   free(h);
 }
 
+/* backend.h acc_raw_*: dAcc as it is (acc_size doubles, E = 1 + D + S per
+ * Gaussian at each pdf's accoff; the model's shapes decide the layout). */
+static int64_t cuda_acc_raw_size(gh_backend *b, gh_dev_model *dm) { return ((cuda_model *)dm)->acc_size; }
+static void cuda_acc_raw_get(gh_backend *b, gh_dev_model *dm, double *host) {
+  cuda_model *m = (cuda_model *)dm;
+  CK(cudaMemcpy(host, m->dAcc, m->acc_size * sizeof(double), cudaMemcpyDeviceToHost));
+}
+static void cuda_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host) {
+  cuda_model *m = (cuda_model *)dm;
+  CK(cudaMemcpy(m->dAcc, host, m->acc_size * sizeof(double), cudaMemcpyHostToDevice));
+}
+static double *cuda_acc_raw_device(gh_backend *b, gh_dev_model *dm) { return ((cuda_model *)dm)->dAcc; }
+
 /* HMM kernels: kernels/cuda/cuda-hmm.cu */
 extern "C" {
 gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
@@ -1339,6 +1426,13 @@ static const gh_backend_ops cuda_ops = {
     .model_fetch = cuda_model_fetch,
     .loglikes_begin = cuda_loglikes_begin,
     .loglikes_end = cuda_loglikes_end,
+    .acc_raw_size = cuda_acc_raw_size,
+    .acc_raw_get = cuda_acc_raw_get,
+    .acc_raw_set = cuda_acc_raw_set,
+    .acc_raw_device = cuda_acc_raw_device,
+    .data_bytes = cuda_data_bytes,
+    .data_evict = cuda_data_evict,
+    .data_reload = cuda_data_reload,
 };
 
 extern "C" const char *gh_cuda_error_text(int err);

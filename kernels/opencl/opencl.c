@@ -498,6 +498,10 @@ typedef struct {
   int64_t npairs;
   int64_t *count;    /* [max_pdf + 1] pairs per pdf */
   cl_mem X, frame, pdf, weight;
+  /* host copies of the four buffers while evicted (data_evict), else NULL */
+  float *hX, *hW;
+  int32_t *hF, *hP;
+  int evicted;
 } ocl_data;
 
 static gh_dev_data *ocl_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
@@ -528,9 +532,50 @@ static gh_dev_data *ocl_data_upload(gh_backend *b, const float *X, int32_t T, in
 static void ocl_data_free(gh_backend *b, gh_dev_data *dd) {
   ocl_data *d = (ocl_data *)dd;
   if (!d) return;
-  gh_ocl_release(d->X); gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
+  if (!d->evicted) {
+    gh_ocl_release(d->X); gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
+  }
+  free(d->hX); free(d->hW); free(d->hF); free(d->hP);
   free(d->count);
   free(d);
+}
+
+/* backend.h data_bytes / data_evict / data_reload (synchronous copies here) */
+static int64_t ocl_data_bytes(gh_backend *b, gh_dev_data *dd) {
+  ocl_data *d = (ocl_data *)dd;
+  return (int64_t)d->T * d->D * (int64_t)sizeof(float) + d->npairs * (int64_t)(2 * sizeof(int32_t) + sizeof(float));
+}
+
+static void ocl_data_evict(gh_backend *b, gh_dev_data *dd) {
+  ocl_ctx *c = b->ctx;
+  ocl_data *d = (ocl_data *)dd;
+  if (d->evicted) return;
+  const size_t nx = (size_t)d->T * d->D, np = (size_t)d->npairs;
+  if (!d->hX) { /* the uploaded bytes, read back once */
+    d->hX = gh_malloc((nx + 1) * sizeof(float));
+    d->hW = gh_malloc((np + 1) * sizeof(float));
+    d->hF = gh_malloc((np + 1) * sizeof(int32_t));
+    d->hP = gh_malloc((np + 1) * sizeof(int32_t));
+    gh_ocl_read(c, d->X, 0, nx * sizeof(float), d->hX);
+    gh_ocl_read(c, d->frame, 0, np * sizeof(int32_t), d->hF);
+    gh_ocl_read(c, d->pdf, 0, np * sizeof(int32_t), d->hP);
+    gh_ocl_read(c, d->weight, 0, np * sizeof(float), d->hW);
+  }
+  gh_ocl_release(d->X); gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
+  d->X = d->frame = d->pdf = d->weight = NULL;
+  d->evicted = 1;
+}
+
+static void ocl_data_reload(gh_backend *b, gh_dev_data *dd) {
+  ocl_ctx *c = b->ctx;
+  ocl_data *d = (ocl_data *)dd;
+  if (!d->evicted) return;
+  const size_t nx = (size_t)d->T * d->D, np = (size_t)d->npairs;
+  d->X = gh_ocl_buffer(c, nx * sizeof(float), nx ? d->hX : NULL, "E-step frames");
+  d->frame = gh_ocl_buffer(c, np * sizeof(int32_t), np ? d->hF : NULL, "E-step pairs");
+  d->pdf = gh_ocl_buffer(c, np * sizeof(int32_t), np ? d->hP : NULL, "E-step pairs");
+  d->weight = gh_ocl_buffer(c, np * sizeof(float), np ? d->hW : NULL, "E-step pairs");
+  d->evicted = 0;
 }
 
 static void need_fp64(gh_backend *b, const char *what) {
@@ -632,6 +677,7 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   ocl_model *m = (ocl_model *)dm;
   ocl_data *d = (ocl_data *)dd;
   need_fp64(b, "accumulate");
+  if (d->evicted) gh_die("accumulate: the data block was evicted (data_reload first)");
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
   if (d->max_pdf >= m->P)
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
@@ -721,6 +767,28 @@ static void ocl_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   free(ad); free(af);
 }
 
+/* backend.h acc_raw_*: the diagonal block acc_d [Gd x Kd] then the full
+ * block acc_f [Gf x Kf], as the device holds them (the distributed
+ * trainers' host reduction; the M-step then stays on the device). */
+static int64_t ocl_acc_raw_size(gh_backend *b, gh_dev_model *dm) {
+  ocl_model *m = (ocl_model *)dm;
+  return (int64_t)m->Gd * m->Kd + (int64_t)m->Gf * m->Kf;
+}
+static void ocl_acc_raw_get(gh_backend *b, gh_dev_model *dm, double *host) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  const size_t nd = (size_t)m->Gd * m->Kd, nf = (size_t)m->Gf * m->Kf;
+  if (nd) gh_ocl_read(c, m->acc_d, 0, nd * sizeof(double), host);
+  if (nf) gh_ocl_read(c, m->acc_f, 0, nf * sizeof(double), host + nd);
+}
+static void ocl_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  const size_t nd = (size_t)m->Gd * m->Kd, nf = (size_t)m->Gf * m->Kf;
+  if (nd) gh_ocl_write(c, m->acc_d, 0, nd * sizeof(double), host);
+  if (nf) gh_ocl_write(c, m->acc_f, 0, nf * sizeof(double), host + nd);
+}
+
 static const gh_backend_ops ocl_ops = {
     .name = "opencl",
     .free = ocl_free,
@@ -740,6 +808,12 @@ static const gh_backend_ops ocl_ops = {
     .hmm_forward = gh_ocl_hmm_forward,
     .hmm_viterbi = gh_ocl_hmm_viterbi,
     .hmm_fb = gh_ocl_hmm_fb,
+    .acc_raw_size = ocl_acc_raw_size,
+    .acc_raw_get = ocl_acc_raw_get,
+    .acc_raw_set = ocl_acc_raw_set,
+    .data_bytes = ocl_data_bytes,
+    .data_evict = ocl_data_evict,
+    .data_reload = ocl_data_reload,
 };
 
 /* Without cl_khr_fp64: loglikes on the device, HMM ops on the CPU reference

@@ -1,6 +1,7 @@
 /* table.c -- Kaldi Table readers and writers over kaldi-io streams.
  * Specifier grammar and byte layouts: doc/format.md. */
 #include "io/table.h"
+#include "io/compressed-matrix.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -80,6 +81,7 @@ static void obj_free(gh_objtype t, gh_obj *o) {
     case GH_OBJ_INT32: break;
     case GH_OBJ_TOKEN_VECTOR: free(o->str); break;
     case GH_OBJ_MATRIX_VIEW: gh_matrix_free(&o->mv.own); break;
+    case GH_OBJ_CMATRIX: break; /* written only, never held by a reader */
   }
   memset(o, 0, sizeof *o);
 }
@@ -128,6 +130,7 @@ static void obj_read(gh_istream *s, gh_objtype t, gh_obj *o) {
       if (binary) gh_istream_fail(s, "token vectors are text-only, found binary data");
       o->str = normalize_tokens(gh_istream_eof(s) ? "" : gh_read_line(s));
       break;
+    case GH_OBJ_CMATRIX: gh_die("internal: GH_OBJ_CMATRIX is for writing only (read compressed matrices as GH_OBJ_MATRIX)");
   }
 }
 
@@ -157,6 +160,7 @@ static void obj_write(gh_ostream *s, int binary, gh_objtype t, const void *obj) 
       break;
     case GH_OBJ_TOKEN_VECTOR: break;
     case GH_OBJ_MATRIX_VIEW: gh_die("internal: GH_OBJ_MATRIX_VIEW is for reading only");
+    case GH_OBJ_CMATRIX: gh_write_cmatrix(s, binary, obj); break;
   }
 }
 

@@ -32,10 +32,12 @@ typedef enum {
   GH_OBJ_POSTERIOR,    /* gh_posterior */
   GH_OBJ_INT32,        /* int32_t (e.g. per-utterance pdf label) */
   GH_OBJ_TOKEN_VECTOR, /* text only: rest of line as a string (char*) */
-  GH_OBJ_MATRIX_VIEW   /* gh_matrix_view (matrix.h), sequential readers only: a
+  GH_OBJ_MATRIX_VIEW,  /* gh_matrix_view (matrix.h), sequential readers only: a
                           binary FM matrix in place in the reader's input buffer
                           (no copy, no allocation), any other matrix decoded;
                           read-only, valid until the next call on the reader */
+  GH_OBJ_CMATRIX       /* gh_cmatrix (io/compressed-matrix.h), writers only: CM, CM2
+                          or CM3 in binary; the decompressed FM matrix in text, as Kaldi */
 } gh_objtype;
 
 /* ---- sequential reader ---- */

@@ -121,6 +121,22 @@ setup() {
   [[ "$output" == *"1 / 1 failed"*"$T/log/single.log"* ]]
 }
 
+@test "utils/slurm.pl: Kaldi's slurm.pl convention and options on the cluster, through slurm.sh" {
+  cd "$T"
+  run "$EGS/utils/slurm.pl" --mem 100M --num-threads 1 --max-jobs-run 2 JOB=1:3 log/k.JOB.log echo kaldi JOB
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for j in 1 2 3; do
+    grep -qx "kaldi $j" log/k.$j.log
+    grep -q '^# Started at .* (Slurm job [0-9]*_'$j')$' log/k.$j.log
+    tail -2 log/k.$j.log | head -1 | grep -q '^# Accounting: time=[0-9]* threads=1$'
+    tail -1 log/k.$j.log | grep -q '^# Ended (code 0) at '
+  done
+  run "$EGS/utils/slurm.pl" JOB=1:2 log/e.JOB.log 'exit $(( JOB - 1 ))'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"1 / 2 failed"*"jobs 2)"* ]]
+}
+
 @test "recipe on Slurm: arabic-digits GMM training with --nj 4 --cmd utils/slurm.sh equals --nj 1" {
   [ -f "$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt" ] || skip "Arabic digits not found under $GH_SHARED/data"
   opts="--device cpu --configs diag:2 --seed 1 --iters 2 --sklearn false --hmm false"
@@ -134,4 +150,37 @@ setup() {
   echo "$output"
   [ "$status" -eq 0 ]
   diff <(sed 1d "$T/w1/results.txt") <(sed 1d "$T/w4/results.txt")
+}
+
+@test "gmm-train on Slurm: 2 MPI ranks through srun --mpi=pmix (steps/train_gmm.sh --ranks 2 --cmd utils/slurm.sh) equal one process" {
+  command -v mpirun >/dev/null || skip "no Open MPI (tools/install-deps.sh)"
+  srun --mpi=list 2>&1 | grep -q pmix || skip "this Slurm has no PMIx plugin (srun --mpi=list)"
+  python3 - "$T" <<'PYEOF'
+import sys, numpy as np
+d = sys.argv[1]; r = np.random.RandomState(4)
+with open(d + '/f.txt', 'w') as f:
+    for k in range(30):
+        n = r.randint(30, 150)
+        X = np.vstack([r.randn(n // 2, 4), 3 + r.randn(n - n // 2, 4)])
+        f.write('utt%02d  [\n' % k + '\n'.join(' '.join('%.5f' % v for v in x) for x in X) + ' ]\n')
+PYEOF
+  mkdir -p $T/data
+  copy-feats ark:$T/f.txt ark,scp:$T/f.ark,$T/data/feats.scp 2>/dev/null
+  awk '{ print $1, "spk1" }' $T/data/feats.scp > $T/data/utt2spk
+  cd $T
+  run "$EGS/steps/train_gmm.sh" --ranks 2 --cmd "$EGS/utils/slurm.sh" --device cpu --cov-type full \
+    --num-gauss 3 --init-iters 1 --num-iters 3 data exp/s
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q "srun --kill-on-bad-exit=1 --mpi=pmix" exp/s/log/train.0.log
+  grep -q "rank 1 on host" exp/s/log/train.0.log
+  grep -q "communicator mpi" exp/s/log/train.0.log
+  gmm-train --device=cpu --num-iters=3 exp/s/0.mdl scp:data/feats.scp $T/plain.mdl 2>/dev/null
+  "$EGS/utils/compare_gmms.sh" $T/plain.mdl exp/s/final.mdl
+  # a failing rank ends the step (--kill-on-bad-exit) and the job non-zero
+  GH_TEST_KILL=1:2 run "$EGS/utils/slurm.sh" --ranks 2 log/k.log gmm-train --device=cpu --num-iters=3 \
+    exp/s/0.mdl scp:data/feats.scp $T/k.mdl
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ ! -e $T/k.mdl ]
 }

@@ -1,0 +1,466 @@
+/* comm.c -- the trainers' communicator; see comm.h. */
+#include "train/comm.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/opts.h"
+#ifdef GH_HAVE_MPI
+#include <mpi.h>
+#endif
+#ifdef GH_HAVE_CUDA
+#include "cuda/gh-nccl.h"
+#endif
+
+enum { HOST_LEN = 64 };
+/* helpers a build without MPI (or CUDA) does not call */
+#define MAYBE_UNUSED __attribute__((unused))
+
+struct gh_comm {
+  int mpi;                 /* MPI_Init was called */
+  int rank, size, local_rank, local_size;
+  char (*hosts)[HOST_LEN]; /* [size] */
+  char context[512];
+  /* watchdog */
+  double timeout;
+  int wd_started, wd_stop;
+  pthread_t wd;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  const char *coll;        /* collective in progress (NULL: none) */
+  double coll_since;
+  /* scratch of gh_comm_sum_f64 */
+  double *parts;
+  size_t parts_cap;
+  void *nccl;              /* NCCL communicator (gh-nccl.h), or NULL */
+};
+
+uint64_t gh_hash64(const void *bytes, size_t n, uint64_t h) {
+  const unsigned char *p = bytes;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+void gh_comm_opts_default(gh_comm_opts *o) {
+  o->kind = "auto";
+  o->timeout = 600.0;
+}
+
+void gh_comm_opts_register(struct gh_opts *po, gh_comm_opts *o) {
+  gh_opts_string(po, "comm", &o->kind,
+                 "How ranks talk: auto (MPI when started by mpirun/srun, else one plain process; "
+                 "NCCL for device reductions when the backend is CUDA and libnccl loads), none, mpi, nccl");
+  gh_opts_double(po, "comm-timeout", &o->timeout,
+                 "Seconds a collective may take before the whole job is aborted (a dead or hung rank); "
+                 "<= 0: wait for ever");
+}
+
+int gh_comm_rank(const gh_comm *c) { return c->rank; }
+int gh_comm_size(const gh_comm *c) { return c->size; }
+int gh_comm_local_rank(const gh_comm *c) { return c->local_rank; }
+int gh_comm_local_size(const gh_comm *c) { return c->local_size; }
+const char *gh_comm_kind(const gh_comm *c) { return c->nccl ? "nccl" : c->mpi ? "mpi" : "none"; }
+const char *gh_comm_host(const gh_comm *c, int r) { return r >= 0 && r < c->size ? c->hosts[r] : "?"; }
+int gh_comm_has_nccl(const gh_comm *c) { return c->nccl != NULL; }
+
+void gh_comm_set_context(gh_comm *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->context, sizeof c->context, fmt, ap);
+  va_end(ap);
+}
+
+/* "rank R of N on host H, <context>" */
+static void where(const gh_comm *c, char *buf, size_t n) {
+  int k = snprintf(buf, n, "rank %d of %d on host %s", c->rank, c->size, c->hosts[c->rank]);
+  if (c->context[0] && k > 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, ", %s", c->context);
+}
+
+static gh_comm *g_comm; /* for the die hook and the watchdog */
+
+/* Ends the job: MPI_Abort in MPI mode, else exit(1).  Never returns. */
+static void GH_NORETURN end_job(gh_comm *c) {
+  fflush(NULL);
+#ifdef GH_HAVE_MPI
+  if (c && c->mpi) MPI_Abort(MPI_COMM_WORLD, 1);
+#else
+  (void)c;
+#endif
+  _exit(1);
+}
+
+/* The error line of a dying rank (one per process, as gh_die). */
+static void error_line(gh_comm *c, const char *msg) {
+  static atomic_flag dying = ATOMIC_FLAG_INIT;
+  if (atomic_flag_test_and_set(&dying))
+    for (;;) pause();
+  char w[768];
+  where(c, w, sizeof w);
+  fprintf(stderr, "%s: ERROR: %s [%s]\n", gh_progname, msg, w);
+}
+
+void gh_comm_abort(gh_comm *c, const char *msg) {
+  error_line(c, msg);
+#ifdef GH_HAVE_CUDA
+  if (c->nccl) gh_nccl_abort(c->nccl);
+#endif
+  end_job(c);
+}
+
+/* gh_die in MPI mode (gh_set_die_hook; the unfinished outputs are already
+ * removed): the error line with the rank's place, then the job ends. */
+MAYBE_UNUSED static void die_hook(const char *msg) { gh_comm_abort(g_comm, msg); }
+
+/* ---------------- watchdog ---------------- */
+MAYBE_UNUSED static void *watchdog_main(void *arg) {
+  gh_comm *c = arg;
+  pthread_mutex_lock(&c->mu);
+  while (!c->wd_stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 250 * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+    if (c->coll && c->timeout > 0 && gh_seconds() - c->coll_since > c->timeout) {
+      char msg[256];
+      snprintf(msg, sizeof msg, "%s did not finish within %g s (--comm-timeout): a peer rank died or hangs",
+               c->coll, c->timeout);
+      pthread_mutex_unlock(&c->mu);
+      gh_comm_abort(c, msg);
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+  return NULL;
+}
+
+MAYBE_UNUSED static void coll_begin(gh_comm *c, const char *what) {
+  if (!c->mpi) return;
+  pthread_mutex_lock(&c->mu);
+  c->coll = what;
+  c->coll_since = gh_seconds();
+  pthread_mutex_unlock(&c->mu);
+}
+MAYBE_UNUSED static void coll_end(gh_comm *c) {
+  if (!c->mpi) return;
+  pthread_mutex_lock(&c->mu);
+  c->coll = NULL;
+  pthread_mutex_unlock(&c->mu);
+}
+
+void gh_comm_set_timeout(gh_comm *c, double seconds) {
+  pthread_mutex_lock(&c->mu);
+  c->timeout = seconds;
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* ---------------- start ---------------- */
+/* The world size a launcher announced in the environment (0: none): Open
+ * MPI's mpirun, a PMI-2 or PMIx launcher (srun --mpi=pmi2|pmix), or an
+ * srun step of several tasks. */
+static long launched_size(void) {
+  const char *v;
+  if ((v = getenv("OMPI_COMM_WORLD_SIZE")) || (v = getenv("PMI_SIZE"))) return strtol(v, NULL, 10);
+  if (getenv("PMIX_RANK")) return (v = getenv("SLURM_NTASKS")) ? strtol(v, NULL, 10) : 1;
+  const char *st = getenv("SLURM_STEP_ID"), *nt = getenv("SLURM_NTASKS");
+  if (st && nt) {
+    long s = strtol(st, NULL, 10), n = strtol(nt, NULL, 10);
+    if (s >= 0 && s < 4294967290L && n > 1) return n; /* not the batch or extern step */
+  }
+  return 0;
+}
+
+gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind) {
+  if (!kind) kind = "auto";
+  if (strcmp(kind, "auto") && strcmp(kind, "none") && strcmp(kind, "mpi") && strcmp(kind, "nccl"))
+    gh_die("--comm must be auto, none, mpi or nccl (got '%s')", kind);
+  const long world = launched_size();
+  int use_mpi = !strcmp(kind, "mpi") || !strcmp(kind, "nccl") || (!strcmp(kind, "auto") && world > 0);
+  if (!strcmp(kind, "none") && world > 1)
+    gh_die("--comm=none, but the launcher started %ld ranks: each would train alone and write the same files", world);
+#ifndef GH_HAVE_MPI
+  if (use_mpi && strcmp(kind, "auto"))
+    gh_die("--comm=%s: this build has no MPI (rebuild with mpicc/mpi.h present: libopenmpi-dev)", kind);
+  if (use_mpi && world > 1)
+    gh_die("started as one of %ld ranks by a launcher, but this build has no MPI (rebuild with libopenmpi-dev)",
+           world);
+  use_mpi = 0;
+#endif
+  gh_comm *c = gh_calloc(1, sizeof *c);
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_cond_init(&c->cv, NULL);
+  c->timeout = 600.0;
+  c->size = c->local_size = 1;
+  c->hosts = gh_calloc(1, sizeof *c->hosts);
+  if (gethostname(c->hosts[0], HOST_LEN - 1) != 0) strcpy(c->hosts[0], "?");
+  g_comm = c;
+  if (!use_mpi) return c;
+#ifdef GH_HAVE_MPI
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+    gh_die("MPI_Init_thread failed");
+  c->mpi = 1;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &c->local_rank);
+  MPI_Comm_size(local, &c->local_size);
+  MPI_Comm_free(&local);
+  char me[HOST_LEN];
+  memcpy(me, c->hosts[0], HOST_LEN);
+  free(c->hosts);
+  c->hosts = gh_calloc((size_t)c->size, sizeof *c->hosts);
+  MPI_Allgather(me, HOST_LEN, MPI_CHAR, c->hosts, HOST_LEN, MPI_CHAR, MPI_COMM_WORLD);
+  gh_set_die_hook(die_hook);
+  if (pthread_create(&c->wd, NULL, watchdog_main, c) == 0) c->wd_started = 1;
+  else gh_warn("cannot start the collectives' watchdog thread: --comm-timeout has no effect");
+  if (provided < MPI_THREAD_MULTIPLE)
+    gh_vlog(1, "MPI provides thread level %d (< MPI_THREAD_MULTIPLE): the watchdog's MPI_Abort may be delayed",
+            provided);
+#endif
+  return c;
+}
+
+gh_comm *gh_comm_start(int *argc, char ***argv, const gh_comm_opts *o) {
+  gh_comm *c = gh_comm_init(argc, argv, o->kind);
+  gh_comm_set_timeout(c, o->timeout);
+  return c;
+}
+
+void gh_comm_finalize(gh_comm *c) {
+  if (!c) return;
+  if (c->wd_started) {
+    pthread_mutex_lock(&c->mu);
+    c->wd_stop = 1;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->wd, NULL);
+  }
+#ifdef GH_HAVE_CUDA
+  if (c->nccl) gh_nccl_free(c->nccl);
+#endif
+#ifdef GH_HAVE_MPI
+  if (c->mpi) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    gh_set_die_hook(NULL);
+    MPI_Finalize();
+  }
+#endif
+  if (g_comm == c) g_comm = NULL;
+  pthread_mutex_destroy(&c->mu);
+  pthread_cond_destroy(&c->cv);
+  free(c->parts);
+  free(c->hosts);
+  free(c);
+}
+
+/* ---------------- collectives ---------------- */
+void gh_comm_bcast(gh_comm *c, void *buf, size_t bytes, int root) {
+  if (!c->mpi) return;
+#ifdef GH_HAVE_MPI
+  coll_begin(c, "broadcast");
+  for (size_t off = 0; off < bytes; off += (size_t)1 << 30) {
+    size_t n = bytes - off < ((size_t)1 << 30) ? bytes - off : ((size_t)1 << 30);
+    MPI_Bcast((char *)buf + off, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+  }
+  coll_end(c);
+#else
+  (void)buf; (void)bytes; (void)root;
+#endif
+}
+
+void gh_comm_allgather(gh_comm *c, const void *mine, size_t bytes, void *all) {
+  if (!c->mpi) {
+    if (bytes) memmove(all, mine, bytes);
+    return;
+  }
+#ifdef GH_HAVE_MPI
+  if (bytes > (size_t)1 << 30) gh_die("gh_comm_allgather: %zu bytes per rank is more than 1 GiB", bytes);
+  coll_begin(c, "all-gather");
+  MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+  coll_end(c);
+#endif
+}
+
+void gh_comm_barrier(gh_comm *c) {
+  if (!c->mpi) return;
+#ifdef GH_HAVE_MPI
+  coll_begin(c, "barrier");
+  MPI_Barrier(MPI_COMM_WORLD);
+  coll_end(c);
+#endif
+}
+
+/* Slice r of n elements over R ranks: [n r / R, n (r+1) / R). */
+MAYBE_UNUSED static size_t slice_at(size_t n, int r, int R) { return (size_t)((unsigned __int128)n * (unsigned)r / (unsigned)R); }
+
+void gh_comm_sum_f64(gh_comm *c, double *buf, size_t n) {
+  if (!c->mpi || c->size == 1) return;
+#ifdef GH_HAVE_MPI
+  const int R = c->size, me = c->rank;
+  /* every rank must bring the same n */
+  uint64_t mine = n, *all = gh_malloc(sizeof(uint64_t) * (size_t)R);
+  gh_comm_allgather(c, &mine, sizeof mine, all);
+  for (int r = 0; r < R; ++r)
+    if (all[r] != mine)
+      gh_die("gh_comm_sum_f64: rank %d brings %llu values, rank %d %llu (ranks out of step)", r,
+             (unsigned long long)all[r], me, (unsigned long long)mine);
+  free(all);
+  int *scount = gh_malloc(sizeof(int) * (size_t)R * 4), *sdispl = scount + R, *rcount = scount + 2 * R,
+      *rdispl = scount + 3 * R;
+  coll_begin(c, "sum of the accumulators (all-to-all)");
+  /* pieces of at most 2^27 doubles, so that counts fit an int */
+  const size_t piece = (size_t)1 << 27;
+  for (size_t p0 = 0; p0 < n; p0 += piece) {
+    const size_t m = n - p0 < piece ? n - p0 : piece;
+    double *b = buf + p0;
+    const size_t lo = slice_at(m, me, R), len = slice_at(m, me + 1, R) - lo;
+    if ((size_t)R * len > c->parts_cap) {
+      free(c->parts);
+      c->parts_cap = (size_t)R * len;
+      c->parts = gh_malloc(sizeof(double) * (c->parts_cap ? c->parts_cap : 1));
+    }
+    for (int r = 0; r < R; ++r) {
+      scount[r] = (int)(slice_at(m, r + 1, R) - slice_at(m, r, R));
+      sdispl[r] = (int)slice_at(m, r, R);
+      rcount[r] = (int)len;
+      rdispl[r] = (int)((size_t)r * len);
+    }
+    MPI_Alltoallv(b, scount, sdispl, MPI_DOUBLE, c->parts, rcount, rdispl, MPI_DOUBLE, MPI_COMM_WORLD);
+    /* the owner adds the parts in rank order */
+    for (size_t i = 0; i < len; ++i) {
+      double s = c->parts[i];
+      for (int r = 1; r < R; ++r) s += c->parts[(size_t)r * len + i];
+      b[lo + i] = s;
+    }
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, scount, sdispl, MPI_DOUBLE, MPI_COMM_WORLD);
+  }
+  coll_end(c);
+  free(scount);
+#endif
+}
+
+void gh_comm_sum_f64_device(gh_comm *c, double *dbuf, size_t n) {
+  if (!c->nccl) gh_die("gh_comm_sum_f64_device: NCCL is not started (gh_comm_nccl_start)");
+#ifdef GH_HAVE_CUDA
+  coll_begin(c, "sum of the accumulators (NCCL)");
+  gh_nccl_sum_f64(c->nccl, dbuf, n);
+  coll_end(c);
+#else
+  (void)dbuf; (void)n;
+#endif
+}
+
+void gh_comm_check_same(gh_comm *c, const void *bytes, size_t n, const char *what) {
+  if (!c->mpi || c->size == 1) return;
+  uint64_t mine[2] = {gh_hash64(bytes, n, GH_HASH64_INIT), n};
+  uint64_t *all = gh_malloc(sizeof mine * (size_t)c->size);
+  gh_comm_allgather(c, mine, sizeof mine, all);
+  char msg[1024];
+  int k = 0, bad = 0;
+  for (int r = 1; r < c->size; ++r) {
+    if (all[2 * r] == all[0] && all[2 * r + 1] == all[1]) continue;
+    if (!bad)
+      k += snprintf(msg + k, sizeof msg - (size_t)k, "ranks differ in %s: rank 0 (host %s) has %016llx (%llu bytes)",
+                    what, c->hosts[0], (unsigned long long)all[0], (unsigned long long)all[1]);
+    bad = 1;
+    if (k > 0 && (size_t)k < sizeof msg - 128)
+      k += snprintf(msg + k, sizeof msg - (size_t)k, ", rank %d (host %s) %016llx (%llu bytes)", r, c->hosts[r],
+                    (unsigned long long)all[2 * r], (unsigned long long)all[2 * r + 1]);
+  }
+  free(all);
+  if (!bad) return;
+  /* every rank knows: rank 0 says it once, all end with status 1 */
+  if (c->rank == 0) fprintf(stderr, "%s: ERROR: %s\n", gh_progname, msg);
+  fflush(NULL);
+#ifdef GH_HAVE_MPI
+  gh_comm_barrier(c);
+  gh_set_die_hook(NULL);
+  MPI_Finalize();
+#endif
+  _exit(1);
+}
+
+void gh_comm_check_build(gh_comm *c) {
+  if (!c->mpi || c->size == 1) return;
+  uint64_t h = GH_HASH64_INIT;
+  FILE *f = fopen("/proc/self/exe", "rb");
+  if (f) {
+    unsigned char buf[1 << 16];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0) h = gh_hash64(buf, k, h);
+    fclose(f);
+  }
+  gh_comm_check_same(c, &h, sizeof h, "build (their executables differ)");
+}
+
+/* ---------------- NCCL ---------------- */
+int gh_comm_nccl_start(gh_comm *c) {
+#if defined(GH_HAVE_MPI) && defined(GH_HAVE_CUDA)
+  if (!c->mpi) {
+    gh_set_error("NCCL needs MPI to start (run under mpirun or srun, or --comm=nccl)");
+    return -1;
+  }
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  char err[512] = "";
+  int ok = gh_nccl_load() == 0;
+  if (!ok) snprintf(err, sizeof err, "%s", gh_last_error());
+  /* agree: every rank loaded it */
+  int *oks = gh_malloc(sizeof(int) * (size_t)c->size);
+  gh_comm_allgather(c, &ok, sizeof ok, oks);
+  int all = 1, first_bad = -1;
+  for (int r = 0; r < c->size; ++r)
+    if (!oks[r]) { all = 0; if (first_bad < 0) first_bad = r; }
+  if (!all) {
+    free(oks);
+    gh_set_error("libnccl did not load on rank %d%s%s", first_bad, first_bad == c->rank ? ": " : "",
+                 first_bad == c->rank ? err : "");
+    return -1;
+  }
+  unsigned char id[GH_NCCL_ID_BYTES];
+  memset(id, 0, sizeof id);
+  ok = c->rank != 0 || gh_nccl_get_id(id) == 0;
+  if (!ok) snprintf(err, sizeof err, "%s", gh_last_error());
+  gh_comm_bcast(c, &ok, sizeof ok, 0);
+  if (!ok) {
+    free(oks);
+    gh_set_error("ncclGetUniqueId failed on rank 0%s%s", c->rank == 0 ? ": " : "", c->rank == 0 ? err : "");
+    return -1;
+  }
+  gh_comm_bcast(c, id, sizeof id, 0);
+  coll_begin(c, "ncclCommInitRank");
+  void *h = gh_nccl_init(c->size, id, c->rank);
+  coll_end(c);
+  ok = h != NULL;
+  if (!ok) snprintf(err, sizeof err, "%s", gh_last_error());
+  gh_comm_allgather(c, &ok, sizeof ok, oks);
+  all = 1;
+  for (int r = 0; r < c->size; ++r)
+    if (!oks[r]) { all = 0; if (first_bad < 0) first_bad = r; }
+  free(oks);
+  if (!all) {
+    if (h) gh_nccl_free(h);
+    gh_set_error("ncclCommInitRank failed on rank %d%s%s", first_bad, first_bad == c->rank ? ": " : "",
+                 first_bad == c->rank ? err : "");
+    return -1;
+  }
+  c->nccl = h;
+  return 0;
+#elif defined(GH_HAVE_MPI)
+  gh_set_error("this build has no CUDA: NCCL cannot be used");
+  return -1;
+#else
+  gh_set_error("this build has no MPI: NCCL cannot be started");
+  return -1;
+#endif
+}

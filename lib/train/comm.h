@@ -1,0 +1,124 @@
+/* comm.h -- the communicator of the distributed trainers (gmm-train,
+ * doc/scaling.md): R ranks, one per GPU (or per CPU socket), each with its
+ * shard of the data (lib/train/shard.h), that end every EM iteration with
+ * the same model bytes.  One verb set hides how the ranks talk:
+ *   "none"  a plain single process (R = 1): never calls MPI_Init and needs
+ *           no MPI library at run time; every collective is the identity;
+ *   "mpi"   MPI (Open MPI: `mpirun -np R`, or `srun --mpi=pmix|pmi2` under
+ *           Slurm); reductions of host double buffers;
+ *   "nccl"  MPI for the bootstrap and the host collectives, NCCL (loaded at
+ *           run time with dlopen, as cuBLAS is) for reductions of device
+ *           buffers (gh_comm_sum_f64_device), after gh_comm_nccl_start.
+ * "auto" picks "mpi" when the process was started by a launcher (the
+ * environment names a world: OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK,
+ * or SLURM_NTASKS inside an srun step, SLURM_STEP_ID), else "none"; the
+ * trainer asks for NCCL on top with gh_comm_nccl_start when its backend is
+ * CUDA and libnccl loads.
+ *
+ * Determinism (issue 24): gh_comm_sum_f64 is a sum whose order is ours, not
+ * the library's (MPI and NCCL choose theirs by algorithm, message size,
+ * rank count and version): the buffer is cut into R contiguous slices,
+ * rank r owns slice r, receives every rank's part of it (all-to-all), adds
+ * the parts in rank order 0..R-1 in double, and the slices are gathered
+ * back, so every rank ends with the same bytes.
+ *
+ * Failure (issue 24, item 8): in "mpi"/"nccl" mode gh_die is routed through
+ * gh_set_die_hook: the failing rank prints its one ERROR line followed by
+ * "[rank R of N on host H, <context>]" (gh_comm_set_context: the shard) and
+ * calls MPI_Abort(…, 1), which ends every rank with a non-zero exit.  A
+ * watchdog thread aborts the job the same way when a collective has not
+ * finished after the timeout (gh_comm_set_timeout; a peer that died or
+ * hangs), so no rank waits for a dead peer for ever.
+ */
+#ifndef GH_COMM_H
+#define GH_COMM_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/gh-base.h"
+
+typedef struct gh_comm gh_comm;
+struct gh_opts;
+struct gh_backend;
+
+/* The options every distributed tool takes (gh_comm_opts_register):
+ * --comm=auto|none|mpi|nccl, --comm-timeout=SECONDS. */
+typedef struct {
+  const char *kind;     /* "auto" (default) */
+  double timeout;       /* seconds a collective may take before the job is aborted (600) */
+} gh_comm_opts;
+void gh_comm_opts_default(gh_comm_opts *o);
+void gh_comm_opts_register(struct gh_opts *po, gh_comm_opts *o);
+
+/* Starts the communicator.  kind: "auto" | "none" | "mpi" | "nccl" (see
+ * top; "nccl" starts MPI here and NCCL in gh_comm_nccl_start).  argc/argv
+ * are handed to MPI_Init (may be NULL).  Dies with one line for an unknown
+ * kind, "mpi"/"nccl" in a build without MPI, or a launcher's environment
+ * (R > 1 ranks) in a build without MPI.  In MPI mode also installs the die
+ * hook and starts the watchdog (timeout 600 s until gh_comm_set_timeout). */
+gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind);
+/* gh_comm_init(kind o->kind) and gh_comm_set_timeout(o->timeout). */
+gh_comm *gh_comm_start(int *argc, char ***argv, const gh_comm_opts *o);
+/* Ends the communicator (MPI_Finalize after a barrier in MPI mode; the
+ * NCCL communicator is destroyed) and frees c (NULL is fine). */
+void gh_comm_finalize(gh_comm *c);
+
+int gh_comm_rank(const gh_comm *c);        /* 0 .. R-1 */
+int gh_comm_size(const gh_comm *c);        /* R */
+int gh_comm_local_rank(const gh_comm *c);  /* rank among the ranks of this host: the GPU to bind */
+int gh_comm_local_size(const gh_comm *c);  /* ranks on this host */
+/* "none", "mpi" or "nccl" (the latter once gh_comm_nccl_start succeeded). */
+const char *gh_comm_kind(const gh_comm *c);
+/* Host name of rank r (every rank knows the whole table). */
+const char *gh_comm_host(const gh_comm *c, int r);
+/* Seconds a collective may take before the watchdog aborts the job
+ * (<= 0: no watchdog). */
+void gh_comm_set_timeout(gh_comm *c, double seconds);
+/* What this rank is working on, appended to its error lines, e.g.
+ * "shard 1 (utterances 40..79 of 120, blocks 3..5)". */
+void gh_comm_set_context(gh_comm *c, const char *fmt, ...) GH_PRINTF(2, 3);
+
+/* ---- collectives (every rank must call them in the same order) ---- */
+/* buf[bytes] of rank root copied to every rank. */
+void gh_comm_bcast(gh_comm *c, void *buf, size_t bytes, int root);
+/* mine[bytes] of every rank -> all[R x bytes], rank order. */
+void gh_comm_allgather(gh_comm *c, const void *mine, size_t bytes, void *all);
+void gh_comm_barrier(gh_comm *c);
+/* Deterministic element-wise sum of buf[n] over the ranks, in place (see
+ * top): result[i] = ((buf_0[i] + buf_1[i]) + ...) + buf_{R-1}[i] in double,
+ * identical bytes on every rank, independent of the MPI library's
+ * algorithms.  n must be the same on every rank (checked: dies otherwise). */
+void gh_comm_sum_f64(gh_comm *c, double *buf, size_t n);
+/* Dies on every rank ("ranks differ in <what>: ...", printed by rank 0,
+ * naming the ranks whose value differs from rank 0's) unless bytes[n] is
+ * the same on every rank (compared by a 64-bit hash and the length). */
+void gh_comm_check_same(gh_comm *c, const void *bytes, size_t n, const char *what);
+/* gh_comm_check_same on the running executable's bytes (/proc/self/exe):
+ * ranks of different builds refuse to start together. */
+void gh_comm_check_build(gh_comm *c);
+/* Prints "<prog>: ERROR: <msg> [rank R of N on host H, <context>]" and ends
+ * the whole job with exit status 1 (MPI_Abort; a plain exit when R = 1). */
+void gh_comm_abort(gh_comm *c, const char *msg) GH_NORETURN;
+
+/* ---- device reductions (NCCL) ---- */
+/* Starts NCCL on the CUDA device the calling thread uses (call after the
+ * backend bound device gh_comm_local_rank): rank 0's ncclGetUniqueId,
+ * MPI_Bcast, ncclCommInitRank.  libnccl.so.2 is found through $GH_NCCL_LIB
+ * (a file or a directory), else the loader's path, else python's
+ * site-packages nvidia/nccl/lib.  Sets NCCL_NVLS_ENABLE=0 unless set.
+ * Returns 0, or -1 with the reason in gh_last_error() (no CUDA in this
+ * build, no MPI, libnccl not found, init failed); the same answer on every
+ * rank (the outcome is agreed through MPI). */
+int gh_comm_nccl_start(gh_comm *c);
+/* 1 after a successful gh_comm_nccl_start. */
+int gh_comm_has_nccl(const gh_comm *c);
+/* gh_comm_sum_f64 on a CUDA device buffer dbuf[n] (double), same order and
+ * bytes: grouped ncclSend/ncclRecv of the slices to their owners, a kernel
+ * adds the R parts in rank order, ncclAllGather.  Needs gh_comm_has_nccl. */
+void gh_comm_sum_f64_device(gh_comm *c, double *dbuf, size_t n);
+
+/* 64-bit FNV-1a hash of bytes[n] (model checksums in logs and checks). */
+uint64_t gh_hash64(const void *bytes, size_t n, uint64_t h);
+#define GH_HASH64_INIT 0xcbf29ce484222325ULL
+
+#endif

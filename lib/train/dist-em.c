@@ -1,0 +1,294 @@
+/* dist-em.c -- EM of a GMM set over R ranks; see dist-em.h. */
+#include "train/dist-em.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gh-base.h"
+#include "gmm/shrink.h"
+
+/* ---------------- flat accumulators ---------------- */
+static int64_t var_size(const gh_gmm_accs *a) {
+  return a->type == GH_COV_FULL ? (int64_t)a->dim * (a->dim + 1) / 2 : a->dim;
+}
+
+size_t gh_accs_flat_size(const gh_accs_set *a, int shrink) {
+  size_t n = 0;
+  for (int32_t p = 0; p < a->num_pdfs; ++p) {
+    const gh_gmm_accs *g = &a->pdfs[p];
+    if (shrink) n += g->shrink ? (size_t)g->num_gauss * (size_t)gh_shrink_stats_size(g->dim) : 0;
+    else n += (size_t)g->num_gauss * (size_t)(1 + g->dim + var_size(g));
+  }
+  return shrink ? n : n + 2;
+}
+
+/* copy between a and flat (to_flat: a -> flat) */
+static void flat_copy(gh_accs_set *a, int shrink, double *flat, int to_flat) {
+  size_t k = 0;
+#define MOVE(ptr, cnt)                                                        \
+  do {                                                                        \
+    const size_t _n = (size_t)(cnt);                                          \
+    if (to_flat) memcpy(flat + k, (ptr), sizeof(double) * _n);                \
+    else memcpy((ptr), flat + k, sizeof(double) * _n);                        \
+    k += _n;                                                                  \
+  } while (0)
+  for (int32_t p = 0; p < a->num_pdfs; ++p) {
+    gh_gmm_accs *g = &a->pdfs[p];
+    if (shrink) {
+      if (g->shrink) MOVE(g->shrink, (int64_t)g->num_gauss * gh_shrink_stats_size(g->dim));
+      continue;
+    }
+    MOVE(g->occupancy, g->num_gauss);
+    MOVE(g->mean_accs, (int64_t)g->num_gauss * g->dim);
+    MOVE(g->var_accs, (int64_t)g->num_gauss * var_size(g));
+  }
+  if (!shrink) {
+    MOVE(&a->total_loglike, 1);
+    MOVE(&a->total_frames, 1);
+  }
+#undef MOVE
+}
+
+void gh_accs_flatten(const gh_accs_set *a, int shrink, double *out) { flat_copy((gh_accs_set *)a, shrink, out, 1); }
+void gh_accs_unflatten(gh_accs_set *a, int shrink, const double *in) { flat_copy(a, shrink, (double *)in, 0); }
+
+uint64_t gh_gmm_set_hash(const gh_gmm_set *s) {
+  uint64_t h = gh_hash64(&s->dim, sizeof s->dim, GH_HASH64_INIT);
+  h = gh_hash64(&s->num_pdfs, sizeof s->num_pdfs, h);
+  for (int32_t p = 0; p < s->num_pdfs; ++p) {
+    const gh_gmm *g = &s->pdfs[p];
+    const int32_t hdr[3] = {(int32_t)g->type, g->num_gauss, g->dim};
+    h = gh_hash64(hdr, sizeof hdr, h);
+    h = gh_hash64(g->weights, sizeof(float) * (size_t)g->num_gauss, h);
+    h = gh_hash64(g->gconsts, sizeof(float) * (size_t)g->num_gauss, h);
+    h = gh_hash64(g->means_invvars, sizeof(float) * (size_t)g->num_gauss * (size_t)g->dim, h);
+    h = gh_hash64(g->inv_vars, sizeof(float) * (size_t)g->num_gauss * (size_t)gh_gmm_cov_size(g), h);
+  }
+  return h;
+}
+
+static double *grow_buf(gh_dist_em *em, size_t n) {
+  if (n > em->buf_cap) {
+    free(em->buf);
+    em->buf = gh_malloc(sizeof(double) * (n ? n : 1));
+    em->buf_cap = n;
+  }
+  return em->buf;
+}
+
+/* ---------------- the loop ---------------- */
+void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *model, const gh_shard_data *sd,
+                     int64_t max_device_bytes) {
+  memset(em, 0, sizeof *em);
+  em->comm = comm;
+  em->b = b;
+  em->model = model;
+  em->sd = sd;
+  const int32_t nb = sd->num_blocks;
+  em->dd = gh_calloc((size_t)(nb ? nb : 1), sizeof *em->dd);
+  em->streamed = gh_calloc((size_t)(nb ? nb : 1), 1);
+  const int can_stream = max_device_bytes > 0 && b->ops->data_bytes && b->ops->data_evict && b->ops->data_reload;
+  if (max_device_bytes > 0 && !can_stream)
+    gh_log("--max-device-memory: the %s backend keeps its data in host memory; nothing to stream", b->ops->name);
+  /* an upper bound of each block's device bytes, for the plan made before
+   * uploading (frames padded to 4 floats, 12 bytes a pair) */
+  int64_t total = 0, largest = 0;
+  for (int32_t k = 0; k < nb; ++k) {
+    const gh_data *d = &sd->blocks[k];
+    const int64_t est = (int64_t)d->num_frames * ((d->dim + 3) / 4 * 4) * 4 + d->num_pairs * 12;
+    total += est;
+    if (est > largest) largest = est;
+  }
+  const int stream = can_stream && total > max_device_bytes;
+  if (stream && max_device_bytes < 2 * largest)
+    gh_die("--max-device-memory=%lld bytes cannot hold two blocks of up to %lld bytes: lower --block-frames",
+           (long long)max_device_bytes, (long long)largest);
+  const int64_t budget = stream ? max_device_bytes - 2 * largest : INT64_MAX;
+  for (int32_t k = 0; k < nb; ++k) {
+    em->dd[k] = gh_data_upload(b, &sd->blocks[k]);
+    if (!stream) continue;
+    const int64_t bytes = b->ops->data_bytes(b, em->dd[k]);
+    if (em->num_streamed == 0 && em->resident_bytes + bytes <= budget) {
+      em->resident_bytes += bytes;
+    } else { /* this and every later block: streamed */
+      b->ops->data_evict(b, em->dd[k]);
+      em->streamed[k] = 1;
+      em->num_streamed++;
+    }
+  }
+  if (em->num_streamed)
+    gh_log("--max-device-memory=%lld: %d of %d blocks resident (%.3g MB), %d streamed from page-locked host memory",
+           (long long)max_device_bytes, nb - em->num_streamed, nb, em->resident_bytes / 1e6, em->num_streamed);
+  const char *e = getenv("GH_MSTEP");
+  em->device_mstep = !(e && !strcmp(e, "host"));
+  em->reduce_path = "none";
+}
+
+void gh_dist_em_sync(gh_dist_em *em) {
+  if (!em->host_stale) return;
+  em->b->ops->model_fetch(em->b, em->dm, em->model);
+  em->host_stale = 0;
+}
+
+void gh_dist_em_model_changed(gh_dist_em *em) {
+  if (em->dm) em->b->ops->model_free(em->b, em->dm);
+  em->dm = NULL;
+  em->host_stale = 0;
+}
+
+void gh_dist_em_free(gh_dist_em *em) {
+  gh_dist_em_model_changed(em);
+  for (int32_t k = 0; k < em->sd->num_blocks; ++k)
+    if (em->dd[k]) em->b->ops->data_free(em->b, em->dd[k]);
+  free(em->dd);
+  free(em->streamed);
+  if (em->have_own) gh_accs_free(&em->own);
+  free(em->buf);
+  memset(em, 0, sizeof *em);
+}
+
+/* The reduced accumulators on the host: fetched from the device (where
+ * they may already be reduced: device_reduced) into *a, reduced unless
+ * they were. */
+static void fetch_reduced(gh_dist_em *em, gh_accs_set *a, double ll, double w) {
+  gh_dist_em_sync(em);
+  gh_accs_init(a, em->model);
+  em->b->ops->acc_fetch(em->b, em->dm, a);
+  if (em->device_reduced) {
+    a->total_loglike = em->total_loglike;
+    a->total_frames = em->total_weight;
+    return;
+  }
+  a->total_loglike = ll;
+  a->total_frames = w;
+  if (gh_comm_size(em->comm) > 1) {
+    const size_t n = gh_accs_flat_size(a, 0);
+    double *buf = grow_buf(em, n);
+    gh_accs_flatten(a, 0, buf);
+    gh_comm_sum_f64(em->comm, buf, n);
+    gh_accs_unflatten(a, 0, buf);
+    em->reduce_path = "host-accs";
+  }
+  em->total_loglike = a->total_loglike;
+  em->total_weight = a->total_frames;
+}
+
+double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
+  gh_backend *b = em->b;
+  const gh_shard_data *sd = em->sd;
+  const int R = gh_comm_size(em->comm);
+  const double t0 = gh_seconds();
+  if (!em->dm) em->dm = b->ops->model_upload(b, em->model);
+  b->ops->acc_zero(b, em->dm);
+  double ll = 0.0, w = 0.0;
+  /* streamed blocks: the next one is uploaded while the current one's
+   * E-step runs; at most two of them on the device */
+  int32_t next = 0, loaded = 0;
+  for (int32_t k = 0; k < sd->num_blocks; ++k) {
+    if (em->model->dim != sd->blocks[k].dim)
+      gh_die("model dimension %d does not match feature dimension %d", em->model->dim, sd->blocks[k].dim);
+    if (em->num_streamed) {
+      if (next <= k) next = k;
+      while (loaded < 2 && next < sd->num_blocks) {
+        if (em->streamed[next]) {
+          b->ops->data_reload(b, em->dd[next]);
+          loaded++;
+        }
+        next++;
+      }
+    }
+    ll += b->ops->accumulate(b, em->dm, em->dd[k]);
+    w += sd->blocks[k].total_weight;
+    if (em->streamed[k]) {
+      b->ops->data_evict(b, em->dd[k]);
+      loaded--;
+    }
+  }
+  const double t1 = gh_seconds();
+  em->device_reduced = 0;
+  if (em->have_own) { gh_accs_free(&em->own); em->have_own = 0; }
+  const int dev_mstep = !accs && em->device_mstep && b->ops->mstep;
+  em->reduce_path = "none";
+  if (dev_mstep && gh_comm_has_nccl(em->comm) && b->ops->acc_raw_device && b->ops->acc_raw_size) {
+    double *dptr = b->ops->acc_raw_device(b, em->dm);
+    const int64_t n = b->ops->acc_raw_size(b, em->dm);
+    gh_comm_sum_f64_device(em->comm, dptr, (size_t)n);
+    double tot[2] = {ll, w};
+    gh_comm_sum_f64(em->comm, tot, 2);
+    em->total_loglike = tot[0];
+    em->total_weight = tot[1];
+    em->device_reduced = 1;
+    em->reduce_path = "nccl";
+  } else if (dev_mstep && b->ops->acc_raw_get && b->ops->acc_raw_set && b->ops->acc_raw_size) {
+    const int64_t n = b->ops->acc_raw_size(b, em->dm);
+    double *buf = grow_buf(em, (size_t)n + 2);
+    if (R > 1) {
+      b->ops->acc_raw_get(b, em->dm, buf);
+      buf[n] = ll;
+      buf[n + 1] = w;
+      gh_comm_sum_f64(em->comm, buf, (size_t)n + 2);
+      b->ops->acc_raw_set(b, em->dm, buf);
+      ll = buf[n];
+      w = buf[n + 1];
+      em->reduce_path = "host-raw";
+    }
+    em->total_loglike = ll;
+    em->total_weight = w;
+    em->device_reduced = 1;
+  } else {
+    /* the host path: fetched, reduced, M-step on the host */
+    gh_accs_set *a = accs ? accs : &em->own;
+    fetch_reduced(em, a, ll, w);
+    if (!accs) em->have_own = 1;
+  }
+  const double t2 = gh_seconds();
+  em->estep_seconds = t1 - t0;
+  em->reduce_seconds = t2 - t1;
+  return em->total_weight > 0 ? em->total_loglike / em->total_weight : 0.0;
+}
+
+void gh_dist_em_acc_shrink(gh_dist_em *em, gh_accs_set *accs) {
+  const gh_shard_data *sd = em->sd;
+  for (int32_t k = 0; k < sd->num_blocks; ++k) {
+    const gh_data *d = &sd->blocks[k];
+    gh_backend_acc_shrink(em->b, em->model, d->feats, d->num_frames, d->pairs, d->num_pairs, accs);
+  }
+  if (gh_comm_size(em->comm) > 1) {
+    const size_t n = gh_accs_flat_size(accs, 1);
+    double *buf = grow_buf(em, n);
+    gh_accs_flatten(accs, 1, buf);
+    gh_comm_sum_f64(em->comm, buf, n);
+    gh_accs_unflatten(accs, 1, buf);
+  }
+}
+
+void gh_dist_em_mstep(gh_dist_em *em, const gh_est_opts *eo, const gh_accs_set *accs, gh_est_stats *st) {
+  gh_backend *b = em->b;
+  const double t0 = gh_seconds();
+  em->mstep_on_device = 0;
+  if (!accs && em->device_reduced && em->device_mstep && b->ops->mstep && em->dm) {
+    gh_est_stats local;
+    memset(&local, 0, sizeof local);
+    if (b->ops->mstep(b, em->dm, eo, &local) == 0) {
+      gh_est_stats_finish(&local, em->model->num_pdfs, st);
+      em->host_stale = 1;
+      em->mstep_on_device = 1;
+      em->mstep_seconds = gh_seconds() - t0;
+      return;
+    }
+    gh_vlog(1, "M-step on the host: %s", gh_last_error());
+  }
+  if (!accs) {
+    if (!em->have_own) {
+      /* the device declined: its accumulators are the reduced ones */
+      fetch_reduced(em, &em->own, 0, 0);
+      em->have_own = 1;
+    }
+    accs = &em->own;
+  }
+  gh_dist_em_sync(em);
+  gh_gmm_set_update(em->model, accs, eo, st);
+  if (em->have_own) { gh_accs_free(&em->own); em->have_own = 0; }
+  gh_dist_em_model_changed(em); /* the next E-step uploads the new model */
+  em->mstep_seconds = gh_seconds() - t0;
+}

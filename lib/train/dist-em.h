@@ -1,0 +1,98 @@
+/* dist-em.h -- EM of a GMM set over R ranks (gmm-train; issue 24): each
+ * rank keeps its shard (lib/train/shard.h) resident on its backend, one
+ * frame block per gh_dev_data, and every iteration
+ *   1. E-step: acc_zero once, then accumulate() block after block in the
+ *      global block order: the fp32 work of the kernels happens inside a
+ *      block, the blocks are combined in the backend's double accumulators;
+ *   2. reduction: the rank's accumulators (and its total log-likelihood
+ *      and frame weight) summed over the ranks with comm.h's deterministic
+ *      gh_comm_sum_f64 (host) or gh_comm_sum_f64_device (NCCL), so every
+ *      rank holds identical bytes;
+ *   3. M-step, identically on every rank: on the device when the backend
+ *      can (backend.h mstep, after acc_raw_set / the NCCL sum), else on the
+ *      host from the reduced accumulators (lib/gmm/gmm-est.c).
+ * So R ranks give the 1-rank accumulators up to the order of the double
+ * additions (blocks combined per rank, then ranks in order: ~1e-15
+ * relative), and a plain process equals one rank exactly.  The E-step
+ * model's centre for the GEMM forms (kernels/gemm-forms.h
+ * gh_gemm_model_centre) is a function of the model only: CPU BLAS takes
+ * it from each uploaded model, CUDA from the first model a block is used
+ * with -- the same model on every rank.
+ */
+#ifndef GH_DIST_EM_H
+#define GH_DIST_EM_H
+#include "backend.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm.h"
+#include "train/comm.h"
+#include "train/shard.h"
+
+typedef struct {
+  gh_comm *comm;
+  gh_backend *b;
+  gh_gmm_set *model;      /* host copy (current after gh_dist_em_sync) */
+  const gh_shard_data *sd;
+  gh_dev_data **dd;       /* [sd->num_blocks] */
+  unsigned char *streamed; /* [sd->num_blocks]: 1 = evicted between E-steps (--max-device-memory) */
+  int32_t num_streamed;
+  int64_t resident_bytes; /* device bytes of the blocks kept resident */
+  gh_dev_model *dm;       /* device copy of the current model, or NULL */
+  int host_stale;         /* device M-step since the last sync */
+  int device_mstep;       /* try the backend's mstep (0 with GH_MSTEP=host) */
+  int device_reduced;     /* the device accumulators hold the reduced sums */
+  int mstep_on_device;    /* where the last M-step ran */
+  gh_accs_set own;        /* host accumulators of the fetch path */
+  int have_own;
+  double *buf;            /* host reduction buffer */
+  size_t buf_cap;
+  double total_weight;    /* over all ranks, last E-step */
+  double total_loglike;   /* over all ranks, last E-step (natural log, total) */
+  double estep_seconds, reduce_seconds, mstep_seconds;
+  const char *reduce_path; /* "nccl", "host-raw", "host-accs" or "none" (R = 1) */
+} gh_dist_em;
+
+/* Uploads the shard's blocks (one gh_dev_data each); model, sd and comm
+ * must outlive em.  max_device_bytes > 0 (--max-device-memory): when the
+ * blocks' frames and pairs (backend.h data_bytes) exceed it and the backend
+ * can evict data (data_evict / data_reload: CUDA, OpenCL), the first blocks
+ * that fit in max_device_bytes minus two of the largest block stay
+ * resident and the others are streamed: kept in page-locked host memory
+ * and uploaded for their E-step, the next one's copy overlapping the
+ * current one's E-step (at most two streamed blocks on the device), with
+ * the same bytes of accumulators as the resident run.  Backends without
+ * these ops (CPU: the data is in host memory anyway) ignore the limit. */
+void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *model, const gh_shard_data *sd,
+                     int64_t max_device_bytes);
+/* E-step and reduction with the current model.  accs NULL: the reduced
+ * accumulators stay where the M-step will use them (on the device when
+ * the backend re-estimates there); else *accs gets them (gh_accs_init
+ * here, caller frees; total_frames / total_loglike over all ranks) and
+ * *model is synced.  Returns the average log-likelihood per (weighted)
+ * frame over all ranks (natural log). */
+double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs);
+/* The shrinkage statistics of this rank's blocks (lib/gmm/shrink.h) added
+ * to accs, with centres already set (gh_accs_shrink_init), then reduced. */
+void gh_dist_em_acc_shrink(gh_dist_em *em, gh_accs_set *accs);
+/* M-step after gh_dist_em_estep with the same accs argument; adds the
+ * counts to *st (may be NULL). */
+void gh_dist_em_mstep(gh_dist_em *em, const gh_est_opts *eo, const gh_accs_set *accs, gh_est_stats *st);
+/* Make *model current (model_fetch after device M-steps). */
+void gh_dist_em_sync(gh_dist_em *em);
+/* The caller changed *model on the host (mix-up): drops the device copy. */
+void gh_dist_em_model_changed(gh_dist_em *em);
+void gh_dist_em_free(gh_dist_em *em);
+
+/* 64-bit hash of a model's parameters (shapes, weights, gconsts,
+ * means_invvars, inv_vars): the per-iteration check that every rank holds
+ * the same model bytes. */
+uint64_t gh_gmm_set_hash(const gh_gmm_set *s);
+
+/* Accumulators <-> one flat double array (the reduction's buffer): per pdf
+ * occupancy [G], mean_accs [G x D], var_accs [G x S]; then total_loglike,
+ * total_frames.  Shrinkage statistics separately (shrink = 1: only the
+ * shrink arrays).  gh_accs_flat_size gives the length. */
+size_t gh_accs_flat_size(const gh_accs_set *a, int shrink);
+void gh_accs_flatten(const gh_accs_set *a, int shrink, double *out);
+void gh_accs_unflatten(gh_accs_set *a, int shrink, const double *in);
+
+#endif
