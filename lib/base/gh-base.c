@@ -137,7 +137,11 @@ void gh_die(const char *fmt, ...) {
     for (;;) pause();
   gh_error_printed = 1;
   va_list ap; va_start(ap, fmt); gh_vmsg("ERROR", fmt, ap); va_end(ap);
-  gh_abort_all_tmpfiles();
+  /* Only the names are removed (unnamed O_TMPFILE files vanish at _exit):
+   * nothing is closed or freed, because another thread (a tool's writer)
+   * may still be writing to the streams until _exit. */
+  for (gh_tmpfile *t = gh_open_tmpfiles; t; t = t->next)
+    if (t->tmp) unlink(t->tmp);
   /* Flush stdio, then _exit: no atexit handlers, so a fatal error mid-way
    * (objects still open, pointers on a stack being abandoned) is not
    * reported as a leak by LeakSanitizer; leaks on normal exits still are. */
