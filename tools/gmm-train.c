@@ -276,6 +276,7 @@ int main(int argc, char **argv) {
       char path[4096];
       snprintf(path, sizeof path, "%s/%d.mdl", iter_models, it);
       gh_gmm_set_write(path, binary, &model);
+      gh_commit_outputs(); /* a checkpoint: on disk now (a resumed run starts from it), not at exit */
     }
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; E-step %.4f s, reduce %.4f s (%s), "
            "M-step %.4f s (%s), wall %.4f s; auxf change per frame %.6f",

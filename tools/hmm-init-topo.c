@@ -99,6 +99,8 @@ int main(int argc, char **argv) {
     if (gh_hmm_set_find(&set, loop) >= 0) gh_die("--word-loop=%s: name already used by a word", loop);
     int32_t n = 0, *ids = gh_malloc(set.num_hmms * sizeof(int32_t));
     for (int32_t i = 0; i < set.num_hmms; ++i) if (i != sil) ids[n++] = i;
+    if (n == 0) gh_die("--word-loop=%s: %s lists no words besides the silence: a word loop needs at least one word",
+                       loop, words_rx);
     gh_hmm h;
     gh_hmm_word_loop(&h, loop, &set, ids, n, sil);
     gh_hmm_set_add(&set, &h);

@@ -175,16 +175,13 @@ int main(int argc, char **argv) {
     gh_hmm_trainer_iter(tr, it, &st);
     h = models_hash(&model, &set);
     gh_comm_check_same(comm, &h, sizeof h, "the models after an iteration");
-    if (rank == 0) {
-      if (*iter_models) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%d.hmm", iter_models, it);
-        gh_hmm_set_write(path, binary, &set);
-        snprintf(path, sizeof path, "%s/%d.mdl", iter_models, it);
-        gh_gmm_set_write(path, binary, &model);
-      }
-      gh_hmm_set_write(hmm_wx, binary, &set);
-      gh_gmm_set_write(mdl_wx, binary, &model);
+    if (rank == 0 && *iter_models) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%d.hmm", iter_models, it);
+      gh_hmm_set_write(path, binary, &set);
+      snprintf(path, sizeof path, "%s/%d.mdl", iter_models, it);
+      gh_gmm_set_write(path, binary, &model);
+      gh_commit_outputs(); /* a checkpoint: on disk now (a resumed run starts from it), not at exit */
     }
     if (rank == 0)
       gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; HMM %s log-likelihood per frame %.6f "
@@ -198,6 +195,12 @@ int main(int argc, char **argv) {
             "(frame, pdf) pairs %.3g s, GMM accumulation %.3g s (data_upload + accumulate + acc_fetch)", rank, it,
             st.upload_seconds, st.loglike_seconds, o.mode == GH_HMM_TRAIN_BW ? "forward-backward" : "Viterbi",
             st.hmm_seconds, st.pairs_seconds, st.accumulate_seconds);
+  }
+  /* the final models once, after the last iteration: committed together at exit
+   * status 0 (a failed run leaves none behind; "-" gets one model) */
+  if (rank == 0) {
+    gh_hmm_set_write(hmm_wx, binary, &set);
+    gh_gmm_set_write(mdl_wx, binary, &model);
   }
   if (rank == 0)
     gh_log("wrote %s and %s: %d pdfs, %lld Gaussians after %d iterations (%.3g s)", hmm_wx, mdl_wx, model.num_pdfs,

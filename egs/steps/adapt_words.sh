@@ -42,41 +42,41 @@ data=${args[0]%/}; words=${args[1]}; mdir=${args[2]%/}; first=${args[3]%/}; dir=
 here=$(cd "$(dirname "$0")" && pwd)
 me=adapt_words.sh
 for f in $data/feats.scp $data/spk2utt $data/utt2spk $data/text $words $mdir/final.mdl $mdir/final.hmm $first/scores.txt; do
-  [ -f $f ] || { echo "$me: missing $f" >&2; exit 1; }
+  [ -f "$f" ] || { echo "$me: missing $f" >&2; exit 1; }
 done
 case $method in map|fmllr) ;; *) echo "$me: --method must be map or fmllr" >&2; exit 1 ;; esac
-mkdir -p $dir/log
+mkdir -p "$dir"/log
 # recognised word (HMM name = line of words.txt) per utterance
 best() { awk 'NR == FNR { w[FNR - 1] = $1; next }
   { b = -1; for (i = 3; i <= NF && $i != "]"; i++) if (b < 0 || $i + 0 > bv) { bv = $i + 0; b = i - 3 }
-    print $1, w[b] }' $words $1; }
-best $first/scores.txt > $dir/hyp.0
-for p in $(seq 1 $passes); do
-  gmm-score-gpu --device=$device $mdir/final.mdl scp:$data/feats.scp ark:- 2> $dir/log/align.$p.log |
-    hmm-viterbi --device=$device --transcripts=ark,t:$dir/hyp.$((p - 1)) $mdir/final.hmm ark:- ark:$dir/ali.ark \
-      2>> $dir/log/align.$p.log
-  : > $dir/scores.txt
-  if [ $method = fmllr ]; then
-    gmm-est-fmllr --device=$device --fmllr-iters=$fmllr_iters --spk2utt=ark,t:$data/spk2utt $mdir/final.mdl \
-      scp:$data/feats.scp ark:$dir/ali.ark ark:$dir/trans.ark 2> $dir/log/fmllr.$p.log
-    transform-feats --utt2spk=ark,t:$data/utt2spk ark:$dir/trans.ark scp:$data/feats.scp ark:- 2>> $dir/log/fmllr.$p.log |
-      gmm-score-gpu --device=$device $mdir/final.mdl ark:- ark:- 2> $dir/log/decode.$p.log |
-      hmm-forward --device=$device $mdir/final.hmm ark:- ark,t:$dir/scores.txt 2>> $dir/log/decode.$p.log
+    print $1, w[b] }' "$words" "$1"; }
+best "$first"/scores.txt > "$dir"/hyp.0
+for p in $(seq 1 "$passes"); do
+  gmm-score-gpu --device="$device" "$mdir"/final.mdl scp:"$data"/feats.scp ark:- 2> "$dir"/log/align."$p".log |
+    hmm-viterbi --device="$device" --transcripts=ark,t:"$dir"/hyp.$((p - 1)) "$mdir"/final.hmm ark:- ark:"$dir"/ali.ark \
+      2>> "$dir"/log/align."$p".log
+  : > "$dir"/scores.txt
+  if [ "$method" = fmllr ]; then
+    gmm-est-fmllr --device="$device" --fmllr-iters="$fmllr_iters" --spk2utt=ark,t:"$data"/spk2utt "$mdir"/final.mdl \
+      scp:"$data"/feats.scp ark:"$dir"/ali.ark ark:"$dir"/trans.ark 2> "$dir"/log/fmllr."$p".log
+    transform-feats --utt2spk=ark,t:"$data"/utt2spk ark:"$dir"/trans.ark scp:"$data"/feats.scp ark:- 2>> "$dir"/log/fmllr."$p".log |
+      gmm-score-gpu --device="$device" "$mdir"/final.mdl ark:- ark:- 2> "$dir"/log/decode."$p".log |
+      hmm-forward --device="$device" "$mdir"/final.hmm ark:- ark,t:"$dir"/scores.txt 2>> "$dir"/log/decode."$p".log
   else
     while read -r spk utts; do
-      for u in $utts; do echo $u; done | awk 'NR == FNR { k[$1]; next } $1 in k' - $data/feats.scp > $dir/feats.one.scp
-      gmm-adapt-map --device=$device --mean-tau=$tau $mdir/final.mdl scp:$dir/feats.one.scp ark:$dir/ali.ark \
-        $dir/map.$spk.mdl 2>> $dir/log/map.$p.log
-      gmm-score-gpu --device=$device $dir/map.$spk.mdl scp:$dir/feats.one.scp ark:- 2>> $dir/log/decode.$p.log |
-        hmm-forward --device=$device $mdir/final.hmm ark:- ark,t:- 2>> $dir/log/decode.$p.log >> $dir/scores.txt
-      rm -f $dir/feats.one.scp
-    done < $data/spk2utt
+      for u in $utts; do echo "$u"; done | awk 'NR == FNR { k[$1]; next } $1 in k' - "$data"/feats.scp > "$dir"/feats.one.scp
+      gmm-adapt-map --device="$device" --mean-tau="$tau" "$mdir"/final.mdl scp:"$dir"/feats.one.scp ark:"$dir"/ali.ark \
+        "$dir"/map."$spk".mdl 2>> "$dir"/log/map."$p".log
+      gmm-score-gpu --device="$device" "$dir"/map."$spk".mdl scp:"$dir"/feats.one.scp ark:- 2>> "$dir"/log/decode."$p".log |
+        hmm-forward --device="$device" "$mdir"/final.hmm ark:- ark,t:- 2>> "$dir"/log/decode."$p".log >> "$dir"/scores.txt
+      rm -f "$dir"/feats.one.scp
+    done < "$data"/spk2utt
   fi
-  best $dir/scores.txt > $dir/hyp.$p
+  best "$dir"/scores.txt > "$dir"/hyp."$p"
 done
-rm -f $dir/ali.ark
-awk -v me=$me -v W=$words 'NR == FNR { id[$1] = FNR - 1; next }
+rm -f "$dir"/ali.ark
+awk -v me=$me -v W="$words" 'NR == FNR { id[$1] = FNR - 1; next }
   !($2 in id) { printf "%s: word %s of utterance %s is not in %s\n", me, $2, $1, W > "/dev/stderr"; exit 1 }
-  { print $1, id[$2] }' $words $data/text > $dir/utt2word
-$here/score_words.sh $dir/utt2word $dir/scores.txt "$name" > $dir/scoring.txt
-head -1 $dir/scoring.txt
+  { print $1, id[$2] }' "$words" "$data"/text > "$dir"/utt2word
+"$here"/score_words.sh "$dir"/utt2word "$dir"/scores.txt "$name" > "$dir"/scoring.txt
+head -1 "$dir"/scoring.txt

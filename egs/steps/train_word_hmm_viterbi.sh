@@ -28,7 +28,7 @@
 #          --ranks=1 --cmd=utils/run.sh
 set -euo pipefail
 device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1; skip=0.2; loop=0.6; ranks=1
-cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh
+cmd=$(realpath -s --relative-to=. "$(dirname "$0")/../utils/run.sh")
 realign_iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38"
 args=()
 for a in "$@"; do
@@ -43,47 +43,47 @@ for a in "$@"; do
 done
 [ ${#args[@]} -eq 4 ] || { sed -n '2,/^set -e/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 feats=${args[0]}; utt2word=${args[1]}; nwords=${args[2]}; dir=${args[3]}
-mkdir -p $dir
-seq 0 $((nwords - 1)) > $dir/words.txt
+mkdir -p "$dir"
+seq 0 $((nwords - 1)) > "$dir"/words.txt
 npdf=$((nwords * states))
-hmm-init-topo --num-states=$states --self-loop-prob=$loop --skip-prob=$skip $dir/words.txt $dir/final.hmm 2> $dir/topo.log
-cp $utt2word $dir/train.text   # transcripts: utterance -> HMM name (= word index)
+hmm-init-topo --num-states="$states" --self-loop-prob="$loop" --skip-prob="$skip" "$dir"/words.txt "$dir"/final.hmm 2> "$dir"/topo.log
+cp "$utt2word" "$dir"/train.text   # transcripts: utterance -> HMM name (= word index)
 feat-to-len "$feats" ark,t:- 2> /dev/null |
-  awk -v S=$states 'NR == FNR { w[$1] = $2; next }
+  awk -v S="$states" 'NR == FNR { w[$1] = $2; next }
     !($1 in w) { print "train_word_hmm_viterbi.sh: no word for " $1 > "/dev/stderr"; exit 1 }
     { T = $2; printf "%s", $1; for (t = 0; t < T; t++) printf " %d", w[$1] * S + int(t * S / T); printf "\n" }' \
-    $utt2word - | copy-int-vector ark,t:- ark:$dir/ali.ark 2> /dev/null
-gmm-init --device=$device --cov-type=$cov --num-gauss=1 --num-pdfs=$npdf --seed=$seed --num-iters=0 \
-  --labels=ark:$dir/ali.ark "$feats" $dir/0.mdl 2> $dir/init.log
+    "$utt2word" - | copy-int-vector ark,t:- ark:"$dir"/ali.ark 2> /dev/null
+gmm-init --device="$device" --cov-type="$cov" --num-gauss=1 --num-pdfs=$npdf --seed="$seed" --num-iters=0 \
+  --labels=ark:"$dir"/ali.ark "$feats" "$dir"/0.mdl 2> "$dir"/init.log
 mixup_iters=$(( iters / 2 )); [ $mixup_iters -ge 1 ] || mixup_iters=1
 if [ "$ranks" != 0 ]; then
-  rank_opt=; [ "$ranks" = 1 ] || rank_opt="--ranks $ranks"
-  $cmd $rank_opt $dir/train.log \
-    hmm-train --device=$device --mode=viterbi --realign-iters="$realign_iters" --num-iters=$iters \
-      --gauss=$gauss --mixup-start=1 --mixup-end=$mixup_iters --seed=$seed $dir/final.hmm $dir/0.mdl "$feats" \
-      ark,t:$dir/train.text $dir/final.hmm $dir/final.mdl ||
+  rank_opt=(); [ "$ranks" = 1 ] || rank_opt=(--ranks "$ranks")
+  $cmd ${rank_opt[@]+"${rank_opt[@]}"} "$dir"/train.log \
+    hmm-train --device="$device" --mode=viterbi --realign-iters="$realign_iters" --num-iters="$iters" \
+      --gauss="$gauss" --mixup-start=1 --mixup-end=$mixup_iters --seed="$seed" "$dir"/final.hmm "$dir"/0.mdl "$feats" \
+      ark,t:"$dir"/train.text "$dir"/final.hmm "$dir"/final.mdl ||
     { echo "train_word_hmm_viterbi.sh: hmm-train failed, see $dir/train.log" >&2; exit 1; }
-  grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*\|[0-9]* Gaussians; ' $dir/train.log |
+  grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*\|[0-9]* Gaussians; ' "$dir"/train.log |
     awk '/^iteration/ { l = $0; next } { print "  " l ", " $1 " Gaussians" }'
   exit 0
 fi
 mdl=$dir/0.mdl
-for it in $(seq 1 $iters); do
+for it in $(seq 1 "$iters"); do
   target=0
-  if [ $it -le $mixup_iters ] && [ $gauss -gt 1 ]; then
+  if [ "$it" -le $mixup_iters ] && [ "$gauss" -gt 1 ]; then
     # P + floor(P (g - 1) it / n): steps/train_word_hmm.sh's rule (and hmm-train's)
-    target=$(awk -v it=$it -v n=$mixup_iters -v g=$gauss -v p=$npdf 'BEGIN { printf "%d", p + int(p * (g - 1) * it / n) }')
+    target=$(awk -v it="$it" -v n=$mixup_iters -v g="$gauss" -v p=$npdf 'BEGIN { printf "%d", p + int(p * (g - 1) * it / n) }')
   fi
   if [[ " $realign_iters " == *" $it "* ]]; then
-    gmm-score-gpu --device=$device $mdl "$feats" ark:- 2> $dir/score.$it.log |
-      hmm-viterbi --device=$device --transcripts=ark,t:$dir/train.text $dir/final.hmm ark:- ark:$dir/ali.ark \
-        2> $dir/align.$it.log
+    gmm-score-gpu --device="$device" "$mdl" "$feats" ark:- 2> "$dir"/score."$it".log |
+      hmm-viterbi --device="$device" --transcripts=ark,t:"$dir"/train.text "$dir"/final.hmm ark:- ark:"$dir"/ali.ark \
+        2> "$dir"/align."$it".log
   fi
-  gmm-est-gpu --device=$device --label-type=ali --mix-up=$target --seed=$seed $mdl "$feats" \
-    ark:$dir/ali.ark $dir/$it.mdl 2> $dir/est.$it.log
-  echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]*' $dir/est.$it.log | tail -1)," \
-    "$(grep -o '[0-9]* Gaussians;' $dir/est.$it.log | tail -1 | tr -d ';')"
-  [ $it -gt 1 ] && rm -f $dir/$((it - 1)).mdl
+  gmm-est-gpu --device="$device" --label-type=ali --mix-up="$target" --seed="$seed" "$mdl" "$feats" \
+    ark:"$dir"/ali.ark "$dir"/"$it".mdl 2> "$dir"/est."$it".log
+  echo "  iteration $it: $(grep -o 'avg loglike per frame [-0-9.e+]*' "$dir"/est."$it".log | tail -1)," \
+    "$(grep -o '[0-9]* Gaussians;' "$dir"/est."$it".log | tail -1 | tr -d ';')"
+  [ "$it" -gt 1 ] && rm -f "$dir"/$((it - 1)).mdl
   mdl=$dir/$it.mdl
 done
-mv $mdl $dir/final.mdl
+mv "$mdl" "$dir"/final.mdl

@@ -17,12 +17,12 @@ rel_tol=1e-4; abs_tol=1e-5
 . "$(dirname "$0")/parse_options.sh"
 if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/compare_gmms.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
-gmm-copy --binary=false "$1" $tmp/a 2> $tmp/log || { cat $tmp/log >&2; exit 1; }
-gmm-copy --binary=false "$2" $tmp/b 2> $tmp/log || { cat $tmp/log >&2; exit 1; }
-tr -s ' \n' '\n\n' < $tmp/a > $tmp/ta; tr -s ' \n' '\n\n' < $tmp/b > $tmp/tb
-na=$(wc -l < $tmp/ta); nb=$(wc -l < $tmp/tb)
-[ $na -eq $nb ] || { echo "compare_gmms.sh: $1 and $2 differ in size ($na and $nb tokens)" >&2; exit 1; }
-paste -d' ' $tmp/ta $tmp/tb | awk -v r=$rel_tol -v a=$abs_tol -v A="$1" -v B="$2" '
+gmm-copy --binary=false "$1" "$tmp"/a 2> "$tmp"/log || { cat "$tmp"/log >&2; exit 1; }
+gmm-copy --binary=false "$2" "$tmp"/b 2> "$tmp"/log || { cat "$tmp"/log >&2; exit 1; }
+tr -s ' \n' '\n\n' < "$tmp"/a > "$tmp"/ta; tr -s ' \n' '\n\n' < "$tmp"/b > "$tmp"/tb
+na=$(wc -l < "$tmp"/ta); nb=$(wc -l < "$tmp"/tb)
+[ "$na" -eq "$nb" ] || { echo "compare_gmms.sh: $1 and $2 differ in size ($na and $nb tokens)" >&2; exit 1; }
+paste -d' ' "$tmp"/ta "$tmp"/tb | awk -v r=$rel_tol -v a=$abs_tol -v A="$1" -v B="$2" '
   function abs(x) { return x < 0 ? -x : x }
   function isnum(x) { return x ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ }
   # one vector/matrix "[ ... ]" at a time: tolerance relative to its largest entry

@@ -144,7 +144,12 @@ sub=("${qsub_words[@]}" "${qsub_opts[@]}" -N "$name" -o "$qdir/$name.\$TASK_ID.o
 "${sub[@]}" "$script" > "$qdir/$name.qsub.out" 2>&1 &
 qsub_pid=$!
 # shellcheck disable=SC2154  # id is set inside the trap
-trap 'kill $qsub_pid 2>/dev/null; id=$(grep -o "job[-array]* [0-9]*" "$qdir/$name.qsub.out" | head -1 | grep -o "[0-9]*$"); [ -z "$id" ] || qdel "$id" >/dev/null 2>&1; echo "$me: interrupted; deleted Grid Engine job ${id:-(not yet submitted)}" >&2; exit 130' INT TERM
+cancel() {  # cancel <signal number>: exits 128 + number (SIGINT 130, SIGTERM 143), as a shell does
+  trap '' INT TERM
+  kill $qsub_pid 2>/dev/null; id=$(grep -o "job[-array]* [0-9]*" "$qdir/$name.qsub.out" | head -1 | grep -o "[0-9]*$"); [ -z "$id" ] || qdel "$id" >/dev/null 2>&1; echo "$me: interrupted; deleted Grid Engine job ${id:-(not yet submitted)}" >&2; exit $(( 128 + $1 ))
+}
+trap 'cancel 2' INT
+trap 'cancel 15' TERM
 wait $qsub_pid; qsub_rc=$?
 trap - INT TERM
 failed=(); failed_logs=()

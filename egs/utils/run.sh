@@ -27,7 +27,10 @@
 #   --mem M, --time T, --num-threads N   accepted for compatibility with
 #                     utils/slurm.sh; ignored here
 # Exit status 0 if every job exited 0; otherwise non-zero, with one line on
-# stderr naming the failed jobs and their logs.
+# stderr naming the failed jobs and their logs; 128 + N when stopped by
+# signal N (SIGINT 130, SIGTERM 143, SIGHUP 129), every job stopped with it.
+# The jobs run in the launcher's process group and die with it, even when it
+# is SIGKILLed (a watcher process stops them within about a second).
 set -uo pipefail
 me=run.sh
 max_jobs_run=; gpu=0; ranks=
@@ -90,15 +93,43 @@ fi
 [ ${#gpus[@]} -eq 0 ] || [ "$max_jobs_run" -le ${#gpus[@]} ] || max_jobs_run=${#gpus[@]}
 
 status_dir=$(mktemp -d "${TMPDIR:-/tmp}/run.sh.XXXXXX") || exit 1
-# Interrupted (or exiting early): stop every job still running, with all its
-# processes (each job runs in its own process group, from setsid).
+# The jobs stay in this launcher's process group (no setsid): a signal to
+# the group (Ctrl-C, kill -- -PGID, a batch system's SIGKILL) reaches every
+# job's processes too.  When the launcher alone is stopped:
+#  - by SIGINT/SIGTERM/SIGHUP: the trap stops every job with all its
+#    processes and exits 128 + the signal (130, 143, 129), as a shell does;
+#  - by SIGKILL, which no trap sees: a watcher process, started first, sees
+#    the launcher gone (it is no longer the watcher's parent) within a second
+#    and stops the slots and every job with all its processes.
+kill_tree() {  # kill_tree <signal> <pid>: the process, then all its descendants (listed
+  # before it is signalled: a job's shell must not go on to its next command)
+  local c kids
+  kids=$(ps -o pid= --ppid "$2" 2>/dev/null)
+  kill -"$1" "$2" 2>/dev/null
+  for c in $kids; do kill_tree "$1" "$c"; done
+}
 stop_jobs() {
   local f
-  for f in "$status_dir"/pid.*; do [ -f "$f" ] && kill -- -"$(cat "$f")" 2>/dev/null; done
-  kill $(jobs -p) 2>/dev/null
+  for f in "$status_dir"/slot.*; do [ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; done
+  for f in "$status_dir"/pid.*; do [ -f "$f" ] && kill_tree TERM "$(cat "$f")"; done
 }
-trap 'stop_jobs; rm -rf "$status_dir"' EXIT
-trap 'echo "$me: interrupted; stopping the jobs" >&2; exit 130' INT TERM
+launcher=$$
+(
+  trap '' INT TERM HUP   # the launcher's trap or its end stops the watcher (SIGKILL below)
+  self=$BASHPID
+  while [ "$(ps -o ppid= -p "$self" 2>/dev/null | tr -d ' ')" = "$launcher" ]; do sleep 1; done
+  stop_jobs
+  sleep 2; for f in "$status_dir"/pid.*; do [ -f "$f" ] && kill_tree KILL "$(cat "$f")"; done
+  rm -rf "$status_dir"
+) < /dev/null > /dev/null 2>&1 &
+watcher=$!
+disown $watcher   # no "Killed" notice when it is stopped at the end
+on_exit() { kill -KILL "$watcher" 2>/dev/null; stop_jobs; rm -rf "$status_dir"; }
+trap on_exit EXIT
+on_signal() { trap '' INT TERM HUP; echo "$me: interrupted by SIG$1; stopping the jobs" >&2; exit $(( 128 + $2 )); }
+trap 'on_signal INT 2' INT
+trap 'on_signal TERM 15' TERM
+trap 'on_signal HUP 1' HUP
 
 run_one() {  # run_one <job-id> <slot>
   local j=$1 slot=$2 jlog=$log jcmd=$cmd
@@ -112,25 +143,29 @@ run_one() {  # run_one <job-id> <slot>
   } > "$jlog"
   local jp
   if [ ${#gpus[@]} -gt 0 ]; then
-    CUDA_VISIBLE_DEVICES=${gpus[$slot]} setsid bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
+    CUDA_VISIBLE_DEVICES=${gpus[$slot]} bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
   else
-    setsid bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
+    bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
   fi
   jp=$!; echo $jp > "$status_dir/pid.$j"
   wait $jp; rc=$?
   rm -f "$status_dir/pid.$j"
-    local el; el=$(awk -v a=$start -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
+    local el; el=$(awk -v a="$start" -v b=$(date +%s.%N) 'BEGIN { printf "%.3f", b - a }')
   echo "# Accounting: time=${el%.*} threads=1" >> "$jlog"
   echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$jlog"
   echo $rc > "$status_dir/$j"
 }
 
 # Slot k runs jobs first+k, first+k+S, ... (S = number of slots), one at a time.
-nslots=$(( last - first + 1 )); [ $nslots -le $max_jobs_run ] || nslots=$max_jobs_run
+nslots=$(( last - first + 1 )); [ $nslots -le "$max_jobs_run" ] || nslots=$max_jobs_run
+slots=()
 for ((k = 0; k < nslots; k++)); do
-  ( trap - EXIT; for ((j = first + k; j <= last; j += nslots)); do run_one $j $k; done ) &
+  ( trap - EXIT INT TERM HUP; echo $BASHPID > "$status_dir/slot.$k"
+    for ((j = first + k; j <= last; j += nslots)); do run_one $j $k; done
+    rm -f "$status_dir/slot.$k" ) &
+  slots+=($!)
 done
-wait
+wait "${slots[@]}"
 
 failed=(); failed_logs=()
 for ((j = first; j <= last; j++)); do

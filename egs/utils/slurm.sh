@@ -124,17 +124,20 @@ opts+=(--array="$array")
 
 sbatch "${opts[@]}" "$script" > "$qdir/$name.jobid" 2> "$qdir/$name.sbatch.err" &
 sbatch_pid=$!
-cancel() {
+cancel() {  # cancel <signal name> <number>: exits 128 + number (SIGINT 130, SIGTERM 143), as a shell does
+  trap '' INT TERM HUP
   local id; id=$(head -1 "$qdir/$name.jobid" 2>/dev/null | cut -d';' -f1)
   [ -z "$id" ] || scancel "$id" 2>/dev/null
-  kill $sbatch_pid 2>/dev/null
-  echo "$me: interrupted; cancelled Slurm job ${id:-(not yet submitted)}" >&2
-  exit 130
+  kill "$sbatch_pid" 2>/dev/null
+  echo "$me: interrupted by SIG$1; cancelled Slurm job ${id:-(not yet submitted)}" >&2
+  exit $(( 128 + $2 ))
 }
-trap cancel INT TERM
+trap 'cancel INT 2' INT
+trap 'cancel TERM 15' TERM
+trap 'cancel HUP 1' HUP
 wait $sbatch_pid
 sbatch_rc=$?
-trap - INT TERM
+trap - INT TERM HUP
 jobid=$(head -1 "$qdir/$name.jobid" 2>/dev/null | cut -d';' -f1)
 if [ -z "$jobid" ]; then
   echo "$me: sbatch failed: $(head -c 300 "$qdir/$name.sbatch.err" | tr '\n' ' ')(script $script)" >&2

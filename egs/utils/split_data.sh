@@ -25,16 +25,16 @@ me=split_data.sh
 [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "$me: the number of parts must be a positive integer, not '$n'" >&2; exit 1; }
 [ -d "$data" ] || { echo "$me: no such data directory: $data" >&2; exit 1; }
 # The utterance list: utt2spk, else feats.scp, else wav.scp (keys = utterances).
-if [ -f $data/utt2spk ] && ! $per_utt; then list=$data/utt2spk; by_spk=true
-elif [ -f $data/utt2spk ]; then list=$data/utt2spk; by_spk=false
-elif [ -f $data/feats.scp ]; then list=$data/feats.scp; by_spk=false
-elif [ -f $data/wav.scp ] && [ ! -f $data/segments ]; then list=$data/wav.scp; by_spk=false
+if [ -f "$data"/utt2spk ] && ! $per_utt; then list=$data/utt2spk; by_spk=true
+elif [ -f "$data"/utt2spk ]; then list=$data/utt2spk; by_spk=false
+elif [ -f "$data"/feats.scp ]; then list=$data/feats.scp; by_spk=false
+elif [ -f "$data"/wav.scp ] && [ ! -f "$data"/segments ]; then list=$data/wav.scp; by_spk=false
 else echo "$me: $data has none of utt2spk, feats.scp, wav.scp" >&2; exit 1
 fi
 # Fewer speakers than parts (e.g. a one-speaker corpus such as yes/no with
 # Kaldi's utt2spk "utt global"): split per utterance instead, with a message.
 if $by_spk; then
-  nspk=$(awk 'NF > 0 && !($2 in s) { s[$2]; n++ } END { print n + 0 }' $list)
+  nspk=$(awk 'NF > 0 && !($2 in s) { s[$2]; n++ } END { print n + 0 }' "$list")
   if [ "$nspk" -lt "$n" ]; then
     echo "$me: $data has $nspk speaker(s) for $n jobs: splitting per utterance instead (a speaker's" \
       "utterances may go to several parts)" >&2
@@ -47,7 +47,7 @@ tmp=$(mktemp -d "$data/.split$n$suffix.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 # utt -> part (1-based), in $tmp/utt2part; speaker -> part in $tmp/spk2part.
-awk -v n=$n -v by_spk=$by_spk -v list="$list" -v tmp="$tmp" -v me=$me '
+awk -v n="$n" -v by_spk=$by_spk -v list="$list" -v tmp="$tmp" -v me=$me '
   NF == 0 { next }
   { u = $1; s = (by_spk == "true") ? $2 : $1
     if (u in seen) { print me ": duplicate utterance " u " in " list > "/dev/stderr"; bad = 1; exit 1 }
@@ -69,7 +69,7 @@ awk -v n=$n -v by_spk=$by_spk -v list="$list" -v tmp="$tmp" -v me=$me '
     for (i = 1; i <= nu; i++) print utt[i], part[spkof[utt[i]]] > (tmp "/utt2part")
   }' "$list"
 
-for j in $(seq 1 $n); do mkdir -p "$tmp/$j"; done
+for j in $(seq 1 "$n"); do mkdir -p "$tmp/$j"; done
 # split_file <file> <key-map>: each line goes to the part of its first field.
 split_file() {
   awk -v tmp="$tmp" -v name="$(basename "$1")" -v file="$1" -v me=$me '
@@ -77,34 +77,34 @@ split_file() {
     NF == 0 { next }
     !($1 in part) { next }
     { print > (tmp "/" part[$1] "/" name) }' "$2" "$1"
-  for j in $(seq 1 $n); do touch "$tmp/$j/$(basename "$1")"; done
+  for j in $(seq 1 "$n"); do touch "$tmp/$j/$(basename "$1")"; done
 }
-for f in feats.scp text segments $(cd $data && ls utt2* 2>/dev/null | grep -v '\.bak$' || true); do
-  [ -f $data/$f ] && split_file $data/$f $tmp/utt2part
+for f in feats.scp text segments $(cd "$data" && ls utt2* 2>/dev/null | grep -v '\.bak$' || true); do
+  [ -f "$data"/"$f" ] && split_file "$data"/"$f" "$tmp"/utt2part
 done
-if [ -f $data/wav.scp ]; then
-  if [ -f $data/segments ]; then
-    awk 'NR == FNR { part[$1] = $2; next } ($1 in part) { print $2, part[$1] }' $tmp/utt2part $data/segments |
-      sort -u > $tmp/rec2part
-    split_file $data/wav.scp $tmp/rec2part
+if [ -f "$data"/wav.scp ]; then
+  if [ -f "$data"/segments ]; then
+    awk 'NR == FNR { part[$1] = $2; next } ($1 in part) { print $2, part[$1] }' "$tmp"/utt2part "$data"/segments |
+      sort -u > "$tmp"/rec2part
+    split_file "$data"/wav.scp "$tmp"/rec2part
   else
-    split_file $data/wav.scp $tmp/utt2part
+    split_file "$data"/wav.scp "$tmp"/utt2part
   fi
 fi
 if $by_spk; then
-  for f in spk2utt cmvn.scp $(cd $data && ls spk2* 2>/dev/null | grep -v '^spk2utt$' || true); do
-    [ -f $data/$f ] && split_file $data/$f $tmp/spk2part
+  for f in spk2utt cmvn.scp $(cd "$data" && ls spk2* 2>/dev/null | grep -v '^spk2utt$' || true); do
+    [ -f "$data"/"$f" ] && split_file "$data"/"$f" "$tmp"/spk2part
   done
-elif [ -f $data/utt2spk ]; then
+elif [ -f "$data"/utt2spk ]; then
   # per-utterance parts of a data dir with speakers: spk2utt rebuilt per part;
   # cmvn.scp keyed by speaker is copied whole (a speaker may span parts).
-  for j in $(seq 1 $n); do
+  for j in $(seq 1 "$n"); do
     awk '{ if (!($2 in s)) o[++k] = $2; s[$2] = s[$2] " " $1 } END { for (i = 1; i <= k; i++) print o[i] s[o[i]] }' \
-      $tmp/$j/utt2spk > $tmp/$j/spk2utt
-    [ -f $data/cmvn.scp ] && cp $data/cmvn.scp $tmp/$j/
+      "$tmp"/"$j"/utt2spk > "$tmp"/"$j"/spk2utt
+    [ -f "$data"/cmvn.scp ] && cp "$data"/cmvn.scp "$tmp"/"$j"/
   done
 fi
-rm -f $tmp/utt2part $tmp/spk2part $tmp/rec2part
+rm -f "$tmp"/utt2part "$tmp"/spk2part "$tmp"/rec2part
 rm -rf "$out"
 mv "$tmp" "$out"
 trap - EXIT

@@ -50,19 +50,19 @@ same_keys() {
       exit (na || nb) }' "$1" "$2" || errors=$((errors + 1))
 }
 
-if [ ! -f $d/utt2spk ]; then
+if [ ! -f "$d"/utt2spk ]; then
   err "$d/utt2spk is missing (every data directory needs one; one speaker per utterance is fine: 'utt utt')"
   exit 1
 fi
-awk -v f=$d/utt2spk -v me=$me 'NF != 2 && NF != 0 { printf "%s: %s line %d has %d fields, expected 2 (utterance speaker)\n", me, f, NR, NF > "/dev/stderr"; exit 1 }' \
-  $d/utt2spk || errors=$((errors + 1))
-check_sorted $d/utt2spk
-if [ ! -f $d/spk2utt ]; then
+awk -v f="$d"/utt2spk -v me=$me 'NF != 2 && NF != 0 { printf "%s: %s line %d has %d fields, expected 2 (utterance speaker)\n", me, f, NR, NF > "/dev/stderr"; exit 1 }' \
+  "$d"/utt2spk || errors=$((errors + 1))
+check_sorted "$d"/utt2spk
+if [ ! -f "$d"/spk2utt ]; then
   err "$d/spk2utt is missing (make it with utils/utt2spk_to_spk2utt.sh $d/utt2spk > $d/spk2utt)"
 else
-  check_sorted $d/spk2utt
+  check_sorted "$d"/spk2utt
   # Missing speakers, and utterances filed under another speaker.
-  awk -v me=$me -v d=$d '
+  awk -v me=$me -v d="$d" '
     NR == FNR { spk[$1] = $2; next }
     { if (!($1 in seen)) seen[$1] = 1; for (i = 2; i <= NF; i++) { n2[$i]++; s2[$i] = $1 } }
     END {
@@ -72,50 +72,50 @@ else
         if (s2[u] != spk[u] || n2[u] > 1) { printf "%s: utterance %s has speaker %s in %s/utt2spk but %s in %s/spk2utt\n", me, u, spk[u], d, s2[u], d > "/dev/stderr"; exit 1 }
       }
       for (u in s2) if (!(u in spk)) { printf "%s: utterance %s of %s/spk2utt is not in %s/utt2spk\n", me, u, d, d > "/dev/stderr"; exit 1 }
-    }' $d/utt2spk $d/spk2utt || errors=$((errors + 1))
+    }' "$d"/utt2spk "$d"/spk2utt || errors=$((errors + 1))
 fi
 
-if [ -f $d/feats.scp ]; then
-  check_sorted $d/feats.scp
-  same_keys $d/utt2spk $d/feats.scp "utterance"
-elif ! $no_feats && { [ ! -f $d/wav.scp ] || $no_wav; }; then
+if [ -f "$d"/feats.scp ]; then
+  check_sorted "$d"/feats.scp
+  same_keys "$d"/utt2spk "$d"/feats.scp "utterance"
+elif ! $no_feats && { [ ! -f "$d"/wav.scp ] || $no_wav; }; then
   err "$d has no feats.scp (and no wav.scp to compute it from); use --no-feats if that is intended"
 fi
-if [ -f $d/segments ]; then
-  check_sorted $d/segments
-  same_keys $d/utt2spk $d/segments "utterance"
-  awk -v me=$me -v d=$d 'NF != 4 { printf "%s: %s/segments line %d has %d fields, expected 4 (utterance recording start end)\n", me, d, NR, NF > "/dev/stderr"; exit 1 }
+if [ -f "$d"/segments ]; then
+  check_sorted "$d"/segments
+  same_keys "$d"/utt2spk "$d"/segments "utterance"
+  awk -v me=$me -v d="$d" 'NF != 4 { printf "%s: %s/segments line %d has %d fields, expected 4 (utterance recording start end)\n", me, d, NR, NF > "/dev/stderr"; exit 1 }
     $4 <= $3 && $4 != -1 { printf "%s: %s/segments line %d: end %s is not after start %s\n", me, d, NR, $4, $3 > "/dev/stderr"; exit 1 }' \
-    $d/segments || errors=$((errors + 1))
+    "$d"/segments || errors=$((errors + 1))
 fi
-if [ -f $d/wav.scp ]; then
-  check_sorted $d/wav.scp
-  if [ -f $d/segments ]; then
-    awk -v me=$me -v d=$d 'NR == FNR { w[$1] = 1; next } !($2 in w) { printf "%s: recording %s of %s/segments is not in %s/wav.scp\n", me, $2, d, d > "/dev/stderr"; exit 1 }' \
-      $d/wav.scp $d/segments || errors=$((errors + 1))
+if [ -f "$d"/wav.scp ]; then
+  check_sorted "$d"/wav.scp
+  if [ -f "$d"/segments ]; then
+    awk -v me=$me -v d="$d" 'NR == FNR { w[$1] = 1; next } !($2 in w) { printf "%s: recording %s of %s/segments is not in %s/wav.scp\n", me, $2, d, d > "/dev/stderr"; exit 1 }' \
+      "$d"/wav.scp "$d"/segments || errors=$((errors + 1))
   else
-    same_keys $d/utt2spk $d/wav.scp "utterance"
+    same_keys "$d"/utt2spk "$d"/wav.scp "utterance"
   fi
-elif ! $no_wav && [ ! -f $d/feats.scp ]; then
+elif ! $no_wav && [ ! -f "$d"/feats.scp ]; then
   err "$d has neither wav.scp nor feats.scp"
 fi
-if [ -f $d/text ]; then
-  check_sorted $d/text
-  same_keys $d/utt2spk $d/text "utterance"
+if [ -f "$d"/text ]; then
+  check_sorted "$d"/text
+  same_keys "$d"/utt2spk "$d"/text "utterance"
 fi
-if [ -f $d/cmvn.scp ] && [ -f $d/spk2utt ]; then
-  check_sorted $d/cmvn.scp
-  same_keys $d/spk2utt $d/cmvn.scp "speaker"
+if [ -f "$d"/cmvn.scp ] && [ -f "$d"/spk2utt ]; then
+  check_sorted "$d"/cmvn.scp
+  same_keys "$d"/spk2utt "$d"/cmvn.scp "speaker"
 fi
 for f in $d/utt2*; do
   case $f in $d/utt2spk|$d/utt2\*) continue ;; esac
-  check_sorted $f
-  same_keys $d/utt2spk $f "utterance"
+  check_sorted "$f"
+  same_keys "$d"/utt2spk "$f" "utterance"
 done
 
 if [ $errors -gt 0 ]; then
   echo "$me: $d: $errors problem(s) found (utils/fix_data_dir.sh $d keeps only utterances found everywhere, sorted)" >&2
   exit 1
 fi
-nu=$(wc -l < $d/utt2spk); ns=$(wc -l < $d/spk2utt)
-echo "$me: $d is OK: $nu utterances, $ns speakers$( [ -f $d/feats.scp ] && echo ", feats.scp")$( [ -f $d/wav.scp ] && echo ", wav.scp")$( [ -f $d/text ] && echo ", text")$( [ -f $d/cmvn.scp ] && echo ", cmvn.scp")" >&2
+nu=$(wc -l < "$d"/utt2spk); ns=$(wc -l < "$d"/spk2utt)
+echo "$me: $d is OK: $nu utterances, $ns speakers$( [ -f "$d"/feats.scp ] && echo ", feats.scp")$( [ -f "$d"/wav.scp ] && echo ", wav.scp")$( [ -f "$d"/text ] && echo ", text")$( [ -f "$d"/cmvn.scp ] && echo ", cmvn.scp")" >&2

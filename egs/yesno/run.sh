@@ -91,10 +91,10 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   rm -rf data/train data/test data/*_feats
   if [ -n "$train_data" ]; then
     for s in train:$train_data test:$test_data; do
-      set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_
+      set_=${s%%:*}; d=${s#*:}; mkdir -p data/"$set_"
       # relative names in the scp files (kaldiio writes them) made absolute, or an error naming the line
       (cd "$origin" && "$egs/utils/copy_data_dir.sh" "$d" "$work/data/$set_")
-      utils/validate_data_dir.sh data/$set_
+      utils/validate_data_dir.sh data/"$set_"
     done
   else
     "$here/local/prepare_data.sh" "$src" data

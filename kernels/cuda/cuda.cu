@@ -1481,11 +1481,13 @@ static const gh_backend_ops cuda_ops = {
     .kmeans_free = cuda_kmeans_free,
 };
 
+extern "C" const char *gh_cuda_error_text(int err);
+
 extern "C" int gh_cuda_device_count(void) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    gh_set_error("%s", cudaGetErrorString(e));
+    gh_set_error("%s", gh_cuda_error_text(e)); /* kernels/cuda/device.cu */
     cudaGetLastError();
     return 0;
   }

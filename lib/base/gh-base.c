@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,10 +27,49 @@ struct gh_tmpfile {
   char *tmp;     /* a named temporary file on disk, or NULL */
   int anon;      /* O_TMPFILE: unnamed until commit */
   int direct;    /* not a regular file (device, FIFO, socket): written in place */
+  int finished;  /* gh_tmpfile_commit'd, waiting for gh_commit_outputs (fp closed) */
+  int fd;        /* finished anon file: the descriptor kept open for linkat; else -1 */
+  int err;       /* errno of the first failed write (gh_tf_write) */
   FILE *fp;
   struct gh_tmpfile *next;
 };
 static gh_tmpfile *gh_open_tmpfiles = NULL;
+static int gh_defer_commit = 0;       /* gh_init: 1 */
+static int gh_error_printed = 0;      /* an ERROR line was printed */
+static pid_t gh_owner_pid = 0;        /* the process that called gh_init */
+static int gh_std_was_closed[3];
+
+/* Before main: a closed standard descriptor gets /dev/null (0 write-only, 1
+ * read-only: using them fails with EBADF; 2 write-only: messages vanish), so
+ * that no file opened later becomes "standard input" by accident. */
+__attribute__((constructor)) static void gh_check_std_fds(void) {
+  for (int fd = 0; fd < 3; ++fd) {
+    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    gh_std_was_closed[fd] = 1;
+    int f = open("/dev/null", fd == 1 ? O_RDONLY : O_WRONLY);
+    if (f >= 0 && f != fd) { dup2(f, fd); close(f); }
+  }
+}
+
+int gh_std_closed(int fd) { return fd >= 0 && fd < 3 && gh_std_was_closed[fd]; }
+
+const char *gh_wait_status_str(int st, char *buf, size_t n) {
+  if (st == -1) {
+    snprintf(buf, n, "could not be waited for (%s)", strerror(errno));
+  } else if (WIFEXITED(st)) {
+    const int c = WEXITSTATUS(st);
+    if (c == 127) snprintf(buf, n, "exited with status 127 (command not found)");
+    else if (c == 126) snprintf(buf, n, "exited with status 126 (command not executable)");
+    else if (c > 128 && c < 128 + 65)
+      snprintf(buf, n, "exited with status %d (a command killed by signal %d, %s)", c, c - 128, strsignal(c - 128));
+    else snprintf(buf, n, "exited with status %d", c);
+  } else if (WIFSIGNALED(st)) {
+    snprintf(buf, n, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+  } else {
+    snprintf(buf, n, "ended with wait status %d", st);
+  }
+  return buf;
+}
 
 static void gh_abort_all_tmpfiles(void) {
   while (gh_open_tmpfiles) gh_tmpfile_abort(gh_open_tmpfiles);
@@ -44,6 +84,8 @@ static void gh_on_signal(int sig) {
   raise(sig);
 }
 
+static void gh_at_exit(int status, void *arg);
+
 void gh_init(const char *argv0) {
   const char *s = argv0 ? strrchr(argv0, '/') : NULL;
   gh_progname = s ? s + 1 : (argv0 ? argv0 : "gmmhmm");
@@ -51,6 +93,11 @@ void gh_init(const char *argv0) {
   signal(SIGTERM, gh_on_signal);
   signal(SIGPIPE, gh_on_signal);
   signal(SIGHUP, gh_on_signal);
+  if (!gh_owner_pid) {
+    gh_owner_pid = getpid();
+    on_exit(gh_at_exit, NULL);
+  }
+  gh_defer_commit = 1;
 }
 
 static void gh_vmsg(const char *kind, const char *fmt, va_list ap) {
@@ -88,8 +135,13 @@ void gh_die(const char *fmt, ...) {
   static atomic_flag dying = ATOMIC_FLAG_INIT;
   if (atomic_flag_test_and_set(&dying))
     for (;;) pause();
+  gh_error_printed = 1;
   va_list ap; va_start(ap, fmt); gh_vmsg("ERROR", fmt, ap); va_end(ap);
-  gh_abort_all_tmpfiles();
+  /* Only the names are removed (unnamed O_TMPFILE files vanish at _exit):
+   * nothing is closed or freed, because another thread (a tool's writer)
+   * may still be writing to the streams until _exit. */
+  for (gh_tmpfile *t = gh_open_tmpfiles; t; t = t->next)
+    if (t->tmp) unlink(t->tmp);
   /* Flush stdio, then _exit: no atexit handlers, so a fatal error mid-way
    * (objects still open, pointers on a stack being abandoned) is not
    * reported as a leak by LeakSanitizer; leaks on normal exits still are. */
@@ -200,10 +252,37 @@ static void gh_tmpfile_free(gh_tmpfile *t) {
   free(t->path); free(t->target); free(t->tmp); free(t);
 }
 
+/* The tmpfile's stdio stream writes through these (fopencookie), so that
+ * the first write error's errno is kept (t->err) for the message at commit:
+ * stdio keeps only a flag, and a buffer flushed mid-run loses errno. */
+static ssize_t gh_tf_write(void *c, const char *buf, size_t n) {
+  gh_tmpfile *t = c;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(t->fd, buf + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (!t->err) t->err = w < 0 ? errno : EIO;
+      return -1;
+    }
+    done += (size_t)w;
+  }
+  return (ssize_t)n;
+}
+static int gh_tf_seek(void *c, off64_t *off, int whence) {
+  gh_tmpfile *t = c;
+  off_t r = lseek(t->fd, (off_t)*off, whence);
+  if (r < 0) return -1;
+  *off = r;
+  return 0;
+}
+static int gh_tf_close(void *c) { (void)c; return 0; } /* t->fd is closed by its owner */
+
 gh_tmpfile *gh_tmpfile_open(const char *path) {
   gh_tmpfile *t = gh_calloc(1, sizeof *t);
   t->path = gh_strdup(path);
   t->target = gh_resolve_links(path);
+  t->fd = -1;
   struct stat st;
   int exists = stat(t->target, &st) == 0;
   int fd = -1, e = 0;
@@ -245,8 +324,9 @@ gh_tmpfile *gh_tmpfile_open(const char *path) {
     }
   }
   if (fd >= 0) {
-    t->fp = fdopen(fd, "wb");
-    if (!t->fp) { e = errno; close(fd); }
+    t->fd = fd;
+    t->fp = fopencookie(t, "wb", (cookie_io_functions_t){NULL, gh_tf_write, gh_tf_seek, gh_tf_close});
+    if (!t->fp) { e = errno; close(fd); t->fd = -1; }
   }
   if (!t->fp) {
     if (t->tmp) unlink(t->tmp);
@@ -259,6 +339,7 @@ gh_tmpfile *gh_tmpfile_open(const char *path) {
 }
 
 FILE *gh_tmpfile_fp(gh_tmpfile *t) { return t->fp; }
+int gh_tmpfile_errno(const gh_tmpfile *t) { return t->err; }
 
 static void gh_tmpfile_unlink_list(gh_tmpfile *t) {
   for (gh_tmpfile **pp = &gh_open_tmpfiles; *pp; pp = &(*pp)->next)
@@ -274,40 +355,123 @@ static void gh_tmpfile_fail(gh_tmpfile *t, const char *what, int e) {
   gh_die("%s '%s'", what, path);
 }
 
-void gh_tmpfile_commit(gh_tmpfile *t) {
-  int bad = ferror(t->fp), e = 0;
-  if (fflush(t->fp) != 0) { bad = 1; e = errno; }
-  if (bad) gh_tmpfile_fail(t, t->direct ? "error writing" : "error writing (disk full?)", e);
-  if (t->anon) {
-    /* Name the unnamed file, then rename the name onto the target (linkat
-     * cannot replace an existing file).  t->tmp is set first so that a
-     * signal in between removes the name. */
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(t->fp));
-    char *tmp = gh_tmp_name(t->target);
-    unlink(tmp);
-    t->tmp = tmp;
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0) {
-      e = errno;
-      t->tmp = NULL;
-      free(tmp);
-      gh_tmpfile_fail(t, "cannot create the temporary file for", e);
-    }
+/* Names a finished anonymous file "<target>.tmp.<pid>" (t->tmp); 0 or errno. */
+static int gh_tmpfile_name(gh_tmpfile *t) {
+  if (!t->anon || t->tmp) return 0;
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", t->fd);
+  char *tmp = gh_tmp_name(t->target);
+  unlink(tmp);
+  t->tmp = tmp; /* first, so that a signal in between removes the name */
+  if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0) {
+    int e = errno;
+    t->tmp = NULL;
+    free(tmp);
+    return e;
   }
-  FILE *fp = t->fp;
-  t->fp = NULL;
-  if (fclose(fp) != 0) gh_tmpfile_fail(t, "error writing", errno);
-  if (!t->direct && rename(t->tmp, t->target) != 0)
-    gh_tmpfile_fail(t, "cannot rename temporary file onto", errno);
+  return 0;
+}
+
+/* Renames a finished, named t onto its target and forgets it; dies on failure. */
+static void gh_tmpfile_finish(gh_tmpfile *t) {
+  if (t->fd >= 0) {
+    int fd = t->fd;
+    t->fd = -1;
+    if (close(fd) != 0) gh_tmpfile_fail(t, "error writing", errno);
+  }
+  if (rename(t->tmp, t->target) != 0) gh_tmpfile_fail(t, "cannot rename temporary file onto", errno);
   gh_tmpfile_unlink_list(t);
   gh_tmpfile_free(t);
 }
 
+void gh_tmpfile_commit(gh_tmpfile *t) {
+  int bad = ferror(t->fp) || t->err, e = t->err;
+  if (fflush(t->fp) != 0) { bad = 1; if (!e) e = t->err ? t->err : errno; }
+  if (bad) gh_tmpfile_fail(t, "error writing", e);
+  FILE *fp = t->fp;
+  t->fp = NULL;
+  fclose(fp); /* the cookie's close does nothing: the descriptor is t->fd */
+  if (t->direct || !t->anon) { /* devices, FIFOs and named temporary files: close now */
+    int fd = t->fd;
+    t->fd = -1;
+    if (close(fd) != 0) gh_tmpfile_fail(t, "error writing", errno);
+    if (t->direct) {
+      gh_tmpfile_unlink_list(t);
+      gh_tmpfile_free(t);
+      return;
+    }
+  }
+  t->finished = 1;
+  if (gh_defer_commit) return;
+  int err = gh_tmpfile_name(t);
+  if (err) gh_tmpfile_fail(t, "cannot create the temporary file for", err);
+  gh_tmpfile_finish(t);
+}
+
+void gh_commit_outputs(void) {
+  /* in the order they were opened (the list is newest first) */
+  size_t n = 0;
+  for (gh_tmpfile *t = gh_open_tmpfiles; t; t = t->next) n += t->finished;
+  if (!n) return;
+  gh_tmpfile **v = gh_malloc(n * sizeof *v);
+  size_t i = n;
+  for (gh_tmpfile *t = gh_open_tmpfiles; t; t = t->next)
+    if (t->finished) v[--i] = t;
+  for (i = 0; i < n; ++i) { /* every name first: a failure here leaves no output behind */
+    int err = gh_tmpfile_name(v[i]);
+    if (err) {
+      char path[1024];
+      snprintf(path, sizeof path, "%s", v[i]->path);
+      free(v);
+      gh_die("cannot create the temporary file for '%s': %s", path, strerror(err));
+    }
+  }
+  for (i = 0; i < n; ++i) gh_tmpfile_finish(v[i]);
+  free(v);
+}
+
+void gh_set_deferred_commit(int on) { gh_defer_commit = on; }
+
 void gh_tmpfile_abort(gh_tmpfile *t) {
   if (t->fp) fclose(t->fp);
+  if (t->fd >= 0) close(t->fd);
   if (t->tmp) unlink(t->tmp);
   gh_tmpfile_unlink_list(t);
   gh_tmpfile_free(t);
+}
+
+/* The exit check of gh_init (gh-base.h). */
+static void gh_at_exit(int status, void *arg) {
+  (void)arg;
+  if (getpid() != gh_owner_pid) return; /* a forked child's exit is not the tool's */
+  int bad = 0, e = 0;
+  if (fflush(stdout) != 0) { bad = 1; e = errno; }
+  if (ferror(stdout)) bad = 1;
+  if (fclose(stdout) != 0 && !bad) { bad = 1; e = errno; }
+  if (bad) {
+    if (gh_std_closed(1)) gh_die("cannot write to standard output: it was closed when the program started");
+    if (e) gh_die("write error on standard output: %s", strerror(e));
+    gh_die("write error on standard output");
+  }
+  if (status == 0) {
+    gh_commit_outputs();
+    gh_abort_all_tmpfiles(); /* outputs never closed (a tool's bug): not written, as before */
+    return;
+  }
+  if (!gh_error_printed) {
+    char names[2048];
+    size_t k = 0;
+    names[0] = '\0';
+    for (gh_tmpfile *t = gh_open_tmpfiles; t && k < sizeof names - 64; t = t->next)
+      k += (size_t)snprintf(names + k, sizeof names - k, "%s'%s'", k ? ", " : "", t->path);
+    if (k) {
+      gh_error_printed = 1;
+      fprintf(stderr, "%s: ERROR: exiting with status %d; output%s %s not written\n", gh_progname, status,
+              strchr(names, ',') ? "s" : "", names);
+      fflush(stderr);
+    }
+  }
+  gh_abort_all_tmpfiles();
 }
 
 double gh_seconds(void) {

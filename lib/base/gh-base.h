@@ -30,8 +30,37 @@ extern const char *gh_progname;
  * as in Kaldi, -1 silences LOG lines and -2 WARNING lines too. */
 extern int gh_verbose;
 
-/* Call first in every main(): sets the program name (basename of argv0). */
+/* Call first in every main(): sets the program name (basename of argv0),
+ * installs the fatal-signal handlers, turns on the deferred commit of output
+ * files (gh_commit_outputs) and installs the exit check below.
+ *
+ * At exit (on_exit, in this process only, not in forked children):
+ *  - standard output is flushed and closed; a write or close error (a full
+ *    disk, /dev/full, a closed descriptor) is an ERROR naming the cause
+ *    ("write error on standard output: No space left on device") and the
+ *    exit status becomes 1;
+ *  - with exit status 0 (and stdout good) every output file the tool
+ *    finished (gh_tmpfile_commit) is committed, all together
+ *    (gh_commit_outputs); with any other status none is: they are removed,
+ *    and when the tool printed no ERROR line one is printed, naming the
+ *    outputs not written.
+ * gh_die removes them all too.  Pipes and standard output cannot be taken
+ * back: there a failure is the non-zero exit and its one ERROR line. */
 void gh_init(const char *argv0);
+
+/* Standard descriptors closed at process start (`tool <&-`): a constructor
+ * in gh-base.c puts /dev/null on each closed descriptor 0, 1 or 2 before
+ * main (so that no later open() lands on it; descriptor 0 is opened write-only
+ * and 1 read-only, so that reading or writing them fails with EBADF) and
+ * remembers it here.  gh_istream_open("-") and gh_ostream_open("-") then die
+ * with "standard input is closed" / "standard output is closed".
+ * fd: 0, 1 or 2; returns 1 if it was closed. */
+int gh_std_closed(int fd);
+
+/* A wait status (pclose, waitpid) in words, into buf[n]: "exited with status
+ * 3", "exited with status 127 (command not found)", "was killed by signal 9
+ * (Killed)"; never the raw status (768).  Returns buf. */
+const char *gh_wait_status_str(int status, char *buf, size_t n);
 
 /* Log lines on stderr, prefixed "<prog>: LOG: ", "<prog>: WARNING: ",
  * "<prog>: VLOG[n]: " (printed only when gh_verbose >= n). */
@@ -64,8 +93,11 @@ void *gh_realloc(void *p, size_t nbytes);
 char *gh_strdup(const char *s);
 
 /* Safe output files.  gh_tmpfile_open(path) opens a temporary file for
- * writing and registers it; gh_tmpfile_commit() flushes, closes, checks the
- * write status and renames it onto <path> (dies on any I/O error);
+ * writing and registers it; gh_tmpfile_commit() flushes, closes and checks
+ * the write status (dies on any I/O error, with strerror: "error writing
+ * 'o.ark': No space left on device"); the file is renamed onto <path> at once
+ * when the commit is not deferred, else later by gh_commit_outputs() (tools:
+ * gh_init defers; the exit check commits at exit status 0).
  * gh_tmpfile_abort() closes and removes it.  gh_die() and the fatal signals
  * (SIGINT, SIGTERM, SIGHUP, SIGPIPE) abort all registered files, so a failing
  * tool never leaves a truncated model or archive; the old file stays intact.
@@ -86,6 +118,22 @@ gh_tmpfile *gh_tmpfile_open(const char *path);
 FILE *gh_tmpfile_fp(gh_tmpfile *t);
 void gh_tmpfile_commit(gh_tmpfile *t);
 void gh_tmpfile_abort(gh_tmpfile *t);
+/* errno of t's first failed write (0 if none): for messages of callers that
+ * see ferror() on gh_tmpfile_fp(t) mid-way. */
+int gh_tmpfile_errno(const gh_tmpfile *t);
+
+/* Commits every output file finished so far (gh_tmpfile_commit'd and not
+ * yet renamed), all together: first every temporary file is given its name
+ * ("<target>.tmp.<pid>"; any failure there dies and removes them all), then
+ * each is renamed onto its target.  Outputs still being written are left
+ * alone.  Tools need not call it (the exit check does, at status 0); a
+ * long-running tool calls it where a finished checkpoint must appear on
+ * disk at once.  Dies on an I/O error, naming the file and strerror. */
+void gh_commit_outputs(void);
+/* 1 (gh_init's default): gh_tmpfile_commit only checks and closes, the rename
+ * waits for gh_commit_outputs; 0 (the default without gh_init; unit tests
+ * that read back what they wrote): gh_tmpfile_commit renames at once. */
+void gh_set_deferred_commit(int on);
 
 /* Monotonic wall clock in seconds (for frames/s logs). */
 double gh_seconds(void);

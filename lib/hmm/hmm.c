@@ -905,8 +905,9 @@ static void input_load(gh_hmm_input *in) {
     m = gh_seq_reader_value(in->r);
   }
   if (m->rows == 0) gh_die("%s, key '%s': empty utterance (no frames)", in->spec, key);
-  if (m->cols < in->num_pdfs)
-    gh_die("%s, key '%s': loglikes have %d columns (pdfs) but the HMMs use %d", in->spec, key, m->cols, in->num_pdfs);
+  if (m->cols != in->num_pdfs) /* as Kaldi's DecodableMatrixScaledMapped: more columns is the wrong model too */
+    gh_die("%s, key '%s': loglikes have %d columns (pdfs) but the HMMs use %d pdfs (ids 0..%d): "
+           "log-likelihoods of another model?", in->spec, key, m->cols, in->num_pdfs, in->num_pdfs - 1);
   for (int64_t i = 0; i < (int64_t)m->rows * m->cols; ++i)
     if (isnan(m->data[i]) || m->data[i] == INFINITY)
       gh_die("%s, key '%s': %s at row %d, col %d", in->spec, key, isnan(m->data[i]) ? "NaN" : "+inf",

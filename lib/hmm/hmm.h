@@ -241,8 +241,10 @@ void gh_hmm_discrete_loglikes(const gh_matrix *logB, const gh_ivector *sym, gh_m
  * emission matrix (gh_hmm_read_discrete), int32 vectors of symbols. */
 typedef struct gh_hmm_input gh_hmm_input;
 /* Opens rspec; discrete_rx NULL/"" for loglike matrices.  Every utterance
- * must have >= 1 frame and >= num_pdfs columns (the HMM set's pdfs) and no
- * NaN or +inf; else the tool dies naming spec and key. */
+ * must have >= 1 frame and exactly num_pdfs columns (the HMM set's pdfs:
+ * more columns means log-likelihoods of another model, an error as in
+ * Kaldi's DecodableMatrixScaledMapped) and no NaN or +inf; else the tool
+ * dies naming spec and key. */
 gh_hmm_input *gh_hmm_input_open(const char *rspec, const char *discrete_rx, int32_t num_pdfs);
 int gh_hmm_input_done(gh_hmm_input *in);
 const char *gh_hmm_input_key(gh_hmm_input *in);

@@ -42,6 +42,8 @@ struct gh_istream {
   int64_t base;        /* stream offset of buf[0] */
   char *line;          /* gh_read_line's buffer */
   size_t linecap;
+  int permissive;      /* a failed input pipe is a warning (Kaldi's "p"), not an error */
+  int at_eof;          /* the input's end was seen */
 };
 
 static gh_istream *istream_new(gzFile gz, FILE *pipe, const char *name, int64_t file_size) {
@@ -71,6 +73,7 @@ gh_istream *gh_istream_open(const char *rx) {
   if (gh_io_filter && !gh_io_filter(rx)) { gh_set_error("'%s' refused by the input filter", rx); return NULL; }
   size_t n = trimmed_len(rx);
   if (n == 0 || strcmp(rx, "-") == 0) {
+    if (gh_std_closed(0)) { gh_set_error("standard input is closed"); return NULL; }
     int fd = dup(0);
     gzFile gz = fd < 0 ? NULL : gzdopen(fd, "rb");
     if (!gz) { gh_set_error("cannot read standard input: %s", strerror(errno)); return NULL; }
@@ -134,12 +137,51 @@ int gh_istream_seek(gh_istream *s, int64_t offset) {
   return 1;
 }
 
+static size_t ensure(gh_istream *s, size_t want);
+static void read_ended(gh_istream *s, int n);
+
+/* Waits for the input pipe's command (its output has ended, or the reader
+ * stops early) and returns its wait status; the pipe is gone afterwards. */
+static int reap_pipe(gh_istream *s) {
+  FILE *p = s->pipe;
+  s->pipe = NULL;
+  return pclose(p);
+}
+
+/* The command of an input pipe whose output has ended failed: an error (a
+ * warning with the "p" option), naming the stream and the cause. */
+static void pipe_failed(gh_istream *s, int st) {
+  char why[256];
+  gh_wait_status_str(st, why, sizeof why);
+  char after[512] = "";
+  if (s->key) snprintf(after, sizeof after, " (its output ended after key '%s')", s->key);
+  if (s->permissive) gh_warn("%s: the input command %s%s; ignored (permissive 'p' option)", s->name, why, after);
+  else gh_die("%s: the input command %s%s", s->name, why, after);
+}
+
+/* The end of the input has been seen: a pipe's command has closed its
+ * output, so it is reaped now and its failure reported here, before any
+ * parse error the truncated data would cause. */
+static void input_ended(gh_istream *s) {
+  s->at_eof = 1;
+  if (s->pipe) {
+    int st = reap_pipe(s);
+    if (st != 0) pipe_failed(s, st);
+  }
+}
+
+void gh_istream_set_permissive(gh_istream *s, int permissive) { s->permissive = permissive; }
+
 void gh_istream_close(gh_istream *s) {
   if (!s) return;
+  if (s->pipe && !s->at_eof && s->pos == s->len) ensure(s, 1); /* ended with the last object read? */
   gzclose(s->gz);
-  if (s->pipe) {
-    int st = pclose(s->pipe);
-    if (st != 0) gh_warn("input pipe '%s' exited with status %d", s->name, st);
+  if (s->pipe) { /* stopped before the end: the command's failure (SIGPIPE, mostly) is ours */
+    int st = reap_pipe(s);
+    if (st != 0) {
+      char why[256];
+      gh_vlog(1, "input pipe '%s' %s after the reader stopped early", s->name, gh_wait_status_str(st, why, sizeof why));
+    }
   }
   free(s->name);
   free(s->key);
@@ -192,15 +234,28 @@ static size_t ensure(gh_istream *s, size_t want) {
     }
     size_t room = s->cap - s->len;
     int n = gzread(s->gz, s->buf + s->len, (unsigned)(room > s->chunk ? s->chunk : room));
-    if (n < 0) {
-      int err;
-      const char *m = gzerror(s->gz, &err);
-      gh_istream_fail(s, "read error: %s", m);
-    }
-    if (n == 0) break;
+    if (n <= 0) { read_ended(s, n); break; }
     s->len += (size_t)n;
   }
   return s->len;
+}
+
+/* gzread returned n <= 0: a read error or a corrupt or truncated gzip
+ * stream dies (naming the cause); a clean end of input is input_ended. */
+static void read_ended(gh_istream *s, int n) {
+  int err = Z_OK;
+  const char *m = gzerror(s->gz, &err);
+  if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
+    const int e = errno;
+    if (s->pipe) input_ended(s); /* a failed command first: it is the cause */
+    if (strncmp(m, "<fd:", 4) == 0 && strstr(m, ": ")) m = strstr(m, ": ") + 2; /* zlib names the descriptor */
+    char where[512] = "";
+    if (s->key) snprintf(where, sizeof where, " (after key '%s')", s->key);
+    if (err == Z_ERRNO) gh_die("%s: read error%s: %s", s->name, where, strerror(e));
+    if (err == Z_BUF_ERROR) gh_die("%s: read error%s: truncated gzip data (%s)", s->name, where, m);
+    gh_die("%s: read error%s: corrupt gzip data (%s)", s->name, where, m);
+  }
+  input_ended(s);
 }
 
 int gh_istream_peek(gh_istream *s) {
@@ -228,7 +283,10 @@ void gh_istream_read(gh_istream *s, void *dst, size_t n) {
   while (n >= s->cap) {
     unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
     int r = gzread(s->gz, d, chunk);
-    if (r <= 0) gh_istream_fail(s, "unexpected end of file (%zu more bytes expected)", n);
+    if (r <= 0) {
+      read_ended(s, r);
+      gh_istream_fail(s, "unexpected end of file (%zu more bytes expected)", n);
+    }
     s->base += r; d += r; n -= (size_t)r;
   }
   if (n > 0) {
@@ -846,6 +904,7 @@ gh_ostream *gh_ostream_open(const char *wx) {
   const char *p = wx;
   while (isspace((unsigned char)*p)) p++;
   if (n == 0 || strcmp(wx, "-") == 0) {
+    if (gh_std_closed(1)) gh_die("cannot write to standard output: it is closed");
     s->fp = stdout;
     s->name = gh_strdup("standard output");
   } else if (*p == '|') {
@@ -868,18 +927,31 @@ void gh_ostream_close(gh_ostream *s) {
   if (s->tmp) {
     gh_tmpfile_commit(s->tmp);
   } else if (s->pipe) {
-    int bad = fflush(s->pipe) != 0 || ferror(s->pipe);
+    int e = 0, bad = ferror(s->pipe);
+    if (fflush(s->pipe) != 0) { bad = 1; e = errno; }
     int st = pclose(s->pipe);
+    char why[256];
+    if (st != 0) gh_die("output pipe '%s': the command %s", s->name, gh_wait_status_str(st, why, sizeof why));
+    if (bad && e) gh_die("write error on output pipe '%s': %s", s->name, strerror(e));
     if (bad) gh_die("write error on output pipe '%s'", s->name);
-    if (st != 0) gh_die("output pipe '%s' exited with status %d", s->name, st);
-  } else if (fflush(s->fp) != 0 || ferror(s->fp)) {
-    gh_die("write error on %s: %s", s->name, strerror(errno));
+  } else {
+    int e = 0, bad = ferror(s->fp);
+    if (fflush(s->fp) != 0) { bad = 1; e = errno; }
+    if (bad && e) gh_die("write error on %s: %s", s->name, strerror(e));
+    if (bad) gh_die("write error on %s", s->name);
   }
   free(s->name);
   free(s);
 }
 
 FILE *gh_ostream_fp(gh_ostream *s) { return s->fp; }
+
+void gh_ostream_check(gh_ostream *s, const char *what) {
+  if (!ferror(s->fp)) return;
+  const int e = s->tmp ? gh_tmpfile_errno(s->tmp) : errno;
+  if (e) gh_die("%s: error writing '%s': %s", what, s->name, strerror(e));
+  gh_die("%s: error writing '%s'", what, s->name);
+}
 const char *gh_ostream_name(const gh_ostream *s) { return s->name; }
 
 void gh_write_binary_marker(gh_ostream *s, int binary) {

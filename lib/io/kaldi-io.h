@@ -37,7 +37,20 @@ gh_istream *gh_istream_open_offset(const char *filename, int64_t offset);
  * when the target is inside the read-ahead buffer.  Returns 0 on failure
  * (pipes and stdin cannot seek backwards beyond the buffer). */
 int gh_istream_seek(gh_istream *s, int64_t offset);
-/* Close; for pipes, checks the command's exit status and warns if non-zero. */
+/* Input pipes ("cmd |"): when the command's output ends, the command is
+ * reaped at once and a non-zero exit is an ERROR naming the stream and the
+ * cause ("the input command exited with status 3", "was killed by signal
+ * 9"), before any parse error of the truncated data; with the permissive
+ * flag (Kaldi's "p" rspecifier option, set by the table readers) it is a
+ * warning.  A command that does not exist exits 127 ("command not found").
+ * Files: a read error, or gzip data that is corrupt (CRC) or truncated, is
+ * an ERROR with the cause.  "-" when standard input was closed at start
+ * (gh_std_closed) cannot be opened ("standard input is closed"). */
+void gh_istream_set_permissive(gh_istream *s, int permissive);
+/* Close.  A pipe whose output was not read to its end is read one more
+ * buffer to see whether it ended (then its exit status counts as above);
+ * a command still writing is stopped by SIGPIPE, which is not an error (the
+ * reader stopped early: random access, or a tool that needs one object). */
 void gh_istream_close(gh_istream *s);
 /* Name used in error messages, and the current key (may be NULL). */
 const char *gh_istream_name(const gh_istream *s);
@@ -140,12 +153,18 @@ void gh_read_int32_vector_vector(gh_istream *s, int binary, gh_ivecvec *v);
 /* ---------------- output stream ---------------- */
 typedef struct gh_ostream gh_ostream;
 /* wxfilename: "-" = stdout, "| cmd" = popen, else a file written through
- * gh_tmpfile (renamed into place by gh_ostream_close).  Dies on failure. */
+ * gh_tmpfile (finished by gh_ostream_close, renamed into place with the
+ * tool's other outputs at its successful exit: gh_commit_outputs).  Dies on
+ * failure; "-" when standard output was closed at start is an error. */
 gh_ostream *gh_ostream_open(const char *wxfilename);
-/* Flush, close, check errors (and pipe exit status); commits temp files.
- * Dies on any write error. */
+/* Flush, close, check errors (and pipe exit status: "output pipe '| cmd':
+ * the command exited with status 1"); finishes temp files (gh_tmpfile_commit).
+ * Dies on any write error, with strerror ("No space left on device"). */
 void gh_ostream_close(gh_ostream *s);
 FILE *gh_ostream_fp(gh_ostream *s);
+/* Dies if a write to s has failed (ferror): "<what>: error writing '<name>':
+ * <strerror>" (e.g. "No space left on device"); what names the table and key. */
+void gh_ostream_check(gh_ostream *s, const char *what);
 const char *gh_ostream_name(const gh_ostream *s);
 
 void gh_write_binary_marker(gh_ostream *s, int binary); /* "\0B" if binary */

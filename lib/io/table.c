@@ -374,6 +374,7 @@ gh_seq_reader *gh_seq_reader_open(const char *rspecifier, gh_objtype type) {
   } else {
     gh_istream_set_name(r->in, rspecifier);
   }
+  gh_istream_set_permissive(r->in, r->sp.permissive);
   seq_read_next(r);
   return r;
 }
@@ -479,10 +480,12 @@ static void rand_index_scp(gh_rand_reader *r) {
   gh_istream *in = gh_istream_open(r->sp.rest);
   if (!in) gh_die("%s: %s", r->spec, gh_last_error());
   gh_istream_set_name(in, r->spec);
+  gh_istream_set_permissive(in, r->sp.permissive);
   while (!gh_istream_eof(in)) {
     char *line = gh_read_line(in), *key, *rx;
     if (!scp_parse_line(line, r->spec, &key, &rx)) continue;
-    if (!hmap_put(&r->index, key, r->nrx)) continue; /* first wins */
+    if (!hmap_put(&r->index, key, r->nrx)) /* as Kaldi's RandomAccessTableReaderScriptImpl */
+      gh_die("%s: duplicate key '%s' in the script file (a random-access table needs unique keys)", r->spec, key);
     if (r->nrx == r->caprx) r->rx = gh_realloc(r->rx, (size_t)(r->caprx = r->caprx ? 2 * r->caprx : 64) * sizeof *r->rx);
     r->rx[r->nrx++] = gh_strdup(rx);
   }
@@ -509,12 +512,12 @@ static int32_t rand_find_ark(gh_rand_reader *r, const char *key) {
   while (e < 0 && !r->seq->done) {
     if (r->nobj == r->capobj)
       r->objs = gh_realloc(r->objs, (size_t)(r->capobj = r->capobj ? 2 * r->capobj : 64) * sizeof *r->objs);
-    if (hmap_put(&r->index, r->seq->key, r->nobj)) {
-      r->objs[r->nobj] = r->seq->obj; /* take ownership */
-      memset(&r->seq->obj, 0, sizeof r->seq->obj);
-      if (!strcmp(r->seq->key, key)) e = r->nobj;
-      r->nobj++;
-    }
+    if (!hmap_put(&r->index, r->seq->key, r->nobj)) /* as Kaldi's RandomAccessTableReaderUnsortedArchiveImpl */
+      gh_die("%s: duplicate key '%s' in the archive (a random-access table needs unique keys)", r->spec, r->seq->key);
+    r->objs[r->nobj] = r->seq->obj; /* take ownership */
+    memset(&r->seq->obj, 0, sizeof r->seq->obj);
+    if (!strcmp(r->seq->key, key)) e = r->nobj;
+    r->nobj++;
     gh_seq_reader_next(r->seq);
   }
   return e;
@@ -605,7 +608,11 @@ void gh_writer_write(gh_writer *w, const char *key, gh_objtype type, const void 
     fprintf(gh_ostream_fp(w->scp), "%s %s:%ld\n", key, w->ark_name, off);
   }
   obj_write(w->ark, w->binary, type, obj);
-  if (ferror(fp)) gh_die("%s, key '%s': write error", w->spec, key);
+  if (ferror(fp)) {
+    char what[1024];
+    snprintf(what, sizeof what, "%s, key '%s'", w->spec, key);
+    gh_ostream_check(w->ark, what);
+  }
   if (w->sp.flush) fflush(fp);
 }
 

@@ -564,8 +564,36 @@ static void test_specifiers(void) {
   GH_TEST_OK(!gh_is_wspecifier("-") && !gh_is_wspecifier("ark,s:x"), "invalid wspecifiers");
 }
 
+/* gh_commit_outputs (issue 25): with the commit deferred, finished outputs
+ * appear only when committed, all together; gh_wait_status_str words. */
+static void test_deferred_commit(void) {
+  char a[700], b[700];
+  snprintf(a, sizeof a, "%s/defer-a.txt", tmpdir);
+  snprintf(b, sizeof b, "%s/defer-b.txt", tmpdir);
+  gh_set_deferred_commit(1);
+  gh_ostream *oa = gh_ostream_open(a), *ob = gh_ostream_open(b);
+  fputs("A\n", gh_ostream_fp(oa));
+  fputs("B\n", gh_ostream_fp(ob));
+  gh_ostream_close(oa);
+  GH_TEST_OK(access(a, F_OK) != 0, "deferred commit: a finished output is not on disk before gh_commit_outputs");
+  gh_ostream_close(ob);
+  GH_TEST_OK(access(a, F_OK) != 0 && access(b, F_OK) != 0, "deferred commit: nor are two");
+  gh_commit_outputs();
+  FILE *fa = fopen(a, "r"), *fb = fopen(b, "r");
+  char la[8] = "", lb[8] = "";
+  if (fa) { if (!fgets(la, sizeof la, fa)) la[0] = 0; fclose(fa); }
+  if (fb) { if (!fgets(lb, sizeof lb, fb)) lb[0] = 0; fclose(fb); }
+  GH_TEST_OK(!strcmp(la, "A\n") && !strcmp(lb, "B\n"), "deferred commit: both on disk, whole, after gh_commit_outputs");
+  gh_set_deferred_commit(0);
+  char w[256];
+  GH_TEST_OK(!strcmp(gh_wait_status_str(3 << 8, w, sizeof w), "exited with status 3"), "wait status 768: '%s'", w);
+  GH_TEST_OK(!strncmp(gh_wait_status_str(9, w, sizeof w), "was killed by signal 9", 22), "wait status 9: '%s'", w);
+  GH_TEST_OK(strstr(gh_wait_status_str(127 << 8, w, sizeof w), "command not found") != NULL, "wait status 127 << 8: '%s'", w);
+}
+
 int main(void) {
   gh_init("test_io");
+  gh_set_deferred_commit(0); /* the tests read back what they write */
   if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
   test_round_trips(1);
   test_round_trips(0);
@@ -576,6 +604,7 @@ int main(void) {
   test_matrix_view();
   test_ark_scan();
   test_specifiers();
+  test_deferred_commit();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) printf("# could not remove %s\n", tmpdir);

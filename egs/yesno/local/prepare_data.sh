@@ -13,19 +13,19 @@ set -euo pipefail
 src=$1; data=$2
 utils=$(cd "$(dirname "$0")/../../utils" && pwd)
 ls "$src"/*.wav >/dev/null 2>&1 || { echo "prepare_data.sh: no WAVs in $src (set GH_SHARED)" >&2; exit 1; }
-mkdir -p $data/all $data/train $data/test $data/lang
-for f in "$src"/*.wav; do echo "$(basename "$f" .wav) $f"; done | LC_ALL=C sort > $data/all/wav.scp
-n=$(wc -l < $data/all/wav.scp)
+mkdir -p "$data"/all "$data"/train "$data"/test "$data"/lang
+for f in "$src"/*.wav; do echo "$(basename "$f" .wav) $f"; done | LC_ALL=C sort > "$data"/all/wav.scp
+n=$(wc -l < "$data"/all/wav.scp)
 [ "$n" -eq 30 ] || echo "prepare_data.sh: warning: $n WAV files, expected 30" >&2
-head -n 20 $data/all/wav.scp > $data/train/wav.scp
-tail -n +21 $data/all/wav.scp > $data/test/wav.scp
+head -n 20 "$data"/all/wav.scp > "$data"/train/wav.scp
+tail -n +21 "$data"/all/wav.scp > "$data"/test/wav.scp
 for set in train test; do
   d=$data/$set
   awk '{ n = split($1, w, "_"); printf "%s", $1; for (i = 1; i <= n; i++) printf " %s", w[i] == "1" ? "yes" : "no"; printf "\n" }' \
-    $d/wav.scp > $d/text
-  awk '{ print $1, $1 }' $d/wav.scp > $d/utt2spk
-  $utils/utt2spk_to_spk2utt.sh $d/utt2spk > $d/spk2utt
-  $utils/validate_data_dir.sh --no-feats $d
+    "$d"/wav.scp > "$d"/text
+  awk '{ print $1, $1 }' "$d"/wav.scp > "$d"/utt2spk
+  "$utils"/utt2spk_to_spk2utt.sh "$d"/utt2spk > "$d"/spk2utt
+  "$utils"/validate_data_dir.sh --no-feats "$d"
 done
-rm -rf $data/all
-printf 'yes\nno\n' > $data/lang/words.txt
+rm -rf "$data"/all
+printf 'yes\nno\n' > "$data"/lang/words.txt

@@ -39,7 +39,7 @@
 # and <exp-dir>/loglike.txt (iteration, average log-likelihood per frame).
 set -euo pipefail
 utils=$(cd "$(dirname "$0")/../../utils" && pwd)
-nj=2; cmd=$utils/run.sh; seed=1; device=auto; ranks=1
+nj=2; cmd=$(realpath -s --relative-to=. "$utils/run.sh"); seed=1; device=auto; ranks=1
 states=5; sil_states=5; sil_topology=ergodic; gauss=8; iters=30; self_loop_prob=0.8; silence_prob=0.5
 edge_silence_prob=1; bw_iters=0; init=equal; init_bw_iters=5; words=
 realign_iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29"
@@ -48,36 +48,38 @@ me=train_viterbi.sh
 [ $# -eq 2 ] || { sed -n '2,/^set -e/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; }
 data=${1%/}; dir=${2%/}
 case $init in equal|flat-bw) ;; *) echo "$me: --init must be equal or flat-bw" >&2; exit 1 ;; esac
-for f in $data/feats.scp $data/text; do [ -f $f ] || { echo "$me: missing $f" >&2; exit 1; }; done
-mkdir -p $dir/log
-[ -f $data/utt2spk ] || awk '{ print $1, $1 }' $data/feats.scp > $data/utt2spk
-$utils/split_data.sh $data $nj
+for f in "$data"/feats.scp "$data"/text; do [ -f "$f" ] || { echo "$me: missing $f" >&2; exit 1; }; done
+mkdir -p "$dir"/log
+[ -f "$data"/utt2spk ] || awk '{ print $1, $1 }' "$data"/feats.scp > "$data"/utt2spk
+"$utils"/split_data.sh "$data" "$nj"
 sdata=$data/split$nj
 # words: --words FILE (one a line, HMM i = line i), default yes, no; pdfs word w, state k -> w*S + k
-if [ -n "$words" ]; then grep -v '^ *$' "$words" > $dir/words.list; else printf 'yes\nno\n' > $dir/words.list; fi
-nw=$(wc -l < $dir/words.list)
-awk -v S=$states '{ printf "%s", $1; for (k = 0; k < S; k++) printf " %d", (NR - 1) * S + k; print "" }' \
-  $dir/words.list > $dir/words.txt
+if [ -n "$words" ]; then grep -v '^ *$' "$words" > "$dir"/words.list; else printf 'yes\nno\n' > "$dir"/words.list; fi
+nw=$(wc -l < "$dir"/words.list)
+awk -v S="$states" '{ printf "%s", $1; for (k = 0; k < S; k++) printf " %d", (NR - 1) * S + k; print "" }' \
+  "$dir"/words.list > "$dir"/words.txt
 npdf=$((nw * states + sil_states))
-trn="--transcripts=ark,t:$sdata/JOB/text --optional-silence=sil --silence-prob=$silence_prob --edge-silence-prob=$edge_silence_prob"
-$cmd $dir/log/topo.log hmm-init-topo --silence=sil --silence-states=$sil_states --silence-topology=$sil_topology \
-  --self-loop-prob=$self_loop_prob $dir/words.txt $dir/0.hmm
-: > $dir/loglike.txt
+trn=(--transcripts=ark,t:"$sdata"/JOB/text --optional-silence=sil --silence-prob="$silence_prob"
+  --edge-silence-prob="$edge_silence_prob")
+$cmd "$dir"/log/topo.log hmm-init-topo --silence=sil --silence-states="$sil_states" --silence-topology="$sil_topology" \
+  --self-loop-prob="$self_loop_prob" "$dir"/words.txt "$dir"/0.hmm
+: > "$dir"/loglike.txt
 
 # bw_pass <in-hmm> <in-mdl> <out-hmm> <out-mdl> <tag>: one Baum-Welch pass as
 # --nj jobs (transitions and GMMs re-estimated, no mix-up).
 bw_pass() {
-  local hmm=$1 mdl=$2 ohmm=$3 omdl=$4 tag=$5 j accs= taccs=
-  rm -f $dir/$tag.*.acc $dir/$tag.*.tacc
-  $cmd JOB=1:$nj $dir/log/bw.$tag.JOB.log \
-    gmm-score-gpu --device=$device $mdl scp:$sdata/JOB/feats.scp ark:- \| \
-    hmm-bw --device=$device $trn --write-accs=$dir/$tag.JOB.tacc $hmm ark:- ark:$dir/post.JOB.ark \&\& \
-    gmm-acc-stats-gpu --device=$device --label-type=post $mdl scp:$sdata/JOB/feats.scp ark:$dir/post.JOB.ark \
-      $dir/$tag.JOB.acc \&\& rm $dir/post.JOB.ark
-  for j in $(seq 1 $nj); do accs+=" $dir/$tag.$j.acc"; taccs+=" $dir/$tag.$j.tacc"; done
-  $cmd $dir/log/update.$tag.log hmm-sum-accs $dir/$tag.tacc $taccs \&\& gmm-sum-accs $dir/$tag.acc $accs \&\& \
-    hmm-est $hmm $dir/$tag.tacc $ohmm \&\& gmm-est --seed=$seed $mdl $dir/$tag.acc $omdl
-  rm -f $dir/$tag.*.acc $dir/$tag.*.tacc $dir/$tag.acc $dir/$tag.tacc
+  local hmm=$1 mdl=$2 ohmm=$3 omdl=$4 tag=$5 j accs=() taccs=()
+  rm -f "$dir"/"$tag".*.acc "$dir"/"$tag".*.tacc
+  $cmd JOB=1:"$nj" "$dir"/log/bw."$tag".JOB.log \
+    gmm-score-gpu --device="$device" "$mdl" scp:"$sdata"/JOB/feats.scp ark:- \| \
+    hmm-bw --device="$device" "${trn[@]}" --write-accs="$dir"/"$tag".JOB.tacc "$hmm" ark:- ark:"$dir"/post.JOB.ark \&\& \
+    gmm-acc-stats-gpu --device="$device" --label-type=post "$mdl" scp:"$sdata"/JOB/feats.scp ark:"$dir"/post.JOB.ark \
+      "$dir"/"$tag".JOB.acc \&\& rm "$dir"/post.JOB.ark
+  for j in $(seq 1 "$nj"); do accs+=("$dir/$tag.$j.acc"); taccs+=("$dir/$tag.$j.tacc"); done
+  $cmd "$dir"/log/update."$tag".log hmm-sum-accs "$dir"/"$tag".tacc "${taccs[@]}" \&\& \
+    gmm-sum-accs "$dir"/"$tag".acc "${accs[@]}" \&\& \
+    hmm-est "$hmm" "$dir"/"$tag".tacc "$ohmm" \&\& gmm-est --seed="$seed" "$mdl" "$dir"/"$tag".acc "$omdl"
+  rm -f "$dir"/"$tag".*.acc "$dir"/"$tag".*.tacc "$dir"/"$tag".acc "$dir"/"$tag".tacc
 }
 
 # resident <mode> <iters> <tag> <hmm-in> <mdl-in> <hmm-out> <mdl-out> [hmm-train options]:
@@ -85,18 +87,18 @@ bw_pass() {
 # log-likelihoods go to loglike.txt as "<tag><iteration> <value>".
 resident() {
   local mode=$1 n=$2 tag=$3 ih=$4 im=$5 oh=$6 om=$7; shift 7
-  local launch=; [ "$ranks" -le 1 ] || launch="--ranks $ranks"
-  $cmd $launch $dir/log/train.$tag.log hmm-train --device=$device --mode=$mode --num-iters=$n --seed=$seed \
-    --optional-silence=sil --silence-prob=$silence_prob --edge-silence-prob=$edge_silence_prob "$@" \
-    $ih $im scp:$data/feats.scp ark,t:$data/text $oh $om
-  grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*' $dir/log/train.$tag.log |
-    awk -v t="$([ $tag = vit ] && echo || echo $tag)" '{ print t $2 + 0, $NF }' >> $dir/loglike.txt
+  local launch=(); [ "$ranks" -le 1 ] || launch=(--ranks "$ranks")
+  $cmd ${launch[@]+"${launch[@]}"} "$dir"/log/train."$tag".log hmm-train --device="$device" --mode="$mode" \
+    --num-iters="$n" --seed="$seed" --optional-silence=sil --silence-prob="$silence_prob" \
+    --edge-silence-prob="$edge_silence_prob" "$@" "$ih" "$im" scp:"$data"/feats.scp ark,t:"$data"/text "$oh" "$om"
+  grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*' "$dir"/log/train."$tag".log |
+    awk -v t="$([ "$tag" = vit ] && echo || echo "$tag")" '{ print t $2 + 0, $NF }' >> "$dir"/loglike.txt
 }
 
-if [ $init = equal ]; then
+if [ "$init" = equal ]; then
   # equal alignment over sil W1 sil ... Wn sil
-  feat-to-len scp:$data/feats.scp ark,t:- 2> $dir/log/equal.log |
-    awk -v S=$states -v Z=$sil_states -v NW=$nw -v me=$me 'FILENAME == ARGV[1] { id[$1] = FNR - 1; next }
+  feat-to-len scp:"$data"/feats.scp ark,t:- 2> "$dir"/log/equal.log |
+    awk -v S="$states" -v Z="$sil_states" -v NW="$nw" -v me=$me 'FILENAME == ARGV[1] { id[$1] = FNR - 1; next }
       FILENAME == ARGV[2] { txt[$1] = $0; next }
       { n = split(txt[$1], w, " "); K = 0
         for (k = 0; k < Z; k++) seq[K++] = NW * S + k
@@ -105,82 +107,82 @@ if [ $init = equal ]; then
           b = id[w[i]] * S; for (k = 0; k < S; k++) seq[K++] = b + k
           for (k = 0; k < Z; k++) seq[K++] = NW * S + k }
         T = $2; printf "%s", $1; for (t = 0; t < T; t++) printf " %d", seq[int(t * K / T)]; printf "\n" }' \
-      $dir/words.list $data/text - | copy-int-vector ark,t:- ark:$dir/ali.all.ark 2>> $dir/log/equal.log
-  $cmd $dir/log/init.log gmm-init --device=$device --num-gauss=1 --num-pdfs=$npdf --num-iters=0 --seed=$seed \
-    --labels=ark:$dir/ali.all.ark scp:$data/feats.scp $dir/0.mdl
+      "$dir"/words.list "$data"/text - | copy-int-vector ark,t:- ark:"$dir"/ali.all.ark 2>> "$dir"/log/equal.log
+  $cmd "$dir"/log/init.log gmm-init --device="$device" --num-gauss=1 --num-pdfs=$npdf --num-iters=0 --seed="$seed" \
+    --labels=ark:"$dir"/ali.all.ark scp:"$data"/feats.scp "$dir"/0.mdl
   # the equal alignment of each job's files
-  for j in $(seq 1 $nj); do
-    copy-int-vector ark:$dir/ali.all.ark ark,t:- 2>> $dir/log/equal.log |
-      awk 'NR == FNR { k[$1]; next } $1 in k' $sdata/$j/feats.scp - |
-      copy-int-vector ark,t:- ark:$dir/ali.$j.ark 2>> $dir/log/equal.log
+  for j in $(seq 1 "$nj"); do
+    copy-int-vector ark:"$dir"/ali.all.ark ark,t:- 2>> "$dir"/log/equal.log |
+      awk 'NR == FNR { k[$1]; next } $1 in k' "$sdata"/"$j"/feats.scp - |
+      copy-int-vector ark,t:- ark:"$dir"/ali."$j".ark 2>> "$dir"/log/equal.log
   done
-  rm -f $dir/ali.all.ark
+  rm -f "$dir"/ali.all.ark
 else
   # HTK's flat start: every pdf the global mean and variance, then Baum-Welch
   # passes with single Gaussians; its Viterbi alignment starts the training.
-  feat-to-len scp:$data/feats.scp ark,t:- 2> $dir/log/flat.log |
+  feat-to-len scp:"$data"/feats.scp ark,t:- 2> "$dir"/log/flat.log |
     awk -v P=$npdf '{ printf "%s", $1
       for (t = 0; t < $2; t++) { printf " ["; for (p = 0; p < P; p++) printf " %d %.7g", p, 1 / P; printf " ]" }
-      printf "\n" }' | copy-post ark,t:- ark:$dir/flat.post 2>> $dir/log/flat.log
-  $cmd $dir/log/init.log gmm-init --device=$device --num-gauss=1 --num-pdfs=$npdf --num-iters=0 --seed=$seed \
-    --labels=ark:$dir/flat.post --label-type=post scp:$data/feats.scp $dir/0.mdl
-  rm -f $dir/flat.post
-  if [ "$ranks" != 0 ] && [ $init_bw_iters -ge 1 ]; then
-    resident bw $init_bw_iters init $dir/0.hmm $dir/0.mdl $dir/0.hmm $dir/0.mdl --gauss=1
+      printf "\n" }' | copy-post ark,t:- ark:"$dir"/flat.post 2>> "$dir"/log/flat.log
+  $cmd "$dir"/log/init.log gmm-init --device="$device" --num-gauss=1 --num-pdfs=$npdf --num-iters=0 --seed="$seed" \
+    --labels=ark:"$dir"/flat.post --label-type=post scp:"$data"/feats.scp "$dir"/0.mdl
+  rm -f "$dir"/flat.post
+  if [ "$ranks" != 0 ] && [ "$init_bw_iters" -ge 1 ]; then
+    resident bw "$init_bw_iters" init "$dir"/0.hmm "$dir"/0.mdl "$dir"/0.hmm "$dir"/0.mdl --gauss=1
     init_bw_iters=0
   fi
-  for k in $(seq 1 $init_bw_iters); do
-    bw_pass $dir/0.hmm $dir/0.mdl $dir/0.hmm $dir/0.mdl init$k
-    echo "init$k $(grep -o 'avg loglike per frame [-0-9.e+]*' $dir/log/update.init$k.log | tail -1 | awk '{ print $NF }')" \
-      >> $dir/loglike.txt
+  for k in $(seq 1 "$init_bw_iters"); do
+    bw_pass "$dir"/0.hmm "$dir"/0.mdl "$dir"/0.hmm "$dir"/0.mdl init"$k"
+    echo "init$k $(grep -o 'avg loglike per frame [-0-9.e+]*' "$dir"/log/update.init"$k".log | tail -1 | awk '{ print $NF }')" \
+      >> "$dir"/loglike.txt
   done
 fi
 
 mixup_iters=$(( iters / 2 )); [ $mixup_iters -ge 1 ] || mixup_iters=1
 hmm=$dir/0.hmm; mdl=$dir/0.mdl
 if [ "$ranks" != 0 ]; then
-  if [ $iters -ge 1 ]; then
-    resident viterbi $iters vit $hmm $mdl $dir/vit.hmm $dir/$iters.mdl --realign-iters="$realign_iters" \
-      --gauss=$gauss --mixup-start=1 --mixup-end=$mixup_iters
-    mdl=$dir/$iters.mdl; rm -f $dir/vit.hmm
+  if [ "$iters" -ge 1 ]; then
+    resident viterbi "$iters" vit "$hmm" "$mdl" "$dir"/vit.hmm "$dir"/"$iters".mdl --realign-iters="$realign_iters" \
+      --gauss="$gauss" --mixup-start=1 --mixup-end=$mixup_iters
+    mdl=$dir/$iters.mdl; rm -f "$dir"/vit.hmm
   fi
-  if [ $bw_iters -ge 1 ]; then
-    resident bw $bw_iters bw $hmm $mdl $dir/bw$bw_iters.hmm $dir/bw$bw_iters.mdl --gauss=1
+  if [ "$bw_iters" -ge 1 ]; then
+    resident bw "$bw_iters" bw "$hmm" "$mdl" "$dir"/bw"$bw_iters".hmm "$dir"/bw"$bw_iters".mdl --gauss=1
     hmm=$dir/bw$bw_iters.hmm; mdl=$dir/bw$bw_iters.mdl
   fi
   iters=0; bw_iters=0
 fi
-for it in $(seq 1 $iters); do
+for it in $(seq 1 "$iters"); do
   target=0
-  if [ $it -le $mixup_iters ] && [ $gauss -gt 1 ]; then
+  if [ "$it" -le $mixup_iters ] && [ "$gauss" -gt 1 ]; then
     target=$(( npdf + npdf * (gauss - 1) * it / mixup_iters ))
   fi
   if [[ " $realign_iters " == *" $it "* ]]; then
-    $cmd JOB=1:$nj $dir/log/align.$it.JOB.log \
-      gmm-score-gpu --device=$device $mdl scp:$sdata/JOB/feats.scp ark:- \| \
-      hmm-viterbi --device=$device $trn $hmm ark:- ark:$dir/ali.JOB.ark
+    $cmd JOB=1:"$nj" "$dir"/log/align."$it".JOB.log \
+      gmm-score-gpu --device="$device" "$mdl" scp:"$sdata"/JOB/feats.scp ark:- \| \
+      hmm-viterbi --device="$device" "${trn[@]}" "$hmm" ark:- ark:"$dir"/ali.JOB.ark
   fi
-  rm -f $dir/$it.*.acc $dir/$it.acc
-  $cmd JOB=1:$nj $dir/log/acc.$it.JOB.log \
-    gmm-acc-stats-gpu --device=$device --label-type=ali $mdl scp:$sdata/JOB/feats.scp ark:$dir/ali.JOB.ark \
-      $dir/$it.JOB.acc
-  accs=; for j in $(seq 1 $nj); do accs+=" $dir/$it.$j.acc"; done
-  $cmd $dir/log/update.$it.log gmm-sum-accs $dir/$it.acc $accs \&\& \
-    gmm-est --mix-up=$target --seed=$seed $mdl $dir/$it.acc $dir/$it.mdl
-  rm -f $dir/$it.*.acc $dir/$it.acc
-  echo "$it $(grep -o 'avg loglike per frame [-0-9.e+]*' $dir/log/update.$it.log | tail -1 | awk '{ print $NF }')" \
-    >> $dir/loglike.txt
-  [ $it -gt 1 ] && rm -f $dir/$((it - 1)).mdl
+  rm -f "$dir"/"$it".*.acc "$dir"/"$it".acc
+  $cmd JOB=1:"$nj" "$dir"/log/acc."$it".JOB.log \
+    gmm-acc-stats-gpu --device="$device" --label-type=ali "$mdl" scp:"$sdata"/JOB/feats.scp ark:"$dir"/ali.JOB.ark \
+      "$dir"/"$it".JOB.acc
+  accs=(); for j in $(seq 1 "$nj"); do accs+=("$dir/$it.$j.acc"); done
+  $cmd "$dir"/log/update."$it".log gmm-sum-accs "$dir"/"$it".acc "${accs[@]}" \&\& \
+    gmm-est --mix-up=$target --seed="$seed" "$mdl" "$dir"/"$it".acc "$dir"/"$it".mdl
+  rm -f "$dir"/"$it".*.acc "$dir"/"$it".acc
+  echo "$it $(grep -o 'avg loglike per frame [-0-9.e+]*' "$dir"/log/update."$it".log | tail -1 | awk '{ print $NF }')" \
+    >> "$dir"/loglike.txt
+  [ "$it" -gt 1 ] && rm -f "$dir"/$((it - 1)).mdl
   mdl=$dir/$it.mdl
 done
-for k in $(seq 1 $bw_iters); do
-  bw_pass $hmm $mdl $dir/bw$k.hmm $dir/bw$k.mdl bw$k
-  echo "bw$k $(grep -o 'avg loglike per frame [-0-9.e+]*' $dir/log/update.bw$k.log | tail -1 | awk '{ print $NF }')" \
-    >> $dir/loglike.txt
+for k in $(seq 1 "$bw_iters"); do
+  bw_pass "$hmm" "$mdl" "$dir"/bw"$k".hmm "$dir"/bw"$k".mdl bw"$k"
+  echo "bw$k $(grep -o 'avg loglike per frame [-0-9.e+]*' "$dir"/log/update.bw"$k".log | tail -1 | awk '{ print $NF }')" \
+    >> "$dir"/loglike.txt
   hmm=$dir/bw$k.hmm; mdl=$dir/bw$k.mdl
 done
-rm -f $dir/ali.*.ark
-cp $hmm $dir/final.hmm; cp $mdl $dir/final.mdl
-last=$(ls -t $dir/log/*.log | grep -E "/(update|train)\.[^/]*$" | head -1 || true)
-echo "  trained: $([ "$ranks" != 0 ] && echo "resident hmm-train, $ranks rank(s)" || echo "$nj jobs"), $(tail -1 $dir/loglike.txt | awk '{ print "avg loglike per frame", $2 }')," \
-  "$(grep -o '[0-9]* Gaussians' $last | tail -1)"
+rm -f "$dir"/ali.*.ark
+cp "$hmm" "$dir"/final.hmm; cp "$mdl" "$dir"/final.mdl
+last=$(ls -t "$dir"/log/*.log | grep -E "/(update|train)\.[^/]*$" | head -1 || true)
+echo "  trained: $([ "$ranks" != 0 ] && echo "resident hmm-train, $ranks rank(s)" || echo "$nj jobs"), $(tail -1 "$dir"/loglike.txt | awk '{ print "avg loglike per frame", $2 }')," \
+  "$(grep -o '[0-9]* Gaussians' "$last" | tail -1)"
