@@ -94,11 +94,11 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   if [ -n "$train_data" ]; then
     mkdir -p data/lang
     for s in train:$train_data dev:$test_data; do
-      set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_
+      set_=${s%%:*}; d=${s#*:}; mkdir -p data/"$set_"
       # relative names in the scp files (kaldiio writes them) made absolute, or an error naming the line
       (cd "$origin" && "$egs/utils/copy_data_dir.sh" "$d" "$work/data/$set_")
-      utils/validate_data_dir.sh data/$set_
-      [ -f data/$set_/feats.scp ] || steps/make_mfcc.sh --nj $nj --cmd "$cmd" data/$set_
+      utils/validate_data_dir.sh data/"$set_"
+      [ -f data/"$set_"/feats.scp ] || steps/make_mfcc.sh --nj $nj --cmd "$cmd" data/"$set_"
     done
     if [ -n "$words" ]; then cp "$words" data/lang/words.txt
     else awk '{ print $2 }' data/train/text | LC_ALL=C sort -u > data/lang/words.txt; fi
@@ -126,10 +126,10 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
     for s in $seed; do
       dir=exp/${cov}${ng}_s$s
       echo "-- $cfg seed $s: steps/train_gmm.sh (gmm-init, $iters iterations $([ "$ranks" = 0 ] && echo "as $nj jobs" || echo "in one gmm-train job of $ranks rank(s)")), steps/classify.sh"
-      steps/train_gmm.sh --nj $nj --ranks $ranks --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type $cov \
-        --num-gauss $ng --num-iters $iters --seed $s data/train $dir | tail -1
+      steps/train_gmm.sh --nj $nj --ranks $ranks --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type "$cov" \
+        --num-gauss "$ng" --num-iters $iters --seed "$s" data/train "$dir" | tail -1
       steps/classify.sh --nj $nj --cmd "$cmd" --device $device --name "gmmhmm $cfg seed $s" \
-        data/dev data/lang/words.txt $dir $dir/decode_dev | head -1
+        data/dev data/lang/words.txt "$dir" "$dir"/decode_dev | head -1
     done
   done
 fi
@@ -156,26 +156,26 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ] && [ "$hmm" = true ]; then
   for h in $hsys; do
     tr=${h%%:*}; dir=${h#*:}
     echo "-- HMM-GMM per digit ($hmm_states states, diag, mixed up to $hmm_gauss Gaussians, $hmm_iters iterations, $tr)"
-    if [ $tr = BW ]; then
+    if [ "$tr" = BW ]; then
       steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --cov diag --states $hmm_states \
-        --ranks $ranks --gauss $hmm_gauss --iters $hmm_iters data/train_dcmn data/lang/words.txt $dir
+        --ranks $ranks --gauss $hmm_gauss --iters $hmm_iters data/train_dcmn data/lang/words.txt "$dir"
     else
       # the Viterbi trainer takes utterance -> word index (line of words.txt, 0-based)
-      mkdir -p $dir
+      mkdir -p "$dir"
       awk 'NR == FNR { id[$1] = FNR - 1; next } { print $1, id[$2] }' data/lang/words.txt data/train_dcmn/text \
-        > $dir/utt2word
+        > "$dir"/utt2word
       steps/train_word_hmm_viterbi.sh --device=$device --cov=diag --states=$hmm_states --gauss=$hmm_gauss \
         --ranks=$ranks \
-        --iters=$hmm_iters scp:data/train_dcmn/feats.scp $dir/utt2word $(wc -l < data/lang/words.txt) $dir | tail -1
+        --iters=$hmm_iters scp:data/train_dcmn/feats.scp "$dir"/utt2word $(wc -l < data/lang/words.txt) "$dir" | tail -1
     fi
     name="HMM-GMM ($hmm_states states, diag, $hmm_gauss, $tr), MFCC+deltas+CMN"
     steps/classify.sh --nj $nj --cmd "$cmd" --device $device --hmm true \
-      --name "$name" data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev
-    rm -rf $dir/decode_dev_map $dir/decode_dev_fmllr
+      --name "$name" data/dev_dcmn data/lang/words.txt "$dir" "$dir"/decode_dev
+    rm -rf "$dir"/decode_dev_map "$dir"/decode_dev_fmllr
     for m in $adapt; do
-      steps/adapt_words.sh --device $device --method $m --mean-tau $mean_tau --passes $adapt_passes \
-        --name "$name, adapted per dev speaker ($m$([ $m = map ] && echo " tau $mean_tau"), $adapt_passes passes)" \
-        data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev $dir/decode_dev_$m
+      steps/adapt_words.sh --device $device --method "$m" --mean-tau $mean_tau --passes $adapt_passes \
+        --name "$name, adapted per dev speaker ($m$([ "$m" = map ] && echo " tau $mean_tau"), $adapt_passes passes)" \
+        data/dev_dcmn data/lang/words.txt "$dir" "$dir"/decode_dev "$dir"/decode_dev_"$m"
     done
   done
 fi
@@ -195,7 +195,7 @@ if [ $stop_stage -ge 4 ]; then
     # The scoring.txt of every --configs x --seed model in <work>/exp, whichever stages ran now.
     for cfg in $configs; do for s in $seed; do
       f=exp/${cfg%%:*}${cfg##*:}_s$s/decode_dev/scoring.txt
-      [ ! -f $f ] || head -1 $f
+      [ ! -f "$f" ] || head -1 "$f"
     done; done > exp/gmm_results.txt
     [ ! -f exp/sklearn/results.txt ] || cat exp/sklearn/results.txt >> exp/gmm_results.txt
     if [ -s exp/gmm_results.txt ]; then
@@ -206,26 +206,26 @@ if [ $stop_stage -ge 4 ]; then
     if ls $h*/decode_dev/scoring.txt exp/dcmn_full4/decode_dev/scoring.txt > /dev/null 2>&1; then
       echo "== MFCC + deltas + per-utterance CMN"
       for f in exp/dcmn_full4/decode_dev/scoring.txt $h/decode_dev*/scoring.txt ${h}_vit/decode_dev*/scoring.txt; do
-        [ ! -f $f ] || head -1 $f
+        [ ! -f "$f" ] || head -1 "$f"
       done
     fi
-  } > $results.tmp
-  mv $results.tmp $results
+  } > "$results".tmp
+  mv "$results".tmp "$results"
   # pictures beside results.txt: training log-likelihood per iteration of every
   # model trained, and the confusion matrix of the last system of results.txt
   # (the HMM-GMM, adapted if run, else the GMM per digit)
   rm -f loglike.png confusion.png
   dirs=$(for d in exp/*/; do
-    if ls ${d}log/update.*.log > /dev/null 2>&1 || ls ${d}est.*.log > /dev/null 2>&1; then echo $d; fi; done)
+    if ls "$d"log/update.*.log > /dev/null 2>&1 || ls "$d"est.*.log > /dev/null 2>&1; then echo "$d"; fi; done)
   [ -z "$dirs" ] || python3 utils/plot_results.py loglike loglike.png "Arabic digits: training" $dirs ||
     echo "run.sh: no loglike.png (see the message above)" >&2
   last=
-  for f in $(for cfg in $configs; do for s in $seed; do echo exp/${cfg%%:*}${cfg##*:}_s$s/decode_dev/scoring.txt; done; done) \
+  for f in $(for cfg in $configs; do for s in $seed; do echo "exp/${cfg%%:*}${cfg##*:}_s$s/decode_dev/scoring.txt"; done; done) \
     exp/dcmn_full4/decode_dev/scoring.txt $h/decode_dev/scoring.txt $h/decode_dev_*/scoring.txt; do
-    [ ! -f $f ] || last=$f
+    [ ! -f "$f" ] || last=$f
   done
-  [ -z "$last" ] || python3 utils/plot_results.py confusion confusion.png "Arabic digits: $(head -1 $last | sed 's/: accuracy.*//')" \
-    data/lang/words.txt $last || echo "run.sh: no confusion.png (see the message above)" >&2
+  [ -z "$last" ] || python3 utils/plot_results.py confusion confusion.png "Arabic digits: $(head -1 "$last" | sed 's/: accuracy.*//')" \
+    data/lang/words.txt "$last" || echo "run.sh: no confusion.png (see the message above)" >&2
   echo "== results ($results)"
-  cat $results
+  cat "$results"
 fi

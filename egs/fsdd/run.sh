@@ -64,10 +64,10 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   rm -rf data/all data/train data/test data/*_feats data/heldout_*
   if [ -n "$train_data" ]; then
     for s in train:$train_data test:$test_data; do
-      set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_ data/lang
+      set_=${s%%:*}; d=${s#*:}; mkdir -p data/"$set_" data/lang
       # relative names in the scp files (kaldiio writes them) made absolute, or an error naming the line
       (cd "$origin" && "$egs/utils/copy_data_dir.sh" "$d" "$work/data/$set_")
-      utils/validate_data_dir.sh data/$set_
+      utils/validate_data_dir.sh data/"$set_"
     done
     awk '{ print $2 }' data/train/text | LC_ALL=C sort -u > data/lang/words.txt
   else
@@ -83,11 +83,11 @@ fi
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   echo "== stage 1: features: MFCC, deltas, CMVN per $cmvn"
   for s in $sets; do
-    n=$(wc -l < data/$s/spk2utt); j=$(( nj < n ? nj : n ))
-    [ -f data/$s/feats.scp ] || steps/make_mfcc.sh --nj $j --cmd "$cmd" --mfcc-config "$here/conf/mfcc.conf" data/$s
-    steps/make_deltas_cmvn.sh --nj $j --cmd "$cmd" --order deltas-cmvn --cmvn $cmvn --norm-vars true data/$s data/${s}_feats
-    echo "$s: $(wc -l < data/${s}_feats/feats.scp) utterances, $(feat-to-len scp:data/${s}_feats/feats.scp 2>/dev/null) frames," \
-      "dimension $(feat-to-dim scp:data/${s}_feats/feats.scp - 2>/dev/null)"
+    n=$(wc -l < data/"$s"/spk2utt); j=$(( nj < n ? nj : n ))
+    [ -f data/"$s"/feats.scp ] || steps/make_mfcc.sh --nj $j --cmd "$cmd" --mfcc-config "$here/conf/mfcc.conf" data/"$s"
+    steps/make_deltas_cmvn.sh --nj $j --cmd "$cmd" --order deltas-cmvn --cmvn $cmvn --norm-vars true data/"$s" data/"$s"_feats
+    echo "$s: $(wc -l < data/"$s"_feats/feats.scp) utterances, $(feat-to-len scp:data/"$s"_feats/feats.scp 2>/dev/null) frames," \
+      "dimension $(feat-to-dim scp:data/"$s"_feats/feats.scp - 2>/dev/null)"
   done
 fi
 
@@ -97,27 +97,27 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   else
     folds=
     for s in $(awk '{ print $1 }' data/all/spk2utt); do
-      awk -v s=$s '$1 != s { print $1 }' data/all/spk2utt > data/all_feats/others.$s
-      utils/subset_data_dir.sh --spk-list data/all_feats/others.$s data/all_feats data/heldout_$s/train
-      echo $s > data/all_feats/only.$s
-      utils/subset_data_dir.sh --spk-list data/all_feats/only.$s data/all_feats data/heldout_$s/test
+      awk -v s="$s" '$1 != s { print $1 }' data/all/spk2utt > data/all_feats/others."$s"
+      utils/subset_data_dir.sh --spk-list data/all_feats/others."$s" data/all_feats data/heldout_"$s"/train
+      echo "$s" > data/all_feats/only."$s"
+      utils/subset_data_dir.sh --spk-list data/all_feats/only."$s" data/all_feats data/heldout_"$s"/test
       folds+=" heldout_$s:data/heldout_$s/train:data/heldout_$s/test"
     done
   fi
   for f in $folds; do
-    name=${f%%:*}; tr=$(echo $f | cut -d: -f2); te=$(echo $f | cut -d: -f3)
+    name=${f%%:*}; tr=$(echo "$f" | cut -d: -f2); te=$(echo "$f" | cut -d: -f3)
     dir=exp/$name
-    n=$(wc -l < $tr/spk2utt); j=$(( nj < n ? nj : n ))
-    echo "== stage 2: $name: train on $(wc -l < $tr/feats.scp) files ($j jobs), test on $(wc -l < $te/feats.scp)"
+    n=$(wc -l < "$tr"/spk2utt); j=$(( nj < n ? nj : n ))
+    echo "== stage 2: $name: train on $(wc -l < "$tr"/feats.scp) files ($j jobs), test on $(wc -l < "$te"/feats.scp)"
     steps/train_word_hmm.sh --nj $j --cmd "$cmd" --device $device --states $states --gauss $gauss --iters $iters \
-      --seed $seed $tr data/lang/words.txt $dir | tail -1
-    n=$(wc -l < $te/spk2utt); j=$(( nj < n ? nj : n ))
+      --seed $seed "$tr" data/lang/words.txt "$dir" | tail -1
+    n=$(wc -l < "$te"/spk2utt); j=$(( nj < n ? nj : n ))
     steps/classify.sh --nj $j --cmd "$cmd" --device $device --hmm true --name "$name" \
-      $te data/lang/words.txt $dir $dir/decode_test | head -1
-    rm -rf $dir/decode_test_adapt
+      "$te" data/lang/words.txt "$dir" "$dir"/decode_test | head -1
+    rm -rf "$dir"/decode_test_adapt
     if [ $adapt != none ]; then
       steps/adapt_words.sh --device $device --method $adapt --mean-tau $mean_tau --passes $adapt_passes \
-        --name "$name ($adapt)" $te data/lang/words.txt $dir $dir/decode_test $dir/decode_test_adapt
+        --name "$name ($adapt)" "$te" data/lang/words.txt "$dir" "$dir"/decode_test "$dir"/decode_test_adapt
     fi
   done
 fi
@@ -128,7 +128,7 @@ if [ $stop_stage -ge 3 ]; then
     if [ -n "$train_data" ]; then echo "# data: --train-data $train_data, --test-data $test_data"
     else echo "# data: Free Spoken Digit Dataset, each speaker held out in turn ($wavdir)"; fi
     for d in decode_test decode_test_adapt; do
-      for f in exp/*/$d/scoring.txt; do [ ! -f $f ] || head -1 $f; done > exp/results.tmp
+      for f in exp/*/$d/scoring.txt; do [ ! -f "$f" ] || head -1 "$f"; done > exp/results.tmp
       cat exp/results.tmp
       awk -v what="$([ $d = decode_test ] && echo "speaker-independent" || echo "adapted ($adapt)")" \
         '{ for (i = 1; i <= NF; i++) if ($i == "accuracy:") { s += $(i + 1); n++ } }
