@@ -190,7 +190,7 @@ PY
   [ ! -e "$T/o.mdl" ] && [ ! -e "$T/o.hmm" ]
 }
 
-@test "hmm-train --iter-models writes every iteration; resuming with --first-iter gives the same models, byte for byte" {
+@test "hmm-train --iter-models writes (and commits) every iteration; resuming with --first-iter gives the same models, byte for byte" {
   arabic_subset "$T/tr"
   "$EGS/steps/train_word_hmm.sh" --device cpu --states 3 --gauss 1 --iters 0 "$T/tr" "$T/adata/lang/words.txt" "$T/init" >/dev/null
   mkdir -p "$T/it"
@@ -205,4 +205,15 @@ PY
     "ark,t:$T/tr/text" "$T/b.hmm" "$T/b.mdl" 2>/dev/null
   cmp "$T/a.mdl" "$T/b.mdl"
   cmp "$T/a.hmm" "$T/b.hmm"
+  # the checkpoints are committed as they are written (gh_commit_outputs), the final models
+  # only at exit status 0: final outputs that cannot be written leave every checkpoint and
+  # no final model
+  mkdir -p "$T/it2"; : > "$T/notadir"
+  run hmm-train $opts --num-iters=4 --iter-models="$T/it2" "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
+    "ark,t:$T/tr/text" "$T/notadir/c.hmm" "$T/c.mdl"
+  [ "$status" -ne 0 ]
+  [ "$(echo "$output" | grep -c ': ERROR: ')" -eq 1 ]
+  for n in 1 2 3 4; do [ -s "$T/it2/$n.mdl" ] && [ -s "$T/it2/$n.hmm" ]; done
+  cmp "$T/it/4.mdl" "$T/it2/4.mdl"
+  [ ! -e "$T/c.mdl" ]
 }
