@@ -283,7 +283,37 @@ typedef struct {
    * range, or on a shape mismatch of accs. */
   double (*acc_gselect)(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                         const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
+
+  /* ---- optional: double-double accumulation over blocks (issue 24:
+   * results that do not depend on the number of ranks; lib/train/dd.h,
+   * lib/train/dist-em.c) ----
+   * Each model m has, besides its double accumulators (the acc_raw_*
+   * array of n = acc_raw_size(b, m) doubles), a "master" pair hi[n],
+   * lo[n] (allocated on first use, freed with m).  acc_commit does, in
+   * this order, what flags asks:
+   *   GH_ACC_MASTER_ZERO   hi = lo = 0 (start of an iteration);
+   *   GH_ACC_COMMIT        (hi, lo) += accumulators elementwise in
+   *                        double-double (lib/train/dd.h gh_dd_add: Knuth's
+   *                        TwoSum, renormalised), then the accumulators = 0
+   *                        (after each block's accumulate());
+   *   GH_ACC_MASTER_ROUND  accumulators = hi + lo rounded to double (one
+   *                        process: the final sum, then used by mstep and
+   *                        acc_fetch; the master is kept).
+   * acc_master_get copies hi and lo to host[n] each; acc_master_device:
+   * the device address of hi[n] immediately followed by lo[n] (the NCCL
+   * reduction, comm.h gh_comm_sum_dd_device), or NULL.  The three are set
+   * together with the acc_raw_* ops or not at all (dist-em then does the
+   * same on the host with acc_fetch after each block).  CUDA: one
+   * elementwise kernel (kernels/cuda/cuda.cu); OpenCL: kernels/opencl/dd.cl. */
+  void (*acc_commit)(gh_backend *b, gh_dev_model *m, int flags);
+  void (*acc_master_get)(gh_backend *b, gh_dev_model *m, double *hi, double *lo);
+  double *(*acc_master_device)(gh_backend *b, gh_dev_model *m);
 } gh_backend_ops;
+
+/* acc_commit flags */
+#define GH_ACC_MASTER_ZERO 1
+#define GH_ACC_COMMIT 2
+#define GH_ACC_MASTER_ROUND 4
 
 struct gh_backend {
   const gh_backend_ops *ops;
