@@ -15,10 +15,12 @@
  * (hi + lo).  The error of the pair before that rounding is below about
  * k 2^-104 sum_i |x_i| for k terms, so the rounded result is the correctly
  * rounded exact sum of the terms -- the same bits however the blocks were
- * grouped into ranks -- except when the exact sum lies within that bound
- * of a rounding boundary of double: a near-tie, or a cancellation of about
- * 2^50 (sum |x_i| / |sum x_i|), neither of which occurs in practice for
- * occupancies and moments (probability ~ k 2^-50 per value otherwise).
+ * grouped into ranks and in whatever order they were added -- unless the
+ * exact sum lies within that bound of a rounding boundary of double: a
+ * near-tie (probability ~ k 2^-50 per value), or a cancellation with
+ * k sum_i |x_i| / |sum_i x_i| beyond ~2^50, neither of which occupancies
+ * and moments come near (test/unit/test_dd.c checks exactness against an
+ * exact integer sum up to sum |x| / |sum| ~ 2^49).
  * Compile without -ffast-math / reassociation (the Makefile does). */
 #ifndef GH_DD_H
 #define GH_DD_H

@@ -61,12 +61,12 @@ den = np.maximum(np.abs(a), 1e-12 * np.abs(a).max())
 print('%.3g' % np.max(np.abs(a - b) / den))"
 }
 
-@test "test_comm: deterministic rank-order sum, broadcast, all-gather under mpirun -np 1, 2, 3" {
+@test "test_comm: deterministic rank-order sum, double-double sum, broadcast, all-gather under mpirun -np 1, 2, 3" {
   for R in 1 2 3; do
     run $MPIRUN -np $R "$BUILD/test/test_comm"
     echo "$output" | grep -E '^(not ok|#)' || true
     [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -c '^ok ')" -eq $((16 * R)) ]
+    [ "$(echo "$output" | grep -c '^ok ')" -eq $((20 * R)) ]
     echo "$output" | grep -q "kind mpi, rank $((R - 1)) of $R"
   done
 }
