@@ -209,7 +209,11 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
    * host from the raw device array, 2 on the host from acc_fetch */
   const int raw = o->acc_raw_size && o->acc_raw_get && o->acc_raw_set;
   const int mode = raw && o->acc_commit && o->acc_master_get ? 0 : raw ? 1 : 2;
-  em->commit_path = mode == 0 ? "device" : mode == 1 ? "host-raw" : "host-accs";
+  const char *cp = mode == 0 ? "device" : mode == 1 ? "host-raw" : "host-accs";
+  if (em->commit_path != cp && gh_comm_rank(em->comm) == 0)
+    gh_log("the blocks' accumulators are combined in double-double %s", mode == 0 ? "on the device (acc_commit)"
+           : mode == 1 ? "on the host (acc_raw_get after each block)" : "on the host (acc_fetch after each block)");
+  em->commit_path = cp;
   if (em->have_blk) { gh_accs_free(&em->blk); em->have_blk = 0; }
   o->acc_zero(b, em->dm);
   if (mode == 0) {

@@ -104,6 +104,7 @@ print('%.3g' % np.max(np.abs(a - b) / den))"
     done
     grep -q "rank 2 on host" "$T/log3"
     grep -q "reduce [0-9.]* s (host-accs)" "$T/log2"
+    grep -q "combined in double-double on the host (acc_fetch after each block)" "$T/log2"
     for R in 2 3; do
       echo "$ct R=$R accs rel diff $(acc_rel "$T/a1.acc" "$T/a$R.acc")"
       cmp "$T/a1.acc" "$T/a$R.acc"
@@ -258,6 +259,7 @@ with open('$T/bad.ark', 'r+b') as f:
     cat "$T/log2"
     grep -q "using device opencl" "$T/log2"
     grep -q "reduce [0-9.]* s (host-raw), M-step [0-9.]* s (device)" "$T/log2"
+    grep -q "combined in double-double on the device (acc_commit)" "$T/log2"
     cmp "$T/o1" "$T/o2"
     # accumulators (the dump makes the last iteration fetch them: host M-step there)
     for R in 1 2; do
