@@ -5,7 +5,9 @@
  *      the fp32 work of the kernels happens inside a block; after each
  *      block its double accumulators are added into a double-double
  *      master (lib/train/dd.h: on the device with backend.h acc_commit,
- *      else on the host after acc_raw_get or acc_fetch) and zeroed;
+ *      else on the host after acc_raw_get or acc_fetch; the environment's
+ *      GH_TRAIN_COMMIT=host-raw|host-accs forces these, for tests) and
+ *      zeroed;
  *   2. reduction: the ranks' double-double masters (and their total
  *      log-likelihoods and frame weights, also double-double) added over
  *      the ranks in rank order in double-double and rounded to double once

@@ -1,7 +1,7 @@
 /* test_dist_em.c -- lib/train/dist-em.h helpers the distributed trainers
  * share: the accumulators' flat form (the reduction buffer) and the model
  * hash (the per-iteration same-model check); and backend.h acc_commit on
- * every backend that has it (OpenCL when a device exists, CUDA when a GPU
+ * every backend (cpu-ref, cpu; OpenCL when a device exists, CUDA when a GPU
  * does): the double-double master after three blocks equals, bit for bit,
  * lib/train/dd.h's host accumulation of the three blocks' raw accumulators
  * (each block alone: acc_zero, accumulate, acc_raw_get), and ROUND writes
@@ -146,6 +146,12 @@ int main(void) {
   free(f); free(g); free(h); free(h2);
   gh_accs_free(&a); gh_accs_free(&b); gh_accs_free(&c);
   gh_gmm_set_free(&t); gh_gmm_set_free(&u);
+  gh_backend *cb = gh_backend_cpu_new();
+  test_commit(cb, &s);
+  gh_backend_free(cb);
+  cb = gh_backend_blas_new();
+  test_commit(cb, &s);
+  gh_backend_free(cb);
   gh_backend *ocl = gh_backend_opencl_new(NULL, 0);
   if (ocl) {
     test_commit(ocl, &s);
