@@ -162,13 +162,45 @@ bench: all
 print-ldlibs:
 	@echo $(LDLIBS)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+# ---- make install (issue 27): the tools; the two static libraries (kernels and
+# lib; they call each other, hence the link group in gmmhmm.pc); the public headers
+# under include/gmmhmm/ laid out as in the source tree (lib/<folder>/*.h ->
+# <folder>/*.h, kernels/backend.h -> backend.h), so that their includes
+# ("gmm/gmm.h", "backend.h") work with -I$(PREFIX)/include/gmmhmm; the pkg-config
+# file gmmhmm.pc (static libraries only: link with pkg-config --static, which adds
+# Libs.private: BLAS/LAPACKE, FFTW, sndfile, zlib, OpenMP, CUDA/OpenCL as built);
+# man pages made from each tool's --help by help2man (left out with a message when
+# help2man is missing).  test/bats/install.bats checks the installed tree.
+VERSION ?= $(shell git describe --tags --always 2>/dev/null || echo 0)
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PUBLIC_H := $(wildcard lib/*/*.h) kernels/backend.h
+$(B)/gmmhmm.pc:
+	@mkdir -p $(@D)
+	{ echo 'prefix=$(PREFIX)'; echo 'libdir=$(LIBDIR)'; echo 'includedir=$(INCLUDEDIR)'; echo; \
+	  echo 'Name: gmmhmm'; echo 'Description: GMM/HMM kernels (CUDA, OpenCL, CPU) and Kaldi-format I/O'; \
+	  echo 'Version: $(VERSION)'; echo 'Cflags: -I$${includedir}/gmmhmm'; \
+	  echo 'Libs: -L$${libdir} -Wl,--start-group -lgmmhmm-kernels -lgmmhmm -Wl,--end-group'; \
+	  echo 'Libs.private: -fopenmp $(LDLIBS)'; } > $@
+man: all
+	@if ! command -v help2man >/dev/null; then echo "make man: help2man not found: no man pages (tools/install-deps.sh installs it)" >&2; \
+	else mkdir -p $(B)/man && for t in $(TOOLS); do n=$$(basename $$t); \
+	  d=$$($$t --help 2>&1 | awk 'NF { print; exit }' | sed -e 's/[.:;(].*//' -e 's/ *$$//'); \
+	  help2man --no-discard-stderr -N --version-string='$(VERSION)' -n "$$d" -o $(B)/man/$$n.1 $$t || exit 1; done; fi
+install: all $(LIBS) $(B)/gmmhmm.pc man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/gmmhmm
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIBS) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/gmmhmm.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	for h in $(PUBLIC_H); do d=$$(dirname $$h | sed -e 's|^lib/*||' -e 's|^kernels$$||'); \
+	  install -d $(DESTDIR)$(INCLUDEDIR)/gmmhmm/$$d && install -m 644 $$h $(DESTDIR)$(INCLUDEDIR)/gmmhmm/$$d/ || exit 1; done
+	if ls $(B)/man/*.1 >/dev/null 2>&1; then install -d $(DESTDIR)$(MANDIR)/man1 && \
+	  install -m 644 $(B)/man/*.1 $(DESTDIR)$(MANDIR)/man1/; fi
 
 clean:
 	rm -rf $(B) $(BIN) build-asan bin-asan build-tsan bin-tsan build-fuzz
 
-.PHONY: all deps test test-gpu bench install clean units asan-build test-asan fuzzers fuzz-build fuzz fuzz-regress print-ldlibs
+.PHONY: all deps test test-gpu bench install man clean $(B)/gmmhmm.pc units asan-build test-asan fuzzers fuzz-build fuzz fuzz-regress print-ldlibs
 .SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

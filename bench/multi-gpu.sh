@@ -128,7 +128,7 @@ for g in $gpus; do
   dir=exp/syn_${gauss}_g$g; rm -rf $dir; mkdir -p $dir; cp $init/0.mdl $dir/0.mdl
   echo "== synthetic GMM, $g job(s) on $g $( [ $device = cpu ] && echo 'CPU slot(s)' || echo "GPU(s): $(visible $g)")"
   ( [ "$device" = cpu ] || export CUDA_VISIBLE_DEVICES=$(visible $g)
-    steps/train_gmm.sh --nj $g --cmd "$(launcher $g)" --device $device --stage 0 --num-iters $iters \
+    steps/train_gmm.sh --ranks 0 --nj $g --cmd "$(launcher $g)" --device $device --stage 0 --num-iters $iters \
       $syn $dir ) | tee $dir/train.out
   echo "synthetic GMM ($frames x $dim, $gauss full) $g $g $(mean_iter $dir/train.out 0) $(mean_logs $dir 0 $((iters - 1)) acc) $(mean_logs $dir 0 $((iters - 1)) update) $syn_acc_bytes $frames" >> $results
 done
@@ -137,6 +137,12 @@ done
 echo "== synthetic GMM, resident: gmm-train as 1 and $(echo $gpus | awk '{ print $NF }') rank(s) (bench/train.sh)"
 GH_SHARED=$shared "$root/bench/train.sh" --device $device --ranks "$gpus" --frames $frames --dim $dim \
   --gauss $gauss --iters $iters --work "$work" --peer false || echo "(bench/train.sh failed)"
+
+# the Arabic HMM-GMM topology on --frames replicated frames as ONE resident job of 1 and 2
+# ranks (hmm-train, MPI; issue 24): bench/hmm-train.sh's table
+echo "== Arabic HMM-GMM, resident: hmm-train as 1 and $(echo $gpus | awk '{ print $NF }') rank(s), $frames frames (bench/hmm-train.sh)"
+GH_SHARED=$shared "$root/bench/hmm-train.sh" --device $device --ranks "$gpus" --frames $frames --iters 6 \
+  --work "$work/hmm-train" || echo "(bench/hmm-train.sh failed)"
 
 echo "== Arabic digits: data, MFCC + deltas + per-utterance CMN"
 if [ ! -f data/arabic/train_dcmn/feats.scp ] || [ "$(wc -l < data/arabic/train/spk2utt 2>/dev/null)" != "$arabic_speakers" ]; then
@@ -153,7 +159,7 @@ for g in $gpus; do
   dir=exp/hmm_g$g; rm -rf $dir
   echo "== Arabic HMM-GMM, $g job(s)"
   ( [ "$device" = cpu ] || export CUDA_VISIBLE_DEVICES=$(visible $g)
-    steps/train_word_hmm.sh --nj $g --cmd "$(launcher $g)" --device $device --cov diag --states 8 --gauss 8 \
+    steps/train_word_hmm.sh --ranks 0 --nj $g --cmd "$(launcher $g)" --device $device --cov diag --states 8 --gauss 8 \
       --iters $hmm_iters data/arabic/train_dcmn data/arabic/lang/words.txt $dir ) | tee $dir.out
   mv $dir.out $dir/train.out
   # one job's GMM accumulators (size independent of the data)

@@ -6,8 +6,8 @@
 #         20 EM iterations (gmm-init, then per iteration the accumulation jobs,
 #         gmm-sum-accs and gmm-est), 13 MFCCs
 #   hmm   steps/train_word_hmm.sh: 8-state word HMM-GMMs, diagonal, mixed up to
-#         8 Gaussians, 16 Baum-Welch iterations (gmm-score-gpu | hmm-bw,
-#         gmm-acc-stats-gpu, hmm-est, gmm-est), MFCC + deltas + CMN
+#         8 Gaussians, 16 Baum-Welch iterations (one resident hmm-train job,
+#         the recipe's default; NJ is its --nj for the other steps), MFCC + deltas + CMN
 # each timed per iteration (the scripts' own "(N s)" per iteration: every
 # process start, archive read and model write included), then classified on
 # the dev speakers (not timed) so the row carries the accuracy.
@@ -40,13 +40,14 @@ done
 summary() { # NAME LOG T0 T1 ACCURACY-LINE
   awk -v name="$1" -v dev="$DEVICE" -v nj="$NJ" -v t0="$3" -v t1="$4" -v acc="$5" '
     /iteration [0-9]+:.*\([0-9.]+ s\)$/ { s = $(NF - 1); gsub(/[(]/, "", s); sum += s; n++ }
+    / ranks?, [0-9]+ iterations: [0-9.]+ s$/ { sum = $(NF - 1) + 0; n = $(NF - 3) + 0 }   # resident gmm-train
     END { printf "recipe arabic-digits %s device=%s nj=%s: %.1f s total, %.3f s/iter (%d iterations); %s\n",
                  name, dev, nj, t1 - t0, n ? sum / n : 0, n, acc }' "$2"
 }
 now() { date +%s.%N; }
 
 t0=$(now)
-steps/train_gmm.sh --nj "$NJ" --device "$DEVICE" --words data/lang/words.txt --cov-type full --num-gauss 8 \
+steps/train_gmm.sh --nj "$NJ" --ranks "${RANKS:-1}" --device "$DEVICE" --words data/lang/words.txt --cov-type full --num-gauss 8 \
   --num-iters 20 --seed 1 data/train exp/full8 > gmm.log 2>&1 || { echo "recipe arabic-digits gmm: failed"; tail -5 gmm.log; keep=1; exit 1; }
 t1=$(now)
 acc=$(steps/classify.sh --nj "$NJ" --device "$DEVICE" --name "GMM per digit (full, 8)" data/dev data/lang/words.txt \

@@ -191,6 +191,16 @@ void gh_backend_loglikes_end(gh_backend *b) {
   if (b->ops->loglikes_end) b->ops->loglikes_end(b);
 }
 
+void gh_backend_data_pairs(gh_backend *b, gh_dev_data **d, const float *X, int32_t T, int32_t D,
+                           const gh_frame_pdf *pairs, int64_t npairs) {
+  if (*d && b->ops->data_set_pairs) {
+    b->ops->data_set_pairs(b, *d, pairs, npairs);
+    return;
+  }
+  if (*d) b->ops->data_free(b, *d);
+  *d = b->ops->data_upload(b, X, T, D, pairs, npairs);
+}
+
 void *gh_backend_host_alloc(gh_backend *b, size_t bytes) {
   return b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : gh_malloc(bytes);
 }

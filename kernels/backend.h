@@ -284,6 +284,19 @@ typedef struct {
   double (*acc_gselect)(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                         const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
 
+  /* ---- optional: new pairs for resident data (lib/train/hmm-train.h) ----
+   * Replace d's weighted (frame, pdf) pairs by pairs[npairs] (checked as in
+   * data_upload: dies naming the first bad pair), keeping d's frames where
+   * they are (uploaded once) and its GEMM centre (CUDA), so that an HMM-GMM
+   * trainer whose posteriors change every iteration uploads its frames once.
+   * The host array must stay valid and unchanged until the next
+   * data_set_pairs on d or data_free.  d must be resident (not evicted by
+   * data_evict: dies otherwise); a later eviction keeps the new pairs.  Callers go through
+   * gh_backend_data_pairs, which frees d and uploads the frames again when
+   * a backend leaves this NULL.  CPU: kernels/cpu/cpu.c, cpu-blas.c; CUDA:
+   * kernels/cuda/cuda.cu. */
+  void (*data_set_pairs)(gh_backend *b, gh_dev_data *d, const gh_frame_pdf *pairs, int64_t npairs);
+
   /* ---- optional: double-double accumulation over blocks (issue 24:
    * results that do not depend on the number of ranks; lib/train/dd.h,
    * lib/train/dist-em.c) ----
@@ -301,10 +314,11 @@ typedef struct {
    *                        acc_fetch; the master is kept).
    * acc_master_get copies hi and lo to host[n] each; acc_master_device:
    * the device address of hi[n] immediately followed by lo[n] (the NCCL
-   * reduction, comm.h gh_comm_sum_dd_device), or NULL.  The three are set
-   * together with the acc_raw_* ops or not at all (dist-em then does the
-   * same on the host with acc_fetch after each block).  CUDA: one
-   * elementwise kernel (kernels/cuda/cuda.cu); OpenCL: kernels/opencl/dd.cl. */
+   * reduction, comm.h gh_comm_sum_dd_device), or NULL.  acc_commit and
+   * acc_master_get need the acc_raw_* ops (dist-em does the same on the
+   * host after acc_raw_get, or acc_fetch, after each block where they are
+   * NULL).  CUDA: one elementwise kernel (kernels/cuda/cuda.cu); OpenCL:
+   * kernels/opencl/dd.cl; CPU: kernels/cpu/cpu-dd.h (no device address). */
   void (*acc_commit)(gh_backend *b, gh_dev_model *m, int flags);
   void (*acc_master_get)(gh_backend *b, gh_dev_model *m, double *hi, double *lo);
   double *(*acc_master_device)(gh_backend *b, gh_dev_model *m);
@@ -421,6 +435,15 @@ void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, doub
 /* Checks the pairs given to data_upload (0 <= frame < T, pdf >= 0; dies
  * naming the first bad pair) and returns the largest pdf id (-1 if none). */
 int32_t gh_pairs_check(const gh_frame_pdf *pairs, int64_t npairs, int32_t T);
+
+/* E-step data of frames X [T x D] (host, row-major) with pairs[npairs] on
+ * b: *d NULL: data_upload; else d's pairs replaced (data_set_pairs, the
+ * frames stay on the device) or, when b has no data_set_pairs, d freed
+ * and X uploaded again with the pairs.  X must be the frames *d was
+ * uploaded with; X and pairs stay the caller's until the next call on *d
+ * or data_free.  Dies as data_upload. */
+void gh_backend_data_pairs(gh_backend *b, gh_dev_data **d, const float *X, int32_t T, int32_t D,
+                           const gh_frame_pdf *pairs, int64_t npairs);
 
 /* Host buffer of `bytes` for b's inputs/outputs (its host_alloc, else
  * malloc); never NULL (dies when out of memory).  Free with

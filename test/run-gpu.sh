@@ -29,6 +29,8 @@
 #     kernels/cuda/gselect.cu, and the tools' CUDA paths vs the CPU
 #     reference and Kaldi; the file's other tests run on the CPU), and the
 #     sid UBM acceptance test/bats/kaldi-sid.bats with SID_DEVICE=cuda.
+# 11. hmm-train: test/gpu-hmm-train.sh (cuda vs cpu, resident vs the recipe's
+#     per-iteration loop, 2 ranks vs 1 where there are 2 GPUs).
 # "cpu" in the comparisons below is the plain-loop reference (--device=cpu-ref;
 # the loops map cpu -> cpu-ref); the CPU BLAS backend (--device=cpu) is checked
 # against float64 in test_kernels and against the reference by the CPU suite.
@@ -329,6 +331,12 @@ if command -v bats >/dev/null; then
 else
   notok "bats is not installed: test/bats/kaldi-ubm.bats, kaldi-sid.bats not run on CUDA"
 fi
+
+# 11. hmm-train (issue 24): cuda vs cpu (BW, Viterbi), resident vs the per-iteration
+#     recipe loop, 2 ranks vs 1 where there are 2 GPUs (test/gpu-hmm-train.sh).
+out=$(test/gpu-hmm-train.sh 2>&1)
+echo "$out" | grep -E '^(ok|not ok) |^# '
+pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]

@@ -9,6 +9,7 @@
 #include "gmm/gmm.h"
 #include "base/opts.h"
 #include "gmm/shrink.h"
+#include "io/kaldi-io.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -31,6 +32,10 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
   gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
   gh_est_opts_register(po, &eo);
+  const char *occs_wx = "";
+  gh_opts_string(po, "write-occs", &occs_wx,
+                 "Write the per-pdf occupancies (before mix-up) as a Kaldi float vector (Kaldi's gmm-est "
+                 "--write-occs; gmm-info --occs reads them)");
   const char *shrink = "none";
   gh_opts_string(po, "shrink", &shrink,
                  "Shrink full covariances at the M-step (fc-shrink's methods): none, fixed:LAMBDA, occupancy:TAU, "
@@ -66,6 +71,19 @@ int main(int argc, char **argv) {
   gh_log("avg loglike per frame %.6f over %.0f frames (from %s); auxiliary function change per frame %.6f",
          accs.total_frames > 0 ? accs.total_loglike / accs.total_frames : 0.0, accs.total_frames, accs_in,
          st.count > 0 ? st.objf_change / st.count : 0.0);
+  if (*occs_wx) {
+    double *occs = gh_malloc(sizeof(double) * model.num_pdfs);
+    gh_accs_pdf_occs(&accs, occs);
+    gh_vector v = {0};
+    gh_vector_resize(&v, model.num_pdfs);
+    for (int32_t p = 0; p < model.num_pdfs; ++p) v.data[p] = (float)occs[p];
+    gh_ostream *o = gh_ostream_open(occs_wx);
+    gh_write_binary_marker(o, binary);
+    gh_write_vector(o, binary, &v);
+    gh_ostream_close(o);
+    gh_vector_free(&v);
+    free(occs);
+  }
   if (mix_up > 0) {
     int64_t before = gh_gmm_set_total_gauss(&model);
     if (mix_up <= before) {

@@ -19,13 +19,16 @@ int main(int argc, char **argv) {
       "adds a silence HMM (--silence-states; unless NAME is in the word list); --word-loop=NAME\n"
       "adds an HMM for connected words: silence and all words in a loop, word labels on the\n"
       "words' first states (hmm-viterbi --words-wspecifier reads the word sequence off a path).\n"
+      "--topology=ergodic makes every word HMM fully connected instead (hmmlearn's default: every\n"
+      "state initial with 1/N, every transition 1/N, the sequence may end in any state).\n"
       "Usage:  hmm-init-topo [options] <words-rxfilename> <hmm-out>\n"
-      "e.g.:   hmm-init-topo --num-states=5 --silence=sil --word-loop=loop words.txt words.hmm\n";
+      "e.g.:   hmm-init-topo --num-states=5 --silence=sil --word-loop=loop words.txt words.hmm\n"
+      "        echo m > m.txt; hmm-init-topo --topology=ergodic --num-states=3 m.txt ergodic.hmm\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
   int32_t num_states = 3, sil_states = 3;
   double self_loop = 0.5, skip = 0.0;
-  const char *silence = "", *loop = "", *sil_topo = "ltr";
+  const char *silence = "", *loop = "", *sil_topo = "ltr", *topo = "ltr";
   gh_opts_bool(po, "binary", &binary, "Write the HMM set in binary mode");
   gh_opts_int(po, "num-states", &num_states, "States per word HMM (without a pdf map)");
   gh_opts_int(po, "silence-states", &sil_states, "States of the silence HMM (when not in the word list)");
@@ -33,12 +36,17 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "skip-prob", &skip, "Share of the leaving probability that skips a state (0: no skip arcs)");
   gh_opts_string(po, "silence", &silence, "Name of a silence HMM to add (and use in --word-loop)");
   gh_opts_string(po, "word-loop", &loop, "Also add a word-loop HMM with this name");
+  gh_opts_string(po, "topology", &topo,
+                 "Topology of the word HMMs: ltr (left-to-right) or ergodic (fully connected, uniform; "
+                 "--self-loop-prob and --skip-prob do not apply)");
   gh_opts_string(po, "silence-topology", &sil_topo,
                  "Topology of the silence HMM: ltr (as the words) or ergodic (Kaldi's: inner states "
                  "connected to each other, last state self-loop 0.75)");
   if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
   const char *words_rx = gh_opts_arg(po, 0), *hmm_wx = gh_opts_arg(po, 1);
   if (num_states < 1 || sil_states < 1) gh_die("--num-states and --silence-states must be >= 1");
+  int ergodic = !strcmp(topo, "ergodic");
+  if (!ergodic && strcmp(topo, "ltr")) gh_die("--topology must be ltr or ergodic (got '%s')", topo);
 
   gh_istream *in = gh_istream_open(words_rx);
   if (!in) gh_die("cannot open %s: %s", words_rx, gh_last_error());
@@ -67,7 +75,8 @@ int main(int argc, char **argv) {
       for (int32_t k = 0; k < n; ++k) if (pdfs[k] >= next_pdf) next_pdf = pdfs[k] + 1;
     }
     gh_hmm h;
-    gh_hmm_left_to_right(&h, name, n, pdfs, self_loop, skip);
+    if (ergodic && !(*silence && !strcmp(name, silence))) gh_hmm_ergodic(&h, name, n, pdfs);
+    else gh_hmm_left_to_right(&h, name, n, pdfs, self_loop, skip);
     gh_hmm_set_add(&set, &h);
   }
   gh_istream_close(in);

@@ -19,7 +19,9 @@ int main(int argc, char **argv) {
       "words were not trained) is replaced.  The words are --words, or every other HMM of the\n"
       "set.  Same construction as hmm-init-topo --word-loop, plus a word insertion penalty:\n"
       "--word-penalty=P multiplies every entry into a word (first or after a word or silence)\n"
-      "by exp(-P), which trades insertions against deletions when decoding.\n"
+      "by exp(-P), which trades insertions against deletions when decoding; --silence-prob=S\n"
+      "sends a word's exit to the silence with probability S (a word directly after a word,\n"
+      "the usual way of inserting one, then costs log((1 - S) / (words + 1))).\n"
       "Usage:  hmm-make-loop [options] <hmm-in> <hmm-out>\n"
       "e.g.:   hmm-make-loop --silence=sil --word-loop=loop final.hmm final-loop.hmm\n";
   gh_opts *po = gh_opts_new(usage);
@@ -32,6 +34,10 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "words", &word_list, "Comma-separated HMM names of the words (default: all HMMs but "
                                           "the silence and the loop)");
   gh_opts_double(po, "word-penalty", &penalty, "Word insertion penalty: log-probability -P on entering a word (P >= 0)");
+  double sil_prob = -1.0;
+  gh_opts_double(po, "silence-prob", &sil_prob,
+                 "Leaving a word, go to the silence with this probability, to each word and the end with "
+                 "(1 - P) / (words + 1) (1: silence between any two words; < 0: equal shares for all)");
   int edge_sil = 0;
   gh_opts_bool(po, "edge-silence", &edge_sil,
                "Paths must start and end in the silence (as training with hmm-viterbi/hmm-bw "
@@ -82,7 +88,9 @@ int main(int argc, char **argv) {
     for (int32_t j = 0; j < w->num_states; ++j) w->init[j] = (float)(w->init[j] - penalty);
   }
   gh_hmm h;
-  gh_hmm_word_loop(&h, loop, &set, ids, n, sil);
+  if (sil_prob >= 0 && sil < 0) gh_die("--silence-prob needs --silence");
+  if (!(sil_prob <= 1)) gh_die("--silence-prob must be at most 1, got %g", sil_prob);
+  gh_hmm_word_loop_sil(&h, loop, &set, ids, n, sil, sil_prob);
   if (edge_sil) gh_hmm_loop_edge_silence(&h, set.hmms[sil].num_states);
   for (int32_t k = 0; k < n; ++k) {
     memcpy(set.hmms[ids[k]].init, saved[k], set.hmms[ids[k]].num_states * sizeof(float));

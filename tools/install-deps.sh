@@ -2,8 +2,9 @@
 # Installs what gmmhmm needs to build and test on Debian/Ubuntu:
 # C toolchain, zlib, LAPACKE/OpenBLAS, libsndfile, FFTW, Bats, Open MPI, Slurm + munge (a test
 # cluster), and Python's numpy +
-# scikit-learn + kaldiio + kaldi-native-fbank (independent references used by the
-# tests and the recipe's baseline).
+# scikit-learn + kaldiio + kaldi-native-fbank + hmmlearn (independent references used by the
+# tests and the recipe's baseline), matplotlib (the recipes' pictures), help2man and
+# pkg-config (make install's man pages, the install test).
 # CUDA (nvcc) is optional: without it the CUDA backend is not built.
 # OpenCL: headers, the ICD loader, PoCL and CLBlast (the OpenCL backend and its tests).
 # Idempotent: installs only what is missing.
@@ -39,11 +40,16 @@ command -v mpirun >/dev/null || need+=(openmpi-bin)
 # clang: libFuzzer harnesses (test/fuzz/, run by make test); its runtimes are in
 # libclang-common-*-dev (a clang dependency) or, on newer releases, libclang-rt-*-dev.
 command -v clang >/dev/null || need+=(clang)
+# help2man: make install's man pages (from each tool's --help); pkg-config: the
+# install test builds a program against the installed tree with it.
+command -v help2man >/dev/null || need+=(help2man)
+command -v pkg-config >/dev/null || need+=(pkg-config)
 
-py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn' >/dev/null 2>&1; }
+# matplotlib: the recipes' pictures (egs/utils/plot_results.py: loglike.png, confusion.png).
+py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn, matplotlib' >/dev/null 2>&1; }
 # Debian's python3 (already there, or installed now) takes numpy/scikit-learn from apt.
 if ! command -v python3 >/dev/null || { ! py_ok && [ "$(command -v python3)" = /usr/bin/python3 ]; }; then
-  need+=(python3-numpy python3-sklearn)
+  need+=(python3-numpy python3-sklearn python3-matplotlib)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then
@@ -60,8 +66,8 @@ if ! py_ok; then
   flags=""
   python3 -m pip install --help 2>/dev/null | grep -q break-system-packages && \
     [ "$(command -v python3)" = /usr/bin/python3 ] && flags="--break-system-packages"
-  echo "install-deps: pip install numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn" >&2
-  python3 -m pip install -q $flags numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn
+  echo "install-deps: pip install numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn matplotlib" >&2
+  python3 -m pip install -q $flags numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn matplotlib
 fi
 # libFuzzer runtime: with clang from bookworm it is libclang-rt-<version>-dev.
 fuzz_ok() {
@@ -75,5 +81,5 @@ if command -v clang >/dev/null && ! fuzz_ok; then
   echo "install-deps: apt-get install libclang-rt-$v-dev" >&2
   $SUDO apt-get install -y -qq "libclang-rt-$v-dev" >/dev/null || true
 fi
-py_ok || { echo "install-deps: numpy/scikit-learn/kaldiio/kaldi-native-fbank still not importable by python3" >&2; exit 1; }
+py_ok || { echo "install-deps: numpy/scikit-learn/kaldiio/kaldi-native-fbank/hmmlearn/matplotlib still not importable by python3" >&2; exit 1; }
 echo "install-deps: ok" >&2

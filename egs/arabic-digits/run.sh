@@ -33,7 +33,7 @@
 #   --work DIR        where data/ and exp/ go [/tmp/gmmhmm-$USER/arabic-digits]
 #   --nj 4 --cmd utils/run.sh   parallel jobs and their launcher (e.g.
 #                     --cmd "utils/slurm.sh --mem 2G", --cmd "utils/run.sh --gpu 1")
-#   --device auto     auto, cpu, cuda, cuda:N
+#   --device auto     auto, cpu, cpu-ref, cuda, cuda:N, opencl, opencl:P:D
 #   --seed "1 2 3"    seeds of the GMM configurations (--seeds is the same)
 #   --stage 0 --stop-stage 4
 #   --train-data DIR --test-data DIR   your own data directories (feats.scp
@@ -44,6 +44,9 @@
 #   --sklearn true --hmm true
 #   --hmm-states 8 --hmm-gauss 8 --hmm-iters 16   stage 3's HMM-GMM sizes
 #   --viterbi true    also train the HMM-GMMs by Viterbi training
+#   --ranks 1         GMM and HMM-GMM training as one resident job (gmm-train,
+#                     hmm-train) of N MPI ranks started by --cmd; 0: per-iteration
+#                     --nj jobs (acc -> sum -> est processes)
 #   --adapt map       second pass adapted per dev speaker: map, fmllr, none,
 #                     or several ("map fmllr"); --mean-tau 2 --adapt-passes 2
 set -euo pipefail
@@ -58,7 +61,7 @@ nj=4; cmd=utils/run.sh; device=auto
 configs="diag:4 diag:8 diag:16 full:2 full:4 full:8"
 iters=20; seed="1 2 3"; seeds=; sklearn=true; hmm=true; stage=0; stop_stage=4
 train_data=; test_data=; words=
-hmm_states=8; hmm_gauss=8; hmm_iters=16; viterbi=true; adapt=map; mean_tau=2; adapt_passes=2
+hmm_states=8; hmm_gauss=8; hmm_iters=16; viterbi=true; adapt=map; mean_tau=2; adapt_passes=2; ranks=1
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
 [ -z "$seeds" ] || seed=$seeds
@@ -79,7 +82,8 @@ for t in copy-feats feat-to-len gmm-init gmm-acc-stats-gpu gmm-sum-accs gmm-est 
   hmm-viterbi gmm-est-gpu copy-int-vector gmm-adapt-map gmm-est-fmllr transform-feats; do
   command -v $t >/dev/null || { echo "run.sh: $t not built (run make in $root)" >&2; exit 1; }
 done
-mkdir -p "$work"; cd "$work"
+origin=$(pwd)   # where run.sh was called from (relative names in --train-data scp files)
+mkdir -p "$work"; work=$(cd "$work" && pwd); cd "$work"
 ln -sfn "$egs/steps" steps; ln -sfn "$egs/utils" utils   # as Kaldi recipes link them
 echo "run.sh: working in $work"
 results=$work/results.txt
@@ -91,7 +95,8 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
     mkdir -p data/lang
     for s in train:$train_data dev:$test_data; do
       set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_
-      for f in utt2spk spk2utt text feats.scp wav.scp segments cmvn.scp; do [ ! -f $d/$f ] || cp $d/$f data/$set_/; done
+      # relative names in the scp files (kaldiio writes them) made absolute, or an error naming the line
+      (cd "$origin" && "$egs/utils/copy_data_dir.sh" "$d" "$work/data/$set_")
       utils/validate_data_dir.sh data/$set_
       [ -f data/$set_/feats.scp ] || steps/make_mfcc.sh --nj $nj --cmd "$cmd" data/$set_
     done
@@ -101,7 +106,12 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
     local_prep=$here/local/prepare_data.sh
     $local_prep "$src" data
   fi
-  for s in train dev; do echo "$s: $(wc -l < data/$s/feats.scp) utterances, $(feat-to-len scp:data/$s/feats.scp 2>/dev/null) frames"; done
+  for s in train dev; do
+    # every feature file must be readable now, not in a job log later
+    nf=$(feat-to-len scp:data/$s/feats.scp 2> data/$s/feat-to-len.log) ||
+      { echo "run.sh: cannot read the features of data/$s/feats.scp: $(grep ERROR data/$s/feat-to-len.log | tail -1)" >&2; exit 1; }
+    echo "$s: $(wc -l < data/$s/feats.scp) utterances, $nf frames"
+  done
 fi
 
 if [ $stage -gt 0 ] && [ $stop_stage -ge 1 ]; then
@@ -115,8 +125,8 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
     cov=${cfg%%:*}; ng=${cfg##*:}
     for s in $seed; do
       dir=exp/${cov}${ng}_s$s
-      echo "-- $cfg seed $s: steps/train_gmm.sh (gmm-init, $iters iterations as $nj jobs), steps/classify.sh"
-      steps/train_gmm.sh --nj $nj --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type $cov \
+      echo "-- $cfg seed $s: steps/train_gmm.sh (gmm-init, $iters iterations $([ "$ranks" = 0 ] && echo "as $nj jobs" || echo "in one gmm-train job of $ranks rank(s)")), steps/classify.sh"
+      steps/train_gmm.sh --nj $nj --ranks $ranks --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type $cov \
         --num-gauss $ng --num-iters $iters --seed $s data/train $dir | tail -1
       steps/classify.sh --nj $nj --cmd "$cmd" --device $device --name "gmmhmm $cfg seed $s" \
         data/dev data/lang/words.txt $dir $dir/decode_dev | head -1
@@ -137,7 +147,7 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ] && [ "$hmm" = true ]; then
   done
   echo "-- one GMM per digit (full, 4 Gaussians), for comparison"
   dir=exp/dcmn_full4
-  steps/train_gmm.sh --nj $nj --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type full \
+  steps/train_gmm.sh --nj $nj --ranks $ranks --cmd "$cmd" --device $device --words data/lang/words.txt --cov-type full \
     --num-gauss 4 --num-iters $iters --seed 1 data/train_dcmn $dir | tail -1
   steps/classify.sh --nj $nj --cmd "$cmd" --device $device --name "GMM per digit (full, 4), MFCC+deltas+CMN" \
     data/dev_dcmn data/lang/words.txt $dir $dir/decode_dev | head -1
@@ -148,13 +158,14 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ] && [ "$hmm" = true ]; then
     echo "-- HMM-GMM per digit ($hmm_states states, diag, mixed up to $hmm_gauss Gaussians, $hmm_iters iterations, $tr)"
     if [ $tr = BW ]; then
       steps/train_word_hmm.sh --nj $nj --cmd "$cmd" --device $device --cov diag --states $hmm_states \
-        --gauss $hmm_gauss --iters $hmm_iters data/train_dcmn data/lang/words.txt $dir
+        --ranks $ranks --gauss $hmm_gauss --iters $hmm_iters data/train_dcmn data/lang/words.txt $dir
     else
       # the Viterbi trainer takes utterance -> word index (line of words.txt, 0-based)
       mkdir -p $dir
       awk 'NR == FNR { id[$1] = FNR - 1; next } { print $1, id[$2] }' data/lang/words.txt data/train_dcmn/text \
         > $dir/utt2word
       steps/train_word_hmm_viterbi.sh --device=$device --cov=diag --states=$hmm_states --gauss=$hmm_gauss \
+        --ranks=$ranks \
         --iters=$hmm_iters scp:data/train_dcmn/feats.scp $dir/utt2word $(wc -l < data/lang/words.txt) $dir | tail -1
     fi
     name="HMM-GMM ($hmm_states states, diag, $hmm_gauss, $tr), MFCC+deltas+CMN"
@@ -170,8 +181,17 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ] && [ "$hmm" = true ]; then
 fi
 
 if [ $stop_stage -ge 4 ]; then
+  dim=$(feat-to-dim scp:data/train/feats.scp - 2>/dev/null || echo "?")
+  if [ -n "$train_data" ]; then
+    datadesc="--train-data $train_data ($(wc -l < data/train/feats.scp) utterances), --test-data $test_data ($(wc -l < data/dev/feats.scp) utterances)"
+    featdesc="the data directories' features ($dim dimensions)"
+  else
+    datadesc="UCI Spoken Arabic Digit, 50 training speakers, 16 dev speakers ($src)"
+    featdesc="$dim MFCCs"
+  fi
   {
-    echo "# arabic-digits: dev accuracy ($(date -u +%Y-%m-%d), nj $nj, device $device)"
+    echo "# arabic-digits recipe: dev accuracy ($(date -u +%Y-%m-%d), nj $nj, device $device)"
+    echo "# data: $datadesc"
     # The scoring.txt of every --configs x --seed model in <work>/exp, whichever stages ran now.
     for cfg in $configs; do for s in $seed; do
       f=exp/${cfg%%:*}${cfg##*:}_s$s/decode_dev/scoring.txt
@@ -179,7 +199,7 @@ if [ $stop_stage -ge 4 ]; then
     done; done > exp/gmm_results.txt
     [ ! -f exp/sklearn/results.txt ] || cat exp/sklearn/results.txt >> exp/gmm_results.txt
     if [ -s exp/gmm_results.txt ]; then
-      echo "== per configuration, mean over seeds (min..max), 13 MFCCs"
+      echo "== per configuration, mean over seeds (min..max), $featdesc"
       "$here/local/summarize.sh" exp/gmm_results.txt
     fi
     h=exp/hmm_s${hmm_states}_diag${hmm_gauss}
@@ -191,6 +211,21 @@ if [ $stop_stage -ge 4 ]; then
     fi
   } > $results.tmp
   mv $results.tmp $results
+  # pictures beside results.txt: training log-likelihood per iteration of every
+  # model trained, and the confusion matrix of the last system of results.txt
+  # (the HMM-GMM, adapted if run, else the GMM per digit)
+  rm -f loglike.png confusion.png
+  dirs=$(for d in exp/*/; do
+    if ls ${d}log/update.*.log > /dev/null 2>&1 || ls ${d}est.*.log > /dev/null 2>&1; then echo $d; fi; done)
+  [ -z "$dirs" ] || python3 utils/plot_results.py loglike loglike.png "Arabic digits: training" $dirs ||
+    echo "run.sh: no loglike.png (see the message above)" >&2
+  last=
+  for f in $(for cfg in $configs; do for s in $seed; do echo exp/${cfg%%:*}${cfg##*:}_s$s/decode_dev/scoring.txt; done; done) \
+    exp/dcmn_full4/decode_dev/scoring.txt $h/decode_dev/scoring.txt $h/decode_dev_*/scoring.txt; do
+    [ ! -f $f ] || last=$f
+  done
+  [ -z "$last" ] || python3 utils/plot_results.py confusion confusion.png "Arabic digits: $(head -1 $last | sed 's/: accuracy.*//')" \
+    data/lang/words.txt $last || echo "run.sh: no confusion.png (see the message above)" >&2
   echo "== results ($results)"
   cat $results
 fi

@@ -52,7 +52,8 @@ for t in compute-mfcc-feats add-deltas compute-cmvn-stats apply-cmvn copy-feats 
   gmm-score-gpu gmm-acc-stats-gpu gmm-sum-accs gmm-est hmm-init-topo hmm-bw hmm-sum-accs hmm-est hmm-forward; do
   command -v $t >/dev/null || { echo "run.sh: $t not built (run make in $root)" >&2; exit 1; }
 done
-mkdir -p "$work"; cd "$work"
+origin=$(pwd)   # where run.sh was called from (relative names in --train-data scp files)
+mkdir -p "$work"; work=$(cd "$work" && pwd); cd "$work"
 ln -sfn "$egs/steps" steps; ln -sfn "$egs/utils" utils
 echo "run.sh: working in $work"
 # folds: "<name> <train-data> <test-data>"
@@ -64,7 +65,8 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   if [ -n "$train_data" ]; then
     for s in train:$train_data test:$test_data; do
       set_=${s%%:*}; d=${s#*:}; mkdir -p data/$set_ data/lang
-      for f in utt2spk spk2utt text feats.scp wav.scp segments; do [ ! -f $d/$f ] || cp $d/$f data/$set_/; done
+      # relative names in the scp files (kaldiio writes them) made absolute, or an error naming the line
+      (cd "$origin" && "$egs/utils/copy_data_dir.sh" "$d" "$work/data/$set_")
       utils/validate_data_dir.sh data/$set_
     done
     awk '{ print $2 }' data/train/text | LC_ALL=C sort -u > data/lang/words.txt
@@ -122,7 +124,9 @@ fi
 
 if [ $stop_stage -ge 3 ]; then
   {
-    echo "# fsdd: digit accuracy (HMM-GMM, $states states, $gauss Gaussians per state)"
+    echo "# fsdd recipe: digit accuracy (HMM-GMM, $states states, $gauss Gaussians per state)"
+    if [ -n "$train_data" ]; then echo "# data: --train-data $train_data, --test-data $test_data"
+    else echo "# data: Free Spoken Digit Dataset, each speaker held out in turn ($wavdir)"; fi
     for d in decode_test decode_test_adapt; do
       for f in exp/*/$d/scoring.txt; do [ ! -f $f ] || head -1 $f; done > exp/results.tmp
       cat exp/results.tmp
@@ -133,6 +137,14 @@ if [ $stop_stage -ge 3 ]; then
     rm exp/results.tmp
   } > results.txt.tmp
   mv results.txt.tmp results.txt
+  # pictures beside results.txt: training log-likelihood per iteration (one line
+  # per fold), confusion matrix summed over the folds (adapted if run)
+  d=decode_test_adapt; ls exp/*/$d/scoring.txt > /dev/null 2>&1 || d=decode_test
+  rm -f loglike.png confusion.png
+  python3 utils/plot_results.py loglike loglike.png "FSDD: HMM-GMM training" $(ls -d exp/*/ | grep -v '/data/$') ||
+    echo "run.sh: no loglike.png (see the message above)" >&2
+  python3 utils/plot_results.py confusion confusion.png "FSDD: $([ $d = decode_test ] && echo speaker-independent || echo "adapted ($adapt)")" \
+    data/lang/words.txt exp/*/$d/scoring.txt || echo "run.sh: no confusion.png (see the message above)" >&2
   echo "== results ($work/results.txt)"
   cat results.txt
 fi

@@ -22,6 +22,9 @@ $utils/validate_data_dir.sh $data 2>/dev/null || $utils/validate_data_dir.sh $da
 [ -f $data/feats.scp ] || { echo "$me: $data/feats.scp is missing" >&2; exit 1; }
 mkdir -p $logdir $cmvndir
 cmvndir=$(cd $cmvndir && pwd)
+# statistics per speaker need whole speakers per job: at most one job per speaker
+nspk=$(awk 'NF > 0 && !($2 in s) { s[$2]; n++ } END { print n + 0 }' $data/utt2spk)
+[ "$nspk" -ge "$nj" ] || nj=$(( nspk > 0 ? nspk : 1 ))
 $utils/split_data.sh $data $nj
 sdata=$data/split$nj
 rm -f $cmvndir/cmvn_$name.*.scp

@@ -12,9 +12,13 @@
 # (first line "%WER ...", printed) and per-utterance details in per_utt.
 # Options: --nj 4, --cmd utils/run.sh, --device auto, --silence "" (name of
 # the silence HMM), --word-penalty 0, --acoustic-scale 1, --edge-silence false
-# (true: paths start and end in the silence, hmm-make-loop --edge-silence).
+# (true: paths start and end in the silence, hmm-make-loop --edge-silence),
+# --loop-silence-prob -1 (P in [0, 1]: leaving a word, the loop goes to the
+# silence with probability P, hmm-make-loop --silence-prob; 1: a silence
+# between any two words; < 0: equal shares).
 set -euo pipefail
 nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; silence=; word_penalty=0; acoustic_scale=1; edge_silence=false
+loop_silence_prob=-1
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -ne 3 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; mdir=${2%/}; dir=${3%/}
@@ -23,7 +27,7 @@ me=decode_words.sh
 for f in $data/feats.scp $mdir/final.mdl $mdir/final.hmm; do [ -f $f ] || { echo "$me: missing $f" >&2; exit 1; }; done
 mkdir -p $dir/log
 sil_opt=; [ -z "$silence" ] || sil_opt=--silence=$silence
-hmm-make-loop $sil_opt --edge-silence=$edge_silence --word-loop=loop --word-penalty=$word_penalty $mdir/final.hmm $dir/loop.hmm \
+hmm-make-loop $sil_opt --edge-silence=$edge_silence --silence-prob=$loop_silence_prob --word-loop=loop --word-penalty=$word_penalty $mdir/final.hmm $dir/loop.hmm \
   2> $dir/log/make-loop.log || { echo "$me: hmm-make-loop failed, see $dir/log/make-loop.log" >&2; exit 1; }
 $utils/split_data.sh $data $nj
 sdata=$data/split$nj

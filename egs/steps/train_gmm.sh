@@ -14,7 +14,7 @@
 # <dir>/0.mdl .. <dir>/N.mdl, <dir>/final.mdl, <dir>/log/*.log (one per job);
 # the accumulators are removed after each iteration.
 # Options (--name value or --name=value):
-#   --ranks 0            N > 0: train as ONE job of N MPI ranks (gmm-train: the
+#   --ranks 1            N > 0: train as ONE job of N MPI ranks (gmm-train: the
 #                        data resident on each rank's device, accumulators summed
 #                        over the ranks; --cmd utils/run.sh starts it with mpirun,
 #                        utils/slurm.sh with srun); 0: per-iteration jobs (--nj)
@@ -40,7 +40,7 @@
 # to use which.
 set -euo pipefail
 nj=4; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; words=; cov_type=diag; num_gauss=4; init_iters=10; num_iters=20
-seed=1; stage=-1; sum_fan_in=16; ranks=0
+seed=1; stage=-1; sum_fan_in=16; ranks=1
 . "$(dirname "$0")/../utils/parse_options.sh"
 if [ $# -ne 2 ]; then sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1; fi
 data=${1%/}; dir=${2%/}
@@ -79,7 +79,8 @@ if [ "$ranks" != 0 ]; then
   start=$(( stage > 0 ? stage : 0 ))
   if [ $start -lt $num_iters ]; then
     t0=$(date +%s.%N)
-    $cmd --ranks $ranks $dir/log/train.$start.log \
+    launch=; [ "$ranks" -le 1 ] || launch="--ranks $ranks"   # 1 rank: a plain process, no mpirun
+    $cmd $launch $dir/log/train.$start.log \
       gmm-train --device=$device $lab_opts --num-iters=$((num_iters - start)) --first-iter=$((start + 1)) \
         --iter-models=$dir $dir/$start.mdl scp:$data/feats.scp $labels $dir/$num_iters.mdl
     grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]* over [0-9]* frames' $dir/log/train.$start.log |

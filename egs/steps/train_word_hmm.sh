@@ -28,11 +28,17 @@
 #   --skip-prob [0.2] --self-loop-prob [0.6] --silence [""] --sil-states [3]
 #   --flat-start [segment] --mixup-start [1] --mixup-end [iters/2]
 #   --est-seed [same as --seed] (gmm-est --seed, mix-up perturbation)
-# --nj N gives the --nj 1 model up to the order of summing the accumulators.
+#   --ranks [1]: N > 0: all iterations as ONE job of N MPI ranks, hmm-train
+#     (features read once, graphs compiled once; --cmd utils/run.sh starts it
+#     with mpirun, utils/slurm.sh with srun; 1: a plain process); 0: the
+#     per-iteration jobs below (--nj, --cmd; for clusters without MPI).  Any N
+#     gives the --ranks 1 model within double rounding, and that equals the
+#     --ranks 0 model within the --nj tolerance (test/bats/hmm-train.bats)
+# --nj N gives the --nj 1 model up to the order of summing the accumulators;
 set -euo pipefail
 nj=; cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh; device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1
 skip_prob=0.2; self_loop_prob=0.6; silence=; sil_states=3; flat_start=segment
-mixup_start=1; mixup_end=; est_seed=
+mixup_start=1; mixup_end=; est_seed=; ranks=1
 . "$(dirname "$0")/../utils/parse_options.sh"
 utils=$(cd "$(dirname "$0")/../utils" && pwd)
 me=train_word_hmm.sh
@@ -62,7 +68,7 @@ for f in $data/feats.scp $data/text $words; do [ -f $f ] || { echo "$me: missing
 [ $mixup_end -ge $mixup_start ] || mixup_end=$mixup_start
 [ -n "$est_seed" ] || est_seed=$seed
 mkdir -p $dir/log
-$utils/split_data.sh $data $nj
+[ "$ranks" != 0 ] || $utils/split_data.sh $data $nj
 sdata=$data/split$nj
 
 nwords=$(wc -l < $words)
@@ -100,6 +106,21 @@ case $flat_start in
     rm -f $dir/flat.post ;;
   *) echo "$me: --flat-start must be segment or global, not $flat_start" >&2; exit 1 ;;
 esac
+
+if [ "$ranks" != 0 ] && [ $iters -ge 1 ]; then
+  # hmm-train: all iterations in one job (of --ranks MPI ranks)
+  t0=$(date +%s.%N)
+  rank_opt=; [ "$ranks" = 1 ] || rank_opt="--ranks $ranks"
+  $cmd $rank_opt $dir/log/train.log \
+    hmm-train --device=$device --mode=bw --num-iters=$iters --gauss=$gauss --mixup-start=$mixup_start \
+      --mixup-end=$mixup_end --seed=$est_seed $bw_opts $dir/0.hmm $dir/0.mdl scp:$data/feats.scp ark,t:$data/text \
+      $dir/final.hmm $dir/final.mdl ||
+    { echo "$me: hmm-train failed, see $dir/log/train.log" >&2; exit 1; }
+  grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*\|[0-9]* Gaussians; [0-9.e+-]* s' $dir/log/train.log |
+    awk '/^iteration/ { l = $0; next } { print "  " l ", " $1 " Gaussians (" $3 " s)" }'
+  echo "  hmm-train: $ranks rank(s), $(awk -v a=$t0 -v b=$(date +%s.%N) 'BEGIN { printf "%.2f", b - a }') s"
+  exit 0
+fi
 
 for it in $(seq 1 $iters); do
   prev=$((it - 1)); t0=$(date +%s.%N)

@@ -15,13 +15,20 @@
 #   transitions stay those of hmm-init-topo (Kaldi re-estimates them from the
 #     alignment counts; a Baum-Welch pass can do it: hmm-bw <hmm> ... <hmm-out>)
 # Output: <dir>/final.mdl (GMM set), <dir>/final.hmm (HMM set, word w = HMM w).
+# --ranks=N (default 1): the iterations run as ONE job of N MPI ranks, hmm-train
+# --mode=viterbi (features read once, graphs compiled once), started by --cmd
+# (utils/run.sh: mpirun; utils/slurm.sh: srun; N = 1: a plain process);
+# --ranks=0: one process per step per iteration as above.  Same model within
+# the rounding of the double sums (test/bats/hmm-train.bats).
 #
 # Usage: steps/train_word_hmm_viterbi.sh [options] <train-feats-rspecifier> <utt2word> <num-words> <dir>
 # Options: --device=auto --cov=diag --states=5 --gauss=8 --iters=12 --seed=1
 #          --skip-prob=0.2 --self-loop-prob=0.6
 #          --realign-iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38"
+#          --ranks=1 --cmd=utils/run.sh
 set -euo pipefail
-device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1; skip=0.2; loop=0.6
+device=auto; cov=diag; states=5; gauss=8; iters=12; seed=1; skip=0.2; loop=0.6; ranks=1
+cmd=$(cd "$(dirname "$0")/../utils" && pwd)/run.sh
 realign_iters="1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38"
 args=()
 for a in "$@"; do
@@ -29,6 +36,7 @@ for a in "$@"; do
     --device=*) device=${a#*=} ;; --cov=*) cov=${a#*=} ;; --states=*) states=${a#*=} ;;
     --gauss=*) gauss=${a#*=} ;; --iters=*) iters=${a#*=} ;; --seed=*) seed=${a#*=} ;;
     --skip-prob=*) skip=${a#*=} ;; --self-loop-prob=*) loop=${a#*=} ;; --realign-iters=*) realign_iters=${a#*=} ;;
+    --ranks=*) ranks=${a#*=} ;; --cmd=*) cmd=${a#*=} ;;
     --*) echo "train_word_hmm_viterbi.sh: unknown option $a" >&2; exit 1 ;;
     *) args+=("$a") ;;
   esac
@@ -48,11 +56,23 @@ feat-to-len "$feats" ark,t:- 2> /dev/null |
 gmm-init --device=$device --cov-type=$cov --num-gauss=1 --num-pdfs=$npdf --seed=$seed --num-iters=0 \
   --labels=ark:$dir/ali.ark "$feats" $dir/0.mdl 2> $dir/init.log
 mixup_iters=$(( iters / 2 )); [ $mixup_iters -ge 1 ] || mixup_iters=1
+if [ "$ranks" != 0 ]; then
+  rank_opt=; [ "$ranks" = 1 ] || rank_opt="--ranks $ranks"
+  $cmd $rank_opt $dir/train.log \
+    hmm-train --device=$device --mode=viterbi --realign-iters="$realign_iters" --num-iters=$iters \
+      --gauss=$gauss --mixup-start=1 --mixup-end=$mixup_iters --seed=$seed $dir/final.hmm $dir/0.mdl "$feats" \
+      ark,t:$dir/train.text $dir/final.hmm $dir/final.mdl ||
+    { echo "train_word_hmm_viterbi.sh: hmm-train failed, see $dir/train.log" >&2; exit 1; }
+  grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*\|[0-9]* Gaussians; ' $dir/train.log |
+    awk '/^iteration/ { l = $0; next } { print "  " l ", " $1 " Gaussians" }'
+  exit 0
+fi
 mdl=$dir/0.mdl
 for it in $(seq 1 $iters); do
   target=0
   if [ $it -le $mixup_iters ] && [ $gauss -gt 1 ]; then
-    target=$(awk -v it=$it -v n=$mixup_iters -v g=$gauss -v p=$npdf 'BEGIN { printf "%d", p * (1 + (g - 1) * it / n) }')
+    # P + floor(P (g - 1) it / n): steps/train_word_hmm.sh's rule (and hmm-train's)
+    target=$(awk -v it=$it -v n=$mixup_iters -v g=$gauss -v p=$npdf 'BEGIN { printf "%d", p + int(p * (g - 1) * it / n) }')
   fi
   if [[ " $realign_iters " == *" $it "* ]]; then
     gmm-score-gpu --device=$device $mdl "$feats" ark:- 2> $dir/score.$it.log |

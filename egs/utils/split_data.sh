@@ -8,8 +8,10 @@
 # Every utterance goes to exactly one part.  With utt2spk (and without
 # --per-utt) whole speakers are assigned, so no speaker is in two parts:
 # speakers in order of first appearance in utt2spk, cut into N consecutive runs of about equal
-# numbers of utterances, no part empty (fails if there are fewer speakers than
-# parts).  Files split per utterance: feats.scp, text, segments, utt2* and
+# numbers of utterances, no part empty; with fewer speakers than parts it
+# says so and splits per utterance (still into splitN; steps that need whole
+# speakers per job, e.g. steps/compute_cmvn_stats.sh, use at most one job per
+# speaker).  Files split per utterance: feats.scp, text, segments, utt2* and
 # wav.scp (per recording when segments exists); per speaker: spk2utt, cmvn.scp,
 # spk2*.  Lines keep their order.  The split is rewritten on every call.
 set -euo pipefail
@@ -28,6 +30,16 @@ elif [ -f $data/utt2spk ]; then list=$data/utt2spk; by_spk=false
 elif [ -f $data/feats.scp ]; then list=$data/feats.scp; by_spk=false
 elif [ -f $data/wav.scp ] && [ ! -f $data/segments ]; then list=$data/wav.scp; by_spk=false
 else echo "$me: $data has none of utt2spk, feats.scp, wav.scp" >&2; exit 1
+fi
+# Fewer speakers than parts (e.g. a one-speaker corpus such as yes/no with
+# Kaldi's utt2spk "utt global"): split per utterance instead, with a message.
+if $by_spk; then
+  nspk=$(awk 'NF > 0 && !($2 in s) { s[$2]; n++ } END { print n + 0 }' $list)
+  if [ "$nspk" -lt "$n" ]; then
+    echo "$me: $data has $nspk speaker(s) for $n jobs: splitting per utterance instead (a speaker's" \
+      "utterances may go to several parts)" >&2
+    by_spk=false
+  fi
 fi
 suffix=; $per_utt && suffix=utt
 out=$data/split$n$suffix

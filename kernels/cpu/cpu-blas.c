@@ -239,11 +239,10 @@ static void blas_acc_zero(gh_backend *b, gh_dev_model *dm) {
   memset(m->Af, 0, sizeof(double) * (size_t)(m->Gf * m->Kf));
 }
 
-static gh_dev_data *blas_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
-                                     const gh_frame_pdf *pairs, int64_t npairs) {
-  blas_data *d = gh_calloc(1, sizeof *d);
-  d->X = X; d->T = T; d->D = D; d->npairs = npairs;
-  d->max_pdf = gh_pairs_check(pairs, npairs, T);
+/* d's pairs sorted by pdf (counting sort, stable) from pairs[npairs]. */
+static void blas_data_sort(blas_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
+  d->npairs = npairs;
+  d->max_pdf = gh_pairs_check(pairs, npairs, d->T);
   /* counting sort by pdf, stable */
   d->off = gh_calloc((size_t)d->max_pdf + 3, sizeof *d->off);
   for (int64_t k = 0; k < npairs; ++k) d->off[pairs[k].pdf + 2]++;
@@ -255,7 +254,20 @@ static gh_dev_data *blas_data_upload(gh_backend *b, const float *X, int32_t T, i
     d->frame[at] = pairs[k].frame;
     d->weight[at] = pairs[k].weight;
   }
+}
+
+static gh_dev_data *blas_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
+                                     const gh_frame_pdf *pairs, int64_t npairs) {
+  blas_data *d = gh_calloc(1, sizeof *d);
+  d->X = X; d->T = T; d->D = D;
+  blas_data_sort(d, pairs, npairs);
   return (gh_dev_data *)d;
+}
+
+static void blas_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
+  blas_data *d = (blas_data *)dd;
+  free(d->off); free(d->frame); free(d->weight);
+  blas_data_sort(d, pairs, npairs);
 }
 
 static void blas_data_free(gh_backend *b, gh_dev_data *dd) {
@@ -440,6 +452,7 @@ static const gh_backend_ops blas_ops = {
     .acc_zero = blas_acc_zero,
     .data_upload = blas_data_upload,
     .data_free = blas_data_free,
+    .data_set_pairs = blas_data_set_pairs,
     .accumulate = blas_accumulate,
     .acc_fetch = blas_acc_fetch,
     /* the reference's HMM kernels and shrinkage statistics (never touch b->ctx) */

@@ -180,6 +180,13 @@ static gh_dev_data *cpu_data_upload(gh_backend *b, const float *X, int32_t T, in
 
 static void cpu_data_free(gh_backend *b, gh_dev_data *dd) { free(dd); }
 
+static void cpu_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
+  cpu_data *d = (cpu_data *)dd;
+  d->max_pdf = gh_pairs_check(pairs, npairs, d->T);
+  d->pairs = pairs;
+  d->npairs = npairs;
+}
+
 static double cpu_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   cpu_model *m = (cpu_model *)dm;
   const cpu_data *d = (const cpu_data *)dd;
@@ -283,6 +290,7 @@ static const gh_backend_ops cpu_ops = {
     .acc_zero = cpu_acc_zero,
     .data_upload = cpu_data_upload,
     .data_free = cpu_data_free,
+    .data_set_pairs = cpu_data_set_pairs,
     .accumulate = cpu_accumulate,
     .acc_fetch = cpu_acc_fetch,
     /* HMM kernels: kernels/cpu/cpu-hmm.c */

@@ -1124,6 +1124,8 @@ typedef struct {
   int evicted, pending;
 } cuda_data;
 
+static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs);
+
 static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
                                      const gh_frame_pdf *pairs, int64_t npairs) {
   cuda_data *d = (cuda_data *)gh_calloc(1, sizeof *d);
@@ -1167,7 +1169,16 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
     CK(cudaStreamSynchronize(0));
   }
   d->centre = (double *)gh_calloc(D, sizeof(double));
-  /* pairs sorted by pdf */
+  cuda_data_sort(d, pairs, npairs);
+  return (gh_dev_data *)d;
+}
+
+/* d's pairs sorted by pdf on the device (dFrames, dW; host offsets poff)
+ * and a fresh expanded-feature cache (the cache holds each pdf's frames).
+ * d->max_pdf is set by the caller (gh_pairs_check). */
+static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
+  d->pairs = pairs;
+  d->npairs = npairs;
   const int64_t np1 = (int64_t)d->max_pdf + 2;
   d->poff = (int64_t *)gh_calloc(np1, sizeof(int64_t));
   for (int64_t k = 0; k < npairs; ++k) d->poff[pairs[k].pdf + 1]++;
@@ -1187,7 +1198,32 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
   CK(cudaMemcpy(d->dW, hw, npairs * sizeof(float), cudaMemcpyHostToDevice));
   free(pos); free(hf); free(hw);
   d->xc = gg_xcache_new(d->max_pdf + 1);
-  return (gh_dev_data *)d;
+}
+
+/* backend.h data_set_pairs: the frames and the GEMM centre stay; the
+ * pairs, their offsets and the expanded-feature cache are replaced. */
+static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
+  cuda_data *d = (cuda_data *)dd;
+  if (d->evicted) gh_die("data_set_pairs: the data block was evicted (data_reload first)");
+  const int32_t max_pdf = gh_pairs_check(pairs, npairs, d->T);
+  if (d->pending) { CK(cudaEventSynchronize(d->ready)); d->pending = 0; }
+  CK(cudaDeviceSynchronize()); /* no E-step still reading the old pairs */
+  cudaFree(d->dFrames); cudaFree(d->dW);
+  d->dFrames = NULL; d->dW = NULL;
+  gg_xcache_free(d->xc);
+  d->xc = NULL;
+  free(d->poff);
+  d->poff = NULL;
+  d->max_pdf = max_pdf;
+  cuda_data_sort(d, pairs, npairs);
+  if (d->hX) { /* the page-locked copy of data_evict follows the new pairs */
+    cudaFreeHost(d->hF); cudaFreeHost(d->hW);
+    const size_t np = (size_t)npairs;
+    CK(cudaMallocHost((void **)&d->hF, (np ? np : 1) * sizeof(int32_t)));
+    CK(cudaMallocHost((void **)&d->hW, (np ? np : 1) * sizeof(float)));
+    CK(cudaMemcpy(d->hF, d->dFrames, np * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(d->hW, d->dW, np * sizeof(float), cudaMemcpyDeviceToHost));
+  }
 }
 
 static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
@@ -1478,6 +1514,7 @@ static const gh_backend_ops cuda_ops = {
     .model_fetch = cuda_model_fetch,
     .loglikes_begin = cuda_loglikes_begin,
     .loglikes_end = cuda_loglikes_end,
+    /* in the struct's order (C++ designated initializers) */
     .acc_raw_size = cuda_acc_raw_size,
     .acc_raw_get = cuda_acc_raw_get,
     .acc_raw_set = cuda_acc_raw_set,
@@ -1486,6 +1523,7 @@ static const gh_backend_ops cuda_ops = {
     .data_evict = cuda_data_evict,
     .data_reload = cuda_data_reload,
     .acc_gselect = gh_cuda_acc_gselect, /* kernels/cuda/gselect.cu */
+    .data_set_pairs = cuda_data_set_pairs,
     .acc_commit = cuda_acc_commit,      /* (last members: C++ wants them in order) */
     .acc_master_get = cuda_acc_master_get,
     .acc_master_device = cuda_acc_master_device,

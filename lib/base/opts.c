@@ -178,6 +178,48 @@ static void read_config(gh_opts *o, const char *file) {
   o->config_depth--;
 }
 
+/* Edit distance (insertions, deletions, substitutions, each 1; '_' = '-',
+ * case folded) between option name a and the first blen bytes of b, capped
+ * at 99 for names longer than 63. */
+static int name_distance(const char *a, const char *b, size_t blen) {
+  size_t alen = strlen(a);
+  if (alen > 63 || blen > 63) return 99;
+  int row[64];
+  for (size_t j = 0; j <= blen; ++j) row[j] = (int)j;
+  for (size_t i = 1; i <= alen; ++i) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= blen; ++j) {
+      char x = a[i - 1] == '_' ? '-' : (char)(a[i - 1] | 0x20), y = b[j - 1] == '_' ? '-' : (char)(b[j - 1] | 0x20);
+      int best = diag + (x != y);
+      if (row[j] + 1 < best) best = row[j] + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = row[j];
+      row[j] = best;
+    }
+  }
+  return row[blen];
+}
+
+/* The registered option nearest to the unknown name (name, nlen): edit
+ * distance at most max(2, nlen / 3), or the unknown name a prefix of it
+ * (at least 3 characters); NULL if none is that near. */
+static const char *nearest_option(const gh_opts *o, const char *name, size_t nlen) {
+  const char *best = NULL;
+  int best_d = (int)(nlen / 3 > 2 ? nlen / 3 : 2) + 1;
+  for (int i = 0; i < o->num_opts; ++i) {
+    const char *n = o->opts[i].name;
+    int d = name_distance(n, name, nlen);
+    size_t k = 0;
+    while (k < nlen && n[k] && (n[k] == name[k] || (n[k] == '_' && name[k] == '-') || (n[k] == '-' && name[k] == '_')))
+      ++k;
+    if (nlen >= 3 && k == nlen && n[k] && d > 1)
+      d = 1; /* a prefix: --num-it for --num-iters */
+    if (d < best_d) { best_d = d; best = n; }
+  }
+  return best;
+}
+
 static void parse_one(gh_opts *o, const char *arg, const char *where) {
   const char *name = arg + 2;
   const char *eq = strchr(name, '=');
@@ -194,8 +236,13 @@ static void parse_one(gh_opts *o, const char *arg, const char *where) {
     }
     return;
   }
-  print_usage(o);
-  gh_die("%s: unknown option '%.*s'", where, (int)(nlen + 2), arg);
+  /* The error first, on one line, with the nearest option's name (no usage:
+   * 40 lines of it buried the message); --help prints the usage. */
+  const char *near = nearest_option(o, name, nlen);
+  if (near)
+    gh_die("%s: unknown option '%.*s' (did you mean --%s? --help lists the options)", where, (int)(nlen + 2), arg,
+           near);
+  gh_die("%s: unknown option '%.*s' (--help lists the options)", where, (int)(nlen + 2), arg);
 }
 
 int gh_opts_parse(gh_opts *o, int argc, char **argv) {

@@ -79,7 +79,7 @@ static void packed_to_full(const double *p, int32_t D, double *A) {
  * set to it and the matrix rebuilt.  A: packed [D(D+1)/2], modified in place.
  * Returns the number of eigenvalues floored. */
 static int floor_eigenvalues(double *Ap, int32_t D, double abs_floor, double max_condition,
-                             double *A /* D*D work */, double *w /* D */, int pdf, int gi) {
+                             double *A /* D*D work */, double *w /* D */, int pdf, int gi, double *cond) {
   /* Fast exact path: Kaldi's floor is max(abs_floor, max|eig| / max_condition)
    * <= f = max(abs_floor, g / max_condition) with g >= max|eig| the largest
    * Gershgorin row sum.  If A - f I has a Cholesky factor, every eigenvalue
@@ -111,6 +111,7 @@ static int floor_eigenvalues(double *Ap, int32_t D, double abs_floor, double max
   if (info != 0) gh_die("pdf %d, Gaussian %d: eigenvalue decomposition of covariance failed (dsyev info %d)",
                         pdf, gi, (int)info);
   double maxabs = fmax(fabs(w[0]), fabs(w[D - 1]));
+  if (cond) *cond = w[0] > 0 ? maxabs / w[0] : INFINITY; /* dsyev: ascending */
   double floor = abs_floor;
   if (max_condition > 0 && maxabs / max_condition > floor) floor = maxabs / max_condition;
   int n = 0;
@@ -128,7 +129,7 @@ static int floor_eigenvalues(double *Ap, int32_t D, double abs_floor, double max
 
 int gh_cov_floor(double *cov, int32_t D, double abs_floor, double max_condition) {
   double *A = gh_malloc(sizeof(double) * D * D), *w = gh_malloc(sizeof(double) * D);
-  int n = floor_eigenvalues(cov, D, abs_floor, max_condition, A, w, -1, -1);
+  int n = floor_eigenvalues(cov, D, abs_floor, max_condition, A, w, -1, -1, NULL);
   free(A);
   free(w);
   return n;
@@ -255,7 +256,12 @@ void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
             if (!o->shrink_stats) gh_shrink_stats_init(&dummy_sh);
             gh_shrink_gaussian(o->shrink, a, i, mnew, vnew, o->shrink_stats ? o->shrink_stats : &dummy_sh);
           }
-          floored = floor_eigenvalues(vnew, D, min_var, o->max_condition, A, ev, pdf, i);
+          double cond = 0;
+          floored = floor_eigenvalues(vnew, D, min_var, o->max_condition, A, ev, pdf, i, &cond);
+          if (floored) {
+            st->num_eig_floored += floored;
+            if (!(cond <= st->worst_condition)) st->worst_condition = cond;
+          }
         }
         if (floored) { tot_floored += floored; ++gauss_floored; }
         memcpy(ci, vnew, sizeof(double) * S);
@@ -303,6 +309,8 @@ void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
     st->num_removed += num_removed;
   }
   st->num_floored += tot_floored;
+  st->num_gauss_floored += gauss_floored;
+  st->max_condition = o->max_condition;
   if (tot_floored) gh_vlog(1, "pdf %d: %d variances floored in %d Gaussians", pdf, tot_floored, gauss_floored);
 
   free(w); free(mu); free(cov); free(vfloor); free(A); free(ev); free(mnew); free(vnew); free(removed);
@@ -325,12 +333,34 @@ void gh_est_stats_finish(const gh_est_stats *local, int32_t num_pdfs, gh_est_sta
     gh_warn("removed %d Gaussians with too little data (occupancy or weight below the minimum)", local->num_removed);
   if (local->num_not_updated > local->num_removed)
     gh_warn("%d Gaussians had too little data and were not updated", local->num_not_updated - local->num_removed);
-  if (local->num_floored) gh_warn("%d variances (or eigenvalues) floored", local->num_floored);
+  if (local->num_floored) {
+    /* Say how many Gaussians, how ill-conditioned, and which option: at the
+     * defaults full covariances of data with condition numbers above 1e4 are
+     * regularised much more than scikit-learn's (reg_covar=1e-6) are
+     * (doc/gmm-init.md, "Matching scikit-learn"). */
+    char in_gauss[64] = "";
+    if (local->num_gauss_floored) snprintf(in_gauss, sizeof in_gauss, " in %d Gaussians", local->num_gauss_floored);
+    int n_eig = local->num_eig_floored, n_var = local->num_floored - n_eig;
+    if (n_eig > 0)
+      gh_warn("%d covariance eigenvalues floored%s: worst condition number %.3g before the floor "
+              "(--max-condition=%g floors eigenvalues below the largest / max-condition, and below "
+              "--min-variance); raise --max-condition (e.g. 1e8) to regularise less, as scikit-learn's "
+              "reg_covar=1e-6 does", n_eig, in_gauss, local->worst_condition, local->max_condition);
+    if (n_var > 0 && local->num_gauss_floored == 0) /* a device M-step: counts only */
+      gh_warn("%d variances (or eigenvalues) floored (--min-variance, --variance-floor; full covariances: "
+              "--max-condition)", n_var);
+    else if (n_var > 0)
+      gh_warn("%d variances floored%s (--min-variance, --variance-floor, --rel-variance-floor)", n_var, in_gauss);
+  }
   if (st) {
     st->objf_change += local->objf_change;
     st->count += local->count;
     st->num_removed += local->num_removed;
     st->num_floored += local->num_floored;
+    st->num_gauss_floored += local->num_gauss_floored;
+    st->num_eig_floored += local->num_eig_floored;
+    if (local->worst_condition > st->worst_condition) st->worst_condition = local->worst_condition;
+    if (local->max_condition != 0) st->max_condition = local->max_condition;
     st->num_not_updated += local->num_not_updated;
     st->num_pdfs_no_data += local->num_pdfs_no_data;
   }

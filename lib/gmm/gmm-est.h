@@ -58,6 +58,13 @@ typedef struct gh_est_stats {
   double count;         /* total occupancy seen by the update */
   int num_removed;      /* Gaussians removed (low weight/occupancy) */
   int num_floored;      /* variances/eigenvalues floored */
+  int num_gauss_floored; /* Gaussians with at least one variance/eigenvalue floored (0 where the
+                            backend's M-step does not count them) */
+  int num_eig_floored;  /* of num_floored, eigenvalues of full covariances */
+  double worst_condition; /* largest condition number max|eig| / min eig of a full covariance
+                             before its eigenvalue floor, over the Gaussians floored (inf if
+                             min eig <= 0; 0: none measured) */
+  double max_condition; /* the --max-condition in force (for the warning) */
   int num_not_updated;  /* Gaussians whose occupancy/weight was too low to update */
   int num_pdfs_no_data; /* pdfs with zero total occupancy (kept unchanged) */
 } gh_est_stats;

@@ -515,8 +515,10 @@ void gh_gmm_set_read_stream(gh_istream *in, int binary, gh_gmm_set *s) {
   }
   if (!*tok) gh_istream_fail(in, "unexpected end of file (expected a GMM model)");
   if (strcmp(tok, "<DIMENSION>"))
-    gh_istream_fail(in, "not a GMM model: expected <TransitionModel>, <DIMENSION>, <DiagGMM> or <FullGMM>, got '%s'",
-                    gh_printable_token(tok));
+    gh_istream_fail(in, "not a GMM model: expected <TransitionModel>, <DIMENSION>, <DiagGMM> or <FullGMM>, got '%s'%s",
+                    gh_printable_token(tok),
+                    tok[0] != '<' ? " (an archive or scp list? the model file is the first argument, e.g. "
+                                    "gmm-score-gpu final.mdl scp:feats.scp ark:loglikes.ark)" : "");
   s->form = GH_SET_AM;
   gh_expect_token(in, binary, "<DIMENSION>");
   int32_t D = gh_read_int32(in, binary);
@@ -539,7 +541,7 @@ void gh_gmm_set_read_stream(gh_istream *in, int binary, gh_gmm_set *s) {
 
 void gh_gmm_set_read(const char *rxfilename, gh_gmm_set *s) {
   gh_istream *in = gh_istream_open(rxfilename);
-  if (!in) gh_die("reading model: %s", gh_last_error());
+  if (!in) gh_die("reading model: %s%s", gh_last_error(), gh_rspecifier_hint(rxfilename));
   int binary = gh_read_binary_marker(in);
   gh_gmm_set_read_stream(in, binary, s);
   /* Trailing data is suspicious (a concatenation or a wrong file). */

@@ -208,7 +208,9 @@ void gh_hmm_set_read_stream(gh_istream *in, int binary, gh_hmm_set *s) {
   memset(s, 0, sizeof *s);
   const char *tok = gh_read_token(in, binary);
   if (strcmp(tok, "<HmmSet>"))
-    gh_istream_fail(in, "not an HMM set: expected <HmmSet>, got '%s'", gh_printable_token(tok));
+    gh_istream_fail(in, "not an HMM set: expected <HmmSet>, got '%s'%s", gh_printable_token(tok),
+                    tok[0] != '<' ? " (an archive or scp list? the HMM set is the first argument, e.g. "
+                                    "hmm-viterbi words.hmm ark:loglikes.ark ark:ali.ark)" : "");
   gh_expect_token(in, binary, "<NumHmms>");
   int32_t N = gh_read_int32(in, binary);
   if (N < 1 || N > 10000000) gh_istream_fail(in, "bad <NumHmms> %d", N);
@@ -222,7 +224,7 @@ void gh_hmm_set_read_stream(gh_istream *in, int binary, gh_hmm_set *s) {
 
 void gh_hmm_set_read(const char *rx, gh_hmm_set *s) {
   gh_istream *in = gh_istream_open(rx);
-  if (!in) gh_die("cannot open HMM file %s: %s", rx, gh_last_error());
+  if (!in) gh_die("cannot open HMM file %s: %s%s", rx, gh_last_error(), gh_rspecifier_hint(rx));
   int binary = gh_read_binary_marker(in);
   gh_hmm_set_read_stream(in, binary, s);
   gh_skip_ws(in);
@@ -298,6 +300,19 @@ void gh_hmm_left_to_right(gh_hmm *h, const char *name, int32_t S, const int32_t 
   h->final[S - 1] = (float)log(1.0 - self_loop);
 }
 
+void gh_hmm_ergodic(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs) {
+  if (S < 1 || S > 46340) gh_die("ergodic HMM '%s': %d states (need 1..46340)", name, S);
+  hmm_alloc(h, name, S, S * S);
+  memcpy(h->pdf, pdfs, S * sizeof(int32_t));
+  float u = (float)-log((double)S);
+  int32_t a = 0;
+  for (int32_t i = 0; i < S; ++i) {
+    h->init[i] = u;
+    h->final[i] = 0.0f;
+    for (int32_t j = 0; j < S; ++j) h->arcs[a++] = (gh_hmm_arc){i, j, u};
+  }
+}
+
 void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs, double self_loop) {
   if (S < 3) gh_die("silence HMM '%s': the ergodic silence topology needs >= 3 states, got %d", name, S);
   if (!(self_loop > 0 && self_loop < 1)) gh_die("self-loop probability must be in (0, 1), got %g", self_loop);
@@ -317,6 +332,13 @@ void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs,
 
 void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids, int32_t n,
                       int32_t sil) {
+  gh_hmm_word_loop_sil(h, name, s, ids, n, sil, -1.0);
+}
+
+void gh_hmm_word_loop_sil(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids, int32_t n,
+                          int32_t sil, double sil_prob) {
+  if (sil_prob >= 0 && !(sil_prob <= 1)) gh_die("word loop '%s': silence probability %g is not in [0, 1]", name, sil_prob);
+  if (sil < 0) sil_prob = -1.0;
   int32_t m = n + (sil >= 0), S = 0, A = 0;
   int32_t *hid = gh_malloc((m > 0 ? m : 1) * sizeof(int32_t)), *off = gh_malloc((m + 1) * sizeof(int32_t));
   for (int32_t k = 0; k < n; ++k) hid[k] = ids[k];
@@ -342,6 +364,10 @@ void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const in
   hmm_alloc(h, name, S, A);
   h->word = gh_calloc(S, sizeof(char *));
   double share = -log((double)m), endshare = -log((double)m + 1);
+  /* sil_prob >= 0: leaving a word goes to the silence with sil_prob, to
+   * each word and to the end with (1 - sil_prob) / (n + 1). */
+  double to_sil = sil_prob >= 0 ? log(sil_prob) : endshare;
+  double to_other = sil_prob >= 0 ? log1p(-sil_prob) - log((double)n + 1) : endshare;
   int32_t a = 0;
   for (int32_t k = 0; k < m; ++k) {
     const gh_hmm *w = &s->hmms[hid[k]];
@@ -350,7 +376,7 @@ void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const in
       int32_t q = off[k] + j;
       h->pdf[q] = w->pdf[j];
       h->init[q] = (float)(w->init[j] + share);
-      h->final[q] = (float)(w->final[j] + endshare);
+      h->final[q] = (float)(w->final[j] + (is_sil ? endshare : to_other));
       if (w->word) h->word[q] = w->word[j] ? gh_strdup(w->word[j]) : NULL;
       else if (!is_sil && w->init[j] > -INFINITY) h->word[q] = gh_strdup(w->name);
     }
@@ -368,7 +394,8 @@ void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const in
             /* an arc that already exists (a word's own arc from an exit to an
              * initial state) gets the loop-back probability added */
             int32_t from = off[k] + i, to = off[k2] + j, r = 0;
-            double lpv = (double)w->final[i] + endshare + v->init[j];
+            double lpv = (double)w->final[i] + v->init[j] + (k == n ? endshare : k2 == n ? to_sil : to_other);
+            if (lpv == -INFINITY) continue;
             while (r < a && !(h->arcs[r].from == from && h->arcs[r].to == to)) ++r;
             if (r < a) {
               double x = h->arcs[r].logp, mx = x > lpv ? x : lpv;

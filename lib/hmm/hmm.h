@@ -90,6 +90,13 @@ void gh_hmm_left_to_right(gh_hmm *h, const char *name, int32_t S, const int32_t 
  * (self_loop, Kaldi 0.75) and exits with 1 - self_loop.  Dies on S < 3 or
  * a bad probability. */
 void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs, double self_loop);
+/* h := fully connected (ergodic) HMM "name" of S >= 1 states with pdf ids
+ * pdfs[S]: every state initial with probability 1/S, every state -> every
+ * state (itself included) with 1/S, and final log-probability 0 in every
+ * state (Rabiner's "no exit": P(O) = sum_j alpha_T(j), the sequence may end
+ * anywhere).  hmmlearn's default topology and initial startprob_/transmat_
+ * (hmmlearn/base.py, _init: 1 / n_components).  Dies on S < 1. */
+void gh_hmm_ergodic(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs);
 /* h := word-loop HMM "name" for connected words: the states of HMMs
  * ids[0..n) of s (copied with their pdfs and inner arcs), plus those of the
  * silence HMM sil (-1: none).  Entering: init spread evenly over the n words
@@ -100,6 +107,15 @@ void gh_hmm_silence(gh_hmm *h, const char *name, int32_t S, const int32_t *pdfs,
  * some); silence is unlabelled.  Dies on bad ids. */
 void gh_hmm_word_loop(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids,
                       int32_t n, int32_t sil);
+/* gh_hmm_word_loop with the loop's transitions out of a word set by
+ * sil_prob in [0, 1] (with a silence): leaving a word goes to the silence
+ * with probability sil_prob, to the start of each word and to the end of the
+ * utterance with (1 - sil_prob) / (n + 1) each (sil_prob = 1: a silence
+ * between any two words); leaving the silence is as in gh_hmm_word_loop.
+ * sil_prob < 0 (or sil < 0): gh_hmm_word_loop's equal shares.  Dies on a
+ * sil_prob above 1. */
+void gh_hmm_word_loop_sil(gh_hmm *h, const char *name, const gh_hmm_set *s, const int32_t *ids,
+                          int32_t n, int32_t sil, double sil_prob);
 
 /* Make a word loop of gh_hmm_word_loop (silence last, num_sil_states
  * states) start and end in the silence only: every other state's init and

@@ -1048,3 +1048,19 @@ const char *gh_printable_token(const char *t) {
   buf[n] = '\0';
   return buf;
 }
+
+const char *gh_rspecifier_hint(const char *rx) {
+  static char buf[600];
+  size_t n = strcspn(rx, ":");
+  if (!rx[n] || n == 0 || n > 20) return "";
+  char pre[24], *save = NULL;
+  memcpy(pre, rx, n);
+  pre[n] = '\0';
+  int table = 0;
+  for (char *w = strtok_r(pre, ",", &save); w; w = strtok_r(NULL, ",", &save))
+    if (!strcmp(w, "ark") || !strcmp(w, "scp")) table = 1;
+  if (!table) return "";
+  snprintf(buf, sizeof buf, " ('%.400s' is a table rspecifier, not a file: are the arguments swapped? The model "
+           "comes first, e.g. gmm-score-gpu final.mdl scp:feats.scp ark:loglikes.ark)", rx);
+  return buf;
+}

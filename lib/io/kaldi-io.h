@@ -94,6 +94,12 @@ void gh_expect_token(gh_istream *s, int binary, const char *tok);
  * message: non-printable bytes as \xNN, at most 40 characters ("..." after).
  * Returns a static buffer, valid until the next call. */
 const char *gh_printable_token(const char *t);
+
+/* For an error opening a model or other single file (an rxfilename): if
+ * `rx` looks like a table specifier ("ark:...", "scp:...", "ark,t:..."),
+ * a hint that the arguments are probably swapped (the model comes first),
+ * beginning with a space; else "".  The text lives in a static buffer. */
+const char *gh_rspecifier_hint(const char *rx);
 /* Kaldi ReadIntegerVector (one size byte, int32 count, raw int32s; text
  * "[ 1 2 3 ]").  Returns malloc'd array, *n = count. */
 int32_t *gh_read_int32_vector_basic(gh_istream *s, int binary, int32_t *n);

@@ -53,6 +53,29 @@ static int parse_spec(const char *spec, int for_write, spec_t *o) {
   return 1;
 }
 
+/* A hint for a specifier that failed to parse (" (did you mean scp:feats.scp?)"
+ * for a bare .scp/.ark name, else what a specifier looks like) or for a
+ * parsed one whose file name suggests the other table type (ark:x.scp,
+ * scp:x.ark); "" if none.  Written to buf (size n). */
+static const char *spec_hint(const char *spec, const spec_t *sp, int for_write, char *buf, size_t n) {
+  const char *name = sp ? sp->rest : spec;
+  size_t len = name ? strlen(name) : 0;
+  int is_scp = len > 4 && !strcmp(name + len - 4, ".scp"), is_ark = len > 4 && !strcmp(name + len - 4, ".ark");
+  buf[0] = '\0';
+  if (!sp) {
+    if (!strchr(spec, ':') && (is_scp || is_ark))
+      snprintf(buf, n, " (did you mean %s:%s?)", is_scp && !for_write ? "scp" : "ark", spec);
+    else
+      snprintf(buf, n, " (%s starts with ark: or scp:, e.g. %s)", for_write ? "a wspecifier" : "an rspecifier",
+               for_write ? "ark:out.ark or ark,scp:out.ark,out.scp" : "scp:feats.scp or ark:feats.ark");
+  } else if (!for_write && sp->ark && is_scp) {
+    snprintf(buf, n, " (a .scp file read as an archive: did you mean scp:%s?)", name);
+  } else if (!for_write && sp->scp && is_ark) {
+    snprintf(buf, n, " (an archive read as an scp list: did you mean ark:%s?)", name);
+  }
+  return buf;
+}
+
 int gh_is_rspecifier(const char *s) { spec_t o; return parse_spec(s, 0, &o); }
 int gh_is_wspecifier(const char *s) { spec_t o; return parse_spec(s, 1, &o); }
 
@@ -336,10 +359,21 @@ gh_seq_reader *gh_seq_reader_open(const char *rspecifier, gh_objtype type) {
   gh_seq_reader *r = gh_calloc(1, sizeof *r);
   r->spec = gh_strdup(rspecifier);
   r->type = type;
-  if (!parse_spec(r->spec, 0, &r->sp)) gh_die("invalid rspecifier '%s'", rspecifier);
+  char hint[512];
+  if (!parse_spec(r->spec, 0, &r->sp))
+    gh_die("invalid rspecifier '%s'%s", rspecifier, spec_hint(rspecifier, NULL, 0, hint, sizeof hint));
   r->in = gh_istream_open(r->sp.rest);
   if (!r->in) gh_die("%s: %s", rspecifier, gh_last_error());
-  gh_istream_set_name(r->in, rspecifier);
+  /* ark:/scp: mix-ups: the hint goes into the stream's name, so that the
+   * read error it causes (at the first key) carries it. */
+  spec_hint(rspecifier, &r->sp, 0, hint, sizeof hint);
+  if (*hint) {
+    char name[1200];
+    snprintf(name, sizeof name, "%s%s", rspecifier, hint);
+    gh_istream_set_name(r->in, name);
+  } else {
+    gh_istream_set_name(r->in, rspecifier);
+  }
   seq_read_next(r);
   return r;
 }
@@ -460,7 +494,9 @@ gh_rand_reader *gh_rand_reader_open(const char *rspecifier, gh_objtype type) {
   r->spec = gh_strdup(rspecifier);
   r->type = type;
   r->cur_entry = -1;
-  if (!parse_spec(r->spec, 0, &r->sp)) gh_die("invalid rspecifier '%s'", rspecifier);
+  char hint[512];
+  if (!parse_spec(r->spec, 0, &r->sp))
+    gh_die("invalid rspecifier '%s'%s", rspecifier, spec_hint(rspecifier, NULL, 0, hint, sizeof hint));
   if (type == GH_OBJ_MATRIX_VIEW) gh_die("internal: %s: random-access readers keep their objects; use GH_OBJ_MATRIX", rspecifier);
   if (r->sp.scp) rand_index_scp(r);
   else r->seq = gh_seq_reader_open(rspecifier, type);
@@ -535,7 +571,9 @@ struct gh_writer {
 gh_writer *gh_writer_open_binary(const char *wspecifier, int binary_default) {
   gh_writer *w = gh_calloc(1, sizeof *w);
   w->spec = gh_strdup(wspecifier);
-  if (!parse_spec(w->spec, 1, &w->sp)) gh_die("invalid wspecifier '%s'", wspecifier);
+  char hint[512];
+  if (!parse_spec(w->spec, 1, &w->sp))
+    gh_die("invalid wspecifier '%s'%s", wspecifier, spec_hint(wspecifier, NULL, 1, hint, sizeof hint));
   if (!w->sp.ark) gh_die("%s: writing 'scp:' tables without 'ark' is not supported", wspecifier);
   w->binary = w->sp.binary >= 0 ? w->sp.binary : binary_default;
   if (w->sp.scp) {
@@ -734,7 +772,9 @@ const gh_matrix_view *gh_ark_scan_decode(gh_ark_scan *sc, gh_ark_entry *e) {
     parse_spec(r->spec, 0, &r->sp);
     r->in = gh_istream_open(sc->path);
     if (!r->in) gh_die("%s: %s", sc->spec, gh_last_error());
-    gh_istream_set_name(r->in, sc->spec);
+    char hint[512], name[1200];
+    snprintf(name, sizeof name, "%s%s", sc->spec, spec_hint(sc->spec, &r->sp, 0, hint, sizeof hint));
+    gh_istream_set_name(r->in, name);
     gh_istream_peek(r->in); /* zlib settles on plain copying, so seeks are lseeks */
   }
   if (!gh_istream_seek(r->in, sc->slow_at)) gh_die("%s: cannot seek to offset %lld", sc->spec, (long long)sc->slow_at);

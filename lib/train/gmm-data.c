@@ -74,8 +74,9 @@ static int take_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, cons
     return 0;
   }
   if (o->label_type == GH_LABELS_ALI && ((const gh_ivector *)*lv)->dim != rows)
-    gh_die("%s, key '%s': alignment has %d frames but the features (%s) have %d", o->labels_rspec, key,
-           ((const gh_ivector *)*lv)->dim, o->feats_rspec, rows);
+    gh_die("%s, key '%s': alignment has %d frames but the features (%s) have %d%s", o->labels_rspec, key,
+           ((const gh_ivector *)*lv)->dim, o->feats_rspec, rows,
+           ((const gh_ivector *)*lv)->dim == 1 ? " (one label per utterance? use --label-type=utt)" : "");
   if (o->label_type == GH_LABELS_POST && ((const gh_posterior *)*lv)->num_frames != rows)
     gh_die("%s, key '%s': posteriors have %d frames but the features (%s) have %d", o->labels_rspec, key,
            ((const gh_posterior *)*lv)->num_frames, o->feats_rspec, rows);

@@ -155,7 +155,7 @@ print("  ]")' > "$T/huge.txt"
 }
 
 @test "build: make CFLAGS=... adds to the flags the build needs (include paths kept)" {
-  run make -s -n -C "$BATS_TEST_DIRNAME/../.." B="$T/b" CFLAGS=-O0 "$T/b/lib/gmm.o"
+  run make -s -n -C "$BATS_TEST_DIRNAME/../.." B="$T/b" CFLAGS=-O0 "$T/b/lib/gmm/gmm.o"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"-O0"*"-Ilib"* ]]

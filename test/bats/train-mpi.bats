@@ -243,7 +243,7 @@ with open('$T/bad.ark', 'r+b') as f:
   awk '{ print $1, "spk1" }' $T/f.scp | sort > $T/data/utt2spk   # one speaker: shards anyway
   cd $T
   for cov in diag full; do
-    "$EGS/steps/train_gmm.sh" --nj 1 --device cpu --cov-type $cov --num-gauss 3 --init-iters 2 --num-iters 4 \
+    "$EGS/steps/train_gmm.sh" --ranks 0 --nj 1 --device cpu --cov-type $cov --num-gauss 3 --init-iters 2 --num-iters 4 \
       data exp/j_$cov > /dev/null
     "$EGS/steps/train_gmm.sh" --ranks 2 --device cpu --cov-type $cov --num-gauss 3 --init-iters 2 --num-iters 4 \
       data exp/r_$cov > $T/out

@@ -515,6 +515,62 @@ static void run_mstep(gh_backend *b, int with_variants) {
   }
 }
 
+/* backend.h data_set_pairs through gh_backend_data_pairs: accumulators of
+ * resident data whose pairs were replaced equal (byte for byte) those of a
+ * fresh upload of the frames with the new pairs, and differ from the old
+ * pairs' (hmm-train replaces each block's pairs every iteration). */
+static int accs_equal(const gh_accs_set *a, const gh_accs_set *b) {
+  for (int32_t p = 0; p < a->num_pdfs; ++p) {
+    const gh_gmm_accs *x = &a->pdfs[p], *y = &b->pdfs[p];
+    int64_t G = x->num_gauss, D = x->dim, S = x->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
+    if (memcmp(x->occupancy, y->occupancy, G * sizeof(double)) || memcmp(x->mean_accs, y->mean_accs, G * D * sizeof(double)) ||
+        memcmp(x->var_accs, y->var_accs, G * S * sizeof(double)))
+      return 0;
+  }
+  return 1;
+}
+
+static void check_set_pairs(gh_backend *b, const char *bname) {
+  problem pb;
+  make_problem(&pb, "set_pairs", 4, 13, 1, 4, 2, 12000, 0);
+  const int T = pb.T, D = pb.set.dim, P = pb.set.num_pdfs;
+  gh_frame_pdf *A = malloc(sizeof(gh_frame_pdf) * 2 * T), *B = malloc(sizeof(gh_frame_pdf) * 2 * T);
+  int64_t na = 0, nb = 0;
+  for (int t = 0; t < T; ++t) {
+    A[na++] = (gh_frame_pdf){t, (int32_t)(urand() * P) % P, 1.0f};
+    int k = 1 + (t % 3 == 0);
+    for (int j = 0; j < k; ++j) B[nb++] = (gh_frame_pdf){t, (int32_t)(urand() * P) % P, (float)(0.25 + 0.5 * urand())};
+  }
+  gh_dev_model *m = b->ops->model_upload(b, &pb.set);
+  gh_accs_set a0, a1, a2;
+  gh_accs_init(&a0, &pb.set);
+  gh_accs_init(&a1, &pb.set);
+  gh_accs_init(&a2, &pb.set);
+  gh_dev_data *d = NULL, *d2 = NULL;
+  gh_backend_data_pairs(b, &d, pb.X, T, D, A, na);
+  b->ops->acc_zero(b, m);
+  double t0 = b->ops->accumulate(b, m, d);
+  b->ops->acc_fetch(b, m, &a0);
+  gh_backend_data_pairs(b, &d, pb.X, T, D, B, nb); /* the frames stay, the pairs change */
+  b->ops->acc_zero(b, m);
+  double t1 = b->ops->accumulate(b, m, d);
+  b->ops->acc_fetch(b, m, &a1);
+  gh_backend_data_pairs(b, &d2, pb.X, T, D, B, nb); /* a fresh upload */
+  b->ops->acc_zero(b, m);
+  double t2 = b->ops->accumulate(b, m, d2);
+  b->ops->acc_fetch(b, m, &a2);
+  GH_TEST_OK(t1 == t2 && accs_equal(&a1, &a2),
+             "%s: data_set_pairs (%s) = a fresh upload with the new pairs, byte for byte (totals %.17g, %.17g)", bname,
+             b->ops->data_set_pairs ? "backend op" : "upload fallback", t1, t2);
+  GH_TEST_OK(t0 != t1 && !accs_equal(&a0, &a1), "%s: the new pairs' accumulators differ from the old pairs'", bname);
+  b->ops->data_free(b, d);
+  b->ops->data_free(b, d2);
+  b->ops->model_free(b, m);
+  gh_accs_free(&a0); gh_accs_free(&a1); gh_accs_free(&a2);
+  free(A); free(B);
+  free_problem(&pb);
+}
+
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
@@ -557,6 +613,8 @@ int main(int argc, char **argv) {
   gh_backend *cpu = gh_backend_create("cpu");
   GH_TEST_OK(cpu && !strcmp(cpu->ops->name, "cpu"), "create cpu backend (%s)", cpu->device_name);
   run_backend(cpu, "cpu");
+  check_set_pairs(ref, "cpu-ref");
+  check_set_pairs(cpu, "cpu");
 
   if (gh_cuda_device_count() > 0) {
     gh_backend *cu = gh_backend_create("cuda");
@@ -658,6 +716,7 @@ int main(int argc, char **argv) {
     GH_TEST_OK(worst <= 1e-5, "cuda vs cpu, chunked loglikes (T=2300, P=30000): max err %.3g", worst);
     free(a); free(bb);
     free_problem(&pb);
+    check_set_pairs(cu, "cuda");
     gh_backend_free(cu);
   } else {
     printf("ok %d - # SKIP no GPU\n", ++gh_t_n);
@@ -667,6 +726,7 @@ int main(int argc, char **argv) {
   gh_backend *ocl = gh_backend_opencl_new(NULL, 0);
   if (ocl && ocl->ops->mstep) {
     run_mstep(ocl, 0);
+    check_set_pairs(ocl, "opencl");
   } else {
     printf("ok %d - # SKIP no OpenCL device with double precision (%s)\n", ++gh_t_n, ocl ? "no fp64" : gh_last_error());
     ++gh_t_pass;

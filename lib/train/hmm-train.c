@@ -1,0 +1,699 @@
+/* hmm-train.c -- resident HMM-GMM training; see hmm-train.h. */
+#include "train/hmm-train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gh-base.h"
+#include "io/table.h"
+#include "train/comm.h"
+#include "train/shard.h"
+
+int gh_hmm_train_mode_parse(const char *s, gh_hmm_train_mode *m) {
+  if (!strcmp(s, "bw")) *m = GH_HMM_TRAIN_BW;
+  else if (!strcmp(s, "viterbi")) *m = GH_HMM_TRAIN_VITERBI;
+  else return -1;
+  return 0;
+}
+
+void gh_hmm_train_opts_default(gh_hmm_train_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->mode = GH_HMM_TRAIN_BW;
+  o->silence_prob = 0.5;
+  o->min_post = 1e-6;
+  o->update_transitions = 1;
+  gh_hmm_update_opts_default(&o->uo);
+  gh_est_opts_default(&o->eo);
+  o->gauss = 1;
+  o->mixup_start = 1;
+  o->mixup_end = 1;
+  o->power = 0.2;
+  o->min_count = 20.0;
+  o->perturb = 0.01;
+  o->block_frames = 65536;
+  o->max_score_groups = 64;
+}
+
+int64_t gh_hmm_train_mixup_target(const gh_hmm_train_opts *o, int32_t num_pdfs, int32_t it) {
+  if (o->gauss <= 1 || it < o->mixup_start || it > o->mixup_end) return 0;
+  /* steps/train_word_hmm.sh: awk 'printf "%d", p + int(p * (g - 1) * k / n)' (doubles) */
+  double k = it - o->mixup_start + 1, n = o->mixup_end - o->mixup_start + 1, p = num_pdfs;
+  return num_pdfs + (int64_t)(p * (o->gauss - 1) * k / n);
+}
+
+/* One utterance of the whole data in sorted-key order (every rank knows
+ * all of them: the plan's keys and frames). */
+typedef struct {
+  const char *key;  /* the plan's */
+  char *text;       /* transcript */
+  int32_t rows;
+  int32_t group;    /* score group; -1 = all pdfs */
+} ent;
+
+/* One utterance of this rank's shard. */
+typedef struct {
+  int64_t e;            /* index into ents */
+  int64_t row;          /* first row in the rank's frame block X */
+  int32_t T;
+  gh_hmm_compiled c;    /* compiled transcript (global pdf ids) */
+  int32_t *lpdf;        /* [S] column of each state's pdf in its score group's loglikes */
+  gh_hmm_graph lg;      /* c.graph with pdf = lpdf, num_pdfs = the group's size */
+} rutt;
+
+/* The utterances of one score group in one block: one loglikes call and one
+ * hmm_fb / hmm_viterbi call per iteration. */
+typedef struct {
+  int32_t group;        /* index into t->groups; num_groups = all pdfs */
+  int64_t u0, u1;       /* rutt range */
+  int64_t row0;         /* first row in X */
+  int64_t rows;
+  gh_dev_hmm *dh;       /* the utterances' graphs (graph k = utterance u0 + k) */
+  int64_t *frame_off;   /* [n + 1] relative to row0 */
+  int64_t *state_off;   /* [n + 1] gamma offsets */
+  int64_t *stats_off;   /* [n + 1] hmm_fb stats offsets */
+  int32_t *graph_idx;   /* [n] 0..n-1 */
+} sbatch;
+
+typedef struct {
+  int64_t row0, rows;   /* in X */
+  int64_t b0, b1;       /* sbatch range */
+} rblock;
+
+typedef struct {
+  int32_t n;
+  int32_t *pdfs;        /* sorted distinct pdf ids */
+} pdfset;
+
+struct gh_hmm_trainer {
+  gh_backend *b;
+  const gh_backend_ops *hops;
+  gh_comm *comm;
+  int rank, size;
+  gh_hmm_train_opts o;
+  gh_shard_plan plan;
+  gh_hmm_set *set;
+  gh_gmm_set *model;
+  const char *feats_rspec, *trans_rspec;
+  int32_t sil, P, D;
+  /* whole data */
+  ent *ents;
+  int64_t num_ents, total_frames, num_blocks, num_skipped;
+  int32_t num_groups;   /* score groups (pdf sets); utterances with group -1 use all pdfs */
+  pdfset *groups;
+  /* this rank */
+  int64_t blk0, nblk;   /* global block range of this rank */
+  rutt *utts;
+  int64_t num_utts, rows;
+  float *X;             /* [rows x D], backend host memory */
+  rblock *blocks;
+  sbatch *batches;
+  int64_t num_batches;
+  int32_t *ali;         /* Viterbi: [rows] pdf per frame, -1: utterance without alignment */
+  int have_ali;
+  int graphs_stale;     /* transitions changed since the graphs were compiled */
+  /* scratch */
+  float *ll, *gamma;
+  int64_t ll_cap, gamma_cap;
+  double *stats, *uloglik;
+  int64_t stats_cap, uloglik_cap;
+  int32_t *path;
+  int64_t path_cap;
+  gh_frame_pdf *pairs;  /* the current block's pairs (one of bpairs) */
+  int64_t pairs_cap;
+  gh_frame_pdf **bpairs; /* [nblk] each block's pairs, kept until the next iteration (data_set_pairs) */
+  int64_t *bpairs_cap;
+  gh_dev_data **bdd;    /* [nblk] each block's frames on the backend (uploaded once) and pairs */
+  double *pdfsum;
+  int32_t *touched;
+};
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Sorted distinct pdf ids of a compiled graph (malloc'd; *n). */
+static int32_t *graph_pdfset(const gh_hmm_compiled *c, int32_t *n) {
+  int32_t S = c->graph.num_states, *v = gh_malloc((S ? S : 1) * sizeof(int32_t)), k = 0;
+  memcpy(v, c->pdf, S * sizeof(int32_t));
+  qsort(v, S, sizeof(int32_t), cmp_i32);
+  for (int32_t i = 0; i < S; ++i)
+    if (i == 0 || v[i] != v[i - 1]) v[k++] = v[i];
+  *n = k;
+  return v;
+}
+
+static void compile_utt(const gh_hmm_trainer *t, const ent *e, gh_hmm_compiled *c) {
+  double edge = t->o.edge_silence_prob > 0 ? t->o.edge_silence_prob : t->o.silence_prob;
+  gh_hmm_compile_transcript_edges(t->set, e->text, t->sil, t->o.silence_prob, edge, c, t->trans_rspec, e->key);
+}
+
+/* The table of contents of the features and the plan (lib/train/shard.h):
+ * every utterance with frames and a transcript, sorted keys, fixed blocks,
+ * shards; the transcripts of all of them (for the score groups). */
+static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
+  gh_rand_reader *tr = gh_rand_reader_open(t->trans_rspec, GH_OBJ_TOKEN_VECTOR);
+  gh_feat_toc *toc = gh_feat_toc_open(t->feats_rspec);
+  const int64_t n = gh_feat_toc_size(toc);
+  const char **keys = gh_malloc(sizeof(char *) * (size_t)(n ? n : 1));
+  int32_t *frames = gh_malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const char *key = gh_feat_toc_key(toc, i);
+    int32_t rows = gh_feat_toc_rows(toc, i);
+    if (rows == 0) {
+      if (t->rank == 0) gh_warn("%s, key '%s': empty feature matrix; skipped", t->feats_rspec, key);
+      ++t->num_skipped;
+      continue;
+    }
+    if (!gh_rand_reader_has_key(tr, key)) {
+      if (t->rank == 0) gh_warn("%s: no transcript for utterance '%s'; skipped", t->trans_rspec, key);
+      ++t->num_skipped;
+      continue;
+    }
+    if (gh_feat_toc_cols(toc, i) != t->D)
+      gh_die("%s, key '%s': features of dimension %d, but the model has dimension %d", t->feats_rspec, key,
+             gh_feat_toc_cols(toc, i), t->D);
+    keys[m] = key;
+    frames[m] = rows;
+    t->total_frames += rows;
+    ++m;
+  }
+  if (m == 0) gh_die("no utterances to train on in %s (with transcripts in %s)", t->feats_rspec, t->trans_rspec);
+  if (t->num_skipped && t->rank == 0)
+    gh_warn("%lld utterances of %s skipped (%lld used)", (long long)t->num_skipped, t->feats_rspec, (long long)m);
+  gh_shard_plan_make(&t->plan, keys, frames, m, t->o.block_frames, t->size, t->feats_rspec);
+  free(keys);
+  free(frames);
+  t->num_ents = m;
+  t->num_blocks = t->plan.num_blocks;
+  t->ents = gh_calloc((size_t)m, sizeof(ent));
+  for (int64_t u = 0; u < m; ++u) {
+    ent *e = &t->ents[u];
+    e->key = t->plan.keys[u];
+    e->rows = t->plan.frames[u];
+    e->text = gh_strdup(gh_rand_reader_value(tr, e->key));
+    e->group = -1;
+  }
+  gh_rand_reader_close(tr);
+  return toc;
+}
+
+/* Score groups: the distinct pdf sets of the utterances' graphs, in order
+ * of first appearance in sorted-key order (the same on every rank); an
+ * utterance using more than half of the pdfs is scored against all.  More
+ * than max_score_groups sets: everything against all pdfs. */
+static void make_groups(gh_hmm_trainer *t) {
+  t->num_groups = 0;
+  if (t->o.max_score_groups <= 0) return;
+  int32_t cap = 0;
+  for (int64_t i = 0; i < t->num_ents; ++i) {
+    gh_hmm_compiled c;
+    compile_utt(t, &t->ents[i], &c);
+    int32_t n, *v = graph_pdfset(&c, &n);
+    gh_hmm_compiled_free(&c);
+    if (2 * n > t->P) { free(v); continue; }
+    int32_t g = 0;
+    for (; g < t->num_groups; ++g)
+      if (t->groups[g].n == n && !memcmp(t->groups[g].pdfs, v, n * sizeof(int32_t))) break;
+    if (g < t->num_groups) {
+      free(v);
+    } else {
+      if (t->num_groups == t->o.max_score_groups) { /* too many: score everything against all pdfs */
+        free(v);
+        for (int32_t k = 0; k < t->num_groups; ++k) free(t->groups[k].pdfs);
+        free(t->groups);
+        t->groups = NULL;
+        t->num_groups = 0;
+        for (int64_t j = 0; j < t->num_ents; ++j) t->ents[j].group = -1;
+        return;
+      }
+      if (t->num_groups == cap) t->groups = gh_realloc(t->groups, (cap = cap ? 2 * cap : 16) * sizeof(pdfset));
+      t->groups[g].n = n;
+      t->groups[g].pdfs = v;
+      t->num_groups++;
+    }
+    t->ents[i].group = g;
+  }
+}
+
+static int32_t ent_group_key(const gh_hmm_trainer *t, int64_t e) {
+  int32_t g = t->ents[e].group;
+  return g < 0 ? t->num_groups : g;
+}
+
+/* Compiles utterance u's transcript and its group-local pdf map. */
+static void compile_rutt(gh_hmm_trainer *t, rutt *u) {
+  const ent *e = &t->ents[u->e];
+  compile_utt(t, e, &u->c);
+  int32_t S = u->c.graph.num_states;
+  u->lpdf = gh_realloc(u->lpdf, (S ? S : 1) * sizeof(int32_t));
+  u->lg = u->c.graph;
+  if (e->group < 0) {
+    memcpy(u->lpdf, u->c.pdf, S * sizeof(int32_t));
+    u->lg.num_pdfs = t->P;
+  } else {
+    const pdfset *ps = &t->groups[e->group];
+    for (int32_t j = 0; j < S; ++j) {
+      const int32_t *hit = bsearch(&u->c.pdf[j], ps->pdfs, ps->n, sizeof(int32_t), cmp_i32);
+      u->lpdf[j] = (int32_t)(hit - ps->pdfs);
+    }
+    u->lg.num_pdfs = ps->n;
+  }
+  u->lg.pdf = u->lpdf;
+}
+
+static void upload_batches(gh_hmm_trainer *t) {
+  for (int64_t k = 0; k < t->num_batches; ++k) {
+    sbatch *sb = &t->batches[k];
+    if (sb->dh) t->hops->hmm_free(t->b, sb->dh);
+    int64_t n = sb->u1 - sb->u0;
+    const gh_hmm_graph **gs = gh_malloc((n ? n : 1) * sizeof *gs);
+    for (int64_t i = 0; i < n; ++i) gs[i] = &t->utts[sb->u0 + i].lg;
+    sb->dh = t->hops->hmm_upload(t->b, gs, (int32_t)n);
+    free(gs);
+  }
+}
+
+/* Read this rank's utterances into X (block order, group order in a block). */
+static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
+  const int64_t *blk_u0 = t->plan.block_utt;
+  int64_t U0 = blk_u0[t->blk0], U1 = blk_u0[t->blk0 + t->nblk];
+  t->num_utts = U1 - U0;
+  t->utts = gh_calloc(t->num_utts ? t->num_utts : 1, sizeof(rutt));
+  t->blocks = gh_calloc(t->nblk ? t->nblk : 1, sizeof(rblock));
+  /* order: per block, stable by group key */
+  int64_t k = 0, rows = 0;
+  int64_t bcap = 0;
+  for (int64_t bi = 0; bi < t->nblk; ++bi) {
+    int64_t a = blk_u0[t->blk0 + bi], z = blk_u0[t->blk0 + bi + 1];
+    rblock *rb = &t->blocks[bi];
+    rb->row0 = rows;
+    rb->b0 = t->num_batches;
+    for (int32_t g = 0; g <= t->num_groups; ++g) {
+      int64_t first = k;
+      for (int64_t e = a; e < z; ++e) {
+        if (ent_group_key(t, e) != g) continue;
+        rutt *u = &t->utts[k++];
+        u->e = e;
+        u->row = rows;
+        u->T = t->ents[e].rows;
+        rows += u->T;
+      }
+      if (k == first) continue;
+      if (t->num_batches == bcap) t->batches = gh_realloc(t->batches, (bcap = bcap ? 2 * bcap : 64) * sizeof(sbatch));
+      sbatch *sb = &t->batches[t->num_batches++];
+      memset(sb, 0, sizeof *sb);
+      sb->group = g;
+      sb->u0 = first;
+      sb->u1 = k;
+      sb->row0 = t->utts[first].row;
+      sb->rows = rows - sb->row0;
+    }
+    rb->b1 = t->num_batches;
+    rb->rows = rows - rb->row0;
+  }
+  t->rows = rows;
+  if (rows * (int64_t)t->D > ((int64_t)1 << 62) / (int64_t)sizeof(float)) gh_die("%s: too many frames", t->feats_rspec);
+  t->X = gh_backend_host_alloc(t->b, (size_t)(rows ? rows : 1) * t->D * sizeof(float));
+  /* only this shard's matrices are kept (a non-indexed table was read whole) */
+  int64_t n = gh_feat_toc_size(toc);
+  unsigned char *keep = gh_calloc((size_t)(n ? n : 1), 1);
+  int64_t *idx = gh_malloc(sizeof(int64_t) * (size_t)(t->num_utts ? t->num_utts : 1));
+  for (int64_t i = 0; i < t->num_utts; ++i) {
+    idx[i] = gh_feat_toc_find(toc, t->ents[t->utts[i].e].key);
+    keep[idx[i]] = 1;
+  }
+  gh_feat_toc_keep(toc, keep);
+  free(keep);
+  float *buf = NULL;
+  size_t cap = 0;
+  for (int64_t i = 0; i < t->num_utts; ++i) {
+    rutt *u = &t->utts[i];
+    gh_matrix_view v;
+    gh_feat_toc_read(toc, idx[i], &buf, &cap, &v);
+    gh_matrix_view_copy_finite(&v, t->X + u->row * t->D, t->feats_rspec, t->ents[u->e].key);
+  }
+  free(buf);
+  free(idx);
+  for (int64_t i = 0; i < t->num_utts; ++i) compile_rutt(t, &t->utts[i]);
+  /* batch offsets */
+  for (int64_t bi = 0; bi < t->num_batches; ++bi) {
+    sbatch *sb = &t->batches[bi];
+    int64_t n = sb->u1 - sb->u0;
+    sb->frame_off = gh_malloc((n + 1) * sizeof(int64_t));
+    sb->state_off = gh_malloc((n + 1) * sizeof(int64_t));
+    sb->stats_off = gh_malloc((n + 1) * sizeof(int64_t));
+    sb->graph_idx = gh_malloc((n ? n : 1) * sizeof(int32_t));
+    sb->frame_off[0] = sb->state_off[0] = sb->stats_off[0] = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const rutt *u = &t->utts[sb->u0 + i];
+      sb->graph_idx[i] = (int32_t)i;
+      sb->frame_off[i + 1] = sb->frame_off[i] + u->T;
+      sb->state_off[i + 1] = sb->state_off[i] + (int64_t)u->T * u->c.graph.num_states;
+      sb->stats_off[i + 1] = sb->stats_off[i] + gh_hmm_graph_stats_size(&u->c.graph);
+    }
+    int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
+    if (sb->rows * Pg > t->ll_cap) t->ll_cap = sb->rows * Pg;
+    if (sb->state_off[n] > t->gamma_cap) t->gamma_cap = sb->state_off[n];
+    if (sb->stats_off[n] > t->stats_cap) t->stats_cap = sb->stats_off[n];
+    if (n > t->uloglik_cap) t->uloglik_cap = n;
+    if (sb->rows > t->path_cap) t->path_cap = sb->rows;
+  }
+  t->ll = gh_backend_host_alloc(t->b, (size_t)(t->ll_cap ? t->ll_cap : 1) * sizeof(float));
+  t->gamma = gh_malloc((size_t)(t->gamma_cap ? t->gamma_cap : 1) * sizeof(float));
+  t->stats = gh_malloc((size_t)(t->stats_cap ? t->stats_cap : 1) * sizeof(double));
+  t->uloglik = gh_malloc((size_t)(t->uloglik_cap ? t->uloglik_cap : 1) * sizeof(double));
+  t->path = gh_malloc((size_t)(t->path_cap ? t->path_cap : 1) * sizeof(int32_t));
+  upload_batches(t);
+}
+
+gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set, gh_gmm_set *model,
+                                   const char *feats_rspec, const char *transcripts_rspec,
+                                   const gh_hmm_train_opts *o) {
+  gh_hmm_trainer *t = gh_calloc(1, sizeof *t);
+  t->b = b;
+  t->hops = gh_backend_hmm_ops(b);
+  t->comm = comm;
+  t->rank = comm ? gh_comm_rank(comm) : 0;
+  t->size = comm ? gh_comm_size(comm) : 1;
+  t->o = *o;
+  if (t->o.block_frames < 1 || t->o.block_frames > ((int64_t)1 << 30))
+    gh_die("--block-frames must be in 1 .. 2^30 (got %lld)", (long long)t->o.block_frames);
+  t->set = set;
+  t->model = model;
+  t->feats_rspec = feats_rspec;
+  t->trans_rspec = transcripts_rspec;
+  t->P = model->num_pdfs;
+  t->D = model->dim;
+  t->sil = -1;
+  if (o->silence && *o->silence && (t->sil = gh_hmm_set_find(set, o->silence)) < 0)
+    gh_die("the HMM set has no HMM named '%s' (--optional-silence)", o->silence);
+  int32_t hp = gh_hmm_set_num_pdfs(set);
+  if (hp > t->P) gh_die("the HMM set uses %d pdfs but the GMM set has only %d", hp, t->P);
+  gh_feat_toc *toc = read_plan(t);
+  if (comm) { /* every rank must see the same utterances, frames and transcripts */
+    uint64_t h = GH_HASH64_INIT;
+    for (int64_t u = 0; u < t->num_ents; ++u) {
+      h = gh_hash64(t->ents[u].key, strlen(t->ents[u].key) + 1, h);
+      h = gh_hash64(&t->ents[u].rows, sizeof(int32_t), h);
+      h = gh_hash64(t->ents[u].text, strlen(t->ents[u].text) + 1, h);
+    }
+    gh_comm_check_same(comm, &h, sizeof h, "the data's keys, frame counts and transcripts (ranks read different data)");
+  }
+  make_groups(t);
+  t->blk0 = t->plan.shard_block[t->rank];
+  t->nblk = t->plan.shard_block[t->rank + 1] - t->blk0;
+  if (comm) {
+    char desc[512];
+    gh_shard_describe(&t->plan, t->rank, desc, sizeof desc);
+    gh_comm_set_context(comm, "%s", desc);
+  }
+  load_shard(t, toc);
+  gh_feat_toc_close(toc);
+  t->pdfsum = gh_calloc(t->P, sizeof(double));
+  t->touched = gh_malloc(t->P * sizeof(int32_t));
+  t->bpairs = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs);
+  t->bpairs_cap = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs_cap);
+  t->bdd = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bdd);
+  if (o->mode == GH_HMM_TRAIN_VITERBI) {
+    t->ali = gh_malloc((size_t)(t->rows ? t->rows : 1) * sizeof(int32_t));
+    for (int64_t i = 0; i < t->rows; ++i) t->ali[i] = -1;
+  }
+  return t;
+}
+
+void gh_hmm_trainer_describe_shard(const gh_hmm_trainer *t, int r, char *buf, size_t n) {
+  gh_shard_describe(&t->plan, r, buf, n);
+}
+
+void gh_hmm_trainer_sizes(const gh_hmm_trainer *t, int64_t *utts, int64_t *frames, int64_t *rank_utts,
+                          int64_t *rank_frames, int64_t *num_blocks, int64_t *rank_block0, int64_t *rank_blocks) {
+  if (utts) *utts = t->num_ents;
+  if (frames) *frames = t->total_frames;
+  if (rank_utts) *rank_utts = t->num_utts;
+  if (rank_frames) *rank_frames = t->rows;
+  if (num_blocks) *num_blocks = t->num_blocks;
+  if (rank_block0) *rank_block0 = t->blk0;
+  if (rank_blocks) *rank_blocks = t->nblk;
+}
+
+static void add_pair(gh_hmm_trainer *t, int64_t *n, int32_t frame, int32_t pdf, float w) {
+  if (*n == t->pairs_cap) t->pairs = gh_realloc(t->pairs, (t->pairs_cap = t->pairs_cap ? 2 * t->pairs_cap : 65536) * sizeof(gh_frame_pdf));
+  t->pairs[*n].frame = frame;
+  t->pairs[*n].pdf = pdf;
+  t->pairs[*n].weight = w;
+  ++*n;
+}
+
+/* A view of pdfs ps of the model (shares the parameter arrays). */
+static void sub_model(const gh_gmm_set *m, const pdfset *ps, gh_gmm_set *s) {
+  memset(s, 0, sizeof *s);
+  s->dim = m->dim;
+  s->num_pdfs = ps->n;
+  s->form = GH_SET_AM;
+  s->pdfs = gh_malloc(ps->n * sizeof(gh_gmm));
+  for (int32_t i = 0; i < ps->n; ++i) s->pdfs[i] = m->pdfs[ps->pdfs[i]];
+}
+
+/* Flattened layout of everything reduced across ranks. */
+static int64_t gmm_accs_size(const gh_accs_set *a) {
+  int64_t n = 0;
+  for (int32_t p = 0; p < a->num_pdfs; ++p) {
+    const gh_gmm_accs *g = &a->pdfs[p];
+    int64_t S = g->type == GH_COV_FULL ? (int64_t)g->dim * (g->dim + 1) / 2 : g->dim;
+    n += g->num_gauss * (1 + (int64_t)g->dim + S);
+  }
+  return n;
+}
+
+static void gmm_accs_pack(gh_accs_set *a, double *x, int unpack) {
+  for (int32_t p = 0; p < a->num_pdfs; ++p) {
+    gh_gmm_accs *g = &a->pdfs[p];
+    int64_t G = g->num_gauss, D = g->dim, S = g->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
+    double *parts[3] = {g->occupancy, g->mean_accs, g->var_accs};
+    int64_t sizes[3] = {G, G * D, G * S};
+    for (int k = 0; k < 3; ++k) {
+      if (unpack) memcpy(parts[k], x, sizes[k] * sizeof(double));
+      else memcpy(x, parts[k], sizes[k] * sizeof(double));
+      x += sizes[k];
+    }
+  }
+}
+
+void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats *st) {
+  double t0 = gh_seconds();
+  memset(st, 0, sizeof *st);
+  gh_backend *b = t->b;
+  const int bw = t->o.mode == GH_HMM_TRAIN_BW;
+  const int align = !bw && (!t->have_ali || (it >= 0 && it < t->o.num_realign && t->o.realign[it]));
+  st->aligned = align;
+  if (bw && t->graphs_stale) {
+    for (int64_t i = 0; i < t->num_utts; ++i) {
+      gh_hmm_compiled_free(&t->utts[i].c);
+      compile_rutt(t, &t->utts[i]);
+    }
+    upload_batches(t);
+    t->graphs_stale = 0;
+  }
+  /* models on the backend: all pdfs (E-step), one sub-model per score group */
+  double tp = gh_seconds();
+  gh_dev_model *dm = b->ops->model_upload(b, t->model);
+  gh_dev_model **gdm = gh_calloc(t->num_groups + 1, sizeof *gdm);
+  gdm[t->num_groups] = dm;
+  if (bw || align)
+    for (int64_t k = 0; k < t->num_batches; ++k) {
+      int32_t g = t->batches[k].group;
+      if (gdm[g]) continue;
+      gh_gmm_set s;
+      sub_model(t->model, &t->groups[g], &s);
+      gdm[g] = b->ops->model_upload(b, &s);
+      free(s.pdfs);
+    }
+  st->upload_seconds = gh_seconds() - tp;
+  gh_accs_set accs;
+  gh_accs_init(&accs, t->model);
+  gh_hmm_accs haccs;
+  gh_hmm_accs_init(&haccs, t->set);
+  double hmm_ll = 0, hmm_frames = 0, n_ok = 0, n_fail = 0, gmm_ll = 0, gmm_w = 0;
+  for (int64_t bi = 0; bi < t->nblk; ++bi) {
+    const rblock *rb = &t->blocks[bi];
+    int64_t np = 0;
+    t->pairs = t->bpairs[bi];
+    t->pairs_cap = t->bpairs_cap[bi];
+    for (int64_t k = rb->b0; k < rb->b1; ++k) {
+      sbatch *sb = &t->batches[k];
+      int32_t n = (int32_t)(sb->u1 - sb->u0);
+      if (bw || align) {
+        int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
+        tp = gh_seconds();
+        b->ops->loglikes(b, gdm[sb->group], t->X + sb->row0 * t->D, (int32_t)sb->rows, t->ll);
+        st->loglike_seconds += gh_seconds() - tp;
+        tp = gh_seconds();
+        gh_hmm_batch batch = {n, Pg, t->ll, sb->frame_off, sb->graph_idx};
+        if (bw) {
+          memset(t->stats, 0, sb->stats_off[n] * sizeof(double));
+          t->hops->hmm_fb(b, sb->dh, &batch, t->uloglik, t->gamma, t->stats);
+        } else {
+          t->hops->hmm_viterbi(b, sb->dh, &batch, t->path, t->uloglik);
+        }
+        st->hmm_seconds += gh_seconds() - tp;
+      }
+      tp = gh_seconds();
+      for (int32_t i = 0; i < n; ++i) {
+        rutt *u = &t->utts[sb->u0 + i];
+        int32_t frame0 = (int32_t)(u->row - rb->row0);
+        if (bw) {
+          if (t->uloglik[i] == -INFINITY) {
+            gh_warn("%s, key '%s': no complete path through the HMM (utterance of %d frames); skipped",
+                    t->feats_rspec, t->ents[u->e].key, u->T);
+            ++n_fail;
+            continue;
+          }
+          hmm_ll += t->uloglik[i];
+          hmm_frames += u->T;
+          ++n_ok;
+          gh_hmm_accs_add_stats(&haccs, &u->c, t->stats + sb->stats_off[i]);
+          /* pdf posteriors, hmm-bw's rule */
+          int32_t S = u->c.graph.num_states;
+          for (int32_t tt = 0; tt < u->T; ++tt) {
+            const float *gr = t->gamma + sb->state_off[i] + (int64_t)tt * S;
+            int32_t nt = 0;
+            for (int32_t j = 0; j < S; ++j) {
+              if (gr[j] <= 0) continue;
+              int32_t p = u->c.pdf[j];
+              if (t->pdfsum[p] == 0) t->touched[nt++] = p;
+              t->pdfsum[p] += gr[j];
+            }
+            for (int32_t q = 0; q < nt; ++q) {
+              int32_t p = t->touched[q];
+              if (t->pdfsum[p] >= t->o.min_post && t->pdfsum[p] > 0) {
+                float w = (float)t->pdfsum[p];
+                if (w != 0.0f) add_pair(t, &np, frame0 + tt, p, w);
+              }
+              t->pdfsum[p] = 0;
+            }
+          }
+        } else {
+          int32_t *al = t->ali + u->row;
+          if (align) {
+            const int32_t *pu = t->path + sb->frame_off[i];
+            if (t->uloglik[i] == -INFINITY || pu[0] < 0) {
+              gh_warn("%s, key '%s': no complete path through the HMM (utterance of %d frames); skipped",
+                      t->feats_rspec, t->ents[u->e].key, u->T);
+              ++n_fail;
+              for (int32_t tt = 0; tt < u->T; ++tt) al[tt] = -1;
+              continue;
+            }
+            hmm_ll += t->uloglik[i];
+            hmm_frames += u->T;
+            ++n_ok;
+            for (int32_t tt = 0; tt < u->T; ++tt) al[tt] = u->c.pdf[pu[tt]];
+          }
+          if (al[0] < 0) continue;
+          for (int32_t tt = 0; tt < u->T; ++tt) add_pair(t, &np, frame0 + tt, al[tt], 1.0f);
+        }
+      }
+      st->pairs_seconds += gh_seconds() - tp;
+    }
+    t->bpairs[bi] = t->pairs;
+    t->bpairs_cap[bi] = t->pairs_cap;
+    if (np == 0) continue;
+    for (int64_t i = 0; i < np; ++i) gmm_w += t->pairs[i].weight;
+    tp = gh_seconds();
+    /* the block's frames stay on the backend across iterations; only the pairs change */
+    gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, t->pairs, np);
+    b->ops->acc_zero(b, dm);
+    gmm_ll += b->ops->accumulate(b, dm, t->bdd[bi]);
+    b->ops->acc_fetch(b, dm, &accs);
+    st->accumulate_seconds += gh_seconds() - tp;
+  }
+  for (int32_t g = 0; g <= t->num_groups; ++g)
+    if (gdm[g]) b->ops->model_free(b, gdm[g]);
+  free(gdm);
+  st->estep_seconds = gh_seconds() - t0;
+
+  /* reduction: GMM accs, transition accs, totals -- one buffer */
+  double tr0 = gh_seconds();
+  int64_t ng = gmm_accs_size(&accs), nh = haccs.off[haccs.num_hmms], ntot = ng + nh + 8;
+  double *buf = gh_malloc(ntot * sizeof(double));
+  gmm_accs_pack(&accs, buf, 0);
+  memcpy(buf + ng, haccs.counts, nh * sizeof(double));
+  double *tot = buf + ng + nh;
+  tot[0] = gmm_ll; tot[1] = gmm_w; tot[2] = hmm_ll; tot[3] = hmm_frames; tot[4] = n_ok; tot[5] = n_fail;
+  tot[6] = tot[7] = 0;
+  if (t->comm) gh_comm_sum_f64(t->comm, buf, (size_t)ntot);
+  gmm_accs_pack(&accs, buf, 1);
+  memcpy(haccs.counts, buf + ng, nh * sizeof(double));
+  st->gmm_loglike = accs.total_loglike = tot[0];
+  st->gmm_frames = accs.total_frames = tot[1];
+  st->hmm_loglike = haccs.total_like = tot[2];
+  st->hmm_frames = haccs.total_frames = tot[3];
+  st->num_utts = tot[4];
+  haccs.num_utts = (int64_t)tot[4];
+  st->num_failed = tot[5];
+  free(buf);
+  st->reduce_seconds = gh_seconds() - tr0;
+  if (st->gmm_frames <= 0)
+    gh_die("iteration %d: no frames to train on (every utterance of %s failed to align)", it, t->feats_rspec);
+
+  /* M-steps (the same on every rank: same bytes in, same arithmetic) */
+  if (bw && t->o.update_transitions) {
+    st->trans_updated = gh_hmm_update(t->set, &haccs, &t->o.uo, &st->trans_kept);
+    t->graphs_stale = 1;
+  }
+  gh_gmm_set_update(t->model, &accs, &t->o.eo, &st->st);
+  st->num_gauss_before = gh_gmm_set_total_gauss(t->model);
+  int64_t target = gh_hmm_train_mixup_target(&t->o, t->P, it);
+  if (target > 0) {
+    if (target <= st->num_gauss_before) {
+      if (t->rank == 0)
+        gh_warn("iteration %d: mix-up target %lld is not more than the current %lld Gaussians: not mixing up", it,
+                (long long)target, (long long)st->num_gauss_before);
+    } else {
+      gh_rng rng;
+      gh_rng_seed(&rng, (uint64_t)t->o.seed);
+      double *occs = gh_malloc(sizeof(double) * t->P);
+      gh_accs_pdf_occs(&accs, occs);
+      gh_gmm_set_mixup(t->model, target, occs, t->o.power, t->o.min_count, t->o.perturb, &rng);
+      free(occs);
+    }
+  }
+  st->num_gauss = gh_gmm_set_total_gauss(t->model);
+  if (!bw) t->have_ali = 1;
+  gh_accs_free(&accs);
+  gh_hmm_accs_free(&haccs);
+  st->seconds = gh_seconds() - t0;
+}
+
+void gh_hmm_trainer_free(gh_hmm_trainer *t) {
+  if (!t) return;
+  for (int64_t k = 0; k < t->num_batches; ++k) {
+    sbatch *sb = &t->batches[k];
+    if (sb->dh) t->hops->hmm_free(t->b, sb->dh);
+    free(sb->frame_off); free(sb->state_off); free(sb->stats_off); free(sb->graph_idx);
+  }
+  free(t->batches);
+  for (int64_t i = 0; i < t->num_utts; ++i) {
+    gh_hmm_compiled_free(&t->utts[i].c);
+    free(t->utts[i].lpdf);
+  }
+  free(t->utts);
+  for (int64_t i = 0; i < t->num_ents; ++i) free(t->ents[i].text);
+  free(t->ents);
+  for (int32_t g = 0; g < t->num_groups; ++g) free(t->groups[g].pdfs);
+  free(t->groups);
+  for (int64_t bi = 0; bi < t->nblk; ++bi) {
+    if (t->bdd[bi]) t->b->ops->data_free(t->b, t->bdd[bi]);
+    free(t->bpairs[bi]);
+  }
+  free(t->bdd); free(t->bpairs); free(t->bpairs_cap);
+  free(t->blocks);
+  gh_shard_plan_free(&t->plan);
+  gh_backend_host_free(t->b, t->X);
+  gh_backend_host_free(t->b, t->ll);
+  free(t->gamma); free(t->stats); free(t->uloglik); free(t->path);
+  free(t->pdfsum); free(t->touched); free(t->ali);
+  free(t);
+}

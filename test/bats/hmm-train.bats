@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# hmm-train (lib/train/hmm-train.c): the resident HMM-GMM trainer against the
+# per-iteration recipe loop it replaces (steps/train_word_hmm.sh and
+# train_word_hmm_viterbi.sh with --ranks 0: gmm-score-gpu | hmm-bw /
+# hmm-viterbi -> gmm-acc-stats-gpu / gmm-est-gpu -> sums -> hmm-est, gmm-est),
+# on 8 speakers of the Arabic digits, CPU backend; and under Open MPI, 1, 2 and
+# 3 ranks.  Tolerances: models within utils/compare_gmms.sh's 1e-5 + 1e-4 x the
+# largest entry of each vector or matrix (the recipes' job-split tolerance);
+# per-iteration average log-likelihoods within 1e-6 relative; per-utterance
+# HMM log-likelihoods (hmm-forward of each trainer's own models) within 1e-4
+# relative; two runs with the same number of ranks byte-identical.
+
+setup() {
+  GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
+  ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+  EGS=$ROOT/egs
+  export PATH="${GH_BIN:-$ROOT/bin}:$PATH"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
+  ARABIC=$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+}
+
+arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
+  [ -f "$ARABIC" ] || skip "Arabic digits not found under $GH_SHARED/data"
+  "$EGS/arabic-digits/local/prepare_data.sh" "$ARABIC" "$T/adata" 2>/dev/null
+  awk 'NR <= 8 { print $1 }' "$T/adata/train/spk2utt" > "$T/spk8"
+  "$EGS/utils/subset_data_dir.sh" --spk-list "$T/spk8" "$T/adata/train" "$1"
+}
+
+need_mpi() {
+  command -v mpirun >/dev/null || skip "no mpirun (Open MPI: tools/install-deps.sh)"
+  hmm-train --help 2>&1 | grep -q -- '--comm' || skip "hmm-train built without the communicator"
+}
+
+# per-utterance HMM log-likelihoods of a model pair (all words' HMMs)
+scores() {  # scores <mdl> <hmm> <feats-scp> <out>
+  gmm-score-gpu --device=cpu "$1" "scp:$3" ark:- 2>/dev/null | hmm-forward --device=cpu "$2" ark:- ark,t:"$4" 2>/dev/null
+}
+
+# max relative difference of two text archives of vectors, same keys and order
+max_rel_diff() {
+  paste -d' ' "$1" "$2" | awk '{ h = NF / 2
+    if ($1 != $(h + 1)) { print "keys differ: " $1 " " $(h + 1) > "/dev/stderr"; m = 1e30 }
+    for (i = 2; i <= h; i++) { a = $i; b = $(i + h); if (a == "[" || a == "]") continue
+      d = a - b; if (d < 0) d = -d; s = a < 0 ? -a : a; if (s < 1) s = 1; if (d / s > m) m = d / s } }
+    END { printf "%.3g\n", m }'
+}
+
+@test "hmm-train --mode=bw equals the per-iteration Baum-Welch loop (train_word_hmm.sh --ranks 0)" {
+  arabic_subset "$T/tr"
+  W="$T/adata/lang/words.txt"
+  "$EGS/steps/train_word_hmm.sh" --ranks 0 --nj 2 --cmd "$EGS/utils/run.sh" --device cpu --states 4 --gauss 2 \
+    --iters 4 "$T/tr" "$W" "$T/loop" > "$T/loop.out"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 4 --gauss 2 --iters 4 "$T/tr" "$W" "$T/res" > "$T/res.out"
+  grep -q 'hmm-train: 1 rank' "$T/res.out"
+  [ -f "$T/loop/log/acc.4.2.log" ]
+  # the same average log-likelihood per frame at every iteration (1e-6 relative)
+  paste <(grep -o 'frame [-0-9.]*' "$T/loop.out") <(grep -o 'frame [-0-9.]*' "$T/res.out") |
+    awk '{ n++; d = $2 - $4; if (d < 0) d = -d; if (d > 1e-6 * -$2) { print "iteration " n ": " $0; bad = 1 } }
+         END { exit (bad || n != 4) }'
+  run "$EGS/utils/compare_gmms.sh" "$T/loop/final.mdl" "$T/res/final.mdl"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # transitions: the HMM log-likelihoods of each trainer's models on the training data
+  scores "$T/loop/final.mdl" "$T/loop/final.hmm" "$T/tr/feats.scp" "$T/s.loop"
+  scores "$T/res/final.mdl" "$T/res/final.hmm" "$T/tr/feats.scp" "$T/s.res"
+  [ "$(wc -l < "$T/s.res")" -eq 800 ]
+  d=$(max_rel_diff "$T/s.loop" "$T/s.res"); echo "max relative difference of the scores: $d"
+  awk -v d=$d 'BEGIN { exit !(d <= 1e-4) }'
+  # ... and the comparison can fail: the models of one iteration fewer differ
+  hmm-train --device=cpu --num-iters=3 --gauss=2 --mixup-end=2 --seed=1 "$T/res/0.hmm" "$T/res/0.mdl" \
+    "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" "$T/it3.hmm" "$T/it3.mdl" 2>/dev/null
+  ! "$EGS/utils/compare_gmms.sh" "$T/it3.mdl" "$T/res/final.mdl" 2>/dev/null
+  scores "$T/it3.mdl" "$T/it3.hmm" "$T/tr/feats.scp" "$T/s.it3"
+  d=$(max_rel_diff "$T/s.res" "$T/s.it3"); echo "one iteration fewer: $d"
+  awk -v d=$d 'BEGIN { exit !(d > 1e-4) }'
+  # the same classification of the training data
+  for s in loop res; do
+    "$EGS/steps/classify.sh" --nj 2 --cmd "$EGS/utils/run.sh" --device cpu --hmm true \
+      "$T/tr" "$W" "$T/$s" "$T/$s/decode" > "$T/$s.acc"
+  done
+  cmp "$T/loop.acc" "$T/res.acc"
+  grep -q 'accuracy: ' "$T/res.acc"
+}
+
+@test "hmm-train --mode=viterbi equals the per-iteration Viterbi loop (train_word_hmm_viterbi.sh --ranks=0)" {
+  arabic_subset "$T/tr"
+  for r in 0 1; do
+    "$EGS/steps/train_word_hmm_viterbi.sh" --ranks=$r --device=cpu --states=4 --gauss=2 --iters=5 \
+      --realign-iters="1 2 4" "scp:$T/tr/feats.scp" "$T/tr/text" 10 "$T/v_$r" > "$T/v_$r.out"
+  done
+  cmp "$T/v_0.out" "$T/v_1.out"
+  [ "$(grep -c 'avg loglike per frame' "$T/v_1.out")" -eq 5 ]
+  run "$EGS/utils/compare_gmms.sh" "$T/v_0/final.mdl" "$T/v_1/final.mdl"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  cmp "$T/v_0/final.hmm" "$T/v_1/final.hmm"
+  # iterations 3 and 5 kept the alignment of 2 and 4
+  grep -q 'iteration 3: .*alignment kept' "$T/v_1/train.log"
+  grep -q 'iteration 4: .*realigned' "$T/v_1/train.log"
+}
+
+@test "hmm-train under Open MPI: 1, 2 and 3 ranks give the same models (BW and Viterbi); same R byte-identical" {
+  need_mpi
+  arabic_subset "$T/tr"
+  W="$T/adata/lang/words.txt"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 4 --gauss 2 --iters 0 "$T/tr" "$W" "$T/init" >/dev/null
+  for mode in bw viterbi; do
+    for run in 1 2 3 3b 2b; do
+      R=${run%b}
+      mpirun --oversubscribe -np $R hmm-train --device=cpu --mode=$mode --block-frames=3000 --num-iters=3 --gauss=2 \
+        --mixup-end=1 --seed=1 "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" \
+        "$T/$mode$run.hmm" "$T/$mode$run.mdl" 2> "$T/$mode$run.log"
+      [ "$(grep -c '^hmm-train: LOG: rank [0-9] of '$R':' "$T/$mode$run.log")" -eq $R ]
+    done
+    grep -q 'rank 2 of 3: [1-9][0-9]* utterances' "$T/${mode}3.log"
+    for R in 2 3; do
+      run "$EGS/utils/compare_gmms.sh" "$T/${mode}1.mdl" "$T/$mode$R.mdl"
+      echo "$mode, $R ranks: $output"
+      [ "$status" -eq 0 ]
+      scores "$T/${mode}1.mdl" "$T/${mode}1.hmm" "$T/tr/feats.scp" "$T/s1"
+      scores "$T/$mode$R.mdl" "$T/$mode$R.hmm" "$T/tr/feats.scp" "$T/s$R"
+      d=$(max_rel_diff "$T/s1" "$T/s$R"); echo "scores: $d"
+      awk -v d=$d 'BEGIN { exit !(d <= 1e-4) }'
+      cmp "$T/$mode$R.mdl" "$T/$mode${R}b.mdl"
+      cmp "$T/$mode$R.hmm" "$T/$mode${R}b.hmm"
+    done
+  done
+  # the 1-rank MPI run is the plain process' run
+  hmm-train --device=cpu --mode=bw --block-frames=3000 --num-iters=3 --gauss=2 --mixup-end=1 --seed=1 \
+    "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" "$T/p.hmm" "$T/p.mdl" 2>/dev/null
+  cmp "$T/p.mdl" "$T/bw1.mdl"
+  # the recipe's --ranks: 2 ranks through --mpirun, the 1-rank recipe's model
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 4 --gauss 2 --iters 3 "$T/tr" "$W" "$T/r1" >/dev/null
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 4 --gauss 2 --iters 3 --ranks 2 --cmd "$EGS/utils/run.sh" \
+    "$T/tr" "$W" "$T/r2" > "$T/r2.out"
+  grep -q 'hmm-train: 2 rank' "$T/r2.out"
+  "$EGS/utils/compare_gmms.sh" "$T/r1/final.mdl" "$T/r2/final.mdl"
+}
+
+@test "hmm-train bad input: unknown word, wrong dimension, no transcripts -> one error line, no output" {
+  arabic_subset "$T/tr"
+  W="$T/adata/lang/words.txt"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 3 --gauss 1 --iters 0 "$T/tr" "$W" "$T/init" >/dev/null
+  sed '5s/ [0-9]*$/ eleven/' "$T/tr/text" > "$T/bad.text"
+  key=$(sed -n 5p "$T/tr/text" | cut -d' ' -f1)
+  run hmm-train --device=cpu --num-iters=2 "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/bad.text" \
+    "$T/o.hmm" "$T/o.mdl"
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "ERROR.*bad.text.*$key.*eleven"
+  [ "$(echo "$output" | grep -c ERROR)" -eq 1 ]
+  [ ! -e "$T/o.hmm" ] && [ ! -e "$T/o.mdl" ]
+  add-deltas --delta-order=1 "scp:$T/tr/feats.scp" ark:"$T/d.ark" 2>/dev/null
+  run hmm-train --device=cpu "$T/init/0.hmm" "$T/init/0.mdl" "ark:$T/d.ark" "ark,t:$T/tr/text" "$T/o.hmm" "$T/o.mdl"
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "ERROR.*d.ark.*dimension"
+  [ ! -e "$T/o.mdl" ]
+  : > "$T/empty.text"
+  run hmm-train --device=cpu "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/empty.text" "$T/o.hmm" "$T/o.mdl"
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "ERROR.*no utterances to train on"
+  [ ! -e "$T/o.mdl" ]
+}
+
+@test "hmm-train under Open MPI: bad data in one rank's shard -> one error naming the key, the rank, its host and shard" {
+  need_mpi
+  arabic_subset "$T/tr"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 3 --gauss 1 --iters 0 "$T/tr" "$T/adata/lang/words.txt" "$T/init" >/dev/null
+  # the last utterance in key order (rank 1's shard of 2) gets a NaN in its own copy of the archive
+  key=$(cut -d' ' -f1 "$T/tr/feats.scp" | LC_ALL=C sort | tail -1)
+  python3 - "$T/tr/feats.scp" "$key" "$T/bad" <<'PY'
+import struct, sys, shutil
+scp, key, out = sys.argv[1:]
+lines = open(scp).read().splitlines()
+path, off = [l for l in lines if l.split()[0] == key][0].split(None, 1)[1].rsplit(':', 1)
+shutil.copy(path, out + '.ark')
+with open(out + '.ark', 'r+b') as f:
+    f.seek(int(off)); assert f.read(5) == b'\0BFM '; f.seek(int(off) + 15); f.write(struct.pack('<f', float('nan')))
+with open(out + '.scp', 'w') as f:
+    for l in lines:
+        k, rx = l.split(None, 1); p, o = rx.rsplit(':', 1)
+        f.write('%s %s:%s\n' % (k, out + '.ark' if p == path else p, o))
+PY
+  run mpirun --oversubscribe -np 2 hmm-train --device=cpu --block-frames=3000 --num-iters=2 "$T/init/0.hmm" \
+    "$T/init/0.mdl" "scp:$T/bad.scp" "ark,t:$T/tr/text" "$T/o.hmm" "$T/o.mdl"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "$(echo "$output" | grep -c ': ERROR: ')" -eq 1 ]
+  echo "$output" | grep ': ERROR: ' | grep -q "key '$key'.*rank 1 of 2 on host .*shard 1 (utterances"
+  [ ! -e "$T/o.mdl" ] && [ ! -e "$T/o.hmm" ]
+}
+
+@test "hmm-train --iter-models writes every iteration; resuming with --first-iter gives the same models, byte for byte" {
+  arabic_subset "$T/tr"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 3 --gauss 1 --iters 0 "$T/tr" "$T/adata/lang/words.txt" "$T/init" >/dev/null
+  mkdir -p "$T/it"
+  opts="--device=cpu --block-frames=3000 --gauss=2 --mixup-start=2 --mixup-end=3 --seed=3"
+  hmm-train $opts --num-iters=4 --iter-models="$T/it" "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
+    "ark,t:$T/tr/text" "$T/a.hmm" "$T/a.mdl" 2>/dev/null
+  for n in 1 2 3 4; do [ -s "$T/it/$n.mdl" ] && [ -s "$T/it/$n.hmm" ]; done
+  cmp "$T/it/4.mdl" "$T/a.mdl"
+  ! cmp -s "$T/it/2.mdl" "$T/it/3.mdl"
+  # a job killed during iteration 3 left the models of iteration 2: resume there
+  hmm-train $opts --num-iters=4 --first-iter=3 "$T/it/2.hmm" "$T/it/2.mdl" "scp:$T/tr/feats.scp" \
+    "ark,t:$T/tr/text" "$T/b.hmm" "$T/b.mdl" 2>/dev/null
+  cmp "$T/a.mdl" "$T/b.mdl"
+  cmp "$T/a.hmm" "$T/b.hmm"
+}

@@ -1,0 +1,213 @@
+/* hmm-train -- resident multi-iteration HMM-GMM training (Baum-Welch or
+ * Viterbi) as one process or R MPI ranks: the loop of
+ * egs/steps/train_word_hmm.sh / train_word_hmm_viterbi.sh in one program
+ * that reads the features once (lib/train/hmm-train.h). */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "base/gh-base.h"
+#include "base/opts.h"
+#include "gmm/gmm-est.h"
+#include "gmm/gmm.h"
+#include "hmm/hmm.h"
+#include "train/comm.h"
+#include "train/hmm-train.h"
+
+/* 64-bit hash of a GMM set's and an HMM set's parameters (every rank must
+ * hold the same bytes: gh_comm_check_same). */
+static uint64_t models_hash(const gh_gmm_set *m, const gh_hmm_set *s) {
+  uint64_t h = GH_HASH64_INIT;
+  for (int32_t p = 0; p < m->num_pdfs; ++p) {
+    const gh_gmm *g = &m->pdfs[p];
+    int64_t G = g->num_gauss, D = g->dim, V = g->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
+    h = gh_hash64(&g->num_gauss, sizeof g->num_gauss, h);
+    h = gh_hash64(g->gconsts, G * sizeof(float), h);
+    h = gh_hash64(g->weights, G * sizeof(float), h);
+    h = gh_hash64(g->means_invvars, G * D * sizeof(float), h);
+    h = gh_hash64(g->inv_vars, G * V * sizeof(float), h);
+  }
+  for (int32_t k = 0; k < s->num_hmms; ++k) {
+    const gh_hmm *x = &s->hmms[k];
+    h = gh_hash64(x->init, x->num_states * sizeof(float), h);
+    h = gh_hash64(x->final, x->num_states * sizeof(float), h);
+    h = gh_hash64(x->arcs, x->num_arcs * sizeof(gh_hmm_arc), h);
+  }
+  return h;
+}
+
+/* "1 2 3 10" -> flags[it] (it < 4096) */
+static uint8_t *parse_iters(const char *s, int32_t *n) {
+  uint8_t *f = gh_calloc(4096, 1);
+  *n = 4096;
+  const char *p = s;
+  while (*p) {
+    while (*p == ' ' || *p == ',' || *p == '\t') ++p;
+    if (!*p) break;
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v >= 4096) gh_die("--realign-iters: bad iteration list '%s'", s);
+    f[v] = 1;
+    p = end;
+  }
+  return f;
+}
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  const char *usage =
+      "Train an HMM set and its GMM set (one GMM per pdf) on features and transcripts, all\n"
+      "iterations in one process (or one job of R MPI ranks: mpirun -np R hmm-train ...), the\n"
+      "features read once: per iteration the loglikes of each utterance's pdfs, forward-backward\n"
+      "(--mode=bw: Baum-Welch, transitions re-estimated) or Viterbi alignment (--mode=viterbi, on\n"
+      "--realign-iters), the GMM E-step on the posteriors or the alignment, the reduction over the\n"
+      "ranks, the M-step and the mix-up schedule of steps/train_word_hmm.sh.  The outputs are\n"
+      "written (atomically) after every iteration.  Transcripts: utterance -> HMM name or word\n"
+      "sequence (words joined, with --optional-silence), as hmm-bw --transcripts.\n"
+      "Usage:  hmm-train [options] <hmm-in> <model-in> <feats-rspecifier> <transcripts-rspecifier> "
+      "<hmm-out> <model-out>\n"
+      "e.g.:   hmm-train --mode=bw --num-iters=12 --gauss=8 0.hmm 0.mdl scp:data/feats.scp \\\n"
+      "          ark,t:data/text final.hmm final.mdl\n"
+      "        mpirun -np 2 hmm-train --mode=viterbi --num-iters=16 0.hmm 0.mdl scp:feats.scp ark,t:text a.hmm a.mdl\n";
+  gh_opts *po = gh_opts_new(usage);
+  gh_hmm_train_opts o;
+  gh_hmm_train_opts_default(&o);
+  const char *mode = "bw", *device = "auto", *precision = "auto", *sil = "", *realign = "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38";
+  int32_t num_iters = 12, first_iter = 1, mixup_end = -1;
+  int binary = 1;
+  gh_opts_string(po, "mode", &mode, "Training: bw (Baum-Welch) or viterbi (realign on --realign-iters, GMMs on the alignment)");
+  gh_opts_int(po, "num-iters", &num_iters, "Number of the last iteration");
+  gh_opts_int(po, "first-iter", &first_iter, "Number of the first iteration (resume from the models of iteration N-1)");
+  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
+  gh_opts_string(po, "precision", &precision, "GPU GEMM arithmetic: auto, fp32, tf32x3 or tf32 (as gmm-est-gpu)");
+  gh_opts_string(po, "optional-silence", &sil, "Optional silence HMM between words and at the ends of the transcripts");
+  gh_opts_double(po, "silence-prob", &o.silence_prob, "Probability of taking each optional silence");
+  gh_opts_double(po, "edge-silence-prob", &o.edge_silence_prob,
+                 "Probability of the silence at the start and at the end (1: obligatory; 0: --silence-prob)");
+  gh_opts_double(po, "min-post", &o.min_post, "Baum-Welch: drop pdf posteriors below this (hmm-bw --min-post)");
+  gh_opts_bool(po, "update-transitions", &o.update_transitions, "Baum-Welch: re-estimate the transitions every iteration");
+  gh_opts_double(po, "transition-min-count", &o.uo.min_count, "Keep a state's transitions if its count is below this");
+  gh_opts_double(po, "transition-floor", &o.uo.floor, "Floor of re-estimated transition probabilities");
+  gh_opts_bool(po, "update-init", &o.uo.update_init, "Also re-estimate initial-state probabilities");
+  gh_opts_string(po, "realign-iters", &realign, "Viterbi: iterations that realign (the first iteration always does)");
+  gh_opts_int(po, "gauss", &o.gauss, "Mix up to this many Gaussians per pdf (1: no mix-up)");
+  gh_opts_int(po, "mixup-start", &o.mixup_start, "First iteration that mixes up");
+  gh_opts_int(po, "mixup-end", &mixup_end, "Iteration that reaches --gauss (-1: num-iters / 2)");
+  gh_opts_double(po, "power", &o.power, "Mix-up: Gaussians per pdf proportional to occupancy^power");
+  gh_opts_double(po, "min-count", &o.min_count, "Mix-up: minimum occupancy per Gaussian");
+  gh_opts_double(po, "perturb-factor", &o.perturb, "Mix-up: mean perturbation in standard deviations");
+  gh_opts_int(po, "seed", &o.seed, "Random seed of the mix-up perturbations (reseeded every iteration, as gmm-est)");
+  gh_est_opts_register(po, &o.eo);
+  gh_opts_int64(po, "block-frames", &o.block_frames,
+                "Frames per fixed block (the unit of the fp32 work; the same on every rank and for every R)");
+  gh_opts_int(po, "max-score-groups", &o.max_score_groups,
+              "Score each utterance against its graph's pdfs only while there are at most this many distinct "
+              "pdf sets (0: all pdfs)");
+  gh_opts_bool(po, "binary", &binary, "Write the outputs in binary mode");
+  const char *iter_models = "";
+  gh_opts_string(po, "iter-models", &iter_models,
+                 "Also write every iteration's models as DIR/N.hmm and DIR/N.mdl (rank 0), for resuming with --first-iter");
+  gh_comm_opts co;
+  gh_comm_opts_default(&co);
+  gh_comm_opts_register(po, &co);
+  int nargs = gh_opts_parse(po, argc, argv);
+  if (nargs != 6) gh_opts_usage_exit(po);
+  const char *hmm_rx = gh_opts_arg(po, 0), *mdl_rx = gh_opts_arg(po, 1), *feats = gh_opts_arg(po, 2),
+             *trans = gh_opts_arg(po, 3), *hmm_wx = gh_opts_arg(po, 4), *mdl_wx = gh_opts_arg(po, 5);
+  if (gh_hmm_train_mode_parse(mode, &o.mode) != 0) gh_die("--mode must be bw or viterbi (got '%s')", mode);
+  if (num_iters < first_iter) gh_die("--num-iters (%d) must be >= --first-iter (%d)", num_iters, first_iter);
+  if (first_iter < 1) gh_die("--first-iter must be >= 1 (got %d)", first_iter);
+  if (o.gauss < 1) gh_die("--gauss must be >= 1 (got %d)", o.gauss);
+  o.mixup_end = mixup_end >= 0 ? mixup_end : num_iters / 2;
+  if (o.mixup_end < o.mixup_start) o.mixup_end = o.mixup_start;
+  o.silence = sil;
+  o.realign = parse_iters(realign, &o.num_realign);
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec) != 0)
+    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
+
+  gh_comm *comm = gh_comm_start(&argc, &argv, &co);
+  const int rank = gh_comm_rank(comm), size = gh_comm_size(comm);
+  /* the device: rank k of a host takes GPU k (modulo the GPUs there), as gmm-train */
+  char devbuf[64];
+  const int lsize = gh_comm_local_size(comm), lrank = gh_comm_local_rank(comm);
+  if (lsize > 1 && (!strcmp(device, "auto") || !strcmp(device, "cuda"))) {
+    const int ng = gh_cuda_device_count();
+    if (ng > 0) {
+      snprintf(devbuf, sizeof devbuf, "cuda:%d", lrank % ng);
+      device = devbuf;
+    }
+  }
+  if (lsize > 1) { /* the host's cores shared among its ranks (CPU backend) */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nth = (int)(cores / lsize);
+    omp_set_num_threads(nth > 0 ? nth : 1);
+  }
+  gh_hmm_set set;
+  gh_hmm_set_read(hmm_rx, &set);
+  gh_gmm_set model;
+  gh_gmm_set_read(mdl_rx, &model);
+  uint64_t h = models_hash(&model, &set);
+  gh_comm_check_same(comm, &h, sizeof h, "the input models");
+  gh_backend_start *start = gh_backend_create_begin(device);
+  gh_backend *be = gh_backend_create_end(start);
+  be->precision = prec;
+  gh_host_blas_serial();
+  double t0 = gh_seconds();
+  gh_hmm_trainer *tr = gh_hmm_trainer_new(be, comm, &set, &model, feats, trans, &o);
+  int64_t nu, nf, ru, rf, nb, rb0, rnb;
+  gh_hmm_trainer_sizes(tr, &nu, &nf, &ru, &rf, &nb, &rb0, &rnb);
+  if (size > 1 || gh_verbose >= 1) /* the rank -> host -> shard table, known to every rank, logged by rank 0 */
+    for (int r = 0; r < size && rank == 0; ++r) {
+      char d[512];
+      gh_hmm_trainer_describe_shard(tr, r, d, sizeof d);
+      gh_log("rank %d on host %s: %s", r, gh_comm_host(comm, r), d);
+    }
+  gh_log("rank %d of %d: %lld utterances, %lld frames (%lld of the %lld blocks); all ranks: %lld utterances, "
+         "%lld frames; loaded in %.3g s",
+         rank, size, (long long)ru, (long long)rf, (long long)rnb, (long long)nb, (long long)nu, (long long)nf,
+         gh_seconds() - t0);
+  gh_hmm_train_iter_stats st;
+  for (int32_t it = first_iter; it <= num_iters; ++it) {
+    gh_hmm_trainer_iter(tr, it, &st);
+    h = models_hash(&model, &set);
+    gh_comm_check_same(comm, &h, sizeof h, "the models after an iteration");
+    if (rank == 0) {
+      if (*iter_models) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%d.hmm", iter_models, it);
+        gh_hmm_set_write(path, binary, &set);
+        snprintf(path, sizeof path, "%s/%d.mdl", iter_models, it);
+        gh_gmm_set_write(path, binary, &model);
+      }
+      gh_hmm_set_write(hmm_wx, binary, &set);
+      gh_gmm_set_write(mdl_wx, binary, &model);
+    }
+    if (rank == 0)
+      gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; HMM %s log-likelihood per frame %.6f "
+           "over %.0f utterances (%.0f failed)%s; %lld Gaussians; %.3g s (E-step %.3g s, reduction %.3g s)",
+           it, st.gmm_frames > 0 ? st.gmm_loglike / st.gmm_frames : 0.0, st.gmm_frames,
+           o.mode == GH_HMM_TRAIN_BW ? "total" : "best-path", st.hmm_frames > 0 ? st.hmm_loglike / st.hmm_frames : 0.0,
+           st.num_utts, st.num_failed,
+           o.mode == GH_HMM_TRAIN_VITERBI ? (st.aligned ? ", realigned" : ", alignment kept") : "",
+           (long long)st.num_gauss, st.seconds, st.estep_seconds, st.reduce_seconds);
+    gh_vlog(1, "rank %d, iteration %d: E-step parts: model uploads %.3g s, loglikes %.3g s, %s %.3g s, "
+            "(frame, pdf) pairs %.3g s, GMM accumulation %.3g s (data_upload + accumulate + acc_fetch)", rank, it,
+            st.upload_seconds, st.loglike_seconds, o.mode == GH_HMM_TRAIN_BW ? "forward-backward" : "Viterbi",
+            st.hmm_seconds, st.pairs_seconds, st.accumulate_seconds);
+  }
+  if (rank == 0)
+    gh_log("wrote %s and %s: %d pdfs, %lld Gaussians after %d iterations (%.3g s)", hmm_wx, mdl_wx, model.num_pdfs,
+         (long long)gh_gmm_set_total_gauss(&model), num_iters - first_iter + 1, gh_seconds() - t0);
+  gh_hmm_trainer_free(tr);
+  gh_backend_free(be);
+  gh_comm_finalize(comm);
+  gh_gmm_set_free(&model);
+  gh_hmm_set_free(&set);
+  free((void *)o.realign);
+  gh_opts_free(po);
+  return 0;
+}
