@@ -2,6 +2,7 @@
 #include "train/hmm-train.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -687,6 +688,21 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   st->num_utts = tot[4];
   haccs.num_utts = (int64_t)tot[4];
   st->num_failed = tot[5];
+  /* test hook (as gmm-train's): rank 0 writes this iteration's reduced sums
+   * as raw doubles -- GMM accumulators (per pdf occupancy, first, second
+   * order), transition counts, the 6 totals and 2 zeros */
+  const char *dump = getenv("GH_TRAIN_DUMP_ACCS");
+  if (dump && *dump && t->rank == 0) {
+    const size_t nall = (size_t)(ng + nh + 8);
+    double *all = gh_malloc(sizeof(double) * nall);
+    gmm_accs_pack(&accs, all, 0);
+    memcpy(all + ng, haccs.counts, (size_t)nh * sizeof(double));
+    memcpy(all + ng + nh, tot, 8 * sizeof(double));
+    gh_tmpfile *tf = gh_tmpfile_open(dump);
+    if (fwrite(all, sizeof(double), nall, gh_tmpfile_fp(tf)) != nall) gh_die("%s: write error", dump);
+    gh_tmpfile_commit(tf);
+    free(all);
+  }
   free(buf);
   st->reduce_seconds = gh_seconds() - tr0;
   if (st->gmm_frames <= 0)

@@ -110,7 +110,8 @@ max_rel_diff() {
   for mode in bw viterbi; do
     for run in 1 2 3 3b 2b; do
       R=${run%b}
-      mpirun --oversubscribe -np $R hmm-train --device=cpu --mode=$mode --block-frames=3000 --num-iters=3 --gauss=2 \
+      GH_TRAIN_DUMP_ACCS=$T/$mode$run.acc \
+      mpirun --oversubscribe -np $R hmm-train --device=cpu --mode=$mode --block-frames=600 --num-iters=3 --gauss=2 \
         --mixup-end=1 --seed=1 "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" \
         "$T/$mode$run.hmm" "$T/$mode$run.mdl" 2> "$T/$mode$run.log"
       [ "$(grep -c '^hmm-train: LOG: rank [0-9] of '$R':' "$T/$mode$run.log")" -eq $R ]
@@ -119,6 +120,7 @@ max_rel_diff() {
     for R in 2 3; do
       # byte-identical to 1 rank (sums in double-double, rounded once: lib/train/dd.h)
       echo "$mode, $R ranks: $("$EGS/utils/compare_gmms.sh" "$T/${mode}1.mdl" "$T/$mode$R.mdl" 2>&1 | tail -1)"
+      cmp "$T/${mode}1.acc" "$T/$mode$R.acc"  # the last iteration's reduced sums
       cmp "$T/${mode}1.mdl" "$T/$mode$R.mdl"
       cmp "$T/${mode}1.hmm" "$T/$mode$R.hmm"
       cmp "$T/$mode$R.mdl" "$T/$mode${R}b.mdl"
@@ -126,7 +128,7 @@ max_rel_diff() {
     done
   done
   # the 1-rank MPI run is the plain process' run
-  hmm-train --device=cpu --mode=bw --block-frames=3000 --num-iters=3 --gauss=2 --mixup-end=1 --seed=1 \
+  hmm-train --device=cpu --mode=bw --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 --seed=1 \
     "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" "$T/p.hmm" "$T/p.mdl" 2>/dev/null
   cmp "$T/p.mdl" "$T/bw1.mdl"
   # the recipe's --ranks: 2 ranks through --mpirun, the 1-rank recipe's model
