@@ -46,6 +46,9 @@
 #              frames (UBM=0 skips; UBM_BIG=0 skips the 36M run)
 #   I/O        bench/io.sh: gmm-score-gpu end to end vs its own kernel time on
 #              1M-frame archives in the page cache (IO=0 skips)
+#   init       bench/init.sh: gmm-init 2048 diag / 1024 full (--max-frames=30000)
+#              on DEVICE and on the CPU, and gmm-est-gpu's floored M-step on the
+#              issue-24 job, device vs GH_MSTEP=host (INIT=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Options via the environment: DEVICE (default cuda), FRAMES (4096), ITERS
@@ -156,6 +159,7 @@ fi
     GH_SHARED=$GH_SHARED bench/train.sh --device "$DEVICE" --ranks "$([ "$ng" -ge 2 ] && echo '1 2' || echo 1)" || echo "train: failed"
   fi
   [ "${UBM:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/ubm.sh
+  [ "${INIT:-1}" = 0 ] || DEVICE=$DEVICE bench/init.sh
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

@@ -182,6 +182,28 @@ void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *
   }
 }
 
+/* ---------------- k-means distances: optional ops with CPU fallback ---------------- */
+
+static int kmeans_on_device(const gh_backend *b) {
+  return b && b->ops->kmeans_upload && b->ops->kmeans_nearest && b->ops->kmeans_fetch && b->ops->kmeans_free;
+}
+gh_dev_kmeans *gh_backend_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D) {
+  return kmeans_on_device(b) ? b->ops->kmeans_upload(b, Z, N, D) : gh_cpu_kmeans_upload(b, Z, N, D);
+}
+void gh_backend_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset) {
+  if (kmeans_on_device(b)) b->ops->kmeans_nearest(b, z, C, k0, nk, reset);
+  else gh_cpu_kmeans_nearest(b, z, C, k0, nk, reset);
+}
+void gh_backend_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg) {
+  if (kmeans_on_device(b)) b->ops->kmeans_fetch(b, z, d2, asg);
+  else gh_cpu_kmeans_fetch(b, z, d2, asg);
+}
+void gh_backend_kmeans_free(gh_backend *b, gh_dev_kmeans *z) {
+  if (!z) return;
+  if (kmeans_on_device(b)) b->ops->kmeans_free(b, z);
+  else gh_cpu_kmeans_free(b, z);
+}
+
 void gh_backend_loglikes_begin(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out) {
   if (b->ops->loglikes_begin) b->ops->loglikes_begin(b, m, X, T, out);
   else b->ops->loglikes(b, m, X, T, out);

@@ -36,6 +36,7 @@ typedef struct gh_backend gh_backend;
 typedef struct gh_dev_model gh_dev_model;
 typedef struct gh_dev_data gh_dev_data;
 typedef struct gh_dev_hmm gh_dev_hmm;
+typedef struct gh_dev_kmeans gh_dev_kmeans;
 struct gh_est_opts;  /* lib/gmm/gmm-est.h */
 struct gh_est_stats;
 
@@ -200,10 +201,13 @@ typedef struct {
    * num_not_updated, num_pdfs_no_data; zeroed by the caller) when it did
    * the whole update.  Returns 1 with m unchanged, and the reason in
    * gh_last_error(), when some pdf needs what only the host M-step does:
-   * a Gaussian to remove (remove_low_count_gaussians), an eigenvalue to
-   * floor (full covariances), shrinkage, rel_variance_floor, a
-   * re-estimated covariance that is not usable (the host M-step then dies
-   * with the message).  After an update on the device m serves accumulate,
+   * a Gaussian to remove (remove_low_count_gaussians), shrinkage, a
+   * dimension too large for the device's shared / local memory (CUDA:
+   * D > 168, or D > 118 with an eigenvalue to floor), a re-estimated
+   * covariance that is not usable (the host M-step then dies with the
+   * message).  Eigenvalue floors (full covariances: a Jacobi
+   * eigensolver per Gaussian, kernels/jacobi-eig.h) and rel_variance_floor
+   * run on the device.  After an update on the device m serves accumulate,
    * mstep and model_fetch; loglikes too on OpenCL, while CUDA's loglikes
    * dies (its scoring layout is not rewritten: upload the fetched model to
    * score).  CUDA: kernels/cuda/cuda-mstep.cu; OpenCL: kernels/opencl/
@@ -296,6 +300,27 @@ typedef struct {
    * a backend leaves this NULL.  CPU: kernels/cpu/cpu.c, cpu-blas.c; CUDA:
    * kernels/cuda/cuda.cu. */
   void (*data_set_pairs)(gh_backend *b, gh_dev_data *d, const gh_frame_pdf *pairs, int64_t npairs);
+  /* ---- optional: k-means distances (lib/gmm/gmm-init.c, doc/gmm-init.md) ----
+   * Callers go through gh_backend_kmeans_* below, which run the CPU
+   * implementation (kernels/cpu/kmeans.c) when a backend leaves these NULL.
+   * kmeans_upload: the frames Z [N x D] (row-major double; copied, the
+   * caller's array may change afterwards) resident on the backend with a
+   * per-frame state: d2 [N], the squared Euclidean distance to the nearest
+   * centre so far, and asg [N], that centre's index.
+   * kmeans_nearest: the centres C [nk x D] (host, double), numbered
+   * k0 .. k0 + nk - 1: for every frame i and k = k0 .. k0 + nk - 1 in
+   * increasing order, e = sum_{d = 0..D-1} (z_id - c_kd)^2 summed in that
+   * order with every operation rounded (no fused multiply-add: the same
+   * bits as lib/gmm/gmm-init.c's loops on every backend); with reset the
+   * first centre's e replaces d2[i] (asg[i] = k0), otherwise and for the
+   * rest d2[i], asg[i] = e, k when e < d2[i].  So one call with reset and
+   * all K centres is Lloyd's assignment step, and a call with one new
+   * centre is k-means++'s distance update.  nk >= 1.
+   * kmeans_fetch: copies d2 and / or asg (either may be NULL) to the host. */
+  gh_dev_kmeans *(*kmeans_upload)(gh_backend *b, const double *Z, int64_t N, int32_t D);
+  void (*kmeans_nearest)(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
+  void (*kmeans_fetch)(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
+  void (*kmeans_free)(gh_backend *b, gh_dev_kmeans *z);
 
   /* ---- optional: double-double accumulation over blocks (issue 24:
    * results that do not depend on the number of ranks; lib/train/dd.h,
@@ -360,6 +385,19 @@ int gh_precision_parse(const char *s, int *p);
  * nothing when b has none. */
 void gh_backend_loglikes_begin(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
 void gh_backend_loglikes_end(gh_backend *b);
+
+/* The k-means ops of b (backend.h kmeans_*), or the CPU implementation
+ * (kernels/cpu/kmeans.c) when b is NULL or has none; the handle belongs to
+ * the implementation that made it, so pass the same b to all four. */
+gh_dev_kmeans *gh_backend_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
+void gh_backend_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
+void gh_backend_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
+void gh_backend_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
+/* The CPU implementation (OpenMP over frames, centres in SIMD lanes). */
+gh_dev_kmeans *gh_cpu_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
+void gh_cpu_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
+void gh_cpu_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
+void gh_cpu_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
 
 /* The ops table to use for the HMM kernels of b: b->ops when the backend
  * implements them, else the CPU reference's table (logged once per

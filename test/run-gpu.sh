@@ -5,12 +5,15 @@
 #     a float64 reference on random diagonal, full and mixed models with a
 #     variable number of Gaussians per pdf (D = 1..128, G up to 1024 incl.
 #     global UBMs that the CUDA backend splits into Gaussian segments,
-#     chunked inputs), and CUDA vs CPU on a chunked problem.
+#     chunked inputs), and CUDA vs CPU on a chunked problem; the device
+#     M-step (eigenvalue floors by Jacobi, --rel-variance-floor) against the
+#     host M-step, the k-means ops and gmm-init on CUDA bit-identical to the
+#     CPU (issue 24 items 4, 5).
 #  2. gmm-score-gpu --device=cuda vs --device=cpu-ref on real data (AMI
 #     features with Kaldi's diag/full global GMMs; yes/no features with a
 #     Kaldi monophone .mdl), and --device=cuda vs Kaldi's own frame
 #     likelihoods.
-#  3. gmm-est-gpu EM, cuda vs cpu (Arabic digits).
+#  3. gmm-est-gpu EM, cuda vs cpu (Arabic digits); gmm-init cuda = cpu-ref bytes.
 #  4. HMM kernels: build/test/test_hmm_cuda (kernels/cuda/cuda-hmm.cu vs the CPU
 #     reference on random graphs and batches incl. 12,000-frame utterances;
 #     prints "# bench" lines with frames/s), and the HMM tools with
@@ -133,6 +136,11 @@ if [ -f "$ar" ]; then
   for cov in diag full; do
     bin/gmm-init --device=cpu-ref --cov-type=$cov --num-gauss=8 --num-iters=0 --labels="ark:$tmp/ar.ali" \
       "ark:$tmp/ar.ark" "$tmp/$cov.0" 2>/dev/null
+    # the k-means distances on the GPU (kernels/cuda/cuda-kmeans.cu): the same bytes
+    bin/gmm-init --device=cuda --cov-type=$cov --num-gauss=8 --num-iters=0 --labels="ark:$tmp/ar.ali" \
+      "ark:$tmp/ar.ark" "$tmp/$cov.0.cuda" 2>/dev/null
+    if cmp -s "$tmp/$cov.0" "$tmp/$cov.0.cuda"; then ok "$cov: gmm-init --device=cuda writes the cpu-ref model byte for byte"
+    else notok "$cov: gmm-init --device=cuda and --device=cpu-ref models differ"; fi
     for dev in cpu cuda; do
       bin/gmm-est-gpu --device=${dev/#cpu/cpu-ref} --num-iters=5 --write-accs="$tmp/$cov.$dev.acc" --binary=false \
         "$tmp/$cov.0" "ark:$tmp/ar.ark" "ark:$tmp/ar.ali" "$tmp/$cov.$dev.txt" 2>"$tmp/$cov.$dev.log"

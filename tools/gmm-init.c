@@ -39,13 +39,13 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "label-type", &label_type, "What --labels holds: ali, utt or post");
   gh_opts_int(po, "num-pdfs", &num_pdfs, "Number of pdfs (default: largest label + 1)");
   gh_opts_int(po, "num-iters", &num_iters, "EM iterations after the k-means initialisation");
-  gh_opts_int(po, "seed", &seed, "Random seed (the output is deterministic for a seed on one device)");
+  gh_opts_int(po, "seed", &seed, "Random seed (the k-means initialisation is the same on every device; EM is deterministic on one)");
   gh_opts_int(po, "kmeans-iters", &io.kmeans_iters, "Maximum Lloyd iterations after k-means++ seeding");
   gh_opts_bool(po, "kmeans-normalize", &io.kmeans_normalize, "Run k-means on variance-normalised frames (default: raw frames, as scikit-learn)");
   gh_opts_int(po, "max-frames", &io.max_frames, "Use at most this many frames per pdf for k-means");
   gh_opts_int(po, "min-frames-per-gauss", &io.min_frames_per_gauss,
               "k-means uses at most frames/this centres; the rest come from splitting");
-  gh_opts_string(po, "device", &device, "Compute device for the EM iterations: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
+  gh_opts_string(po, "device", &device, "Compute device for the k-means distances and the EM iterations: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
   gh_opts_bool(po, "binary", &binary, "Write the model in binary mode");
   gh_opts_bool(po, "global-form", &global_form,
                "Without --labels: write a bare Kaldi <DiagGMM>/<FullGMM> (gmm-global-* form)");
@@ -67,8 +67,13 @@ int main(int argc, char **argv) {
   } else if (num_pdfs > 1) {
     gh_die("--num-pdfs=%d needs --labels", num_pdfs);
   }
+  /* the backend starts while the features are read; it computes the
+   * k-means distances (same result on every device) and the EM iterations */
+  gh_backend_start *bs = gh_backend_create_begin(device);
   gh_data data;
   gh_data_load(&data, &dopt);
+  gh_backend *be = gh_backend_create_end(bs);
+  io.backend = be;
   int32_t P = num_pdfs > 0 ? num_pdfs : data.max_pdf + 1;
   gh_log("loaded %d utterances, %d frames of dimension %d; initialising %d pdf(s) with %d %s Gaussians",
          data.num_utts, data.num_frames, data.dim, P, num_gauss, cov_type);
@@ -99,7 +104,6 @@ int main(int argc, char **argv) {
   }
 
   if (num_iters > 0) {
-    gh_backend *be = gh_backend_create(device);
     for (int32_t it = 1; it <= num_iters; ++it) {
       gh_accs_set accs;
       double secs = 0;
@@ -109,8 +113,8 @@ int main(int argc, char **argv) {
       gh_gmm_set_update(&model, &accs, &eo, NULL);
       gh_accs_free(&accs);
     }
-    gh_backend_free(be);
   }
+  gh_backend_free(be);
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("wrote %s: %d pdfs, %lld Gaussians", model_out, P, (long long)gh_gmm_set_total_gauss(&model));
   gh_gmm_set_free(&model);

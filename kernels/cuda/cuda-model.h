@@ -62,6 +62,8 @@ typedef struct {
   float *dEnew, *dWnew;         /* M-step output, swapped in when it is complete */
   double *dOccSum, *hOccSum;    /* [P] */
   void *dGstat, *hGstat;        /* [Gt] per-Gaussian results (cuda-mstep.cu) */
+  int *dGlist, *hGlist;         /* [Gt] the M-step's second pass: Gaussians to floor */
+  double *dVfloor;              /* [P x D] --rel-variance-floor's per-pdf floors */
   int scoring_stale;            /* dParams / dGconst predate a device M-step */
 } cuda_model;
 
@@ -70,5 +72,11 @@ typedef struct {
 int cuda_mstep(gh_backend *b, gh_dev_model *dm, const struct gh_est_opts *o, struct gh_est_stats *st);
 void cuda_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
 void cuda_mstep_free(cuda_model *m);
+
+/* backend.h kmeans_upload / _nearest / _fetch / _free (cuda-kmeans.cu). */
+gh_dev_kmeans *cuda_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
+void cuda_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
+void cuda_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
+void cuda_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
 
 #endif

@@ -11,13 +11,24 @@
  * and lib/gmm/gmm.c gh_gmm_set_moments / gh_gmm_compute_gconsts, in double:
  *
  *   w_g = occ_g / sum_g occ_g,  mu_g = m_g / occ_g,
- *   diag: var_g = s_g / occ_g - mu_g^2, floored at min_variance;
+ *   diag: var_g = s_g / occ_g - mu_g^2, floored at min_variance (with
+ *         --rel-variance-floor at max(min_variance, rel x the pdf's data
+ *         variance) per dimension: k_rel_vfloor);
  *   full: C_g = S_g / occ_g - mu_g mu_g';  Kaldi floors its eigenvalues at
- *         f = max(min_variance, max|eig| / max_condition).  The device
+ *         f = max(min_variance, max|eig| / max_condition).  As the host
+ *         M-step (lib/gmm/gmm-est.c floor_eigenvalues), the device first
  *         proves that nothing is floored (C_g - f' I has a Cholesky factor
- *         for f' = max(min_variance, Gershgorin bound / max_condition) >= f,
- *         the host M-step's own fast path) and otherwise declines: the
- *         eigendecomposition stays on the host;
+ *         for f' = max(min_variance, Gershgorin bound / max_condition) >= f);
+ *         otherwise it decomposes C_g = V diag(w) V' by parallel-ordered
+ *         cyclic Jacobi (ms_block_jacobi, one block per matrix; the plain-C
+ *         reference is kernels/jacobi-eig.c, where the method is described),
+ *         floors w at f from its max |w|, and when some w_k < f rebuilds
+ *         C_g = V diag(max(w, f)) V' (with none below f, C_g is kept as it
+ *         was).  The device declines (the host floors) only when Jacobi
+ *         does not converge in GH_JACOBI_MAX_SWEEPS sweeps or the
+ *         dimension needs more shared memory than the device has
+ *         (max(D(D+1), N^2) + N^2 + 2 N + 2 D doubles, N = D + (D & 1):
+ *         D <= 118 on an H100 / H200);
  *   P_g = C_g^-1 (Cholesky, triangular inverse, L^-T L^-1), b_g = P_g mu_g,
  *   rounded to float as the model stores them, and
  *   gconst_g = log w_g - D/2 log 2 pi + 1/2 log det P_g - 1/2 b_g' P_g^-1 b_g
@@ -32,7 +43,10 @@
  *
  * Kernels: k_occ_sum (one block per pdf: the pdf's total occupancy, fixed
  * order), k_mstep (one block of MS_THREADS threads per Gaussian: the
- * factorisations in shared memory, double), k_rows_to_gg (the new rows into
+ * factorisations in shared memory, double; run once over all Gaussians
+ * without the Jacobi work, then, when some floor test failed, once more
+ * over just those Gaussians with it: the large shared memory of the
+ * eigensolver does not cut the occupancy of the common case), k_rows_to_gg (the new rows into
  * the GEMM layout).  No atomics on floating values: two runs give the same
  * bits.  The new rows go to scratch and are swapped in only when every
  * Gaussian succeeded, so a declined M-step leaves the model as it was.
@@ -50,6 +64,7 @@ extern "C" {
 #include "gmm/gmm-est.h"
 #include "cuda-check.h"
 #include "gemm-forms.h"
+#include "jacobi-eig.h"
 }
 #include "cuda-gemm.h"
 #include "cuda-model.h"
@@ -62,6 +77,8 @@ enum { MS_NOT_UPDATED = 1, MS_HOST_REMOVE = 2, MS_HOST_FLOOR = 4, MS_HOST_BAD = 
 struct MsOpts {
   double min_w, min_occ_diag, min_occ_full, min_var, max_cond;
   int remove;
+  int jacobi; /* 1: shared memory holds the Jacobi work (V, rotations): floor on the device */
+  long long r0; /* doubles of the C / L (and Jacobi A) region: max(D(D+1), N^2) */
 };
 
 /* Per-Gaussian result: auxiliary function before and after (natural log,
@@ -136,6 +153,126 @@ static __device__ int ms_block_chol(double *A, int D, int *fail) {
   return 1;
 }
 
+/* The eigenvalue floor of the full covariance whose accumulator row is a
+ * (occupancy occ, mean mu [D] in shared memory), all threads of the block
+ * (kernels/jacobi-eig.c gh_cov_floor_jacobi is the reference, step by
+ * step).  A [N x N] overlays the C / L region; V [N x N] and rot [2 N] are
+ * the Jacobi work.  On return C (packed) is the covariance to invert:
+ * V diag(max(w, f)) V' when some eigenvalue w_k < f = max(min_var,
+ * max |w| / max_cond), else C as computed from the accumulators.  Returns
+ * the number of eigenvalues floored, or -1 (C undefined) when Jacobi did
+ * not converge.  Block-uniform result. */
+static __device__ int ms_block_jacobi(double *A, double *V, double *rot, const double *__restrict__ a, double occ,
+                                      const double *mu, int D, double min_var, double max_cond, int *s_flag,
+                                      double *red) {
+  const int N = D + (D & 1), P = N / 2, tid = threadIdx.x;
+  double *rc = rot, *rs = rot + P, *rt = rs + P, *rf = rt + P;
+  for (int e = tid; e < N * N; e += MS_THREADS) {
+    const int i = e / N, j = e % N;
+    double v = 0;
+    if (i < D && j < D) {
+      const int r = i > j ? i : j, c = i > j ? j : i;
+      v = a[1 + D + pidx(r, c)] / occ - mu[r] * mu[c];
+    }
+    A[e] = v;
+    V[e] = i == j ? 1.0 : 0.0;
+  }
+  int sweeps = -1;
+  for (int sw = 0; sw < GH_JACOBI_MAX_SWEEPS; ++sw) {
+    __syncthreads();
+    if (tid == 0) *s_flag = 0;
+    __syncthreads();
+    for (int r = 0; r < N - 1; ++r) {
+      /* phase 1: the round's rotations (GvL symSchur2, Demmel-Veselic skip) */
+      for (int k = tid; k < P; k += MS_THREADS) {
+        int p, q;
+        gh_jacobi_pair(N, r, k, &p, &q);
+        const double apq = A[p * N + q], app = A[p * N + p], aqq = A[q * N + q];
+        if (!(fabs(apq) > 2.220446049250313e-16 * sqrt(fabs(app * aqq)))) {
+          rc[k] = 1.0; rs[k] = 0.0; rt[k] = 0.0; rf[k] = 0.0;
+        } else {
+          const double tau = (aqq - app) / (2.0 * apq);
+          const double t = fabs(tau) > 1e150 ? 0.5 / tau : (tau >= 0 ? 1.0 : -1.0) / (fabs(tau) + sqrt(1.0 + tau * tau));
+          const double c = 1.0 / sqrt(1.0 + t * t);
+          rc[k] = c; rs[k] = t * c; rt[k] = t; rf[k] = 1.0;
+          *s_flag = 1;
+        }
+      }
+      __syncthreads();
+      /* phase 2: A := J' A J by 2 x 2 blocks of pairs (a, b), a <= b; V := V J */
+      const int nb = P * (P + 1) / 2;
+      for (int blk = tid; blk < nb; blk += MS_THREADS) {
+        int b, ai;
+        unpack_q(blk, &b, &ai);
+        int p1, q1, p2, q2;
+        gh_jacobi_pair(N, r, ai, &p1, &q1);
+        gh_jacobi_pair(N, r, b, &p2, &q2);
+        if (ai == b) {
+          if (rf[ai] == 0.0) continue;
+          const double apq = A[p1 * N + q1];
+          A[p1 * N + p1] -= rt[ai] * apq;
+          A[q1 * N + q1] += rt[ai] * apq;
+          A[p1 * N + q1] = 0.0;
+          A[q1 * N + p1] = 0.0;
+          continue;
+        }
+        const double c1 = rc[ai], s1 = rs[ai], c2 = rc[b], s2 = rs[b];
+        const double x00 = A[p1 * N + p2], x01 = A[p1 * N + q2], x10 = A[q1 * N + p2], x11 = A[q1 * N + q2];
+        const double y00 = c1 * x00 - s1 * x10, y01 = c1 * x01 - s1 * x11;
+        const double y10 = s1 * x00 + c1 * x10, y11 = s1 * x01 + c1 * x11;
+        const double z00 = c2 * y00 - s2 * y01, z01 = s2 * y00 + c2 * y01;
+        const double z10 = c2 * y10 - s2 * y11, z11 = s2 * y10 + c2 * y11;
+        A[p1 * N + p2] = z00; A[p2 * N + p1] = z00;
+        A[p1 * N + q2] = z01; A[q2 * N + p1] = z01;
+        A[q1 * N + p2] = z10; A[p2 * N + q1] = z10;
+        A[q1 * N + q2] = z11; A[q2 * N + q1] = z11;
+      }
+      for (int e = tid; e < N * P; e += MS_THREADS) {
+        const int i = e / P, k = e % P;
+        int p, q;
+        gh_jacobi_pair(N, r, k, &p, &q);
+        const double vp = V[i * N + p], vq = V[i * N + q];
+        V[i * N + p] = rc[k] * vp - rs[k] * vq;
+        V[i * N + q] = rs[k] * vp + rc[k] * vq;
+      }
+      __syncthreads();
+    }
+    const int any = *s_flag;
+    __syncthreads();
+    if (!any) { sweeps = sw + 1; break; }
+  }
+  if (sweeps < 0) return -1;
+  /* the floor (Kaldi SpMatrix::ApplyFloor at max(min_var, max|w| / max_cond)) */
+  double *w = rot; /* the rotations are done with */
+  for (int k = tid; k < D; k += MS_THREADS) w[k] = A[k * N + k];
+  __syncthreads();
+  double mx = 0;
+  for (int k = tid; k < D; k += MS_THREADS) mx = fmax(mx, fabs(w[k]));
+  const double maxabs = ms_block_max(mx, red);
+  double fl = min_var;
+  if (max_cond > 0 && maxabs / max_cond > fl) fl = maxabs / max_cond;
+  double cnt = 0;
+  for (int k = tid; k < D; k += MS_THREADS)
+    if (w[k] < fl) { w[k] = fl; cnt += 1; }
+  const int n = (int)ms_block_sum(cnt, red); /* its barriers also order w before the rebuild */
+  const long long S = (long long)D * (D + 1) / 2;
+  double *C = A; /* A is dead: its diagonal is in w */
+  for (long long q = tid; q < S; q += MS_THREADS) {
+    int i, j;
+    unpack_q(q, &i, &j);
+    double s;
+    if (n == 0) {
+      s = a[1 + D + q] / occ - mu[i] * mu[j];
+    } else {
+      s = 0;
+      for (int k = 0; k < D; ++k) s += V[i * N + k] * w[k] * V[j * N + k];
+    }
+    C[q] = s;
+  }
+  __syncthreads();
+  return n;
+}
+
 /* Total occupancy of each pdf (one block per pdf; fixed order). */
 __global__ void __launch_bounds__(256)
 k_occ_sum(const EPdf *__restrict__ epdf, const double *__restrict__ acc, int D, double *__restrict__ occ_sum) {
@@ -153,17 +290,48 @@ k_occ_sum(const EPdf *__restrict__ epdf, const double *__restrict__ acc, int D, 
   if (threadIdx.x == 0) occ_sum[blockIdx.x] = red[0];
 }
 
+/* --rel-variance-floor (diagonal pdfs; lib/gmm/gmm-est.c gh_gmm_update):
+ * vfl[p][d] = max(min_var, rel (m2 - m1^2)) with m1, m2 the pdf's data mean
+ * and second moment of dimension d (its Gaussians' statistics summed in
+ * index order, as the host does, over the pdf's total occupancy).  One
+ * block per pdf, one thread per dimension; rounded operations (no fused
+ * multiply-add) as the host's. */
+__global__ void __launch_bounds__(128)
+k_rel_vfloor(const EPdf *__restrict__ epdf, const double *__restrict__ acc, int D, const double *__restrict__ occ_sum,
+             double rel, double min_var, double *__restrict__ vfl) {
+  const int p = blockIdx.x;
+  const EPdf e = epdf[p];
+  for (int d = threadIdx.x; d < D; d += 128) {
+    double f = min_var;
+    if (!e.full) {
+      const long long E = 1 + 2 * (long long)D;
+      double m1 = 0, m2 = 0;
+      for (int g = 0; g < e.G; ++g) {
+        m1 = __dadd_rn(m1, acc[e.accoff + g * E + 1 + d]);
+        m2 = __dadd_rn(m2, acc[e.accoff + g * E + 1 + D + d]);
+      }
+      m1 = __ddiv_rn(m1, occ_sum[p]);
+      m2 = __ddiv_rn(m2, occ_sum[p]);
+      const double r = __dmul_rn(rel, __dsub_rn(m2, __dmul_rn(m1, m1)));
+      if (r > f) f = r;
+    }
+    vfl[(long long)p * D + d] = f;
+  }
+}
+
 /* One Gaussian per block (see top of file).  Shared memory (dynamic):
- * two packed D x D doubles (full; none for diag) + 2 D doubles. */
+ * full: o.r0 doubles (C and L, two packed D x D; the Jacobi A [N x N]
+ * overlays them) + 2 D (mu, b) + with o.jacobi N^2 + 2 N (V, rotations);
+ * diag: 2 D. */
 __global__ void __launch_bounds__(MS_THREADS)
 k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, const long long *__restrict__ gfirst,
         const double *__restrict__ acc, const double *__restrict__ occ_sum, const float *__restrict__ eold,
         const float *__restrict__ wold, MsOpts o, float *__restrict__ enew, float *__restrict__ wnew,
-        MsStat *__restrict__ stat) {
+        MsStat *__restrict__ stat, const int *__restrict__ glist, const double *__restrict__ vfl) {
   extern __shared__ double sh[];
   __shared__ double red[MS_THREADS];
   __shared__ int s_fail, s_floored;
-  const long long gi = blockIdx.x;
+  const long long gi = glist ? glist[blockIdx.x] : blockIdx.x; /* glist: the second pass's Gaussians */
   const int p = gpdf[gi];
   const EPdf e = epdf[p];
   const int G = e.G, g = (int)(gi - gfirst[p]), full = e.full;
@@ -172,7 +340,8 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
   const float *ro = eold + e.eoff + g;  /* element k at ro[k * G] */
   float *rn = enew + e.eoff + g;
   double *C = sh, *L = sh + (full ? S : 0);    /* full only */
-  double *mu = sh + (full ? 2 * S : 0), *bv = mu + D;
+  double *mu = sh + (full ? o.r0 : 0), *bv = mu + D;
+  double *JV = bv + D, *Jrot = JV + (long long)(D + (D & 1)) * (D + (D & 1)); /* full with o.jacobi */
   const double occ = a[0], tot = occ_sum[p];
   const int tid = threadIdx.x;
 
@@ -215,7 +384,8 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
     if (!full) {
       for (int i = tid; i < D; i += MS_THREADS) {
         double var = a[1 + D + i] / occ - mu[i] * mu[i];
-        if (var < o.min_var) { var = o.min_var; atomicAdd(&s_floored, 1); }
+        const double vf = vfl ? vfl[(long long)p * D + i] : o.min_var; /* --rel-variance-floor */
+        if (var < vf) { var = vf; atomicAdd(&s_floored, 1); }
         const double iv = 1.0 / var;
         mu[i] = (double)(float)iv;                 /* now the float inverse variance */
         bv[i] = (double)(float)(a[1 + i] / occ * iv);
@@ -245,6 +415,13 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
       }
       __syncthreads();
       int ok = f > 0 && ms_block_chol(L, D, &s_fail);
+      if (!ok && o.jacobi) { /* some eigenvalue may be below the floor: decompose */
+        const int nfl = ms_block_jacobi(C, JV, Jrot, a, occ, mu, D, o.min_var, o.max_cond, &s_fail, red);
+        if (nfl >= 0) {
+          ok = 1;
+          if (tid == 0) s_floored = nfl;
+        }
+      }
       if (!ok) flags |= MS_HOST_FLOOR;
       if (ok) {
         for (long long q = tid; q < S; q += MS_THREADS) L[q] = C[q];
@@ -384,8 +561,9 @@ k_rows_to_gg(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf,
 /* ------------------------------------------------------------------ host */
 
 void cuda_mstep_free(cuda_model *m) {
-  cudaFree(m->dEnew); cudaFree(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat);
-  free(m->hOccSum); free(m->hGstat);
+  cudaFree(m->dEnew); cudaFree(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat); cudaFree(m->dGlist); cudaFree(m->dVfloor);
+  free(m->hOccSum); free(m->hGstat); free(m->hGlist);
+  m->dGlist = NULL; m->hGlist = NULL; m->dVfloor = NULL;
   m->dEnew = NULL; m->dWnew = NULL; m->dOccSum = NULL; m->dGstat = NULL; m->hOccSum = NULL; m->hGstat = NULL;
 }
 
@@ -402,19 +580,25 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
   cuda_model *m = (cuda_model *)dm;
   const int D = m->D, P = m->P;
   if (o->shrink) { gh_set_error("covariance shrinkage runs on the host"); return 1; }
-  if (o->rel_variance_floor > 0) { gh_set_error("--rel-variance-floor runs on the host"); return 1; }
   if (P == 0 || m->Gt == 0) return 0;
   int anyfull = 0;
   for (int p = 0; p < P; ++p) anyfull |= m->hEpdf[p].full;
-  const long long S = (long long)D * (D + 1) / 2;
+  const long long S = (long long)D * (D + 1) / 2, N = D + (D & 1);
+  /* Two passes: every Gaussian without the Jacobi work (small shared
+   * memory, the occupancy of before), then only the full-covariance ones
+   * whose floor test failed, with it (when it fits the device). */
   const size_t shm = (size_t)((anyfull ? 2 * S : 0) + 2 * D) * sizeof(double);
+  const long long r0j = 2 * S > N * N ? 2 * S : N * N;
+  const size_t shm_j = (size_t)(r0j + N * N + 2 * N + 2 * D) * sizeof(double);
   if (shm > 48 * 1024) {
     if (shm > max_shared()) {
       gh_set_error("dimension %d is too large for the device M-step (%zu bytes of shared memory)", D, shm);
       return 1;
     }
-    CK(cudaFuncSetAttribute(k_mstep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
   }
+  const int jacobi = anyfull && shm_j <= max_shared();
+  const size_t shm_max = jacobi && shm_j > shm ? shm_j : shm;
+  if (shm_max > 48 * 1024) CK(cudaFuncSetAttribute(k_mstep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm_max));
   if (!m->dEnew) {
     CK(cudaMalloc((void **)&m->dEnew, (m->esize + 1) * sizeof(float)));
     CK(cudaMalloc((void **)&m->dWnew, m->Gt * sizeof(float)));
@@ -423,6 +607,10 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
     m->hOccSum = (double *)gh_malloc(P * sizeof(double));
     m->hGstat = gh_malloc(m->Gt * sizeof(MsStat));
   }
+  if (jacobi && !m->dGlist) {
+    CK(cudaMalloc((void **)&m->dGlist, m->Gt * sizeof(int)));
+    m->hGlist = (int *)gh_malloc(m->Gt * sizeof(int));
+  }
   MsOpts mo;
   mo.min_w = o->min_gaussian_weight;
   mo.min_occ_diag = o->min_gaussian_occupancy >= 0 ? o->min_gaussian_occupancy : 10.0;
@@ -430,15 +618,41 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
   mo.min_var = o->variance_floor >= 0 ? o->variance_floor : o->min_variance;
   mo.max_cond = o->max_condition;
   mo.remove = o->remove_low_count_gaussians;
+  mo.jacobi = 0;
+  mo.r0 = 2 * S;
   k_occ_sum<<<P, 256>>>(m->dEpdf, m->dAcc, D, m->dOccSum);
   CK(cudaGetLastError());
+  const double *vfl = NULL;
+  if (o->rel_variance_floor > 0) {
+    if (!m->dVfloor) CK(cudaMalloc((void **)&m->dVfloor, (size_t)P * D * sizeof(double)));
+    k_rel_vfloor<<<P, 128>>>(m->dEpdf, m->dAcc, D, m->dOccSum, o->rel_variance_floor, mo.min_var, m->dVfloor);
+    CK(cudaGetLastError());
+    vfl = m->dVfloor;
+  }
   k_mstep<<<(unsigned)m->Gt, MS_THREADS, shm>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dAcc, m->dOccSum,
                                                  m->dEparams, m->dWeights, mo, m->dEnew, m->dWnew,
-                                                 (MsStat *)m->dGstat);
+                                                 (MsStat *)m->dGstat, NULL, vfl);
   CK_LAUNCH("M-step");
   CK(cudaMemcpy(m->hOccSum, m->dOccSum, P * sizeof(double), cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(m->hGstat, m->dGstat, m->Gt * sizeof(MsStat), cudaMemcpyDeviceToHost));
-  const MsStat *hs = (const MsStat *)m->hGstat;
+  MsStat *hs = (MsStat *)m->hGstat;
+  if (jacobi) { /* the second pass: the Gaussians whose floor test failed */
+    int nf = 0, other = 0;
+    for (long long gi = 0; gi < m->Gt; ++gi) {
+      if (hs[gi].flags & (MS_HOST_REMOVE | MS_HOST_BAD)) other = 1;
+      else if (hs[gi].flags & MS_HOST_FLOOR) m->hGlist[nf++] = (int)gi;
+    }
+    if (nf > 0 && !other) { /* (with a Gaussian to remove or a bad one the host M-step runs anyway) */
+      mo.jacobi = 1;
+      mo.r0 = r0j;
+      CK(cudaMemcpy(m->dGlist, m->hGlist, nf * sizeof(int), cudaMemcpyHostToDevice));
+      k_mstep<<<(unsigned)nf, MS_THREADS, shm_j>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dAcc, m->dOccSum,
+                                                    m->dEparams, m->dWeights, mo, m->dEnew, m->dWnew,
+                                                    (MsStat *)m->dGstat, m->dGlist, vfl);
+      CK_LAUNCH("M-step (eigenvalue floors)");
+      CK(cudaMemcpy(m->hGstat, m->dGstat, m->Gt * sizeof(MsStat), cudaMemcpyDeviceToHost));
+    }
+  }
   gh_est_stats loc;
   memset(&loc, 0, sizeof loc);
   for (int p = 0; p < P; ++p) {
@@ -449,7 +663,8 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
       if (f & (MS_HOST_REMOVE | MS_HOST_FLOOR | MS_HOST_BAD)) {
         gh_set_error("pdf %d, Gaussian %lld: %s", p, gi - m->hGfirst[p],
                      f & MS_HOST_REMOVE ? "too little data: to be removed"
-                     : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring"
+                     : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring and the device cannot "
+                                           "(dimension too large for its shared memory, or Jacobi did not converge)"
                                          : "the re-estimated covariance is not usable");
         return 1;
       }

@@ -17,8 +17,9 @@ enum { MS_NOT_UPDATED = 1, MS_HOST_REMOVE = 2, MS_HOST_FLOOR = 4, MS_HOST_BAD = 
 
 /* Runs gh_mstep_diag / gh_mstep_full (mstep.cl) over the rows of one
  * covariance type. */
-static void launch_type(ocl_ctx *c, ocl_model *m, int full, const gh_est_opts *o, size_t shm) {
-  const cl_int rows = full ? m->Gf : m->Gd;
+static void launch_type(ocl_ctx *c, ocl_model *m, int full, const gh_est_opts *o, size_t shm, cl_int jacobi,
+                        cl_int r0, cl_mem list, cl_int nlist, cl_mem vfl) {
+  const cl_int rows = nlist > 0 ? nlist : full ? m->Gf : m->Gd;
   if (rows == 0) return;
   cl_kernel k = full ? c->k_mstep_full : c->k_mstep_diag;
   const cl_int D = m->D;
@@ -46,10 +47,18 @@ static void launch_type(ocl_ctx *c, ocl_model *m, int full, const gh_est_opts *o
   gh_ocl_arg(k, i++, sizeof(cl_mem), &m->obj);
   gh_ocl_arg(k, i++, sizeof(cl_mem), &m->flg);
   if (full) {
+    const cl_int use_list = nlist > 0;
+    gh_ocl_arg(k, i++, sizeof jacobi, &jacobi);
+    gh_ocl_arg(k, i++, sizeof r0, &r0);
+    gh_ocl_arg(k, i++, sizeof(cl_mem), use_list ? &list : &m->gcnt_d); /* any buffer when unused */
+    gh_ocl_arg(k, i++, sizeof use_list, &use_list);
     gh_ocl_arg(k, i++, shm, NULL);
     size_t gl = (size_t)rows * MS_WG, lo = MS_WG;
     gh_ocl_launch(c, k, 1, &gl, &lo, "M-step (full)");
   } else {
+    const cl_int use_vfl = vfl != NULL;
+    gh_ocl_arg(k, i++, sizeof(cl_mem), use_vfl ? &vfl : &m->occ_sum); /* any buffer when unused */
+    gh_ocl_arg(k, i++, sizeof use_vfl, &use_vfl);
     size_t gl = (size_t)rows, lo = 64;
     gh_ocl_launch(c, k, 1, &gl, &lo, "M-step (diag)");
   }
@@ -66,7 +75,8 @@ static int collect(const ocl_model *m, int full, const double *obj, const int *f
       if (f & (MS_HOST_REMOVE | MS_HOST_FLOOR | MS_HOST_BAD)) {
         gh_set_error("pdf %d, Gaussian %d: %s", p, g,
                      f & MS_HOST_REMOVE ? "too little data: to be removed"
-                     : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring"
+                     : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring and the device cannot "
+                                           "(dimension too large for its local memory, or Jacobi did not converge)"
                                          : "the re-estimated covariance is not usable");
         return 1;
       }
@@ -84,12 +94,17 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
   ocl_model *m = (ocl_model *)dm;
   if (!c->fp64) { gh_set_error("the OpenCL device has no double precision"); return 1; }
   if (o->shrink) { gh_set_error("covariance shrinkage runs on the host"); return 1; }
-  if (o->rel_variance_floor > 0) { gh_set_error("--rel-variance-floor runs on the host"); return 1; }
   const int32_t D = m->D, P = m->P, rows = m->Gd > m->Gf ? m->Gd : m->Gf;
   if (P == 0 || m->Gd + m->Gf == 0) return 0;
-  const size_t shm = (size_t)((int64_t)D * (D + 1) + 2 * D) * sizeof(double); /* full rows only */
+  /* full rows, two passes: all rows with C / L, mu, b in local memory;
+   * then the rows whose floor test failed with the Jacobi work too (its
+   * A overlays C / L; V, rotations), when that fits (else they decline) */
+  const int64_t N = D + (D & 1), r0j = (int64_t)D * (D + 1) > N * N ? (int64_t)D * (D + 1) : N * N;
+  const size_t shm = (size_t)((int64_t)D * (D + 1) + 2 * D) * sizeof(double);
+  const size_t shm_j = (size_t)(r0j + 2 * D + N * N + 2 * N) * sizeof(double);
   cl_ulong local_mem = 0;
   clGetDeviceInfo(c->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_mem, &local_mem, NULL);
+  const int jacobi = shm_j + MS_WG * sizeof(double) + 64 <= local_mem;
   if (m->Gf && shm + MS_WG * sizeof(double) + 64 > local_mem) {
     gh_set_error("dimension %d is too large for the device M-step (%zu bytes of local memory)", D, shm);
     return 1;
@@ -118,6 +133,25 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
     size_t gl = (size_t)P * MS_WG, lo = MS_WG;
     gh_ocl_launch(c, k, 1, &gl, &lo, "M-step occupancies");
   }
+  cl_mem vfl = NULL; /* --rel-variance-floor: per-pdf floors of the diagonal rows */
+  if (o->rel_variance_floor > 0 && m->Gd) {
+    cl_kernel k = c->k_mstep_relfloor;
+    const cl_int cD = D;
+    const cl_double rel = o->rel_variance_floor, min_var = o->variance_floor >= 0 ? o->variance_floor : o->min_variance;
+    vfl = gh_ocl_buffer(c, (size_t)P * D * sizeof(double), NULL, "M-step variance floors");
+    cl_uint i = 0;
+    gh_ocl_arg(k, i++, sizeof cD, &cD);
+    gh_ocl_arg(k, i++, sizeof(cl_mem), &m->acc_d);
+    gh_ocl_arg(k, i++, sizeof(cl_mem), &m->ptype_d);
+    gh_ocl_arg(k, i++, sizeof(cl_mem), &m->wrow_d);
+    gh_ocl_arg(k, i++, sizeof(cl_mem), &m->gcnt_d);
+    gh_ocl_arg(k, i++, sizeof(cl_mem), &m->occ_sum);
+    gh_ocl_arg(k, i++, sizeof rel, &rel);
+    gh_ocl_arg(k, i++, sizeof min_var, &min_var);
+    gh_ocl_arg(k, i++, sizeof(cl_mem), &vfl);
+    size_t gl = (size_t)P * MS_WG, lo = MS_WG;
+    gh_ocl_launch(c, k, 1, &gl, &lo, "M-step variance floors");
+  }
   double *occ = gh_malloc((P + 1) * sizeof(double));
   double *before = gh_calloc(P + 1, sizeof(double)), *after = gh_calloc(P + 1, sizeof(double));
   double *obj = gh_malloc((2 * (size_t)rows + 1) * sizeof(double));
@@ -129,9 +163,25 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
   for (int full = 0; full < 2 && !declined; ++full) { /* one type at a time: obj / flg are shared */
     const int32_t n = full ? m->Gf : m->Gd;
     if (n == 0) continue;
-    launch_type(c, m, full, o, shm);
+    launch_type(c, m, full, o, shm, 0, (cl_int)((int64_t)D * (D + 1)), NULL, 0, full ? NULL : vfl);
     gh_ocl_read(c, m->obj, 0, 2 * (size_t)n * sizeof(double), obj);
     gh_ocl_read(c, m->flg, 0, 2 * (size_t)n * sizeof(int), flg);
+    if (full && jacobi) { /* the second pass: the rows whose floor test failed */
+      int32_t nf = 0, other = 0;
+      int *list = gh_malloc(sizeof(int) * (size_t)(n + 1));
+      for (int32_t r = 0; r < n; ++r) {
+        if (flg[2 * r] & (MS_HOST_REMOVE | MS_HOST_BAD)) other = 1;
+        else if (flg[2 * r] & MS_HOST_FLOOR) list[nf++] = r;
+      }
+      if (nf > 0 && !other) { /* (with a row to remove or a bad one the host M-step runs anyway) */
+        cl_mem lb = gh_ocl_buffer(c, sizeof(int) * (size_t)nf, list, "M-step floor list");
+        launch_type(c, m, 1, o, shm_j, 1, (cl_int)r0j, lb, nf, NULL);
+        gh_ocl_read(c, m->obj, 0, 2 * (size_t)n * sizeof(double), obj);
+        gh_ocl_read(c, m->flg, 0, 2 * (size_t)n * sizeof(int), flg);
+        gh_ocl_release(lb);
+      }
+      free(list);
+    }
     declined = collect(m, full, obj, flg, before, after, &loc);
   }
   if (!declined) {
@@ -147,6 +197,7 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
     t = m->wts_f; m->wts_f = m->wn_f; m->wn_f = t;
     *st = loc;
   }
+  if (vfl) gh_ocl_release(vfl);
   free(occ); free(before); free(after); free(obj); free(flg);
   return declined;
 }

@@ -292,7 +292,7 @@ static void ocl_free(gh_backend *b) {
   ocl_ctx *c = b->ctx;
   cl_kernel ks[] = {c->k_expand, c->k_gemm, c->k_lse_narrow, c->k_lse_wide, c->k_post, c->k_stats,
                     c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb,
-                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ, c->k_acc_commit,
+                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ, c->k_acc_commit, c->k_kmeans, c->k_mstep_relfloor,
                     c->k_tp_chunk, c->k_tp_combine, c->k_tp_vchain, c->k_tp_vpass, c->k_tp_vtrace, c->k_tp_vpath,
                     c->k_tp_bchain, c->k_tp_fbpass, c->k_tp_fbsum};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
@@ -857,6 +857,11 @@ static const gh_backend_ops ocl_ops = {
     .data_evict = ocl_data_evict,
     .data_reload = ocl_data_reload,
     .acc_gselect = gh_ocl_acc_gselect, /* opencl-gselect.c */
+    /* k-means distances: opencl-kmeans.c */
+    .kmeans_upload = gh_ocl_kmeans_upload,
+    .kmeans_nearest = gh_ocl_kmeans_nearest,
+    .kmeans_fetch = gh_ocl_kmeans_fetch,
+    .kmeans_free = gh_ocl_kmeans_free,
     .acc_commit = ocl_acc_commit,      /* dd.cl */
     .acc_master_get = ocl_acc_master_get,
 };
@@ -966,6 +971,8 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
     c->k_mstep_diag = kernel(c, "gh_mstep_diag");
     c->k_mstep_full = kernel(c, "gh_mstep_full");
     c->k_mstep_occ = kernel(c, "gh_mstep_occ");
+    c->k_kmeans = kernel(c, "gh_kmeans_nearest");
+    c->k_mstep_relfloor = kernel(c, "gh_mstep_relfloor");
     c->k_acc_commit = kernel(c, "gh_acc_commit");
     c->k_fwd_log = kernel(c, "gh_hmm_forward_log");
     c->k_fwd_scaled = kernel(c, "gh_hmm_forward_scaled");

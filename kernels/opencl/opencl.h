@@ -26,6 +26,8 @@ typedef struct {
   cl_kernel k_tp_chunk, k_tp_combine, k_tp_vchain, k_tp_vpass, k_tp_vtrace, k_tp_vpath; /* long utterances */
   cl_kernel k_tp_bchain, k_tp_fbpass, k_tp_fbsum;
   cl_kernel k_mstep_diag, k_mstep_full, k_mstep_occ;
+  cl_kernel k_kmeans; /* kmeans.cl (fp64 devices) */
+  cl_kernel k_mstep_relfloor;
   cl_kernel k_acc_commit; /* dd.cl (backend.h acc_commit) */
 } ocl_ctx;
 
@@ -76,6 +78,11 @@ void gh_ocl_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
 /* E-step over Gaussian selections (opencl-gselect.c; backend.h acc_gselect). */
 double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                           const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
+/* k-means distance ops (opencl-kmeans.c; backend.h kmeans_*). */
+gh_dev_kmeans *gh_ocl_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
+void gh_ocl_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
+void gh_ocl_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
+void gh_ocl_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
 
 /* HMM ops (opencl-hmm.c), in the ops table of opencl.c. */
 gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);

@@ -6,7 +6,6 @@
  * number when the data supports fewer.  See doc/gmm-init.md. */
 #include "gmm/gmm-init.h"
 
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "base/gh-base.h"
 #include "gmm/gmm-est.h"
 #include "base/matrix.h"
+#include "backend.h"
 
 void gh_init_opts_default(gh_init_opts *o) {
   o->num_gauss = 1;
@@ -24,18 +24,12 @@ void gh_init_opts_default(gh_init_opts *o) {
   o->seed = 1;
   o->min_variance = 1e-3;
   o->min_frames_per_gauss = 10;
+  o->backend = NULL;
 }
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
-}
-
-/* Squared Euclidean distance of row i of Z to centre c. */
-static inline double dist2(const double *z, const double *c, int32_t D) {
-  double s = 0;
-  for (int32_t d = 0; d < D; ++d) { double t = z[d] - c[d]; s += t * t; }
-  return s;
 }
 
 /* Sample index i with probability p_i / sum p (p_i >= 0, sum > 0). */
@@ -110,13 +104,18 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
   if (cap < 1) cap = 1;
   if (G0 > cap) G0 = cap;
 
-  /* 4. k-means++ seeding (weights w_i * D(x_i)^2) */
+  /* 4. k-means++ seeding (weights w_i * D(x_i)^2).  The distances are the
+   * backend's (kmeans_* ops: the same bits on every backend; NULL: the CPU
+   * implementation); the draws stay here, in the RNG's order. */
+  gh_backend *be = o->backend;
+  gh_dev_kmeans *zk = gh_backend_kmeans_upload(be, Z, M, D);
   double *C = gh_malloc(sizeof(double) * G0 * D);
   double *d2 = gh_malloc(sizeof(double) * M), *p = gh_malloc(sizeof(double) * M);
-  int32_t *asg = gh_malloc(sizeof(int32_t) * M);
+  int32_t *asg = gh_malloc(sizeof(int32_t) * M), *asg_new = gh_malloc(sizeof(int32_t) * M);
   int64_t first = sample(wt, M, W, &rng);
   memcpy(C, Z + first * D, sizeof(double) * D);
-  for (int64_t i = 0; i < M; ++i) { d2[i] = dist2(Z + i * D, C, D); asg[i] = 0; }
+  gh_backend_kmeans_nearest(be, zk, C, 0, 1, 1); /* d2 = distance to centre 0, asg = 0 */
+  gh_backend_kmeans_fetch(be, zk, d2, NULL);
   int64_t K = 1;
   while (K < G0) {
     double tot = 0;
@@ -124,15 +123,15 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
     if (!(tot > 0)) break; /* all remaining frames coincide with a centre */
     int64_t j = sample(p, M, tot, &rng);
     memcpy(C + K * D, Z + j * D, sizeof(double) * D);
-    for (int64_t i = 0; i < M; ++i) {
-      double e = dist2(Z + i * D, C + K * D, D);
-      if (e < d2[i]) { d2[i] = e; asg[i] = (int32_t)K; }
-    }
+    gh_backend_kmeans_nearest(be, zk, C + K * D, (int32_t)K, 1, 0); /* nearer: d2, asg = e, K */
+    gh_backend_kmeans_fetch(be, zk, d2, NULL);
     ++K;
   }
+  gh_backend_kmeans_fetch(be, zk, NULL, asg);
   if (K < G0) gh_vlog(1, "%s: only %lld distinct k-means++ centres", what, (long long)K);
 
-  /* 5. Lloyd iterations */
+  /* 5. Lloyd iterations: centres from the assignment (here, O(M D)), the
+   * assignment from the centres (the backend, O(M K D)) */
   double *cw = gh_malloc(sizeof(double) * K);
   for (int32_t it = 0; it < o->kmeans_iters; ++it) {
     memset(C, 0, sizeof(double) * K * D);
@@ -151,21 +150,17 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
         d2[far] = 0;
       }
     }
+    gh_backend_kmeans_nearest(be, zk, C, 0, (int32_t)K, 1);
+    gh_backend_kmeans_fetch(be, zk, d2, asg_new);
     int64_t changed = 0;
     for (int64_t i = 0; i < M; ++i) {
-      int32_t best = 0;
-      double bd = dist2(Z + i * D, C, D);
-      for (int64_t k = 1; k < K; ++k) {
-        double e = dist2(Z + i * D, C + k * D, D);
-        if (e < bd) { bd = e; best = (int32_t)k; }
-      }
-      if (best != asg[i]) ++changed;
-      asg[i] = best;
-      d2[i] = bd;
+      if (asg_new[i] != asg[i]) ++changed;
+      asg[i] = asg_new[i];
     }
     gh_vlog(2, "%s: k-means iteration %d: %lld frames changed cluster", what, it, (long long)changed);
     if (changed == 0) break;
   }
+  gh_backend_kmeans_free(be, zk);
 
   /* 6. Gaussians from cluster moments (original space) */
   double *gw = gh_calloc(K, sizeof(double)), *mu = gh_calloc(K * D, sizeof(double));
@@ -183,7 +178,6 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
     }
   }
   int64_t Kk = 0; /* compact away empty clusters */
-  double *A = full ? gh_malloc(sizeof(double) * D * D) : NULL, *ev = gh_malloc(sizeof(double) * D);
   for (int64_t k = 0; k < K; ++k) {
     if (!(gw[k] > 0)) continue;
     double *m = mu + Kk * D, *c = cov + Kk * S;
@@ -201,20 +195,10 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
       for (int32_t r = 0; r < D; ++r)
         for (int32_t q = 0; q <= r; ++q) c[gh_packed_index(r, q)] -= m[r] * m[q];
       for (int32_t d = 0; d < D; ++d) c[gh_packed_index(d, d)] += 1e-3 * gvar[d];
-      /* eigenvalue floor: max(min_variance, max eig / 1e4) (Kaldi's max condition) */
-      for (int32_t r = 0; r < D; ++r)
-        for (int32_t q = 0; q <= r; ++q) A[r * D + q] = A[q * D + r] = c[gh_packed_index(r, q)];
-      if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', D, A, D, ev) != 0) gh_die("%s: eigen decomposition failed", what);
-      double fl = fmax(o->min_variance, fmax(fabs(ev[0]), fabs(ev[D - 1])) / 1e4);
-      int nf = 0;
-      for (int32_t d = 0; d < D; ++d) if (ev[d] < fl) { ev[d] = fl; ++nf; }
-      if (nf)
-        for (int32_t r = 0; r < D; ++r)
-          for (int32_t q = 0; q <= r; ++q) {
-            double s = 0;
-            for (int32_t e = 0; e < D; ++e) s += A[r * D + e] * ev[e] * A[q * D + e];
-            c[gh_packed_index(r, q)] = s;
-          }
+      /* eigenvalue floor: max(min_variance, max eig / 1e4) (Kaldi's max
+       * condition), lib/gmm/gmm-est.c gh_cov_floor: dsyev only when a
+       * Cholesky test cannot prove that nothing is below the floor */
+      gh_cov_floor(c, D, o->min_variance, 1e4);
     }
     gw[Kk] = gw[k] / W;
     ++Kk;
@@ -227,6 +211,6 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
     gh_vlog(1, "%s: %lld k-means clusters, splitting up to %lld Gaussians", what, (long long)Kk, (long long)target);
     gh_gmm_split(g, (int32_t)target, 0.1, &rng);
   }
-  free(idx); free(wt); free(gmean); free(gvar); free(Z); free(C); free(d2); free(p); free(asg); free(cw);
-  free(gw); free(mu); free(cov); free(A); free(ev);
+  free(idx); free(wt); free(gmean); free(gvar); free(Z); free(C); free(d2); free(p); free(asg); free(asg_new); free(cw);
+  free(gw); free(mu); free(cov);
 }

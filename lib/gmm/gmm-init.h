@@ -29,6 +29,9 @@ typedef struct {
   uint64_t seed;            /* RNG seed (default 1) */
   double min_variance;      /* floor on variances / eigenvalues (default 1e-3) */
   int32_t min_frames_per_gauss; /* cap num_gauss at frames / this (default 10) */
+  struct gh_backend *backend; /* computes the k-means distances (kernels/backend.h kmeans_*
+                                 ops); NULL (default): the CPU implementation.  The result
+                                 is the same on every backend (doc/gmm-init.md). */
 } gh_init_opts;
 
 void gh_init_opts_default(gh_init_opts *o);
