@@ -109,8 +109,9 @@ typedef struct {
   double *parts;  /* [R x L] this rank's slice from every rank, then [L] its sum */
   double *gath;   /* [R x L] the gathered slices */
   size_t cap;     /* L of the buffers */
-  double *dd;     /* [2R x L] gh_nccl_sum_dd: this rank's slice of every rank's hi, then lo */
-  size_t cap_dd;  /* L of dd */
+  double *dd;     /* [(2R + 1) x L] gh_nccl_sum_dd: this rank's slice of every rank's hi, then lo, then its sum */
+  double *gath_dd; /* [R x L] gh_nccl_sum_dd's gathered slices */
+  size_t cap_dd;  /* L of dd and gath_dd */
 } gh_nccl;
 
 extern "C" int gh_nccl_get_id(void *id) {
@@ -259,18 +260,12 @@ extern "C" void gh_nccl_sum_dd(void *comm, const double *dhi, const double *dlo,
     const size_t len = slice_at(n, r + 1, R) - slice_at(n, r, R);
     if (len > L) L = len;
   }
-  if (L > g->cap) {
-    cudaFree(g->parts);
-    cudaFree(g->gath);
-    g->parts = g->gath = NULL;
-    cuda_check(cudaMalloc((void **)&g->parts, sizeof(double) * (size_t)(R + 1) * L), "scratch");
-    cuda_check(cudaMalloc((void **)&g->gath, sizeof(double) * (size_t)R * L), "scratch");
-    g->cap = L;
-  }
   if (L > g->cap_dd) {
     cudaFree(g->dd);
-    g->dd = NULL;
-    cuda_check(cudaMalloc((void **)&g->dd, sizeof(double) * 2 * (size_t)R * L), "scratch");
+    cudaFree(g->gath_dd);
+    g->dd = g->gath_dd = NULL;
+    cuda_check(cudaMalloc((void **)&g->dd, sizeof(double) * (2 * (size_t)R + 1) * L), "scratch");
+    cuda_check(cudaMalloc((void **)&g->gath_dd, sizeof(double) * (size_t)R * L), "scratch");
     g->cap_dd = L;
   }
   const size_t lo = slice_at(n, me, R), len = slice_at(n, me + 1, R) - lo;
@@ -288,18 +283,18 @@ extern "C" void gh_nccl_sum_dd(void *comm, const double *dhi, const double *dlo,
     }
   }
   nccl_check(nc.group_end(), "ncclGroupEnd");
-  double *mine = g->parts + (size_t)R * L; /* padded to L with zeros */
+  double *mine = g->dd + 2 * (size_t)R * L; /* padded to L with zeros */
   cuda_check(cudaMemsetAsync(mine, 0, sizeof(double) * L, g->s), "memset");
   if (len) {
     const unsigned blocks = (unsigned)((len + 255) / 256 < 4096 ? (len + 255) / 256 : 4096);
     k_sum_parts_dd<<<blocks, 256, 0, g->s>>>(ph, pl, R, L, len, mine);
     cuda_check(cudaGetLastError(), "sum kernel");
   }
-  nccl_check(nc.allgather(mine, g->gath, L, NCCL_FLOAT64, g->comm, g->s), "ncclAllGather");
+  nccl_check(nc.allgather(mine, g->gath_dd, L, NCCL_FLOAT64, g->comm, g->s), "ncclAllGather");
   for (int r = 0; r < R; ++r) {
     const size_t rlo = slice_at(n, r, R), rlen = slice_at(n, r + 1, R) - rlo;
     if (rlen)
-      cuda_check(cudaMemcpyAsync(dout + rlo, g->gath + (size_t)r * L, sizeof(double) * rlen,
+      cuda_check(cudaMemcpyAsync(dout + rlo, g->gath_dd + (size_t)r * L, sizeof(double) * rlen,
                                  cudaMemcpyDeviceToDevice, g->s), "copy back");
   }
   cuda_check(cudaStreamSynchronize(g->s), "the reduction");
@@ -317,6 +312,7 @@ extern "C" void gh_nccl_free(void *comm) {
   cudaFree(g->parts);
   cudaFree(g->gath);
   cudaFree(g->dd);
+  cudaFree(g->gath_dd);
   if (g->s) cudaStreamDestroy(g->s);
   free(g);
 }
