@@ -214,7 +214,7 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
   if (force && !strcmp(force, "host-raw") && raw) mode = 1;
   if (force && !strcmp(force, "host-accs")) mode = 2;
   const char *cp = mode == 0 ? "device" : mode == 1 ? "host-raw" : "host-accs";
-  if (em->commit_path != cp && gh_comm_rank(em->comm) == 0)
+  if ((!em->commit_path || strcmp(em->commit_path, cp)) && gh_comm_rank(em->comm) == 0)
     gh_log("the blocks' accumulators are combined in double-double %s", mode == 0 ? "on the device (acc_commit)"
            : mode == 1 ? "on the host (acc_raw_get after each block)" : "on the host (acc_fetch after each block)");
   em->commit_path = cp;
