@@ -67,16 +67,22 @@ static void launch_type(ocl_ctx *c, ocl_model *m, int full, const gh_est_opts *o
 /* Per-row results of one type into the per-pdf counts; 1 (with the reason
  * in gh_last_error) when a row needs the host M-step. */
 static int collect(const ocl_model *m, int full, const double *obj, const int *flg, double *before,
-                   double *after, gh_est_stats *loc) {
+                   double *after, gh_est_stats *loc, int jacobi, size_t shm_j) {
   for (int32_t p = 0; p < m->P; ++p) {
     if (m->ptype[p] != full) continue;
     for (int32_t g = 0; g < m->gcnt[p]; ++g) {
       const int32_t r = m->wrow[p] + g, f = flg[2 * r];
+      if ((f & MS_HOST_FLOOR) && !(f & (MS_HOST_REMOVE | MS_HOST_BAD)) && full && !jacobi) {
+        gh_set_error("pdf %d, Gaussian %d: an eigenvalue of the covariance may need flooring and dimension %d is "
+                     "too large for the device M-step's eigenvalue floor (%zu bytes of local memory)", p, g, m->D,
+                     shm_j);
+        return 1;
+      }
       if (f & (MS_HOST_REMOVE | MS_HOST_FLOOR | MS_HOST_BAD)) {
         gh_set_error("pdf %d, Gaussian %d: %s", p, g,
                      f & MS_HOST_REMOVE ? "too little data: to be removed"
                      : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring and the device cannot "
-                                           "(dimension too large for its local memory, or Jacobi did not converge)"
+                                           "(Jacobi did not converge)"
                                          : "the re-estimated covariance is not usable");
         return 1;
       }
@@ -182,7 +188,7 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
       }
       free(list);
     }
-    declined = collect(m, full, obj, flg, before, after, &loc);
+    declined = collect(m, full, obj, flg, before, after, &loc, jacobi, shm_j);
   }
   if (!declined) {
     for (int32_t p = 0; p < P; ++p) {
