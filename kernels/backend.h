@@ -321,7 +321,38 @@ typedef struct {
   void (*kmeans_nearest)(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
   void (*kmeans_fetch)(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
   void (*kmeans_free)(gh_backend *b, gh_dev_kmeans *z);
+
+  /* ---- optional: double-double accumulation over blocks (issue 24:
+   * results that do not depend on the number of ranks; lib/train/dd.h,
+   * lib/train/dist-em.c) ----
+   * Each model m has, besides its double accumulators (the acc_raw_*
+   * array of n = acc_raw_size(b, m) doubles), a "master" pair hi[n],
+   * lo[n] (allocated on first use, freed with m).  acc_commit does, in
+   * this order, what flags asks:
+   *   GH_ACC_MASTER_ZERO   hi = lo = 0 (start of an iteration);
+   *   GH_ACC_COMMIT        (hi, lo) += accumulators elementwise in
+   *                        double-double (lib/train/dd.h gh_dd_add: Knuth's
+   *                        TwoSum, renormalised), then the accumulators = 0
+   *                        (after each block's accumulate());
+   *   GH_ACC_MASTER_ROUND  accumulators = hi + lo rounded to double (one
+   *                        process: the final sum, then used by mstep and
+   *                        acc_fetch; the master is kept).
+   * acc_master_get copies hi and lo to host[n] each; acc_master_device:
+   * the device address of hi[n] immediately followed by lo[n] (the NCCL
+   * reduction, comm.h gh_comm_sum_dd_device), or NULL.  acc_commit and
+   * acc_master_get need the acc_raw_* ops (dist-em does the same on the
+   * host after acc_raw_get, or acc_fetch, after each block where they are
+   * NULL).  CUDA: one elementwise kernel (kernels/cuda/cuda.cu); OpenCL:
+   * kernels/opencl/dd.cl; CPU: kernels/cpu/cpu-dd.h (no device address). */
+  void (*acc_commit)(gh_backend *b, gh_dev_model *m, int flags);
+  void (*acc_master_get)(gh_backend *b, gh_dev_model *m, double *hi, double *lo);
+  double *(*acc_master_device)(gh_backend *b, gh_dev_model *m);
 } gh_backend_ops;
+
+/* acc_commit flags */
+#define GH_ACC_MASTER_ZERO 1
+#define GH_ACC_COMMIT 2
+#define GH_ACC_MASTER_ROUND 4
 
 struct gh_backend {
   const gh_backend_ops *ops;

@@ -26,7 +26,8 @@
 #     CPU reference) and gmm-acc-stats-gpu --shrinkage-stats / gmm-est-gpu --shrink=lw
 #     --device=cuda vs --device=cpu-ref on the AMI full UBM.
 #  9. gmm-train: test/gpu-train.sh (one process vs gmm-est-gpu, cuda vs cpu,
-#     --max-device-memory, 2 ranks vs 1 and NCCL vs MPI where there are 2 GPUs).
+#     --max-device-memory, 2 ranks vs 1 and NCCL vs MPI where there are 2 GPUs,
+#     byte-identical); build/test/test_dist_em's CUDA acc_commit checks.
 #  10. Kaldi's global-GMM tools (issue 26): test/bats/kaldi-ubm.bats with
 #     GSEL_DEVICE=cuda (its device test: the acc_gselect op,
 #     kernels/cuda/gselect.cu, and the tools' CUDA paths vs the CPU
@@ -328,6 +329,16 @@ if r=$(python3 test/python/compare_models.py "$tmp/shr.cuda.mdl" "$tmp/shr.cpu.m
 #    and with 2+ GPUs 2 ranks vs 1, NCCL vs MPI (test/gpu-train.sh).
 out=$(test/gpu-train.sh 2>&1)
 echo "$out" | grep -E '^(ok|not ok) '
+pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+#    acc_commit on CUDA (the double-double block sums) = lib/train/dd.h's host sums, bitwise
+if [ -x build/test/test_dist_em ]; then
+  out=$(build/test/test_dist_em 2>&1)
+  echo "$out" | grep -E '^(ok|not ok) .*(cuda|CUDA)'
+  grep -q 'SKIP no CUDA device' <<<"$out" && notok "test_dist_em skipped CUDA although a GPU is present"
+  out=$(grep -E '^(ok|not ok) .*cuda' <<<"$out")
+else
+  out="not ok - build/test/test_dist_em not built"; echo "$out"
+fi
 pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
 # 10. Kaldi's global-GMM tools and the sid UBM acceptance on CUDA
 if command -v bats >/dev/null; then

@@ -1,7 +1,7 @@
 /* gmm-train -- multi-iteration EM training of a GMM set as one job of R
  * ranks (mpirun -np R / srun; or one plain process), each with its shard of
  * the data resident on its device (lib/train/dist-em.h, shard.h, comm.h).
- * The result does not depend on R beyond double rounding; only rank 0
+ * The result does not depend on R, bit for bit (lib/train/dd.h); only rank 0
  * writes.  Test hooks (environment): GH_TEST_KILL=RANK:ITER makes rank RANK
  * kill itself (SIGKILL) after its E-step of iteration ITER; GH_TEST_HANG=RANK:ITER
  * makes it stop there for ever (the other ranks' watchdog ends the job);
@@ -31,8 +31,8 @@ int main(int argc, char **argv) {
   const char *usage =
       "EM training of a GMM set (diagonal or full covariance) for --num-iters iterations as one job:\n"
       "a plain process, or R ranks started by mpirun / srun (one per GPU), each keeping its shard of\n"
-      "the data on its device; the accumulators are summed over the ranks in a fixed order, so the\n"
-      "model does not depend on R (beyond double rounding).  Options as gmm-est-gpu; without a\n"
+      "the data on its device; blocks are combined in double-double and summed over the ranks in\n"
+      "rank order, so the model does not depend on R (bit for bit).  Options as gmm-est-gpu; without a\n"
       "label argument every frame trains pdf 0 (the model must have 1 pdf); --label-type says\n"
       "what the labels hold: ali (per-frame pdf ids), utt (one pdf id per utterance), post\n"
       "(posteriors).  Rank 0 logs each iteration and writes the models.\n"

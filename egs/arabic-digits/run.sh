@@ -216,7 +216,8 @@ if [ $stop_stage -ge 4 ]; then
   # (the HMM-GMM, adapted if run, else the GMM per digit)
   rm -f loglike.png confusion.png
   dirs=$(for d in exp/*/; do
-    if ls "$d"log/update.*.log > /dev/null 2>&1 || ls "$d"est.*.log > /dev/null 2>&1; then echo "$d"; fi; done)
+    if ls "$d"log/update.*.log > /dev/null 2>&1 || ls "$d"est.*.log > /dev/null 2>&1 ||
+       ls "$d"log/train*.log > /dev/null 2>&1 || ls "$d"train.log > /dev/null 2>&1; then echo "$d"; fi; done)
   [ -z "$dirs" ] || python3 utils/plot_results.py loglike loglike.png "Arabic digits: training" $dirs ||
     echo "run.sh: no loglike.png (see the message above)" >&2
   last=

@@ -34,6 +34,7 @@
  */
 #include "backend.h"
 #include "gemm-forms.h"
+#include "cpu/cpu-dd.h"
 #include "base/gh-base.h"
 
 #include <cblas.h>
@@ -58,6 +59,7 @@ typedef struct {
   float *Wd, *Wf;    /* [Gd x Kd], [Gf x Kf] parameter rows centred at c */
   double *Ad, *Af;   /* [Gd x Kd], [Gf x Kf] centred statistics (accumulators) */
   double *c;         /* [D] centre */
+  double *master;    /* acc_commit: double-double master, hi [Gd Kd + Gf Kf] then lo; NULL until used */
   /* scoring blocks: consecutive pdfs p0 .. p1-1 of one covariance type,
    * rows g0 .. g0+ng-1 of that type's matrices, ng <= SCORE_BLOCK_GAUSS
    * unless one pdf is larger */
@@ -172,6 +174,7 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
   free(m->G); free(m->full); free(m->row); free(m->Wd); free(m->Wf); free(m->Ad); free(m->Af);
   free(m->blk_p0); free(m->blk_p1); free(m->blk_g0); free(m->blk_ng);
   free(m->c);
+  free(m->master);
   free(m);
 }
 
@@ -409,6 +412,37 @@ static void blas_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   }
 }
 
+/* backend.h acc_raw_*: Ad then Af, the centred statistics as accumulated
+ * (acc_fetch uncentres them); acc_commit: cpu-dd.h over the same layout. */
+static int64_t blas_acc_raw_size(gh_backend *b, gh_dev_model *dm) {
+  blas_model *m = (blas_model *)dm;
+  return m->Gd * m->Kd + m->Gf * m->Kf;
+}
+static void blas_acc_raw_get(gh_backend *b, gh_dev_model *dm, double *host) {
+  blas_model *m = (blas_model *)dm;
+  memcpy(host, m->Ad, sizeof(double) * (size_t)(m->Gd * m->Kd));
+  memcpy(host + m->Gd * m->Kd, m->Af, sizeof(double) * (size_t)(m->Gf * m->Kf));
+}
+static void blas_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host) {
+  blas_model *m = (blas_model *)dm;
+  memcpy(m->Ad, host, sizeof(double) * (size_t)(m->Gd * m->Kd));
+  memcpy(m->Af, host + m->Gd * m->Kd, sizeof(double) * (size_t)(m->Gf * m->Kf));
+}
+static void blas_acc_commit(gh_backend *b, gh_dev_model *dm, int flags) {
+  blas_model *m = (blas_model *)dm;
+  const int64_t nd = m->Gd * m->Kd, n = nd + m->Gf * m->Kf;
+  if (!m->master) m->master = gh_calloc((size_t)(2 * n + 1), sizeof(double));
+  gh_cpu_acc_commit(m->Ad, m->master, m->master + n, nd, flags);
+  gh_cpu_acc_commit(m->Af, m->master + nd, m->master + n + nd, n - nd, flags);
+}
+static void blas_acc_master_get(gh_backend *b, gh_dev_model *dm, double *hi, double *lo) {
+  blas_model *m = (blas_model *)dm;
+  const int64_t n = blas_acc_raw_size(b, dm);
+  if (!m->master) m->master = gh_calloc((size_t)(2 * n + 1), sizeof(double));
+  memcpy(hi, m->master, sizeof(double) * (size_t)n);
+  memcpy(lo, m->master + n, sizeof(double) * (size_t)n);
+}
+
 static const gh_backend_ops blas_ops = {
     .name = "cpu",
     .free = blas_free,
@@ -428,6 +462,11 @@ static const gh_backend_ops blas_ops = {
     .hmm_viterbi = gh_cpu_hmm_viterbi,
     .hmm_fb = gh_cpu_hmm_fb,
     .acc_shrink = gh_cpu_acc_shrink,
+    .acc_raw_size = blas_acc_raw_size,
+    .acc_raw_get = blas_acc_raw_get,
+    .acc_raw_set = blas_acc_raw_set,
+    .acc_commit = blas_acc_commit,     /* cpu-dd.h */
+    .acc_master_get = blas_acc_master_get,
 };
 
 gh_backend *gh_backend_blas_new(void) {

@@ -19,6 +19,7 @@
  */
 #include "backend.h"
 #include "base/gh-base.h"
+#include "cpu/cpu-dd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ typedef struct {
   double **mean;     /* [P][G x D] */
   double **var;      /* [P][G x S], S = D (diag) or D(D+1)/2 (full) */
   double *scratch;   /* [max G] */
+  double *master;    /* acc_commit: double-double master, hi [n] then lo [n] in the raw layout; NULL until used */
 } cpu_model;
 
 typedef struct { int dummy; } cpu_ctx;
@@ -132,6 +134,7 @@ static void cpu_model_free(gh_backend *b, gh_dev_model *dm) {
   free(m->mean);
   free(m->var);
   free(m->scratch);
+  free(m->master);
   free(m);
 }
 
@@ -239,6 +242,45 @@ static void cpu_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   }
 }
 
+/* backend.h acc_raw_*: per pdf occupancy [G], first order [G x D],
+ * second order [G x S] (gh_accs_flatten's layout without the totals);
+ * acc_commit: cpu-dd.h over the same stretches. */
+static int64_t cpu_acc_raw_size(gh_backend *b, gh_dev_model *dm) {
+  cpu_model *m = (cpu_model *)dm;
+  int64_t n = 0;
+  for (int32_t p = 0; p < m->num_pdfs; ++p) n += (int64_t)m->pdfs[p].num_gauss * (1 + m->pdfs[p].dim + var_size(&m->pdfs[p]));
+  return n;
+}
+/* dir 0: accumulators -> host, 1: host -> accumulators, 2: acc_commit(flags) */
+static void cpu_acc_walk(gh_backend *b, cpu_model *m, double *host, int dir, int flags) {
+  const int64_t n = cpu_acc_raw_size(b, (gh_dev_model *)m);
+  if (dir == 2 && !m->master) m->master = gh_calloc((size_t)(2 * n + 1), sizeof(double));
+  int64_t k = 0;
+  for (int32_t p = 0; p < m->num_pdfs; ++p) {
+    const gh_gmm *g = &m->pdfs[p];
+    double *part[3] = {m->occ[p], m->mean[p], m->var[p]};
+    const int64_t cnt[3] = {g->num_gauss, (int64_t)g->num_gauss * g->dim, (int64_t)g->num_gauss * var_size(g)};
+    for (int j = 0; j < 3; ++j) {
+      if (dir == 0) memcpy(host + k, part[j], sizeof(double) * (size_t)cnt[j]);
+      else if (dir == 1) memcpy(part[j], host + k, sizeof(double) * (size_t)cnt[j]);
+      else gh_cpu_acc_commit(part[j], m->master + k, m->master + n + k, cnt[j], flags);
+      k += cnt[j];
+    }
+  }
+}
+static void cpu_acc_raw_get(gh_backend *b, gh_dev_model *dm, double *host) { cpu_acc_walk(b, (cpu_model *)dm, host, 0, 0); }
+static void cpu_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host) {
+  cpu_acc_walk(b, (cpu_model *)dm, (double *)host, 1, 0);
+}
+static void cpu_acc_commit(gh_backend *b, gh_dev_model *dm, int flags) { cpu_acc_walk(b, (cpu_model *)dm, NULL, 2, flags); }
+static void cpu_acc_master_get(gh_backend *b, gh_dev_model *dm, double *hi, double *lo) {
+  cpu_model *m = (cpu_model *)dm;
+  const int64_t n = cpu_acc_raw_size(b, dm);
+  if (!m->master) m->master = gh_calloc((size_t)(2 * n + 1), sizeof(double));
+  memcpy(hi, m->master, sizeof(double) * (size_t)n);
+  memcpy(lo, m->master + n, sizeof(double) * (size_t)n);
+}
+
 static const gh_backend_ops cpu_ops = {
     .name = "cpu-ref",
     .free = cpu_free,
@@ -258,6 +300,11 @@ static const gh_backend_ops cpu_ops = {
     .hmm_viterbi = gh_cpu_hmm_viterbi,
     .hmm_fb = gh_cpu_hmm_fb,
     .acc_shrink = gh_cpu_acc_shrink, /* kernels/cpu/shrink.c */
+    .acc_raw_size = cpu_acc_raw_size,
+    .acc_raw_get = cpu_acc_raw_get,
+    .acc_raw_set = cpu_acc_raw_set,
+    .acc_commit = cpu_acc_commit,       /* cpu-dd.h */
+    .acc_master_get = cpu_acc_master_get,
 };
 
 const gh_backend_ops *gh_backend_cpu_ops(void) { return &cpu_ops; }

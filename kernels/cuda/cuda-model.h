@@ -42,6 +42,7 @@ typedef struct {
   long long esize;    /* floats in dEparams */
   double *dAcc;
   long long acc_size;
+  double *dMaster;    /* [2 acc_size] double-double master hi then lo (acc_commit), or NULL */
   int maxG;
   /* Split layout (pdfs with many Gaussians): V scratch columns (one per
    * segment), nsplit split pdfs; split pdf j is pdf dSplitPdf[j], its

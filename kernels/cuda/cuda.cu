@@ -729,6 +729,7 @@ static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   if (!m) return;
   cudaFree(m->dBlocks); cudaFree(m->dPerm); cudaFree(m->dNg); cudaFree(m->dParams);
   cudaFree(m->dGconst); cudaFree(m->dEpdf); cudaFree(m->dEparams); cudaFree(m->dAcc);
+  cudaFree(m->dMaster);
   cudaFree(m->dSplitPdf); cudaFree(m->dSplitOff);
   cudaFree(m->dGfirst); cudaFree(m->dGpdf); cudaFree(m->dWeights);
   free(m->hGfirst);
@@ -1403,6 +1404,54 @@ static void cuda_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host
 }
 static double *cuda_acc_raw_device(gh_backend *b, gh_dev_model *dm) { return ((cuda_model *)dm)->dAcc; }
 
+/* backend.h acc_commit: one elementwise pass over the accumulators.
+ * lib/train/dd.h gh_dd_add on the device (no multiplications: nothing for
+ * the compiler to contract into an FMA). */
+__device__ __forceinline__ void dd_two_sum(double a, double b, double &s, double &e) {
+  const double t = a + b, bb = t - a;
+  e = (a - (t - bb)) + (b - bb);
+  s = t;
+}
+__global__ void k_acc_commit(double *__restrict__ acc, double *__restrict__ hi, double *__restrict__ lo,
+                             long long n, int flags) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    double h = (flags & GH_ACC_MASTER_ZERO) ? 0.0 : hi[i], l = (flags & GH_ACC_MASTER_ZERO) ? 0.0 : lo[i];
+    if (flags & GH_ACC_COMMIT) {
+      double s, e;
+      dd_two_sum(h, acc[i], s, e);
+      e += l;
+      dd_two_sum(s, e, h, l);
+      acc[i] = 0.0;
+    }
+    hi[i] = h;
+    lo[i] = l;
+    if (flags & GH_ACC_MASTER_ROUND) acc[i] = h + l;
+  }
+}
+static void cuda_acc_commit(gh_backend *b, gh_dev_model *dm, int flags) {
+  cuda_model *m = (cuda_model *)dm;
+  const long long n = m->acc_size;
+  if (!m->dMaster) {
+    CK(cudaMalloc((void **)&m->dMaster, (2 * n + 1) * sizeof(double)));
+    CK(cudaMemset(m->dMaster, 0, (2 * n + 1) * sizeof(double)));
+  }
+  if (n == 0 || !flags) return;
+  const long long nb = (n + 255) / 256;
+  k_acc_commit<<<(unsigned)(nb < 8192 ? nb : 8192), 256>>>(m->dAcc, m->dMaster, m->dMaster + n, n, flags);
+  CK(cudaGetLastError());
+}
+static void cuda_acc_master_get(gh_backend *b, gh_dev_model *dm, double *hi, double *lo) {
+  cuda_model *m = (cuda_model *)dm;
+  if (!m->dMaster) cuda_acc_commit(b, dm, 0);
+  CK(cudaMemcpy(hi, m->dMaster, m->acc_size * sizeof(double), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(lo, m->dMaster + m->acc_size, m->acc_size * sizeof(double), cudaMemcpyDeviceToHost));
+}
+static double *cuda_acc_master_device(gh_backend *b, gh_dev_model *dm) {
+  cuda_model *m = (cuda_model *)dm;
+  if (!m->dMaster) cuda_acc_commit(b, dm, 0);
+  return m->dMaster;
+}
+
 /* HMM kernels: kernels/cuda/cuda-hmm.cu */
 extern "C" {
 gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, int32_t num_graphs);
@@ -1479,6 +1528,9 @@ static const gh_backend_ops cuda_ops = {
     .kmeans_nearest = cuda_kmeans_nearest,
     .kmeans_fetch = cuda_kmeans_fetch,
     .kmeans_free = cuda_kmeans_free,
+    .acc_commit = cuda_acc_commit,      /* (last members: C++ wants them in order) */
+    .acc_master_get = cuda_acc_master_get,
+    .acc_master_device = cuda_acc_master_device,
 };
 
 extern "C" const char *gh_cuda_error_text(int err);

@@ -27,6 +27,10 @@ void *gh_nccl_init(int nranks, const void *id, int rank);
  * slices (padded to equal length), copied back into dbuf.  Synchronous.
  * Dies naming the NCCL or CUDA error. */
 void gh_nccl_sum_f64(void *comm, double *dbuf, size_t n);
+/* comm.h gh_comm_sum_dd_device: the double-double partial sums dhi[n],
+ * dlo[n] of every rank added in rank order (lib/train/dd.h
+ * gh_dd_add_dd), rounded once, into dout[n] on every rank. */
+void gh_nccl_sum_dd(void *comm, const double *dhi, const double *dlo, double *dout, size_t n);
 /* ncclCommAbort (the watchdog; safe from another thread). */
 void gh_nccl_abort(void *comm);
 /* ncclCommDestroy and the scratch. */

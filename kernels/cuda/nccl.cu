@@ -109,6 +109,9 @@ typedef struct {
   double *parts;  /* [R x L] this rank's slice from every rank, then [L] its sum */
   double *gath;   /* [R x L] the gathered slices */
   size_t cap;     /* L of the buffers */
+  double *dd;     /* [(2R + 1) x L] gh_nccl_sum_dd: this rank's slice of every rank's hi, then lo, then its sum */
+  double *gath_dd; /* [R x L] gh_nccl_sum_dd's gathered slices */
+  size_t cap_dd;  /* L of dd and gath_dd */
 } gh_nccl;
 
 extern "C" int gh_nccl_get_id(void *id) {
@@ -205,6 +208,98 @@ extern "C" void gh_nccl_sum_f64(void *comm, double *dbuf, size_t n) {
   cuda_check(cudaStreamSynchronize(g->s), "the reduction");
 }
 
+/* lib/train/dd.h on the device: TwoSum and the accurate pair addition
+ * (no multiplications, so nothing for the compiler to contract). */
+__device__ __forceinline__ void d_two_sum(double a, double b, double &s, double &e) {
+  const double t = a + b, bb = t - a;
+  e = (a - (t - bb)) + (b - bb);
+  s = t;
+}
+
+/* out[i] = round(sum over r in rank order of (hi_r[i], lo_r[i])) in
+ * double-double (gh_dd_add_dd), i < len; part r of hi at h + r L, of lo at
+ * l + r L. */
+__global__ void k_sum_parts_dd(const double *__restrict__ h, const double *__restrict__ l, int R, size_t L,
+                               size_t len, double *__restrict__ out) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < len; i += (size_t)gridDim.x * blockDim.x) {
+    double hi = h[i], lo = l[i];
+    for (int r = 1; r < R; ++r) {
+      double s1, s2, t1, t2;
+      d_two_sum(hi, h[(size_t)r * L + i], s1, s2);
+      d_two_sum(lo, l[(size_t)r * L + i], t1, t2);
+      s2 += t1;
+      d_two_sum(s1, s2, s1, s2);
+      s2 += t2;
+      d_two_sum(s1, s2, hi, lo);
+    }
+    out[i] = hi + lo;
+  }
+}
+
+/* hi + lo rounded, for R = 1 */
+__global__ void k_round_dd(const double *__restrict__ h, const double *__restrict__ l, size_t n,
+                           double *__restrict__ out) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    out[i] = h[i] + l[i];
+}
+
+extern "C" void gh_nccl_sum_dd(void *comm, const double *dhi, const double *dlo, double *dout, size_t n) {
+  gh_nccl *g = (gh_nccl *)comm;
+  const int R = g->R, me = g->rank;
+  if (n == 0) return;
+  cuda_check(cudaDeviceSynchronize(), "before the reduction");
+  if (R == 1) {
+    const unsigned blocks = (unsigned)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096);
+    k_round_dd<<<blocks, 256, 0, g->s>>>(dhi, dlo, n, dout);
+    cuda_check(cudaGetLastError(), "round kernel");
+    cuda_check(cudaStreamSynchronize(g->s), "the reduction");
+    return;
+  }
+  size_t L = 0; /* the longest slice */
+  for (int r = 0; r < R; ++r) {
+    const size_t len = slice_at(n, r + 1, R) - slice_at(n, r, R);
+    if (len > L) L = len;
+  }
+  if (L > g->cap_dd) {
+    cudaFree(g->dd);
+    cudaFree(g->gath_dd);
+    g->dd = g->gath_dd = NULL;
+    cuda_check(cudaMalloc((void **)&g->dd, sizeof(double) * (2 * (size_t)R + 1) * L), "scratch");
+    cuda_check(cudaMalloc((void **)&g->gath_dd, sizeof(double) * (size_t)R * L), "scratch");
+    g->cap_dd = L;
+  }
+  const size_t lo = slice_at(n, me, R), len = slice_at(n, me + 1, R) - lo;
+  double *ph = g->dd, *pl = g->dd + (size_t)R * L;
+  nccl_check(nc.group_start(), "ncclGroupStart");
+  for (int r = 0; r < R; ++r) {
+    const size_t rlo = slice_at(n, r, R), rlen = slice_at(n, r + 1, R) - rlo;
+    if (rlen) {
+      nccl_check(nc.send(dhi + rlo, rlen, NCCL_FLOAT64, r, g->comm, g->s), "ncclSend");
+      nccl_check(nc.send(dlo + rlo, rlen, NCCL_FLOAT64, r, g->comm, g->s), "ncclSend");
+    }
+    if (len) {
+      nccl_check(nc.recv(ph + (size_t)r * L, len, NCCL_FLOAT64, r, g->comm, g->s), "ncclRecv");
+      nccl_check(nc.recv(pl + (size_t)r * L, len, NCCL_FLOAT64, r, g->comm, g->s), "ncclRecv");
+    }
+  }
+  nccl_check(nc.group_end(), "ncclGroupEnd");
+  double *mine = g->dd + 2 * (size_t)R * L; /* padded to L with zeros */
+  cuda_check(cudaMemsetAsync(mine, 0, sizeof(double) * L, g->s), "memset");
+  if (len) {
+    const unsigned blocks = (unsigned)((len + 255) / 256 < 4096 ? (len + 255) / 256 : 4096);
+    k_sum_parts_dd<<<blocks, 256, 0, g->s>>>(ph, pl, R, L, len, mine);
+    cuda_check(cudaGetLastError(), "sum kernel");
+  }
+  nccl_check(nc.allgather(mine, g->gath_dd, L, NCCL_FLOAT64, g->comm, g->s), "ncclAllGather");
+  for (int r = 0; r < R; ++r) {
+    const size_t rlo = slice_at(n, r, R), rlen = slice_at(n, r + 1, R) - rlo;
+    if (rlen)
+      cuda_check(cudaMemcpyAsync(dout + rlo, g->gath_dd + (size_t)r * L, sizeof(double) * rlen,
+                                 cudaMemcpyDeviceToDevice, g->s), "copy back");
+  }
+  cuda_check(cudaStreamSynchronize(g->s), "the reduction");
+}
+
 extern "C" void gh_nccl_abort(void *comm) {
   gh_nccl *g = (gh_nccl *)comm;
   if (g && g->comm && nc.abort_) nc.abort_(g->comm);
@@ -216,6 +311,8 @@ extern "C" void gh_nccl_free(void *comm) {
   if (g->comm) nc.destroy(g->comm);
   cudaFree(g->parts);
   cudaFree(g->gath);
+  cudaFree(g->dd);
+  cudaFree(g->gath_dd);
   if (g->s) cudaStreamDestroy(g->s);
   free(g);
 }

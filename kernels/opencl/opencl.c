@@ -292,7 +292,7 @@ static void ocl_free(gh_backend *b) {
   ocl_ctx *c = b->ctx;
   cl_kernel ks[] = {c->k_expand, c->k_gemm, c->k_lse_narrow, c->k_lse_wide, c->k_post, c->k_stats,
                     c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb,
-                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ, c->k_kmeans, c->k_mstep_relfloor,
+                    c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ, c->k_acc_commit, c->k_kmeans, c->k_mstep_relfloor,
                     c->k_tp_chunk, c->k_tp_combine, c->k_tp_vchain, c->k_tp_vpass, c->k_tp_vtrace, c->k_tp_vpath,
                     c->k_tp_bchain, c->k_tp_fbpass, c->k_tp_fbsum};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
@@ -401,7 +401,7 @@ static void ocl_model_free(gh_backend *b, gh_dev_model *dm) {
   cl_mem all[] = {m->Wd, m->Wf, m->goff, m->gcnt_d, m->ptype_d, m->wrow_d, m->gpdf_d, m->gl_d,
                   m->gpdf_f, m->gl_f, m->emap_d, m->emap_f, m->acc_d, m->acc_f, m->X, m->phi_d,
                   m->phi_f, m->S, m->out, m->pair_off, m->gbase, m->gamma, m->tot, m->partial,
-                  m->wts_d, m->wts_f, m->Wd_new, m->Wf_new, m->wn_d, m->wn_f, m->occ_sum, m->obj, m->flg};
+                  m->wts_d, m->wts_f, m->Wd_new, m->Wf_new, m->wn_d, m->wn_f, m->occ_sum, m->obj, m->flg, m->master};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
   free(m->gcnt); free(m->ptype); free(m->wrow);
   free(m);
@@ -789,6 +789,48 @@ static void ocl_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host)
   if (nf) gh_ocl_write(c, m->acc_f, 0, nf * sizeof(double), host + nd);
 }
 
+/* backend.h acc_commit: dd.cl over acc_d, then acc_f (the raw layout's
+ * two parts; the master follows the same layout). */
+static void ensure_master(ocl_ctx *c, ocl_model *m) {
+  if (m->master) return;
+  const size_t n = (size_t)m->Gd * m->Kd + (size_t)m->Gf * m->Kf;
+  m->master = gh_ocl_buffer(c, (2 * n + 1) * sizeof(double), NULL, "double-double accumulators");
+  const double zero = 0.0;
+  gh_ocl_check(clEnqueueFillBuffer(c->q, m->master, &zero, sizeof zero, 0, (2 * n + 1) * sizeof(double), 0, NULL, NULL),
+               "zero double-double accumulators");
+}
+static void ocl_acc_commit(gh_backend *b, gh_dev_model *dm, int flags) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  need_fp64(b, "acc_commit");
+  ensure_master(c, m);
+  const cl_long nd = (cl_long)m->Gd * m->Kd, nf = (cl_long)m->Gf * m->Kf, n = nd + nf;
+  const cl_int fl = flags;
+  for (int part = 0; part < 2; ++part) {
+    const cl_long cnt = part ? nf : nd, off_hi = part ? nd : 0, off_lo = n + off_hi;
+    if (!cnt || !flags) continue;
+    cl_kernel k = c->k_acc_commit;
+    cl_mem acc = part ? m->acc_f : m->acc_d;
+    gh_ocl_arg(k, 0, sizeof(cl_mem), &acc);
+    gh_ocl_arg(k, 1, sizeof(cl_mem), &m->master);
+    gh_ocl_arg(k, 2, sizeof(cl_long), &off_hi);
+    gh_ocl_arg(k, 3, sizeof(cl_long), &off_lo);
+    gh_ocl_arg(k, 4, sizeof(cl_long), &cnt);
+    gh_ocl_arg(k, 5, sizeof(cl_int), &fl);
+    const size_t global = (size_t)cnt, local = 256;
+    gh_ocl_launch(c, k, 1, &global, &local, "acc_commit");
+  }
+}
+static void ocl_acc_master_get(gh_backend *b, gh_dev_model *dm, double *hi, double *lo) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  ensure_master(c, m);
+  const size_t n = (size_t)m->Gd * m->Kd + (size_t)m->Gf * m->Kf;
+  if (!n) return;
+  gh_ocl_read(c, m->master, 0, n * sizeof(double), hi);
+  gh_ocl_read(c, m->master, n * sizeof(double), n * sizeof(double), lo);
+}
+
 static const gh_backend_ops ocl_ops = {
     .name = "opencl",
     .free = ocl_free,
@@ -820,6 +862,8 @@ static const gh_backend_ops ocl_ops = {
     .kmeans_nearest = gh_ocl_kmeans_nearest,
     .kmeans_fetch = gh_ocl_kmeans_fetch,
     .kmeans_free = gh_ocl_kmeans_free,
+    .acc_commit = ocl_acc_commit,      /* dd.cl */
+    .acc_master_get = ocl_acc_master_get,
 };
 
 /* Without cl_khr_fp64: loglikes on the device, HMM ops on the CPU reference
@@ -929,6 +973,7 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
     c->k_mstep_occ = kernel(c, "gh_mstep_occ");
     c->k_kmeans = kernel(c, "gh_kmeans_nearest");
     c->k_mstep_relfloor = kernel(c, "gh_mstep_relfloor");
+    c->k_acc_commit = kernel(c, "gh_acc_commit");
     c->k_fwd_log = kernel(c, "gh_hmm_forward_log");
     c->k_fwd_scaled = kernel(c, "gh_hmm_forward_scaled");
     c->k_viterbi = kernel(c, "gh_hmm_viterbi");

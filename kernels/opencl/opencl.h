@@ -28,6 +28,7 @@ typedef struct {
   cl_kernel k_mstep_diag, k_mstep_full, k_mstep_occ;
   cl_kernel k_kmeans; /* kmeans.cl (fp64 devices) */
   cl_kernel k_mstep_relfloor;
+  cl_kernel k_acc_commit; /* dd.cl (backend.h acc_commit) */
 } ocl_ctx;
 
 /* A GMM set on the device (opencl.c model_upload): the parameter rows of
@@ -48,6 +49,8 @@ typedef struct {
   /* device M-step (opencl-mstep.c): float weights per row, the new rows and
    * weights (swapped in when complete), per-pdf occupancy, per-row results */
   cl_mem wts_d, wts_f, Wd_new, Wf_new, wn_d, wn_f, occ_sum, obj, flg;
+  /* acc_commit (dd.cl): double-double master, hi [Gd Kd + Gf Kf] then lo */
+  cl_mem master;
 } ocl_model;
 
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/opts.h"
+#include "train/dd.h"
 #ifdef GH_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -358,6 +359,66 @@ void gh_comm_sum_f64_device(gh_comm *c, double *dbuf, size_t n) {
   coll_end(c);
 #else
   (void)dbuf; (void)n;
+#endif
+}
+
+void gh_comm_sum_dd(gh_comm *c, const double *hi, const double *lo, size_t n, double *out) {
+  if (!c->mpi || c->size == 1) {
+    for (size_t i = 0; i < n; ++i) out[i] = hi[i] + lo[i];
+    return;
+  }
+#ifdef GH_HAVE_MPI
+  const int R = c->size, me = c->rank;
+  uint64_t mine = n, *all = gh_malloc(sizeof(uint64_t) * (size_t)R);
+  gh_comm_allgather(c, &mine, sizeof mine, all);
+  for (int r = 0; r < R; ++r)
+    if (all[r] != mine)
+      gh_die("gh_comm_sum_dd: rank %d brings %llu values, rank %d %llu (ranks out of step)", r,
+             (unsigned long long)all[r], me, (unsigned long long)mine);
+  free(all);
+  int *scount = gh_malloc(sizeof(int) * (size_t)R * 4), *sdispl = scount + R, *rcount = scount + 2 * R,
+      *rdispl = scount + 3 * R;
+  coll_begin(c, "double-double sum of the accumulators (all-to-all)");
+  const size_t piece = (size_t)1 << 27;
+  for (size_t p0 = 0; p0 < n; p0 += piece) {
+    const size_t m = n - p0 < piece ? n - p0 : piece;
+    const size_t lo0 = slice_at(m, me, R), len = slice_at(m, me + 1, R) - lo0;
+    if (2 * (size_t)R * len > c->parts_cap) {
+      free(c->parts);
+      c->parts_cap = 2 * (size_t)R * len;
+      c->parts = gh_malloc(sizeof(double) * (c->parts_cap ? c->parts_cap : 1));
+    }
+    double *phi = c->parts, *plo = c->parts + (size_t)R * len;
+    for (int r = 0; r < R; ++r) {
+      scount[r] = (int)(slice_at(m, r + 1, R) - slice_at(m, r, R));
+      sdispl[r] = (int)slice_at(m, r, R);
+      rcount[r] = (int)len;
+      rdispl[r] = (int)((size_t)r * len);
+    }
+    MPI_Alltoallv(hi + p0, scount, sdispl, MPI_DOUBLE, phi, rcount, rdispl, MPI_DOUBLE, MPI_COMM_WORLD);
+    MPI_Alltoallv(lo + p0, scount, sdispl, MPI_DOUBLE, plo, rcount, rdispl, MPI_DOUBLE, MPI_COMM_WORLD);
+    /* the owner adds the pairs in rank order, then rounds once */
+    double *o = out + p0;
+    for (size_t i = 0; i < len; ++i) {
+      double h = phi[i], l = plo[i];
+      for (int r = 1; r < R; ++r) gh_dd_add_dd(&h, &l, phi[(size_t)r * len + i], plo[(size_t)r * len + i]);
+      o[lo0 + i] = h + l;
+    }
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, o, scount, sdispl, MPI_DOUBLE, MPI_COMM_WORLD);
+  }
+  coll_end(c);
+  free(scount);
+#endif
+}
+
+void gh_comm_sum_dd_device(gh_comm *c, const double *dhi, const double *dlo, double *dout, size_t n) {
+  if (!c->nccl) gh_die("gh_comm_sum_dd_device: NCCL is not started (gh_comm_nccl_start)");
+#ifdef GH_HAVE_CUDA
+  coll_begin(c, "double-double sum of the accumulators (NCCL)");
+  gh_nccl_sum_dd(c->nccl, dhi, dlo, dout, n);
+  coll_end(c);
+#else
+  (void)dhi; (void)dlo; (void)dout; (void)n;
 #endif
 }
 

@@ -89,6 +89,16 @@ void gh_comm_barrier(gh_comm *c);
  * identical bytes on every rank, independent of the MPI library's
  * algorithms.  n must be the same on every rank (checked: dies otherwise). */
 void gh_comm_sum_f64(gh_comm *c, double *buf, size_t n);
+/* The double-double version (lib/train/dd.h), for sums that must not
+ * depend on R at all: every rank brings hi[n], lo[n] (its own
+ * double-double partial sums); the owner of each slice adds the R pairs in
+ * rank order with gh_dd_add_dd, starting from rank 0's, rounds each to
+ * double (hi + lo) and the rounded slices are gathered, so out[n] holds
+ * the same bytes on every rank.  out may be hi (not lo).  With R = 1 (or
+ * no MPI) out[i] = hi[i] + lo[i].  n must be the same on every rank
+ * (checked: dies otherwise).  Costs two all-to-alls of n doubles and one
+ * all-gather. */
+void gh_comm_sum_dd(gh_comm *c, const double *hi, const double *lo, size_t n, double *out);
 /* Dies on every rank ("ranks differ in <what>: ...", printed by rank 0,
  * naming the ranks whose value differs from rank 0's) unless bytes[n] is
  * the same on every rank (compared by a 64-bit hash and the length). */
@@ -116,6 +126,11 @@ int gh_comm_has_nccl(const gh_comm *c);
  * bytes: grouped ncclSend/ncclRecv of the slices to their owners, a kernel
  * adds the R parts in rank order, ncclAllGather.  Needs gh_comm_has_nccl. */
 void gh_comm_sum_f64_device(gh_comm *c, double *dbuf, size_t n);
+/* gh_comm_sum_dd on CUDA device buffers dhi[n], dlo[n] (double-double
+ * partial sums; not changed), same order and bytes: the rounded sums go to
+ * the device buffer dout[n] on every rank (may alias neither dhi nor dlo).
+ * Needs gh_comm_has_nccl. */
+void gh_comm_sum_dd_device(gh_comm *c, const double *dhi, const double *dlo, double *dout, size_t n);
 
 /* 64-bit FNV-1a hash of bytes[n] (model checksums in logs and checks). */
 uint64_t gh_hash64(const void *bytes, size_t n, uint64_t h);

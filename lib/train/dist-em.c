@@ -143,44 +143,93 @@ void gh_dist_em_free(gh_dist_em *em) {
   free(em->dd);
   free(em->streamed);
   if (em->have_own) gh_accs_free(&em->own);
+  if (em->have_blk) gh_accs_free(&em->blk);
+  if (em->hdd.hi) gh_dd_acc_free(&em->hdd);
   free(em->buf);
   memset(em, 0, sizeof *em);
 }
 
-/* The reduced accumulators on the host: fetched from the device (where
- * they may already be reduced: device_reduced) into *a, reduced unless
- * they were. */
-static void fetch_reduced(gh_dist_em *em, gh_accs_set *a, double ll, double w) {
+/* The reduced accumulators on the host, from the device, where they are
+ * (device_reduced), with the reduced totals. */
+static void fetch_reduced(gh_dist_em *em, gh_accs_set *a) {
   gh_dist_em_sync(em);
   gh_accs_init(a, em->model);
   em->b->ops->acc_fetch(em->b, em->dm, a);
-  if (em->device_reduced) {
-    a->total_loglike = em->total_loglike;
-    a->total_frames = em->total_weight;
+  a->total_loglike = em->total_loglike;
+  a->total_frames = em->total_weight;
+}
+
+static void accs_zero(gh_accs_set *a) {
+  for (int32_t p = 0; p < a->num_pdfs; ++p) {
+    gh_gmm_accs *g = &a->pdfs[p];
+    memset(g->occupancy, 0, sizeof(double) * (size_t)g->num_gauss);
+    memset(g->mean_accs, 0, sizeof(double) * (size_t)g->num_gauss * (size_t)g->dim);
+    memset(g->var_accs, 0, sizeof(double) * (size_t)g->num_gauss * (size_t)var_size(g));
+  }
+}
+
+/* The host double-double master of n values, zeroed. */
+static void hdd_start(gh_dist_em *em, size_t n) {
+  if (em->hdd.hi && em->hdd.n == n) {
+    gh_dd_acc_zero(&em->hdd);
+  } else {
+    if (em->hdd.hi) gh_dd_acc_free(&em->hdd);
+    gh_dd_acc_init(&em->hdd, n);
+  }
+}
+
+/* After one block's accumulate(): its double accumulators added into the
+ * double-double master (dist-em.h, step 1), then zeroed. */
+static void commit_block(gh_dist_em *em, int mode) {
+  gh_backend *b = em->b;
+  if (mode == 0) {
+    b->ops->acc_commit(b, em->dm, GH_ACC_COMMIT);
     return;
   }
-  a->total_loglike = ll;
-  a->total_frames = w;
-  if (gh_comm_size(em->comm) > 1) {
-    const size_t n = gh_accs_flat_size(a, 0);
-    double *buf = grow_buf(em, n);
-    gh_accs_flatten(a, 0, buf);
-    gh_comm_sum_f64(em->comm, buf, n);
-    gh_accs_unflatten(a, 0, buf);
-    em->reduce_path = "host-accs";
+  double *buf = grow_buf(em, em->hdd.n);
+  if (mode == 1) {
+    b->ops->acc_raw_get(b, em->dm, buf);
+  } else {
+    accs_zero(&em->blk);
+    b->ops->acc_fetch(b, em->dm, &em->blk);
+    gh_accs_flatten(&em->blk, 0, buf); /* totals: 0 (acc_fetch leaves them) */
   }
-  em->total_loglike = a->total_loglike;
-  em->total_weight = a->total_frames;
+  gh_dd_acc_add(&em->hdd, buf);
+  b->ops->acc_zero(b, em->dm);
 }
 
 double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
   gh_backend *b = em->b;
+  const gh_backend_ops *o = b->ops;
   const gh_shard_data *sd = em->sd;
   const int R = gh_comm_size(em->comm);
   const double t0 = gh_seconds();
-  if (!em->dm) em->dm = b->ops->model_upload(b, em->model);
-  b->ops->acc_zero(b, em->dm);
-  double ll = 0.0, w = 0.0;
+  if (!em->dm) em->dm = o->model_upload(b, em->model);
+  /* where the blocks are combined: 0 on the device (acc_commit), 1 on the
+   * host from the raw device array, 2 on the host from acc_fetch */
+  const int raw = o->acc_raw_size && o->acc_raw_get && o->acc_raw_set;
+  int mode = raw && o->acc_commit && o->acc_master_get ? 0 : raw ? 1 : 2;
+  /* test hook: the host fallbacks on a backend that has the ops */
+  const char *force = getenv("GH_TRAIN_COMMIT");
+  if (force && !strcmp(force, "host-raw") && raw) mode = 1;
+  if (force && !strcmp(force, "host-accs")) mode = 2;
+  const char *cp = mode == 0 ? "device" : mode == 1 ? "host-raw" : "host-accs";
+  if ((!em->commit_path || strcmp(em->commit_path, cp)) && gh_comm_rank(em->comm) == 0)
+    gh_log("the blocks' accumulators are combined in double-double %s", mode == 0 ? "on the device (acc_commit)"
+           : mode == 1 ? "on the host (acc_raw_get after each block)" : "on the host (acc_fetch after each block)");
+  em->commit_path = cp;
+  if (em->have_blk) { gh_accs_free(&em->blk); em->have_blk = 0; }
+  o->acc_zero(b, em->dm);
+  if (mode == 0) {
+    o->acc_commit(b, em->dm, GH_ACC_MASTER_ZERO);
+  } else if (mode == 1) {
+    hdd_start(em, (size_t)o->acc_raw_size(b, em->dm));
+  } else {
+    gh_accs_init(&em->blk, em->model);
+    em->have_blk = 1;
+    hdd_start(em, gh_accs_flat_size(&em->blk, 0));
+  }
+  double tot_hi[2] = {0, 0}, tot_lo[2] = {0, 0}; /* log-likelihood, weight */
   /* streamed blocks: the next one is uploaded while the current one's
    * E-step runs; at most two of them on the device */
   int32_t next = 0, loaded = 0;
@@ -191,56 +240,59 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
       if (next <= k) next = k;
       while (loaded < 2 && next < sd->num_blocks) {
         if (em->streamed[next]) {
-          b->ops->data_reload(b, em->dd[next]);
+          o->data_reload(b, em->dd[next]);
           loaded++;
         }
         next++;
       }
     }
-    ll += b->ops->accumulate(b, em->dm, em->dd[k]);
-    w += sd->blocks[k].total_weight;
+    gh_dd_add(&tot_hi[0], &tot_lo[0], o->accumulate(b, em->dm, em->dd[k]));
+    gh_dd_add(&tot_hi[1], &tot_lo[1], sd->blocks[k].total_weight);
+    commit_block(em, mode);
     if (em->streamed[k]) {
-      b->ops->data_evict(b, em->dd[k]);
+      o->data_evict(b, em->dd[k]);
       loaded--;
     }
   }
   const double t1 = gh_seconds();
-  em->device_reduced = 0;
   if (em->have_own) { gh_accs_free(&em->own); em->have_own = 0; }
-  const int dev_mstep = !accs && em->device_mstep && b->ops->mstep;
-  em->reduce_path = "none";
-  if (dev_mstep && gh_comm_has_nccl(em->comm) && b->ops->acc_raw_device && b->ops->acc_raw_size) {
-    double *dptr = b->ops->acc_raw_device(b, em->dm);
-    const int64_t n = b->ops->acc_raw_size(b, em->dm);
-    gh_comm_sum_f64_device(em->comm, dptr, (size_t)n);
-    double tot[2] = {ll, w};
-    gh_comm_sum_f64(em->comm, tot, 2);
-    em->total_loglike = tot[0];
-    em->total_weight = tot[1];
-    em->device_reduced = 1;
-    em->reduce_path = "nccl";
-  } else if (dev_mstep && b->ops->acc_raw_get && b->ops->acc_raw_set && b->ops->acc_raw_size) {
-    const int64_t n = b->ops->acc_raw_size(b, em->dm);
-    double *buf = grow_buf(em, (size_t)n + 2);
-    if (R > 1) {
-      b->ops->acc_raw_get(b, em->dm, buf);
-      buf[n] = ll;
-      buf[n + 1] = w;
-      gh_comm_sum_f64(em->comm, buf, (size_t)n + 2);
-      b->ops->acc_raw_set(b, em->dm, buf);
-      ll = buf[n];
-      w = buf[n + 1];
-      em->reduce_path = "host-raw";
+  em->reduce_path = R > 1 ? "host-raw" : "none";
+  double tot[2];
+  gh_comm_sum_dd(em->comm, tot_hi, tot_lo, 2, tot);
+  em->total_loglike = tot[0];
+  em->total_weight = tot[1];
+  em->device_reduced = mode != 2;
+  if (mode == 0) {
+    const int64_t n = o->acc_raw_size(b, em->dm);
+    if (R == 1) {
+      o->acc_commit(b, em->dm, GH_ACC_MASTER_ROUND);
+    } else if (gh_comm_has_nccl(em->comm) && o->acc_master_device && o->acc_raw_device &&
+               o->acc_master_device(b, em->dm) && o->acc_raw_device(b, em->dm)) {
+      const double *m = o->acc_master_device(b, em->dm);
+      gh_comm_sum_dd_device(em->comm, m, m + n, o->acc_raw_device(b, em->dm), (size_t)n);
+      em->reduce_path = "nccl";
+    } else {
+      double *buf = grow_buf(em, 2 * (size_t)n);
+      o->acc_master_get(b, em->dm, buf, buf + n);
+      gh_comm_sum_dd(em->comm, buf, buf + n, (size_t)n, buf);
+      o->acc_raw_set(b, em->dm, buf);
     }
-    em->total_loglike = ll;
-    em->total_weight = w;
-    em->device_reduced = 1;
   } else {
-    /* the host path: fetched, reduced, M-step on the host */
-    gh_accs_set *a = accs ? accs : &em->own;
-    fetch_reduced(em, a, ll, w);
-    if (!accs) em->have_own = 1;
+    double *buf = grow_buf(em, em->hdd.n);
+    gh_dd_acc_reduce(&em->hdd, em->comm, buf);
+    if (mode == 1) {
+      o->acc_raw_set(b, em->dm, buf);
+    } else {
+      gh_accs_set *a = accs ? accs : &em->own;
+      gh_accs_init(a, em->model);
+      gh_accs_unflatten(a, 0, buf);
+      a->total_loglike = em->total_loglike;
+      a->total_frames = em->total_weight;
+      if (!accs) em->have_own = 1;
+      if (R > 1) em->reduce_path = "host-accs";
+    }
   }
+  if (accs && em->device_reduced) fetch_reduced(em, accs);
   const double t2 = gh_seconds();
   em->estep_seconds = t1 - t0;
   em->reduce_seconds = t2 - t1;
@@ -249,17 +301,23 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
 
 void gh_dist_em_acc_shrink(gh_dist_em *em, gh_accs_set *accs) {
   const gh_shard_data *sd = em->sd;
+  /* as the E-step's accumulators: each block's statistics (added in double
+   * to zeroed arrays) combined in double-double, reduced, rounded once */
+  const size_t n = gh_accs_flat_size(accs, 1);
+  double *buf = grow_buf(em, n);
+  gh_dd_acc dd;
+  gh_dd_acc_init(&dd, n);
   for (int32_t k = 0; k < sd->num_blocks; ++k) {
     const gh_data *d = &sd->blocks[k];
-    gh_backend_acc_shrink(em->b, em->model, d->feats, d->num_frames, d->pairs, d->num_pairs, accs);
-  }
-  if (gh_comm_size(em->comm) > 1) {
-    const size_t n = gh_accs_flat_size(accs, 1);
-    double *buf = grow_buf(em, n);
-    gh_accs_flatten(accs, 1, buf);
-    gh_comm_sum_f64(em->comm, buf, n);
+    memset(buf, 0, sizeof(double) * n);
     gh_accs_unflatten(accs, 1, buf);
+    gh_backend_acc_shrink(em->b, em->model, d->feats, d->num_frames, d->pairs, d->num_pairs, accs);
+    gh_accs_flatten(accs, 1, buf);
+    gh_dd_acc_add(&dd, buf);
   }
+  gh_dd_acc_reduce(&dd, em->comm, buf);
+  gh_accs_unflatten(accs, 1, buf);
+  gh_dd_acc_free(&dd);
 }
 
 void gh_dist_em_mstep(gh_dist_em *em, const gh_est_opts *eo, const gh_accs_set *accs, gh_est_stats *st) {
@@ -281,7 +339,7 @@ void gh_dist_em_mstep(gh_dist_em *em, const gh_est_opts *eo, const gh_accs_set *
   if (!accs) {
     if (!em->have_own) {
       /* the device declined: its accumulators are the reduced ones */
-      fetch_reduced(em, &em->own, 0, 0);
+      fetch_reduced(em, &em->own);
       em->have_own = 1;
     }
     accs = &em->own;

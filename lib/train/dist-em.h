@@ -1,19 +1,26 @@
 /* dist-em.h -- EM of a GMM set over R ranks (gmm-train; issue 24): each
  * rank keeps its shard (lib/train/shard.h) resident on its backend, one
  * frame block per gh_dev_data, and every iteration
- *   1. E-step: acc_zero once, then accumulate() block after block in the
- *      global block order: the fp32 work of the kernels happens inside a
- *      block, the blocks are combined in the backend's double accumulators;
- *   2. reduction: the rank's accumulators (and its total log-likelihood
- *      and frame weight) summed over the ranks with comm.h's deterministic
- *      gh_comm_sum_f64 (host) or gh_comm_sum_f64_device (NCCL), so every
- *      rank holds identical bytes;
+ *   1. E-step: accumulate() block after block in the global block order:
+ *      the fp32 work of the kernels happens inside a block; after each
+ *      block its double accumulators are added into a double-double
+ *      master (lib/train/dd.h: on the device with backend.h acc_commit,
+ *      else on the host after acc_raw_get or acc_fetch; the environment's
+ *      GH_TRAIN_COMMIT=host-raw|host-accs forces these, for tests) and
+ *      zeroed;
+ *   2. reduction: the ranks' double-double masters (and their total
+ *      log-likelihoods and frame weights, also double-double) added over
+ *      the ranks in rank order in double-double and rounded to double once
+ *      (comm.h gh_comm_sum_dd on the host, gh_comm_sum_dd_device with
+ *      NCCL), so every rank holds identical bytes;
  *   3. M-step, identically on every rank: on the device when the backend
  *      can (backend.h mstep, after acc_raw_set / the NCCL sum), else on the
  *      host from the reduced accumulators (lib/gmm/gmm-est.c).
- * So R ranks give the 1-rank accumulators up to the order of the double
- * additions (blocks combined per rank, then ranks in order: ~1e-15
- * relative), and a plain process equals one rank exactly.  The E-step
+ * The rounded sums are the correctly rounded exact sums of the blocks'
+ * double contributions (dd.h says when not: a near-tie or a cancellation
+ * of ~2^50, never seen in practice), so R ranks give the 1-rank
+ * accumulators and models bit for bit, and a plain process equals one
+ * rank exactly.  The E-step
  * model's centre for the GEMM forms (kernels/gemm-forms.h
  * gh_gemm_model_centre) is a function of the model only: CPU BLAS takes
  * it from each uploaded model, CUDA from the first model a block is used
@@ -25,6 +32,7 @@
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
 #include "train/comm.h"
+#include "train/dd.h"
 #include "train/shard.h"
 
 typedef struct {
@@ -49,6 +57,10 @@ typedef struct {
   double total_loglike;   /* over all ranks, last E-step (natural log, total) */
   double estep_seconds, reduce_seconds, mstep_seconds;
   const char *reduce_path; /* "nccl", "host-raw", "host-accs" or "none" (R = 1) */
+  const char *commit_path; /* where blocks are added in double-double: "device", "host-raw", "host-accs" */
+  gh_dd_acc hdd;          /* host double-double master (no acc_commit) */
+  gh_accs_set blk;        /* one block's fetched accumulators (no acc_raw_*) */
+  int have_blk;
 } gh_dist_em;
 
 /* Uploads the shard's blocks (one gh_dev_data each); model, sd and comm
@@ -70,8 +82,10 @@ void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *m
  * *model is synced.  Returns the average log-likelihood per (weighted)
  * frame over all ranks (natural log). */
 double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs);
-/* The shrinkage statistics of this rank's blocks (lib/gmm/shrink.h) added
- * to accs, with centres already set (gh_accs_shrink_init), then reduced. */
+/* The shrinkage statistics (lib/gmm/shrink.h) of every rank's blocks,
+ * combined as the E-step's (block by block in double-double, reduced over
+ * the ranks, rounded once), written over accs' shrink arrays; the centres
+ * are already set (gh_accs_shrink_init). */
 void gh_dist_em_acc_shrink(gh_dist_em *em, gh_accs_set *accs);
 /* M-step after gh_dist_em_estep with the same accs argument; adds the
  * counts to *st (may be NULL). */

@@ -2,12 +2,14 @@
 #include "train/hmm-train.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/gh-base.h"
 #include "io/table.h"
 #include "train/comm.h"
+#include "train/dd.h"
 #include "train/shard.h"
 
 int gh_hmm_train_mode_parse(const char *s, gh_hmm_train_mode *m) {
@@ -482,6 +484,16 @@ static void gmm_accs_pack(gh_accs_set *a, double *x, int unpack) {
   }
 }
 
+static void accs_zero(gh_accs_set *a) {
+  for (int32_t p = 0; p < a->num_pdfs; ++p) {
+    gh_gmm_accs *g = &a->pdfs[p];
+    const int64_t G = g->num_gauss, D = g->dim, S = g->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
+    memset(g->occupancy, 0, (size_t)G * sizeof(double));
+    memset(g->mean_accs, 0, (size_t)(G * D) * sizeof(double));
+    memset(g->var_accs, 0, (size_t)(G * S) * sizeof(double));
+  }
+}
+
 void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats *st) {
   double t0 = gh_seconds();
   memset(st, 0, sizeof *st);
@@ -516,10 +528,29 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   gh_accs_init(&accs, t->model);
   gh_hmm_accs haccs;
   gh_hmm_accs_init(&haccs, t->set);
-  double hmm_ll = 0, hmm_frames = 0, n_ok = 0, n_fail = 0, gmm_ll = 0, gmm_w = 0;
+  /* Results that do not depend on R (lib/train/dist-em.h, dd.h): each
+   * block's contributions -- GMM accumulators, transition counts, totals --
+   * are summed in double within the block, added into double-double
+   * masters block by block, reduced over the ranks in rank order and
+   * rounded once.  The GMM accumulators on the device with acc_commit
+   * where the backend has it, else on the host after acc_fetch; the rest
+   * on the host (hdd: [GMM accs when on the host] HMM counts, 8 totals). */
+  const gh_backend_ops *o = b->ops;
+  const int dd_dev = o->acc_commit && o->acc_master_get && o->acc_raw_size && o->acc_raw_get && o->acc_raw_set;
+  const int64_t ng = gmm_accs_size(&accs), nh = haccs.off[haccs.num_hmms];
+  const int64_t hoff = dd_dev ? 0 : ng, nhost = hoff + nh + 8;
+  gh_dd_acc hdd;
+  gh_dd_acc_init(&hdd, (size_t)nhost);
+  double *buf = gh_malloc((size_t)nhost * sizeof(double));
+  if (dd_dev) {
+    o->acc_zero(b, dm);
+    o->acc_commit(b, dm, GH_ACC_MASTER_ZERO);
+  }
   for (int64_t bi = 0; bi < t->nblk; ++bi) {
     const rblock *rb = &t->blocks[bi];
     int64_t np = 0;
+    double hmm_ll = 0, hmm_frames = 0, n_ok = 0, n_fail = 0, gmm_ll = 0, gmm_w = 0; /* this block's */
+    memset(haccs.counts, 0, (size_t)nh * sizeof(double));
     t->pairs = t->bpairs[bi];
     t->pairs_cap = t->bpairs_cap[bi];
     for (int64_t k = rb->b0; k < rb->b1; ++k) {
@@ -599,33 +630,57 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     }
     t->bpairs[bi] = t->pairs;
     t->bpairs_cap[bi] = t->pairs_cap;
-    if (np == 0) continue;
-    for (int64_t i = 0; i < np; ++i) gmm_w += t->pairs[i].weight;
     tp = gh_seconds();
-    /* the block's frames stay on the backend across iterations; only the pairs change */
-    gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, t->pairs, np);
-    b->ops->acc_zero(b, dm);
-    gmm_ll += b->ops->accumulate(b, dm, t->bdd[bi]);
-    b->ops->acc_fetch(b, dm, &accs);
+    if (np > 0) {
+      for (int64_t i = 0; i < np; ++i) gmm_w += t->pairs[i].weight;
+      /* the block's frames stay on the backend across iterations; only the pairs change */
+      gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, t->pairs, np);
+      o->acc_zero(b, dm);
+      gmm_ll = o->accumulate(b, dm, t->bdd[bi]);
+    }
+    if (dd_dev) {
+      if (np > 0) o->acc_commit(b, dm, GH_ACC_COMMIT);
+    } else if (np > 0) {
+      accs_zero(&accs);
+      o->acc_fetch(b, dm, &accs); /* adds */
+      gmm_accs_pack(&accs, buf, 0);
+    } else {
+      memset(buf, 0, (size_t)ng * sizeof(double));
+    }
+    memcpy(buf + hoff, haccs.counts, (size_t)nh * sizeof(double));
+    double *bt = buf + hoff + nh;
+    bt[0] = gmm_ll; bt[1] = gmm_w; bt[2] = hmm_ll; bt[3] = hmm_frames; bt[4] = n_ok; bt[5] = n_fail;
+    bt[6] = bt[7] = 0;
+    gh_dd_acc_add(&hdd, buf);
     st->accumulate_seconds += gh_seconds() - tp;
   }
-  for (int32_t g = 0; g <= t->num_groups; ++g)
-    if (gdm[g]) b->ops->model_free(b, gdm[g]);
-  free(gdm);
   st->estep_seconds = gh_seconds() - t0;
 
-  /* reduction: GMM accs, transition accs, totals -- one buffer */
+  /* reduction over the ranks: every sum in double-double, in rank order,
+   * rounded once (comm.h gh_comm_sum_dd) */
   double tr0 = gh_seconds();
-  int64_t ng = gmm_accs_size(&accs), nh = haccs.off[haccs.num_hmms], ntot = ng + nh + 8;
-  double *buf = gh_malloc(ntot * sizeof(double));
-  gmm_accs_pack(&accs, buf, 0);
-  memcpy(buf + ng, haccs.counts, nh * sizeof(double));
-  double *tot = buf + ng + nh;
-  tot[0] = gmm_ll; tot[1] = gmm_w; tot[2] = hmm_ll; tot[3] = hmm_frames; tot[4] = n_ok; tot[5] = n_fail;
-  tot[6] = tot[7] = 0;
-  if (t->comm) gh_comm_sum_f64(t->comm, buf, (size_t)ntot);
-  gmm_accs_pack(&accs, buf, 1);
-  memcpy(haccs.counts, buf + ng, nh * sizeof(double));
+  const int R = t->comm ? gh_comm_size(t->comm) : 1;
+  if (dd_dev) {
+    if (R == 1) {
+      o->acc_commit(b, dm, GH_ACC_MASTER_ROUND);
+    } else {
+      const int64_t n = o->acc_raw_size(b, dm);
+      double *hl = gh_malloc(sizeof(double) * (size_t)(2 * n + 1));
+      o->acc_master_get(b, dm, hl, hl + n);
+      gh_comm_sum_dd(t->comm, hl, hl + n, (size_t)n, hl);
+      o->acc_raw_set(b, dm, hl);
+      free(hl);
+    }
+    o->acc_fetch(b, dm, &accs); /* into zeroed accs */
+  }
+  for (int32_t g = 0; g <= t->num_groups; ++g)
+    if (gdm[g]) o->model_free(b, gdm[g]);
+  free(gdm);
+  gh_dd_acc_reduce(&hdd, t->comm, buf);
+  gh_dd_acc_free(&hdd);
+  if (!dd_dev) gmm_accs_pack(&accs, buf, 1);
+  memcpy(haccs.counts, buf + hoff, (size_t)nh * sizeof(double));
+  double *tot = buf + hoff + nh;
   st->gmm_loglike = accs.total_loglike = tot[0];
   st->gmm_frames = accs.total_frames = tot[1];
   st->hmm_loglike = haccs.total_like = tot[2];
@@ -633,6 +688,21 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   st->num_utts = tot[4];
   haccs.num_utts = (int64_t)tot[4];
   st->num_failed = tot[5];
+  /* test hook (as gmm-train's): rank 0 writes this iteration's reduced sums
+   * as raw doubles -- GMM accumulators (per pdf occupancy, first, second
+   * order), transition counts, the 6 totals and 2 zeros */
+  const char *dump = getenv("GH_TRAIN_DUMP_ACCS");
+  if (dump && *dump && t->rank == 0) {
+    const size_t nall = (size_t)(ng + nh + 8);
+    double *all = gh_malloc(sizeof(double) * nall);
+    gmm_accs_pack(&accs, all, 0);
+    memcpy(all + ng, haccs.counts, (size_t)nh * sizeof(double));
+    memcpy(all + ng + nh, tot, 8 * sizeof(double));
+    gh_tmpfile *tf = gh_tmpfile_open(dump);
+    if (fwrite(all, sizeof(double), nall, gh_tmpfile_fp(tf)) != nall) gh_die("%s: write error", dump);
+    gh_tmpfile_commit(tf);
+    free(all);
+  }
   free(buf);
   st->reduce_seconds = gh_seconds() - tr0;
   if (st->gmm_frames <= 0)

@@ -2,7 +2,11 @@
  * the identity.  Under `mpirun -np R` (test/bats/train-mpi.bats): the
  * deterministic sum equals ((b_0 + b_1) + ...) + b_{R-1} computed here in
  * rank order from every rank's buffer (regenerated locally from the seeds),
- * bit for bit, on every rank; broadcast, all-gather and the host table. */
+ * bit for bit, on every rank; gh_comm_sum_dd: 24 blocks with nearly
+ * cancelling values, cut into R contiguous groups (one per rank), give
+ * the bits of one process summing all blocks in double-double (the
+ * grouping does not show, whatever R); broadcast, all-gather and the host
+ * table. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +14,7 @@
 
 #include "gh-test.h"
 #include "train/comm.h"
+#include "train/dd.h"
 
 /* rank r's buffer: values of mixed sign and magnitude (so the order of
  * the additions matters) */
@@ -50,6 +55,48 @@ int main(int argc, char **argv) {
     for (int r = 0; r < R; ++r) same &= all[r] == h;
     GH_TEST_OK(same, "rank %d: all ranks hold the same %zu sums", me, n);
     free(all); free(b); free(want); free(tmp);
+  }
+  /* double-double: 24 blocks of n values, block k's values from seed k;
+   * rank r holds blocks [24 r / R, 24 (r+1) / R) */
+  {
+    const size_t n = 10007;
+    const int nb = 24;
+    double *x = malloc(sizeof(double) * n), *out = malloc(sizeof(double) * n), *want = malloc(sizeof(double) * n);
+    gh_dd_acc mine, one;
+    gh_dd_acc_init(&mine, n);
+    gh_dd_acc_init(&one, n);
+    for (int k = 0; k < nb; ++k) {
+      fill(x, n, k);
+      /* odd blocks nearly cancel the even ones: sum |x| >> |sum x| */
+      if (k % 2) {
+        double *y = malloc(sizeof(double) * n);
+        fill(y, n, k - 1);
+        for (size_t i = 0; i < n; ++i) x[i] = -y[i] + x[i] * 1e-9;
+        free(y);
+      }
+      gh_dd_acc_add(&one, x);
+      if (k >= nb * me / R && k < nb * (me + 1) / R) gh_dd_acc_add(&mine, x);
+    }
+    gh_dd_acc_reduce(&one, NULL, want);
+    gh_dd_acc_reduce(&mine, c, out);
+    GH_TEST_OK(!memcmp(out, want, sizeof(double) * n),
+               "rank %d: double-double sum of %d blocks over %d ranks = one process's, bitwise", me, nb, R);
+    const uint64_t h = gh_hash64(out, sizeof(double) * n, GH_HASH64_INIT);
+    uint64_t *all = malloc(sizeof(uint64_t) * (size_t)R);
+    gh_comm_allgather(c, &h, sizeof h, all);
+    int same = 1;
+    for (int r = 0; r < R; ++r) same &= all[r] == h;
+    GH_TEST_OK(same, "rank %d: all ranks hold the same double-double sums", me);
+    /* in place (out = hi), and n = 0 */
+    memcpy(out, mine.hi, sizeof(double) * n);
+    gh_comm_sum_dd(c, out, mine.lo, n, out);
+    GH_TEST_OK(!memcmp(out, want, sizeof(double) * n), "rank %d: gh_comm_sum_dd in place", me);
+    gh_comm_sum_dd(c, NULL, NULL, 0, NULL);
+    GH_TEST_OK(1, "rank %d: gh_comm_sum_dd of 0 values", me);
+    free(all);
+    gh_dd_acc_free(&mine);
+    gh_dd_acc_free(&one);
+    free(x); free(out); free(want);
   }
   int v = me == 0 ? 4242 : -1;
   gh_comm_bcast(c, &v, sizeof v, 0);

@@ -1,11 +1,18 @@
 /* test_dist_em.c -- lib/train/dist-em.h helpers the distributed trainers
  * share: the accumulators' flat form (the reduction buffer) and the model
- * hash (the per-iteration same-model check). */
+ * hash (the per-iteration same-model check); and backend.h acc_commit on
+ * every backend (cpu-ref, cpu; OpenCL when a device exists, CUDA when a GPU
+ * does): the double-double master after three blocks equals, bit for bit,
+ * lib/train/dd.h's host accumulation of the three blocks' raw accumulators
+ * (each block alone: acc_zero, accumulate, acc_raw_get), and ROUND writes
+ * hi + lo into the accumulators. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gh-test.h"
+#include "backend.h"
 #include "gmm/shrink.h"
 #include "train/dist-em.h"
 
@@ -29,6 +36,70 @@ static void make_set(gh_gmm_set *s) {
     }
     gh_gmm_compute_gconsts(g);
   }
+}
+
+/* acc_commit against the host double-double sum of the blocks */
+static void test_commit(gh_backend *b, const gh_gmm_set *s) {
+  const gh_backend_ops *o = b->ops;
+  if (!o->acc_commit) {
+    printf("ok %d - # SKIP %s has no acc_commit\n", ++gh_t_n, o->name);
+    ++gh_t_pass;
+    return;
+  }
+  enum { T = 900, NB = 3 };
+  float *X = malloc(sizeof(float) * T * 3);
+  gh_frame_pdf *pairs = malloc(sizeof(gh_frame_pdf) * T);
+  uint32_t r = 12345;
+  for (int t = 0; t < T; ++t) {
+    for (int i = 0; i < 3; ++i) {
+      r = r * 1664525u + 1013904223u;
+      X[t * 3 + i] = (float)((r >> 8) / 16777216.0 * 4.0 - 2.0) + (t % 7 == 0 ? 1000.0f : 0.0f);
+    }
+    pairs[t] = (gh_frame_pdf){t % (T / NB), t % 2, 0.25f + (t % 5) * 0.5f};
+  }
+  gh_dev_model *m = o->model_upload(b, s);
+  gh_dev_data *d[NB];
+  for (int k = 0; k < NB; ++k) d[k] = o->data_upload(b, X + (size_t)k * (T / NB) * 3, T / NB, 3, pairs + k * (T / NB), T / NB);
+  const int64_t n = o->acc_raw_size(b, m);
+  double *x = malloc(sizeof(double) * n), *hi = malloc(sizeof(double) * n), *lo = malloc(sizeof(double) * n),
+         *got = malloc(sizeof(double) * n), *want = malloc(sizeof(double) * n);
+  gh_dd_acc ref;
+  gh_dd_acc_init(&ref, (size_t)n);
+  for (int k = 0; k < NB; ++k) {
+    o->acc_zero(b, m);
+    o->accumulate(b, m, d[k]);
+    o->acc_raw_get(b, m, x);
+    gh_dd_acc_add(&ref, x);
+  }
+  o->acc_zero(b, m);
+  o->acc_commit(b, m, GH_ACC_MASTER_ZERO);
+  for (int k = 0; k < NB; ++k) {
+    o->accumulate(b, m, d[k]);
+    o->acc_commit(b, m, GH_ACC_COMMIT);
+  }
+  o->acc_raw_get(b, m, got);
+  int zero = 1;
+  for (int64_t i = 0; i < n; ++i) zero &= got[i] == 0.0;
+  GH_TEST_OK(zero, "%s acc_commit: the accumulators are zero after a commit", o->name);
+  o->acc_master_get(b, m, hi, lo);
+  GH_TEST_OK(!memcmp(hi, ref.hi, sizeof(double) * n) && !memcmp(lo, ref.lo, sizeof(double) * n),
+             "%s acc_commit: master (hi, lo) of %d blocks = dd.h's host sum of their accumulators, bitwise", o->name, NB);
+  int nonzero_lo = 0;
+  for (int64_t i = 0; i < n; ++i) nonzero_lo |= lo[i] != 0.0;
+  GH_TEST_OK(nonzero_lo, "%s acc_commit: some lo parts are non-zero (the test sees the low word)", o->name);
+  o->acc_commit(b, m, GH_ACC_MASTER_ROUND);
+  o->acc_raw_get(b, m, got);
+  gh_dd_acc_reduce(&ref, NULL, want);
+  GH_TEST_OK(!memcmp(got, want, sizeof(double) * n), "%s acc_commit ROUND: accumulators = hi + lo, bitwise", o->name);
+  o->acc_commit(b, m, GH_ACC_MASTER_ZERO);
+  o->acc_master_get(b, m, hi, lo);
+  zero = 1;
+  for (int64_t i = 0; i < n; ++i) zero &= hi[i] == 0.0 && lo[i] == 0.0;
+  GH_TEST_OK(zero, "%s acc_commit MASTER_ZERO: master zero", o->name);
+  gh_dd_acc_free(&ref);
+  for (int k = 0; k < NB; ++k) o->data_free(b, d[k]);
+  o->model_free(b, m);
+  free(X); free(pairs); free(x); free(hi); free(lo); free(got); free(want);
 }
 
 int main(void) {
@@ -74,6 +145,29 @@ int main(void) {
   GH_TEST_OK(gh_gmm_set_hash(&u) != gh_gmm_set_hash(&s), "one ulp in one inverse covariance changes the hash");
   free(f); free(g); free(h); free(h2);
   gh_accs_free(&a); gh_accs_free(&b); gh_accs_free(&c);
-  gh_gmm_set_free(&s); gh_gmm_set_free(&t); gh_gmm_set_free(&u);
+  gh_gmm_set_free(&t); gh_gmm_set_free(&u);
+  gh_backend *cb = gh_backend_cpu_new();
+  test_commit(cb, &s);
+  gh_backend_free(cb);
+  cb = gh_backend_blas_new();
+  test_commit(cb, &s);
+  gh_backend_free(cb);
+  gh_backend *ocl = gh_backend_opencl_new(NULL, 0);
+  if (ocl) {
+    test_commit(ocl, &s);
+    gh_backend_free(ocl);
+  } else {
+    printf("ok %d - # SKIP no OpenCL device\n", ++gh_t_n);
+    ++gh_t_pass;
+  }
+  if (gh_cuda_device_count() > 0) {
+    gh_backend *cu = gh_backend_cuda_new();
+    test_commit(cu, &s);
+    gh_backend_free(cu);
+  } else {
+    printf("ok %d - # SKIP no CUDA device\n", ++gh_t_n);
+    ++gh_t_pass;
+  }
+  gh_gmm_set_free(&s);
   return gh_test_done();
 }
