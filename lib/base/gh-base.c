@@ -283,6 +283,14 @@ gh_tmpfile *gh_tmpfile_open(const char *path) {
   t->path = gh_strdup(path);
   t->target = gh_resolve_links(path);
   t->fd = -1;
+  /* A finished output of the same file still waiting for the deferred commit
+   * (a tool that writes a file again, e.g. a per-iteration dump) is
+   * superseded: dropped now, so that the commit renames only the newest (two
+   * would share the name "<target>.tmp.<pid>", and the second rename fail). */
+  for (gh_tmpfile *p = gh_open_tmpfiles, *nx; p; p = nx) {
+    nx = p->next;
+    if (p->finished && !strcmp(p->target, t->target)) gh_tmpfile_abort(p);
+  }
   struct stat st;
   int exists = stat(t->target, &st) == 0;
   int fd = -1, e = 0;

@@ -126,7 +126,9 @@ int gh_tmpfile_errno(const gh_tmpfile *t);
  * yet renamed), all together: first every temporary file is given its name
  * ("<target>.tmp.<pid>"; any failure there dies and removes them all), then
  * each is renamed onto its target.  Outputs still being written are left
- * alone.  Tools need not call it (the exit check does, at status 0); a
+ * alone; an output opened again for the same file before the commit
+ * supersedes its finished earlier version (only the newest is renamed).
+ * Tools need not call it (the exit check does, at status 0); a
  * long-running tool calls it where a finished checkpoint must appear on
  * disk at once.  Dies on an I/O error, naming the file and strerror. */
 void gh_commit_outputs(void);
