@@ -21,6 +21,15 @@
  *    CPU match float64 references (doc/kernels.md gives the cost).
  * b->precision is ignored (no tensor cores).
  *
+ * Numerical contract (doc/reliability.md): the rows come from the float64
+ * reference form (gemm-forms.h gh_gemm_param_row_d: the stored gconst is
+ * not used), and a pdf any of whose Gaussians would err by more than
+ * GH_GEMM_MAX_ROW_ERROR nats in fp32 at the model centre
+ * (gh_gemm_row_error: a Gaussian far from the centre in its own sigmas,
+ * tiny or huge variances, strong correlations) is scored and accumulated
+ * with the same GEMM forms in double (DGEMM, double rows), at about twice
+ * the cost; a log line says how many pdfs.
+ *
  * Threads: BLAS runs single-threaded (gh_host_blas_serial: OpenBLAS set to
  * one thread; other BLAS libraries are assumed serial) inside our OpenMP
  * loops, so calls never nest thread pools.  Work is cut in a fixed way:
@@ -56,6 +65,8 @@ typedef struct {
   unsigned char *full; /* [P] */
   int64_t *row;      /* [P] first row of pdf p in its type's matrices */
   float *Wd, *Wf;    /* [Gd x Kd], [Gf x Kf] parameter rows centred at c */
+  unsigned char *exact; /* [P] pdf evaluated in double (fp32 error estimate too large) */
+  double *Wd64, *Wf64;  /* double rows, filled for the exact pdfs only (NULL when none) */
   double *Ad, *Af;   /* [Gd x Kd], [Gf x Kf] centred statistics (accumulators) */
   double *c;         /* [D] centre */
   /* scoring blocks: consecutive pdfs p0 .. p1-1 of one covariance type,
@@ -76,8 +87,8 @@ typedef struct {
 
 /* Per-thread scratch, grown on demand. */
 typedef struct {
-  double *xe, *R; float *xf, *L;
-  size_t xe_cap, R_cap, xf_cap, L_cap;
+  double *xe, *R, *Ld; float *xf, *L;
+  size_t xe_cap, R_cap, xf_cap, L_cap, Ld_cap;
 } scratch;
 
 typedef struct { int threads; } blas_ctx;
@@ -89,7 +100,7 @@ static void *grow(void *p, size_t *cap, size_t bytes) {
   return gh_malloc(bytes ? bytes : 1);
 }
 
-static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->xf); free(s->L); }
+static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->Ld); free(s->xf); free(s->L); }
 
 /* Expanded features of rows r < n: frame frames[r] (or first + r when
  * frames == NULL) of X [. x D], as float into s->xf [n x K] and, when
@@ -138,9 +149,55 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
   m->Af = gh_calloc((size_t)(m->Gf * m->Kf + 1), sizeof(double));
   m->blk_p0 = gh_malloc(sizeof(int32_t) * (P + 1)); m->blk_p1 = gh_malloc(sizeof(int32_t) * (P + 1));
   m->blk_g0 = gh_malloc(sizeof(int64_t) * (P + 1)); m->blk_ng = gh_malloc(sizeof(int64_t) * (P + 1));
+  m->exact = gh_calloc(P + 1, 1);
+  double worst = 0.0;
+  int32_t nexact = 0;
+#pragma omp parallel
+  {
+    double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D + m->Kf));
+    double *mu = work + gh_gauss_work_size(D), *ad = mu + D;
+#pragma omp for schedule(dynamic, 16) reduction(max : worst) reduction(+ : nexact)
+    for (int32_t p = 0; p < P; ++p) {
+      const gh_gmm *g = &s->pdfs[p];
+      const int32_t K = m->full[p] ? m->Kf : m->Kd;
+      float *W = (m->full[p] ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
+      double err = 0.0;
+      for (int32_t k = 0; k < m->G[p]; ++k) {
+        gh_gauss_info info;
+        gh_gauss_exact(g, k, mu, &info, work);
+        const double e = gh_gemm_row_error(g, k, mu, &info, m->c);
+        if (!(e <= err)) err = e;
+        gh_gemm_param_row_d(g, k, mu, &info, m->c, ad);
+        for (int32_t e2 = 0; e2 < K; ++e2) W[(size_t)k * K + e2] = (float)ad[e2];
+      }
+      if (!(err <= GH_GEMM_MAX_ROW_ERROR)) { m->exact[p] = 1; ++nexact; }
+      if (err > worst) worst = err;
+    }
+    free(work);
+  }
+  if (nexact > 0) {
+    m->Wd64 = gh_malloc(sizeof(double) * (size_t)(m->Gd * m->Kd + 1));
+    m->Wf64 = gh_malloc(sizeof(double) * (size_t)(m->Gf * m->Kf + 1));
+    double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
+    double *mu = work + gh_gauss_work_size(D);
+    for (int32_t p = 0; p < P; ++p) {
+      if (!m->exact[p]) continue;
+      const int32_t K = m->full[p] ? m->Kf : m->Kd;
+      double *W = (m->full[p] ? m->Wf64 : m->Wd64) + (size_t)m->row[p] * K;
+      for (int32_t k = 0; k < m->G[p]; ++k) {
+        gh_gauss_info info;
+        gh_gauss_exact(&s->pdfs[p], k, mu, &info, work);
+        gh_gemm_param_row_d(&s->pdfs[p], k, mu, &info, m->c, W + (size_t)k * K);
+      }
+    }
+    free(work);
+    gh_vlog(1, "cpu backend: %d of %d pdfs evaluated in double (their fp32 GEMM form could err by up to %.3g nats)",
+            nexact, P, worst);
+  }
   for (int32_t p = 0; p < P; ++p) {
     const int32_t k = m->nblk - 1;
-    if (k >= 0 && m->full[m->blk_p0[k]] == m->full[p] && m->blk_ng[k] + m->G[p] <= SCORE_BLOCK_GAUSS) {
+    if (k >= 0 && m->full[m->blk_p0[k]] == m->full[p] && m->exact[m->blk_p0[k]] == m->exact[p] &&
+        m->blk_ng[k] + m->G[p] <= SCORE_BLOCK_GAUSS) {
       m->blk_p1[k] = p + 1;
       m->blk_ng[k] += m->G[p];
     } else {
@@ -148,13 +205,6 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
       m->blk_g0[m->nblk] = m->row[p]; m->blk_ng[m->nblk] = m->G[p];
       m->nblk++;
     }
-  }
-#pragma omp parallel for schedule(dynamic, 16)
-  for (int32_t p = 0; p < P; ++p) {
-    const int32_t K = m->full[p] ? m->Kf : m->Kd;
-    float *W = m->full[p] ? m->Wf : m->Wd;
-    for (int32_t k = 0; k < m->G[p]; ++k)
-      gh_gemm_param_row(&s->pdfs[p], k, m->c, W + (size_t)(m->row[p] + k) * K);
   }
   return (gh_dev_model *)m;
 }
@@ -164,7 +214,7 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
   if (!m) return;
   free(m->G); free(m->full); free(m->row); free(m->Wd); free(m->Wf); free(m->Ad); free(m->Af);
   free(m->blk_p0); free(m->blk_p1); free(m->blk_g0); free(m->blk_ng);
-  free(m->c);
+  free(m->c); free(m->exact); free(m->Wd64); free(m->Wf64);
   free(m);
 }
 
@@ -179,6 +229,17 @@ static double lse(const float *ll, int32_t G) {
   if (mx == -INFINITY) return -INFINITY;
   double sum = 0.0;
   for (int32_t g = 0; g < G; ++g) sum += softexp(ll[g] - mx);
+  return mx + log(sum);
+}
+
+/* log sum_g exp(ll[g]) of double terms (-inf if G == 0 or all -inf; NaN
+ * stays NaN). */
+static double lse_d(const double *ll, int32_t G) {
+  double mx = -INFINITY;
+  for (int32_t g = 0; g < G; ++g) if (ll[g] > mx || isnan(ll[g])) mx = ll[g];
+  if (!(mx > -INFINITY)) return mx;
+  double sum = 0.0;
+  for (int32_t g = 0; g < G; ++g) sum += exp(ll[g] - mx);
   return mx + log(sum);
 }
 
@@ -205,6 +266,22 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
       const int full = m->full[m->blk_p0[k]];
       const int32_t K = full ? m->Kf : m->Kd;
       const int64_t ng = m->blk_ng[k];
+      const int ex = m->exact[m->blk_p0[k]];
+      if (ex) { /* double rows and features: DGEMM */
+        s.Ld = grow(s.Ld, &s.Ld_cap, sizeof(double) * (size_t)n * (ng > 0 ? ng : 1));
+        if (ng > 0) {
+          expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 1);
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)ng, K, 1.0, s.xe, K,
+                      (full ? m->Wf64 : m->Wd64) + (size_t)m->blk_g0[k] * K, K, 0.0, s.Ld, (int)ng);
+        }
+        for (int r = 0; r < n; ++r) {
+          const double *l = s.Ld + (size_t)r * ng;
+          float *o = out + (t0 + r) * P;
+          for (int32_t p = m->blk_p0[k]; p < m->blk_p1[k]; ++p)
+            o[p] = (float)lse_d(l + (m->row[p] - m->blk_g0[k]), m->G[p]);
+        }
+        continue;
+      }
       s.L = grow(s.L, &s.L_cap, sizeof(float) * (size_t)n * (ng > 0 ? ng : 1));
       if (ng > 0) {
         expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 0);
@@ -266,23 +343,34 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
   const int32_t G = m->G[p], full = m->full[p], K = full ? m->Kf : m->Kd;
   const float *W = (full ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
   expand_rows(s, d->X, m->D, full, K, m->c, d->frame + first, 0, n, 1);
-  s->L = grow(s->L, &s->L_cap, sizeof(float) * (size_t)n * G);
   s->R = grow(s->R, &s->R_cap, sizeof(double) * (size_t)n * G);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, G, K, 1.0f, s->xf, K, W, K, 0.0f, s->L, G);
+  const int ex = m->exact[p];
+  if (ex) {
+    s->Ld = grow(s->Ld, &s->Ld_cap, sizeof(double) * (size_t)n * G);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, G, K, 1.0, s->xe, K,
+                (full ? m->Wf64 : m->Wd64) + (size_t)m->row[p] * K, K, 0.0, s->Ld, G);
+  } else {
+    s->L = grow(s->L, &s->L_cap, sizeof(float) * (size_t)n * G);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, G, K, 1.0f, s->xf, K, W, K, 0.0f, s->L, G);
+  }
   double total = 0.0;
   for (int r = 0; r < n; ++r) {
-    const float *l = s->L + (size_t)r * G;
     double *R = s->R + (size_t)r * G;
-    float mx = -INFINITY;
-    for (int32_t g = 0; g < G; ++g) if (l[g] > mx) mx = l[g];
+    if (ex) {
+      for (int32_t g = 0; g < G; ++g) R[g] = s->Ld[(size_t)r * G + g];
+    } else {
+      for (int32_t g = 0; g < G; ++g) R[g] = s->L[(size_t)r * G + g];
+    }
+    double mx = -INFINITY;
+    for (int32_t g = 0; g < G; ++g) if (R[g] > mx || isnan(R[g])) mx = R[g];
     const double w = d->weight[first + r];
-    if (mx == -INFINITY) { /* no Gaussian can produce x: no statistics */
+    if (!(mx > -INFINITY)) { /* no Gaussian can produce x (or NaN): no statistics */
       total += w * mx;
       for (int32_t g = 0; g < G; ++g) R[g] = 0.0;
       continue;
     }
     double sum = 0.0;
-    for (int32_t g = 0; g < G; ++g) sum += (R[g] = softexp(l[g] - mx));
+    for (int32_t g = 0; g < G; ++g) sum += (R[g] = R[g] - mx < -745.0 ? 0.0 : exp(R[g] - mx));
     total += w * (mx + log(sum));
     const double scale = w / sum;
     for (int32_t g = 0; g < G; ++g) R[g] *= scale;
