@@ -83,6 +83,10 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
   if (!c->fp64) { gh_set_error("the OpenCL device has no double precision"); return 1; }
+  /* rows and statistics about a centre, or the model on the host (the
+   * numerical contract, opencl.c model_upload): the host M-step */
+  if (m->host_m) { gh_set_error("the model is evaluated on the host (numerical contract)"); return 1; }
+  if (m->centred) { gh_set_error("the model's rows are centred (features with a large offset)"); return 1; }
   if (o->shrink) { gh_set_error("covariance shrinkage runs on the host"); return 1; }
   if (o->rel_variance_floor > 0) { gh_set_error("--rel-variance-floor runs on the host"); return 1; }
   const int32_t D = m->D, P = m->P, rows = m->Gd > m->Gf ? m->Gd : m->Gf;

@@ -26,6 +26,7 @@ typedef struct {
   cl_kernel k_tp_chunk, k_tp_combine, k_tp_vchain, k_tp_vpass, k_tp_vtrace, k_tp_vpath; /* long utterances */
   cl_kernel k_tp_bchain, k_tp_fbpass, k_tp_fbsum;
   cl_kernel k_mstep_diag, k_mstep_full, k_mstep_occ;
+  gh_backend *host;     /* the cpu backend for models the fp32 kernels cannot evaluate (lazily) */
 } ocl_ctx;
 
 /* A GMM set on the device (opencl.c model_upload): the parameter rows of
@@ -46,6 +47,17 @@ typedef struct {
   /* device M-step (opencl-mstep.c): float weights per row, the new rows and
    * weights (swapped in when complete), per-pdf occupancy, per-row results */
   cl_mem wts_d, wts_f, Wd_new, Wf_new, wn_d, wn_f, occ_sum, obj, flg;
+  /* Numerical contract (doc/reliability.md): frames are centred at ctr
+   * (float [D], on the device; c its host copy) in the kernels, x - ctr,
+   * when the uncentred fp32 rows would err (gemm-forms.h
+   * gh_gemm_row_error); centred = 0 keeps ctr at 0 (and the device M-step,
+   * which works on uncentred rows and statistics).  A model whose fp32
+   * form errs even centred is handed whole to the host cpu backend:
+   * host_m (every op forwards to it). */
+  int centred;
+  double *c;
+  cl_mem ctr;
+  gh_dev_model *host_m;
 } ocl_model;
 
 
