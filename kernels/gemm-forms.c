@@ -2,6 +2,9 @@
 #include "gemm-forms.h"
 #include "base/gh-base.h"
 #include "base/matrix.h"
+#include "gmm/numerics.h"
+
+#include <stdio.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -195,7 +198,17 @@ double gh_gemm_row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_
   const double a0 = info->norm - quad;
   if (!(fabs(a0) < big) || !(maxterm < big)) return INFINITY;
   const double K = gh_gemm_depth(D, full);
-  return u * fabs(a0) + sqrt(K) * u * (fabs(info->norm) + 4.0 * Eabs + 1.5 * D * info->rho);
+  return u * fabs(a0) + sqrt(K) * u * (fabs(info->norm) + 4.0 * Eabs + 1.5 * D * sqrt(info->rho));
+}
+
+double gh_gemm_max_row_error(void) {
+  static double v = -1.0; /* benign race: every thread computes the same value */
+  if (v < 0) {
+    const char *e = getenv("GH_GEMM_MAX_ROW_ERROR");
+    double x = e && *e ? strtod(e, NULL) : 5e-4;
+    v = x > 0 ? x : 5e-4;
+  }
+  return v;
 }
 
 void gh_gemm_param_row_d(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
@@ -362,4 +375,38 @@ void gh_gemm_stats_uncentre(int32_t D, int full, const double *c, const double *
   } else {
     for (int32_t i = 0; i < D; ++i) var[i] += q[i] + 2.0 * c[i] * m[i] + n * c[i] * c[i];
   }
+}
+
+void gh_gmm_set_contract_check(const gh_gmm_set *s, const char *name) {
+  const int32_t D = s->dim;
+  double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
+  double *mu = work + gh_gauss_work_size(D);
+  int64_t nbad = 0;
+  int32_t bp = -1, bk = -1;
+  char what[160] = "";
+  for (int32_t p = 0; p < s->num_pdfs; ++p)
+    for (int32_t k = 0; k < s->pdfs[p].num_gauss; ++k) {
+      const gh_gmm *g = &s->pdfs[p];
+      gh_gauss_info info;
+      const int dead = gh_gauss_exact(g, k, mu, &info, work) != 0;
+      char w[160] = "";
+      if (dead) {
+        if (g->weights[k] > 0)
+          snprintf(w, sizeof w, "its inverse covariance is not positive definite in double (it scores -inf)");
+      } else if (info.min_var < GH_CONTRACT_MIN_VAR) {
+        snprintf(w, sizeof w, "variance %.3g below %.0e", info.min_var, GH_CONTRACT_MIN_VAR);
+      } else if (info.max_var > GH_CONTRACT_MAX_VAR) {
+        snprintf(w, sizeof w, "variance %.3g above %.0e", info.max_var, GH_CONTRACT_MAX_VAR);
+      } else if (g->type == GH_COV_FULL && info.cond > GH_CONTRACT_MAX_COND * 1.01) {
+        snprintf(w, sizeof w, "condition number %.3g above %.0e", info.cond, GH_CONTRACT_MAX_COND);
+      }
+      if (!w[0]) continue;
+      if (nbad++ == 0) { bp = p; bk = k; snprintf(what, sizeof what, "%s", w); }
+    }
+  if (nbad)
+    gh_warn("%s: pdf %d, Gaussian %d: %s; %lld Gaussian%s outside the numerical contract's range "
+            "(doc/reliability.md): every backend still evaluates them in double where fp32 would err, but "
+            "the stored float parameters may not represent the intended model",
+            name, bp, bk, what, (long long)nbad, nbad == 1 ? " is" : "s are");
+  free(work);
 }

@@ -67,9 +67,12 @@ double gh_gauss_exact_loglike(const gh_gmm *g, int32_t k, const double *mu, doub
 /* Estimated worst error (nats) of Gaussian k's log-likelihood evaluated as
  * an fp32 dot product a . xe of its parameter row for centre c (NULL: 0)
  * with fp32 expanded features, for frames drawn from the Gaussian:
- *   u |a0| + sqrt(K) u (|norm| + 4 E + 1.5 D rho)
+ *   u |a0| + sqrt(K) u (|norm| + 4 E + 1.5 D sqrt(rho))
  * with u = 2^-24, E = 0.5 sum_ij |P_ij| |mu_i - c_i| |mu_j - c_j| (the
- * size of the terms the centre's distance brings in) and K the depth.
+ * size of the terms the centre's distance brings in) and K the depth
+ * (rounding errors of the K terms add in quadrature, hence sqrt(K) and
+ * sqrt(rho); calibrated against measured errors, doc/reliability.md: the
+ * estimate is 2-4 times the largest error measured).
  * Frames further from the Gaussian add an error relative to their own
  * (larger) distance term.  Infinite for parameters whose row does not fit
  * in float.  0 for a dead Gaussian.  (doc/reliability.md.) */
@@ -77,8 +80,11 @@ double gh_gemm_row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_
                          const double *c);
 
 /* Largest estimated fp32 error (gh_gemm_row_error) that a backend accepts
- * for the GEMM form; above it the pdf is evaluated in double. */
-#define GH_GEMM_MAX_ROW_ERROR 2e-4
+ * for the GEMM form; above it the pdf is evaluated in double.  5e-4 nats,
+ * or $GH_GEMM_MAX_ROW_ERROR (tests and calibration only: a large value
+ * forces the fp32 path, to measure what the estimate guards against). */
+double gh_gemm_max_row_error(void);
+#define GH_GEMM_MAX_ROW_ERROR gh_gemm_max_row_error()
 
 /* Parameter row a [K] of Gaussian k of g for centre c [D] (NULL: c = 0,
  * the uncentred row [gconst, b, q]).  With q the quadratic coefficients
