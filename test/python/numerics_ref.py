@@ -11,6 +11,7 @@ in double; the file's gconst is not used).
                   [--frames=T] [--seed=S] [--spread=SIGMAS] [--workdir=DIR]
   prints "max_abs ERR max_rel REL bound_ok 1|0" and exits 1 if the bound
   |ll - ref| <= 1e-3 + 1e-5 |ref| is violated (or the tool fails).
+  --set-iv=V: (diag) Gaussian 0 of every pdf gets inverse variances V.
   --offset: common feature/mean offset in units of the data's sigma;
   --scale: variance scale (sigma^2) of data and model; --cond: condition
   number of every full covariance; --far: frames this many sigmas from the
@@ -66,6 +67,8 @@ def make_model(rng, a):
         else:
             var = a.scale * rng.uniform(0.5, 2.0, (G, D))
             iv = (1.0 / var).astype(np.float32)
+            if a.set_iv:
+                iv[0, :] = np.float32(a.set_iv)
             mi = (mus * iv.astype(np.float64)).astype(np.float32)
             pdfs.append(('diag', w, mi, iv))
     return pdfs
@@ -178,6 +181,8 @@ def main():
     ap.add_argument('--pdfs', type=int, default=3)
     ap.add_argument('--frames', type=int, default=200)
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--set-iv', type=float, default=0.0,
+                    help='diag: inverse variances of Gaussian 0 of every pdf (all dims) set to this')
     ap.add_argument('--workdir', default=os.environ.get('BATS_TEST_TMPDIR', '/tmp'))
     ap.add_argument('--abs-tol', type=float, default=1e-3)
     ap.add_argument('--rel-tol', type=float, default=1e-5)
