@@ -202,13 +202,29 @@ double gh_gemm_row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_
 }
 
 double gh_gemm_max_row_error(void) {
-  static double v = -1.0; /* benign race: every thread computes the same value */
-  if (v < 0) {
-    const char *e = getenv("GH_GEMM_MAX_ROW_ERROR");
-    double x = e && *e ? strtod(e, NULL) : 5e-4;
-    v = x > 0 ? x : 5e-4;
+  const char *e = getenv("GH_GEMM_MAX_ROW_ERROR");
+  const double x = e && *e ? strtod(e, NULL) : 5e-4;
+  return x > 0 ? x : 5e-4;
+}
+
+double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c) {
+  const int32_t D = s->dim;
+  double worst = 0.0;
+#pragma omp parallel
+  {
+    double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
+    double *mu = work + gh_gauss_work_size(D);
+#pragma omp for schedule(dynamic, 16) reduction(max : worst)
+    for (int32_t p = 0; p < s->num_pdfs; ++p)
+      for (int32_t k = 0; k < s->pdfs[p].num_gauss; ++k) {
+        gh_gauss_info info;
+        gh_gauss_exact(&s->pdfs[p], k, mu, &info, work);
+        const double e = gh_gemm_row_error(&s->pdfs[p], k, mu, &info, c);
+        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
+      }
+    free(work);
   }
-  return v;
+  return worst;
 }
 
 void gh_gemm_param_row_d(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
@@ -410,3 +426,16 @@ void gh_gmm_set_contract_check(const gh_gmm_set *s, const char *name) {
             name, bp, bk, what, (long long)nbad, nbad == 1 ? " is" : "s are");
   free(work);
 }
+
+void gh_model_fetch_copy(const gh_gmm_set *orig, gh_gmm_set *s) {
+  if (s->num_pdfs != orig->num_pdfs || s->dim != orig->dim)
+    gh_die("model fetch: the set has %d pdfs of dimension %d, the device model %d of dimension %d", s->num_pdfs,
+           s->dim, orig->num_pdfs, orig->dim);
+  for (int32_t p = 0; p < s->num_pdfs; ++p) {
+    if (s->pdfs[p].num_gauss != orig->pdfs[p].num_gauss || s->pdfs[p].type != orig->pdfs[p].type)
+      gh_die("model fetch: pdf %d has %d Gaussians, the device model %d", p, s->pdfs[p].num_gauss,
+             orig->pdfs[p].num_gauss);
+    gh_gmm_copy(&s->pdfs[p], &orig->pdfs[p]);
+  }
+}
+

@@ -85,6 +85,14 @@ double gh_gemm_row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_
  * forces the fp32 path, to measure what the estimate guards against). */
 double gh_gemm_max_row_error(void);
 #define GH_GEMM_MAX_ROW_ERROR gh_gemm_max_row_error()
+/* Above this estimate the CUDA backend evaluates the whole model on the
+ * host (its fused kernels are uncentred fp32; between GH_GEMM_MAX_ROW_ERROR
+ * and this it logs the estimate and stays on the GPU: doc/reliability.md). */
+#define GH_CUDA_HOST_ROW_ERROR 1e-2
+
+/* The largest gh_gemm_row_error over every Gaussian of s for centre c
+ * (NULL: uncentred); INFINITY when some row does not fit float. */
+double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c);
 
 /* Parameter row a [K] of Gaussian k of g for centre c [D] (NULL: c = 0,
  * the uncentred row [gconst, b, q]).  With q the quadratic coefficients
@@ -105,6 +113,11 @@ void gh_gemm_param_row_d(const gh_gmm *g, int32_t k, const double *mu, const gh_
  * (the row holds -0.5 P_ii / -P_ij, scaled by powers of two).  The weight
  * is not in the row and is left alone.  Used by the backends' model_fetch. */
 void gh_gemm_row_to_gmm(const float *a, int64_t stride, gh_gmm *g, int32_t k);
+
+/* s's parameters := orig's (same shapes: dies naming the pdf otherwise);
+ * the backends' model_fetch for a model their device M-step never changes
+ * (centred rows, or evaluated on the host: doc/reliability.md). */
+void gh_model_fetch_copy(const gh_gmm_set *orig, gh_gmm_set *s);
 
 /* Expanded features xe [K] (double) of frame x [D] centred by c [D]
  * (NULL: uncentred). */

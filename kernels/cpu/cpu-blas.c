@@ -107,8 +107,9 @@ static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->Ld); fre
  * want_double, as double into s->xe [n x K]. */
 static void expand_rows(scratch *s, const float *X, int32_t D, int full, int32_t K, const double *c,
                         const int32_t *frames, int64_t first, int n, int want_double) {
-  s->xe = grow(s->xe, &s->xe_cap, sizeof(double) * (size_t)(want_double ? n : 1) * K);
-  s->xf = grow(s->xf, &s->xf_cap, sizeof(float) * (size_t)n * K);
+  const int rows = n > SCORE_ROWS ? n : SCORE_ROWS; /* scoring pads its GEMMs to SCORE_ROWS rows */
+  s->xe = grow(s->xe, &s->xe_cap, sizeof(double) * (size_t)(want_double ? rows : 1) * K);
+  s->xf = grow(s->xf, &s->xf_cap, sizeof(float) * (size_t)rows * K);
   for (int r = 0; r < n; ++r) {
     double *xe = s->xe + (want_double ? (size_t)r * K : 0);
     gh_gemm_expand(X + (int64_t)(frames ? frames[r] : first + r) * D, c, D, full, xe);
@@ -244,7 +245,10 @@ static double lse_d(const double *ll, int32_t G) {
 }
 
 /* Work item = (chunk of SCORE_ROWS frames, block of pdfs): expand the
- * chunk (cheap: K per frame against K x ng for the GEMM), one SGEMM against
+ * chunk, padded with zero rows to SCORE_ROWS (so every GEMM has the same
+ * shape and a frame's result does not depend on how many frames a call
+ * has: BLAS kernels may sum differently for other row counts; cheap: K
+ * per frame against K x ng for the GEMM), one SGEMM against
  * the block's parameter rows, each pdf's log-sum-exp.  256 frames per GEMM
  * keep it compute-bound (the block's rows are read once per 256 frames);
  * blocks bound the [frames x Gaussians] scratch.  Items are independent,
@@ -268,10 +272,11 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
       const int64_t ng = m->blk_ng[k];
       const int ex = m->exact[m->blk_p0[k]];
       if (ex) { /* double rows and features: DGEMM */
-        s.Ld = grow(s.Ld, &s.Ld_cap, sizeof(double) * (size_t)n * (ng > 0 ? ng : 1));
+        s.Ld = grow(s.Ld, &s.Ld_cap, sizeof(double) * (size_t)SCORE_ROWS * (ng > 0 ? ng : 1));
         if (ng > 0) {
           expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 1);
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)ng, K, 1.0, s.xe, K,
+          memset(s.xe + (size_t)n * K, 0, sizeof(double) * (size_t)(SCORE_ROWS - n) * K);
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, SCORE_ROWS, (int)ng, K, 1.0, s.xe, K,
                       (full ? m->Wf64 : m->Wd64) + (size_t)m->blk_g0[k] * K, K, 0.0, s.Ld, (int)ng);
         }
         for (int r = 0; r < n; ++r) {
@@ -282,10 +287,11 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
         }
         continue;
       }
-      s.L = grow(s.L, &s.L_cap, sizeof(float) * (size_t)n * (ng > 0 ? ng : 1));
+      s.L = grow(s.L, &s.L_cap, sizeof(float) * (size_t)SCORE_ROWS * (ng > 0 ? ng : 1));
       if (ng > 0) {
         expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 0);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, (int)ng, K, 1.0f, s.xf, K,
+        memset(s.xf + (size_t)n * K, 0, sizeof(float) * (size_t)(SCORE_ROWS - n) * K);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, SCORE_ROWS, (int)ng, K, 1.0f, s.xf, K,
                     (full ? m->Wf : m->Wd) + (size_t)m->blk_g0[k] * K, K, 0.0f, s.L, (int)ng);
       }
       for (int r = 0; r < n; ++r) {

@@ -158,6 +158,7 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
 void gh_ocl_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
+  if (m->orig) { gh_model_fetch_copy(m->orig, s); return; }
   const int32_t D = m->D;
   if (s->num_pdfs != m->P || s->dim != D)
     gh_die("model fetch: the set has %d pdfs of dimension %d, the device model %d of dimension %d", s->num_pdfs,

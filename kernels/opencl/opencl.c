@@ -337,28 +337,6 @@ static gh_backend *host_backend(ocl_ctx *c) {
   return c->host;
 }
 
-/* Largest estimated fp32 error (gemm-forms.h gh_gemm_row_error) of any
- * Gaussian of s for centre c (NULL: uncentred). */
-static double worst_row_error(const gh_gmm_set *s, const double *c) {
-  const int32_t D = s->dim;
-  double worst = 0.0;
-#pragma omp parallel
-  {
-    double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
-    double *mu = work + gh_gauss_work_size(D);
-#pragma omp for schedule(dynamic, 16) reduction(max : worst)
-    for (int32_t p = 0; p < s->num_pdfs; ++p)
-      for (int32_t k = 0; k < s->pdfs[p].num_gauss; ++k) {
-        gh_gauss_info info;
-        gh_gauss_exact(&s->pdfs[p], k, mu, &info, work);
-        const double e = gh_gemm_row_error(&s->pdfs[p], k, mu, &info, c);
-        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
-      }
-    free(work);
-  }
-  return worst;
-}
-
 static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = gh_calloc(1, sizeof *m);
@@ -369,11 +347,13 @@ static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
    * float: the kernels subtract it in float, exactly for frames near it),
    * else the whole model on the host cpu backend. */
   m->c = gh_calloc(D > 0 ? D : 1, sizeof(double));
-  if (worst_row_error(s, NULL) > GH_GEMM_MAX_ROW_ERROR) {
+  if (gh_gemm_set_row_error(s, NULL) > GH_GEMM_MAX_ROW_ERROR) {
     gh_gemm_model_centre(s, m->c);
     for (int32_t i = 0; i < D; ++i) m->c[i] = (float)m->c[i];
     m->centred = 1;
-    const double err = worst_row_error(s, m->c);
+    m->orig = gh_calloc(1, sizeof *m->orig);
+    gh_gmm_set_copy(m->orig, s);
+    const double err = gh_gemm_set_row_error(s, m->c);
     if (err > GH_GEMM_MAX_ROW_ERROR) {
       gh_log("opencl: the model's fp32 GEMM form could err by %.3g nats (Gaussians far from the model "
              "centre in their own standard deviations, extreme variances or correlations); it is "
@@ -461,6 +441,7 @@ static void ocl_model_free(gh_backend *b, gh_dev_model *dm) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
   if (m->host_m) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->model_free(h, m->host_m); }
   free(m->gcnt); free(m->ptype); free(m->wrow); free(m->c);
+  if (m->orig) { gh_gmm_set_free(m->orig); free(m->orig); }
   free(m);
 }
 

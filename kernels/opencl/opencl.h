@@ -58,6 +58,8 @@ typedef struct {
   double *c;
   cl_mem ctr;
   gh_dev_model *host_m;
+  gh_gmm_set *orig;  /* a copy of the uploaded set when centred or host_m (the device M-step
+                        declines then, so model_fetch returns these parameters) */
 } ocl_model;
 
 

@@ -465,7 +465,17 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
 
 /* The device M-step cases on backend b; with_variants: each E-step path of
  * the CUDA backend (GH_CUDA_ESTEP=gemm|fused) in turn. */
+static void run_mstep_cases(gh_backend *b, int with_variants);
 static void run_mstep(gh_backend *b, int with_variants) {
+  /* the device M-step works on the fp32 rows; models whose fp32 form the
+   * numerical contract sends to the host (doc/reliability.md) would make
+   * it decline, so these problems keep the fp32 path */
+  setenv("GH_GEMM_MAX_ROW_ERROR", "1e30", 1);
+  run_mstep_cases(b, with_variants);
+  unsetenv("GH_GEMM_MAX_ROW_ERROR");
+}
+
+static void run_mstep_cases(gh_backend *b, int with_variants) {
   gh_est_opts eo;
   struct { const char *name; int P, D, gmin, gmax, type, T; } cs[] = {
       {"mstep UBM full 1 x 64 D=40", 1, 40, 64, 64, 1, 40000},
