@@ -164,3 +164,53 @@ PY
     [[ "$output" == *"num.ark, key u0, frame 1: log-likelihood -inf under every Gaussian of every pdf"* ]]
   done
 }
+
+@test "numerics: EM never lowers the log-likelihood in a plain ML update (offset features, diag and full)" {
+  python3 - "$W/em.ark" <<'PY'
+import sys, struct, numpy as np
+rng = np.random.default_rng(3)
+A = rng.standard_normal((4, 4)) * 0.5 + np.eye(4)
+with open(sys.argv[1], 'wb') as f:
+    for i in range(6):
+        z = rng.standard_normal((1000, 4)) @ A + 3.0 * rng.standard_normal((1000, 1)) * (np.arange(1000) % 2)[:, None]
+        m = (1e3 + z).astype('<f4')
+        f.write(b'u%d \0BFM \x04' % i + struct.pack('<i', 1000) + b'\x04' + struct.pack('<i', 4) + m.tobytes())
+PY
+  # no floor active, no removal, no mix-up: the E-step log-likelihood of
+  # iteration i + 1 is never below iteration i's (up to 1e-7 relative)
+  local plain="--min-gaussian-occupancy=0 --min-gaussian-weight=0 --min-variance=1e-10 --remove-low-count-gaussians=false"
+  for cov in diag full; do
+    gmm-init --device=cpu --cov-type=$cov --num-gauss=4 --num-iters=0 ark:"$W/em.ark" "$W/em0.mdl" 2>/dev/null
+    for dev in $DEVS; do
+      run gmm-est-gpu --device="$dev" --num-iters=8 $plain "$W/em0.mdl" ark:"$W/em.ark" "$W/em.mdl"
+      [ "$status" -eq 0 ]
+      grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*' <<<"$output" | awk '{print $7}' > "$W/ll"
+      [ "$(wc -l < "$W/ll")" -eq 8 ]
+      python3 -c "
+import sys
+v = [float(x) for x in open('$W/ll')]
+bad = [(i, a, b) for i, (a, b) in enumerate(zip(v, v[1:])) if b < a - 1e-7 * abs(a)]
+print('$cov $dev', v)
+sys.exit(1 if bad else 0)"
+    done
+  done
+}
+
+# The statistics are summed in double everywhere; on the fp32 paths the
+# posteriors inherit the log-likelihoods' error (~1e-5..1e-4 nats), so the
+# statistics agree to ~2e-5 relative (doc/reliability.md), 1e-4 asserted.
+@test "numerics: E-step statistics of every backend within 1e-4 relative of cpu-ref, element by element (offset 1e3 sigma, full, cond 1e3)" {
+  python3 "$REF" score --device=cpu-ref --workdir="$W" --full --cond=1e3 --offset=1e3 --pdfs=1 --frames=2000 >/dev/null 2>&1
+  gmm-acc-stats-gpu --device=cpu-ref --binary=false "$W/num.mdl.txt" ark:"$W/num.ark" "$W/ref.acc" 2>/dev/null
+  for dev in $DEVS; do
+    gmm-acc-stats-gpu --device="$dev" --binary=false "$W/num.mdl.txt" ark:"$W/num.ark" "$W/$dev.acc" 2>/dev/null
+    python3 -c "
+import sys, numpy as np
+def r(p): return np.array([float(t) for t in open(p).read().replace('[', ' ').replace(']', ' ').split() if t[0] in '-0123456789.'])
+a, b = r('$W/$dev.acc'), r('$W/ref.acc')
+assert a.shape == b.shape
+err = (np.abs(a - b) / (np.abs(b) + 1.0)).max()
+print('$dev', err)
+sys.exit(0 if err <= 1e-4 else 1)"
+  done
+}
