@@ -169,13 +169,25 @@ double gh_gauss_exact_loglike(const gh_gmm *g, int32_t k, const double *mu, doub
   return norm - 0.5 * q;
 }
 
+static double row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
+                        const double *c, double u, double big);
+
 double gh_gemm_row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
                          const double *c) {
+  return row_error(g, k, mu, info, c, 0x1p-24, 1e36);
+}
+
+double gh_gemm_row_error_d(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
+                           const double *c) {
+  return row_error(g, k, mu, info, c, 0x1p-53, 1e300);
+}
+
+static double row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
+                        const double *c, double u, double big) {
   if (info->norm == -INFINITY) return 0.0;
   const int32_t D = g->dim;
   const int full = g->type == GH_COV_FULL;
   const float *P = g->inv_vars + (int64_t)k * (full ? gh_packed_size(D) : D);
-  const double u = 0x1p-24, big = 1e36;
   double Eabs = 0.0, quad = 0.0, maxterm = 0.0;
   for (int32_t i = 0; i < D; ++i) {
     const double ei = mu[i] - (c ? c[i] : 0.0);

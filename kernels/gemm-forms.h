@@ -79,6 +79,13 @@ double gh_gauss_exact_loglike(const gh_gmm *g, int32_t k, const double *mu, doub
 double gh_gemm_row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
                          const double *c);
 
+/* The same estimate for the form evaluated in double (u = 2^-53): large
+ * only for a Gaussian ~1e8 of its own standard deviations from the centre,
+ * where even double cancels (the cpu backend then evaluates the pdf in the
+ * reference form itself). */
+double gh_gemm_row_error_d(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
+                           const double *c);
+
 /* Largest estimated fp32 error (gh_gemm_row_error) that a backend accepts
  * for the GEMM form; above it the pdf is evaluated in double.  5e-4 nats,
  * or $GH_GEMM_MAX_ROW_ERROR (tests and calibration only: a large value

@@ -65,7 +65,12 @@ typedef struct {
   unsigned char *full; /* [P] */
   int64_t *row;      /* [P] first row of pdf p in its type's matrices */
   float *Wd, *Wf;    /* [Gd x Kd], [Gf x Kf] parameter rows centred at c */
-  unsigned char *exact; /* [P] pdf evaluated in double (fp32 error estimate too large) */
+  unsigned char *exact; /* [P] 0: fp32 GEMM; 1: the GEMM in double (fp32 error estimate too large);
+                           2: the reference form (kernels/cpu/cpu.c: even double would cancel) */
+  int32_t nref, *ref_pdf; /* the exact == 2 pdfs, evaluated by ref_b / ref_m over the sub-set sub */
+  gh_backend *ref_b;
+  gh_dev_model *ref_m;
+  gh_gmm_set sub;
   double *Wd64, *Wf64;  /* double rows, filled for the exact pdfs only (NULL when none) */
   double *Ad, *Af;   /* [Gd x Kd], [Gf x Kf] centred statistics (accumulators) */
   double *c;         /* [D] centre */
@@ -162,16 +167,18 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
       const gh_gmm *g = &s->pdfs[p];
       const int32_t K = m->full[p] ? m->Kf : m->Kd;
       float *W = (m->full[p] ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
-      double err = 0.0;
+      double err = 0.0, errd = 0.0;
       for (int32_t k = 0; k < m->G[p]; ++k) {
         gh_gauss_info info;
         gh_gauss_exact(g, k, mu, &info, work);
         const double e = gh_gemm_row_error(g, k, mu, &info, m->c);
         if (!(e <= err)) err = e;
+        const double ed = gh_gemm_row_error_d(g, k, mu, &info, m->c);
+        if (!(ed <= errd)) errd = ed;
         gh_gemm_param_row_d(g, k, mu, &info, m->c, ad);
         for (int32_t e2 = 0; e2 < K; ++e2) W[(size_t)k * K + e2] = (float)ad[e2];
       }
-      if (!(err <= GH_GEMM_MAX_ROW_ERROR)) { m->exact[p] = 1; ++nexact; }
+      if (!(err <= GH_GEMM_MAX_ROW_ERROR)) { m->exact[p] = errd <= GH_GEMM_MAX_ROW_ERROR ? 1 : 2; ++nexact; }
       if (err > worst) worst = err;
     }
     free(work);
@@ -182,7 +189,7 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
     double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
     double *mu = work + gh_gauss_work_size(D);
     for (int32_t p = 0; p < P; ++p) {
-      if (!m->exact[p]) continue;
+      if (m->exact[p] != 1) continue;
       const int32_t K = m->full[p] ? m->Kf : m->Kd;
       double *W = (m->full[p] ? m->Wf64 : m->Wd64) + (size_t)m->row[p] * K;
       for (int32_t k = 0; k < m->G[p]; ++k) {
@@ -192,8 +199,21 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
       }
     }
     free(work);
-    gh_vlog(1, "cpu backend: %d of %d pdfs evaluated in double (their fp32 GEMM form could err by up to %.3g nats)",
-            nexact, P, worst);
+    /* the reference form for pdfs whose Gaussians are so far from the
+     * centre (in their own sigmas) that even the double GEMM cancels */
+    for (int32_t p = 0; p < P; ++p) m->nref += m->exact[p] == 2;
+    if (m->nref) {
+      m->ref_pdf = gh_malloc(sizeof(int32_t) * m->nref);
+      m->sub.dim = D;
+      m->sub.num_pdfs = m->nref;
+      m->sub.pdfs = gh_calloc(m->nref, sizeof(gh_gmm));
+      for (int32_t p = 0, j = 0; p < P; ++p)
+        if (m->exact[p] == 2) { m->ref_pdf[j] = p; gh_gmm_copy(&m->sub.pdfs[j], &s->pdfs[p]); ++j; }
+      m->ref_b = gh_backend_cpu_new();
+      m->ref_m = m->ref_b->ops->model_upload(m->ref_b, &m->sub);
+    }
+    gh_vlog(1, "cpu backend: %d of %d pdfs evaluated in double (%d of them in the reference form; their fp32 GEMM "
+            "form could err by up to %.3g nats)", nexact, P, m->nref, worst);
   }
   for (int32_t p = 0; p < P; ++p) {
     const int32_t k = m->nblk - 1;
@@ -216,6 +236,12 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
   free(m->G); free(m->full); free(m->row); free(m->Wd); free(m->Wf); free(m->Ad); free(m->Af);
   free(m->blk_p0); free(m->blk_p1); free(m->blk_g0); free(m->blk_ng);
   free(m->c); free(m->exact); free(m->Wd64); free(m->Wf64);
+  if (m->ref_b) {
+    m->ref_b->ops->model_free(m->ref_b, m->ref_m);
+    gh_backend_free(m->ref_b);
+    gh_gmm_set_free(&m->sub);
+    free(m->ref_pdf);
+  }
   free(m);
 }
 
@@ -271,6 +297,7 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
       const int32_t K = full ? m->Kf : m->Kd;
       const int64_t ng = m->blk_ng[k];
       const int ex = m->exact[m->blk_p0[k]];
+      if (ex == 2) continue; /* the reference form, below */
       if (ex) { /* double rows and features: DGEMM */
         s.Ld = grow(s.Ld, &s.Ld_cap, sizeof(double) * (size_t)SCORE_ROWS * (ng > 0 ? ng : 1));
         if (ng > 0) {
@@ -303,6 +330,13 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
     }
     scratch_free(&s);
   }
+  if (m->nref) {
+    float *o = gh_malloc(sizeof(float) * (size_t)T * m->nref);
+    m->ref_b->ops->loglikes(m->ref_b, m->ref_m, X, T, o);
+    for (int64_t t = 0; t < T; ++t)
+      for (int32_t j = 0; j < m->nref; ++j) out[t * P + m->ref_pdf[j]] = o[t * m->nref + j];
+    free(o);
+  }
   b->kernel_seconds += gh_seconds() - t_start;
 }
 
@@ -310,6 +344,7 @@ static void blas_acc_zero(gh_backend *b, gh_dev_model *dm) {
   blas_model *m = (blas_model *)dm;
   memset(m->Ad, 0, sizeof(double) * (size_t)(m->Gd * m->Kd));
   memset(m->Af, 0, sizeof(double) * (size_t)(m->Gf * m->Kf));
+  if (m->ref_m) m->ref_b->ops->acc_zero(m->ref_b, m->ref_m);
 }
 
 static gh_dev_data *blas_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
@@ -403,7 +438,7 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
 #pragma omp for schedule(dynamic, 1)
     for (int32_t p = 0; p < np; ++p) {
       const int64_t n = d->off[p + 1] - d->off[p];
-      if (n == 0 || m->G[p] == 0 || (nth > 1 && n >= big)) continue;
+      if (n == 0 || m->G[p] == 0 || m->exact[p] == 2 || (nth > 1 && n >= big)) continue;
       double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * (m->full[p] ? m->Kf : m->Kd);
       for (int64_t k = 0; k < n; k += CHUNK_PAIRS)
         tot[p] += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, A);
@@ -415,7 +450,7 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   double *part = NULL, *ptot = gh_calloc(nth, sizeof(double));
   for (int32_t p = 0; p < np && nth > 1; ++p) {
     const int64_t n = d->off[p + 1] - d->off[p];
-    if (n < big || m->G[p] == 0) continue;
+    if (n < big || m->G[p] == 0 || m->exact[p] == 2) continue;
     const int32_t K = m->full[p] ? m->Kf : m->Kd;
     const size_t GK = (size_t)m->G[p] * K;
     if (!part) part = gh_malloc(sizeof(double) * (size_t)nth * (size_t)m->maxG * (m->Kf > m->Kd ? m->Kf : m->Kd));
@@ -442,6 +477,23 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
       tot[p] += ptot[t];
     }
   }
+  /* pdfs in the reference form: their pairs, renumbered, on the reference backend */
+  int64_t nr = 0;
+  for (int32_t j = 0; j < m->nref; ++j)
+    if (m->ref_pdf[j] < np) nr += d->off[m->ref_pdf[j] + 1] - d->off[m->ref_pdf[j]];
+  if (nr > 0) {
+    gh_frame_pdf *rp = gh_malloc(sizeof *rp * (size_t)nr);
+    int64_t q = 0;
+    for (int32_t j = 0; j < m->nref; ++j) {
+      const int32_t p = m->ref_pdf[j];
+      if (p >= np) continue;
+      for (int64_t k = d->off[p]; k < d->off[p + 1]; ++k) rp[q++] = (gh_frame_pdf){d->frame[k], j, d->weight[k]};
+    }
+    gh_dev_data *rd = m->ref_b->ops->data_upload(m->ref_b, d->X, d->T, d->D, rp, nr);
+    tot[0] += m->ref_b->ops->accumulate(m->ref_b, m->ref_m, rd);
+    m->ref_b->ops->data_free(m->ref_b, rd);
+    free(rp);
+  }
   double total = 0.0;
   for (int32_t p = 0; p < np; ++p) total += tot[p];
   free(part); free(ptot); free(tot);
@@ -463,6 +515,20 @@ static void blas_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
     for (int32_t g = 0; g < m->G[p]; ++g)
       gh_gemm_stats_uncentre(m->D, full, m->c, A + (size_t)g * K, &a->occupancy[g],
                              a->mean_accs + (size_t)g * m->D, a->var_accs + (size_t)g * S);
+  }
+  if (m->nref) { /* uncentred statistics of the reference-form pdfs (zero rows in A above) */
+    gh_accs_set sa;
+    gh_accs_init(&sa, &m->sub);
+    m->ref_b->ops->acc_fetch(m->ref_b, m->ref_m, &sa);
+    for (int32_t j = 0; j < m->nref; ++j) {
+      gh_gmm_accs *a = &accs->pdfs[m->ref_pdf[j]];
+      const gh_gmm_accs *r = &sa.pdfs[j];
+      const int64_t G = r->num_gauss, S = r->type == GH_COV_FULL ? gh_packed_size(r->dim) : r->dim;
+      for (int64_t i = 0; i < G; ++i) a->occupancy[i] += r->occupancy[i];
+      for (int64_t i = 0; i < G * r->dim; ++i) a->mean_accs[i] += r->mean_accs[i];
+      for (int64_t i = 0; i < G * S; ++i) a->var_accs[i] += r->var_accs[i];
+    }
+    gh_accs_free(&sa);
   }
 }
 
