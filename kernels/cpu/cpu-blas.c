@@ -249,13 +249,17 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
  * denormal through glibc's slow path; the term is < 1e-37 of the max's). */
 static inline float softexp(float d) { return d < -87.0f ? 0.0f : expf(d); } /* NaN stays NaN */
 
-/* log sum_g exp(ll[g]), summed in double (-inf if G == 0 or all -inf). */
+/* log sum_g exp(ll[g]), summed in double (-inf if G == 0 or all -inf).  A
+ * NaN term (fp32 overflow, inf - inf, of a frame far outside the contract's
+ * range: its true value is hugely negative) counts as -inf and never
+ * poisons the others (doc/reliability.md). */
 static double lse(const float *ll, int32_t G) {
   float mx = -INFINITY;
   for (int32_t g = 0; g < G; ++g) if (ll[g] > mx) mx = ll[g];
   if (mx == -INFINITY) return -INFINITY;
   double sum = 0.0;
-  for (int32_t g = 0; g < G; ++g) sum += softexp(ll[g] - mx);
+  for (int32_t g = 0; g < G; ++g)
+    if (!isnan(ll[g])) sum += softexp(ll[g] - mx);
   return mx + log(sum);
 }
 
@@ -399,8 +403,8 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
     double *R = s->R + (size_t)r * G;
     if (ex) {
       for (int32_t g = 0; g < G; ++g) R[g] = s->Ld[(size_t)r * G + g];
-    } else {
-      for (int32_t g = 0; g < G; ++g) R[g] = s->L[(size_t)r * G + g];
+    } else { /* a NaN term of the fp32 form (overflow far outside the range) counts as -inf, as in lse() */
+      for (int32_t g = 0; g < G; ++g) R[g] = isnan(s->L[(size_t)r * G + g]) ? -INFINITY : s->L[(size_t)r * G + g];
     }
     double mx = -INFINITY;
     for (int32_t g = 0; g < G; ++g) if (R[g] > mx || isnan(R[g])) mx = R[g];

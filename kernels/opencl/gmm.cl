@@ -95,7 +95,7 @@ __kernel void gh_lse_narrow(int T, int P, int Gtot, __global const float *S,
   float r = m;
   if (m > -INFINITY) {
     float sum = 0.0f;
-    for (int g = 0; g < G; ++g) sum += exp(s[g] - m);
+    for (int g = 0; g < G; ++g) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
     r = m + log(sum);
   }
   out[(size_t)t * P + p] = r;
@@ -124,7 +124,7 @@ void gh_lse_wide(int T, int P, int Gtot, __global const float *S, __global const
   barrier(CLK_LOCAL_MEM_FENCE);
   float sum = 0.0f;
   if (m > -INFINITY)
-    for (int g = l; g < G; g += 64) sum += exp(s[g] - m);
+    for (int g = l; g < G; g += 64) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
   red[l] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = 32; h > 0; h >>= 1) {
@@ -187,9 +187,9 @@ __kernel void gh_estep_post(int npairs, int D, int kbase, __global const float *
     return;
   }
   float sum = 0.0f;
-  for (int g = 0; g < G; ++g) sum += exp(gm[g] - m);
+  for (int g = 0; g < G; ++g) sum += isnan(gm[g]) ? 0.0f : exp(gm[g] - m); /* NaN = -inf, as gh_lse_* */
   const float lse = m + log(sum);
-  for (int g = 0; g < G; ++g) gm[g] = w * exp(gm[g] - lse);
+  for (int g = 0; g < G; ++g) gm[g] = isnan(gm[g]) ? 0.0f : w * exp(gm[g] - lse);
   tot[k] = (double)w * (double)lse;
 }
 
@@ -270,7 +270,7 @@ void gh_softmax_rows(int n, int G, int kbase, __global const float *weight, __gl
   barrier(CLK_LOCAL_MEM_FENCE);
   float sum = 0.0f;
   if (m > -INFINITY)
-    for (int g = l; g < G; g += 64) sum += exp(s[g] - m);
+    for (int g = l; g < G; g += 64) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
   red[l] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = 32; h > 0; h >>= 1) {
@@ -284,7 +284,7 @@ void gh_softmax_rows(int n, int G, int kbase, __global const float *weight, __gl
     return;
   }
   const float lse = m + log(red[0]);
-  for (int g = l; g < G; g += 64) s[g] = w * exp(s[g] - lse);
+  for (int g = l; g < G; g += 64) s[g] = isnan(s[g]) ? 0.0f : w * exp(s[g] - lse);
   if (l == 0) tot[k] = (double)w * (double)lse;
 }
 
