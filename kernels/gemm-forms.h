@@ -67,14 +67,15 @@ double gh_gauss_exact_loglike(const gh_gmm *g, int32_t k, const double *mu, doub
 /* Estimated worst error (nats) of Gaussian k's log-likelihood evaluated as
  * an fp32 dot product a . xe of its parameter row for centre c (NULL: 0)
  * with fp32 expanded features, for frames drawn from the Gaussian:
- *   u |a0| + sqrt(K) u (|norm| + 4 E + 1.5 D sqrt(rho))
+ *   u |a0| + sqrt(K) u (|norm| + 4 E + 1.5 D sqrt(rho) + 50 rho)
  * with u = 2^-24, E = 0.5 sum_ij |P_ij| |mu_i - c_i| |mu_j - c_j| (the
  * size of the terms the centre's distance brings in) and K the depth
  * (rounding errors of the K terms add in quadrature, hence sqrt(K) and
  * sqrt(rho); calibrated against measured errors, doc/reliability.md: the
  * estimate is 2-4 times the largest error measured).
  * Frames further from the Gaussian add an error relative to their own
- * (larger) distance term.  Infinite for parameters whose row does not fit
+ * (larger) distance term, ~ sqrt(K) u rho: the 50 rho term keeps that
+ * below the contract's 1e-5 relative.  Infinite for parameters whose row does not fit
  * in float.  0 for a dead Gaussian.  (doc/reliability.md.) */
 double gh_gemm_row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
                          const double *c);

@@ -173,7 +173,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 0; i < D; ++i) X[t * D + i] = (float)(mus[k][i] + sig[k][i] * (unit(&b) * 2 + (i == 0 ? far : 0)));
   }
   for (int i = 0; i < 6 * D; ++i)
-    if (!isfinite(X[i])) FUZZ_END(); /* the feature reader refuses these */
+    if (!isfinite(X[i])) { /* the feature reader refuses these */
+      gh_gmm_set_free(&s);
+      FUZZ_END();
+    }
   gh_backend *bs[2] = {fz_ref, fz_blas};
   for (int which = 0; which < 2; ++which) {
     gh_backend *be = bs[which];
