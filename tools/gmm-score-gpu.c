@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "base/gh-base.h"
 #include "gmm/gmm.h"
+#include "gmm/numerics.h"
 #include "base/opts.h"
 #include "base/queue.h"
 #include "io/table.h"
@@ -61,6 +62,7 @@ typedef struct {
   int64_t num_done, total_frames; /* reader's */
   gh_writer *w;
   double best_sum;                /* writer's */
+  int far_warned;                 /* writer's: gh_loglikes_check warned about a frame outside the contract */
   double wait_r, wait_s, wait_w;  /* seconds each thread waited on a queue (reader, scorer, writer) */
   double t_begin, t_end;          /* scorer's seconds in gh_backend_loglikes_begin (enqueueing) and _end (waiting) */
   /* parallel reader: one thread scans the archive (sc), io_threads copy
@@ -386,6 +388,7 @@ static void *writer_main(void *arg) {
     int64_t off = 0;
     for (int u = 0; u < bt->n; ++u) {
       gh_matrix view = {bt->rows[u], P, bt->rows[u] ? out + off * P : NULL};
+      gh_loglikes_check(pl->feats_rspec, bt->keys[u], out + off * P, bt->rows[u], P, &pl->far_warned);
       gh_writer_write(pl->w, bt->keys[u], GH_OBJ_MATRIX, &view);
       off += bt->rows[u];
       free(bt->keys[u]);
@@ -449,6 +452,7 @@ int main(int argc, char **argv) {
 
   gh_gmm_set set;
   gh_gmm_set_read(model_rx, &set);
+  gh_gmm_set_contract_check(&set, model_rx);
   const int32_t D = set.dim, P = set.num_pdfs;
   if (P <= 0) gh_die("%s: model has no pdfs", model_rx);
   if (batch_frames == 0) {
