@@ -576,8 +576,19 @@ static void blas_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
 
 /* backend.h acc_raw_*: Ad then Af, the centred statistics as accumulated
  * (acc_fetch uncentres them); acc_commit: cpu-dd.h over the same layout. */
+/* Pdfs evaluated in the reference form (exact == 2) keep their statistics
+ * in the embedded cpu-ref model, outside Ad / Af: the raw and double-double
+ * paths would drop them, so they refuse (one clear error, never a sum
+ * without them). */
+static void no_ref_pdfs(const blas_model *m, const char *op) {
+  if (m->nref > 0)
+    gh_die("%s: %d pdf(s) of this model (the first: pdf %d) are so far from the data's centre that the cpu "
+           "backend evaluates them in the reference form, which the trainers' raw accumulators do not cover; "
+           "train with --device=cpu-ref", op, m->nref, m->ref_pdf[0]);
+}
 static int64_t blas_acc_raw_size(gh_backend *b, gh_dev_model *dm) {
   blas_model *m = (blas_model *)dm;
+  no_ref_pdfs(m, "accumulators");
   return m->Gd * m->Kd + m->Gf * m->Kf;
 }
 static void blas_acc_raw_get(gh_backend *b, gh_dev_model *dm, double *host) {
@@ -592,6 +603,7 @@ static void blas_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host
 }
 static void blas_acc_commit(gh_backend *b, gh_dev_model *dm, int flags) {
   blas_model *m = (blas_model *)dm;
+  no_ref_pdfs(m, "acc_commit");
   const int64_t nd = m->Gd * m->Kd, n = nd + m->Gf * m->Kf;
   if (!m->master) m->master = gh_calloc((size_t)(2 * n + 1), sizeof(double));
   gh_cpu_acc_commit(m->Ad, m->master, m->master + n, nd, flags);
