@@ -29,13 +29,90 @@ static inline int32_t gh_gemm_depth(int32_t D, int full) {
   return full ? 1 + D + D * (D + 1) / 2 : 1 + 2 * D;
 }
 
+/* ---- the float64 reference form (doc/reliability.md, "Numerical contract") ----
+ * The reference of every backend is the Gaussian the file's float
+ * means_invvars b and inverse (co)variances P define, evaluated in double
+ * with its normaliser recomputed in double (the stored float gconst is not
+ * used: for features with a large offset it is a large number whose float
+ * rounding alone is nats):
+ *   mu = P^{-1} b,   norm = log w + 0.5 log det P - D/2 log 2 pi,
+ *   ll(x) = norm - 0.5 (x - mu)' P (x - mu)        (natural log)
+ * (gconst = norm - 0.5 mu' P mu, Kaldi's ComputeGconsts, in double).
+ * A Gaussian with weight 0, a non-finite parameter, an inverse variance
+ * <= 0 or an inverse covariance that is not positive definite in double is
+ * "dead": norm = -inf, mu = 0, so ll = -inf everywhere (it never wins a
+ * log-sum and never turns the others into NaN). */
+typedef struct {
+  double norm;   /* log w + 0.5 log det P - D/2 log 2 pi; -inf when dead */
+  double rho;    /* fp32 amplification of the quadratic form's terms for
+                    frames of this Gaussian: (1/D) sum_ij |P_ij| s_i s_j,
+                    s_i = sqrt(Cov_ii); 1 for diagonal, grows with the
+                    correlations (condition number) */
+  double min_var, max_var; /* smallest / largest variance Cov_ii */
+  double cond;   /* full: condition number of P (power iteration, ~2 digits); diag: max_var / min_var */
+} gh_gauss_info;
+
+/* Scratch (doubles) that gh_gauss_exact needs for dimension D. */
+static inline int64_t gh_gauss_work_size(int32_t D) { return 3 * (int64_t)D * D + 4 * (int64_t)D + 4; }
+
+/* Exact parameters of Gaussian k of g: mu [D] (double) and *info; work:
+ * gh_gauss_work_size(D) doubles.  Returns 0, or -1 for a dead Gaussian
+ * (info->norm = -inf, mu = 0). */
+int gh_gauss_exact(const gh_gmm *g, int32_t k, double *mu, gh_gauss_info *info, double *work);
+
+/* ll(x) = norm - 0.5 (x - mu)' P (x - mu) in double for frame x [D]
+ * (float, as stored); -inf for a dead Gaussian (norm = -inf). */
+double gh_gauss_exact_loglike(const gh_gmm *g, int32_t k, const double *mu, double norm, const float *x);
+
+/* Estimated worst error (nats) of Gaussian k's log-likelihood evaluated as
+ * an fp32 dot product a . xe of its parameter row for centre c (NULL: 0)
+ * with fp32 expanded features, for frames drawn from the Gaussian:
+ *   u |a0| + sqrt(K) u (|norm| + 4 E + 1.5 D sqrt(rho) + 50 rho)
+ * with u = 2^-24, E = 0.5 sum_ij |P_ij| |mu_i - c_i| |mu_j - c_j| (the
+ * size of the terms the centre's distance brings in) and K the depth
+ * (rounding errors of the K terms add in quadrature, hence sqrt(K) and
+ * sqrt(rho); calibrated against measured errors, doc/reliability.md: the
+ * estimate is 2-4 times the largest error measured).
+ * Frames further from the Gaussian add an error relative to their own
+ * (larger) distance term, ~ sqrt(K) u rho: the 50 rho term keeps that
+ * below the contract's 1e-5 relative.  Infinite for parameters whose row does not fit
+ * in float.  0 for a dead Gaussian.  (doc/reliability.md.) */
+double gh_gemm_row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
+                         const double *c);
+
+/* The same estimate for the form evaluated in double (u = 2^-53): large
+ * only for a Gaussian ~1e8 of its own standard deviations from the centre,
+ * where even double cancels (the cpu backend then evaluates the pdf in the
+ * reference form itself). */
+double gh_gemm_row_error_d(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
+                           const double *c);
+
+/* Largest estimated fp32 error (gh_gemm_row_error) that a backend accepts
+ * for the GEMM form; above it the pdf is evaluated in double.  5e-4 nats,
+ * or $GH_GEMM_MAX_ROW_ERROR (tests and calibration only: a large value
+ * forces the fp32 path, to measure what the estimate guards against). */
+double gh_gemm_max_row_error(void);
+#define GH_GEMM_MAX_ROW_ERROR gh_gemm_max_row_error()
+/* Above this estimate the CUDA backend evaluates the whole model on the
+ * host (its fused kernels are uncentred fp32; between GH_GEMM_MAX_ROW_ERROR
+ * and this it logs the estimate and stays on the GPU: doc/reliability.md). */
+#define GH_CUDA_HOST_ROW_ERROR 1e-2
+
+/* The largest gh_gemm_row_error over every Gaussian of s for centre c
+ * (NULL: uncentred); INFINITY when some row does not fit float. */
+double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c);
+
 /* Parameter row a [K] of Gaussian k of g for centre c [D] (NULL: c = 0,
  * the uncentred row [gconst, b, q]).  With q the quadratic coefficients
  * (diag q_i = -0.5 iv_i; full q_ii = -0.5 P_ii, q_ij = -P_ij for j < i):
- *   a = [ll_g(c), b + grad of the quadratic part at c, q]
- *     = [ll_g(c), b_i + 2 q_ii c_i + sum_{j<i} q_ij c_j + sum_{j>i} q_ji c_j, q],
- * computed in double, stored as float. */
+ *   a = [ll_g(c), b - P c, q]
+ * from the exact form: ll_g(c) = norm - 0.5 (c - mu)' P (c - mu) and b - P c
+ * in double (so a0 carries no rounding of a large stored gconst), stored as
+ * float.  A dead Gaussian gets [-inf, 0, 0]. */
 void gh_gemm_param_row(const gh_gmm *g, int32_t k, const double *c, float *a);
+/* The same row in double from mu and info of gh_gauss_exact (no scratch). */
+void gh_gemm_param_row_d(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
+                         const double *c, double *a);
 
 /* The inverse of gh_gemm_param_row for an uncentred row: gconst, b and the
  * inverse (co)variance of Gaussian k of g from the row's elements
@@ -44,6 +121,11 @@ void gh_gemm_param_row(const gh_gmm *g, int32_t k, const double *c, float *a);
  * (the row holds -0.5 P_ii / -P_ij, scaled by powers of two).  The weight
  * is not in the row and is left alone.  Used by the backends' model_fetch. */
 void gh_gemm_row_to_gmm(const float *a, int64_t stride, gh_gmm *g, int32_t k);
+
+/* s's parameters := orig's (same shapes: dies naming the pdf otherwise);
+ * the backends' model_fetch for a model their device M-step never changes
+ * (centred rows, or evaluated on the host: doc/reliability.md). */
+void gh_model_fetch_copy(const gh_gmm_set *orig, gh_gmm_set *s);
 
 /* Expanded features xe [K] (double) of frame x [D] centred by c [D]
  * (NULL: uncentred). */

@@ -303,6 +303,17 @@ if [ -x build/test/test_opencl ]; then
 else
   notok "build/test/test_opencl not built (no CL/cl.h or libOpenCL at build time?)"
 fi
+# 7b. The numerical contract on CUDA (doc/reliability.md): test/bats/numerics.bats
+#    with GH_NUMERICS_DEVICES=cuda (log-likelihoods vs the float64 reference
+#    of test/python/numerics_ref.py, 1e-3 nats + 1e-5 relative).
+if command -v bats >/dev/null; then
+  out=$(GH_NUMERICS_DEVICES=cuda bats --tap test/bats/numerics.bats 2>&1)
+  p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+  pass=$((pass + p)); fail=$((fail + f))
+  grep -E -A12 '^not ok' <<<"$out"
+else
+  notok "bats is not installed: test/bats/numerics.bats (numerical contract on cuda) not run"
+fi
 # 8. shrinkage statistics (kernels/cuda/shrink.cu vs kernels/cpu/shrink.c; doc/shrink.md):
 #    build/test/test_shrink (random 4-pdf model, must not skip CUDA here), then
 #    gmm-acc-stats-gpu --shrinkage-stats=true on the AMI full UBM and gmm-est-gpu --shrink=lw.

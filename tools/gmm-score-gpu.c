@@ -7,6 +7,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gmm.h"
+#include "gmm/numerics.h"
 #include "gmm/score-pipeline.h"
 
 int main(int argc, char **argv) {
@@ -43,6 +44,7 @@ int main(int argc, char **argv) {
 
   gh_gmm_set set;
   gh_gmm_set_read(model_rx, &set);
+  gh_gmm_set_contract_check(&set, model_rx);
   if (set.num_pdfs <= 0) gh_die("%s: model has no pdfs", model_rx);
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)

@@ -21,6 +21,15 @@
  *    CPU match float64 references (doc/kernels.md gives the cost).
  * b->precision is ignored (no tensor cores).
  *
+ * Numerical contract (doc/reliability.md): the rows come from the float64
+ * reference form (gemm-forms.h gh_gemm_param_row_d: the stored gconst is
+ * not used), and a pdf any of whose Gaussians would err by more than
+ * GH_GEMM_MAX_ROW_ERROR nats in fp32 at the model centre
+ * (gh_gemm_row_error: a Gaussian far from the centre in its own sigmas,
+ * tiny or huge variances, strong correlations) is scored and accumulated
+ * with the same GEMM forms in double (DGEMM, double rows), at about twice
+ * the cost; a log line says how many pdfs.
+ *
  * Threads: BLAS runs single-threaded (gh_host_blas_serial: OpenBLAS set to
  * one thread; other BLAS libraries are assumed serial) inside our OpenMP
  * loops, so calls never nest thread pools.  Work is cut in a fixed way:
@@ -57,6 +66,13 @@ typedef struct {
   unsigned char *full; /* [P] */
   int64_t *row;      /* [P] first row of pdf p in its type's matrices */
   float *Wd, *Wf;    /* [Gd x Kd], [Gf x Kf] parameter rows centred at c */
+  unsigned char *exact; /* [P] 0: fp32 GEMM; 1: the GEMM in double (fp32 error estimate too large);
+                           2: the reference form (kernels/cpu/cpu.c: even double would cancel) */
+  int32_t nref, *ref_pdf; /* the exact == 2 pdfs, evaluated by ref_b / ref_m over the sub-set sub */
+  gh_backend *ref_b;
+  gh_dev_model *ref_m;
+  gh_gmm_set sub;
+  double *Wd64, *Wf64;  /* double rows, filled for the exact pdfs only (NULL when none) */
   double *Ad, *Af;   /* [Gd x Kd], [Gf x Kf] centred statistics (accumulators) */
   double *c;         /* [D] centre */
   double *master;    /* acc_commit: double-double master, hi [Gd Kd + Gf Kf] then lo; NULL until used */
@@ -78,8 +94,8 @@ typedef struct {
 
 /* Per-thread scratch, grown on demand. */
 typedef struct {
-  double *xe, *R; float *xf, *L;
-  size_t xe_cap, R_cap, xf_cap, L_cap;
+  double *xe, *R, *Ld; float *xf, *L;
+  size_t xe_cap, R_cap, xf_cap, L_cap, Ld_cap;
 } scratch;
 
 typedef struct { int threads; } blas_ctx;
@@ -91,7 +107,7 @@ static void *grow(void *p, size_t *cap, size_t bytes) {
   return gh_malloc(bytes ? bytes : 1);
 }
 
-static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->xf); free(s->L); }
+static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->Ld); free(s->xf); free(s->L); }
 
 /* Expanded features of rows r < n: frame frames[r] (or first + r when
  * frames == NULL) of X [. x D], as float into s->xf [rows x K] (rows >= n;
@@ -104,9 +120,10 @@ static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->xf); fre
  * count; test/bats/score.bats, train.bats). */
 static void expand_rows(scratch *s, const float *X, int32_t D, int full, int32_t K, const double *c,
                         const int32_t *frames, int64_t first, int n, int want_double, int rows) {
-  s->xe = grow(s->xe, &s->xe_cap, sizeof(double) * (size_t)(want_double ? n : 1) * K);
+  s->xe = grow(s->xe, &s->xe_cap, sizeof(double) * (size_t)(want_double ? rows : 1) * K);
   s->xf = grow(s->xf, &s->xf_cap, sizeof(float) * (size_t)rows * K);
   memset(s->xf + (size_t)n * K, 0, sizeof(float) * (size_t)(rows - n) * K);
+  if (want_double) memset(s->xe + (size_t)n * K, 0, sizeof(double) * (size_t)(rows - n) * K);
   for (int r = 0; r < n; ++r) {
     double *xe = s->xe + (want_double ? (size_t)r * K : 0);
     gh_gemm_expand(X + (int64_t)(frames ? frames[r] : first + r) * D, c, D, full, xe);
@@ -147,9 +164,70 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
   m->Af = gh_calloc((size_t)(m->Gf * m->Kf + 1), sizeof(double));
   m->blk_p0 = gh_malloc(sizeof(int32_t) * (P + 1)); m->blk_p1 = gh_malloc(sizeof(int32_t) * (P + 1));
   m->blk_g0 = gh_malloc(sizeof(int64_t) * (P + 1)); m->blk_ng = gh_malloc(sizeof(int64_t) * (P + 1));
+  m->exact = gh_calloc(P + 1, 1);
+  double worst = 0.0;
+  int32_t nexact = 0;
+#pragma omp parallel
+  {
+    double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D + m->Kf));
+    double *mu = work + gh_gauss_work_size(D), *ad = mu + D;
+#pragma omp for schedule(dynamic, 16) reduction(max : worst) reduction(+ : nexact)
+    for (int32_t p = 0; p < P; ++p) {
+      const gh_gmm *g = &s->pdfs[p];
+      const int32_t K = m->full[p] ? m->Kf : m->Kd;
+      float *W = (m->full[p] ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
+      double err = 0.0, errd = 0.0;
+      for (int32_t k = 0; k < m->G[p]; ++k) {
+        gh_gauss_info info;
+        gh_gauss_exact(g, k, mu, &info, work);
+        const double e = gh_gemm_row_error(g, k, mu, &info, m->c);
+        if (!(e <= err)) err = e;
+        const double ed = gh_gemm_row_error_d(g, k, mu, &info, m->c);
+        if (!(ed <= errd)) errd = ed;
+        gh_gemm_param_row_d(g, k, mu, &info, m->c, ad);
+        for (int32_t e2 = 0; e2 < K; ++e2) W[(size_t)k * K + e2] = (float)ad[e2];
+      }
+      if (!(err <= GH_GEMM_MAX_ROW_ERROR)) { m->exact[p] = errd <= GH_GEMM_MAX_ROW_ERROR ? 1 : 2; ++nexact; }
+      if (err > worst) worst = err;
+    }
+    free(work);
+  }
+  if (nexact > 0) {
+    m->Wd64 = gh_malloc(sizeof(double) * (size_t)(m->Gd * m->Kd + 1));
+    m->Wf64 = gh_malloc(sizeof(double) * (size_t)(m->Gf * m->Kf + 1));
+    double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
+    double *mu = work + gh_gauss_work_size(D);
+    for (int32_t p = 0; p < P; ++p) {
+      if (m->exact[p] != 1) continue;
+      const int32_t K = m->full[p] ? m->Kf : m->Kd;
+      double *W = (m->full[p] ? m->Wf64 : m->Wd64) + (size_t)m->row[p] * K;
+      for (int32_t k = 0; k < m->G[p]; ++k) {
+        gh_gauss_info info;
+        gh_gauss_exact(&s->pdfs[p], k, mu, &info, work);
+        gh_gemm_param_row_d(&s->pdfs[p], k, mu, &info, m->c, W + (size_t)k * K);
+      }
+    }
+    free(work);
+    /* the reference form for pdfs whose Gaussians are so far from the
+     * centre (in their own sigmas) that even the double GEMM cancels */
+    for (int32_t p = 0; p < P; ++p) m->nref += m->exact[p] == 2;
+    if (m->nref) {
+      m->ref_pdf = gh_malloc(sizeof(int32_t) * m->nref);
+      m->sub.dim = D;
+      m->sub.num_pdfs = m->nref;
+      m->sub.pdfs = gh_calloc(m->nref, sizeof(gh_gmm));
+      for (int32_t p = 0, j = 0; p < P; ++p)
+        if (m->exact[p] == 2) { m->ref_pdf[j] = p; gh_gmm_copy(&m->sub.pdfs[j], &s->pdfs[p]); ++j; }
+      m->ref_b = gh_backend_cpu_new();
+      m->ref_m = m->ref_b->ops->model_upload(m->ref_b, &m->sub);
+    }
+    gh_vlog(1, "cpu backend: %d of %d pdfs evaluated in double (%d of them in the reference form; their fp32 GEMM "
+            "form could err by up to %.3g nats)", nexact, P, m->nref, worst);
+  }
   for (int32_t p = 0; p < P; ++p) {
     const int32_t k = m->nblk - 1;
-    if (k >= 0 && m->full[m->blk_p0[k]] == m->full[p] && m->blk_ng[k] + m->G[p] <= SCORE_BLOCK_GAUSS) {
+    if (k >= 0 && m->full[m->blk_p0[k]] == m->full[p] && m->exact[m->blk_p0[k]] == m->exact[p] &&
+        m->blk_ng[k] + m->G[p] <= SCORE_BLOCK_GAUSS) {
       m->blk_p1[k] = p + 1;
       m->blk_ng[k] += m->G[p];
     } else {
@@ -157,13 +235,6 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
       m->blk_g0[m->nblk] = m->row[p]; m->blk_ng[m->nblk] = m->G[p];
       m->nblk++;
     }
-  }
-#pragma omp parallel for schedule(dynamic, 16)
-  for (int32_t p = 0; p < P; ++p) {
-    const int32_t K = m->full[p] ? m->Kf : m->Kd;
-    float *W = m->full[p] ? m->Wf : m->Wd;
-    for (int32_t k = 0; k < m->G[p]; ++k)
-      gh_gemm_param_row(&s->pdfs[p], k, m->c, W + (size_t)(m->row[p] + k) * K);
   }
   return (gh_dev_model *)m;
 }
@@ -173,8 +244,14 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
   if (!m) return;
   free(m->G); free(m->full); free(m->row); free(m->Wd); free(m->Wf); free(m->Ad); free(m->Af);
   free(m->blk_p0); free(m->blk_p1); free(m->blk_g0); free(m->blk_ng);
-  free(m->c);
+  free(m->c); free(m->exact); free(m->Wd64); free(m->Wf64);
   free(m->master);
+  if (m->ref_b) {
+    m->ref_b->ops->model_free(m->ref_b, m->ref_m);
+    gh_backend_free(m->ref_b);
+    gh_gmm_set_free(&m->sub);
+    free(m->ref_pdf);
+  }
   free(m);
 }
 
@@ -182,18 +259,36 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
  * denormal through glibc's slow path; the term is < 1e-37 of the max's). */
 static inline float softexp(float d) { return d < -87.0f ? 0.0f : expf(d); } /* NaN stays NaN */
 
-/* log sum_g exp(ll[g]), summed in double (-inf if G == 0 or all -inf). */
+/* log sum_g exp(ll[g]), summed in double (-inf if G == 0 or all -inf).  A
+ * NaN term (fp32 overflow, inf - inf, of a frame far outside the contract's
+ * range: its true value is hugely negative) counts as -inf and never
+ * poisons the others (doc/reliability.md). */
 static double lse(const float *ll, int32_t G) {
   float mx = -INFINITY;
   for (int32_t g = 0; g < G; ++g) if (ll[g] > mx) mx = ll[g];
   if (mx == -INFINITY) return -INFINITY;
   double sum = 0.0;
-  for (int32_t g = 0; g < G; ++g) sum += softexp(ll[g] - mx);
+  for (int32_t g = 0; g < G; ++g)
+    if (!isnan(ll[g])) sum += softexp(ll[g] - mx);
+  return mx + log(sum);
+}
+
+/* log sum_g exp(ll[g]) of double terms (-inf if G == 0 or all -inf; NaN
+ * stays NaN). */
+static double lse_d(const double *ll, int32_t G) {
+  double mx = -INFINITY;
+  for (int32_t g = 0; g < G; ++g) if (ll[g] > mx || isnan(ll[g])) mx = ll[g];
+  if (!(mx > -INFINITY)) return mx;
+  double sum = 0.0;
+  for (int32_t g = 0; g < G; ++g) sum += exp(ll[g] - mx);
   return mx + log(sum);
 }
 
 /* Work item = (chunk of SCORE_ROWS frames, block of pdfs): expand the
- * chunk (cheap: K per frame against K x ng for the GEMM), one SGEMM against
+ * chunk, padded with zero rows to SCORE_ROWS (so every GEMM has the same
+ * shape and a frame's result does not depend on how many frames a call
+ * has: BLAS kernels may sum differently for other row counts; cheap: K
+ * per frame against K x ng for the GEMM), one SGEMM against
  * the block's parameter rows, each pdf's log-sum-exp.  256 frames per GEMM
  * keep it compute-bound (the block's rows are read once per 256 frames);
  * blocks bound the [frames x Gaussians] scratch.  Items are independent,
@@ -215,6 +310,23 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
       const int full = m->full[m->blk_p0[k]];
       const int32_t K = full ? m->Kf : m->Kd;
       const int64_t ng = m->blk_ng[k];
+      const int ex = m->exact[m->blk_p0[k]];
+      if (ex == 2) continue; /* the reference form, below */
+      if (ex) { /* double rows and features: DGEMM */
+        s.Ld = grow(s.Ld, &s.Ld_cap, sizeof(double) * (size_t)SCORE_ROWS * (ng > 0 ? ng : 1));
+        if (ng > 0) {
+          expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 1, SCORE_ROWS);
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, SCORE_ROWS, (int)ng, K, 1.0, s.xe, K,
+                      (full ? m->Wf64 : m->Wd64) + (size_t)m->blk_g0[k] * K, K, 0.0, s.Ld, (int)ng);
+        }
+        for (int r = 0; r < n; ++r) {
+          const double *l = s.Ld + (size_t)r * ng;
+          float *o = out + (t0 + r) * P;
+          for (int32_t p = m->blk_p0[k]; p < m->blk_p1[k]; ++p)
+            o[p] = (float)lse_d(l + (m->row[p] - m->blk_g0[k]), m->G[p]);
+        }
+        continue;
+      }
       s.L = grow(s.L, &s.L_cap, sizeof(float) * (size_t)SCORE_ROWS * (ng > 0 ? ng : 1));
       if (ng > 0) {
         expand_rows(&s, X, D, full, K, m->c, NULL, t0, n, 0, SCORE_ROWS);
@@ -230,6 +342,13 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
     }
     scratch_free(&s);
   }
+  if (m->nref) {
+    float *o = gh_malloc(sizeof(float) * (size_t)T * m->nref);
+    m->ref_b->ops->loglikes(m->ref_b, m->ref_m, X, T, o);
+    for (int64_t t = 0; t < T; ++t)
+      for (int32_t j = 0; j < m->nref; ++j) out[t * P + m->ref_pdf[j]] = o[t * m->nref + j];
+    free(o);
+  }
   b->kernel_seconds += gh_seconds() - t_start;
 }
 
@@ -237,6 +356,7 @@ static void blas_acc_zero(gh_backend *b, gh_dev_model *dm) {
   blas_model *m = (blas_model *)dm;
   memset(m->Ad, 0, sizeof(double) * (size_t)(m->Gd * m->Kd));
   memset(m->Af, 0, sizeof(double) * (size_t)(m->Gf * m->Kf));
+  if (m->ref_m) m->ref_b->ops->acc_zero(m->ref_b, m->ref_m);
 }
 
 /* d's pairs sorted by pdf (counting sort, stable) from pairs[npairs]. */
@@ -288,23 +408,34 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
   const int32_t G = m->G[p], full = m->full[p], K = full ? m->Kf : m->Kd;
   const float *W = (full ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
   expand_rows(s, d->X, m->D, full, K, m->c, d->frame + first, 0, n, 1, CHUNK_PAIRS);
-  s->L = grow(s->L, &s->L_cap, sizeof(float) * (size_t)CHUNK_PAIRS * G);
   s->R = grow(s->R, &s->R_cap, sizeof(double) * (size_t)n * G);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CHUNK_PAIRS, G, K, 1.0f, s->xf, K, W, K, 0.0f, s->L, G);
+  const int ex = m->exact[p];
+  if (ex) {
+    s->Ld = grow(s->Ld, &s->Ld_cap, sizeof(double) * (size_t)CHUNK_PAIRS * G);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CHUNK_PAIRS, G, K, 1.0, s->xe, K,
+                (full ? m->Wf64 : m->Wd64) + (size_t)m->row[p] * K, K, 0.0, s->Ld, G);
+  } else {
+    s->L = grow(s->L, &s->L_cap, sizeof(float) * (size_t)CHUNK_PAIRS * G);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CHUNK_PAIRS, G, K, 1.0f, s->xf, K, W, K, 0.0f, s->L, G);
+  }
   double total = 0.0;
   for (int r = 0; r < n; ++r) {
-    const float *l = s->L + (size_t)r * G;
     double *R = s->R + (size_t)r * G;
-    float mx = -INFINITY;
-    for (int32_t g = 0; g < G; ++g) if (l[g] > mx) mx = l[g];
+    if (ex) {
+      for (int32_t g = 0; g < G; ++g) R[g] = s->Ld[(size_t)r * G + g];
+    } else { /* a NaN term of the fp32 form (overflow far outside the range) counts as -inf, as in lse() */
+      for (int32_t g = 0; g < G; ++g) R[g] = isnan(s->L[(size_t)r * G + g]) ? -INFINITY : s->L[(size_t)r * G + g];
+    }
+    double mx = -INFINITY;
+    for (int32_t g = 0; g < G; ++g) if (R[g] > mx || isnan(R[g])) mx = R[g];
     const double w = d->weight[first + r];
-    if (mx == -INFINITY) { /* no Gaussian can produce x: no statistics */
+    if (!(mx > -INFINITY)) { /* no Gaussian can produce x (or NaN): no statistics */
       total += w * mx;
       for (int32_t g = 0; g < G; ++g) R[g] = 0.0;
       continue;
     }
     double sum = 0.0;
-    for (int32_t g = 0; g < G; ++g) sum += (R[g] = softexp(l[g] - mx));
+    for (int32_t g = 0; g < G; ++g) sum += (R[g] = R[g] - mx < -745.0 ? 0.0 : exp(R[g] - mx));
     total += w * (mx + log(sum));
     const double scale = w / sum;
     for (int32_t g = 0; g < G; ++g) R[g] *= scale;
@@ -345,7 +476,7 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
 #pragma omp for schedule(dynamic, 1)
     for (int32_t p = 0; p < np; ++p) {
       const int64_t n = d->off[p + 1] - d->off[p];
-      if (n == 0 || m->G[p] == 0 || n > part_pairs) continue;
+      if (n == 0 || m->G[p] == 0 || m->exact[p] == 2 || n > part_pairs) continue;
       const int32_t K = m->full[p] ? m->Kf : m->Kd;
       const size_t GK = (size_t)m->G[p] * K;
       memset(P, 0, sizeof(double) * GK);
@@ -362,7 +493,7 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
    * buffers added in part order. */
   for (int32_t p = 0; p < np; ++p) {
     const int64_t n = d->off[p + 1] - d->off[p];
-    if (n <= part_pairs || m->G[p] == 0) continue;
+    if (n <= part_pairs || m->G[p] == 0 || m->exact[p] == 2) continue;
     const int32_t K = m->full[p] ? m->Kf : m->Kd;
     const size_t GK = (size_t)m->G[p] * K;
     double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * K;
@@ -388,6 +519,23 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
       }
     }
   }
+  /* pdfs in the reference form: their pairs, renumbered, on the reference backend */
+  int64_t nr = 0;
+  for (int32_t j = 0; j < m->nref; ++j)
+    if (m->ref_pdf[j] < np) nr += d->off[m->ref_pdf[j] + 1] - d->off[m->ref_pdf[j]];
+  if (nr > 0) {
+    gh_frame_pdf *rp = gh_malloc(sizeof *rp * (size_t)nr);
+    int64_t q = 0;
+    for (int32_t j = 0; j < m->nref; ++j) {
+      const int32_t p = m->ref_pdf[j];
+      if (p >= np) continue;
+      for (int64_t k = d->off[p]; k < d->off[p + 1]; ++k) rp[q++] = (gh_frame_pdf){d->frame[k], j, d->weight[k]};
+    }
+    gh_dev_data *rd = m->ref_b->ops->data_upload(m->ref_b, d->X, d->T, d->D, rp, nr);
+    tot[0] += m->ref_b->ops->accumulate(m->ref_b, m->ref_m, rd);
+    m->ref_b->ops->data_free(m->ref_b, rd);
+    free(rp);
+  }
   double total = 0.0;
   for (int32_t p = 0; p < np; ++p) total += tot[p];
   free(part); free(ptot); free(tot);
@@ -410,12 +558,37 @@ static void blas_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
       gh_gemm_stats_uncentre(m->D, full, m->c, A + (size_t)g * K, &a->occupancy[g],
                              a->mean_accs + (size_t)g * m->D, a->var_accs + (size_t)g * S);
   }
+  if (m->nref) { /* uncentred statistics of the reference-form pdfs (zero rows in A above) */
+    gh_accs_set sa;
+    gh_accs_init(&sa, &m->sub);
+    m->ref_b->ops->acc_fetch(m->ref_b, m->ref_m, &sa);
+    for (int32_t j = 0; j < m->nref; ++j) {
+      gh_gmm_accs *a = &accs->pdfs[m->ref_pdf[j]];
+      const gh_gmm_accs *r = &sa.pdfs[j];
+      const int64_t G = r->num_gauss, S = r->type == GH_COV_FULL ? gh_packed_size(r->dim) : r->dim;
+      for (int64_t i = 0; i < G; ++i) a->occupancy[i] += r->occupancy[i];
+      for (int64_t i = 0; i < G * r->dim; ++i) a->mean_accs[i] += r->mean_accs[i];
+      for (int64_t i = 0; i < G * S; ++i) a->var_accs[i] += r->var_accs[i];
+    }
+    gh_accs_free(&sa);
+  }
 }
 
 /* backend.h acc_raw_*: Ad then Af, the centred statistics as accumulated
  * (acc_fetch uncentres them); acc_commit: cpu-dd.h over the same layout. */
+/* Pdfs evaluated in the reference form (exact == 2) keep their statistics
+ * in the embedded cpu-ref model, outside Ad / Af: the raw and double-double
+ * paths would drop them, so they refuse (one clear error, never a sum
+ * without them). */
+static void no_ref_pdfs(const blas_model *m, const char *op) {
+  if (m->nref > 0)
+    gh_die("%s: %d pdf(s) of this model (the first: pdf %d) are so far from the data's centre that the cpu "
+           "backend evaluates them in the reference form, which the trainers' raw accumulators do not cover; "
+           "train with --device=cpu-ref", op, m->nref, m->ref_pdf[0]);
+}
 static int64_t blas_acc_raw_size(gh_backend *b, gh_dev_model *dm) {
   blas_model *m = (blas_model *)dm;
+  no_ref_pdfs(m, "accumulators");
   return m->Gd * m->Kd + m->Gf * m->Kf;
 }
 static void blas_acc_raw_get(gh_backend *b, gh_dev_model *dm, double *host) {
@@ -430,6 +603,7 @@ static void blas_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host
 }
 static void blas_acc_commit(gh_backend *b, gh_dev_model *dm, int flags) {
   blas_model *m = (blas_model *)dm;
+  no_ref_pdfs(m, "acc_commit");
   const int64_t nd = m->Gd * m->Kd, n = nd + m->Gf * m->Kf;
   if (!m->master) m->master = gh_calloc((size_t)(2 * n + 1), sizeof(double));
   gh_cpu_acc_commit(m->Ad, m->master, m->master + n, nd, flags);

@@ -4,13 +4,18 @@
  * backend is tested against it.  No blocking, no SIMD, no threads: one loop
  * nest per formula.
  *
- * Per-Gaussian log-likelihood, Kaldi's natural form (lib/gmm/gmm.h):
- *   diag: ll_g(x) = gconst_g + sum_i x_i (b_gi - 0.5 x_i iv_gi)
- *   full: ll_g(x) = gconst_g + sum_i x_i (b_gi - 0.5 P_gii x_i - sum_{j<i} P_gij x_j)
- * with b = means_invvars, iv = inv_vars, P the packed inverse covariance.  The
- * parameters are float32 (as stored); products and sums are done in double,
- * so this backend is the accurate one.  Per-pdf log-likelihood: log-sum-exp
- * over the pdf's Gaussians (max + log sum exp(ll - max)).
+ * Per-Gaussian log-likelihood: the float64 reference form of
+ * kernels/gemm-forms.h (doc/reliability.md, "Numerical contract"):
+ *   ll_g(x) = norm_g - 0.5 (x - mu_g)' P_g (x - mu_g)
+ * with mu_g = P_g^{-1} b_g and norm_g = log w_g + 0.5 log det P_g - D/2 log 2pi
+ * computed in double from the stored float means_invvars b and inverse
+ * (co)variances P at upload (the stored float gconst is not used: Kaldi's
+ * expanded form gconst + x.b - 0.5 x'Px cancels large terms for features
+ * with an offset, and a float gconst of -1e7 alone is off by 0.5 nats).
+ * Everything in double, so this backend is the reference.  A dead Gaussian
+ * (weight 0, P not positive definite) is -inf and never poisons the others.
+ * Per-pdf log-likelihood: log-sum-exp over the pdf's Gaussians (max + log
+ * sum exp(ll - max)).
  *
  * E-step (Araújo et al., seed 002, eq. for gamma; Kaldi AccumDiagGmm /
  * AccumFullGmm): for a pair (x, pdf, w), gamma_g = w exp(ll_g - lse), then
@@ -18,6 +23,7 @@
  * gamma_g x x' (full, packed lower triangle), all in double.
  */
 #include "backend.h"
+#include "gemm-forms.h"
 #include "base/gh-base.h"
 #include "cpu/cpu-dd.h"
 
@@ -31,6 +37,8 @@ typedef struct {
   double **occ;      /* [P][G] */
   double **mean;     /* [P][G x D] */
   double **var;      /* [P][G x S], S = D (diag) or D(D+1)/2 (full) */
+  double **mu;       /* [P][G x D] exact means (gemm-forms.h gh_gauss_exact) */
+  double **norm;     /* [P][G] normalisers, -inf for a dead Gaussian */
   double *scratch;   /* [max G] */
   double *master;    /* acc_commit: double-double master, hi [n] then lo [n] in the raw layout; NULL until used */
 } cpu_model;
@@ -43,35 +51,17 @@ static int64_t var_size(const gh_gmm *g) {
   return g->type == GH_COV_FULL ? gh_packed_size(g->dim) : g->dim;
 }
 
-/* ll_g(x) of Gaussian g of gmm (see top of file); double accumulation. */
-static double gauss_loglike(const gh_gmm *gmm, int32_t g, const float *x) {
+/* Fills ll[G] (exact form, gemm-forms.h) and returns log sum_g exp(ll[g])
+ * (-inf if G == 0 or every term is -inf). */
+static double gmm_loglikes(const cpu_model *m, int32_t p, const float *x, double *ll) {
+  const gh_gmm *gmm = &m->pdfs[p];
   const int32_t D = gmm->dim;
-  const float *b = gmm->means_invvars + (int64_t)g * D;
-  double ll = gmm->gconsts[g];
-  if (gmm->type == GH_COV_DIAG) {
-    const float *iv = gmm->inv_vars + (int64_t)g * D;
-    for (int32_t i = 0; i < D; ++i)
-      ll += (double)x[i] * ((double)b[i] - 0.5 * (double)x[i] * iv[i]);
-  } else {
-    const float *P = gmm->inv_vars + (int64_t)g * gh_packed_size(D);
-    for (int32_t i = 0; i < D; ++i) {
-      const float *row = P + gh_packed_index(i, 0);
-      double s = (double)b[i] - 0.5 * (double)row[i] * x[i];
-      for (int32_t j = 0; j < i; ++j) s -= (double)row[j] * x[j];
-      ll += (double)x[i] * s;
-    }
-  }
-  return ll;
-}
-
-/* Fills ll[G] and returns log sum_g exp(ll[g]) (-inf if G == 0). */
-static double gmm_loglikes(const gh_gmm *gmm, const float *x, double *ll) {
   double mx = -INFINITY;
   for (int32_t g = 0; g < gmm->num_gauss; ++g) {
-    ll[g] = gauss_loglike(gmm, g, x);
+    ll[g] = gh_gauss_exact_loglike(gmm, g, m->mu[p] + (int64_t)g * D, m->norm[p][g], x);
     if (ll[g] > mx) mx = ll[g];
   }
-  if (mx == -INFINITY) return mx;
+  if (!(mx > -INFINITY)) return mx; /* -inf, or NaN from a NaN frame */
   double sum = 0.0;
   for (int32_t g = 0; g < gmm->num_gauss; ++g) sum += exp(ll[g] - mx);
   return mx + log(sum);
@@ -90,6 +80,9 @@ static gh_dev_model *cpu_model_upload(gh_backend *b, const gh_gmm_set *s) {
   m->occ = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->occ);
   m->mean = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->mean);
   m->var = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->var);
+  m->mu = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->mu);
+  m->norm = gh_calloc(s->num_pdfs > 0 ? s->num_pdfs : 1, sizeof *m->norm);
+  double *work = gh_malloc(sizeof(double) * gh_gauss_work_size(s->dim));
   int32_t maxg = 1;
   for (int32_t p = 0; p < s->num_pdfs; ++p) {
     const gh_gmm *src = &s->pdfs[p];
@@ -111,8 +104,16 @@ static gh_dev_model *cpu_model_upload(gh_backend *b, const gh_gmm_set *s) {
     m->occ[p] = gh_calloc(at_least1(G), sizeof(double));
     m->mean[p] = gh_calloc(at_least1(G * D), sizeof(double));
     m->var[p] = gh_calloc(at_least1(G * S), sizeof(double));
+    m->mu[p] = gh_malloc(at_least1(G * D) * sizeof(double));
+    m->norm[p] = gh_malloc(at_least1(G) * sizeof(double));
+    for (int32_t k = 0; k < G; ++k) {
+      gh_gauss_info info;
+      gh_gauss_exact(g, k, m->mu[p] + k * D, &info, work);
+      m->norm[p][k] = info.norm;
+    }
     if (src->num_gauss > maxg) maxg = src->num_gauss;
   }
+  free(work);
   m->scratch = gh_malloc(maxg * sizeof(double));
   return (gh_dev_model *)m;
 }
@@ -128,7 +129,11 @@ static void cpu_model_free(gh_backend *b, gh_dev_model *dm) {
     free(m->occ[p]);
     free(m->mean[p]);
     free(m->var[p]);
+    free(m->mu[p]);
+    free(m->norm[p]);
   }
+  free(m->mu);
+  free(m->norm);
   free(m->pdfs);
   free(m->occ);
   free(m->mean);
@@ -145,7 +150,7 @@ static void cpu_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
   for (int32_t t = 0; t < T; ++t) {
     const float *x = X + (int64_t)t * D;
     float *o = out + (int64_t)t * P;
-    for (int32_t p = 0; p < P; ++p) o[p] = (float)gmm_loglikes(&m->pdfs[p], x, m->scratch);
+    for (int32_t p = 0; p < P; ++p) o[p] = (float)gmm_loglikes(m, p, x, m->scratch);
   }
   b->kernel_seconds += gh_seconds() - t_start;
 }
@@ -200,9 +205,10 @@ static double cpu_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     const gh_gmm *gmm = &m->pdfs[pr->pdf];
     const float *x = d->X + (int64_t)pr->frame * D;
     double *ll = m->scratch;
-    double lse = gmm_loglikes(gmm, x, ll);
+    double lse = gmm_loglikes(m, pr->pdf, x, ll);
     if (gmm->num_gauss == 0) continue;
     total += pr->weight * lse;
+    if (!(lse > -INFINITY)) continue; /* no Gaussian can produce x (or NaN): no statistics */
     double *occ = m->occ[pr->pdf], *mean = m->mean[pr->pdf], *var = m->var[pr->pdf];
     const int64_t S = var_size(gmm);
     for (int32_t g = 0; g < gmm->num_gauss; ++g) {

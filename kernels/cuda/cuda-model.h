@@ -65,6 +65,11 @@ typedef struct {
   int *dGlist, *hGlist;         /* [Gt] the M-step's second pass: Gaussians to floor */
   double *dVfloor;              /* [P x D] --rel-variance-floor's per-pdf floors */
   int scoring_stale;            /* dParams / dGconst predate a device M-step */
+  /* numerical contract (cuda.cu model_upload, doc/reliability.md): the
+   * model on the host cpu backend (every op forwards to it) when its fp32
+   * forms would err grossly; NULL otherwise */
+  gh_dev_model *host_m;
+  gh_gmm_set *orig;  /* the uploaded set, when host_m (model_fetch returns it) */
 } cuda_model;
 
 /* backend.h mstep and model_fetch (cuda-mstep.cu); cuda_mstep_free frees

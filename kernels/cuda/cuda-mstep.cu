@@ -576,6 +576,7 @@ static size_t max_shared(void) {
 }
 
 int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_stats *st) {
+  if (((cuda_model *)dm)->host_m) { gh_set_error("the model is evaluated on the host (numerical contract)"); return 1; }
   (void)b;
   cuda_model *m = (cuda_model *)dm;
   const int D = m->D, P = m->P;
@@ -692,6 +693,7 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
 }
 
 void cuda_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s) {
+  if (((cuda_model *)dm)->orig) { gh_model_fetch_copy(((cuda_model *)dm)->orig, s); return; }
   (void)b;
   cuda_model *m = (cuda_model *)dm;
   const int D = m->D;

@@ -56,6 +56,7 @@ extern "C" {
 #include "backend.h"
 #include "base/gh-base.h"
 #include "cuda-check.h"
+#include "gemm-forms.h"
 }
 #include "cuda-gemm.h"
 #include "cuda-model.h"
@@ -370,6 +371,7 @@ typedef struct {
    * kept for the next upload: a trainer uploads one block after another */
   float *hStage[2]; size_t stage_floats;
   cudaEvent_t evStage[2];
+  gh_backend *host;                /* the cpu backend for models the fp32 forms cannot evaluate (lazily) */
 } cuda_ctx;
 
 
@@ -399,6 +401,7 @@ static void cuda_free_backend(gh_backend *b) {
   cudaFree(c->dGoff);
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
   gg_ctx_free(c->gg);
+  if (c->host) gh_backend_free(c->host);
   if (c->up) {
     cudaStreamSynchronize(c->up); cudaStreamSynchronize(c->dn);
     for (int k = 0; k < 2; ++k) {
@@ -547,6 +550,29 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   if (16 * nb * 16 > 48 * 1024) gh_die("model upload: dimension %d too large for the CUDA backend (max 768)", D);
   for (int p = 0; p < P; ++p)
     if (s->pdfs[p].dim != D) gh_die("model upload: pdf %d has dimension %d, the set has %d", p, s->pdfs[p].dim, D);
+  { /* Numerical contract (doc/reliability.md): the fused kernels evaluate
+     * the uncentred fp32 form gconst + x.b - 0.5 x'Px and the GEMM paths
+     * recentre it from the float gconst, so the uncentred error estimate
+     * bounds both.  A model they would get grossly wrong (features with a
+     * large offset, extreme variances, Gaussians far apart: above
+     * GH_CUDA_HOST_ROW_ERROR) is evaluated on the host in double. */
+    const double err = gh_gemm_set_row_error(s, NULL);
+    if (err > GH_CUDA_HOST_ROW_ERROR) {
+      cuda_ctx *c = (cuda_ctx *)b->ctx;
+      gh_log("cuda: the model's fp32 form could err by %.3g nats (features with a large offset, extreme "
+             "variances or Gaussians far apart in their own standard deviations); it is evaluated on the host in "
+             "double instead (doc/reliability.md)", err);
+      if (!c->host) c->host = gh_backend_blas_new();
+      m->host_m = c->host->ops->model_upload(c->host, s);
+      m->orig = (gh_gmm_set *)gh_calloc(1, sizeof *m->orig);
+      gh_gmm_set_copy(m->orig, s);
+      return (gh_dev_model *)m;
+    }
+    if (err > GH_GEMM_MAX_ROW_ERROR)
+      gh_log("cuda: the model's fp32 form could err by up to %.3g nats on some frames (estimate; strongly "
+             "correlated full covariances or large offsets), above the numerical contract's 1e-3 for the worst "
+             "frames: --device=cpu evaluates such pdfs in double (doc/reliability.md)", err);
+  }
 
   /* Layout entries: whole pdfs, or Gaussian segments of the pdfs with more
    * than K Gaussians when plan_units decides to split (doc/kernels.md
@@ -727,6 +753,8 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
 static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   cuda_model *m = (cuda_model *)dm;
   if (!m) return;
+  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->model_free(h, m->host_m); }
+  if (m->orig) { gh_gmm_set_free(m->orig); free(m->orig); }
   cudaFree(m->dBlocks); cudaFree(m->dPerm); cudaFree(m->dNg); cudaFree(m->dParams);
   cudaFree(m->dGconst); cudaFree(m->dEpdf); cudaFree(m->dEparams); cudaFree(m->dAcc);
   cudaFree(m->dMaster);
@@ -912,6 +940,12 @@ static void cuda_loglikes_end(gh_backend *b) {
 static void cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
+  if (m->host_m) { /* on the host, complete on return */
+    double t0 = gh_seconds();
+    c->host->ops->loglikes(c->host, m->host_m, X, T, out);
+    b->kernel_seconds += gh_seconds() - t0;
+    return;
+  }
   const int P = m->P;
   if (m->scoring_stale)
     gh_die("cuda loglikes: the model was re-estimated on the device (mstep); fetch it and upload it again to score");
@@ -1020,6 +1054,7 @@ static void cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
 
 static void cuda_acc_zero(gh_backend *b, gh_dev_model *dm) {
   cuda_model *m = (cuda_model *)dm;
+  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->acc_zero(h, m->host_m); return; }
   CK(cudaMemset(m->dAcc, 0, (m->acc_size + 1) * sizeof(double)));
 }
 
@@ -1122,6 +1157,8 @@ typedef struct {
   cudaStream_t cs;
   cudaEvent_t ready;
   int evicted, pending;
+  const float *hXin;    /* the caller's host frames (valid until data_free, backend.h) */
+  gh_dev_data *host_d;  /* on the host backend, for models evaluated there (lazily) */
 } cuda_data;
 
 static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs);
@@ -1130,6 +1167,7 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
                                      const gh_frame_pdf *pairs, int64_t npairs) {
   cuda_data *d = (cuda_data *)gh_calloc(1, sizeof *d);
   d->T = T; d->D = D; d->Dp = round4(D); d->pairs = pairs; d->npairs = npairs;
+  d->hXin = X;
   if (D <= 0 || T < 0) gh_die("data upload: %d frames of dimension %d", T, D);
   d->max_pdf = gh_pairs_check(pairs, npairs, T);
   /* frames, padded, through two page-locked staging buffers of 16 MB: one
@@ -1234,6 +1272,7 @@ static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
   gg_xcache_free(d->xc);
   if (d->hX) { cudaFreeHost(d->hX); cudaFreeHost(d->hF); cudaFreeHost(d->hW); }
   if (d->cs) { cudaEventDestroy(d->ready); cudaStreamDestroy(d->cs); }
+  if (d->host_d) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->data_free(h, d->host_d); }
   free(d->poff); free(d->centre);
   free(d);
 }
@@ -1304,6 +1343,10 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
   cuda_data *d = (cuda_data *)dd;
+  if (m->host_m) {
+    if (!d->host_d) d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, d->pairs, d->npairs);
+    return c->host->ops->accumulate(c->host, m->host_m, d->host_d);
+  }
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
   if (d->max_pdf >= m->P)
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->P);
@@ -1369,6 +1412,7 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
 
 static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   cuda_model *m = (cuda_model *)dm;
+  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->acc_fetch(h, m->host_m, accs); return; }
   if (accs->num_pdfs != m->P)
     gh_die("acc_fetch: accumulators have %d pdfs, the model %d", accs->num_pdfs, m->P);
   double *h = (double *)gh_malloc((m->acc_size + 1) * sizeof(double));

@@ -14,16 +14,23 @@
  * the rest the second order in Kaldi's layout (diag x_i^2, full packed
  * gh_packed_index(i, j) = i(i+1)/2 + j).  Element e of phi is
  * xa * xb with (a, b) = emap[e] and x_{-1} = 1.
+ *
+ * Centring (doc/reliability.md, "Numerical contract"): every kernel that
+ * reads frames reads x - ctr (ctr [D], the model's centre rounded to float,
+ * or 0), and the rows w_g are those of the same centre
+ * (gemm-forms.h gh_gemm_param_row), so the fp32 terms stay small for
+ * features with a large offset; the statistics are then about ctr and the
+ * host uncentres them in double (opencl.c acc_fetch).
  */
 
 /* ---- expanded features: phi[t][e] = x[t][a] x[t][b] ---- */
 __kernel void gh_expand(int T, int D, int K, __global const float *X, __global const int2 *emap,
-                        __global float *phi) {
+                        __global float *phi, __global const float *ctr) {
   int e = get_global_id(0), t = get_global_id(1);
   if (e >= K || t >= T) return;
   int2 ab = emap[e];
   const __global float *x = X + (size_t)t * D;
-  float va = ab.x < 0 ? 1.0f : x[ab.x], vb = ab.y < 0 ? 1.0f : x[ab.y];
+  float va = ab.x < 0 ? 1.0f : x[ab.x] - ctr[ab.x], vb = ab.y < 0 ? 1.0f : x[ab.y] - ctr[ab.y];
   phi[(size_t)t * K + e] = va * vb;
 }
 
@@ -88,7 +95,7 @@ __kernel void gh_lse_narrow(int T, int P, int Gtot, __global const float *S,
   float r = m;
   if (m > -INFINITY) {
     float sum = 0.0f;
-    for (int g = 0; g < G; ++g) sum += exp(s[g] - m);
+    for (int g = 0; g < G; ++g) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
     r = m + log(sum);
   }
   out[(size_t)t * P + p] = r;
@@ -117,7 +124,7 @@ void gh_lse_wide(int T, int P, int Gtot, __global const float *S, __global const
   barrier(CLK_LOCAL_MEM_FENCE);
   float sum = 0.0f;
   if (m > -INFINITY)
-    for (int g = l; g < G; g += 64) sum += exp(s[g] - m);
+    for (int g = l; g < G; g += 64) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
   red[l] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = 32; h > 0; h >>= 1) {
@@ -142,7 +149,8 @@ __kernel void gh_estep_post(int npairs, int D, int kbase, __global const float *
                             __global const int *ptype, __global const int *wrow,
                             __global const int *gcnt, __global const int *pair_off,
                             __global const long *gbase, __global const float *Wd,
-                            __global const float *Wf, __global float *gamma, __global double *tot) {
+                            __global const float *Wf, __global float *gamma, __global double *tot,
+                            __global const float *ctr) {
   int k = get_global_id(0);
   if (k >= npairs) return;
   const int p = pdf[kbase + k], G = gcnt[p], full = ptype[p];
@@ -155,17 +163,20 @@ __kernel void gh_estep_post(int npairs, int D, int kbase, __global const float *
   float m = -INFINITY;
   for (int g = 0; g < G; ++g, W += K) {
     float ll = W[0];
-    for (int i = 0; i < D; ++i) ll = fma(W[1 + i], x[i], ll);
+    for (int i = 0; i < D; ++i) ll = fma(W[1 + i], x[i] - ctr[i], ll);
     if (full) {
       const __global float *c = W + 1 + D;
       for (int i = 0; i < D; ++i) {
         float s = 0.0f;
-        for (int j = 0; j <= i; ++j) s = fma(c[j], x[j], s);
-        ll = fma(s, x[i], ll);
+        for (int j = 0; j <= i; ++j) s = fma(c[j], x[j] - ctr[j], s);
+        ll = fma(s, x[i] - ctr[i], ll);
         c += i + 1;
       }
     } else {
-      for (int i = 0; i < D; ++i) ll = fma(W[1 + D + i] * x[i], x[i], ll);
+      for (int i = 0; i < D; ++i) {
+        const float xi = x[i] - ctr[i];
+        ll = fma(W[1 + D + i] * xi, xi, ll);
+      }
     }
     gm[g] = ll;
     m = fmax(m, ll);
@@ -176,9 +187,9 @@ __kernel void gh_estep_post(int npairs, int D, int kbase, __global const float *
     return;
   }
   float sum = 0.0f;
-  for (int g = 0; g < G; ++g) sum += exp(gm[g] - m);
+  for (int g = 0; g < G; ++g) sum += isnan(gm[g]) ? 0.0f : exp(gm[g] - m); /* NaN = -inf, as gh_lse_* */
   const float lse = m + log(sum);
-  for (int g = 0; g < G; ++g) gm[g] = w * exp(gm[g] - lse);
+  for (int g = 0; g < G; ++g) gm[g] = isnan(gm[g]) ? 0.0f : w * exp(gm[g] - lse);
   tot[k] = (double)w * (double)lse;
 }
 
@@ -193,7 +204,7 @@ __kernel void gh_estep_stats(int Gn, int K, int nseg, int D, __global const floa
                              __global const int *gl, __global const int *gcnt,
                              __global const int *pair_off, __global const long *gbase,
                              __global const int2 *emap, __global const float *gamma,
-                             __global double *partial) {
+                             __global double *partial, __global const float *ctr) {
   int e = get_global_id(0), g = get_global_id(1), s = get_global_id(2);
   if (e >= K || g >= Gn || s >= nseg) return;
   const int p = gpdf[g], G = gcnt[p], k0 = pair_off[p], n = gbase[p] < 0 ? 0 : pair_off[p + 1] - k0;
@@ -204,8 +215,8 @@ __kernel void gh_estep_stats(int Gn, int K, int nseg, int D, __global const floa
   for (int k = a; k < b; ++k) {
     const __global float *x = X + (size_t)frame[kbase + k0 + k] * D;
     double v = gm[(long)k * G];
-    if (ab.x >= 0) v *= x[ab.x];
-    if (ab.y >= 0) v *= x[ab.y];
+    if (ab.x >= 0) v *= x[ab.x] - ctr[ab.x];
+    if (ab.y >= 0) v *= x[ab.y] - ctr[ab.y];
     acc += v;
   }
   partial[((size_t)s * Gn + g) * K + e] = acc;
@@ -229,12 +240,13 @@ __kernel void gh_estep_reduce(long n, int nseg, __global const double *partial, 
 
 /* phi[k][e] = x_a x_b of the frame of sorted pair kbase + k (k < n). */
 __kernel void gh_expand_pairs(int n, int D, int K, int kbase, __global const float *X,
-                              __global const int *frame, __global const int2 *emap, __global float *phi) {
+                              __global const int *frame, __global const int2 *emap, __global float *phi,
+                              __global const float *ctr) {
   int e = get_global_id(0), k = get_global_id(1);
   if (e >= K || k >= n) return;
   int2 ab = emap[e];
   const __global float *x = X + (size_t)frame[kbase + k] * D;
-  float va = ab.x < 0 ? 1.0f : x[ab.x], vb = ab.y < 0 ? 1.0f : x[ab.y];
+  float va = ab.x < 0 ? 1.0f : x[ab.x] - ctr[ab.x], vb = ab.y < 0 ? 1.0f : x[ab.y] - ctr[ab.y];
   phi[(size_t)k * K + e] = va * vb;
 }
 
@@ -258,7 +270,7 @@ void gh_softmax_rows(int n, int G, int kbase, __global const float *weight, __gl
   barrier(CLK_LOCAL_MEM_FENCE);
   float sum = 0.0f;
   if (m > -INFINITY)
-    for (int g = l; g < G; g += 64) sum += exp(s[g] - m);
+    for (int g = l; g < G; g += 64) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
   red[l] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = 32; h > 0; h >>= 1) {
@@ -272,7 +284,7 @@ void gh_softmax_rows(int n, int G, int kbase, __global const float *weight, __gl
     return;
   }
   const float lse = m + log(red[0]);
-  for (int g = l; g < G; g += 64) s[g] = w * exp(s[g] - lse);
+  for (int g = l; g < G; g += 64) s[g] = isnan(s[g]) ? 0.0f : w * exp(s[g] - lse);
   if (l == 0) tot[k] = (double)w * (double)lse;
 }
 

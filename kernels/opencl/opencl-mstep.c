@@ -99,6 +99,10 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
   if (!c->fp64) { gh_set_error("the OpenCL device has no double precision"); return 1; }
+  /* rows and statistics about a centre, or the model on the host (the
+   * numerical contract, opencl.c model_upload): the host M-step */
+  if (m->host_m) { gh_set_error("the model is evaluated on the host (numerical contract)"); return 1; }
+  if (m->centred) { gh_set_error("the model's rows are centred (features with a large offset)"); return 1; }
   if (o->shrink) { gh_set_error("covariance shrinkage runs on the host"); return 1; }
   const int32_t D = m->D, P = m->P, rows = m->Gd > m->Gf ? m->Gd : m->Gf;
   if (P == 0 || m->Gd + m->Gf == 0) return 0;
@@ -211,6 +215,7 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
 void gh_ocl_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
+  if (m->orig) { gh_model_fetch_copy(m->orig, s); return; }
   const int32_t D = m->D;
   if (s->num_pdfs != m->P || s->dim != D)
     gh_die("model fetch: the set has %d pdfs of dimension %d, the device model %d of dimension %d", s->num_pdfs,

@@ -299,6 +299,7 @@ static void ocl_free(gh_backend *b) {
   if (c->prog) clReleaseProgram(c->prog);
   if (c->q) clReleaseCommandQueue(c->q);
   if (c->ctx) clReleaseContext(c->ctx);
+  if (c->host) gh_backend_free(c->host);
   free(c);
   free(b);
 }
@@ -329,11 +330,45 @@ static void ensure(ocl_ctx *c, cl_mem *m, size_t *cap, size_t bytes, const char 
   *cap = bytes;
 }
 
+/* The host backend that evaluates models the fp32 kernels cannot (created
+ * on first use). */
+static gh_backend *host_backend(ocl_ctx *c) {
+  if (!c->host) c->host = gh_backend_blas_new();
+  return c->host;
+}
+
 static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = gh_calloc(1, sizeof *m);
   const int32_t D = s->dim, P = s->num_pdfs;
   m->D = D; m->P = P;
+  /* Numerical contract: uncentred rows when they are accurate enough (the
+   * device M-step needs them), else centred at the model centre (rounded to
+   * float: the kernels subtract it in float, exactly for frames near it),
+   * else the whole model on the host cpu backend. */
+  m->c = gh_calloc(D > 0 ? D : 1, sizeof(double));
+  if (gh_gemm_set_row_error(s, NULL) > GH_GEMM_MAX_ROW_ERROR) {
+    gh_gemm_model_centre(s, m->c);
+    for (int32_t i = 0; i < D; ++i) m->c[i] = (float)m->c[i];
+    m->centred = 1;
+    m->orig = gh_calloc(1, sizeof *m->orig);
+    gh_gmm_set_copy(m->orig, s);
+    const double err = gh_gemm_set_row_error(s, m->c);
+    if (err > GH_GEMM_MAX_ROW_ERROR) {
+      gh_log("opencl: the model's fp32 GEMM form could err by %.3g nats (Gaussians far from the model "
+             "centre in their own standard deviations, extreme variances or correlations); it is "
+             "evaluated on the host in double instead (doc/reliability.md)", err);
+      gh_backend *h = host_backend(c);
+      m->host_m = h->ops->model_upload(h, s);
+      return (gh_dev_model *)m;
+    }
+  }
+  {
+    float *cf = gh_malloc(sizeof(float) * (D > 0 ? D : 1));
+    for (int32_t i = 0; i < D; ++i) cf[i] = (float)m->c[i];
+    m->ctr = gh_ocl_buffer(c, (size_t)(D > 0 ? D : 1) * sizeof(float), cf, "model upload");
+    free(cf);
+  }
   m->gcnt = gh_calloc(P + 1, sizeof(int32_t));
   m->ptype = gh_calloc(P + 1, sizeof(int32_t));
   m->wrow = gh_calloc(P + 1, sizeof(int32_t));
@@ -357,12 +392,12 @@ static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
     const gh_gmm *g = &s->pdfs[p];
     for (int32_t k = 0; k < g->num_gauss; ++k) {
       int32_t row = m->wrow[p] + k;
-      /* uncentred parameter rows [gconst, b, q] (gemm-forms.h) */
+      /* parameter rows [ll(c), b - P c, q] (gemm-forms.h) */
       if (g->type == GH_COV_DIAG) {
-        gh_gemm_param_row(g, k, NULL, Wd + (size_t)row * m->Kd);
+        gh_gemm_param_row(g, k, m->centred ? m->c : NULL, Wd + (size_t)row * m->Kd);
         gpd[row] = p; gld[row] = k;
       } else {
-        gh_gemm_param_row(g, k, NULL, Wf + (size_t)row * m->Kf);
+        gh_gemm_param_row(g, k, m->centred ? m->c : NULL, Wf + (size_t)row * m->Kf);
         gpf[row] = p; glf[row] = k;
       }
     }
@@ -401,9 +436,12 @@ static void ocl_model_free(gh_backend *b, gh_dev_model *dm) {
   cl_mem all[] = {m->Wd, m->Wf, m->goff, m->gcnt_d, m->ptype_d, m->wrow_d, m->gpdf_d, m->gl_d,
                   m->gpdf_f, m->gl_f, m->emap_d, m->emap_f, m->acc_d, m->acc_f, m->X, m->phi_d,
                   m->phi_f, m->S, m->out, m->pair_off, m->gbase, m->gamma, m->tot, m->partial,
-                  m->wts_d, m->wts_f, m->Wd_new, m->Wf_new, m->wn_d, m->wn_f, m->occ_sum, m->obj, m->flg, m->master};
+                  m->wts_d, m->wts_f, m->Wd_new, m->Wf_new, m->wn_d, m->wn_f, m->occ_sum, m->obj, m->flg,
+                  m->master, m->ctr};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
-  free(m->gcnt); free(m->ptype); free(m->wrow);
+  if (m->host_m) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->model_free(h, m->host_m); }
+  free(m->gcnt); free(m->ptype); free(m->wrow); free(m->c);
+  if (m->orig) { gh_gmm_set_free(m->orig); free(m->orig); }
   free(m);
 }
 
@@ -431,9 +469,9 @@ static void gemm_nt(ocl_ctx *c, int M, int N, int K, cl_mem A, int lda, cl_mem B
   gh_ocl_launch(c, k, 2, gl, lo, "gemm");
 }
 
-static void expand(ocl_ctx *c, int T, int D, int K, cl_mem X, cl_mem emap, cl_mem phi) {
+static void expand(ocl_ctx *c, int T, int D, int K, cl_mem X, cl_mem emap, cl_mem phi, cl_mem ctr) {
   cl_kernel k = c->k_expand;
-  ARG(k, 0, T); ARG(k, 1, D); ARG(k, 2, K); ARG(k, 3, X); ARG(k, 4, emap); ARG(k, 5, phi);
+  ARG(k, 0, T); ARG(k, 1, D); ARG(k, 2, K); ARG(k, 3, X); ARG(k, 4, emap); ARG(k, 5, phi); ARG(k, 6, ctr);
   size_t gl[2] = {(size_t)K, (size_t)T}, lo[2] = {64, 1};
   gh_ocl_launch(c, k, 2, gl, lo, "expand features");
 }
@@ -441,6 +479,12 @@ static void expand(ocl_ctx *c, int T, int D, int K, cl_mem X, cl_mem emap, cl_me
 static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
+  if (m->host_m) {
+    double k0 = gh_seconds();
+    c->host->ops->loglikes(c->host, m->host_m, X, T, out);
+    b->kernel_seconds += gh_seconds() - k0;
+    return;
+  }
   const int32_t D = m->D, P = m->P, Gt = m->Gd + m->Gf;
   if (T <= 0 || P <= 0) return;
   /* frames per chunk: S, Phi and out at most c->chunk floats each */
@@ -461,11 +505,11 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
     gh_ocl_write(c, m->X, 0, (size_t)n * D * sizeof(float), X + t0 * D);
     double k0 = gh_seconds();
     if (m->Gd) {
-      expand(c, n, D, m->Kd, m->X, m->emap_d, m->phi_d);
+      expand(c, n, D, m->Kd, m->X, m->emap_d, m->phi_d, m->ctr);
       gemm_nt(c, n, m->Gd, m->Kd, m->phi_d, m->Kd, m->Wd, 0, m->Kd, m->S, Gt, 0);
     }
     if (m->Gf) {
-      expand(c, n, D, m->Kf, m->X, m->emap_f, m->phi_f);
+      expand(c, n, D, m->Kf, m->X, m->emap_f, m->phi_f, m->ctr);
       gemm_nt(c, n, m->Gf, m->Kf, m->phi_f, m->Kf, m->Wf, 0, m->Kf, m->S, Gt, m->Gd);
     }
     cl_kernel k = wide ? c->k_lse_wide : c->k_lse_narrow;
@@ -502,6 +546,9 @@ typedef struct {
   float *hX, *hW;
   int32_t *hF, *hP;
   int evicted;
+  const float *hXin; /* the caller's host arrays (valid until data_free, backend.h) */
+  const gh_frame_pdf *hpairs;
+  gh_dev_data *host_d; /* on the host backend, for models evaluated there (lazily) */
 } ocl_data;
 
 static gh_dev_data *ocl_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
@@ -509,6 +556,7 @@ static gh_dev_data *ocl_data_upload(gh_backend *b, const float *X, int32_t T, in
   ocl_ctx *c = b->ctx;
   ocl_data *d = gh_calloc(1, sizeof *d);
   d->T = T; d->D = D; d->npairs = npairs;
+  d->hXin = X; d->hpairs = pairs;
   if (npairs >= INT32_MAX) gh_die("data upload: %lld pairs; the OpenCL E-step takes at most 2^31 - 1 per call", (long long)npairs);
   d->max_pdf = gh_pairs_check(pairs, npairs, T);
   d->count = gh_calloc(d->max_pdf + 2, sizeof(int64_t));
@@ -536,6 +584,7 @@ static void ocl_data_free(gh_backend *b, gh_dev_data *dd) {
     gh_ocl_release(d->X); gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
   }
   free(d->hX); free(d->hW); free(d->hF); free(d->hP);
+  if (d->host_d) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->data_free(h, d->host_d); }
   free(d->count);
   free(d);
 }
@@ -587,6 +636,7 @@ static void need_fp64(gh_backend *b, const char *what) {
 static void ocl_acc_zero(gh_backend *b, gh_dev_model *dm) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
+  if (m->host_m) { c->host->ops->acc_zero(c->host, m->host_m); return; }
   need_fp64(b, "acc_zero");
   const double zero = 0.0;
   if (m->Gd) gh_ocl_check(clEnqueueFillBuffer(c->q, m->acc_d, &zero, sizeof zero, 0, (size_t)m->Gd * m->Kd * sizeof(double), 0, NULL, NULL), "zero accumulators");
@@ -611,7 +661,7 @@ static void estep_stats(ocl_ctx *c, ocl_model *m, ocl_data *d, int full, int kba
   cl_mem acc = full ? m->acc_f : m->acc_d;
   ARG(k, 0, Gn); ARG(k, 1, K); ARG(k, 2, ns); ARG(k, 3, D); ARG(k, 4, d->X); ARG(k, 5, d->frame);
   ARG(k, 6, kbase); ARG(k, 7, gpdf); ARG(k, 8, gl); ARG(k, 9, m->gcnt_d); ARG(k, 10, m->pair_off);
-  ARG(k, 11, m->gbase); ARG(k, 12, em); ARG(k, 13, m->gamma); ARG(k, 14, m->partial);
+  ARG(k, 11, m->gbase); ARG(k, 12, em); ARG(k, 13, m->gamma); ARG(k, 14, m->partial); ARG(k, 15, m->ctr);
   size_t glb[3] = {(size_t)K, (size_t)Gn, (size_t)ns}, lo[3] = {64, 1, 1};
   gh_ocl_launch(c, k, 3, glb, lo, "E-step statistics");
   cl_long n = items, aoff = 0;
@@ -640,7 +690,7 @@ static double estep_big(ocl_ctx *c, ocl_model *m, ocl_data *d, int32_t p, int64_
     int rows = (int)(n - s0 < nb ? n - s0 : nb), kbase = (int)(first + s0);
     cl_kernel k = c->k_expand_pairs;
     ARG(k, 0, rows); ARG(k, 1, D); ARG(k, 2, K); ARG(k, 3, kbase); ARG(k, 4, d->X); ARG(k, 5, d->frame);
-    ARG(k, 6, em); ARG(k, 7, m->phi_f);
+    ARG(k, 6, em); ARG(k, 7, m->phi_f); ARG(k, 8, m->ctr);
     size_t g2[2] = {(size_t)K, (size_t)rows}, l2[2] = {64, 1};
     gh_ocl_launch(c, k, 2, g2, l2, "E-step expand");
     gemm_nt(c, rows, G, K, m->phi_f, K, W, (size_t)m->wrow[p] * K, K, m->gamma, G, 0);
@@ -676,6 +726,10 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
   ocl_data *d = (ocl_data *)dd;
+  if (m->host_m) {
+    if (!d->host_d) d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, d->hpairs, d->npairs);
+    return c->host->ops->accumulate(c->host, m->host_m, d->host_d);
+  }
   need_fp64(b, "accumulate");
   if (d->evicted) gh_die("accumulate: the data block was evicted (data_reload first)");
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
@@ -723,7 +777,7 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     ARG(kp, 0, n); ARG(kp, 1, m->D); ARG(kp, 2, kbase); ARG(kp, 3, d->X); ARG(kp, 4, d->frame);
     ARG(kp, 5, d->pdf); ARG(kp, 6, d->weight); ARG(kp, 7, m->ptype_d); ARG(kp, 8, m->wrow_d);
     ARG(kp, 9, m->gcnt_d); ARG(kp, 10, m->pair_off); ARG(kp, 11, m->gbase); ARG(kp, 12, m->Wd);
-    ARG(kp, 13, m->Wf); ARG(kp, 14, m->gamma); ARG(kp, 15, m->tot);
+    ARG(kp, 13, m->Wf); ARG(kp, 14, m->gamma); ARG(kp, 15, m->tot); ARG(kp, 16, m->ctr);
     size_t gl[1] = {(size_t)n}, lo[1] = {64};
     gh_ocl_launch(c, kp, 1, gl, lo, "E-step posteriors");
     estep_stats(c, m, d, 0, kbase, maxn[0]);
@@ -742,6 +796,7 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
 static void ocl_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
+  if (m->host_m) { c->host->ops->acc_fetch(c->host, m->host_m, accs); return; }
   need_fp64(b, "acc_fetch");
   if (accs->num_pdfs != m->P)
     gh_die("acc_fetch: accumulators have %d pdfs, the model %d", accs->num_pdfs, m->P);
@@ -759,9 +814,8 @@ static void ocl_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
     const int32_t K = full ? m->Kf : m->Kd, S = full ? (int32_t)gh_packed_size(D) : D;
     for (int32_t g = 0; g < m->gcnt[p]; ++g) {
       const double *r = (full ? af : ad) + (size_t)(m->wrow[p] + g) * K;
-      a->occupancy[g] += r[0];
-      for (int32_t i = 0; i < D; ++i) a->mean_accs[(size_t)g * D + i] += r[1 + i];
-      for (int32_t i = 0; i < S; ++i) a->var_accs[(size_t)g * S + i] += r[1 + D + i];
+      gh_gemm_stats_uncentre(D, full, m->c, r, &a->occupancy[g], a->mean_accs + (size_t)g * D,
+                             a->var_accs + (size_t)g * S);
     }
   }
   free(ad); free(af);

@@ -29,6 +29,7 @@ typedef struct {
   cl_kernel k_kmeans; /* kmeans.cl (fp64 devices) */
   cl_kernel k_mstep_relfloor;
   cl_kernel k_acc_commit; /* dd.cl (backend.h acc_commit) */
+  gh_backend *host;     /* the cpu backend for models the fp32 kernels cannot evaluate (lazily) */
 } ocl_ctx;
 
 /* A GMM set on the device (opencl.c model_upload): the parameter rows of
@@ -51,6 +52,19 @@ typedef struct {
   cl_mem wts_d, wts_f, Wd_new, Wf_new, wn_d, wn_f, occ_sum, obj, flg;
   /* acc_commit (dd.cl): double-double master, hi [Gd Kd + Gf Kf] then lo */
   cl_mem master;
+  /* Numerical contract (doc/reliability.md): frames are centred at ctr
+   * (float [D], on the device; c its host copy) in the kernels, x - ctr,
+   * when the uncentred fp32 rows would err (gemm-forms.h
+   * gh_gemm_row_error); centred = 0 keeps ctr at 0 (and the device M-step,
+   * which works on uncentred rows and statistics).  A model whose fp32
+   * form errs even centred is handed whole to the host cpu backend:
+   * host_m (every op forwards to it). */
+  int centred;
+  double *c;
+  cl_mem ctr;
+  gh_dev_model *host_m;
+  gh_gmm_set *orig;  /* a copy of the uploaded set when centred or host_m (the device M-step
+                        declines then, so model_fetch returns these parameters) */
 } ocl_model;
 
 

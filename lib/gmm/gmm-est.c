@@ -14,6 +14,7 @@
 #include "base/matrix.h"
 #include "base/opts.h"
 #include "gmm/shrink.h"
+#include "gmm/numerics.h"
 
 void gh_est_opts_default(gh_est_opts *o) {
   o->min_gaussian_weight = 1e-5;
@@ -320,6 +321,8 @@ void gh_gmm_set_update(gh_gmm_set *model, const gh_accs_set *accs,
                        const gh_est_opts *o, gh_est_stats *st) {
   if (accs->num_pdfs != model->num_pdfs)
     gh_die("accumulators have %d pdfs but the model has %d", accs->num_pdfs, model->num_pdfs);
+  for (int32_t p = 0; p < model->num_pdfs; ++p)
+    if (model->pdfs[p].type == GH_COV_FULL) { gh_max_condition_check(o->max_condition, "--max-condition"); break; }
   gh_est_stats local;
   memset(&local, 0, sizeof local);
   for (int32_t p = 0; p < model->num_pdfs; ++p) gh_gmm_update(&model->pdfs[p], &accs->pdfs[p], o, &local, p);

@@ -67,6 +67,16 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
             (long long)M, (long long)M);
     target = M;
   }
+  /* Kaldi's gmm-global-init-from-feats asserts num_frames >= 10 num_gauss
+   * (InitGmmFromRandomFrames): Gaussians beyond frames / 10 would start
+   * from splitting and EM would leave them untrained (below the minimum
+   * occupancy), a model that looks trained but is not (issue 25, ex. 9). */
+  if (o->min_frames_per_gauss > 0 && (double)M < (double)o->min_frames_per_gauss * (double)target)
+    gh_die("%s: --num-gauss=%d needs at least %lld frames (%d per Gaussian, --min-frames-per-gauss, as Kaldi's "
+           "gmm-global-init-from-feats), got %lld; %lld Gaussians would stay untrained: lower --num-gauss to "
+           "%lld or set --min-frames-per-gauss=0 to allow it", what, o->num_gauss,
+           (long long)o->min_frames_per_gauss * target, o->min_frames_per_gauss, (long long)M,
+           (long long)(target - M / o->min_frames_per_gauss), (long long)(M / o->min_frames_per_gauss));
   if (o->max_frames > 0 && M > o->max_frames) {
     for (int64_t i = 0; i < o->max_frames; ++i) { /* partial Fisher-Yates */
       int64_t j = i + (int64_t)(gh_rng_uniform(&rng) * (double)(M - i));

@@ -206,9 +206,11 @@ int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, co
     for (int32_t k = 0; k < G; ++k) {
       g->weights[k] = (float)weights[k];
       for (int32_t d = 0; d < D; ++d) {
-        double iv = 1.0 / covs[(size_t)k * D + d];
-        g->inv_vars[(size_t)k * D + d] = (float)iv;
-        g->means_invvars[(size_t)k * D + d] = (float)(means[(size_t)k * D + d] * iv);
+        /* b from the stored (float) inverse variance, so that b / iv is
+         * the mean up to b's own rounding (doc/reliability.md) */
+        const float ivf = (float)(1.0 / covs[(size_t)k * D + d]);
+        g->inv_vars[(size_t)k * D + d] = ivf;
+        g->means_invvars[(size_t)k * D + d] = (float)(means[(size_t)k * D + d] * (double)ivf);
       }
     }
   } else {
@@ -226,9 +228,13 @@ int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, co
         continue;
       }
       g->weights[k] = (float)weights[k];
+      /* b = P_f mu with P_f the stored (float) inverse covariance, so that
+       * P_f^-1 b is the mean up to b's own rounding; with the double
+       * inverse the implied mean would be off by ~ cond(P) 6e-8 |mu|
+       * (issue 25, example 12; doc/reliability.md) */
       for (int32_t i = 0; i < D; ++i) {
         double s = 0;
-        for (int32_t j = 0; j < D; ++j) s += A[(size_t)i * D + j] * means[(size_t)k * D + j];
+        for (int32_t j = 0; j < D; ++j) s += (double)(float)A[(size_t)i * D + j] * means[(size_t)k * D + j];
         g->means_invvars[(size_t)k * D + i] = (float)s;
         for (int32_t j = 0; j <= i; ++j) g->inv_vars[k * P + gh_packed_index(i, j)] = (float)A[(size_t)i * D + j];
       }

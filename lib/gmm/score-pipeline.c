@@ -3,6 +3,7 @@
 #include "gmm/score-pipeline.h"
 #include "base/gh-base.h"
 #include "base/queue.h"
+#include "gmm/numerics.h"
 #include "io/table.h"
 
 #include <errno.h>
@@ -56,6 +57,7 @@ typedef struct {
   int64_t num_done, total_frames; /* reader's */
   gh_writer *w;
   double best_sum;                /* writer's */
+  int far_warned;                 /* writer's: gh_loglikes_check warned about a frame outside the contract */
   double wait_r, wait_s, wait_w;  /* seconds each thread waited on a queue (reader, scorer, writer) */
   double t_begin, t_end;          /* scorer's seconds in gh_backend_loglikes_begin (enqueueing) and _end (waiting) */
   /* parallel reader: one thread scans the archive (sc), io_threads copy
@@ -381,6 +383,7 @@ static void *writer_main(void *arg) {
     int64_t off = 0;
     for (int u = 0; u < bt->n; ++u) {
       gh_matrix view = {bt->rows[u], P, bt->rows[u] ? out + off * P : NULL};
+      gh_loglikes_check(pl->feats_rspec, bt->keys[u], out + off * P, bt->rows[u], P, &pl->far_warned);
       gh_writer_write(pl->w, bt->keys[u], GH_OBJ_MATRIX, &view);
       off += bt->rows[u];
       free(bt->keys[u]);

@@ -1,7 +1,9 @@
 /* gmm-data.c -- training data in one frame block; see gmm-data.h. */
 #include "train/gmm-data.h"
+#include "gmm/numerics.h"
 
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +309,12 @@ double gh_em_estep(gh_em *em, gh_accs_set *accs) {
   double t1 = gh_seconds();
   double ll = b->ops->accumulate(b, em->dm, em->dd);
   double t2 = gh_seconds();
+  /* numerical contract (doc/reliability.md): a frame whose likelihood is
+   * NaN, or -inf under every Gaussian of its pdf, gives no statistics; the
+   * pdf would look as if it had no data */
+  if (d->total_weight > 0 && !isfinite(ll))
+    gh_die("E-step: total log-likelihood %g: some frame is %s under its pdf (outside the numerical contract, "
+           "doc/reliability.md; gmm-score-gpu names the frame)", ll, isnan(ll) ? "NaN" : "-inf under every Gaussian");
   if (accs) {
     gh_em_sync(em);
     gh_accs_init(accs, em->model);
@@ -324,6 +332,8 @@ void gh_em_mstep(gh_em *em, const gh_est_opts *eo, const gh_accs_set *accs, gh_e
   gh_backend *b = em->b;
   double t0 = gh_seconds();
   em->mstep_on_device = 0;
+  for (int32_t p = 0; p < em->model->num_pdfs; ++p)
+    if (em->model->pdfs[p].type == GH_COV_FULL) { gh_max_condition_check(eo->max_condition, "--max-condition"); break; }
   if (!accs && em->device_mstep && b->ops->mstep && em->dm) {
     gh_est_stats local;
     memset(&local, 0, sizeof local);

@@ -50,7 +50,15 @@ expect_error() {
 @test "badinput 2: gmm-init --num-gauss=100000000 on 150 frames finishes (bounded by the frames)" {
   "$BIN/copy-feats" "ark:$FIX/mfcc.ark" ark,t:- 2>/dev/null | head -n 151 | sed '$ s/$/ ]/' > "$T/f.txt"
   [ "$(grep -c '^  ' "$T/f.txt")" -eq 150 ]
+  # refused at once (10 frames per Gaussian, as Kaldi; issue 25 example 9) ...
   bounded "$BIN/gmm-init" --num-iters=0 --num-gauss=100000000 "ark:$T/f.txt" "$T/m.mdl"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [[ "$output" == *"--num-gauss=100000000 needs at least"* ]]
+  [ ! -e "$T/m.mdl" ]
+  # ... and, allowed, bounded by the frames
+  bounded "$BIN/gmm-init" --num-iters=0 --min-frames-per-gauss=0 --num-gauss=100000000 "ark:$T/f.txt" "$T/m.mdl"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"only 150 frames"* ]]

@@ -12,7 +12,7 @@ setup() {
   T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
   FEATS=ark:$AMI/feats.ark
   # EM options with the hygiene switched off (for the sklearn comparison)
-  NOHYG="--min-gaussian-occupancy=0 --min-gaussian-weight=0 --min-variance=1e-10 --max-condition=1e12"
+  NOHYG="--min-gaussian-occupancy=0 --min-gaussian-weight=0 --min-variance=1e-10 --max-condition=1e6"
 }
 
 # Synthetic 2-pdf data set in text archives: pdf 0 ~ N(0, 1), pdf 1 ~ N(5, 4),

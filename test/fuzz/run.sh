@@ -15,14 +15,16 @@ ROOT=$PWD
 export GH_SHARED="${GH_SHARED:-$(cd .. && pwd)/shared}"
 BIN=${GH_BIN:-$ROOT/bin}
 FB=$ROOT/build-fuzz/fuzz
-HARNESSES="fuzz_archive fuzz_models fuzz_wav fuzz_spec"
+HARNESSES="fuzz_archive fuzz_models fuzz_wav fuzz_spec fuzz_numerics"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 mode=${1:-replay}
 
 seed_corpora() {
   local C=$ROOT/build-fuzz/corpus t d
-  mkdir -p "$C"/{fuzz_archive,fuzz_models,fuzz_wav,fuzz_spec}
+  mkdir -p "$C"/{fuzz_archive,fuzz_models,fuzz_wav,fuzz_spec,fuzz_numerics}
+  printf "\x07\x03\x01\x03\x01ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" > "$C/fuzz_numerics/full"
+  printf "\x05\x02\x00\x02\x01zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA9876543210" > "$C/fuzz_numerics/diag"
   [ -n "$(ls "$C/fuzz_archive")" ] && return 0   # persisted from an earlier run
   t=$(mktemp -d)
   printf 'u1  [\n  1 2 3 \n  4 5 6 ]\nu2  [\n  -1e-3 7 8.5 ]\n' > "$t/m.txt"

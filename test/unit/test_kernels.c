@@ -386,9 +386,13 @@ static int set_same(const gh_gmm_set *a, const gh_gmm_set *r) {
   for (int p = 0; p < r->num_pdfs; ++p) {
     const gh_gmm *x = &a->pdfs[p], *y = &r->pdfs[p];
     const int64_t G = y->num_gauss, D = y->dim, S = y->type == GH_COV_FULL ? D * (D + 1) / 2 : D;
-    if (memcmp(x->weights, y->weights, 4 * G) || memcmp(x->gconsts, y->gconsts, 4 * G) ||
-        memcmp(x->means_invvars, y->means_invvars, 4 * G * D) || memcmp(x->inv_vars, y->inv_vars, 4 * G * S))
+    if (memcmp(x->weights, y->weights, 4 * G) || memcmp(x->means_invvars, y->means_invvars, 4 * G * D) ||
+        memcmp(x->inv_vars, y->inv_vars, 4 * G * S))
       return 0;
+    /* the device rows hold the gconst recomputed in double (gemm-forms.h),
+     * which may differ from the stored float in its last bits */
+    for (int64_t k = 0; k < G; ++k)
+      if (!(fabs((double)x->gconsts[k] - y->gconsts[k]) <= 1e-6 * (1 + fabs((double)y->gconsts[k])))) return 0;
   }
   return 1;
 }
@@ -547,7 +551,17 @@ static void run_kmeans(gh_backend *b) {
 
 /* The device M-step cases on backend b; with_variants: each E-step path of
  * the CUDA backend (GH_CUDA_ESTEP=gemm|fused) in turn. */
+static void run_mstep_cases(gh_backend *b, int with_variants);
 static void run_mstep(gh_backend *b, int with_variants) {
+  /* the device M-step works on the fp32 rows; models whose fp32 form the
+   * numerical contract sends to the host (doc/reliability.md) would make
+   * it decline, so these problems keep the fp32 path */
+  setenv("GH_GEMM_MAX_ROW_ERROR", "1e30", 1);
+  run_mstep_cases(b, with_variants);
+  unsetenv("GH_GEMM_MAX_ROW_ERROR");
+}
+
+static void run_mstep_cases(gh_backend *b, int with_variants) {
   gh_est_opts eo;
   struct { const char *name; int P, D, gmin, gmax, type, T; } cs[] = {
       {"mstep UBM full 1 x 64 D=40", 1, 40, 64, 64, 1, 40000},
@@ -721,8 +735,9 @@ int main(int argc, char **argv) {
     int same = 1;
     for (int pass = 0; pass < 2; ++pass) {
       for (int k = 0; k < 5; ++k) gh_gemm_row_to_gmm(pass ? cols + k : rows + k * K, pass ? 5 : 1, &h, k);
-      same = same && !memcmp(h.gconsts, g.gconsts, 5 * sizeof(float)) &&
-             !memcmp(h.means_invvars, g.means_invvars, 5 * 7 * sizeof(float)) &&
+      for (int k = 0; k < 5; ++k) /* the row's gconst: recomputed in double (gemm-forms.h) */
+        same = same && h.gconsts[k] == rows[k * K] && fabs((double)h.gconsts[k] - g.gconsts[k]) <= 1e-6 * (1 + fabs(g.gconsts[k]));
+      same = same && !memcmp(h.means_invvars, g.means_invvars, 5 * 7 * sizeof(float)) &&
              !memcmp(h.inv_vars, g.inv_vars, 5 * gh_gmm_cov_size(&g) * sizeof(float));
     }
     GH_TEST_OK(same, "gh_gemm_row_to_gmm inverts gh_gemm_param_row exactly (%s, rows and columns)", full ? "full" : "diag");
