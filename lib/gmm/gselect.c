@@ -18,8 +18,12 @@ void gh_gmm_explode(const gh_gmm *gmm, gh_gmm_set *out) {
   for (int32_t g = 0; g < G; ++g) {
     gh_gmm *p = &out->pdfs[g];
     gh_gmm_init(p, gmm->type, 1, D);
+    /* the backends evaluate a Gaussian from its weight, means_invvars and
+     * inv_vars (the normaliser recomputed in double, the stored gconst
+     * unused: doc/reliability.md "Numerical contract"), so w_g must stay
+     * the Gaussian's weight for pdf g's log-likelihood to include log w_g */
     p->gconsts[0] = gmm->gconsts[g];
-    p->weights[0] = 1.0f;
+    p->weights[0] = gmm->weights[g];
     memcpy(p->means_invvars, gmm->means_invvars + (int64_t)g * D, sizeof(float) * D);
     memcpy(p->inv_vars, gmm->inv_vars + (int64_t)g * S, sizeof(float) * S);
   }

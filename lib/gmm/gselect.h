@@ -6,7 +6,7 @@
  *
  * Per-Gaussian log-likelihoods come from the backends' loglikes kernel run
  * on the "exploded" model (gh_gmm_explode): one pdf per Gaussian whose only
- * Gaussian keeps its gconst (log weight included), so pdf g's log-likelihood
+ * Gaussian keeps its weight w_g (and gconst, log w_g included), so pdf g's log-likelihood
  * is log(w_g N(x; mu_g, C_g)) -- the dense [T x G] matrix Kaldi's
  * DiagGmm::LogLikelihoods gives.  Selection-restricted E-steps go through
  * the backends' acc_gselect op (kernels/backend.h). */
@@ -18,8 +18,9 @@
 #include "io/table.h"
 
 /* out := a set of G one-Gaussian pdfs (form GH_SET_AM), pdf g holding
- * Gaussian g of gmm with weight 1 and gmm's gconst_g (which includes
- * log w_g).  For loglikes only (the weights do not sum over the set). */
+ * Gaussian g of gmm with its weight w_g (not 1: the backends recompute the
+ * normaliser, log w_g included, from the weight) and gmm's gconst_g.  For
+ * loglikes only (a pdf's weights do not sum to 1). */
 void gh_gmm_explode(const gh_gmm *gmm, gh_gmm_set *out);
 
 /* Kaldi DiagGmm::GaussianSelection for one frame: ll[G] per-Gaussian

@@ -7,7 +7,12 @@ DiagGmm::LogLikelihoodsPreselect shortcut (diag-gmm.cc): when a list's
 last index + 1 - first index equals its length, Kaldi takes the Gaussians
 first..first+n-1 IN INDEX ORDER and pairs their log-likelihoods with the
 list positions, which mislabels them unless the list is increasing.
-Usage: gselect_ref.py model.txt feats.ark gselect.txt [--kaldi-contiguous]"""
+--contract: the normaliser recomputed in float64 from the weights and
+variances, the stored gconst unused (doc/reliability.md "Numerical
+contract": what every backend evaluates since rel-num; Kaldi uses its
+stored float gconst).  A gselect.txt of '-' selects all Gaussians on every
+frame (the E-step without --gselect).
+Usage: gselect_ref.py model.txt feats.ark gselect.txt|- [--kaldi-contiguous] [--contract] [--all]"""
 import sys
 import os
 import numpy as np
@@ -19,7 +24,7 @@ quirk = '--kaldi-contiguous' in sys.argv
 g = read_text_gmm_set(args[0])[0]
 feats = read_ark_fm(args[1])
 gsel = {}
-for line in open(args[2]):
+for line in (open(args[2]) if args[2] != '-' else []):
     t = line.split()
     lists, cur = [], []
     for x in t[1:]:
@@ -33,6 +38,11 @@ w, mu, var = g['weights'], g['means'], g['covs']
 G, D = mu.shape
 # the stored gconsts (log w - 0.5 (D log 2pi + log det C + mu' C^-1 mu)), as the tools use them
 logc = g['gconsts'] + 0.5 * (mu ** 2 / var).sum(1)
+if '--contract' in sys.argv:
+    with np.errstate(divide='ignore'):
+        logc = np.log(w) - 0.5 * (D * np.log(2 * np.pi) + np.log(var).sum(1))
+if args[2] == '-':
+    gsel = {key: [list(range(G))] * len(X) for key, X in feats.items()}
 occ = np.zeros(G)
 m1 = np.zeros((G, D))
 m2 = np.zeros((G, D))
