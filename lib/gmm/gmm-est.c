@@ -347,7 +347,7 @@ void gh_est_stats_finish(const gh_est_stats *local, int32_t num_pdfs, gh_est_sta
     if (n_eig > 0)
       gh_warn("%d covariance eigenvalues floored%s: worst condition number %.3g before the floor "
               "(--max-condition=%g floors eigenvalues below the largest / max-condition, and below "
-              "--min-variance); raise --max-condition (e.g. 1e8) to regularise less, as scikit-learn's "
+              "--min-variance); raise --max-condition (up to 1e6) to regularise less, as scikit-learn's "
               "reg_covar=1e-6 does", n_eig, in_gauss, local->worst_condition, local->max_condition);
     if (n_var > 0 && local->num_gauss_floored == 0) /* a device M-step: counts only */
       gh_warn("%d variances (or eigenvalues) floored (--min-variance, --variance-floor; full covariances: "
