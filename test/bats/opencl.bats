@@ -103,10 +103,12 @@ PY
     done
     grep -q "using device opencl" "$TMP/$cov.opencl.log"
     # iterations 1-2 re-estimate on the device (mstep.cl); the last one on the host (--write-accs)
-    # (full: the Arabic MFCCs' offset makes the numerical contract centre the model's rows, and the
-    # OpenCL device M-step declines centred models -- it then says so and runs on the host)
+    # (full: the numerical contract's error estimate for the Arabic full model is above 5e-4 nats, so
+    # OpenCL centres its rows or evaluates it on the host, and its device M-step declines both --
+    # it then says why and runs on the host; doc/reliability.md)
     grep -q "iteration 1: .*(M-step on the device" "$TMP/$cov.opencl.log" ||
-      { [ $cov = full ] && grep -q "M-step on the host: the model's rows are centred" "$TMP/$cov.opencl.log"; }
+      { [ $cov = full ] && grep -qE "M-step on the host: the model('s rows are centred| is evaluated on the host)" \
+          "$TMP/$cov.opencl.log"; }
     grep -q "iteration 3: .*(M-step on the host" "$TMP/$cov.opencl.log"
     python3 "$BATS_TEST_DIRNAME/../python/compare_models.py" "$TMP/$cov.opencl.txt" "$TMP/$cov.cpu.txt" --rtol 1e-4 --cov-rtol 1e-3
   done
