@@ -15,7 +15,14 @@ pass=0; fail=0; skipped=0; failed_names=()
 count_skips() { grep -ciE '^ok .*# skip' <<<"$1"; }
 for t in "$GH_BUILD"/test/*; do
   [ -f "$t" ] && [ -x "$t" ] || continue
-  out=$("$t" 2>&1); rc=$?
+  if [ -n "${GH_SANITIZED:-}" ] && [ "$(basename "$t")" = test_opencl ]; then
+    # PoCL's worker threads crash LeakSanitizer's stop-the-world tracer at exit ("Tracer caught
+    # signal 11"; seen twice in this session's make test): test_opencl runs with AddressSanitizer's
+    # memory checks and UBSan, without the leak check
+    out=$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$t" 2>&1); rc=$?
+  else
+    out=$("$t" 2>&1); rc=$?
+  fi
   p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out"); k=$(count_skips "$out")
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   pass=$((pass + p - k)); fail=$((fail + f)); skipped=$((skipped + k))
