@@ -24,7 +24,11 @@ for t in "$GH_BUILD"/test/*; do
     out=$("$t" 2>&1); rc=$?
   fi
   p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out"); k=$(count_skips "$out")
-  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+    # exited non-zero with every check passed (a crash at exit, a sanitizer's exit code): say so
+    f=1; echo "not ok - $(basename "$t") exited with status $rc after $p passing checks; its last lines:"
+    tail -5 <<<"$out" | sed "s|^|$(basename "$t"): |"
+  fi
   pass=$((pass + p - k)); fail=$((fail + f)); skipped=$((skipped + k))
   if [ "$f" -gt 0 ]; then failed_names+=("$t"); echo "$out" | grep -E '^(not ok|#)' | sed "s|^|$(basename "$t"): |"; fi
 done

@@ -348,7 +348,9 @@ alive() {
   cd "$TMP"
   for sig in TERM HUP; do
     rm -f pid.*
-    "$ROOT/egs/utils/run.sh" JOB=1:2 log/s.JOB.log 'echo $$ > pid.JOB; sleep 60' &
+    # env --default-signal: a shell cannot trap a signal that was ignored when it
+    # started, and CI runners (nohup) start the suite with SIGHUP ignored
+    env --default-signal=TERM,HUP "$ROOT/egs/utils/run.sh" JOB=1:2 log/s.JOB.log 'echo $$ > pid.JOB; sleep 60' &
     launcher=$!
     for i in $(seq 1 50); do [ -s pid.1 ] && [ -s pid.2 ] && break; sleep 0.1; done
     kill -$sig $launcher
