@@ -6,7 +6,8 @@
  *  k_gs_ll:     one thread per selection entry, in the plan's order (below:
  *               grouped by Gaussian, so a warp reads one Gaussian's
  *               parameters): ll = gconst + x.b - 0.5 x'P x of its Gaussian,
- *               in double from the float parameters.
+ *               in double from the float parameters, gconst recomputed in
+ *               double (gh_gselect_gconsts; -inf for a dead Gaussian).
  *  k_gs_norm:   one thread per frame: lse over its entries, posteriors
  *               exp(ll - lse), the frame's lse.
  *  k_gs_stats:  one thread block per work item of the host plan
@@ -44,13 +45,14 @@ extern "C" {
  * so the threads of a warp mostly read the same Gaussian's parameters. */
 __global__ void k_gs_ll(int n, int D, int full, const float *__restrict__ X, const int *__restrict__ ent,
                         const int *__restrict__ efr_sorted, const int *__restrict__ sel,
-                        const float *__restrict__ gconst, const float *__restrict__ mi, const float *__restrict__ iv,
+                        const double *__restrict__ gconst, const float *__restrict__ mi, const float *__restrict__ iv,
                         double *__restrict__ ll) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= n) return;
   const int e = ent[k], g = sel[e];
   const float *x = X + (long long)efr_sorted[k] * D, *b = mi + (long long)g * D;
-  double v = gconst[g];
+  double v = gconst[g]; /* gh_gselect_gconsts: -inf for a dead Gaussian */
+  if (v == -INFINITY) { ll[e] = v; return; }
   if (!full) {
     const float *p = iv + (long long)g * D;
     for (int i = 0; i < D; ++i) v += (double)x[i] * ((double)b[i] - 0.5 * (double)x[i] * p[i]);
@@ -170,8 +172,11 @@ extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const fl
     if (!full) { hei[e] = (short)i; hej[e] = (short)i; ++e; continue; }
     for (int j = 0; j <= i; ++j) { hei[e] = (short)i; hej[e] = (short)j; ++e; }
   }
-  float *dgc = dmalloc<float>(G), *dmi = dmalloc<float>((size_t)G * D), *div = dmalloc<float>((size_t)G * S);
-  up(dgc, gmm->gconsts, G); up(dmi, gmm->means_invvars, (size_t)G * D); up(div, gmm->inv_vars, (size_t)G * S);
+  double *dgc = dmalloc<double>(G);
+  float *dmi = dmalloc<float>((size_t)G * D), *div = dmalloc<float>((size_t)G * S);
+  double *hgc = gh_gselect_gconsts(gmm);
+  up(dgc, hgc, G); up(dmi, gmm->means_invvars, (size_t)G * D); up(div, gmm->inv_vars, (size_t)G * S);
+  free(hgc);
   short *dei = dmalloc<short>(K), *dej = dmalloc<short>(K);
   up(dei, hei, K); up(dej, hej, K);
   double *dacc = NULL;

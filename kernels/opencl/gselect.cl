@@ -11,14 +11,15 @@
 
 /* Work item k takes the k-th entry in the plan's order (grouped by Gaussian). */
 __kernel void gh_gs_ll(int n, int D, int full, __global const float *X, __global const int *ent,
-                       __global const int *efr_sorted, __global const int *sel, __global const float *gconst,
+                       __global const int *efr_sorted, __global const int *sel, __global const double *gconst,
                        __global const float *mi, __global const float *iv, __global double *ll) {
   const int k = get_global_id(0);
   if (k >= n) return;
   const int e = ent[k], g = sel[e];
   __global const float *x = X + (long)efr_sorted[k] * D;
   __global const float *b = mi + (long)g * D;
-  double v = gconst[g];
+  double v = gconst[g]; /* gh_gselect_gconsts: -inf for a dead Gaussian */
+  if (v == -INFINITY) { ll[e] = v; return; }
   if (!full) {
     __global const float *p = iv + (long)g * D;
     for (int i = 0; i < D; ++i) v += (double)x[i] * ((double)b[i] - 0.5 * (double)x[i] * p[i]);
