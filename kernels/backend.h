@@ -275,7 +275,8 @@ typedef struct {
    * For every frame t and entry j of its list (Kaldi DiagGmm /
    * FullGmm::LogLikelihoodsPreselect, then ApplySoftMax):
    *   ll_j = log(w_g N(x_t; mu_g, C_g)) of Gaussian g = sel[j] (natural log;
-   *          gh_gselect_gconsts + x.b - 0.5 x'Px in double, -inf for a dead one),
+   *          norm - 0.5 (x - mu)' P (x - mu) in double from gh_gselect_params,
+   *          -inf for a dead Gaussian),
    *   lse_t = log sum_j exp(ll_j)  (the frame's log-likelihood within its list),
    *   post_j = exp(ll_j - lse_t)   (posterior among the selected Gaussians only).
    * Outputs (each NULL to skip): post [sel_off[T]] float post_j (unweighted);
@@ -504,15 +505,16 @@ double gh_backend_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, 
  * frames, per-thread sums added in thread order); never touches b. */
 double gh_cpu_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                           const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
-/* The normalisers acc_gselect evaluates with, [G] doubles (malloc'd; the
- * caller frees): gconst_g = norm_g - 0.5 mu_g' P_g mu_g recomputed in double
- * from the float parameters (kernels/gemm-forms.h gh_gauss_exact: norm =
- * log w + 0.5 log det P - D/2 log 2pi, mu = P^-1 b), -inf for a dead
- * Gaussian, so that ll = gconst + x.b - 0.5 x'Px summed in double is the
- * numerical contract's reference (doc/reliability.md) on every backend;
- * the file's float gconst is not used (its rounding alone is nats for
- * features with a large offset). */
-double *gh_gselect_gconsts(const gh_gmm *gmm);
+/* The parameters acc_gselect evaluates with, in double from the file's
+ * float parameters (kernels/gemm-forms.h gh_gauss_exact): *norm [G]
+ * (log w + 0.5 log det P - D/2 log 2pi; -inf for a dead Gaussian) and
+ * *mu [G x D] (P^-1 b; 0 when dead), malloc'd (the caller frees both), so
+ * that every backend evaluates the numerical contract's reference form
+ * ll = norm - 0.5 (x - mu)' P (x - mu) in double (doc/reliability.md): not
+ * the file's float gconst (its rounding alone is nats for features with a
+ * large offset), nor Kaldi's expanded gconst + x.b - 0.5 x'Px, which
+ * cancels terms of size |x|^2 / var even in double. */
+void gh_gselect_params(const gh_gmm *gmm, double **norm, double **mu);
 /* Checks the selections of acc_gselect (sel_off[0] = 0, non-decreasing, at
  * least one entry per frame, indices in [0, G)) and accs' shape; dies
  * naming the first bad frame.  Shared by every backend's acc_gselect. */

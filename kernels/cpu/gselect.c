@@ -3,9 +3,9 @@
  * (gmm-global-acc-stats.cc / fgmm-global-acc-stats.cc: LogLikelihoodsPreselect,
  * ApplySoftMax, AccumulateForComponent with the posterior).
  *
- * Per frame t and entry j: ll_j = gconst_g + x.b_g - 0.5 x' P_g x (Kaldi's
- * natural form, lib/gmm/gmm.h; float parameters, double arithmetic, gconst_g
- * recomputed in double by gh_gselect_gconsts; -inf for a dead Gaussian),
+ * Per frame t and entry j: ll_j = norm_g - 0.5 (x - mu_g)' P_g (x - mu_g)
+ * (the numerical contract's reference form, gh_gselect_params; float P,
+ * double arithmetic; -inf for a dead Gaussian),
  * lse_t = log sum_j exp(ll_j), post_j = exp(ll_j - lse_t), and the weighted
  * posterior w_t post_j added to the statistics of Gaussian sel[j].
  * OpenMP over frames in fixed blocks; each thread sums into its own
@@ -22,39 +22,17 @@
 #include <omp.h>
 #endif
 
-double *gh_gselect_gconsts(const gh_gmm *gmm) {
-  const int32_t G = gmm->num_gauss, D = gmm->dim, K = gh_gemm_depth(D, gmm->type == GH_COV_FULL);
-  double *gc = gh_malloc(sizeof(double) * (size_t)(G > 0 ? G : 1));
-  double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D + K));
-  double *mu = work + gh_gauss_work_size(D), *row = mu + D;
+void gh_gselect_params(const gh_gmm *gmm, double **norm, double **mu) {
+  const int32_t G = gmm->num_gauss, D = gmm->dim;
+  *norm = gh_malloc(sizeof(double) * (size_t)(G > 0 ? G : 1));
+  *mu = gh_malloc(sizeof(double) * (size_t)((int64_t)G * D > 0 ? (int64_t)G * D : 1));
+  double *work = gh_malloc(sizeof(double) * (size_t)gh_gauss_work_size(D));
   for (int32_t g = 0; g < G; ++g) {
     gh_gauss_info info;
-    gh_gauss_exact(gmm, g, mu, &info, work);
-    gh_gemm_param_row_d(gmm, g, mu, &info, NULL, row); /* row[0] = norm - 0.5 mu' P mu; -inf when dead */
-    gc[g] = row[0];
+    gh_gauss_exact(gmm, g, *mu + (int64_t)g * D, &info, work);
+    (*norm)[g] = info.norm;
   }
   free(work);
-  return gc;
-}
-
-static double sel_loglike(const gh_gmm *gmm, const double *gconst, int32_t g, const float *x) {
-  const int32_t D = gmm->dim;
-  const float *b = gmm->means_invvars + (int64_t)g * D;
-  double ll = gconst[g];
-  if (ll == -INFINITY) return ll; /* dead: -inf, whatever its parameters */
-  if (gmm->type == GH_COV_DIAG) {
-    const float *iv = gmm->inv_vars + (int64_t)g * D;
-    for (int32_t i = 0; i < D; ++i) ll += (double)x[i] * ((double)b[i] - 0.5 * (double)x[i] * iv[i]);
-  } else {
-    const float *P = gmm->inv_vars + (int64_t)g * gh_packed_size(D);
-    for (int32_t i = 0; i < D; ++i) {
-      const float *row = P + gh_packed_index(i, 0);
-      double s = (double)b[i] - 0.5 * (double)row[i] * x[i];
-      for (int32_t j = 0; j < i; ++j) s -= (double)row[j] * x[j];
-      ll += (double)x[i] * s;
-    }
-  }
-  return ll;
 }
 
 double gh_cpu_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
@@ -72,7 +50,8 @@ double gh_cpu_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
   double *tot = gh_calloc((size_t)nth, sizeof(double));
   double **occ = gh_calloc((size_t)nth, sizeof(double *)), **mean = gh_calloc((size_t)nth, sizeof(double *)),
          **var = gh_calloc((size_t)nth, sizeof(double *));
-  double *gconst = gh_gselect_gconsts(gmm);
+  double *norm, *mu;
+  gh_gselect_params(gmm, &norm, &mu);
   int32_t maxn = 1;
   for (int32_t t = 0; t < T; ++t)
     if (sel_off[t + 1] - sel_off[t] > maxn) maxn = sel_off[t + 1] - sel_off[t];
@@ -96,7 +75,10 @@ double gh_cpu_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
       const int32_t j0 = sel_off[t], n = sel_off[t + 1] - j0;
       double mx = -INFINITY;
       for (int32_t j = 0; j < n; ++j) {
-        ll[j] = sel_loglike(gmm, gconst, sel[j0 + j], x);
+        {
+          const int32_t g = sel[j0 + j];
+          ll[j] = gh_gauss_exact_loglike(gmm, g, mu + (int64_t)g * D, norm[g], x);
+        }
         if (ll[j] > mx) mx = ll[j];
       }
       double lse = mx;
@@ -141,6 +123,6 @@ double gh_cpu_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
     for (int64_t i = 0; i < (int64_t)G * S; ++i) accs->var_accs[i] += var[th][i];
     free(occ[th]); free(mean[th]); free(var[th]);
   }
-  free(occ); free(mean); free(var); free(tot); free(gconst);
+  free(occ); free(mean); free(var); free(tot); free(norm); free(mu);
   return total;
 }

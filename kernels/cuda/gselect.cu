@@ -5,9 +5,9 @@
  * chunk:
  *  k_gs_ll:     one thread per selection entry, in the plan's order (below:
  *               grouped by Gaussian, so a warp reads one Gaussian's
- *               parameters): ll = gconst + x.b - 0.5 x'P x of its Gaussian,
- *               in double from the float parameters, gconst recomputed in
- *               double (gh_gselect_gconsts; -inf for a dead Gaussian).
+ *               parameters): ll = norm - 0.5 (x - mu)' P (x - mu) of its
+ *               Gaussian in double (gh_gselect_params: norm and mu in double
+ *               from the float parameters; -inf for a dead Gaussian).
  *  k_gs_norm:   one thread per frame: lse over its entries, posteriors
  *               exp(ll - lse), the frame's lse.
  *  k_gs_stats:  one thread block per work item of the host plan
@@ -45,27 +45,33 @@ extern "C" {
  * so the threads of a warp mostly read the same Gaussian's parameters. */
 __global__ void k_gs_ll(int n, int D, int full, const float *__restrict__ X, const int *__restrict__ ent,
                         const int *__restrict__ efr_sorted, const int *__restrict__ sel,
-                        const double *__restrict__ gconst, const float *__restrict__ mi, const float *__restrict__ iv,
+                        const double *__restrict__ norm, const double *__restrict__ mu, const float *__restrict__ iv,
                         double *__restrict__ ll) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= n) return;
   const int e = ent[k], g = sel[e];
-  const float *x = X + (long long)efr_sorted[k] * D, *b = mi + (long long)g * D;
-  double v = gconst[g]; /* gh_gselect_gconsts: -inf for a dead Gaussian */
-  if (v == -INFINITY) { ll[e] = v; return; }
+  const float *x = X + (long long)efr_sorted[k] * D;
+  const double nm = norm[g];
+  if (nm == -INFINITY) { ll[e] = nm; return; } /* dead Gaussian (gh_gselect_params) */
+  const double *m = mu + (long long)g * D;
+  double q = 0.0;
   if (!full) {
     const float *p = iv + (long long)g * D;
-    for (int i = 0; i < D; ++i) v += (double)x[i] * ((double)b[i] - 0.5 * (double)x[i] * p[i]);
+    for (int i = 0; i < D; ++i) {
+      const double d = (double)x[i] - m[i];
+      q += (double)p[i] * d * d;
+    }
   } else {
     const float *P = iv + (long long)g * D * (D + 1) / 2;
     for (int i = 0; i < D; ++i) {
       const float *row = P + (long long)i * (i + 1) / 2;
-      double s = (double)b[i] - 0.5 * (double)row[i] * x[i];
-      for (int j = 0; j < i; ++j) s -= (double)row[j] * x[j];
-      v += (double)x[i] * s;
+      const double di = (double)x[i] - m[i];
+      double t = 0.5 * (double)row[i] * di;
+      for (int j = 0; j < i; ++j) t += (double)row[j] * ((double)x[j] - m[j]);
+      q += 2.0 * di * t;
     }
   }
-  ll[e] = v;
+  ll[e] = nm - 0.5 * q;
 }
 
 __global__ void k_gs_norm(int T, const int *__restrict__ off, const double *__restrict__ ll, float *__restrict__ post,
@@ -172,11 +178,12 @@ extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const fl
     if (!full) { hei[e] = (short)i; hej[e] = (short)i; ++e; continue; }
     for (int j = 0; j <= i; ++j) { hei[e] = (short)i; hej[e] = (short)j; ++e; }
   }
-  double *dgc = dmalloc<double>(G);
-  float *dmi = dmalloc<float>((size_t)G * D), *div = dmalloc<float>((size_t)G * S);
-  double *hgc = gh_gselect_gconsts(gmm);
-  up(dgc, hgc, G); up(dmi, gmm->means_invvars, (size_t)G * D); up(div, gmm->inv_vars, (size_t)G * S);
-  free(hgc);
+  double *dgc = dmalloc<double>(G), *dmi = dmalloc<double>((size_t)G * D);
+  float *div = dmalloc<float>((size_t)G * S);
+  double *hnorm, *hmu;
+  gh_gselect_params(gmm, &hnorm, &hmu);
+  up(dgc, hnorm, G); up(dmi, hmu, (size_t)G * D); up(div, gmm->inv_vars, (size_t)G * S);
+  free(hnorm); free(hmu);
   short *dei = dmalloc<short>(K), *dej = dmalloc<short>(K);
   up(dei, hei, K); up(dej, hej, K);
   double *dacc = NULL;

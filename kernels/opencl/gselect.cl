@@ -9,30 +9,36 @@
 #define GS_MAXD 256
 #define GS_TILE 32
 
-/* Work item k takes the k-th entry in the plan's order (grouped by Gaussian). */
+/* Work item k takes the k-th entry in the plan's order (grouped by Gaussian):
+ * ll = norm - 0.5 (x - mu)' P (x - mu) in double (kernels/cpu/gselect.c). */
 __kernel void gh_gs_ll(int n, int D, int full, __global const float *X, __global const int *ent,
-                       __global const int *efr_sorted, __global const int *sel, __global const double *gconst,
-                       __global const float *mi, __global const float *iv, __global double *ll) {
+                       __global const int *efr_sorted, __global const int *sel, __global const double *norm,
+                       __global const double *mu, __global const float *iv, __global double *ll) {
   const int k = get_global_id(0);
   if (k >= n) return;
   const int e = ent[k], g = sel[e];
   __global const float *x = X + (long)efr_sorted[k] * D;
-  __global const float *b = mi + (long)g * D;
-  double v = gconst[g]; /* gh_gselect_gconsts: -inf for a dead Gaussian */
-  if (v == -INFINITY) { ll[e] = v; return; }
+  const double nm = norm[g];
+  if (nm == -INFINITY) { ll[e] = nm; return; } /* dead Gaussian (gh_gselect_params) */
+  __global const double *m = mu + (long)g * D;
+  double q = 0.0;
   if (!full) {
     __global const float *p = iv + (long)g * D;
-    for (int i = 0; i < D; ++i) v += (double)x[i] * ((double)b[i] - 0.5 * (double)x[i] * p[i]);
+    for (int i = 0; i < D; ++i) {
+      const double d = (double)x[i] - m[i];
+      q += (double)p[i] * d * d;
+    }
   } else {
     __global const float *P = iv + (long)g * D * (D + 1) / 2;
     for (int i = 0; i < D; ++i) {
       __global const float *row = P + (long)i * (i + 1) / 2;
-      double s = (double)b[i] - 0.5 * (double)row[i] * x[i];
-      for (int j = 0; j < i; ++j) s -= (double)row[j] * x[j];
-      v += (double)x[i] * s;
+      const double di = (double)x[i] - m[i];
+      double t = 0.5 * (double)row[i] * di;
+      for (int j = 0; j < i; ++j) t += (double)row[j] * ((double)x[j] - m[j]);
+      q += 2.0 * di * t;
     }
   }
-  ll[e] = v;
+  ll[e] = nm - 0.5 * q;
 }
 
 __kernel void gh_gs_norm(int T, __global const int *off, __global const double *ll, __global float *post,

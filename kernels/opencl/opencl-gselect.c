@@ -52,10 +52,11 @@ double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int3
   }
   cl_kernel kll = mk(c, "gh_gs_ll"), knorm = mk(c, "gh_gs_norm"), kst = mk(c, "gh_gs_stats"),
             kred = mk(c, "gh_gs_reduce");
-  double *hgc = gh_gselect_gconsts(gmm);
-  cl_mem dgc = gh_ocl_buffer(c, sizeof(double) * (size_t)G, hgc, "gselect gconsts");
-  free(hgc);
-  cl_mem dmi = gh_ocl_buffer(c, sizeof(float) * (size_t)G * D, gmm->means_invvars, "gselect means_invvars");
+  double *hnorm, *hmu;
+  gh_gselect_params(gmm, &hnorm, &hmu);
+  cl_mem dgc = gh_ocl_buffer(c, sizeof(double) * (size_t)G, hnorm, "gselect normalisers");
+  cl_mem dmi = gh_ocl_buffer(c, sizeof(double) * (size_t)G * D, hmu, "gselect means");
+  free(hnorm); free(hmu);
   cl_mem div = gh_ocl_buffer(c, sizeof(float) * (size_t)(G * S), gmm->inv_vars, "gselect inv_vars");
   cl_mem dei = gh_ocl_buffer(c, sizeof(short) * (size_t)K, hei, "gselect elements");
   cl_mem dej = gh_ocl_buffer(c, sizeof(short) * (size_t)K, hej, "gselect elements");

@@ -52,6 +52,17 @@ sweep() {
   sweep --full --cond=1e3 --dim=40 --gauss=2 --pdfs=2
 }
 
+@test "numerics: the --gselect E-step (gmm-global-get-frame-likes / fgmm-: acc_gselect) within the contract: offsets to 1e6 sigma, scales, full cond 1e4" {
+  # (before: the file's float gconst, then the expanded form in double, which erred 2.4e-3 nats
+  # at offset 1e6 sigma, 1.9x the bound; now norm - 0.5 (x - mu)'P(x - mu), kernels/backend.h
+  # gh_gselect_params)
+  sweep --gselect --offset=1e4
+  sweep --gselect --offset=1e6 --scale=1e-4
+  sweep --gselect --scale=1e-30
+  sweep --gselect --far=1e4
+  sweep --gselect --full --cond=1e4 --offset=1e3
+}
+
 @test "numerics: frames 1e4 sigma from every Gaussian; Gaussians 1e2, 1e4 sigma apart" {
   sweep --far=1e4
   sweep --spread=1e2

@@ -184,6 +184,9 @@ def main():
     ap.add_argument('--set-iv', type=float, default=0.0,
                     help='diag: inverse variances of Gaussian 0 of every pdf (all dims) set to this')
     ap.add_argument('--workdir', default=os.environ.get('BATS_TEST_TMPDIR', '/tmp'))
+    ap.add_argument('--gselect', action='store_true',
+                    help='score pdf 0 alone with (f)gmm-global-get-frame-likes --gselect, every '
+                         'Gaussian selected on every frame (the acc_gselect op), instead of gmm-score-gpu')
     ap.add_argument('--abs-tol', type=float, default=1e-3)
     ap.add_argument('--rel-tol', type=float, default=1e-5)
     a = ap.parse_args()
@@ -195,8 +198,24 @@ def main():
     out = os.path.join(a.workdir, 'num.ll.txt')
     write_model(mdl, pdfs, a.dim)
     write_ark_fm(ark, [('u%d' % i, X[i * 50:(i + 1) * 50]) for i in range((a.frames + 49) // 50)])
-    r = subprocess.run(['gmm-score-gpu', '--device=' + a.device, mdl, 'ark:' + ark, 'ark,t:' + out],
-                       capture_output=True, text=True)
+    cmd = ['gmm-score-gpu', '--device=' + a.device, mdl, 'ark:' + ark, 'ark,t:' + out]
+    if a.gselect:  # one global GMM (pdf 0), a gselect list of all its Gaussians per frame
+        pdfs = pdfs[:1]
+        write_model(mdl, pdfs, a.dim)
+        with open(mdl) as f:  # Kaldi's global-GMM file: the <DiagGMM> / <FullGMM> block alone
+            body = f.read().split('\n', 1)[1]
+        gmdl = os.path.join(a.workdir, 'num.gmm.txt')
+        with open(gmdl, 'w') as f:
+            f.write(body)
+        G, nutt = len(pdfs[0][1]), (a.frames + 49) // 50
+        sel = os.path.join(a.workdir, 'num.gselect.txt')
+        with open(sel, 'w') as f:
+            for i in range(nutt):
+                n = min(50, a.frames - 50 * i)
+                f.write('u%d %s\n' % (i, ' '.join([' '.join(str(g) for g in range(G)) + ' ;'] * n)))
+        tool = 'fgmm-global-get-frame-likes' if pdfs[0][0] == 'full' else 'gmm-global-get-frame-likes'
+        cmd = [tool, '--device=' + a.device, '--gselect=ark:' + sel, gmdl, 'ark:' + ark, 'ark,t:' + out]
+    r = subprocess.run(cmd, capture_output=True, text=True)
     sys.stderr.write(r.stderr)
     if r.returncode != 0:
         print('tool failed (exit %d)' % r.returncode)
