@@ -52,13 +52,8 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
   gh_opts_string(po, "write-accs", &write_accs, "Write the accumulators of the last E-step to this file");
   gh_est_opts_register(po, &eo);
-  const char *shrink = "none";
-  int shrinkage_stats = 0;
-  gh_opts_string(po, "shrink", &shrink,
-                 "Shrink full covariances at every M-step (fc-shrink's methods, doc/shrink.md): none, "
-                 "fixed:LAMBDA, occupancy:TAU, oas, lw, ss");
-  gh_opts_bool(po, "shrinkage-stats", &shrinkage_stats,
-               "With --write-accs: also write the fourth-order statistics of fc-shrink --method=lw|ss");
+  gh_mstep_shrink ms;
+  gh_mstep_shrink_register(po, &ms);
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
@@ -71,20 +66,8 @@ int main(int argc, char **argv) {
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)
     gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
-  gh_shrink_opts so;
-  gh_shrink_stats sst;
-  if (gh_shrink_parse(shrink, &so) != 0) gh_die("--shrink=%s: %s", shrink, gh_last_error());
-  if (so.method == GH_SHRINK_DIAG) gh_die("--shrink=diag is not an M-step option: use fc-shrink --method=diag");
-  if (so.method != GH_SHRINK_NONE || shrinkage_stats)
-    for (int32_t p = 0; p < model.num_pdfs; ++p)
-      if (model.pdfs[p].type != GH_COV_FULL)
-        gh_die("%s, pdf %d: diagonal covariances; --shrink and --shrinkage-stats need a full-covariance model",
-               model_in, p);
-  if (shrinkage_stats && !*write_accs) gh_warn("--shrinkage-stats=true has no effect without --write-accs");
-  if (so.method != GH_SHRINK_NONE) {
-    eo.shrink = &so;
-    eo.shrink_stats = &sst;
-  }
+  gh_mstep_shrink_parse(&ms);
+  gh_mstep_shrink_attach(&ms, &model, model_in, write_accs, &eo);
   gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
   gh_data data;
   gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
@@ -103,19 +86,19 @@ int main(int argc, char **argv) {
     /* The accumulators come to the host (and the M-step runs there) only
      * when something here needs them; else the M-step stays on the device
      * when the backend has one (gh_em). */
-    const int want_accs = so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) || (it == num_iters && *write_accs);
+    const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) || (it == num_iters && *write_accs);
     avg = gh_em_estep(&em, want_accs ? &accs : NULL);
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
            data.total_weight, em.estep_seconds > 0 ? data.num_frames / em.estep_seconds : 0.0);
-    if (gh_shrink_needs_stats(so.method) || (shrinkage_stats && it == num_iters && *write_accs)) {
+    if (gh_shrink_needs_stats(ms.so.method) || (ms.shrinkage_stats && it == num_iters && *write_accs)) {
       gh_accs_shrink_init(&accs, &model); /* second pass, centres = this E-step model's means */
       gh_backend_acc_shrink(be, &model, data.feats, data.num_frames, data.pairs, data.num_pairs, &accs);
     }
     gh_est_stats st;
     memset(&st, 0, sizeof st);
-    gh_shrink_stats_init(&sst);
+    gh_shrink_stats_init(&ms.sst);
     gh_em_mstep(&em, &eo, want_accs ? &accs : NULL, &st);
-    if (so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&so, &sst);
+    if (ms.so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&ms.so, &ms.sst);
     gh_vlog(1, "iteration %d: auxiliary function change per frame %.6f over %.0f frames (M-step on the %s, %.3g s)",
             it, st.count > 0 ? st.objf_change / st.count : 0.0, st.count, em.mstep_on_device ? "device" : "host",
             em.mstep_seconds);

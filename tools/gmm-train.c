@@ -83,13 +83,8 @@ int main(int argc, char **argv) {
                  "(CUDA, OpenCL)");
   gh_comm_opts_register(po, &co);
   gh_est_opts_register(po, &eo);
-  const char *shrink = "none";
-  int shrinkage_stats = 0;
-  gh_opts_string(po, "shrink", &shrink,
-                 "Shrink full covariances at every M-step (fc-shrink's methods, doc/shrink.md): none, "
-                 "fixed:LAMBDA, occupancy:TAU, oas, lw, ss");
-  gh_opts_bool(po, "shrinkage-stats", &shrinkage_stats,
-               "With --write-accs: also write the fourth-order statistics of fc-shrink --method=lw|ss");
+  gh_mstep_shrink ms;
+  gh_mstep_shrink_register(po, &ms);
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
@@ -100,10 +95,7 @@ int main(int argc, char **argv) {
   int prec = 0;
   if (gh_precision_parse(precision, &prec) != 0)
     gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
-  gh_shrink_opts so;
-  gh_shrink_stats sst;
-  if (gh_shrink_parse(shrink, &so) != 0) gh_die("--shrink=%s: %s", shrink, gh_last_error());
-  if (so.method == GH_SHRINK_DIAG) gh_die("--shrink=diag is not an M-step option: use fc-shrink --method=diag");
+  gh_mstep_shrink_parse(&ms);
   int64_t max_device_bytes = 0;
   if (*max_mem) {
     char *end = NULL;
@@ -137,16 +129,7 @@ int main(int argc, char **argv) {
     const uint64_t h = gh_gmm_set_hash(&model);
     gh_comm_check_same(comm, &h, sizeof h, "the initial model (started with different models)");
   }
-  if (so.method != GH_SHRINK_NONE || shrinkage_stats)
-    for (int32_t p = 0; p < model.num_pdfs; ++p)
-      if (model.pdfs[p].type != GH_COV_FULL)
-        gh_die("%s, pdf %d: diagonal covariances; --shrink and --shrinkage-stats need a full-covariance model",
-               model_in, p);
-  if (shrinkage_stats && !*write_accs) gh_warn("--shrinkage-stats=true has no effect without --write-accs");
-  if (so.method != GH_SHRINK_NONE) {
-    eo.shrink = &so;
-    eo.shrink_stats = &sst;
-  }
+  gh_mstep_shrink_attach(&ms, &model, model_in, write_accs, &eo);
   if (!labels_rspec && model.num_pdfs != 1)
     gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
 
@@ -234,21 +217,21 @@ int main(int argc, char **argv) {
   for (int32_t it = first_iter; it <= last_iter; ++it) {
     const double t_it = gh_seconds();
     const int last = it == last_iter;
-    const int want_accs = so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) ||
+    const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) ||
                           (last && (*write_accs || (dump && *dump)));
     avg = gh_dist_em_estep(&em, want_accs ? &accs : NULL);
     if (rank == kill_rank && it == kill_iter) raise(SIGKILL);
     if (rank == hang_rank && it == hang_iter)
       for (;;) pause();
-    if (gh_shrink_needs_stats(so.method) || (shrinkage_stats && last && *write_accs)) {
+    if (gh_shrink_needs_stats(ms.so.method) || (ms.shrinkage_stats && last && *write_accs)) {
       gh_accs_shrink_init(&accs, &model); /* second pass, centres = this E-step model's means */
       gh_dist_em_acc_shrink(&em, &accs);
     }
     gh_est_stats st;
     memset(&st, 0, sizeof st);
-    gh_shrink_stats_init(&sst);
+    gh_shrink_stats_init(&ms.sst);
     gh_dist_em_mstep(&em, &eo, want_accs ? &accs : NULL, &st);
-    if (so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&so, &sst);
+    if (ms.so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&ms.so, &ms.sst);
     if (it == 1 && mix_up > 0) {
       int64_t before = gh_gmm_set_total_gauss(&model);
       if (mix_up <= before) {

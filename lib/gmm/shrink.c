@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/gh-base.h"
+#include "base/opts.h"
 
 static const char *const method_names[] = {"none", "fixed", "occupancy", "oas", "lw", "ss", "diag"};
 
@@ -253,4 +254,33 @@ int gh_accs_have_shrink(const gh_accs_set *a) {
   for (int32_t p = 0; p < a->num_pdfs; ++p)
     if (!a->pdfs[p].shrink) return 0;
   return 1;
+}
+
+void gh_mstep_shrink_register(gh_opts *po, gh_mstep_shrink *ms) {
+  memset(ms, 0, sizeof *ms);
+  ms->spec = "none";
+  gh_opts_string(po, "shrink", &ms->spec,
+                 "Shrink full covariances at every M-step (fc-shrink's methods, doc/shrink.md): none, "
+                 "fixed:LAMBDA, occupancy:TAU, oas, lw, ss");
+  gh_opts_bool(po, "shrinkage-stats", &ms->shrinkage_stats,
+               "With --write-accs: also write the fourth-order statistics of fc-shrink --method=lw|ss");
+}
+
+void gh_mstep_shrink_parse(gh_mstep_shrink *ms) {
+  if (gh_shrink_parse(ms->spec, &ms->so) != 0) gh_die("--shrink=%s: %s", ms->spec, gh_last_error());
+  if (ms->so.method == GH_SHRINK_DIAG) gh_die("--shrink=diag is not an M-step option: use fc-shrink --method=diag");
+}
+
+void gh_mstep_shrink_attach(gh_mstep_shrink *ms, const gh_gmm_set *model, const char *model_in,
+                            const char *write_accs, gh_est_opts *eo) {
+  if (ms->so.method != GH_SHRINK_NONE || ms->shrinkage_stats)
+    for (int32_t p = 0; p < model->num_pdfs; ++p)
+      if (model->pdfs[p].type != GH_COV_FULL)
+        gh_die("%s, pdf %d: diagonal covariances; --shrink and --shrinkage-stats need a full-covariance model",
+               model_in, p);
+  if (ms->shrinkage_stats && !*write_accs) gh_warn("--shrinkage-stats=true has no effect without --write-accs");
+  if (ms->so.method != GH_SHRINK_NONE) {
+    eo->shrink = &ms->so;
+    eo->shrink_stats = &ms->sst;
+  }
 }

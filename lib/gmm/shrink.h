@@ -73,6 +73,7 @@
 #ifndef GH_SHRINK_H
 #define GH_SHRINK_H
 #include <stdint.h>
+#include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
 
 typedef enum {
@@ -163,5 +164,25 @@ void gh_shrink_stats_log(const gh_shrink_opts *o, const gh_shrink_stats *st);
 void gh_accs_shrink_init(gh_accs_set *a, const gh_gmm_set *model);
 /* 1 if every pdf of a carries shrinkage statistics. */
 int gh_accs_have_shrink(const gh_accs_set *a);
+
+/* --shrink and --shrinkage-stats of the EM tools (gmm-est-gpu, gmm-train):
+ * shrinkage inside every M-step and fc-shrink's fourth-order statistics
+ * in --write-accs.  Register, then after option parsing
+ * gh_mstep_shrink_parse (dies on a bad spec or "diag", which is fc-shrink's
+ * only), then gh_mstep_shrink_attach once the model is read: dies naming
+ * model_in and the pdf unless every pdf is full-covariance (when either
+ * option is on), warns when --shrinkage-stats has no --write-accs, and
+ * points eo->shrink / eo->shrink_stats at so / sst when a method is set. */
+typedef struct {
+  const char *spec;     /* --shrink: none, fixed:LAMBDA, occupancy:TAU, oas, lw, ss */
+  int shrinkage_stats;  /* --shrinkage-stats */
+  gh_shrink_opts so;    /* spec, parsed */
+  gh_shrink_stats sst;  /* the lambdas of the last M-step */
+} gh_mstep_shrink;
+struct gh_opts;
+void gh_mstep_shrink_register(struct gh_opts *po, gh_mstep_shrink *ms);
+void gh_mstep_shrink_parse(gh_mstep_shrink *ms);
+void gh_mstep_shrink_attach(gh_mstep_shrink *ms, const gh_gmm_set *model, const char *model_in,
+                            const char *write_accs, gh_est_opts *eo);
 
 #endif
