@@ -63,7 +63,12 @@ hard() { # NAME CMD...: one test line per hardening step
   local name=$1; shift
   local out; out=$("$@" 2>&1); local rc=$?
   if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok - $name: $(tail -1 <<<"$out")"
-  else fail=$((fail + 1)); echo "not ok - $name"; tail -40 <<<"$out"; fi
+  else
+    fail=$((fail + 1)); echo "not ok - $name"
+    # every failure line first (the tail below may not reach back to the unit tests'), then the end
+    grep -E '^(not ok|[A-Za-z_0-9]+: not ok)' <<<"$out" | head -40 | sed 's/^/  failed: /'
+    tail -40 <<<"$out"
+  fi
 }
 if [ "${GH_HARDENING:-1}" != 0 ]; then
   hard "sanitizer suite (make test-asan)" ${MAKE:-make} -s test-asan
