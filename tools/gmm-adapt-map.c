@@ -75,6 +75,9 @@ static gh_ostream *open_model_table(const char *wspec, int *binary) {
   return gh_ostream_open(colon + 1);
 }
 
+/* gh_adapt_for_each_speaker's callback: one speaker's model */
+static void adapt_speaker(void *ctx, gh_data *d, const char *spk) { adapt((ctx_t *)ctx, d, spk, NULL); }
+
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   const char *usage =
@@ -127,26 +130,7 @@ int main(int argc, char **argv) {
   if (table_out) c.ark = open_model_table(out_name, &c.binary);
 
   if (*spk2utt_rspec) {
-    gh_seq_reader *spk2utt = gh_seq_reader_open(spk2utt_rspec, GH_OBJ_TOKEN_VECTOR);
-    gh_rand_reader *feats = gh_rand_reader_open(feats_spec, GH_OBJ_MATRIX);
-    for (; !gh_seq_reader_done(spk2utt); gh_seq_reader_next(spk2utt)) {
-      const char *spk = gh_seq_reader_key(spk2utt);
-      char *list = gh_strdup(gh_seq_reader_value(spk2utt)), *save = NULL;
-      gh_data d;
-      gh_adapt_data_init(&c.in, &d);
-      int n = 0;
-      for (char *utt = strtok_r(list, " \t", &save); utt; utt = strtok_r(NULL, " \t", &save), ++n) {
-        const gh_matrix *m = gh_rand_reader_value(feats, utt);
-        if (!m) gh_die("%s: no features for utterance '%s' of speaker '%s' (in %s)", feats_spec, utt, spk, spk2utt_rspec);
-        gh_adapt_input_add(&c.in, &d, utt, m);
-      }
-      free(list);
-      if (n == 0) gh_die("%s: speaker '%s' has no utterances", spk2utt_rspec, spk);
-      adapt(&c, &d, spk, NULL);
-      gh_data_free(&d);
-    }
-    gh_seq_reader_close(spk2utt);
-    gh_rand_reader_close(feats);
+    gh_adapt_for_each_speaker(&c.in, spk2utt_rspec, feats_spec, adapt_speaker, &c);
   } else {
     gh_seq_reader *feats = gh_seq_reader_open(feats_spec, GH_OBJ_MATRIX);
     gh_data all;

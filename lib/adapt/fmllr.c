@@ -264,3 +264,30 @@ int gh_adapt_input_add(gh_adapt_input *in, gh_data *d, const char *utt, const gh
   in->num_done++;
   return 1;
 }
+
+int64_t gh_adapt_for_each_speaker(gh_adapt_input *in, const char *spk2utt_rspec, const char *feats_spec,
+                                  gh_adapt_speaker_fn fn, void *ctx) {
+  int64_t num = 0;
+  gh_seq_reader *spk2utt = gh_seq_reader_open(spk2utt_rspec, GH_OBJ_TOKEN_VECTOR);
+  gh_rand_reader *feats = gh_rand_reader_open(feats_spec, GH_OBJ_MATRIX);
+  for (; !gh_seq_reader_done(spk2utt); gh_seq_reader_next(spk2utt)) {
+    const char *spk = gh_seq_reader_key(spk2utt);
+    char *list = gh_strdup(gh_seq_reader_value(spk2utt)), *save = NULL;
+    gh_data d;
+    gh_adapt_data_init(in, &d);
+    int n = 0;
+    for (char *utt = strtok_r(list, " \t", &save); utt; utt = strtok_r(NULL, " \t", &save), ++n) {
+      const gh_matrix *m = gh_rand_reader_value(feats, utt);
+      if (!m) gh_die("%s: no features for utterance '%s' of speaker '%s' (in %s)", feats_spec, utt, spk, spk2utt_rspec);
+      gh_adapt_input_add(in, &d, utt, m);
+    }
+    free(list);
+    if (n == 0) gh_die("%s: speaker '%s' has no utterances", spk2utt_rspec, spk);
+    fn(ctx, &d, spk);
+    gh_data_free(&d);
+    num++;
+  }
+  gh_seq_reader_close(spk2utt);
+  gh_rand_reader_close(feats);
+  return num;
+}

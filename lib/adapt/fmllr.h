@@ -123,4 +123,15 @@ void gh_adapt_data_init(const gh_adapt_input *in, gh_data *d);
  * nothing). */
 int gh_adapt_input_add(gh_adapt_input *in, gh_data *d, const char *utt, const gh_matrix *m);
 
+/* The per-speaker loop of the adaptation tools' --spk2utt: for every
+ * speaker of spk2utt_rspec (token vectors, read in order), the speaker's
+ * utterances read from feats_spec by random access and appended with
+ * gh_adapt_input_add to a fresh block d, then fn(ctx, d, speaker) (d is
+ * freed after fn returns).  Dies naming the tables, speaker and utterance
+ * when an utterance has no features or a speaker no utterances.  Returns
+ * the number of speakers. */
+typedef void (*gh_adapt_speaker_fn)(void *ctx, gh_data *d, const char *spk);
+int64_t gh_adapt_for_each_speaker(gh_adapt_input *in, const char *spk2utt_rspec, const char *feats_spec,
+                                  gh_adapt_speaker_fn fn, void *ctx);
+
 #endif
