@@ -196,6 +196,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       }
     }
   }
+  /* the E-step over Gaussian selections (acc_gselect, kernels/cpu/gselect.c): every Gaussian
+   * selected on every frame, so its frame log-likelihood is the pdf's (same bound, in double) */
+  {
+    int32_t sel_off[7], sel[6 * 4];
+    for (int t = 0; t <= 6; ++t) sel_off[t] = t * G;
+    for (int t = 0; t < 6; ++t)
+      for (int k = 0; k < G; ++k) sel[t * G + k] = (k + t) % G; /* any order */
+    double fll[6];
+    float post[6 * 4];
+    gh_cpu_acc_gselect(NULL, g, X, 6, sel_off, sel, NULL, NULL, post, fll);
+    for (int t = 0; t < 6; ++t) {
+      int in_range = 1;
+      const double ref = ref_loglike(g, X + t * D, &in_range);
+      if (isnan(fll[t])) abort();
+      for (int k = 0; k < G; ++k)
+        if (isnan(post[t * G + k])) abort();
+      if (fll[t] == -INFINITY && ref > -INFINITY && in_range) abort();
+      if (in_range && isfinite(ref) && !(fabs(fll[t] - ref) <= 1e-3 + 1e-5 * fabs(ref))) {
+        fprintf(stderr, "fuzz_numerics: acc_gselect frame %d: %.9g vs float64 %.9g\n", t, fll[t], ref);
+        abort();
+      }
+    }
+  }
   gh_gmm_set_free(&s);
   FUZZ_END();
 }

@@ -357,13 +357,15 @@ static void test_init_and_em(void) {
     gh_backend_free(be);
     gh_gmm_free(&a); gh_gmm_free(&b); gh_gmm_free(&c);
   }
-  /* fewer frames than num_gauss * min_frames_per_gauss: grown by splitting */
+  /* fewer frames than num_gauss * min_frames_per_gauss: refused by default (issue 25; the
+   * refusal is tested in numerics.bats), allowed with min_frames_per_gauss = 0 */
   gh_init_opts io;
   gh_init_opts_default(&io);
   io.num_gauss = 8;
+  io.min_frames_per_gauss = 0;
   gh_gmm g;
   gh_gmm_init_from_data(&g, X, NULL, 40, D, &io, "small");
-  GH_TEST_OK(g.num_gauss == 8, "init with 40 frames still gives 8 Gaussians (split from 4)");
+  GH_TEST_OK(g.num_gauss == 8, "init with 40 frames and min_frames_per_gauss 0 gives 8 Gaussians");
   gh_gmm_free(&g);
   free(X);
 }
