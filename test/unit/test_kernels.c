@@ -712,6 +712,41 @@ int main(int argc, char **argv) {
   /* "test_kernels mstep": only the device M-step and k-means checks (CPU,
    * CUDA, OpenCL) */
   const int only_mstep = argc > 1 && !strcmp(argv[1], "mstep");
+  /* "test_kernels mstep-repeat [N [D]]": not part of the suite: the reproducer of the rare
+   * OpenCL (PoCL) M-step mismatch (doc/reliability.md): one E-step, then N device M-steps from
+   * the same statistics (2 pdfs x 3 full Gaussians, dimension D, dimension 0 constant, so every
+   * Gaussian takes the Jacobi floor), each fetched model compared with the first, bit for bit */
+  if (argc > 1 && !strcmp(argv[1], "mstep-repeat")) {
+    gh_backend *b = gh_backend_opencl_new(NULL, 0);
+    if (!b || !b->ops->mstep) { printf("# no OpenCL device with an M-step\n"); return 0; }
+    setenv("GH_GEMM_MAX_ROW_ERROR", "1e30", 1);
+    const int n = argc > 2 ? atoi(argv[2]) : 1000, Dd = argc > 3 ? atoi(argv[3]) : 13;
+    problem pb;
+    make_problem(&pb, "mstep-repeat", 2, Dd, 3, 3, 1, 10000, 0);
+    for (int t = 0; t < pb.T; ++t) pb.X[(size_t)t * Dd] = 2.0f;
+    gh_est_opts eo;
+    gh_est_opts_default(&eo);
+    eo.remove_low_count_gaussians = 0;
+    gh_frame_pdf *pairs = malloc(sizeof(gh_frame_pdf) * pb.T);
+    for (int t = 0; t < pb.T; ++t) pairs[t] = (gh_frame_pdf){t, t % pb.set.num_pdfs, 1.0f};
+    gh_dev_data *dd = b->ops->data_upload(b, pb.X, pb.T, Dd, pairs, pb.T);
+    gh_dev_model *m = b->ops->model_upload(b, &pb.set);
+    b->ops->acc_zero(b, m);
+    b->ops->accumulate(b, m, dd);
+    gh_gmm_set first, cur;
+    memset(&first, 0, sizeof first); memset(&cur, 0, sizeof cur);
+    gh_gmm_set_copy(&first, &pb.set); gh_gmm_set_copy(&cur, &pb.set);
+    gh_est_stats st;
+    int declined = b->ops->mstep(b, m, &eo, &st), differ = 0;
+    b->ops->model_fetch(b, m, &first);
+    for (int it = 0; it < n; ++it) {
+      declined += b->ops->mstep(b, m, &eo, &st) != 0;
+      b->ops->model_fetch(b, m, &cur);
+      differ += !set_same(&cur, &first);
+    }
+    printf("# mstep-repeat D=%d: %d of %d device M-steps differ from the first, %d declined\n", Dd, differ, n, declined);
+    return 0;
+  }
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_DIAG, 36), 4 * 36 + 9, 0, "flop count diag D=36");
 
