@@ -67,15 +67,19 @@ static void launch_type(ocl_ctx *c, ocl_model *m, int full, const gh_est_opts *o
 /* Per-row results of one type into the per-pdf counts; 1 (with the reason
  * in gh_last_error) when a row needs the host M-step. */
 static int collect(const ocl_model *m, int full, const double *obj, const int *flg, double *before,
-                   double *after, gh_est_stats *loc, int jacobi, size_t shm_j) {
+                   double *after, gh_est_stats *loc, int jacobi, int cpu_device, size_t shm_j) {
   for (int32_t p = 0; p < m->P; ++p) {
     if (m->ptype[p] != full) continue;
     for (int32_t g = 0; g < m->gcnt[p]; ++g) {
       const int32_t r = m->wrow[p] + g, f = flg[2 * r];
       if ((f & MS_HOST_FLOOR) && !(f & (MS_HOST_REMOVE | MS_HOST_BAD)) && full && !jacobi) {
-        gh_set_error("pdf %d, Gaussian %d: an eigenvalue of the covariance may need flooring and dimension %d is "
-                     "too large for the device M-step's eigenvalue floor (%zu bytes of local memory)", p, g, m->D,
-                     shm_j);
+        if (cpu_device)
+          gh_set_error("pdf %d, Gaussian %d: an eigenvalue of the covariance may need flooring, and the device "
+                       "M-step's eigenvalue floor is not used on CPU OpenCL devices (doc/reliability.md)", p, g);
+        else
+          gh_set_error("pdf %d, Gaussian %d: an eigenvalue of the covariance may need flooring and dimension %d is "
+                       "too large for the device M-step's eigenvalue floor (%zu bytes of local memory)", p, g, m->D,
+                       shm_j);
         return 1;
       }
       if (f & (MS_HOST_REMOVE | MS_HOST_FLOOR | MS_HOST_BAD)) {
@@ -114,7 +118,17 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
   const size_t shm_j = (size_t)(r0j + 2 * D + N * N + 2 * N) * sizeof(double);
   cl_ulong local_mem = 0;
   clGetDeviceInfo(c->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_mem, &local_mem, NULL);
-  const int jacobi = shm_j + MS_WG * sizeof(double) + 64 <= local_mem;
+  int jacobi = shm_j + MS_WG * sizeof(double) + 64 <= local_mem;
+  /* The Jacobi floor pass is not used on CPU OpenCL devices (PoCL): there it gave a
+   * different model in about 1 of 100 repeated M-steps from the same statistics when PoCL
+   * ran several threads, never with one (test_kernels mstep-repeat; doc/reliability.md);
+   * the kernel's work-groups share nothing, and a CPU device gains nothing over the host
+   * M-step.  GH_OPENCL_JACOBI=1 uses it anyway (to investigate). */
+  cl_device_type dtype = 0;
+  clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof dtype, &dtype, NULL);
+  const char *force = getenv("GH_OPENCL_JACOBI");
+  const int cpu_device = (dtype & CL_DEVICE_TYPE_CPU) && !(force && !strcmp(force, "1"));
+  if (cpu_device) jacobi = 0;
   if (m->Gf && shm + MS_WG * sizeof(double) + 64 > local_mem) {
     gh_set_error("dimension %d is too large for the device M-step (%zu bytes of local memory)", D, shm);
     return 1;
@@ -192,7 +206,7 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
       }
       free(list);
     }
-    declined = collect(m, full, obj, flg, before, after, &loc, jacobi, shm_j);
+    declined = collect(m, full, obj, flg, before, after, &loc, jacobi, cpu_device, shm_j);
   }
   if (!declined) {
     for (int32_t p = 0; p < P; ++p) {
