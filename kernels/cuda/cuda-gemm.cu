@@ -722,11 +722,24 @@ static int xc_take(gg_xcache *c, int p, int kind, int Ep, long long n, int nb, c
   }
   size_t want = 0;
   for (int i = 0; i < nb; ++i) want += bytes[i];
-  if (c->used + want > c->budget) return -1;
+  static int told; /* once per process: the E-steps that follow expand again every time */
+  if (c->used + want > c->budget) {
+    if (!told) {
+      told = 1;
+      gh_log("CUDA: the expanded-feature cache of a data block is full (%.3g of %.3g GB; %.3g GB more asked): "
+             "such blocks are expanded again at every E-step", c->used / 1e9, c->budget / 1e9, want / 1e9);
+    }
+    return -1;
+  }
   for (int i = 0; i < nb; ++i)
     if (cudaMalloc((void **)&e->buf[i], bytes[i]) != cudaSuccess) {
       cudaGetLastError();
       xc_drop(c, e);
+      if (!told) {
+        told = 1;
+        gh_log("CUDA: no device memory for the expanded-feature cache (%.3g GB asked): such blocks are expanded "
+               "again at every E-step", want / 1e9);
+      }
       return -1;
     }
   e->kind = kind; e->Ep = Ep; e->n = n; e->bytes = want;
