@@ -309,6 +309,10 @@ k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, cons
   } else {
     for (int g = lane; g < G; g += 32) put(g, l[g]);
   }
+  for (int g = G + lane; g < ld; g += 32) { /* the GEMM's rows G..Gp-1 (GG_ROW_TAIL): no posterior */
+    l[g] = 0.f;
+    if (ls) ls[g] = 0.f;
+  }
   if (lane == 0) tot[r] = mx > -INFINITY ? (double)wr * (double)lse : 0.0;
 }
 
@@ -423,6 +427,7 @@ struct gg_model {
   long long *goff;      /* [P + 1] first Gaussian of pdf p */
   long long *dGoff;
   long long Gt, asize;
+  long long acap;         /* floats allocated per row array: asize + GG_ROW_TAIL rows of zeros */
   float *dA0, *dAc, *dAs; /* uncentred rows, centred (big), centred small part */
   float *dAt;             /* centred rows in the tensor-core kernels' order (cuda-tc.h) */
   int have_perm;          /* dAt is dAc's current copy */
@@ -477,6 +482,16 @@ float *gg_model_rows(gg_model *m, const long long **dRowOff) {
 void gg_model_rows_changed(gg_model *m) { m->have_centre = 0; m->have_split = 0; }
 const double *gg_model_centre(const gg_model *m) { return m->model_centre; }
 
+/* Rows of zeros after the last pdf's rows: the GEMMs take M = G rounded up
+ * to 8 (Gp) rows from a pdf's first row, so that every operand's leading
+ * dimension and C's contiguous dimension are multiples of 8.  cuBLAS picks
+ * Ampere "align1" kernels when G is not a multiple of 4: on the H200 the
+ * E-step of 505 full Gaussians (D = 40) took 0.49 s for 8 M frames, 2.0x
+ * the per-frame time at G = 500 (doc/perf.md, thirteenth session).  Rows
+ * G..Gp-1 of a pdf are the next pdf's (or these zeros): k_post zeroes
+ * their posteriors, and k_lse and k_acc_add never read them. */
+#define GG_ROW_TAIL 8
+
 gg_model *gg_model_new(const gh_gmm_set *s) {
   gg_model *m = (gg_model *)gh_calloc(1, sizeof *m);
   const int D = s->dim, P = s->num_pdfs;
@@ -500,7 +515,8 @@ gg_model *gg_model_new(const gh_gmm_set *s) {
   m->goff[P] = gt;
   m->Gt = gt;
   m->asize = a;
-  float *h = (float *)gh_calloc(a ? a : 1, sizeof(float)); /* zero padding */
+  m->acap = a + (long long)GG_ROW_TAIL * row_pad(D, 1);
+  float *h = (float *)gh_calloc(m->acap, sizeof(float)); /* zero padding and tail */
   long long *roff = (long long *)gh_malloc(sizeof(long long) * (gt ? gt : 1));
   unsigned char *rfull = (unsigned char *)gh_malloc(gt ? gt : 1);
   for (int p = 0; p < P; ++p) {
@@ -524,10 +540,10 @@ gg_model *gg_model_new(const gh_gmm_set *s) {
       }
     }
   }
-  CK(cudaMalloc((void **)&m->dA0, sizeof(float) * (a ? a : 1)));
-  CK(cudaMemcpy(m->dA0, h, sizeof(float) * a, cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dAc, sizeof(float) * (a ? a : 1)));
-  CK(cudaMemset(m->dAc, 0, sizeof(float) * (a ? a : 1)));
+  CK(cudaMalloc((void **)&m->dA0, sizeof(float) * m->acap));
+  CK(cudaMemcpy(m->dA0, h, sizeof(float) * m->acap, cudaMemcpyHostToDevice));
+  CK(cudaMalloc((void **)&m->dAc, sizeof(float) * m->acap));
+  CK(cudaMemset(m->dAc, 0, sizeof(float) * m->acap));
   CK(cudaMalloc((void **)&m->dRowOff, sizeof(long long) * (gt ? gt : 1)));
   CK(cudaMemcpy(m->dRowOff, roff, sizeof(long long) * gt, cudaMemcpyHostToDevice));
   CK(cudaMalloc((void **)&m->dRowFull, gt ? gt : 1));
@@ -589,8 +605,8 @@ static void set_centre(gg_model *m, const double *c, int split) {
   memcpy(m->centre, c, sizeof(double) * m->D);
   CK(cudaMemcpy(m->dC, c, sizeof(double) * m->D, cudaMemcpyHostToDevice));
   if (split && !m->dAs) {
-    CK(cudaMalloc((void **)&m->dAs, sizeof(float) * (m->asize ? m->asize : 1)));
-    CK(cudaMemset(m->dAs, 0, sizeof(float) * (m->asize ? m->asize : 1)));
+    CK(cudaMalloc((void **)&m->dAs, sizeof(float) * m->acap));
+    CK(cudaMemset(m->dAs, 0, sizeof(float) * m->acap));
   }
   if (m->Gt)
     k_recentre<<<(unsigned)((m->Gt + 7) / 8), 256>>>(m->dA0, m->dRowOff, m->dRowFull, m->Gt, m->D, m->dC, m->dAc,
@@ -820,7 +836,7 @@ void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, flo
     const int nr = (int)(n - r0 < nc ? n - r0 : nc);
     expand(m, dX, Dp, NULL, r0, nr, full, g->Xe, split ? g->Xs : NULL);
     /* L [nr x Gt] row-major = (A [Gt x E] row-major)^T-ish: col-major Gt x nr = A_cm^T Xe_cm */
-    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, (int)m->Gt, nr, E, m->dAc, m->dAs, E, g->Xe, g->Xs, E, g->L, (int)ldL, prec);
+    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, (int)ldL, nr, E, m->dAc, m->dAs, E, g->Xe, g->Xs, E, g->L, (int)ldL, prec);
     const long long items = (long long)nr * m->P;
     if (maxG > 32)
       k_lse_warp<<<(unsigned)((items + 7) / 8), 256>>>(g->L, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
@@ -949,24 +965,24 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
   float *const Xe = X[0], *const Xs = X[1];
   grow((void **)&g->L, &g->capL, sizeof(float) * rows * Gp);
   if (split) grow((void **)&g->Ls, &g->capLs, sizeof(float) * rows * Gp);
-  grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * (nsl_max + 1));
+  grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)Gp * E * (nsl_max + 1));
   grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
   const float *A = m->dAc + m->aoff[p], *As = split ? m->dAs + m->aoff[p] : NULL;
   for (long long k0 = 0; k0 < n; k0 += nc) {
     const int nr = (int)(n - k0 < nc ? n - k0 : nc);
     if (have != 1) expand(m, dX, Dp, dFrames + k0, 0, nr, full, Xe, Xs);
-    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, G, nr, E, A, As, E, Xe, Xs, E, g->L, Gp, prec);
+    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, Gp, nr, E, A, As, E, Xe, Xs, E, g->L, Gp, prec);
     post(g->L, split ? g->Ls : NULL, G, Gp, nr, dW + k0, g->tot);
     gg_sum_into(g->tot, nr, dTotal);
     long long nsl = nr / 256 < nsl_max ? nr / 256 : nsl_max;
     if (nsl < 1) nsl = 1;
     const int ks = (int)(nr / nsl), rem = (int)(nr - nsl * ks);
-    const long long sS = (long long)G * E;
-    /* slice b: S_b [G x E] row-major = col-major E x G = Xe_b_cm (E x ks) R_b_cm^T (ks x G) */
-    gemm_batched(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, ks, Xe, Xs, E, (long long)ks * E, g->L, g->Ls, Gp,
+    const long long sS = (long long)Gp * E;
+    /* slice b: S_b [Gp x E] row-major = col-major E x Gp = Xe_b_cm (E x ks) R_b_cm^T (ks x Gp) */
+    gemm_batched(g, CUBLAS_OP_N, CUBLAS_OP_T, E, Gp, ks, Xe, Xs, E, (long long)ks * E, g->L, g->Ls, Gp,
                  (long long)ks * Gp, g->S, E, sS, (int)nsl, prec);
     if (rem)
-      gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, E, G, rem, Xe + nsl * ks * E, split ? Xs + nsl * ks * E : NULL, E,
+      gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, E, Gp, rem, Xe + nsl * ks * E, split ? Xs + nsl * ks * E : NULL, E,
            g->L + nsl * ks * Gp, split ? g->Ls + nsl * ks * Gp : NULL, Gp, g->S + nsl * sS, E, prec);
     const int nslices = (int)nsl + (rem ? 1 : 0);
     k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nslices, sS, E, E0, D, full, m->dIJ, m->dC, dAcc);

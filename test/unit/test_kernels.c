@@ -650,7 +650,8 @@ static void run_mstep_cases(gh_backend *b, int with_variants) {
     check_mstep(b, &pb, &eo, 0);
     GH_TEST_OK(g_mstep_floored > 0 || !strncmp(gh_last_error(), "dimension", 9) ||
                    strstr(gh_last_error(), "not used on CPU OpenCL devices"),
-               "%s: the host M-step floored %d eigenvalues", name, g_mstep_floored);
+               "%s: the host M-step floored %d eigenvalues (last error: %s)", name, g_mstep_floored,
+               gh_last_error());
     free_problem(&pb);
   }
 }
