@@ -648,7 +648,7 @@ static void run_mstep_cases(gh_backend *b, int with_variants) {
     eo.remove_low_count_gaussians = 0;
     g_mstep_floored = 0;
     check_mstep(b, &pb, &eo, 0);
-    GH_TEST_OK(g_mstep_floored > 0 || !strncmp(gh_last_error(), "dimension", 9) ||
+    GH_TEST_OK(g_mstep_floored > 0 || strstr(gh_last_error(), "dimension") ||
                    strstr(gh_last_error(), "not used on CPU OpenCL devices"),
                "%s: the host M-step floored %d eigenvalues (last error: %s)", name, g_mstep_floored,
                gh_last_error());
