@@ -133,14 +133,8 @@ static void add_utt(gh_data *d, const gh_data_opts *o, const char *key, const vo
  * session).  Features of utterances without labels are not read. */
 static void load_indexed(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const gh_scp_index *x) {
   int64_t *base = gh_malloc(sizeof(int64_t) * (size_t)(x->n ? x->n : 1));
-  for (int64_t i = 0; i < x->n; ++i) {
-    const gh_scp_entry *e = &x->e[i];
-    const void *lv;
-    base[i] = -1;
-    if (!take_utt(d, o, lab, e->key, e->rows, e->cols, &lv)) continue;
-    base[i] = d->num_frames;
-    add_utt(d, o, e->key, lv, d->num_frames, e->rows);
-  }
+  for (int64_t i = 0; i < x->n; ++i)
+    base[i] = gh_data_add_utt_labels(d, o, lab, x->e[i].key, x->e[i].rows, x->e[i].cols);
   if (d->num_frames > 0) d->feats = gh_malloc(sizeof(float) * (size_t)d->num_frames * d->dim);
   int *rc = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(int)), *err = gh_calloc((size_t)(x->n ? x->n : 1), sizeof(int));
   const int nth = omp_get_max_threads() < 16 ? omp_get_max_threads() : 16;
@@ -173,6 +167,15 @@ void gh_data_init(gh_data *d, int32_t dim) {
   memset(d, 0, sizeof *d);
   d->max_pdf = -1;
   d->dim = dim > 0 ? dim : 0;
+}
+
+int64_t gh_data_add_utt_labels(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key, int32_t rows,
+                               int32_t cols) {
+  const void *lv;
+  if (!take_utt(d, o, lab, key, rows, cols, &lv)) return -1;
+  const int64_t base = d->num_frames;
+  add_utt(d, o, key, lv, (int32_t)base, rows);
+  return base;
 }
 
 int gh_data_add_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key,

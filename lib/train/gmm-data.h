@@ -72,6 +72,15 @@ void gh_data_init(gh_data *d, int32_t dim);
  * blocks (fmllr.h gh_adapt_input_add) go through it. */
 int gh_data_add_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key,
                     const gh_matrix_view *m);
+/* gh_data_add_utt without the features: the checks, labels and frame-pdf
+ * pairs of utterance `key` (rows x cols floats) are added and its first
+ * frame's row in d->feats returned; the caller allocates d->feats (exactly
+ * d->num_frames x d->dim floats, once every utterance is added) and fills
+ * those rows itself (the parallel readers of an indexed scp: gmm-data.c
+ * load_indexed, shard.c gh_shard_data_load).  -1, with gh_data_add_utt's
+ * warning, for an utterance it skips. */
+int64_t gh_data_add_utt_labels(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const char *key, int32_t rows,
+                               int32_t cols);
 /* The E-step tools' form (gmm-est-gpu, gmm-acc-stats-gpu): the data for
  * training `model` (read from model_name): pdf ids < model->num_pdfs,
  * dimension model->dim; labels_rspec NULL means every frame trains pdf 0,
