@@ -210,18 +210,37 @@ sys.exit(1 if bad else 0)"
 # The statistics are summed in double everywhere; on the fp32 paths the
 # posteriors inherit the log-likelihoods' error (~1e-5..1e-4 nats), so the
 # statistics agree to ~2e-5 relative (doc/reliability.md), 1e-4 asserted.
-@test "numerics: E-step statistics of every backend within 1e-4 relative of cpu-ref, element by element (offset 1e3 sigma, full, cond 1e3)" {
-  python3 "$REF" score --device=cpu-ref --workdir="$W" --full --cond=1e3 --offset=1e3 --pdfs=1 --frames=2000 >/dev/null 2>&1
-  gmm-acc-stats-gpu --device=cpu-ref --binary=false "$W/num.mdl.txt" ark:"$W/num.ark" "$W/ref.acc" 2>/dev/null
-  for dev in $DEVS; do
-    gmm-acc-stats-gpu --device="$dev" --binary=false "$W/num.mdl.txt" ark:"$W/num.ark" "$W/$dev.acc" 2>/dev/null
-    python3 -c "
-import sys, numpy as np
-def r(p): return np.array([float(t) for t in open(p).read().replace('[', ' ').replace(']', ' ').split() if t[0] in '-0123456789.'])
-a, b = r('$W/$dev.acc'), r('$W/ref.acc')
-assert a.shape == b.shape
-err = (np.abs(a - b) / (np.abs(b) + 1.0)).max()
-print('$dev', err)
-sys.exit(0 if err <= 1e-4 else 1)"
+@test "numerics: E-step statistics of every backend within 1e-5 of cpu-ref per array (and 1e-4 element by element): offsets 0 .. 1e4 sigma, diag and full, cond 1 .. 1e3" {
+  # The issue's "E-step statistics within 1e-5 relative" in the sense of
+  # Kaldi's ApproxEqual: per accumulator array (occupancies, first order,
+  # each second-order block), max |a - b| / max |b| <= 1e-5; and, as before,
+  # every element within 1e-4 (|b| + 1) up to offsets of 1e3 sigma.  Per
+  # array the fp32 paths reach 1.1e-6 (offset 1e4 sigma, full), measured
+  # through the text format's ~1e-7; element by element 1.4e-5 at offset 0.
+  # At 1e4 sigma no element bound: a full Gaussian's second-order block is
+  # written centred (Kaldi's format: sum x x' - m m' / occ, from raw double
+  # sums of ~5e10), so an element near 0 carries the raw sums' double
+  # rounding (2.5e-4 on -0.3365 between cpu-ref and cpu, both in double:
+  # 5e-15 of the raw sums; doc/reliability.md).
+  local off cond cov dev
+  for off in 0 1e2 1e3 1e4; do
+    for cond in 1 1e2 1e3; do
+      for cov in --full ""; do
+        python3 "$REF" score --device=cpu-ref --workdir="$W" $cov --cond=$cond --offset=$off --pdfs=1 --frames=2000 >/dev/null 2>&1
+        gmm-acc-stats-gpu --device=cpu-ref --binary=false "$W/num.mdl.txt" ark:"$W/num.ark" "$W/ref.acc" 2>/dev/null
+        for dev in $DEVS; do
+          gmm-acc-stats-gpu --device="$dev" --binary=false "$W/num.mdl.txt" ark:"$W/num.ark" "$W/$dev.acc" 2>/dev/null
+          python3 -c "
+import re, sys, numpy as np
+def arrays(p): return [np.array([float(t) for t in m.split()]) for m in re.findall(r'\[([^\]]*)\]', open(p).read())]
+A, B = arrays('$W/$dev.acc'), arrays('$W/ref.acc')
+assert len(A) == len(B) and len(B) >= 3 and all(a.shape == b.shape for a, b in zip(A, B))
+per_array = max(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300) for a, b in zip(A, B))
+elem = max((np.abs(a - b) / (np.abs(b) + 1.0)).max() for a, b in zip(A, B))
+print('$dev offset $off cond $cond ${cov:-diag}: per array %.2g, element %.2g' % (per_array, elem))
+sys.exit(0 if per_array <= 1e-5 and (elem <= 1e-4 or '$off' == '1e4') else 1)"
+        done
+      done
+    done
   done
 }
