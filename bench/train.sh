@@ -77,6 +77,7 @@ import numpy as np; a = np.fromfile('$init/r1.acc'); b = np.fromfile('$init/$tag
 print('%.2g' % np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-12 * np.abs(a).max())))" 2>/dev/null || echo -)
   fi
   local path; path=$(grep -o 'reduce [0-9.]* s ([a-z-]*)' $init/$tag.log | tail -1 | sed 's/.*(\(.*\))/\1/')
+  [ "$tag" != r1 ] || { r1_whole=$whole; r1_iter=$(med $init/$tag.log wall); }
   echo "train gmm-train R=$R comm=$comm($path) whole_s=$whole iter_med_s=$(med $init/$tag.log wall)" \
     "estep_med_s=$(med $init/$tag.log E-step) reduce_med_s=$(med $init/$tag.log reduce) mstep_med_s=$(med $init/$tag.log M-step)" \
     "same_model_as_R1=$same accs_rel_diff=$rel"
@@ -103,6 +104,15 @@ if [ "$peer" = true ] && [ "$device" != cpu ]; then
     t0=$(now)
     j=$(OUT=$work python3 $shared/peers/e2e_job.py $syn/feats.scp $gauss full $iters 2>/dev/null | tail -1)
     echo "train peer e2e_job.py whole_s=$(since $t0) $j"
+    # the issue's ratios: gmm-train (1 rank) whole job against the peer's total_s, per iteration against em_s_per_iter
+    if [ -n "${r1_whole:-}" ]; then
+      python3 -c "
+import json, sys
+p = json.loads(sys.argv[1]); w, it = float(sys.argv[2]), sys.argv[3]
+print('train ratio R=1 vs peer: whole_job %.2fx (peer total_s %.3f / %.3f s)' % (p['total_s'] / w, p['total_s'], w)
+      + ('' if it == '-' else ', per_iteration %.2fx (%.4f / %s s)' % (p['em_s_per_iter'] / float(it), p['em_s_per_iter'], it)))
+" "$j" "$r1_whole" "$r1_iter" 2>/dev/null || echo "train ratio R=1 vs peer: - (no peer figures)"
+    fi
   else
     echo "train peer e2e_job.py: skipped (no CUDA torch or no $shared/peers/e2e_job.py)"
   fi
