@@ -48,24 +48,30 @@ int gh_global_acc_stats_main(int argc, char **argv, gh_covtype type, const char 
   return 0;
 }
 
-int gh_global_sum_accs_main(int argc, char **argv, gh_covtype type, const char *usage) {
+int gh_sum_accs_main(int argc, char **argv, int global_type, const char *usage) {
   int binary = 1;
   gh_opts *po = gh_opts_new(usage);
-  gh_opts_bool(po, "binary", &binary, "Write accumulators in binary mode.");
+  gh_opts_bool(po, "binary", &binary,
+               global_type < 0 ? "Write output in binary mode" : "Write accumulators in binary mode.");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs < 2) gh_opts_usage_exit(po);
   const char *out = gh_opts_arg(po, 0);
   gh_accs_set sum;
   gh_accs_read(gh_opts_arg(po, 1), &sum);
-  if (!sum.global_form || sum.pdfs[0].type != type)
-    gh_die("%s: not a %s global-GMM accumulator (<GMMACCS>)", gh_opts_arg(po, 1), type_name(type));
+  if (global_type >= 0 && (!sum.global_form || sum.pdfs[0].type != (gh_covtype)global_type))
+    gh_die("%s: not a %s global-GMM accumulator (<GMMACCS>)", gh_opts_arg(po, 1), type_name((gh_covtype)global_type));
   for (int i = 2; i < nargs; ++i) {
     gh_accs_set a;
     gh_accs_read(gh_opts_arg(po, i), &a);
     gh_accs_add(&sum, &a, gh_opts_arg(po, i));
     gh_accs_free(&a);
   }
-  gh_log("Summed %d stats, total count %.7g", nargs - 1, gh_accs_total_occupancy(&sum));
+  const double frames = sum.total_frames;
+  if (sum.global_form)
+    gh_log("Summed %d stats, total count %.7g", nargs - 1, gh_accs_total_occupancy(&sum));
+  else
+    gh_log("Summed %d stats, total count %.7g, avg like/frame %.7g", nargs - 1, frames,
+           frames > 0 ? sum.total_loglike / frames : 0.0);
   gh_accs_write(out, binary, &sum);
   gh_log("Written stats to %s", out);
   gh_accs_free(&sum);
@@ -73,7 +79,7 @@ int gh_global_sum_accs_main(int argc, char **argv, gh_covtype type, const char *
   return 0;
 }
 
-int gh_global_copy_main(int argc, char **argv, gh_covtype type, const char *usage) {
+int gh_global_convert_main(int argc, char **argv, gh_covtype from, gh_covtype to, const char *usage) {
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
   gh_opts_bool(po, "binary", &binary, "Write output in binary mode");
@@ -81,10 +87,17 @@ int gh_global_copy_main(int argc, char **argv, gh_covtype type, const char *usag
   const char *in = gh_opts_arg(po, 0), *out = gh_opts_arg(po, 1);
   gh_gmm_set s;
   gh_gmm_set_read(in, &s);
-  gh_global_gmm(&s, type, in);
+  gh_gmm *g = gh_global_gmm(&s, from, in);
+  if (to != from) {
+    gh_gmm conv = {0};
+    if (to == GH_COV_FULL) gh_gmm_diag_to_full(&conv, g);
+    else gh_gmm_full_to_diag(&conv, g);
+    gh_gmm_free(g);
+    *g = conv;
+  }
   s.form = GH_SET_GLOBAL;
   gh_gmm_set_write(out, binary, &s);
-  gh_log("Written model to %s", out);
+  gh_log("Written %s to %s", to == from ? "model" : to == GH_COV_FULL ? "full GMM" : "diagonal GMM", out);
   gh_gmm_set_free(&s);
   gh_opts_free(po);
   return 0;

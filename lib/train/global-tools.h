@@ -16,16 +16,21 @@
  * (weighted) frame, natural log.  Returns the exit status (0). */
 int gh_global_acc_stats_main(int argc, char **argv, gh_covtype type, const char *usage);
 
-/* gmm-global-sum-accs / fgmm-global-sum-accs <stats-out> <stats-in1>
- * [<stats-in2> ...] (--binary): the sum of global-GMM accumulators of type
- * `type` (lib/gmm/accs.c gh_accs_add, which dies naming the file on a
- * shape mismatch); the output may be "-" (stdout, for the rxfilename pipe
- * "gmm-global-sum-accs - 1.*.acc |").  Returns the exit status (0). */
-int gh_global_sum_accs_main(int argc, char **argv, gh_covtype type, const char *usage);
+/* gmm-sum-accs, gmm-global-sum-accs, fgmm-global-sum-accs <stats-out>
+ * <stats-in1> [<stats-in2> ...] (--binary): the sum of the accumulator
+ * files (lib/gmm/accs.c gh_accs_add, which dies naming the file on a shape
+ * mismatch); global_type GH_COV_DIAG / GH_COV_FULL: the first input must be
+ * a global-GMM accumulator of that type (dies naming it otherwise), < 0:
+ * any (gmm-sum-accs).  The output may be "-" (stdout, for the rxfilename
+ * pipe "gmm-global-sum-accs - 1.*.acc |").  Returns the exit status (0). */
+int gh_sum_accs_main(int argc, char **argv, int global_type, const char *usage);
 
-/* gmm-global-copy / fgmm-global-copy <model-in> <model-out> (--binary):
- * the global GMM of type `type`, rewritten as Kaldi's global-GMM file.
- * Returns the exit status (0). */
-int gh_global_copy_main(int argc, char **argv, gh_covtype type, const char *usage);
+/* gmm-global-copy / fgmm-global-copy (to == from), gmm-global-to-fgmm
+ * (diag -> full, gh_gmm_diag_to_full: Kaldi FullGmm::CopyFromDiagGmm) and
+ * fgmm-global-to-gmm (full -> diag, gh_gmm_full_to_diag: Kaldi
+ * DiagGmm::CopyFromFullGmm) <model-in> <model-out> (--binary): the global
+ * GMM of type `from` (dies naming the file otherwise), written as Kaldi's
+ * global-GMM file of type `to`.  Returns the exit status (0). */
+int gh_global_convert_main(int argc, char **argv, gh_covtype from, gh_covtype to, const char *usage);
 
 #endif

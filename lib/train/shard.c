@@ -294,9 +294,9 @@ void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_
    * reader is not thread-safe), one allocation of exactly each block's
    * frames, then the payloads pread in parallel straight into place, each
    * checked finite in the same pass; read errors are reported in key order.
-   * (Read into one buffer and copied into the blocks, the copy was 60% of
-   * the load: 0.28 of 0.47 s for 2 M x 40 frames on 2 cores; doc/perf.md,
-   * thirteenth session.)  Otherwise one matrix at a time. */
+   * (Read into one buffer and copied into the blocks, 2 M x 40 frames took
+   * 0.37-0.39 s on 2 cores, now 0.20-0.21 s; doc/perf.md, thirteenth
+   * session.)  Otherwise one matrix at a time. */
   if (t->x) {
     const int64_t nu = u1 - u0;
     int64_t *base = gh_malloc(sizeof(int64_t) * (size_t)(nu ? nu : 1));
