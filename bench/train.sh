@@ -18,14 +18,16 @@
 #
 # Usage (from the repository root, tools built):
 #   GH_SHARED=/path/to/shared bench/train.sh [--device cuda] [--ranks "1 2"] [--frames 2000000]
-#     [--dim 40] [--gauss 512] [--iters 20] [--work /tmp/gmmhmm-bench] [--peer true]
+#     [--dim 40] [--gauss 512] [--iters 20] [--work /tmp/gmmhmm-bench] [--peer true] [--precision auto]
+# --precision: the tools' --precision (auto: the numerical contract's choice, double for pdfs whose
+# fp32 forms could err beyond it, doc/reliability.md; tf32x3, fp32: those forms whatever the estimate).
 # Quick CPU check: bench/train.sh --device cpu --frames 20000 --gauss 8 --iters 4 --peer false
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 egs=$root/egs
 export PATH="${GH_BIN:-$root/bin}:$PATH"
 shared=${GH_SHARED:-$root/../shared}
-device=cuda; ranks="1 2"; frames=2000000; dim=40; gauss=512; iters=20; work=/tmp/gmmhmm-bench; peer=true
+device=cuda; ranks="1 2"; frames=2000000; dim=40; gauss=512; iters=20; work=/tmp/gmmhmm-bench; peer=true; precision=auto
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "train.sh: unexpected argument $1" >&2; exit 1; }
 for t in gmm-init gmm-train gmm-est-gpu feat-to-len; do
@@ -49,7 +51,7 @@ if [ ! -f $syn/feats.scp ] || [ "$(feat-to-len scp:$syn/feats.scp 2>/dev/null)" 
   rm -rf $syn; mkdir -p data
   build/gen-feats --frames=$frames --dim=$dim --clusters=$gauss $syn
 fi
-echo "train.sh: $frames frames x $dim, $gauss full Gaussians, $iters iterations, device $device ($(date -u))"
+echo "train.sh: $frames frames x $dim, $gauss full Gaussians, $iters iterations, device $device, precision $precision ($(date -u))"
 [ "$device" = cpu ] || nvidia-smi -L 2>/dev/null | sed 's/^/  /'
 init=exp/train_init_$gauss; mkdir -p $init
 if [ ! -f $init/0.mdl ]; then
@@ -60,14 +62,14 @@ fi
 cat $syn/feats.ark > /dev/null
 
 # gmm-est-gpu: the single-process tool
-t0=$(now); gmm-est-gpu --device=$device --num-iters=$iters $init/0.mdl scp:$syn/feats.scp $init/est.mdl 2> $init/est.log
+t0=$(now); gmm-est-gpu --device=$device --precision=$precision --num-iters=$iters $init/0.mdl scp:$syn/feats.scp $init/est.mdl 2> $init/est.log
 echo "train gmm-est-gpu R=1 whole_s=$(since $t0)"
 
 run_train() {  # run_train <R> <comm> <tag>
   local R=$1 comm=$2 tag=$3 t0 launch=
   [ $R -eq 1 ] && [ $comm = none ] || launch="mpirun -np $R --bind-to none --oversubscribe"
   t0=$(now)
-  GH_TRAIN_DUMP_ACCS=$init/$tag.acc $launch gmm-train --device=$device --comm=$comm --num-iters=$iters \
+  GH_TRAIN_DUMP_ACCS=$init/$tag.acc $launch gmm-train --device=$device --precision=$precision --comm=$comm --num-iters=$iters \
     $init/0.mdl scp:$syn/feats.scp $init/$tag.mdl 2> $init/$tag.log || { echo "train.sh: $tag failed: $work/$init/$tag.log" >&2; tail -5 $init/$tag.log >&2; return 0; }
   local whole=$(since $t0) same=- rel=-
   if [ -f $init/r1.mdl ] && [ $tag != r1 ]; then

@@ -243,6 +243,44 @@ double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c) {
   return worst;
 }
 
+void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, double *e_cen, double *e_dbl,
+                        double *form) {
+  const int32_t D = s->dim, P = s->num_pdfs;
+  int64_t *goff = gh_malloc(sizeof(int64_t) * (size_t)(P + 1));
+  goff[0] = 0;
+  for (int32_t p = 0; p < P; ++p) goff[p + 1] = goff[p] + s->pdfs[p].num_gauss;
+#pragma omp parallel
+  {
+    double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
+    double *mu = work + gh_gauss_work_size(D);
+#pragma omp for schedule(dynamic, 16)
+    for (int32_t p = 0; p < P; ++p) {
+      double eu = 0.0, ec = 0.0, ed = 0.0;
+      for (int32_t k = 0; k < s->pdfs[p].num_gauss; ++k) {
+        const gh_gmm *g = &s->pdfs[p];
+        gh_gauss_info info;
+        gh_gauss_exact(g, k, mu, &info, work);
+        double e = gh_gemm_row_error(g, k, mu, &info, NULL);
+        if (!(e <= eu)) eu = isnan(e) ? INFINITY : e;
+        e = gh_gemm_row_error(g, k, mu, &info, c);
+        if (!(e <= ec)) ec = isnan(e) ? INFINITY : e;
+        e = gh_gemm_row_error_d(g, k, mu, &info, c);
+        if (!(e <= ed)) ed = isnan(e) ? INFINITY : e;
+        if (form) {
+          double *f = form + (goff[p] + k) * (D + 1);
+          f[0] = info.norm;
+          memcpy(f + 1, mu, sizeof(double) * (size_t)D);
+        }
+      }
+      if (e_unc) e_unc[p] = eu;
+      if (e_cen) e_cen[p] = ec;
+      if (e_dbl) e_dbl[p] = ed;
+    }
+    free(work);
+  }
+  free(goff);
+}
+
 void gh_gemm_param_row_d(const gh_gmm *g, int32_t k, const double *mu, const gh_gauss_info *info,
                          const double *c, double *a) {
   const int32_t D = g->dim;

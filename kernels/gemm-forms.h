@@ -93,22 +93,24 @@ double gh_gemm_row_error_d(const gh_gmm *g, int32_t k, const double *mu, const g
  * forces the fp32 path, to measure what the estimate guards against). */
 double gh_gemm_max_row_error(void);
 #define GH_GEMM_MAX_ROW_ERROR gh_gemm_max_row_error()
-/* Above this estimate the CUDA backend evaluates the whole model on the
- * host (its fused kernels are uncentred fp32; between GH_GEMM_MAX_ROW_ERROR
- * and this it logs the estimate and stays on the GPU: doc/reliability.md).
- * 10 nats, not 1e-2: the estimate is an upper bound (2-20x the measured
- * error) and ordinary full-covariance models exceed 1e-2 -- the 512-full
- * D=40 model of bench/train.sh estimates 0.17 nats while CUDA agrees with
- * the cpu reference within the test tolerances -- and at 1e-2 the GPU
- * trainers ran on the host (the eleventh session's last device call: the
- * bench timed out, and 2 CUDA ranks ended iteration 1 with different
- * models).  Models estimated above 10 nats (offsets of thousands of
- * standard deviations, extreme variances) go to the host as before. */
-#define GH_CUDA_HOST_ROW_ERROR 10.0
 
 /* The largest gh_gemm_row_error over every Gaussian of s for centre c
  * (NULL: uncentred); INFINITY when some row does not fit float. */
 double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c);
+
+/* Per-pdf error estimates of the set s and its exact form, for a
+ * backend that keeps float rows on the device and recentres them there
+ * (the CUDA backend: kernels/cuda/cuda.cu model_upload): for pdf p the
+ * largest over its Gaussians of gh_gemm_row_error uncentred (e_unc[p], the
+ * fused kernels' form gconst + b.x - 0.5 x'Px), centred at c (e_cen[p], the
+ * fp32 GEMM forms) and gh_gemm_row_error_d at c (e_dbl[p], the GEMM forms
+ * in double); NaN counts as INFINITY.  form [total Gaussians x (D + 1),
+ * pdfs in order]: each Gaussian's [norm, mu (D)] of gh_gauss_exact (norm
+ * -inf, mu 0 for a dead Gaussian), from which a backend builds the exact
+ * row for any centre (gh_gemm_param_row_d).  Any output may be NULL.
+ * OpenMP over the pdfs. */
+void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, double *e_cen, double *e_dbl,
+                        double *form);
 
 /* Parameter row a [K] of Gaussian k of g for centre c [D] (NULL: c = 0,
  * the uncentred row [gconst, b, q]).  With q the quadratic coefficients

@@ -130,53 +130,64 @@ __device__ __forceinline__ float warp_sum_f(float v) {
 }
 
 /* One warp per Gaussian row r (Gt rows): row r of A0 at off[r] (floats),
- * full[r] its type.  Writes the centred row to Ac (same layout), split into
- * TF32 big (Ac) + small (As) parts when As != NULL.  Row: [gconst, b (D),
- * q (S)] with ll(x) = gconst + b.x + sum_{j<=i} q_ij x_i x_j.
- *   gconst' = ll(c),  b'_i = b_i + 2 q_ii c_i + sum_{j<i} q_ij c_j + sum_{j>i} q_ji c_j. */
+ * full[r] its type, form[r (D + 1) ..] its exact [norm, mu] in double
+ * (gemm-forms.h gh_gemm_set_errors; the row's own float gconst a[0] is not
+ * read: for features with a large offset its rounding alone is 1e-2 nats
+ * and more, and gconst + b.c - ... cancels).
+ * Writes the centred row to Ac (same layout), split into TF32 big (Ac) +
+ * small (As) parts when As != NULL, or in double to Ad when Ad != NULL
+ * (then Ac, As unused).  Row: [gconst, b (D), q (S)] with
+ * ll(x) = gconst + b.x + sum_{j<=i} q_ij x_i x_j.
+ *   gconst' = ll(c) = norm - 0.5 (c - mu)'P(c - mu),   b' = b - P c = P (mu - c)
+ * (in double from the float q and the exact mu: the exact form at c,
+ * gemm-forms.h gh_gemm_param_row_d, rounded once; both from c - mu, so no
+ * large terms cancel).  A dead Gaussian (norm -inf) gets [-inf, 0, 0]. */
 __global__ void __launch_bounds__(256)
-k_recentre(const float *__restrict__ A0, const long long *__restrict__ off, const unsigned char *__restrict__ full,
-           long long Gt, int D, const double *__restrict__ c, float *__restrict__ Ac, float *__restrict__ As) {
+k_recentre(const float *__restrict__ A0, const double *__restrict__ form, const long long *__restrict__ off,
+           const unsigned char *__restrict__ full, long long Gt, int D, const double *__restrict__ c,
+           float *__restrict__ Ac, float *__restrict__ As, double *__restrict__ Ad) {
   const long long r = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (r >= Gt) return;
   const float *a = A0 + off[r];
-  float *o = Ac + off[r];
-  float *os = As ? As + off[r] : NULL;
+  const double norm = form[r * (D + 1)], *mu = form + r * (D + 1) + 1;
+  const bool dead = !(norm > -INFINITY); /* gemm-forms.h: a dead Gaussian's row is [-inf, 0, 0] */
+  /* element e of the output row: double (Ad), or float split into TF32
+   * parts (As; a non-finite value keeps a zero small part), or float */
+  auto put = [&](int e, double v) {
+    if (Ad) { Ad[off[r] + e] = v; return; }
+    const float f = (float)v;
+    if (As) {
+      const float big = gg_tf32_round(f);
+      Ac[off[r] + e] = big;
+      As[off[r] + e] = isfinite(f) ? gg_tf32_round(f - big) : 0.f;
+    } else {
+      Ac[off[r] + e] = f;
+    }
+  };
   const int F = full[r];
   const float *q = a + 1 + D;
   const int S = F ? D * (D + 1) / 2 : D;
-  double part = 0.0;
+  double quad = 0.0; /* sum_i e_i (-(P e)_i), e = c - mu: -e'Pe */
   for (int i = lane; i < D; i += 32) {
-    double pc = 0.0; /* -(P c)_i */
-    double qc = 0.0; /* sum_{j<=i} q_ij c_j */
+    /* b'_i = b_i - (P c)_i = -(P e)_i (b = P mu exactly for the exact mu):
+     * from e, not as the difference of two large terms */
+    double pe = 0.0;
+    const double ei = c[i] - mu[i];
     if (F) {
       const float *qi = q + (long long)i * (i + 1) / 2;
-      for (int j = 0; j < i; ++j) qc += (double)qi[j] * c[j];
-      pc = qc + 2.0 * (double)qi[i] * c[i];
-      qc += (double)qi[i] * c[i];
-      for (int j = i + 1; j < D; ++j) pc += (double)q[(long long)j * (j + 1) / 2 + i] * c[j];
+      for (int j = 0; j < i; ++j) pe += (double)qi[j] * (c[j] - mu[j]);
+      pe += 2.0 * (double)qi[i] * ei;
+      for (int j = i + 1; j < D; ++j) pe += (double)q[(long long)j * (j + 1) / 2 + i] * (c[j] - mu[j]);
     } else {
-      qc = (double)q[i] * c[i];
-      pc = 2.0 * qc;
+      pe = 2.0 * (double)q[i] * ei;
     }
-    const double bi = a[1 + i];
-    part += c[i] * (bi + qc);
-    const float v = (float)(bi + pc);
-    if (os) { const float big = gg_tf32_round(v); o[1 + i] = big; os[1 + i] = gg_tf32_round(v - big); }
-    else o[1 + i] = v;
+    quad += ei * pe;
+    put(1 + i, dead ? 0.0 : pe);
   }
-  part = warp_sum_d(part);
-  if (lane == 0) {
-    const float v = (float)((double)a[0] + part);
-    if (os) { const float big = gg_tf32_round(v); o[0] = big; os[0] = gg_tf32_round(v - big); }
-    else o[0] = v;
-  }
-  for (int e = lane; e < S; e += 32) {
-    const float v = q[e];
-    if (os) { const float big = gg_tf32_round(v); o[1 + D + e] = big; os[1 + D + e] = gg_tf32_round(v - big); }
-    else o[1 + D + e] = v;
-  }
+  quad = warp_sum_d(quad);
+  if (lane == 0) put(0, dead ? -INFINITY : norm + 0.5 * quad);
+  for (int e = lane; e < S; e += 32) put(1 + D + e, dead ? 0.0 : (double)q[e]);
 }
 
 #define XR 4 /* rows per block of k_expand */
@@ -216,6 +227,83 @@ k_expand(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__
     if (Xs) { const float big = gg_tf32_round(v); Xe[o] = big; Xs[o] = gg_tf32_round(v - big); }
     else Xe[o] = v;
   }
+}
+
+/* k_expand in double (the exact pdfs' path, gg_model exact): x' = x - c and
+ * the products in double, no split, no permutation; Xd [n x Ep]. */
+template <bool FULL>
+__global__ void __launch_bounds__(256)
+k_expand_d(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames, long long row0, int n,
+           const double *__restrict__ c, const short2 *__restrict__ ij, int E, int Ep, double *__restrict__ Xd) {
+  extern __shared__ double xd[]; /* [XR][D] */
+  const int r0 = blockIdx.x * XR;
+  for (int idx = threadIdx.x; idx < XR * D; idx += blockDim.x) {
+    const int rr = idx / D, i = idx - rr * D, r = r0 + rr;
+    double v = 0.0;
+    if (r < n) {
+      const long long f = frames ? frames[r] : row0 + r;
+      v = (double)X[f * Dp + i] - c[i];
+    }
+    xd[idx] = v;
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < XR * Ep; idx += blockDim.x) {
+    const int rr = idx / Ep, e = idx - rr * Ep, r = r0 + rr;
+    if (r >= n) break;
+    const double *x = xd + rr * D;
+    double v;
+    if (e >= E) v = 0.0;
+    else if (e == 0) v = 1.0;
+    else if (e <= D) v = x[e - 1];
+    else if (FULL) { const short2 p = ij[e - 1 - D]; v = x[p.x] * x[p.y]; }
+    else { const double t = x[e - 1 - D]; v = t * t; }
+    Xd[(long long)r * Ep + e] = v;
+  }
+}
+
+/* Per-pdf log-sum-exp of a double likelihood block (the exact pdfs' path):
+ * one warp per (t, p) as k_lse_warp, in double, the result rounded to
+ * float once. */
+__global__ void __launch_bounds__(256)
+k_lse_d(const double *__restrict__ L, long long Gt, const long long *__restrict__ goff, int P, int n,
+        float *__restrict__ out) {
+  const long long idx = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (idx >= (long long)n * P) return;
+  const int t = (int)(idx / P), p = (int)(idx - (long long)t * P);
+  const double *l = L + (long long)t * Gt + goff[p];
+  const int G = (int)(goff[p + 1] - goff[p]);
+  double mx = -INFINITY;
+  for (int g = lane; g < G; g += 32) mx = fmax(mx, l[g]);
+  for (int o = 16; o > 0; o >>= 1) mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  double s = 0.0;
+  if (mx > -INFINITY)
+    for (int g = lane; g < G; g += 32) s += exp(l[g] - mx);
+  s = warp_sum_d(s);
+  if (lane == 0) out[idx] = mx > -INFINITY ? (float)(mx + log(s)) : -INFINITY;
+}
+
+/* k_post in double (the exact pdfs' path): one warp per row r < n of L
+ * [n x ld] (in place): L[r][g] <- w_r exp(L[r][g] - lse_r), rows G..ld-1
+ * zeroed, tot[r] = w_r lse_r (0 when every Gaussian is -inf). */
+__global__ void __launch_bounds__(256)
+k_post_d(double *__restrict__ L, int G, int ld, int n, const float *__restrict__ w, double *__restrict__ tot) {
+  const int r = blockIdx.x * 8 + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (r >= n) return;
+  double *l = L + (long long)r * ld;
+  double mx = -INFINITY;
+  for (int g = lane; g < G; g += 32) mx = fmax(mx, l[g]);
+  for (int o = 16; o > 0; o >>= 1) mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  double s = 0.0;
+  if (mx > -INFINITY)
+    for (int g = lane; g < G; g += 32) s += exp(l[g] - mx);
+  s = warp_sum_d(s);
+  const double lse = mx + log(s);
+  const double wr = w ? (double)w[r] : 1.0;
+  for (int g = lane; g < G; g += 32) l[g] = mx > -INFINITY ? wr * exp(l[g] - lse) : 0.0;
+  for (int g = G + lane; g < ld; g += 32) l[g] = 0.0;
+  if (lane == 0) tot[r] = mx > -INFINITY ? wr * lse : 0.0;
 }
 
 /* out[t][p] = log sum_{g in pdf p} exp(L[t][goff[p] + g]) for t < n, p < P;
@@ -332,12 +420,13 @@ static void post(float *L, float *Rs, int G, int ld, int nr, const float *w, dou
  * block per Gaussian g; with o = S[0], m = S[1..D]:
  *   occ: o;  first order: m_i + o c_i;
  *   full (i, j): S + c_i m_j + c_j m_i + o c_i c_j;  diag: S + 2 c_i m_i + o c_i^2. */
+template <typename TS>
 __global__ void __launch_bounds__(256)
-k_acc_add(const float *__restrict__ S, int nslice, long long sstride, int Ep, int E, int D, int full,
+k_acc_add(const TS *__restrict__ S, int nslice, long long sstride, int Ep, int E, int D, int full,
           const short2 *__restrict__ ij, const double *__restrict__ c, double *__restrict__ acc) {
   const int g = blockIdx.x;
   extern __shared__ double ssum[]; /* [1 + D]: occupancy and first order, summed over slices */
-  const float *s = S + (long long)g * Ep;
+  const TS *s = S + (long long)g * Ep;
   double *a = acc + (long long)g * E;
   for (int e = threadIdx.x; e <= D; e += blockDim.x) {
     double v = 0.0;
@@ -360,6 +449,183 @@ k_acc_add(const float *__restrict__ S, int nslice, long long sstride, int Ep, in
     }
     a[e] += v;
   }
+}
+
+/* ------------------------------------------- the candidate E-step (estep_cand)
+ * For a full-covariance pdf: the likelihoods of every (frame, Gaussian) in
+ * 3xTF32 (fp32-level, error estimated per pdf: eps), then, per frame, the
+ * exact log-likelihood norm - 0.5 (x - mu)'P(x - mu) in double of just the
+ * Gaussians within delta = GG_CAND_MARGIN + 8 eps of the frame's largest
+ * approximate one (the "candidates"); posteriors from those, and the
+ * statistics of the candidates accumulated in double, Gaussian by Gaussian
+ * in frame order (no statistics GEMM).  A Gaussian left out is at least
+ * GG_CAND_MARGIN nats below the frame's best even after both errors: its
+ * posterior is below e^-40 (4e-18), under double rounding.  So the
+ * log-likelihoods and statistics are those of the exact form, as the cpu
+ * backend's DGEMM path gives them, for about the cost of one fp32 GEMM. */
+#define CAND_XT 64  /* threads (candidates at a time) of k_cand_exact */
+#define CAND_ST 256 /* threads of k_cand_stats */
+#define CAND_NB 64  /* frames staged at a time in k_cand_stats */
+#define CAND_FR 4096 /* frames of one block (blockIdx.y: the slice) of k_cand_exact / k_cand_stats */
+#define GG_CAND_MARGIN 40.0 /* nats below a frame's best that a Gaussian may be left out */
+
+/* mx[t] = max over g < G of Lt[g ld + t] (thread per frame t < n). */
+__global__ void __launch_bounds__(256)
+k_cand_max(const float *__restrict__ Lt, long long ld, int G, int n, float *__restrict__ mx) {
+  const int t = blockIdx.x * 256 + threadIdx.x;
+  if (t >= n) return;
+  float m = -INFINITY;
+#pragma unroll 8
+  for (int g = 0; g < G; ++g) m = fmaxf(m, Lt[(long long)g * ld + t]);
+  mx[t] = m;
+}
+
+/* Block compaction of the flags c of blockDim.x threads (multiple of 32):
+ * returns the number set; list[k] = the k-th set thread's value v, in
+ * thread order, and *pos = k for a set thread.  wcnt: blockDim.x / 32 ints
+ * of shared memory.  Barriers: on return list is complete. */
+__device__ __forceinline__ int cand_compact(int c, int v, int *list, int *wcnt, int *pos) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  const unsigned bal = __ballot_sync(0xffffffffu, c);
+  if (lane == 0) wcnt[w] = __popc(bal);
+  __syncthreads();
+  int base = 0, total = 0;
+  for (int k = 0; k < nw; ++k) {
+    if (k < w) base += wcnt[k];
+    total += wcnt[k];
+  }
+  *pos = base + __popc(bal & ((1u << lane) - 1u));
+  if (c) list[*pos] = v;
+  __syncthreads();
+  return total;
+}
+
+/* Block per Gaussian g of the pdf (blockIdx.x; rows: its float rows,
+ * Gaussian g at rows + g Ep, q from 1 + D; form: its [norm, mu] in double,
+ * D + 1 per Gaussian) and slice of CAND_FR frames (blockIdx.y): for frames
+ * t < n of the slice with Lt[g ld + t] >= mx[t] - delta,
+ * Lt[g ld + t] := (float)(ll - mx[t]) with ll = norm + sum_{j<=i} q_ij y_i
+ * y_j, y = x - mu, in double (= norm - 0.5 y'Py); the others := -inf. */
+__global__ void __launch_bounds__(CAND_XT)
+k_cand_exact(float *__restrict__ Lt, long long ld, int n, const float *__restrict__ mx, float delta,
+             const float *__restrict__ X, int Dp, const int32_t *__restrict__ frames, const float *__restrict__ rows,
+             int Ep, const double *__restrict__ form, int D) {
+  extern __shared__ double sh[];
+  __shared__ int list[CAND_XT], wcnt[CAND_XT / 32];
+  const int g = blockIdx.x, tid = threadIdx.x, S = D * (D + 1) / 2;
+  double *qd = sh, *mu = qd + S, *ys = mu + D; /* ys [D][CAND_XT] */
+  const float *q = rows + (long long)g * Ep + 1 + D;
+  for (int e = tid; e < S; e += CAND_XT) qd[e] = q[e];
+  for (int i = tid; i < D; i += CAND_XT) mu[i] = form[(long long)g * (D + 1) + 1 + i];
+  const double norm = form[(long long)g * (D + 1)];
+  __syncthreads();
+  float *l = Lt + (long long)g * ld;
+  const int f0 = blockIdx.y * CAND_FR, f1 = n - f0 < CAND_FR ? n : f0 + CAND_FR;
+  for (int t0 = f0; t0 < f1; t0 += CAND_XT) {
+    const int t = t0 + tid;
+    int c = 0;
+    if (t < f1) {
+      const float m = mx[t];
+      c = m > -INFINITY && l[t] >= m - delta;
+      if (!c) l[t] = -INFINITY;
+    }
+    int pos;
+    const int total = cand_compact(c, t, list, wcnt, &pos);
+    if (tid < total) {
+      const int tt = list[tid];
+      const long long f = frames ? frames[tt] : tt;
+      for (int i = 0; i < D; ++i) ys[i * CAND_XT + tid] = (double)X[f * Dp + i] - mu[i];
+      double acc = 0.0;
+      for (int i = 0; i < D; ++i) {
+        const double *qi = qd + i * (i + 1) / 2;
+        double r = 0.0;
+        for (int j = 0; j <= i; ++j) r += qi[j] * ys[j * CAND_XT + tid];
+        acc += ys[i * CAND_XT + tid] * r;
+      }
+      const double ll = norm > -INFINITY ? norm + acc : -INFINITY;
+      l[tt] = (float)(ll - (double)mx[tt]);
+    }
+    __syncthreads();
+  }
+}
+
+/* Thread per frame t < n: lr[t] = log sum_g exp(Lt[g ld + t]) (the
+ * candidates' exact log-likelihoods relative to mx[t]; in double) and
+ * tot[t] = w_t (mx[t] + lr[t]) (0 when no Gaussian is finite). */
+__global__ void __launch_bounds__(256)
+k_cand_lse(const float *__restrict__ Lt, long long ld, int G, int n, const float *__restrict__ mx,
+           const float *__restrict__ w, double *__restrict__ lr, double *__restrict__ tot) {
+  const int t = blockIdx.x * 256 + threadIdx.x;
+  if (t >= n) return;
+  double s = 0.0;
+  for (int g = 0; g < G; ++g) {
+    const float v = Lt[(long long)g * ld + t];
+    if (v > -INFINITY) s += exp((double)v);
+  }
+  const double m = mx[t];
+  const bool ok = m > -INFINITY && s > 0;
+  lr[t] = ok ? log(s) : 0.0;
+  tot[t] = ok ? (double)(w ? w[t] : 1.f) * (m + log(s)) : 0.0;
+}
+
+/* Block per Gaussian g (blockIdx.x) and slice b of CAND_FR frames
+ * (blockIdx.y): its centred statistics in double over the slice's frames t
+ * < n with gamma = w_t exp(Lt[g ld + t] - lr[t]) > 0, in frame order:
+ * Sd[(b G + g) Ep + e], e < E0: [sum gamma, sum gamma x', sum gamma
+ * vech(x'x')], x' = x - c (k_acc_add sums the slices in order and
+ * uncentres them).  Each thread owns the entries
+ * e = tid, tid + CAND_ST, ... (kept in shared memory); CAND_NB frames
+ * staged at a time. */
+__global__ void __launch_bounds__(CAND_ST)
+k_cand_stats(const float *__restrict__ Lt, long long ld, int n, const double *__restrict__ lr,
+             const float *__restrict__ w, const float *__restrict__ X, int Dp, const int32_t *__restrict__ frames,
+             const double *__restrict__ c, const short2 *__restrict__ ij, int D, int E0, int Ep,
+             double *__restrict__ Sd) {
+  extern __shared__ double sh[];
+  __shared__ int list[CAND_ST], wcnt[CAND_ST / 32];
+  __shared__ double gam[CAND_ST];
+  const int g = blockIdx.x, tid = threadIdx.x;
+  double *acc = sh, *xs = acc + E0; /* xs [CAND_NB][D] */
+  for (int e = tid; e < E0; e += CAND_ST) acc[e] = 0.0;
+  const float *l = Lt + (long long)g * ld;
+  const int f0 = blockIdx.y * CAND_FR, f1 = n - f0 < CAND_FR ? n : f0 + CAND_FR;
+  for (int t0 = f0; t0 < f1; t0 += CAND_ST) {
+    const int t = t0 + tid;
+    double gm = 0.0;
+    if (t < f1) {
+      const float v = l[t];
+      if (v > -INFINITY) gm = (double)(w ? w[t] : 1.f) * exp((double)v - lr[t]);
+    }
+    const int c1 = gm > 0.0;
+    /* the compaction's barrier orders the previous tile's last reads of gam before these writes */
+    int pos;
+    const int total = cand_compact(c1, tid, list, wcnt, &pos);
+    if (c1) gam[pos] = gm;
+    __syncthreads();
+    for (int k0 = 0; k0 < total; k0 += CAND_NB) {
+      const int nb = total - k0 < CAND_NB ? total - k0 : CAND_NB;
+      for (int idx = tid; idx < nb * D; idx += CAND_ST) {
+        const int k = idx / D, i = idx - k * D;
+        const long long f = frames ? frames[t0 + list[k0 + k]] : t0 + list[k0 + k];
+        xs[idx] = (double)X[f * Dp + i] - c[i];
+      }
+      __syncthreads();
+      for (int e = tid; e < E0; e += CAND_ST) {
+        double a = acc[e];
+        if (e == 0) {
+          for (int k = 0; k < nb; ++k) a += gam[k0 + k];
+        } else if (e <= D) {
+          for (int k = 0; k < nb; ++k) a += gam[k0 + k] * xs[k * D + e - 1];
+        } else {
+          const short2 pq = ij[e - 1 - D];
+          for (int k = 0; k < nb; ++k) a += gam[k0 + k] * (xs[k * D + pq.x] * xs[k * D + pq.y]);
+        }
+        acc[e] = a;
+      }
+      __syncthreads();
+    }
+  }
+  for (int e = tid; e < E0; e += CAND_ST) Sd[((long long)blockIdx.y * gridDim.x + g) * Ep + e] = acc[e];
 }
 
 /* Sum of v[0..n) in a fixed order into *out (set, or added when add):
@@ -417,6 +683,8 @@ struct gg_ctx {
   size_t ll_bytes;               /* estep_wg's log-likelihoods at most (from the device's memory: reproducible) */
   float *S; size_t capS;         /* one chunk's statistics [G x E] */
   double *tot; size_t capT;      /* per-row w lse */
+  double *Xd, *Ld, *Sd; size_t capXd, capLd, capSd; /* the exact pdfs' path, in double */
+  double *lr; size_t capLr;      /* estep_cand: per-row log-sum-exp of the candidates */
   int sms;                       /* multiprocessors of the device */
 };
 
@@ -438,6 +706,12 @@ struct gg_model {
   int have_centre, have_split;
   double *dC;             /* current centre on the device [D] */
   double *model_centre;   /* host [D] */
+  double *dForm;          /* [Gt x (D + 1)] exact [norm, mu] in double (k_recentre's a0; the device M-step rewrites them) */
+  double *dAd;            /* centred rows in double (the exact pdfs), for the current centre when have_d */
+  int have_d;
+  unsigned char *exact;   /* [P] host: 1 = the pdf is evaluated in double (GEMM forms in FP64) */
+  double *eps;            /* [P] host: the pdf's centred fp32 error estimate (estep_cand's margin) */
+  int any_exact;
 };
 
 static void grow(void **p, size_t *cap, size_t n) {
@@ -466,6 +740,7 @@ void gg_ctx_free(gg_ctx *g) {
   if (!g) return;
   blas.destroy(g->h);
   cudaFree(g->Xe); cudaFree(g->Xs); cudaFree(g->L); cudaFree(g->Ls); cudaFree(g->lse); cudaFree(g->S); cudaFree(g->tot);
+  cudaFree(g->Xd); cudaFree(g->Ld); cudaFree(g->Sd); cudaFree(g->lr);
   free(g);
 }
 
@@ -479,7 +754,9 @@ float *gg_model_rows(gg_model *m, const long long **dRowOff) {
   *dRowOff = m->dRowOff;
   return m->dA0;
 }
-void gg_model_rows_changed(gg_model *m) { m->have_centre = 0; m->have_split = 0; }
+void gg_model_rows_changed(gg_model *m) { m->have_centre = 0; m->have_split = 0; m->have_d = 0; }
+double *gg_model_exact_form(gg_model *m) { return m->dForm; }
+int gg_model_exact(const gg_model *m, int p) { return m->exact ? m->exact[p] : 0; }
 const double *gg_model_centre(const gg_model *m) { return m->model_centre; }
 
 /* Rows of zeros after the last pdf's rows: the GEMMs take M = G rounded up
@@ -492,7 +769,7 @@ const double *gg_model_centre(const gg_model *m) { return m->model_centre; }
  * their posteriors, and k_lse and k_acc_add never read them. */
 #define GG_ROW_TAIL 8
 
-gg_model *gg_model_new(const gh_gmm_set *s) {
+gg_model *gg_model_new(const gh_gmm_set *s, const double *centre, const double *form, const double *e_cen) {
   gg_model *m = (gg_model *)gh_calloc(1, sizeof *m);
   const int D = s->dim, P = s->num_pdfs;
   m->D = D; m->P = P;
@@ -562,7 +839,16 @@ gg_model *gg_model_new(const gh_gmm_set *s) {
   /* Model centre (gemm-forms.h): any point near the data will do, it only
    * keeps the fp32 terms small. */
   m->model_centre = (double *)gh_calloc(D, sizeof(double));
-  gh_gemm_model_centre(s, m->model_centre);
+  memcpy(m->model_centre, centre, sizeof(double) * D);
+  CK(cudaMalloc((void **)&m->dForm, sizeof(double) * (gt ? gt : 1) * (D + 1)));
+  CK(cudaMemcpy(m->dForm, form, sizeof(double) * gt * (D + 1), cudaMemcpyHostToDevice));
+  m->exact = (unsigned char *)gh_calloc(P ? P : 1, 1);
+  m->eps = (double *)gh_calloc(P ? P : 1, sizeof(double));
+  for (int p = 0; p < P; ++p) {
+    m->eps[p] = e_cen ? e_cen[p] : 0.0;
+    m->exact[p] = !(m->eps[p] <= GH_GEMM_MAX_ROW_ERROR);
+    m->any_exact |= m->exact[p];
+  }
   free(h); free(roff); free(rfull);
   return m;
 }
@@ -570,7 +856,8 @@ gg_model *gg_model_new(const gh_gmm_set *s) {
 void gg_model_free(gg_model *m) {
   if (!m) return;
   cudaFree(m->dA0); cudaFree(m->dAc); cudaFree(m->dAs); cudaFree(m->dAt); cudaFree(m->dRowOff); cudaFree(m->dRowFull);
-  cudaFree(m->dGoff); cudaFree(m->dIJ); cudaFree(m->dC);
+  cudaFree(m->dGoff); cudaFree(m->dIJ); cudaFree(m->dC); cudaFree(m->dForm); cudaFree(m->dAd);
+  free(m->exact); free(m->eps);
   free(m->G); free(m->full); free(m->aoff); free(m->goff); free(m->centre); free(m->model_centre);
   free(m);
 }
@@ -602,6 +889,7 @@ int gg_model_tc(const gg_model *m, int prec) {
 /* Centred rows for centre c (host [D]); split parts when split. */
 static void set_centre(gg_model *m, const double *c, int split) {
   if (m->have_centre && !memcmp(c, m->centre, sizeof(double) * m->D) && split == m->have_split) return;
+  if (memcmp(c, m->centre, sizeof(double) * m->D)) m->have_d = 0; /* the double rows were for another centre */
   memcpy(m->centre, c, sizeof(double) * m->D);
   CK(cudaMemcpy(m->dC, c, sizeof(double) * m->D, cudaMemcpyHostToDevice));
   if (split && !m->dAs) {
@@ -609,12 +897,34 @@ static void set_centre(gg_model *m, const double *c, int split) {
     CK(cudaMemset(m->dAs, 0, sizeof(float) * m->acap));
   }
   if (m->Gt)
-    k_recentre<<<(unsigned)((m->Gt + 7) / 8), 256>>>(m->dA0, m->dRowOff, m->dRowFull, m->Gt, m->D, m->dC, m->dAc,
-                                                      split ? m->dAs : NULL);
+    k_recentre<<<(unsigned)((m->Gt + 7) / 8), 256>>>(m->dA0, m->dForm, m->dRowOff, m->dRowFull, m->Gt, m->D, m->dC,
+                                                      m->dAc, split ? m->dAs : NULL, NULL);
   CK(cudaGetLastError());
   m->have_centre = 1;
   m->have_split = split;
   m->have_perm = 0;
+}
+
+/* Centred rows in double (dAd) for centre c (host [D]): the exact pdfs'
+ * path.  Shares the centre (m->centre, dC) with set_centre: a new centre
+ * makes the float rows stale. */
+static void set_centre_d(gg_model *m, const double *c) {
+  if (memcmp(c, m->centre, sizeof(double) * m->D) || !m->have_centre) {
+    memcpy(m->centre, c, sizeof(double) * m->D);
+    CK(cudaMemcpy(m->dC, c, sizeof(double) * m->D, cudaMemcpyHostToDevice));
+    m->have_centre = 0;
+    m->have_d = 0;
+  }
+  if (m->have_d) return;
+  if (!m->dAd) {
+    CK(cudaMalloc((void **)&m->dAd, sizeof(double) * m->acap));
+    CK(cudaMemset(m->dAd, 0, sizeof(double) * m->acap));
+  }
+  if (m->Gt)
+    k_recentre<<<(unsigned)((m->Gt + 7) / 8), 256>>>(m->dA0, m->dForm, m->dRowOff, m->dRowFull, m->Gt, m->D, m->dC,
+                                                      NULL, NULL, m->dAd);
+  CK(cudaGetLastError());
+  m->have_d = 1;
 }
 
 /* The centred rows in the tensor-core kernels' order (after set_centre). */
@@ -666,6 +976,32 @@ static void gemm_batched(gg_ctx *g, cublasOperation_t ta, cublasOperation_t tb, 
   }
 }
 
+/* Double-precision C = op(A) op(B) (DGEMM through cublasGemmEx,
+ * CUBLAS_COMPUTE_64F), and its strided-batched form: the exact pdfs' path. */
+static void gemm_d(gg_ctx *g, cublasOperation_t ta, cublasOperation_t tb, int mm, int nn, int kk, const double *A,
+                   int lda, const double *B, int ldb, double *C, int ldc) {
+  const double one = 1.0, zero = 0.0;
+  CKB(blas.gemmex(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_64F, lda, B, CUDA_R_64F, ldb, &zero, C, CUDA_R_64F, ldc,
+                  CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+}
+static void gemm_batched_d(gg_ctx *g, cublasOperation_t ta, cublasOperation_t tb, int mm, int nn, int kk,
+                           const double *A, int lda, long long sA, const double *B, int ldb, long long sB, double *C,
+                           int ldc, long long sC, int nb) {
+  const double one = 1.0, zero = 0.0;
+  CKB(blas.gemmsb(g->h, ta, tb, mm, nn, kk, &one, A, CUDA_R_64F, lda, sA, B, CUDA_R_64F, ldb, sB, &zero, C,
+                  CUDA_R_64F, ldc, sC, nb, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+}
+
+static void expand_d(gg_model *m, const float *dX, int Dp, const int32_t *frames, long long row0, int n, int full,
+                     double *Xd) {
+  const int E = row_len(m->D, full), Ep = row_pad(m->D, full);
+  const unsigned nb = (unsigned)((n + XR - 1) / XR);
+  const size_t sh = sizeof(double) * XR * m->D;
+  if (full) k_expand_d<true><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xd);
+  else k_expand_d<false><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xd);
+  CK(cudaGetLastError());
+}
+
 static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, long long row0, int n, int full,
                    float *Xe, float *Xs, int perm = 0) {
   const int E = row_len(m->D, full), Ep = row_pad(m->D, full);
@@ -682,6 +1018,7 @@ static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, 
  * into TF32 parts, permuted for the mma.sync kernels): paths that expand
  * alike share it (the cuBLAS forms and the warpgroup kernels, unsplit). */
 static int xkind(int full, int split, int perm) { return 1 + full + 2 * split + 4 * perm; }
+static int xkind_d(int full) { return 9 + full; } /* double features (estep_fp64) */
 typedef struct {
   int kind, Ep;
   long long n;
@@ -812,7 +1149,34 @@ static void loglikes_wg(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t
   }
 }
 
+/* gg_loglikes in double (a set with exact pdfs at GH_PREC_AUTO: the fp32
+ * forms' estimated error is above the numerical contract's budget,
+ * gemm-forms.h GH_GEMM_MAX_ROW_ERROR): double rows centred at the model's
+ * centre, double expanded features, DGEMM, log-sum-exp in double.  Every
+ * pdf of the set (one GEMM). */
+static void loglikes_fp64(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut) {
+  const int full = m->full0, E = row_pad(m->D, full);
+  set_centre_d(m, m->model_centre);
+  const long long nc = chunk_rows(E + m->Gt, 1, 65536);
+  const long long rows = n < nc ? n : nc;
+  const long long ldL = (m->Gt + 7) & ~7LL;
+  grow((void **)&g->Xd, &g->capXd, sizeof(double) * rows * E);
+  grow((void **)&g->Ld, &g->capLd, sizeof(double) * rows * ldL);
+  for (long long r0 = 0; r0 < n; r0 += nc) {
+    const int nr = (int)(n - r0 < nc ? n - r0 : nc);
+    expand_d(m, dX, Dp, NULL, r0, nr, full, g->Xd);
+    gemm_d(g, CUBLAS_OP_T, CUBLAS_OP_N, (int)ldL, nr, E, m->dAd, E, g->Xd, E, g->Ld, (int)ldL);
+    const long long items = (long long)nr * m->P;
+    k_lse_d<<<(unsigned)((items + 7) / 8), 256>>>(g->Ld, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
+    CK(cudaGetLastError());
+  }
+}
+
 void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, float *dOut, int prec) {
+  if (m->any_exact && prec == GH_PREC_AUTO) {
+    loglikes_fp64(g, m, dX, Dp, n, dOut);
+    return;
+  }
   if (gg_model_tc(m, prec)) {
     /* the warpgroup kernels only when forced (GH_CUDA_WG=1: tests): k_tc_lse
      * scores faster (0.53 against 0.62 ms at 1 x 2048; doc/perf.md, fifth session) */
@@ -922,11 +1286,163 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
   }
 }
 
+/* The statistics split-K's slice count: enough 128 x 128 output tiles to
+ * fill the GPU twice, at least GG_MIN_SLICES (or $GH_CUDA_SPLITK).
+ * At least GG_MIN_SLICES: cuBLAS picked slow kernels for 2-5 slices of the
+ * UBM's statistics GEMM (1 x 1024 full D=40 on an H200: E-step 14.3 /
+ * 14.4 / 16.1 ms with 2 / 3 / 5 slices, 12.3-12.4 with 8, 12 or 20; 500k
+ * x 128 full D=36: 10.0 / 7.3 / 7.6 / 5.1 / 4.4 / 4.2 ms with 2 / 3 / 5
+ * / 8 / 12 / 20, 4.2 with the rule's 44; doc/perf.md, third session). */
+static long long splitk_slices(const gg_ctx *g, int G, int E) {
+  const long long tiles = (long long)((E + 127) / 128) * ((G + 127) / 128);
+  long long nsl_max = (2 * g->sms + tiles - 1) / tiles;
+  if (nsl_max < GG_MIN_SLICES) nsl_max = GG_MIN_SLICES;
+  const char *ev = getenv("GH_CUDA_SPLITK"); /* benchmarks (bench/experiments/splitk-sweep.sh) */
+  if (ev && atoi(ev) >= 1) nsl_max = atoi(ev);
+  return nsl_max;
+}
+
+/* gg_estep_pdf in double (an exact pdf at GH_PREC_AUTO, as the cpu
+ * backend's DGEMM path): double rows centred at `centre`, double expanded
+ * features (kept in the data's cache when there is room), L = Xe A^T by DGEMM, posteriors in double
+ * (k_post_d), S = R^T Xe as the same deterministic split-K of DGEMMs,
+ * k_acc_add summing the slices. */
+static void estep_fp64(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
+                       const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
+                       gg_xcache *xc) {
+  const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);
+  const int Gp = (G + 7) & ~7;
+  set_centre_d(m, centre);
+  const long long nc = chunk_rows(E + Gp, 1, 1LL << 20); /* doubles: two floats a value */
+  const long long rows = n < nc ? n : nc;
+  const long long nsl_max = splitk_slices(g, G, E);
+  const size_t xbytes = sizeof(double) * rows * E;
+  float *xbuf = NULL;
+  const int have = n <= nc ? xc_take(xc, p, xkind_d(full), E, n, 1, &xbytes, &xbuf) : -1;
+  if (have < 0) { grow((void **)&g->Xd, &g->capXd, xbytes); xbuf = (float *)g->Xd; }
+  double *const Xd = (double *)xbuf;
+  grow((void **)&g->Ld, &g->capLd, sizeof(double) * rows * Gp);
+  grow((void **)&g->Sd, &g->capSd, sizeof(double) * (size_t)Gp * E * (nsl_max + 1));
+  grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
+  const double *A = m->dAd + m->aoff[p];
+  for (long long k0 = 0; k0 < n; k0 += nc) {
+    const int nr = (int)(n - k0 < nc ? n - k0 : nc);
+    if (have != 1) expand_d(m, dX, Dp, dFrames + k0, 0, nr, full, Xd);
+    gemm_d(g, CUBLAS_OP_T, CUBLAS_OP_N, Gp, nr, E, A, E, Xd, E, g->Ld, Gp);
+    k_post_d<<<(unsigned)((nr + 7) / 8), 256>>>(g->Ld, G, Gp, nr, dW + k0, g->tot);
+    CK(cudaGetLastError());
+    gg_sum_into(g->tot, nr, dTotal);
+    long long nsl = nr / 256 < nsl_max ? nr / 256 : nsl_max;
+    if (nsl < 1) nsl = 1;
+    const int ks = (int)(nr / nsl), rem = (int)(nr - nsl * ks);
+    const long long sS = (long long)Gp * E;
+    gemm_batched_d(g, CUBLAS_OP_N, CUBLAS_OP_T, E, Gp, ks, Xd, E, (long long)ks * E, g->Ld, Gp,
+                   (long long)ks * Gp, g->Sd, E, sS, (int)nsl);
+    if (rem)
+      gemm_d(g, CUBLAS_OP_N, CUBLAS_OP_T, E, Gp, rem, Xd + nsl * ks * E, E, g->Ld + nsl * ks * Gp, Gp,
+             g->Sd + nsl * sS, E);
+    const int nslices = (int)nsl + (rem ? 1 : 0);
+    k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->Sd, nslices, sS, E, E0, D, full, m->dIJ, m->dC, dAcc);
+    CK(cudaGetLastError());
+  }
+}
+
+/* Shared memory of k_cand_exact / k_cand_stats for dimension D (bytes),
+ * with the opt-in above 48 KB set once per kernel. */
+static size_t cand_shm(int D, int stats) {
+  const size_t S = (size_t)D * (D + 1) / 2;
+  const size_t b = stats ? sizeof(double) * (1 + D + S + (size_t)CAND_NB * D)
+                         : sizeof(double) * (S + D + (size_t)D * CAND_XT);
+  static size_t set[2];
+  if (b > 48 * 1024 && b > set[stats]) {
+    if (stats) CK(cudaFuncSetAttribute(k_cand_stats, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)b));
+    else CK(cudaFuncSetAttribute(k_cand_exact, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)b));
+    set[stats] = b;
+  }
+  return b;
+}
+
+/* gg_estep_pdf for a full-covariance pdf by candidates (see k_cand_exact):
+ * per chunk of up to 2^20 pairs, the expanded features (3xTF32 split, kept
+ * in the data's cache when there is room), Lt = A Xe^T [G x nr] (row per
+ * Gaussian, frames contiguous), k_cand_max, k_cand_exact, k_cand_lse,
+ * k_cand_stats and k_acc_add.  Deterministic: every sum in a fixed order. */
+static void estep_cand(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
+                       const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
+                       gg_xcache *xc) {
+  const int G = m->G[p], D = m->D, E = row_pad(D, 1), E0 = row_len(D, 1);
+  set_centre(m, centre, 1);
+  const long long nc = chunk_rows(E + G, 1, 1LL << 20);
+  const long long rows = n < nc ? n : nc, ldmax = (rows + 7) & ~7LL;
+  const size_t xbytes[2] = {sizeof(float) * rows * E, sizeof(float) * rows * E};
+  float *X[2] = {NULL, NULL};
+  const int have = n <= nc ? xc_take(xc, p, xkind(1, 1, 0), E, n, 2, xbytes, X) : -1;
+  if (have < 0) {
+    grow((void **)&g->Xe, &g->capX, xbytes[0]);
+    grow((void **)&g->Xs, &g->capXs, xbytes[1]);
+    X[0] = g->Xe; X[1] = g->Xs;
+  }
+  grow((void **)&g->L, &g->capL, sizeof(float) * ldmax * G);
+  grow((void **)&g->lse, &g->capLse, sizeof(float) * rows); /* the rows' largest approximate likelihood */
+  grow((void **)&g->lr, &g->capLr, sizeof(double) * rows);
+  grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
+  const long long nslmax = (rows + CAND_FR - 1) / CAND_FR;
+  grow((void **)&g->Sd, &g->capSd, sizeof(double) * (size_t)G * E * nslmax);
+  const size_t shx = cand_shm(D, 0), shs = cand_shm(D, 1);
+  const float delta = (float)(GG_CAND_MARGIN + 8.0 * m->eps[p]);
+  const float *A = m->dAc + m->aoff[p], *As = m->dAs + m->aoff[p];
+  const float *rows0 = m->dA0 + m->aoff[p];
+  const double *form = m->dForm + m->goff[p] * (D + 1);
+  for (long long k0 = 0; k0 < n; k0 += nc) {
+    const int nr = (int)(n - k0 < nc ? n - k0 : nc);
+    const long long ld = (nr + 7) & ~7LL;
+    if (have != 1) expand(m, dX, Dp, dFrames + k0, 0, nr, 1, X[0], X[1]);
+    /* Lt col-major [nr x G], ld: element (t, g) at g ld + t */
+    gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, nr, G, E, X[0], X[1], E, A, As, E, g->L, (int)ld, GH_PREC_TF32X3);
+    const unsigned nbt = (unsigned)((nr + 255) / 256), nsl = (unsigned)((nr + CAND_FR - 1) / CAND_FR);
+    k_cand_max<<<nbt, 256>>>(g->L, ld, G, nr, g->lse);
+    k_cand_exact<<<dim3(G, nsl), CAND_XT, shx>>>(g->L, ld, nr, g->lse, delta, dX, Dp, dFrames + k0, rows0, E, form,
+                                                 D);
+    k_cand_lse<<<nbt, 256>>>(g->L, ld, G, nr, g->lse, dW + k0, g->lr, g->tot);
+    CK(cudaGetLastError());
+    gg_sum_into(g->tot, nr, dTotal);
+    k_cand_stats<<<dim3(G, nsl), CAND_ST, shs>>>(g->L, ld, nr, g->lr, dW + k0, dX, Dp, dFrames + k0, m->dC, m->dIJ,
+                                                 D, E0, E, g->Sd);
+    k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->Sd, (int)nsl, (long long)G * E, E, E0, D, 1, m->dIJ, m->dC,
+                                                    dAcc);
+    CK(cudaGetLastError());
+  }
+}
+
+/* The candidate E-step's choice (gg_estep_pdf at GH_PREC_AUTO): a
+ * full-covariance pdf of at least GG_CAND_MIN_GAUSS Gaussians (fewer: the
+ * dense forms cost little), dimension <= GG_CAND_MAX_D (shared memory),
+ * centred fp32 error estimate <= GG_CAND_MAX_EPS nats (above: the DGEMM
+ * path).  GH_CUDA_CAND=0|1 forces it off / on (benchmarks, tests). */
+#define GG_CAND_MIN_GAUSS 64
+#define GG_CAND_MAX_D 96
+#define GG_CAND_MAX_EPS 2.0
+static int use_cand(const gg_model *m, int p) {
+  if (!m->full[p] || m->D > GG_CAND_MAX_D || !(m->eps[p] <= GG_CAND_MAX_EPS)) return 0;
+  const char *e = getenv("GH_CUDA_CAND");
+  if (e && !strcmp(e, "0")) return 0;
+  if (e && !strcmp(e, "1")) return 1;
+  return m->G[p] >= GG_CAND_MIN_GAUSS;
+}
+
 void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames, const float *dW,
                   int64_t n, const double *centre, double *dAcc, double *dTotal, int prec, gg_xcache *xc) {
   const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);
   const int Gp = (G + 7) & ~7; /* aligned rows of L / R */
   if (G == 0 || n == 0) return;
+  if (prec == GH_PREC_AUTO && use_cand(m, p)) {
+    estep_cand(g, m, p, dX, Dp, dFrames, dW, n, centre, dAcc, dTotal, xc);
+    return;
+  }
+  if ((m->exact[p] && prec == GH_PREC_AUTO) || prec == GG_PREC_FP64) {
+    estep_fp64(g, m, p, dX, Dp, dFrames, dW, n, centre, dAcc, dTotal, xc);
+    return;
+  }
   if (gg_use_tc(full, E, G, prec, GG_TC_MIN_ESTEP_GAUSS)) {
     if (prec != GH_PREC_TF32 && gw_mode() && E <= GW_MAX_EP)
       estep_wg(g, m, p, dX, Dp, dFrames, dW, n, centre, dAcc, dTotal, xc);
@@ -944,16 +1460,7 @@ void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const 
    * one more slice), each slice's [G x E] partial sum in float, summed over
    * the slices in double in k_acc_add.  nsl: enough 128 x 128 output tiles
    * to fill the GPU twice, slices of at least 256 rows. */
-  const long long tiles = (long long)((E + 127) / 128) * ((G + 127) / 128);
-  long long nsl_max = (2 * g->sms + tiles - 1) / tiles;
-  /* At least GG_MIN_SLICES: cuBLAS picked slow kernels for 2-5 slices of the
-   * UBM's statistics GEMM (1 x 1024 full D=40 on an H200: E-step 14.3 /
-   * 14.4 / 16.1 ms with 2 / 3 / 5 slices, 12.3-12.4 with 8, 12 or 20; 500k
-   * x 128 full D=36: 10.0 / 7.3 / 7.6 / 5.1 / 4.4 / 4.2 ms with 2 / 3 / 5
-   * / 8 / 12 / 20, 4.2 with the rule's 44; doc/perf.md, third session). */
-  if (nsl_max < GG_MIN_SLICES) nsl_max = GG_MIN_SLICES;
-  const char *ev = getenv("GH_CUDA_SPLITK"); /* benchmarks (bench/experiments/splitk-sweep.sh) */
-  if (ev && atoi(ev) >= 1) nsl_max = atoi(ev);
+  const long long nsl_max = splitk_slices(g, G, E);
   const size_t xbytes[2] = {sizeof(float) * rows * E, sizeof(float) * rows * E};
   float *X[2] = {NULL, NULL};
   const int have = n <= nc ? xc_take(xc, p, xkind(full, split, 0), E, n, split ? 2 : 1, xbytes, X) : -1;

@@ -43,10 +43,19 @@ void gg_preload(void);
 gg_ctx *gg_ctx_new(void);
 void gg_ctx_free(gg_ctx *g);
 
-/* Parameter rows of set s (uncentred, float, on the device) and the
- * model's own centre (gemm-forms.h gh_gemm_model_centre, double on the
- * host), which gg_loglikes uses. */
-gg_model *gg_model_new(const gh_gmm_set *s);
+/* Parameter rows of set s (uncentred, float, on the device), the model's
+ * own centre `centre` [D] (gemm-forms.h gh_gemm_model_centre, double on the
+ * host; gg_loglikes centres by it), the exact form `form` [total Gaussians
+ * x (D + 1)]: [norm, mu] per Gaussian (gemm-forms.h gh_gemm_set_errors:
+ * every centred row's a0 = norm - 0.5 (c - mu)'P(c - mu) comes from it,
+ * never from the float gconst) and e_cen [P] (NULL: zeros): each pdf's
+ * centred fp32 error estimate (gh_gemm_set_errors).  At GH_PREC_AUTO, a
+ * full pdf of many Gaussians takes the candidate E-step (exact in double
+ * for the Gaussians that matter, cuda-gemm.cu estep_cand), and a pdf
+ * whose estimate is above the numerical contract's budget
+ * (GH_GEMM_MAX_ROW_ERROR, doc/reliability.md) is otherwise evaluated in
+ * double (DGEMM). */
+gg_model *gg_model_new(const gh_gmm_set *s, const double *centre, const double *form, const double *e_cen);
 void gg_model_free(gg_model *m);
 /* The model's own centre [D] (double, host; gemm-forms.h gh_gemm_model_centre). */
 const double *gg_model_centre(const gg_model *m);
@@ -56,6 +65,13 @@ const double *gg_model_centre(const gg_model *m);
  * gg_model_rows_changed, which drops the centred and split copies. */
 float *gg_model_rows(gg_model *m, const long long **dRowOff);
 void gg_model_rows_changed(gg_model *m);
+/* The exact form on the device [total Gaussians x (D + 1)] doubles: [norm,
+ * mu] of each Gaussian's float parameters (gemm-forms.h gh_gauss_exact): a
+ * device M-step that writes new rows writes these too (before
+ * gg_model_rows_changed).  gg_model_exact: 1 when pdf p is evaluated in
+ * double at GH_PREC_AUTO. */
+double *gg_model_exact_form(gg_model *m);
+int gg_model_exact(const gg_model *m, int p);
 /* 1 when every pdf has the same covariance type (needed by gg_loglikes). */
 int gg_model_homogeneous(const gg_model *m);
 /* Number of Gaussians of pdf p, total number of Gaussians. */
@@ -122,6 +138,8 @@ void gg_xcache_free(gg_xcache *c);
  * into slices summed in double (a deterministic split-K).  xc: the data's
  * cache (gg_xcache_new; NULL: none), where dX, dFrames, dW and centre are
  * that data's. */
+#define GG_PREC_FP64 64 /* gg_estep_pdf's prec: the double path whatever the estimate (cuda.cu: the pdfs of few
+                           pairs that the fused kernels would take but cannot serve within the contract) */
 void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
                   const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
                   int prec, gg_xcache *xc);

@@ -60,6 +60,7 @@ typedef struct {
   int *dGpdf;                   /* [Gt] */
   float *dWeights;              /* [Gt] */
   float *dEnew, *dWnew;         /* M-step output, swapped in when it is complete */
+  double *dNormNew;             /* [Gt x (D + 1)] M-step output: the exact form (gg_model_exact_form), copied in when complete */
   double *dOccSum, *hOccSum;    /* [P] */
   void *dGstat, *hGstat;        /* [Gt] per-Gaussian results (cuda-mstep.cu) */
   int *dGlist, *hGlist;         /* [Gt] the M-step's second pass: Gaussians to floor */
@@ -70,6 +71,8 @@ typedef struct {
    * forms would err grossly; NULL otherwise */
   gh_dev_model *host_m;
   gh_gmm_set *orig;  /* the uploaded set, when host_m (model_fetch returns it) */
+  unsigned char *nofused; /* [P] 1: the pdf's uncentred fp32 form errs beyond the contract: GEMM forms only */
+  int any_nofused;
 } cuda_model;
 
 /* backend.h mstep and model_fetch (cuda-mstep.cu); cuda_mstep_free frees

@@ -327,7 +327,8 @@ __global__ void __launch_bounds__(MS_THREADS)
 k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, const long long *__restrict__ gfirst,
         const double *__restrict__ acc, const double *__restrict__ occ_sum, const float *__restrict__ eold,
         const float *__restrict__ wold, MsOpts o, float *__restrict__ enew, float *__restrict__ wnew,
-        MsStat *__restrict__ stat, const int *__restrict__ glist, const double *__restrict__ vfl) {
+        MsStat *__restrict__ stat, const int *__restrict__ glist, const double *__restrict__ vfl,
+        const double *__restrict__ nold, double *__restrict__ nnew) {
   extern __shared__ double sh[];
   __shared__ double red[MS_THREADS];
   __shared__ int s_fail, s_floored;
@@ -354,6 +355,8 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
     for (long long k = tid; k < E; k += MS_THREADS) rn[k * G] = ro[k * G];
     if (tid == 0) {
       wnew[gi] = wold[gi];
+      if (nnew) /* the exact form [norm, mu (D)] of the unchanged Gaussian */
+        for (int k = 0; k <= D; ++k) nnew[gi * (D + 1) + k] = nold[gi * (D + 1) + k];
       MsStat st = {0, 0, 0, 0};
       stat[gi] = st;
     }
@@ -479,25 +482,31 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
     __syncthreads();
   }
 
-  /* gconst from the float parameters (lib/gmm/gmm.c gconst_one) */
-  double gc;
+  /* gconst from the float parameters (lib/gmm/gmm.c gconst_one), and the
+   * exact form of the same float parameters (gemm-forms.h gh_gauss_exact):
+   * norm = log w + 0.5 log det P - D/2 log 2 pi and mu = P^-1 b in double */
+  double gc, norm = NAN;
   if (!full) {
-    double t = 0;
+    double t = 0, tl = 0;
     int bad = 0;
     for (int i = tid; i < D; i += MS_THREADS) {
       if (!(mu[i] > 0)) bad = 1;
       t += 0.5 * log(mu[i]) - 0.5 * bv[i] * bv[i] / mu[i];
+      tl += 0.5 * log(mu[i]);
     }
     const double sum = ms_block_sum(t, red);
+    const double sum_l = ms_block_sum(tl, red);
     const double nbad = ms_block_sum((double)bad, red);
     gc = nbad > 0 ? NAN : log((double)wf) - 0.5 * 1.8378770664093453 * D + sum;
+    norm = log((double)wf) - 0.5 * 1.8378770664093453 * D + sum_l;
   } else {
     for (long long q = tid; q < S; q += MS_THREADS) C[q] = L[q];
     __syncthreads();
     if (!ms_block_chol(C, D, &s_fail)) {
       gc = NAN;
     } else {
-      /* y = Lp^-1 b, |y|^2 = b' P^-1 b; log det P = 2 sum log Lp_ii (one thread: O(D^2)) */
+      /* y = Lp^-1 b, |y|^2 = b' P^-1 b; log det P = 2 sum log Lp_ii; then
+       * mu = Lp^-T y, the exact mean of the float parameters (one thread: O(D^2)) */
       if (tid == 0) {
         double quad = 0, logdet = 0;
         for (int i = 0; i < D; ++i) {
@@ -507,10 +516,17 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
           quad += mu[i] * mu[i];
           logdet += 2.0 * log(C[pidx(i, i)]);
         }
+        for (int i = D - 1; i >= 0; --i) { /* in place: mu[j > i] are already the mean's */
+          double s = mu[i];
+          for (int j = i + 1; j < D; ++j) s -= C[pidx(j, i)] * mu[j];
+          mu[i] = s / C[pidx(i, i)];
+        }
         red[0] = log((double)wf) - 0.5 * 1.8378770664093453 * D - 0.5 * (-logdet + quad);
+        red[1] = log((double)wf) - 0.5 * 1.8378770664093453 * D + 0.5 * logdet;
       }
       __syncthreads();
       gc = red[0];
+      norm = red[1];
       __syncthreads();
     }
   }
@@ -537,9 +553,12 @@ k_mstep(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf, cons
     rn[k * G] = r;
     if (occ != 0) v += (double)r * a[k];
   }
+  if (nnew)
+    for (int i = tid; i < D; i += MS_THREADS) nnew[gi * (D + 1) + 1 + i] = full ? mu[i] : bv[i] / mu[i];
   const double obj_new = ms_block_sum(v, red);
   if (tid == 0) {
     wnew[gi] = wf;
+    if (nnew) nnew[gi * (D + 1)] = norm; /* the exact form (cuda-gemm.h gg_model_exact_form) */
     MsStat st = {obj_old, obj_new, flags, s_floored};
     stat[gi] = st;
   }
@@ -562,6 +581,8 @@ k_rows_to_gg(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf,
 
 void cuda_mstep_free(cuda_model *m) {
   cudaFree(m->dEnew); cudaFree(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat); cudaFree(m->dGlist); cudaFree(m->dVfloor);
+  cudaFree(m->dNormNew);
+  m->dNormNew = NULL;
   free(m->hOccSum); free(m->hGstat); free(m->hGlist);
   m->dGlist = NULL; m->hGlist = NULL; m->dVfloor = NULL;
   m->dEnew = NULL; m->dWnew = NULL; m->dOccSum = NULL; m->dGstat = NULL; m->hOccSum = NULL; m->hGstat = NULL;
@@ -621,6 +642,11 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
   mo.remove = o->remove_low_count_gaussians;
   mo.jacobi = 0;
   mo.r0 = 2 * S;
+  const double *nold = NULL; /* the GEMM rows' exact form: rewritten beside the rows */
+  if (m->gg) {
+    nold = gg_model_exact_form(m->gg);
+    if (!m->dNormNew) CK(cudaMalloc((void **)&m->dNormNew, m->Gt * (D + 1) * sizeof(double)));
+  }
   k_occ_sum<<<P, 256>>>(m->dEpdf, m->dAcc, D, m->dOccSum);
   CK(cudaGetLastError());
   const double *vfl = NULL;
@@ -632,7 +658,7 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
   }
   k_mstep<<<(unsigned)m->Gt, MS_THREADS, shm>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dAcc, m->dOccSum,
                                                  m->dEparams, m->dWeights, mo, m->dEnew, m->dWnew,
-                                                 (MsStat *)m->dGstat, NULL, vfl);
+                                                 (MsStat *)m->dGstat, NULL, vfl, nold, m->dNormNew);
   CK_LAUNCH("M-step");
   CK(cudaMemcpy(m->hOccSum, m->dOccSum, P * sizeof(double), cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(m->hGstat, m->dGstat, m->Gt * sizeof(MsStat), cudaMemcpyDeviceToHost));
@@ -649,7 +675,7 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
       CK(cudaMemcpy(m->dGlist, m->hGlist, nf * sizeof(int), cudaMemcpyHostToDevice));
       k_mstep<<<(unsigned)nf, MS_THREADS, shm_j>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dAcc, m->dOccSum,
                                                     m->dEparams, m->dWeights, mo, m->dEnew, m->dWnew,
-                                                    (MsStat *)m->dGstat, m->dGlist, vfl);
+                                                    (MsStat *)m->dGstat, m->dGlist, vfl, nold, m->dNormNew);
       CK_LAUNCH("M-step (eigenvalue floors)");
       CK(cudaMemcpy(m->hGstat, m->dGstat, m->Gt * sizeof(MsStat), cudaMemcpyDeviceToHost));
     }
@@ -685,6 +711,7 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
     float *rows = gg_model_rows(m->gg, &roff);
     k_rows_to_gg<<<(unsigned)m->Gt, 128>>>(D, m->dEpdf, m->dGpdf, m->dGfirst, m->dEparams, roff, rows);
     CK_LAUNCH("M-step rows");
+    CK(cudaMemcpy(gg_model_exact_form(m->gg), m->dNormNew, m->Gt * (D + 1) * sizeof(double), cudaMemcpyDeviceToDevice));
     gg_model_rows_changed(m->gg);
   }
   m->scoring_stale = 1;

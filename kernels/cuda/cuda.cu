@@ -550,29 +550,68 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   if (16 * nb * 16 > 48 * 1024) gh_die("model upload: dimension %d too large for the CUDA backend (max 768)", D);
   for (int p = 0; p < P; ++p)
     if (s->pdfs[p].dim != D) gh_die("model upload: pdf %d has dimension %d, the set has %d", p, s->pdfs[p].dim, D);
-  { /* Numerical contract (doc/reliability.md): the fused kernels evaluate
-     * the uncentred fp32 form gconst + x.b - 0.5 x'Px and the GEMM paths
-     * recentre it from the float gconst, so the uncentred error estimate
-     * bounds both.  A model they would get grossly wrong (features with a
-     * large offset, extreme variances, Gaussians far apart: above
-     * GH_CUDA_HOST_ROW_ERROR) is evaluated on the host in double. */
-    const double err = gh_gemm_set_row_error(s, NULL);
-    if (err > GH_CUDA_HOST_ROW_ERROR) {
-      cuda_ctx *c = (cuda_ctx *)b->ctx;
-      gh_log("cuda: the model's fp32 form could err by %.3g nats (features with a large offset, extreme "
-             "variances or Gaussians far apart in their own standard deviations); it is evaluated on the host in "
-             "double instead (doc/reliability.md)", err);
-      if (!c->host) c->host = gh_backend_blas_new();
-      m->host_m = c->host->ops->model_upload(c->host, s);
-      m->orig = (gh_gmm_set *)gh_calloc(1, sizeof *m->orig);
-      gh_gmm_set_copy(m->orig, s);
-      return (gh_dev_model *)m;
-    }
-    if (err > GH_GEMM_MAX_ROW_ERROR)
-      gh_log("cuda: the model's fp32 form could err by up to %.3g nats on some frames (estimate; strongly "
-             "correlated full covariances or large offsets), above the numerical contract's 1e-3 for the worst "
-             "frames: --device=cpu evaluates such pdfs in double (doc/reliability.md)", err);
+  /* Numerical contract (doc/reliability.md): per pdf, the estimated error
+   * of each form (gemm-forms.h gh_gemm_set_errors) at the model's centre
+   * c0.  The fused kernels evaluate the uncentred fp32 form gconst + x.b -
+   * 0.5 x'Px: a pdf whose estimate there is above the contract's budget
+   * (GH_GEMM_MAX_ROW_ERROR, 5e-4 nats) never takes them (nofused: the GEMM
+   * forms, whatever GH_CUDA_SCORE / GH_CUDA_ESTEP say).  The GEMM forms are
+   * centred, their a0 = norm - 0.5 (c - mu)'P(c - mu) from the exact form in
+   * double (gg_model_new's form; never the float gconst); a pdf
+   * whose centred fp32 estimate is above the budget is evaluated in double
+   * (exact: DGEMM, at GH_PREC_AUTO; an explicit --precision is obeyed), as
+   * the cpu backend does.  The whole model goes to the host cpu backend
+   * when even the double form could err (Gaussians ~1e8 of their own sigmas
+   * from the centre: the host's reference form), or when a nofused pdf
+   * would have to take the fused kernels (no cuBLAS; mixed diagonal and
+   * full pdfs, which the GEMM scoring does not serve). */
+  const int have_gemm = gg_available() && !getenv("GH_CUDA_NO_GEMM");
+  double *centre0 = (double *)gh_calloc(D, sizeof(double));
+  gh_gemm_model_centre(s, centre0);
+  long long gtot = 0;
+  int homog = 1;
+  for (int p = 0; p < P; ++p) {
+    gtot += s->pdfs[p].num_gauss;
+    if (s->pdfs[p].type != s->pdfs[0].type) homog = 0;
   }
+  double *e_unc = (double *)gh_malloc(sizeof(double) * (P ? P : 1) * 3), *e_cen = e_unc + P, *e_dbl = e_cen + P;
+  double *form = (double *)gh_malloc(sizeof(double) * (gtot ? gtot : 1) * (D + 1));
+  gh_gemm_set_errors(s, centre0, e_unc, e_cen, e_dbl, form);
+  const double budget = GH_GEMM_MAX_ROW_ERROR;
+  unsigned char *exact = (unsigned char *)gh_calloc(P ? P : 1, 1);
+  m->nofused = (unsigned char *)gh_calloc(P ? P : 1, 1);
+  double worst_unc = 0, worst_cen = 0, worst_dbl = 0;
+  int nexact = 0;
+  for (int p = 0; p < P; ++p) {
+    m->nofused[p] = !(e_unc[p] <= budget);
+    exact[p] = !(e_cen[p] <= budget);
+    m->any_nofused |= m->nofused[p];
+    nexact += exact[p];
+    if (!(e_unc[p] <= worst_unc)) worst_unc = e_unc[p];
+    if (!(e_cen[p] <= worst_cen)) worst_cen = e_cen[p];
+    if (!(e_dbl[p] <= worst_dbl)) worst_dbl = e_dbl[p];
+  }
+  if (!(worst_dbl <= budget) || (m->any_nofused && (!have_gemm || !homog))) {
+    cuda_ctx *c = (cuda_ctx *)b->ctx;
+    if (!(worst_dbl <= budget))
+      gh_log("cuda: even the double GEMM form of the model could err by %.3g nats (Gaussians far from the data's centre "
+             "in their own standard deviations); it is evaluated on the host in its reference form instead "
+             "(doc/reliability.md)", worst_dbl);
+    else
+      gh_log("cuda: the model's fp32 form could err by %.3g nats (features with a large offset, extreme variances or "
+             "Gaussians far apart in their own standard deviations) and %s; it is evaluated on the host in double "
+             "instead (doc/reliability.md)", worst_unc,
+             have_gemm ? "its pdfs mix diagonal and full covariances (no GEMM scoring)" : "cuBLAS is not available");
+    if (!c->host) c->host = gh_backend_blas_new();
+    m->host_m = c->host->ops->model_upload(c->host, s);
+    m->orig = (gh_gmm_set *)gh_calloc(1, sizeof *m->orig);
+    gh_gmm_set_copy(m->orig, s);
+    free(centre0); free(form); free(exact); free(e_unc);
+    return (gh_dev_model *)m;
+  }
+  if (nexact && b->precision == GH_PREC_AUTO)
+    gh_vlog(1, "cuda: %d of %d pdfs evaluated in double (their fp32 GEMM form could err by up to %.3g nats)", nexact,
+            P, worst_cen);
 
   /* Layout entries: whole pdfs, or Gaussian segments of the pdfs with more
    * than K Gaussians when plan_units decides to split (doc/kernels.md
@@ -742,11 +781,12 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   CK(cudaMalloc((void **)&m->dAcc, (accoff + 1) * sizeof(double)));
   CK(cudaMemset(m->dAcc, 0, (accoff + 1) * sizeof(double)));
   m->precision = b->precision;
-  if (gg_available() && !getenv("GH_CUDA_NO_GEMM")) {
-    m->gg = gg_model_new(s);
+  if (have_gemm) {
+    m->gg = gg_model_new(s, centre0, form, e_cen);
     score_variant((cuda_ctx *)b->ctx, m); /* the cuBLAS handle now when scoring will use it, not
                                              inside the first loglikes call */
   }
+  free(centre0); free(form); free(exact); free(e_unc);
   return (gh_dev_model *)m;
 }
 
@@ -755,6 +795,7 @@ static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   if (!m) return;
   if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->model_free(h, m->host_m); }
   if (m->orig) { gh_gmm_set_free(m->orig); free(m->orig); }
+  free(m->nofused);
   cudaFree(m->dBlocks); cudaFree(m->dPerm); cudaFree(m->dNg); cudaFree(m->dParams);
   cudaFree(m->dGconst); cudaFree(m->dEpdf); cudaFree(m->dEparams); cudaFree(m->dAcc);
   cudaFree(m->dMaster);
@@ -832,13 +873,18 @@ static int score_variant(cuda_ctx *c, cuda_model *m) {
   if (!m->gg || !gg_model_homogeneous(m->gg)) return 0;
   const char *e = getenv("GH_CUDA_SCORE");
   int gemm;
-  if (e && !strcmp(e, "fused")) gemm = 0;
+  if (m->any_nofused) gemm = 1; /* the numerical contract (model_upload) */
+  else if (e && !strcmp(e, "fused")) gemm = 0;
   else if (e && !strcmp(e, "gemm")) gemm = 1;
   else if (gg_model_total_gauss(m->gg) < GEMM_SCORE_MIN_GAUSS) gemm = 0;
   else if (m->P > 0 && gg_model_full(m->gg, 0)) gemm = 1;
   else if (gg_model_tc(m->gg, m->precision)) gemm = 1; /* the tensor-core kernels (cuda-tc.h) */
   else gemm = m->maxG >= GEMM_SCORE_MIN_PDF_GAUSS;
-  return gemm && ctx_gg(c) != NULL; /* the cuBLAS handle only when it is used */
+  if (gemm && !ctx_gg(c)) { /* the cuBLAS handle only when it is used */
+    if (m->any_nofused) gh_die("cuda: no cuBLAS handle for a model the fused kernels cannot score within the contract");
+    return 0;
+  }
+  return gemm;
 }
 
 /* Chunk of the pipelined loglikes, frames (doc/perf.md, fourth session:
@@ -1363,7 +1409,7 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   int any_gemm = 0; /* the cuBLAS handle only when some pdf takes the GEMM path */
   for (int p = 0; p < npdf && !any_gemm; ++p) {
     const int64_t n = d->poff[p + 1] - d->poff[p];
-    any_gemm = n > 0 && (force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
+    any_gemm = n > 0 && (m->nofused[p] || force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
   }
   gg_ctx *gg = m->gg && any_gemm ? ctx_gg(c) : NULL;
   if (gg && !d->have_centre) {
@@ -1375,10 +1421,17 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   for (int p = 0; p < npdf; ++p) {
     const int64_t n = d->poff[p + 1] - d->poff[p];
     if (n == 0) continue;
-    use_gemm[p] = gg && (force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
+    use_gemm[p] = gg && (m->nofused[p] || force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
+    if (m->nofused[p] && !use_gemm[p])
+      gh_die("accumulate: no cuBLAS handle for pdf %d, which the fused kernels cannot evaluate within the contract", p);
+    /* a pdf of few pairs that the fused kernels (double accumulators) cannot
+     * serve within the contract: in double, not fp32 (per-utterance fMLLR
+     * statistics amplify fp32 rounding: run-gpu.sh's AMI check, 1.4e-4) */
+    const int prec = m->nofused[p] && n < GEMM_ESTEP_MIN_PAIRS && force != 1 && m->precision == GH_PREC_AUTO
+                         ? GG_PREC_FP64 : m->precision;
     if (use_gemm[p])
       gg_estep_pdf(gg, m->gg, p, d->dX, d->Dp, d->dFrames + d->poff[p], d->dW + d->poff[p], n, d->centre,
-                   m->dAcc + m->hEpdf[p].accoff, c->dTotal, m->precision, d->xc);
+                   m->dAcc + m->hEpdf[p].accoff, c->dTotal, prec, d->xc);
     else
       nfused += n;
   }
