@@ -97,17 +97,8 @@ int main(int argc, char **argv) {
     gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
   gh_mstep_shrink_parse(&ms);
   int64_t max_device_bytes = 0;
-  if (*max_mem) {
-    char *end = NULL;
-    const double v = strtod(max_mem, &end);
-    double mult = 1;
-    if (end && (*end == 'K' || *end == 'k')) mult = 1024.0, ++end;
-    else if (end && (*end == 'M' || *end == 'm')) mult = 1024.0 * 1024, ++end;
-    else if (end && (*end == 'G' || *end == 'g')) mult = 1024.0 * 1024 * 1024, ++end;
-    if (!end || end == max_mem || *end || !(v > 0) || v * mult > 9e18)
-      gh_die("--max-device-memory must be a positive size such as 20G, 512M or 1000000 (got '%s')", max_mem);
-    max_device_bytes = (int64_t)(v * mult);
-  }
+  if (*max_mem && gh_parse_size(max_mem, &max_device_bytes) != 0)
+    gh_die("--max-device-memory must be a positive size such as 20G, 512M or 1000000 (got '%s')", max_mem);
   gh_label_type lt = GH_LABELS_NONE;
   if (labels_rspec && (gh_label_type_parse(label_type, &lt) != 0 || lt == GH_LABELS_NONE))
     gh_die("--label-type must be ali, utt or post (got '%s')", label_type);

@@ -106,6 +106,11 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "max-score-groups", &o.max_score_groups,
               "Score each utterance against its graph's pdfs only while there are at most this many distinct "
               "pdf sets (0: all pdfs)");
+  const char *max_mem = "";
+  gh_opts_string(po, "max-device-memory", &max_mem,
+                 "Device memory for this rank's blocks of the GMM E-step, e.g. 20G or 512M (\"\" = no limit): blocks "
+                 "beyond it are uploaded again every iteration from page-locked host memory while they are scored, "
+                 "same result (CUDA, OpenCL)");
   gh_opts_bool(po, "binary", &binary, "Write the outputs in binary mode");
   const char *iter_models = "";
   gh_opts_string(po, "iter-models", &iter_models,
@@ -115,6 +120,8 @@ int main(int argc, char **argv) {
   gh_comm_opts_register(po, &co);
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 6) gh_opts_usage_exit(po);
+  if (*max_mem && gh_parse_size(max_mem, &o.max_device_bytes) != 0)
+    gh_die("--max-device-memory must be a positive size such as 20G, 512M or 1000000 (got '%s')", max_mem);
   const char *hmm_rx = gh_opts_arg(po, 0), *mdl_rx = gh_opts_arg(po, 1), *feats = gh_opts_arg(po, 2),
              *trans = gh_opts_arg(po, 3), *hmm_wx = gh_opts_arg(po, 4), *mdl_wx = gh_opts_arg(po, 5);
   if (gh_hmm_train_mode_parse(mode, &o.mode) != 0) gh_die("--mode must be bw or viterbi (got '%s')", mode);

@@ -275,3 +275,16 @@ void gh_opts_free(gh_opts *o) {
   }
   free(o->opts); free(o->args); free(o->usage); free(o);
 }
+
+int gh_parse_size(const char *s, int64_t *bytes) {
+  if (!s || !*s) return -1;
+  char *end = NULL;
+  const double v = strtod(s, &end);
+  double mult = 1;
+  if (end && (*end == 'K' || *end == 'k')) mult = 1024.0, ++end;
+  else if (end && (*end == 'M' || *end == 'm')) mult = 1024.0 * 1024, ++end;
+  else if (end && (*end == 'G' || *end == 'g')) mult = 1024.0 * 1024 * 1024, ++end;
+  if (!end || end == s || *end || !(v > 0) || v * mult > 9e18) return -1;
+  *bytes = (int64_t)(v * mult);
+  return 0;
+}

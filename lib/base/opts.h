@@ -28,5 +28,10 @@ int gh_opts_num_args(gh_opts *o);
 /* Print usage + options on stderr and exit 1 (wrong argument count). */
 void gh_opts_usage_exit(gh_opts *o);
 void gh_opts_free(gh_opts *o);
+/* A size in bytes as options give it: a positive number with an optional
+ * K, M or G suffix (powers of 1024), e.g. 20G, 512M or 1000000.  Returns 0
+ * and sets *bytes, or -1 (nothing set) for anything else or a size above
+ * 9e18. */
+int gh_parse_size(const char *s, int64_t *bytes);
 
 #endif

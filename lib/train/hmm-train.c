@@ -126,6 +126,13 @@ struct gh_hmm_trainer {
   gh_frame_pdf **bpairs; /* [nblk] each block's pairs, kept until the next iteration (data_set_pairs) */
   int64_t *bpairs_cap;
   gh_dev_data **bdd;    /* [nblk] each block's frames on the backend (uploaded once) and pairs */
+  /* --max-device-memory (o.max_device_bytes): blocks whose bdd is evicted after
+   * its E-step and reloaded at the start of the block's next one */
+  int can_stream;
+  unsigned char *bstream, *bplanned; /* [nblk] streamed; placed (resident or streamed) */
+  int64_t resident_bytes, stream_room; /* bytes of the resident blocks; room kept for two streamed ones */
+  int32_t num_streamed;
+  int stream_logged;
   double *pdfsum;
   int32_t *touched;
 };
@@ -419,6 +426,27 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
   t->bpairs = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs);
   t->bpairs_cap = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs_cap);
   t->bdd = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bdd);
+  t->bstream = gh_calloc(t->nblk ? t->nblk : 1, 1);
+  t->bplanned = gh_calloc(t->nblk ? t->nblk : 1, 1);
+  if (o->max_device_bytes > 0) {
+    const gh_backend_ops *ops = b->ops;
+    t->can_stream = ops->data_bytes && ops->data_evict && ops->data_reload;
+    if (!t->can_stream)
+      gh_log("--max-device-memory: the %s backend keeps its data in host memory; nothing to stream", ops->name);
+    /* room for two blocks beside the resident ones (one streamed block is
+     * reloaded while the one before it is still there): frames padded to 4
+     * floats and a (frame, pdf, weight) pair or two per frame, an estimate
+     * made before anything is uploaded */
+    int64_t largest = 0;
+    for (int64_t bi = 0; bi < t->nblk; ++bi) {
+      const int64_t est = t->blocks[bi].rows * (((int64_t)t->D + 3) / 4 * 4 * 4 + 2 * 12);
+      if (est > largest) largest = est;
+    }
+    if (t->can_stream && o->max_device_bytes < 2 * largest)
+      gh_die("--max-device-memory=%lld bytes cannot hold two blocks of up to %lld bytes: lower --block-frames",
+             (long long)o->max_device_bytes, (long long)largest);
+    t->stream_room = 2 * largest;
+  }
   if (o->mode == GH_HMM_TRAIN_VITERBI) {
     t->ali = gh_malloc((size_t)(t->rows ? t->rows : 1) * sizeof(int32_t));
     for (int64_t i = 0; i < t->rows; ++i) t->ali[i] = -1;
@@ -553,6 +581,11 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     memset(haccs.counts, 0, (size_t)nh * sizeof(double));
     t->pairs = t->bpairs[bi];
     t->pairs_cap = t->bpairs_cap[bi];
+    /* a streamed block's frames go back to the device now, while its
+     * utterances are scored and aligned (an asynchronous copy on CUDA) */
+    if (t->bstream[bi] && t->bdd[bi]) b->ops->data_reload(b, t->bdd[bi]);
+    /* (a backend without data_set_pairs uploads the block with its new pairs
+     * below anyway: a streamed block's handle is freed after its E-step) */
     for (int64_t k = rb->b0; k < rb->b1; ++k) {
       sbatch *sb = &t->batches[k];
       int32_t n = (int32_t)(sb->u1 - sb->u0);
@@ -647,6 +680,24 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     } else {
       memset(buf, 0, (size_t)ng * sizeof(double));
     }
+    if (t->can_stream && t->bdd[bi]) {
+      if (!t->bplanned[bi]) { /* blocks in key order stay resident while they fit */
+        const int64_t bytes = b->ops->data_bytes(b, t->bdd[bi]);
+        if (t->num_streamed == 0 && t->resident_bytes + bytes + t->stream_room <= t->o.max_device_bytes) {
+          t->resident_bytes += bytes;
+        } else {
+          t->bstream[bi] = 1;
+          t->num_streamed++;
+        }
+        t->bplanned[bi] = 1;
+      }
+      if (t->bstream[bi] && b->ops->data_set_pairs) {
+        b->ops->data_evict(b, t->bdd[bi]);
+      } else if (t->bstream[bi]) {
+        b->ops->data_free(b, t->bdd[bi]);
+        t->bdd[bi] = NULL;
+      }
+    }
     memcpy(buf + hoff, haccs.counts, (size_t)nh * sizeof(double));
     double *bt = buf + hoff + nh;
     bt[0] = gmm_ll; bt[1] = gmm_w; bt[2] = hmm_ll; bt[3] = hmm_frames; bt[4] = n_ok; bt[5] = n_fail;
@@ -655,6 +706,16 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     st->accumulate_seconds += gh_seconds() - tp;
   }
   st->estep_seconds = gh_seconds() - t0;
+  if (t->can_stream && !t->stream_logged) {
+    int64_t planned = 0;
+    for (int64_t bi = 0; bi < t->nblk; ++bi) planned += t->bplanned[bi];
+    if (planned == t->nblk) {
+      gh_log("--max-device-memory=%lld: %lld of %lld blocks resident (%.3g MB), %d streamed (uploaded again at "
+             "every iteration from host memory)", (long long)t->o.max_device_bytes, (long long)(t->nblk - t->num_streamed), (long long)t->nblk,
+             t->resident_bytes / 1e6, t->num_streamed);
+      t->stream_logged = 1;
+    }
+  }
 
   /* reduction over the ranks: every sum in double-double, in rank order,
    * rounded once (comm.h gh_comm_sum_dd) */
@@ -758,7 +819,7 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
     if (t->bdd[bi]) t->b->ops->data_free(t->b, t->bdd[bi]);
     free(t->bpairs[bi]);
   }
-  free(t->bdd); free(t->bpairs); free(t->bpairs_cap);
+  free(t->bdd); free(t->bpairs); free(t->bpairs_cap); free(t->bstream); free(t->bplanned);
   free(t->blocks);
   gh_shard_plan_free(&t->plan);
   gh_backend_host_free(t->b, t->X);

@@ -84,6 +84,14 @@ typedef struct {
                                  blocks decide the arithmetic, so keep it when comparing runs */
   int32_t max_score_groups;   /* score groups (distinct pdf sets) allowed before every utterance
                                  is scored against all pdfs (default 64; 0: always all pdfs) */
+  int64_t max_device_bytes;   /* > 0 (--max-device-memory): device memory for this rank's blocks of
+                                 frames and pairs of the GMM E-step; the blocks in key order are kept
+                                 resident while they fit in it less room for two more, the rest are
+                                 evicted after their E-step and uploaded again each iteration (from
+                                 page-locked host memory, while the block is scored and aligned),
+                                 with the resident run's results bit for bit (backend.h data_evict);
+                                 0 (default): all resident.  Backends without data_evict keep
+                                 everything on the host anyway (logged). */
 } gh_hmm_train_opts;
 
 /* Defaults as listed above (mode bw, no mix-up: gauss 1). */

@@ -220,3 +220,36 @@ PY
   cmp "$T/it/4.mdl" "$T/it2/4.mdl"
   [ ! -e "$T/c.mdl" ]
 }
+
+@test "hmm-train --max-device-memory (OpenCL/PoCL): streamed blocks give the resident run's models bit for bit (BW and Viterbi, 1 and 2 ranks); too little memory is one error" {
+  D=$GH_SHARED/data
+  gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null \
+    2>"$T/probe" || skip "no OpenCL device: $(tail -1 "$T/probe")"
+  arabic_subset "$T/tr"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 4 --gauss 2 --iters 0 "$T/tr" "$T/adata/lang/words.txt" "$T/init" >/dev/null
+  ranks=1
+  if command -v mpirun >/dev/null && [ -z "${GH_SANITIZED:-}" ] && hmm-train --help 2>&1 | grep -q -- '--comm'; then ranks="1 2"; fi
+  for mode in bw viterbi; do
+    for R in $ranks; do
+      launch=; [ $R -eq 1 ] || launch="mpirun --oversubscribe -np $R"
+      for mm in "" 200K; do  # blocks of ~600 frames x 13 dims: ~45 KB; 200 KB keeps two resident
+        $launch hmm-train --device=opencl --mode=$mode --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 \
+          --seed=1 ${mm:+--max-device-memory=$mm} "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
+          "ark,t:$T/tr/text" "$T/$mode$R${mm}.hmm" "$T/$mode$R${mm}.mdl" 2> "$T/$mode$R$mm.log"
+      done
+      grep -E "blocks resident \(.*\), [1-9][0-9]* streamed" "$T/${mode}${R}200K.log"
+      cmp "$T/$mode$R.mdl" "$T/${mode}${R}200K.mdl"
+      cmp "$T/$mode$R.hmm" "$T/${mode}${R}200K.hmm"
+    done
+  done
+  run hmm-train --device=opencl --block-frames=600 --max-device-memory=40K "$T/init/0.hmm" "$T/init/0.mdl" \
+    "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" "$T/x.hmm" "$T/x.mdl"
+  [ "$status" -ne 0 ]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  echo "$output" | grep -q "cannot hold two blocks"
+  [ ! -e "$T/x.mdl" ]
+  run hmm-train --device=opencl --max-device-memory=lots "$T/init/0.hmm" "$T/init/0.mdl" \
+    "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" "$T/x.hmm" "$T/x.mdl"
+  [ "$status" -ne 0 ]
+  echo "$output" | grep -q "max-device-memory must be a positive size"
+}
