@@ -711,7 +711,8 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     for (int64_t bi = 0; bi < t->nblk; ++bi) planned += t->bplanned[bi];
     if (planned == t->nblk) {
       gh_log("--max-device-memory=%lld: %lld of %lld blocks resident (%.3g MB), %d streamed (uploaded again at "
-             "every iteration from host memory)", (long long)t->o.max_device_bytes, (long long)(t->nblk - t->num_streamed), (long long)t->nblk,
+             "every iteration from host memory)",
+             (long long)t->o.max_device_bytes, (long long)(t->nblk - t->num_streamed), (long long)t->nblk,
              t->resident_bytes / 1e6, t->num_streamed);
       t->stream_logged = 1;
     }
