@@ -6,6 +6,7 @@
 #     frame of every iteration within 1e-4 relative; the models within
 #     compare_models.py's GPU tolerances);
 #  c. --max-device-memory (streamed blocks) = resident, bit for bit;
+#  e. the candidate E-step against the double GEMM path and the cpu backend (accumulators, 1e-7);
 #  d. with 2 or more GPUs: 2 ranks (one per GPU) against 1 rank: accumulators
 #     and models byte-identical (the blocks combined in double-double on the
 #     device, reduced in rank order, rounded once: lib/train/dd.h), through
@@ -60,6 +61,26 @@ gmm-train --device=$DEV --num-iters=3 --block-frames=$BF --max-device-memory=$((
 if grep -q "streamed from page-locked" "$tmp/str.log" && cmp -s "$tmp/res.mdl" "$tmp/str.mdl"; then
   ok "gmm-train --max-device-memory on CUDA: $(grep -o '[0-9]* of [0-9]* blocks resident.*' "$tmp/str.log"); = resident, bit for bit"
 else notok "gmm-train --max-device-memory on CUDA ($(grep -E 'stream|ERROR' "$tmp/str.log" | tail -1); cmp: $(cmp "$tmp/res.mdl" "$tmp/str.mdl" 2>&1))"; fi
+
+# e. the candidate E-step (full pdfs of >= 64 Gaussians: kernels/cuda/cuda-gemm.cu estep_cand, exact in
+#    double for each frame's candidates) against the whole-pdf double GEMM path (GH_CUDA_CAND=0) and the
+#    cpu backend's DGEMM, every pdf in double (GH_GEMM_MAX_ROW_ERROR=1e-9: above the double forms'
+#    estimates, below the fp32 ones): one iteration's accumulators within 1e-7 of their largest (the
+#    candidates' log-likelihoods are kept as float offsets from the frame's best: ~6e-8 relative in a
+#    posterior; the fp32 forms differ by ~1e-5)
+for v in cand:1 dgemm:0; do
+  GH_GEMM_MAX_ROW_ERROR=1e-9 GH_CUDA_CAND=${v#*:} GH_TRAIN_DUMP_ACCS=$tmp/e${v%:*}.acc \
+    gmm-train --device=$DEV --num-iters=1 "$tmp/0.mdl" "$F" "$tmp/e${v%:*}.mdl" 2>"$tmp/e${v%:*}.log"
+done
+GH_GEMM_MAX_ROW_ERROR=1e-9 GH_TRAIN_DUMP_ACCS=$tmp/ecpu.acc gmm-train --device=cpu --num-iters=1 "$tmp/0.mdl" "$F" \
+  "$tmp/ecpu.mdl" 2>"$tmp/ecpu.log"
+for ref in dgemm cpu; do
+  if r=$(python3 -c "
+import numpy as np, sys; a = np.fromfile('$tmp/ecand.acc'); b = np.fromfile('$tmp/e$ref.acc'); assert a.shape == b.shape
+d = np.max(np.abs(a - b)) / np.abs(b).max(); print('max |diff| / max %.2g' % d); sys.exit(0 if d <= 1e-7 else 1)" 2>&1); then
+    ok "candidate E-step vs $ref (double): accumulators ($r)"
+  else notok "candidate E-step vs $ref (double): accumulators ($r)"; fi
+done
 
 # d.
 ng=${NG:-$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")}
