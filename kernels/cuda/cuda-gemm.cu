@@ -463,10 +463,10 @@ k_acc_add(const TS *__restrict__ S, int nslice, long long sstride, int Ep, int E
  * posterior is below e^-40 (4e-18), under double rounding.  So the
  * log-likelihoods and statistics are those of the exact form, as the cpu
  * backend's DGEMM path gives them, for about the cost of one fp32 GEMM. */
-#define CAND_XT 64  /* threads (candidates at a time) of k_cand_exact */
-#define CAND_ST 256 /* threads of k_cand_stats */
+#define CAND_SB 256 /* threads of the scanning kernels k_cand_exact / k_cand_stats */
+#define CAND_PT 8   /* consecutive frames per thread in their scans */
+#define CAND_FR (CAND_SB * CAND_PT) /* frames of one block (blockIdx.y: the slice) */
 #define CAND_NB 64  /* frames staged at a time in k_cand_stats */
-#define CAND_FR 4096 /* frames of one block (blockIdx.y: the slice) of k_cand_exact / k_cand_stats */
 #define GG_CAND_MARGIN 40.0 /* nats below a frame's best that a Gaussian may be left out */
 
 /* mx[t] = max over g < G of Lt[g ld + t] (thread per frame t < n). */
@@ -480,152 +480,182 @@ k_cand_max(const float *__restrict__ Lt, long long ld, int G, int n, float *__re
   mx[t] = m;
 }
 
-/* Block compaction of the flags c of blockDim.x threads (multiple of 32):
- * returns the number set; list[k] = the k-th set thread's value v, in
- * thread order, and *pos = k for a set thread.  wcnt: blockDim.x / 32 ints
- * of shared memory.  Barriers: on return list is complete. */
-__device__ __forceinline__ int cand_compact(int c, int v, int *list, int *wcnt, int *pos) {
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  const unsigned bal = __ballot_sync(0xffffffffu, c);
-  if (lane == 0) wcnt[w] = __popc(bal);
+/* The candidate test, the same expression in every kernel: frame t is a
+ * candidate of Gaussian g when its best approximate log-likelihood m =
+ * mx[t] is finite and the Gaussian's approximate one v >= m - delta. */
+__device__ __forceinline__ bool cand_is(float v, float m, float delta) { return m > -INFINITY && v >= m - delta; }
+
+/* The test for this thread's CAND_PT consecutive frames t0 = f0 + CAND_PT
+ * threadIdx.x .. of the row l (< f1): bit k set when frame t0 + k is a
+ * candidate.  All loads are issued first (16-byte loads where the CAND_PT
+ * frames are in range: the rows start at multiples of 8 floats). */
+__device__ __forceinline__ unsigned cand_bits(const float *__restrict__ l, const float *__restrict__ mx, int f0,
+                                              int f1, float delta) {
+  const int t0 = f0 + CAND_PT * threadIdx.x;
+  float v[CAND_PT], m[CAND_PT];
+  if (t0 + CAND_PT <= f1) {
+#pragma unroll
+    for (int k = 0; k < CAND_PT; k += 4) {
+      const float4 a = *(const float4 *)(l + t0 + k), b = *(const float4 *)(mx + t0 + k);
+      v[k] = a.x; v[k + 1] = a.y; v[k + 2] = a.z; v[k + 3] = a.w;
+      m[k] = b.x; m[k + 1] = b.y; m[k + 2] = b.z; m[k + 3] = b.w;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < CAND_PT; ++k) {
+      v[k] = t0 + k < f1 ? l[t0 + k] : -INFINITY;
+      m[k] = t0 + k < f1 ? mx[t0 + k] : -INFINITY;
+    }
+  }
+  unsigned bits = 0;
+#pragma unroll
+  for (int k = 0; k < CAND_PT; ++k)
+    if (cand_is(v[k], m[k], delta)) bits |= 1u << k;
+  return bits;
+}
+
+/* Writes the block's candidate frames (bits of cand_bits) into list in
+ * frame order and returns their number (the same in every thread).  wsum:
+ * CAND_SB / 32 ints of shared memory.  Barriers: list is complete on
+ * return, and wsum may be reused after the caller's next barrier. */
+__device__ __forceinline__ int cand_list(unsigned bits, int f0, int *list, int *wsum) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, cnt = __popc(bits);
+  int x = cnt; /* inclusive prefix within the warp */
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, x, o);
+    if (lane >= o) x += y;
+  }
+  if (lane == 31) wsum[w] = x;
   __syncthreads();
   int base = 0, total = 0;
-  for (int k = 0; k < nw; ++k) {
-    if (k < w) base += wcnt[k];
-    total += wcnt[k];
+  for (int k = 0; k < CAND_SB / 32; ++k) {
+    if (k < w) base += wsum[k];
+    total += wsum[k];
   }
-  *pos = base + __popc(bal & ((1u << lane) - 1u));
-  if (c) list[*pos] = v;
+  int pos = base + x - cnt;
+  const int t0 = f0 + CAND_PT * threadIdx.x;
+  for (int k = 0; k < CAND_PT; ++k)
+    if ((bits >> k) & 1u) list[pos++] = t0 + k;
   __syncthreads();
   return total;
 }
 
 /* Block per Gaussian g of the pdf (blockIdx.x; rows: its float rows,
  * Gaussian g at rows + g Ep, q from 1 + D; form: its [norm, mu] in double,
- * D + 1 per Gaussian) and slice of CAND_FR frames (blockIdx.y): for frames
- * t < n of the slice with Lt[g ld + t] >= mx[t] - delta,
- * Lt[g ld + t] := (float)(ll - mx[t]) with ll = norm + sum_{j<=i} q_ij y_i
- * y_j, y = x - mu, in double (= norm - 0.5 y'Py); the others := -inf. */
-__global__ void __launch_bounds__(CAND_XT)
-k_cand_exact(float *__restrict__ Lt, long long ld, int n, const float *__restrict__ mx, float delta,
-             const float *__restrict__ X, int Dp, const int32_t *__restrict__ frames, const float *__restrict__ rows,
-             int Ep, const double *__restrict__ form, int D) {
-  extern __shared__ double sh[];
-  __shared__ int list[CAND_XT], wcnt[CAND_XT / 32];
-  const int g = blockIdx.x, tid = threadIdx.x, S = D * (D + 1) / 2;
-  double *qd = sh, *mu = qd + S, *ys = mu + D; /* ys [D][CAND_XT] */
+ * D + 1 per Gaussian) and slice of CAND_FR frames (blockIdx.y): for the
+ * candidate frames t (cand_is) of the slice, Lx[g ld + t] := (float)(ll -
+ * mx[t]) with ll = norm + sum_{j<=i} q_ij y_i y_j, y = x - mu, in double (=
+ * norm - 0.5 y'Py); nothing else is written (Lx is read only where the
+ * test holds).  One scan of the slice (CAND_PT frames a thread, loads
+ * first), then a warp per candidate (lanes over the rows of q, a fixed
+ * shuffle sum). */
+__global__ void __launch_bounds__(CAND_SB)
+k_cand_exact(const float *__restrict__ Lt, float *__restrict__ Lx, long long ld, int n, const float *__restrict__ mx,
+             float delta, const float *__restrict__ X, int Dp, const int32_t *__restrict__ frames,
+             const float *__restrict__ rows, int Ep, const double *__restrict__ form, int D) {
+  extern __shared__ double ysw[]; /* [CAND_SB / 32][D]: each warp's y */
+  __shared__ int list[CAND_FR], wsum[CAND_SB / 32];
+  const int g = blockIdx.x, f0 = blockIdx.y * CAND_FR, f1 = n - f0 < CAND_FR ? n : f0 + CAND_FR;
+  const unsigned bits = cand_bits(Lt + (long long)g * ld, mx, f0, f1, delta);
+  const int total = cand_list(bits, f0, list, wsum);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const float *q = rows + (long long)g * Ep + 1 + D;
-  for (int e = tid; e < S; e += CAND_XT) qd[e] = q[e];
-  for (int i = tid; i < D; i += CAND_XT) mu[i] = form[(long long)g * (D + 1) + 1 + i];
-  const double norm = form[(long long)g * (D + 1)];
-  __syncthreads();
-  float *l = Lt + (long long)g * ld;
-  const int f0 = blockIdx.y * CAND_FR, f1 = n - f0 < CAND_FR ? n : f0 + CAND_FR;
-  for (int t0 = f0; t0 < f1; t0 += CAND_XT) {
-    const int t = t0 + tid;
-    int c = 0;
-    if (t < f1) {
-      const float m = mx[t];
-      c = m > -INFINITY && l[t] >= m - delta;
-      if (!c) l[t] = -INFINITY;
+  const double *fm = form + (long long)g * (D + 1);
+  const double norm = fm[0];
+  double *y = ysw + warp * D;
+  for (int k = warp; k < total; k += CAND_SB / 32) {
+    const int t = list[k];
+    const long long f = frames ? frames[t] : t;
+    for (int i = lane; i < D; i += 32) y[i] = (double)X[f * Dp + i] - fm[1 + i];
+    __syncwarp();
+    double acc = 0.0;
+    for (int i = lane; i < D; i += 32) {
+      const float *qi = q + i * (i + 1) / 2;
+      double r = 0.0;
+      for (int j = 0; j <= i; ++j) r += (double)qi[j] * y[j];
+      acc += y[i] * r;
     }
-    int pos;
-    const int total = cand_compact(c, t, list, wcnt, &pos);
-    if (tid < total) {
-      const int tt = list[tid];
-      const long long f = frames ? frames[tt] : tt;
-      for (int i = 0; i < D; ++i) ys[i * CAND_XT + tid] = (double)X[f * Dp + i] - mu[i];
-      double acc = 0.0;
-      for (int i = 0; i < D; ++i) {
-        const double *qi = qd + i * (i + 1) / 2;
-        double r = 0.0;
-        for (int j = 0; j <= i; ++j) r += qi[j] * ys[j * CAND_XT + tid];
-        acc += ys[i * CAND_XT + tid] * r;
-      }
-      const double ll = norm > -INFINITY ? norm + acc : -INFINITY;
-      l[tt] = (float)(ll - (double)mx[tt]);
-    }
-    __syncthreads();
+    acc = warp_sum_d(acc);
+    if (lane == 0) Lx[(long long)g * ld + t] = (float)((norm > -INFINITY ? norm + acc : -INFINITY) - (double)mx[t]);
+    __syncwarp(); /* y is rewritten for the next candidate */
   }
 }
 
-/* Thread per frame t < n: lr[t] = log sum_g exp(Lt[g ld + t]) (the
- * candidates' exact log-likelihoods relative to mx[t]; in double) and
- * tot[t] = w_t (mx[t] + lr[t]) (0 when no Gaussian is finite). */
+/* Thread per frame t < n: lr[t] = log sum over the candidates g of
+ * exp(Lx[g ld + t]) (their exact log-likelihoods relative to mx[t]; in
+ * double) and tot[t] = w_t (mx[t] + lr[t]) (0 when no Gaussian is finite).
+ * Eight loads of Lt in flight. */
 __global__ void __launch_bounds__(256)
-k_cand_lse(const float *__restrict__ Lt, long long ld, int G, int n, const float *__restrict__ mx,
-           const float *__restrict__ w, double *__restrict__ lr, double *__restrict__ tot) {
+k_cand_lse(const float *__restrict__ Lt, const float *__restrict__ Lx, long long ld, int G, int n,
+           const float *__restrict__ mx, float delta, const float *__restrict__ w, double *__restrict__ lr,
+           double *__restrict__ tot) {
   const int t = blockIdx.x * 256 + threadIdx.x;
   if (t >= n) return;
+  const float m = mx[t];
   double s = 0.0;
-  for (int g = 0; g < G; ++g) {
-    const float v = Lt[(long long)g * ld + t];
-    if (v > -INFINITY) s += exp((double)v);
+  int g = 0;
+  for (; g + 8 <= G; g += 8) {
+    float v[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = Lt[(long long)(g + k) * ld + t];
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (cand_is(v[k], m, delta)) s += exp((double)Lx[(long long)(g + k) * ld + t]);
   }
-  const double m = mx[t];
+  for (; g < G; ++g)
+    if (cand_is(Lt[(long long)g * ld + t], m, delta)) s += exp((double)Lx[(long long)g * ld + t]);
   const bool ok = m > -INFINITY && s > 0;
   lr[t] = ok ? log(s) : 0.0;
-  tot[t] = ok ? (double)(w ? w[t] : 1.f) * (m + log(s)) : 0.0;
+  tot[t] = ok ? (double)(w ? w[t] : 1.f) * ((double)m + log(s)) : 0.0;
 }
 
 /* Block per Gaussian g (blockIdx.x) and slice b of CAND_FR frames
- * (blockIdx.y): its centred statistics in double over the slice's frames t
- * < n with gamma = w_t exp(Lt[g ld + t] - lr[t]) > 0, in frame order:
- * Sd[(b G + g) Ep + e], e < E0: [sum gamma, sum gamma x', sum gamma
+ * (blockIdx.y): its centred statistics in double over the slice's
+ * candidate frames t, gamma = w_t exp(Lx[g ld + t] - lr[t]), in frame
+ * order: Sd[(b G + g) Ep + e], e < E0: [sum gamma, sum gamma x', sum gamma
  * vech(x'x')], x' = x - c (k_acc_add sums the slices in order and
- * uncentres them).  Each thread owns the entries
- * e = tid, tid + CAND_ST, ... (kept in shared memory); CAND_NB frames
- * staged at a time. */
-__global__ void __launch_bounds__(CAND_ST)
-k_cand_stats(const float *__restrict__ Lt, long long ld, int n, const double *__restrict__ lr,
-             const float *__restrict__ w, const float *__restrict__ X, int Dp, const int32_t *__restrict__ frames,
-             const double *__restrict__ c, const short2 *__restrict__ ij, int D, int E0, int Ep,
-             double *__restrict__ Sd) {
+ * uncentres them).  One scan (as k_cand_exact), then each thread owns the
+ * entries e = tid, tid + CAND_SB, ... (kept in shared memory); CAND_NB
+ * frames staged at a time. */
+__global__ void __launch_bounds__(CAND_SB)
+k_cand_stats(const float *__restrict__ Lt, const float *__restrict__ Lx, long long ld, int n,
+             const float *__restrict__ mx, float delta, const double *__restrict__ lr, const float *__restrict__ w,
+             const float *__restrict__ X, int Dp, const int32_t *__restrict__ frames, const double *__restrict__ c,
+             const short2 *__restrict__ ij, int D, int E0, int Ep, double *__restrict__ Sd) {
   extern __shared__ double sh[];
-  __shared__ int list[CAND_ST], wcnt[CAND_ST / 32];
-  __shared__ double gam[CAND_ST];
-  const int g = blockIdx.x, tid = threadIdx.x;
-  double *acc = sh, *xs = acc + E0; /* xs [CAND_NB][D] */
-  for (int e = tid; e < E0; e += CAND_ST) acc[e] = 0.0;
-  const float *l = Lt + (long long)g * ld;
-  const int f0 = blockIdx.y * CAND_FR, f1 = n - f0 < CAND_FR ? n : f0 + CAND_FR;
-  for (int t0 = f0; t0 < f1; t0 += CAND_ST) {
-    const int t = t0 + tid;
-    double gm = 0.0;
-    if (t < f1) {
-      const float v = l[t];
-      if (v > -INFINITY) gm = (double)(w ? w[t] : 1.f) * exp((double)v - lr[t]);
+  __shared__ int list[CAND_FR], wsum[CAND_SB / 32];
+  const int g = blockIdx.x, tid = threadIdx.x, f0 = blockIdx.y * CAND_FR, f1 = n - f0 < CAND_FR ? n : f0 + CAND_FR;
+  double *acc = sh, *xs = acc + E0, *gam = xs + CAND_NB * D; /* xs [CAND_NB][D], gam [CAND_NB] */
+  for (int e = tid; e < E0; e += CAND_SB) acc[e] = 0.0;
+  const unsigned bits = cand_bits(Lt + (long long)g * ld, mx, f0, f1, delta);
+  const int total = cand_list(bits, f0, list, wsum);
+  for (int k0 = 0; k0 < total; k0 += CAND_NB) {
+    const int nb = total - k0 < CAND_NB ? total - k0 : CAND_NB;
+    for (int idx = tid; idx < nb * D; idx += CAND_SB) {
+      const int k = idx / D, i = idx - k * D;
+      const long long f = frames ? frames[list[k0 + k]] : list[k0 + k];
+      xs[idx] = (double)X[f * Dp + i] - c[i];
     }
-    const int c1 = gm > 0.0;
-    /* the compaction's barrier orders the previous tile's last reads of gam before these writes */
-    int pos;
-    const int total = cand_compact(c1, tid, list, wcnt, &pos);
-    if (c1) gam[pos] = gm;
+    for (int k = tid; k < nb; k += CAND_SB) {
+      const int t = list[k0 + k];
+      gam[k] = (double)(w ? w[t] : 1.f) * exp((double)Lx[(long long)g * ld + t] - lr[t]);
+    }
     __syncthreads();
-    for (int k0 = 0; k0 < total; k0 += CAND_NB) {
-      const int nb = total - k0 < CAND_NB ? total - k0 : CAND_NB;
-      for (int idx = tid; idx < nb * D; idx += CAND_ST) {
-        const int k = idx / D, i = idx - k * D;
-        const long long f = frames ? frames[t0 + list[k0 + k]] : t0 + list[k0 + k];
-        xs[idx] = (double)X[f * Dp + i] - c[i];
+    for (int e = tid; e < E0; e += CAND_SB) {
+      double a = acc[e];
+      if (e == 0) {
+        for (int k = 0; k < nb; ++k) a += gam[k];
+      } else if (e <= D) {
+        for (int k = 0; k < nb; ++k) a += gam[k] * xs[k * D + e - 1];
+      } else {
+        const short2 pq = ij[e - 1 - D];
+        for (int k = 0; k < nb; ++k) a += gam[k] * (xs[k * D + pq.x] * xs[k * D + pq.y]);
       }
-      __syncthreads();
-      for (int e = tid; e < E0; e += CAND_ST) {
-        double a = acc[e];
-        if (e == 0) {
-          for (int k = 0; k < nb; ++k) a += gam[k0 + k];
-        } else if (e <= D) {
-          for (int k = 0; k < nb; ++k) a += gam[k0 + k] * xs[k * D + e - 1];
-        } else {
-          const short2 pq = ij[e - 1 - D];
-          for (int k = 0; k < nb; ++k) a += gam[k0 + k] * (xs[k * D + pq.x] * xs[k * D + pq.y]);
-        }
-        acc[e] = a;
-      }
-      __syncthreads();
+      acc[e] = a;
     }
+    __syncthreads();
   }
-  for (int e = tid; e < E0; e += CAND_ST) Sd[((long long)blockIdx.y * gridDim.x + g) * Ep + e] = acc[e];
+  for (int e = tid; e < E0; e += CAND_SB) Sd[((long long)blockIdx.y * gridDim.x + g) * Ep + e] = acc[e];
 }
 
 /* Sum of v[0..n) in a fixed order into *out (set, or added when add):
@@ -685,6 +715,7 @@ struct gg_ctx {
   double *tot; size_t capT;      /* per-row w lse */
   double *Xd, *Ld, *Sd; size_t capXd, capLd, capSd; /* the exact pdfs' path, in double */
   double *lr; size_t capLr;      /* estep_cand: per-row log-sum-exp of the candidates */
+  float *Lx; size_t capLx;       /* estep_cand: the candidates' exact log-likelihoods (read only at candidates) */
   int sms;                       /* multiprocessors of the device */
 };
 
@@ -740,7 +771,7 @@ void gg_ctx_free(gg_ctx *g) {
   if (!g) return;
   blas.destroy(g->h);
   cudaFree(g->Xe); cudaFree(g->Xs); cudaFree(g->L); cudaFree(g->Ls); cudaFree(g->lse); cudaFree(g->S); cudaFree(g->tot);
-  cudaFree(g->Xd); cudaFree(g->Ld); cudaFree(g->Sd); cudaFree(g->lr);
+  cudaFree(g->Xd); cudaFree(g->Ld); cudaFree(g->Sd); cudaFree(g->lr); cudaFree(g->Lx);
   free(g);
 }
 
@@ -1347,14 +1378,15 @@ static void estep_fp64(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, c
   }
 }
 
-/* Shared memory of k_cand_exact / k_cand_stats for dimension D (bytes),
- * with the opt-in above 48 KB set once per kernel. */
+/* Dynamic shared memory of k_cand_exact / k_cand_stats for dimension D
+ * (bytes), the kernel's limit raised to it once (beside its static list
+ * the default allows 48 KB in all). */
 static size_t cand_shm(int D, int stats) {
   const size_t S = (size_t)D * (D + 1) / 2;
-  const size_t b = stats ? sizeof(double) * (1 + D + S + (size_t)CAND_NB * D)
-                         : sizeof(double) * (S + D + (size_t)D * CAND_XT);
+  const size_t b = stats ? sizeof(double) * (1 + D + S + (size_t)CAND_NB * D + CAND_NB)
+                         : sizeof(double) * (size_t)(CAND_SB / 32) * D;
   static size_t set[2];
-  if (b > 48 * 1024 && b > set[stats]) {
+  if (b > set[stats]) {
     if (stats) CK(cudaFuncSetAttribute(k_cand_stats, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)b));
     else CK(cudaFuncSetAttribute(k_cand_exact, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)b));
     set[stats] = b;
@@ -1383,6 +1415,7 @@ static void estep_cand(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, c
     X[0] = g->Xe; X[1] = g->Xs;
   }
   grow((void **)&g->L, &g->capL, sizeof(float) * ldmax * G);
+  grow((void **)&g->Lx, &g->capLx, sizeof(float) * ldmax * G);
   grow((void **)&g->lse, &g->capLse, sizeof(float) * rows); /* the rows' largest approximate likelihood */
   grow((void **)&g->lr, &g->capLr, sizeof(double) * rows);
   grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
@@ -1401,13 +1434,13 @@ static void estep_cand(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, c
     gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, nr, G, E, X[0], X[1], E, A, As, E, g->L, (int)ld, GH_PREC_TF32X3);
     const unsigned nbt = (unsigned)((nr + 255) / 256), nsl = (unsigned)((nr + CAND_FR - 1) / CAND_FR);
     k_cand_max<<<nbt, 256>>>(g->L, ld, G, nr, g->lse);
-    k_cand_exact<<<dim3(G, nsl), CAND_XT, shx>>>(g->L, ld, nr, g->lse, delta, dX, Dp, dFrames + k0, rows0, E, form,
-                                                 D);
-    k_cand_lse<<<nbt, 256>>>(g->L, ld, G, nr, g->lse, dW + k0, g->lr, g->tot);
+    k_cand_exact<<<dim3(G, nsl), CAND_SB, shx>>>(g->L, g->Lx, ld, nr, g->lse, delta, dX, Dp, dFrames + k0, rows0, E,
+                                                 form, D);
+    k_cand_lse<<<nbt, 256>>>(g->L, g->Lx, ld, G, nr, g->lse, delta, dW + k0, g->lr, g->tot);
     CK(cudaGetLastError());
     gg_sum_into(g->tot, nr, dTotal);
-    k_cand_stats<<<dim3(G, nsl), CAND_ST, shs>>>(g->L, ld, nr, g->lr, dW + k0, dX, Dp, dFrames + k0, m->dC, m->dIJ,
-                                                 D, E0, E, g->Sd);
+    k_cand_stats<<<dim3(G, nsl), CAND_SB, shs>>>(g->L, g->Lx, ld, nr, g->lse, delta, g->lr, dW + k0, dX, Dp,
+                                                 dFrames + k0, m->dC, m->dIJ, D, E0, E, g->Sd);
     k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->Sd, (int)nsl, (long long)G * E, E, E0, D, 1, m->dIJ, m->dC,
                                                     dAcc);
     CK(cudaGetLastError());
