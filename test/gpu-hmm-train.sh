@@ -12,7 +12,9 @@
 #     against hmm-train on $DEV, the same tolerances;
 #  c. with 2 or more GPUs: 2 ranks (one per GPU) against 1 rank: reduced
 #     sums (GH_TRAIN_DUMP_ACCS), models and HMMs byte-identical (double-double
-#     sums, lib/train/dd.h); two 2-rank runs byte-identical.
+#     sums, lib/train/dd.h); two 2-rank runs byte-identical;
+#  d. --max-device-memory (blocks of 600 frames, room for two resident, the
+#     rest streamed) = the resident run bit for bit, BW and Viterbi.
 # (A dry run elsewhere: DEV=opencl NG=2 test/gpu-hmm-train.sh)
 set -u
 DEV=${DEV:-cuda}
@@ -72,6 +74,19 @@ if [ -f "$tmp/loop/final.mdl" ] && [ -f "$tmp/res/final.mdl" ]; then
   then ok "train_word_hmm.sh on $DEV: resident vs per-iteration loop, models ($r)"
   else notok "train_word_hmm.sh on $DEV: resident vs per-iteration loop, models ($r)"; fi
 fi
+
+# d. streamed blocks on $DEV (blocks of ~600 frames x 13: ~45 KB each; 200 KB keeps two resident)
+for mode in bw viterbi; do
+  for mm in "" 200K; do
+    hmm-train --device=$DEV --mode=$mode --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 --seed=1 \
+      ${mm:+--max-device-memory=$mm} "$tmp/init/0.hmm" "$tmp/init/0.mdl" "$F" "$TX" "$tmp/s$mode$mm.hmm" \
+      "$tmp/s$mode$mm.mdl" 2> "$tmp/s$mode$mm.log" || notok "hmm-train --max-device-memory=$mm on $DEV: $(tail -1 "$tmp/s$mode$mm.log")"
+  done
+  s=$(grep -oE "[0-9]+ of [0-9]+ blocks resident \(.*\), [0-9]+ streamed" "$tmp/s${mode}200K.log" | head -1)
+  if grep -qE "blocks resident \(.*\), [1-9][0-9]* streamed" "$tmp/s${mode}200K.log" && cmp -s "$tmp/s$mode.mdl" "$tmp/s${mode}200K.mdl" &&
+     cmp -s "$tmp/s$mode.hmm" "$tmp/s${mode}200K.hmm"; then ok "hmm-train --mode=$mode --max-device-memory on $DEV: streamed = resident bit for bit ($s)"
+  else notok "hmm-train --mode=$mode --max-device-memory on $DEV: streamed vs resident (${s:-no streamed blocks})"; fi
+done
 
 # c. 2 ranks (one GPU each) vs 1 rank; same R twice byte-identical
 ng=${NG:-$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")}
