@@ -224,22 +224,11 @@ double gh_gemm_max_row_error(void) {
 }
 
 double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c) {
-  const int32_t D = s->dim;
-  double worst = 0.0;
-#pragma omp parallel
-  {
-    double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
-    double *mu = work + gh_gauss_work_size(D);
-#pragma omp for schedule(dynamic, 16) reduction(max : worst)
-    for (int32_t p = 0; p < s->num_pdfs; ++p)
-      for (int32_t k = 0; k < s->pdfs[p].num_gauss; ++k) {
-        gh_gauss_info info;
-        gh_gauss_exact(&s->pdfs[p], k, mu, &info, work);
-        const double e = gh_gemm_row_error(&s->pdfs[p], k, mu, &info, c);
-        if (!(e <= worst)) worst = isnan(e) ? INFINITY : e;
-      }
-    free(work);
-  }
+  double *e = gh_malloc(sizeof(double) * (size_t)(s->num_pdfs + 1)), worst = 0.0;
+  gh_gemm_set_errors(s, c, NULL, e, NULL, NULL);
+  for (int32_t p = 0; p < s->num_pdfs; ++p)
+    if (!(e[p] <= worst)) worst = e[p];
+  free(e);
   return worst;
 }
 
@@ -260,12 +249,19 @@ void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, dou
         const gh_gmm *g = &s->pdfs[p];
         gh_gauss_info info;
         gh_gauss_exact(g, k, mu, &info, work);
-        double e = gh_gemm_row_error(g, k, mu, &info, NULL);
-        if (!(e <= eu)) eu = isnan(e) ? INFINITY : e;
-        e = gh_gemm_row_error(g, k, mu, &info, c);
-        if (!(e <= ec)) ec = isnan(e) ? INFINITY : e;
-        e = gh_gemm_row_error_d(g, k, mu, &info, c);
-        if (!(e <= ed)) ed = isnan(e) ? INFINITY : e;
+        double e;
+        if (e_unc) {
+          e = gh_gemm_row_error(g, k, mu, &info, NULL);
+          if (!(e <= eu)) eu = isnan(e) ? INFINITY : e;
+        }
+        if (e_cen) {
+          e = gh_gemm_row_error(g, k, mu, &info, c);
+          if (!(e <= ec)) ec = isnan(e) ? INFINITY : e;
+        }
+        if (e_dbl) {
+          e = gh_gemm_row_error_d(g, k, mu, &info, c);
+          if (!(e <= ed)) ed = isnan(e) ? INFINITY : e;
+        }
         if (form) {
           double *f = form + (goff[p] + k) * (D + 1);
           f[0] = info.norm;

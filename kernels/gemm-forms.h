@@ -95,7 +95,8 @@ double gh_gemm_max_row_error(void);
 #define GH_GEMM_MAX_ROW_ERROR gh_gemm_max_row_error()
 
 /* The largest gh_gemm_row_error over every Gaussian of s for centre c
- * (NULL: uncentred); INFINITY when some row does not fit float. */
+ * (NULL: uncentred); INFINITY when some row does not fit float (the
+ * largest e_cen of gh_gemm_set_errors). */
 double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c);
 
 /* Per-pdf error estimates of the set s and its exact form, for a
@@ -107,7 +108,8 @@ double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c);
  * in double); NaN counts as INFINITY.  form [total Gaussians x (D + 1),
  * pdfs in order]: each Gaussian's [norm, mu (D)] of gh_gauss_exact (norm
  * -inf, mu 0 for a dead Gaussian), from which a backend builds the exact
- * row for any centre (gh_gemm_param_row_d).  Any output may be NULL.
+ * row for any centre (gh_gemm_param_row_d).  Any output may be NULL (an
+ * estimate not asked for is not computed).
  * OpenMP over the pdfs. */
 void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, double *e_cen, double *e_dbl,
                         double *form);

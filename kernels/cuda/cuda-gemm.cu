@@ -116,16 +116,30 @@ void gg_preload(void) {
 
 /* ------------------------------------------------------------- kernels */
 
-__device__ __forceinline__ double warp_sum_d(double v) {
+/* The arithmetic of the kernels written once for float and double
+ * (k_expand, k_lse_warp, k_post): float as the fp32 paths always did it
+ * (__expf in the per-pdf log-sum-exp, expf in the posteriors), double (the
+ * exact pdfs' path) with exp / log. */
+template <typename T> struct Fp;
+template <> struct Fp<float> {
+  static __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
+  static __device__ __forceinline__ float exp_lse(float x) { return __expf(x); }
+  static __device__ __forceinline__ float exp(float x) { return expf(x); }
+  static __device__ __forceinline__ float log(float x) { return logf(x); }
+};
+template <> struct Fp<double> {
+  static __device__ __forceinline__ double max(double a, double b) { return fmax(a, b); }
+  static __device__ __forceinline__ double exp_lse(double x) { return ::exp(x); }
+  static __device__ __forceinline__ double exp(double x) { return ::exp(x); }
+  static __device__ __forceinline__ double log(double x) { return ::log(x); }
+};
+/* Warp reductions in a fixed (butterfly) order: every lane gets the result. */
+template <typename T> __device__ __forceinline__ T warp_sum(T v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-__device__ __forceinline__ float warp_max_f(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-__device__ __forceinline__ float warp_sum_f(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+template <typename T> __device__ __forceinline__ T warp_max(T v) {
+  for (int o = 16; o > 0; o >>= 1) v = Fp<T>::max(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 
@@ -185,7 +199,7 @@ k_recentre(const float *__restrict__ A0, const double *__restrict__ form, const 
     quad += ei * pe;
     put(1 + i, dead ? 0.0 : pe);
   }
-  quad = warp_sum_d(quad);
+  quad = warp_sum(quad);
   if (lane == 0) put(0, dead ? -INFINITY : norm + 0.5 * quad);
   for (int e = lane; e < S; e += 32) put(1 + D + e, dead ? 0.0 : (double)q[e]);
 }
@@ -193,22 +207,26 @@ k_recentre(const float *__restrict__ A0, const double *__restrict__ form, const 
 #define XR 4 /* rows per block of k_expand */
 /* Expanded centred features of rows r < n: frame f = frames ? frames[r] :
  * row0 + r of X [. x Dp]; out Xe [n x Ep] (row-major; E values, then zeros
- * up to the padded row length Ep, a multiple of 8), split into TF32 big
- * (Xe) + small (Xs) when Xs != NULL.  ij[q] = (i, j) of packed index q.
- * perm: each row in the tensor-core kernels' order (cuda-tc.h gt_kpos). */
-template <bool FULL>
+ * up to the padded row length Ep, a multiple of 8).  T = float: x' = x - c
+ * rounded to float and the products in float, split into TF32 big (Xe) +
+ * small (Xs) when Xs != NULL; perm: each row in the tensor-core kernels'
+ * order (cuda-tc.h gt_kpos).  T = double (the exact pdfs' path, gg_model
+ * exact): in double, no split (Xs NULL), no permutation (perm 0).  ij[q] =
+ * (i, j) of packed index q. */
+template <bool FULL, typename T>
 __global__ void __launch_bounds__(256)
 k_expand(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames, long long row0, int n,
-         const double *__restrict__ c, const short2 *__restrict__ ij, int E, int Ep, float *__restrict__ Xe,
+         const double *__restrict__ c, const short2 *__restrict__ ij, int E, int Ep, T *__restrict__ Xe,
          float *__restrict__ Xs, int perm) {
-  extern __shared__ float xs[]; /* [XR][D] */
+  extern __shared__ __align__(8) unsigned char xraw[];
+  T *xs = (T *)xraw; /* [XR][D] */
   const int r0 = blockIdx.x * XR;
   for (int idx = threadIdx.x; idx < XR * D; idx += blockDim.x) {
     const int rr = idx / D, i = idx - rr * D, r = r0 + rr;
-    float v = 0.f;
+    T v = 0;
     if (r < n) {
       const long long f = frames ? frames[r] : row0 + r;
-      v = (float)((double)X[f * Dp + i] - c[i]);
+      v = (T)((double)X[f * Dp + i] - c[i]);
     }
     xs[idx] = v;
   }
@@ -216,94 +234,21 @@ k_expand(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__
   for (int idx = threadIdx.x; idx < XR * Ep; idx += blockDim.x) {
     const int rr = idx / Ep, e = idx - rr * Ep, r = r0 + rr;
     if (r >= n) break;
-    const float *x = xs + rr * D;
-    float v;
-    if (e >= E) v = 0.f; /* padding of the row to Ep (aligned GEMM operands) */
-    else if (e == 0) v = 1.f;
+    const T *x = xs + rr * D;
+    T v;
+    if (e >= E) v = 0; /* padding of the row to Ep (aligned GEMM operands) */
+    else if (e == 0) v = 1;
     else if (e <= D) v = x[e - 1];
     else if (FULL) { const short2 p = ij[e - 1 - D]; v = x[p.x] * x[p.y]; }
-    else { const float t = x[e - 1 - D]; v = t * t; }
+    else { const T t = x[e - 1 - D]; v = t * t; }
     const long long o = (long long)r * Ep + (perm ? gt_kpos(e) : e);
-    if (Xs) { const float big = gg_tf32_round(v); Xe[o] = big; Xs[o] = gg_tf32_round(v - big); }
-    else Xe[o] = v;
-  }
-}
-
-/* k_expand in double (the exact pdfs' path, gg_model exact): x' = x - c and
- * the products in double, no split, no permutation; Xd [n x Ep]. */
-template <bool FULL>
-__global__ void __launch_bounds__(256)
-k_expand_d(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames, long long row0, int n,
-           const double *__restrict__ c, const short2 *__restrict__ ij, int E, int Ep, double *__restrict__ Xd) {
-  extern __shared__ double xd[]; /* [XR][D] */
-  const int r0 = blockIdx.x * XR;
-  for (int idx = threadIdx.x; idx < XR * D; idx += blockDim.x) {
-    const int rr = idx / D, i = idx - rr * D, r = r0 + rr;
-    double v = 0.0;
-    if (r < n) {
-      const long long f = frames ? frames[r] : row0 + r;
-      v = (double)X[f * Dp + i] - c[i];
+    if constexpr (sizeof(T) == sizeof(float)) {
+      if (Xs) { const float big = gg_tf32_round(v); Xe[o] = big; Xs[o] = gg_tf32_round(v - big); }
+      else Xe[o] = v;
+    } else {
+      Xe[o] = v;
     }
-    xd[idx] = v;
   }
-  __syncthreads();
-  for (int idx = threadIdx.x; idx < XR * Ep; idx += blockDim.x) {
-    const int rr = idx / Ep, e = idx - rr * Ep, r = r0 + rr;
-    if (r >= n) break;
-    const double *x = xd + rr * D;
-    double v;
-    if (e >= E) v = 0.0;
-    else if (e == 0) v = 1.0;
-    else if (e <= D) v = x[e - 1];
-    else if (FULL) { const short2 p = ij[e - 1 - D]; v = x[p.x] * x[p.y]; }
-    else { const double t = x[e - 1 - D]; v = t * t; }
-    Xd[(long long)r * Ep + e] = v;
-  }
-}
-
-/* Per-pdf log-sum-exp of a double likelihood block (the exact pdfs' path):
- * one warp per (t, p) as k_lse_warp, in double, the result rounded to
- * float once. */
-__global__ void __launch_bounds__(256)
-k_lse_d(const double *__restrict__ L, long long Gt, const long long *__restrict__ goff, int P, int n,
-        float *__restrict__ out) {
-  const long long idx = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (idx >= (long long)n * P) return;
-  const int t = (int)(idx / P), p = (int)(idx - (long long)t * P);
-  const double *l = L + (long long)t * Gt + goff[p];
-  const int G = (int)(goff[p + 1] - goff[p]);
-  double mx = -INFINITY;
-  for (int g = lane; g < G; g += 32) mx = fmax(mx, l[g]);
-  for (int o = 16; o > 0; o >>= 1) mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  double s = 0.0;
-  if (mx > -INFINITY)
-    for (int g = lane; g < G; g += 32) s += exp(l[g] - mx);
-  s = warp_sum_d(s);
-  if (lane == 0) out[idx] = mx > -INFINITY ? (float)(mx + log(s)) : -INFINITY;
-}
-
-/* k_post in double (the exact pdfs' path): one warp per row r < n of L
- * [n x ld] (in place): L[r][g] <- w_r exp(L[r][g] - lse_r), rows G..ld-1
- * zeroed, tot[r] = w_r lse_r (0 when every Gaussian is -inf). */
-__global__ void __launch_bounds__(256)
-k_post_d(double *__restrict__ L, int G, int ld, int n, const float *__restrict__ w, double *__restrict__ tot) {
-  const int r = blockIdx.x * 8 + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (r >= n) return;
-  double *l = L + (long long)r * ld;
-  double mx = -INFINITY;
-  for (int g = lane; g < G; g += 32) mx = fmax(mx, l[g]);
-  for (int o = 16; o > 0; o >>= 1) mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  double s = 0.0;
-  if (mx > -INFINITY)
-    for (int g = lane; g < G; g += 32) s += exp(l[g] - mx);
-  s = warp_sum_d(s);
-  const double lse = mx + log(s);
-  const double wr = w ? (double)w[r] : 1.0;
-  for (int g = lane; g < G; g += 32) l[g] = mx > -INFINITY ? wr * exp(l[g] - lse) : 0.0;
-  for (int g = G + lane; g < ld; g += 32) l[g] = 0.0;
-  if (lane == 0) tot[r] = mx > -INFINITY ? wr * lse : 0.0;
 }
 
 /* out[t][p] = log sum_{g in pdf p} exp(L[t][goff[p] + g]) for t < n, p < P;
@@ -326,69 +271,75 @@ k_lse_thread(const float *__restrict__ L, long long Gt, const long long *__restr
   }
   out[idx] = r;
 }
-/* The same, one warp per (t, p) (pdfs of many Gaussians: UBMs). */
+/* The same, one warp per (t, p) (pdfs of many Gaussians: UBMs); T =
+ * double: the exact pdfs' double likelihood block, the result rounded to
+ * float once. */
+template <typename T>
 __global__ void __launch_bounds__(256)
-k_lse_warp(const float *__restrict__ L, long long Gt, const long long *__restrict__ goff, int P, int n,
+k_lse_warp(const T *__restrict__ L, long long Gt, const long long *__restrict__ goff, int P, int n,
            float *__restrict__ out) {
   const long long idx = (long long)blockIdx.x * 8 + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (idx >= (long long)n * P) return;
   const int t = (int)(idx / P), p = (int)(idx - (long long)t * P);
-  const float *l = L + (long long)t * Gt + goff[p];
+  const T *l = L + (long long)t * Gt + goff[p];
   const int G = (int)(goff[p + 1] - goff[p]);
-  float mx = -INFINITY;
-  for (int g = lane; g < G; g += 32) mx = fmaxf(mx, l[g]);
-  mx = warp_max_f(mx);
-  float s = 0.f;
+  T mx = -INFINITY;
+  for (int g = lane; g < G; g += 32) mx = Fp<T>::max(mx, l[g]);
+  mx = warp_max(mx);
+  T s = 0;
   if (mx > -INFINITY)
-    for (int g = lane; g < G; g += 32) s += __expf(l[g] - mx);
-  s = warp_sum_f(s);
-  if (lane == 0) out[idx] = mx > -INFINITY ? mx + logf(s) : -INFINITY;
+    for (int g = lane; g < G; g += 32) s += Fp<T>::exp_lse(l[g] - mx);
+  s = warp_sum(s);
+  if (lane == 0) out[idx] = mx > -INFINITY ? (float)(mx + Fp<T>::log(s)) : -INFINITY;
 }
 
 /* E-step posteriors, one warp per row r < n of L [n x G], row stride ld (in place):
- * L[r][g] <- w_r exp(L[r][g] - lse_r) (TF32 big part when Rs != NULL, small
- * part into Rs), tot[r] = w_r lse_r (0 when every Gaussian is -inf).
+ * L[r][g] <- w_r exp(L[r][g] - lse_r) (T = float: TF32 big part when Rs !=
+ * NULL, small part into Rs; T = double, the exact pdfs' path: Rs NULL),
+ * rows G..ld-1 zeroed, tot[r] = w_r lse_r (0 when every Gaussian is -inf).
  * NV > 0: G <= 32 NV, the row held in registers and read once; NV = 0: any
  * G, the row read three times (UBM 1 x 1024 full EM on an H200: 12.75 ms
  * with NV = 0, 12.38 with 32; doc/perf.md, fifth session). */
-template <int NV>
+template <int NV, typename T>
 __global__ void __launch_bounds__(256)
-k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const float *__restrict__ w,
+k_post(T *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const float *__restrict__ w,
        double *__restrict__ tot) {
   const int r = blockIdx.x * 8 + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (r >= n) return;
-  float *l = L + (long long)r * ld;
+  T *l = L + (long long)r * ld;
   float *ls = Rs ? Rs + (long long)r * ld : NULL;
-  float v[NV > 0 ? NV : 1], mx = -INFINITY;
+  T v[NV > 0 ? NV : 1], mx = -INFINITY;
   if constexpr (NV > 0) {
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
       const int g = lane + 32 * i;
       v[i] = g < G ? l[g] : -INFINITY;
-      mx = fmaxf(mx, v[i]);
+      mx = Fp<T>::max(mx, v[i]);
     }
   } else {
-    for (int g = lane; g < G; g += 32) mx = fmaxf(mx, l[g]);
+    for (int g = lane; g < G; g += 32) mx = Fp<T>::max(mx, l[g]);
   }
-  mx = warp_max_f(mx);
-  float s = 0.f;
+  mx = warp_max(mx);
+  T s = 0;
   if (mx > -INFINITY) {
     if constexpr (NV > 0) {
 #pragma unroll
-      for (int i = 0; i < NV; ++i) s += expf(v[i] - mx);
+      for (int i = 0; i < NV; ++i) s += Fp<T>::exp(v[i] - mx);
     } else {
-      for (int g = lane; g < G; g += 32) s += expf(l[g] - mx);
+      for (int g = lane; g < G; g += 32) s += Fp<T>::exp(l[g] - mx);
     }
   }
-  s = warp_sum_f(s);
-  const float lse = mx + logf(s);
-  const float wr = w ? w[r] : 1.f;
-  auto put = [&](int g, float ll) {
-    const float x = mx > -INFINITY ? wr * expf(ll - lse) : 0.f;
-    if (ls) { const float big = gg_tf32_round(x); l[g] = big; ls[g] = gg_tf32_round(x - big); }
-    else l[g] = x;
+  s = warp_sum(s);
+  const T lse = mx + Fp<T>::log(s);
+  const T wr = w ? (T)w[r] : (T)1;
+  auto put = [&](int g, T ll) {
+    const T x = mx > -INFINITY ? wr * Fp<T>::exp(ll - lse) : (T)0;
+    if constexpr (sizeof(T) == sizeof(float)) {
+      if (ls) { const float big = gg_tf32_round(x); l[g] = big; ls[g] = gg_tf32_round(x - big); return; }
+    }
+    l[g] = x;
   };
   if constexpr (NV > 0) {
 #pragma unroll
@@ -398,7 +349,7 @@ k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, cons
     for (int g = lane; g < G; g += 32) put(g, l[g]);
   }
   for (int g = G + lane; g < ld; g += 32) { /* the GEMM's rows G..Gp-1 (GG_ROW_TAIL): no posterior */
-    l[g] = 0.f;
+    l[g] = 0;
     if (ls) ls[g] = 0.f;
   }
   if (lane == 0) tot[r] = mx > -INFINITY ? (double)wr * (double)lse : 0.0;
@@ -407,10 +358,10 @@ k_post(float *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, cons
 /* E-step posteriors of nr rows (k_post; in registers for G <= 1024). */
 static void post(float *L, float *Rs, int G, int ld, int nr, const float *w, double *tot) {
   const unsigned nb = (unsigned)((nr + 7) / 8);
-  if (G <= 256) k_post<8><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
-  else if (G <= 512) k_post<16><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
-  else if (G <= 1024) k_post<32><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
-  else k_post<0><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  if (G <= 256) k_post<8, float><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else if (G <= 512) k_post<16, float><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else if (G <= 1024) k_post<32, float><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
+  else k_post<0, float><<<nb, 256>>>(L, Rs, G, ld, nr, w, tot);
   CK(cudaGetLastError());
 }
 
@@ -575,7 +526,7 @@ k_cand_exact(const float *__restrict__ Lt, float *__restrict__ Lx, long long ld,
       for (int j = 0; j <= i; ++j) r += (double)qi[j] * y[j];
       acc += y[i] * r;
     }
-    acc = warp_sum_d(acc);
+    acc = warp_sum(acc);
     if (lane == 0) Lx[(long long)g * ld + t] = (float)((norm > -INFINITY ? norm + acc : -INFINITY) - (double)mx[t]);
     __syncwarp(); /* y is rewritten for the next candidate */
   }
@@ -1028,8 +979,8 @@ static void expand_d(gg_model *m, const float *dX, int Dp, const int32_t *frames
   const int E = row_len(m->D, full), Ep = row_pad(m->D, full);
   const unsigned nb = (unsigned)((n + XR - 1) / XR);
   const size_t sh = sizeof(double) * XR * m->D;
-  if (full) k_expand_d<true><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xd);
-  else k_expand_d<false><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xd);
+  if (full) k_expand<true, double><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xd, NULL, 0);
+  else k_expand<false, double><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xd, NULL, 0);
   CK(cudaGetLastError());
 }
 
@@ -1038,8 +989,8 @@ static void expand(gg_model *m, const float *dX, int Dp, const int32_t *frames, 
   const int E = row_len(m->D, full), Ep = row_pad(m->D, full);
   const unsigned nb = (unsigned)((n + XR - 1) / XR);
   const size_t sh = sizeof(float) * XR * m->D;
-  if (full) k_expand<true><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs, perm);
-  else k_expand<false><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs, perm);
+  if (full) k_expand<true, float><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs, perm);
+  else k_expand<false, float><<<nb, 256, sh>>>(dX, Dp, m->D, frames, row0, n, m->dC, m->dIJ, E, Ep, Xe, Xs, perm);
   CK(cudaGetLastError());
 }
 
@@ -1198,7 +1149,7 @@ static void loglikes_fp64(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64
     expand_d(m, dX, Dp, NULL, r0, nr, full, g->Xd);
     gemm_d(g, CUBLAS_OP_T, CUBLAS_OP_N, (int)ldL, nr, E, m->dAd, E, g->Xd, E, g->Ld, (int)ldL);
     const long long items = (long long)nr * m->P;
-    k_lse_d<<<(unsigned)((items + 7) / 8), 256>>>(g->Ld, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
+    k_lse_warp<double><<<(unsigned)((items + 7) / 8), 256>>>(g->Ld, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
     CK(cudaGetLastError());
   }
 }
@@ -1234,7 +1185,7 @@ void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, flo
     gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, (int)ldL, nr, E, m->dAc, m->dAs, E, g->Xe, g->Xs, E, g->L, (int)ldL, prec);
     const long long items = (long long)nr * m->P;
     if (maxG > 32)
-      k_lse_warp<<<(unsigned)((items + 7) / 8), 256>>>(g->L, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
+      k_lse_warp<float><<<(unsigned)((items + 7) / 8), 256>>>(g->L, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
     else
       k_lse_thread<<<(unsigned)((items + 255) / 256), 256>>>(g->L, ldL, m->dGoff, m->P, nr, dOut + r0 * m->P);
     CK(cudaGetLastError());
@@ -1336,7 +1287,7 @@ static long long splitk_slices(const gg_ctx *g, int G, int E) {
 /* gg_estep_pdf in double (an exact pdf at GH_PREC_AUTO, as the cpu
  * backend's DGEMM path): double rows centred at `centre`, double expanded
  * features (kept in the data's cache when there is room), L = Xe A^T by DGEMM, posteriors in double
- * (k_post_d), S = R^T Xe as the same deterministic split-K of DGEMMs,
+ * (k_post<0, double>), S = R^T Xe as the same deterministic split-K of DGEMMs,
  * k_acc_add summing the slices. */
 static void estep_fp64(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
                        const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
@@ -1360,7 +1311,7 @@ static void estep_fp64(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, c
     const int nr = (int)(n - k0 < nc ? n - k0 : nc);
     if (have != 1) expand_d(m, dX, Dp, dFrames + k0, 0, nr, full, Xd);
     gemm_d(g, CUBLAS_OP_T, CUBLAS_OP_N, Gp, nr, E, A, E, Xd, E, g->Ld, Gp);
-    k_post_d<<<(unsigned)((nr + 7) / 8), 256>>>(g->Ld, G, Gp, nr, dW + k0, g->tot);
+    k_post<0, double><<<(unsigned)((nr + 7) / 8), 256>>>(g->Ld, NULL, G, Gp, nr, dW + k0, g->tot);
     CK(cudaGetLastError());
     gg_sum_into(g->tot, nr, dTotal);
     long long nsl = nr / 256 < nsl_max ? nr / 256 : nsl_max;
