@@ -218,6 +218,15 @@ typedef struct {
    * means_invvars, inv_vars exactly as the device holds them.  NULL
    * exactly when mstep is NULL. */
   void (*model_fetch)(gh_backend *b, gh_dev_model *m, gh_gmm_set *s);
+  /* Optional (NULL: none): a 64-bit hash of m's current parameters where
+   * the device holds them (after an mstep that returned 0), without
+   * fetching them: every word of the arrays model_fetch reads, each mixed
+   * with its position, summed mod 2^64 (order-free, so exact and the same
+   * on any device holding the same bits; not gh_gmm_set_hash's value).
+   * Distributed training's per-iteration check that the ranks hold the
+   * same model.  Returns 0 with *h set, or 1 when m's current parameters
+   * are not on the device (the caller hashes the fetched model). */
+  int (*model_hash)(gh_backend *b, gh_dev_model *m, uint64_t *h);
 
   /* ---- optional: pipelined loglikes (gmm-score-gpu) ----
    * Callers go through gh_backend_loglikes_begin / _end, which call

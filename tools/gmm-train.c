@@ -237,16 +237,16 @@ int main(int argc, char **argv) {
         free(occs);
       }
     }
-    /* every rank holds the same model bytes (a cheap hash; the host copy is
-     * needed anyway when rank 0 writes this iteration's model) */
-    if (R > 1 || *iter_models) gh_dist_em_sync(&em);
+    /* every rank holds the same model bytes (hashed on the device after a
+     * device M-step: no fetch per iteration) */
     if (R > 1) {
       char what[96];
       snprintf(what, sizeof what, "the model after iteration %d", it);
-      const uint64_t h = gh_gmm_set_hash(&model);
+      const uint64_t h = gh_dist_em_model_hash(&em);
       gh_comm_check_same(comm, &h, sizeof h, what);
     }
     if (rank == 0 && *iter_models) {
+      gh_dist_em_sync(&em);
       char path[4096];
       snprintf(path, sizeof path, "%s/%d.mdl", iter_models, it);
       gh_gmm_set_write(path, binary, &model);

@@ -65,6 +65,7 @@ typedef struct {
   void *dGstat, *hGstat;        /* [Gt] per-Gaussian results (cuda-mstep.cu) */
   int *dGlist, *hGlist;         /* [Gt] the M-step's second pass: Gaussians to floor */
   double *dVfloor;              /* [P x D] --rel-variance-floor's per-pdf floors */
+  unsigned long long *dHash;    /* [1] cuda_model_hash's sum */
   int scoring_stale;            /* dParams / dGconst predate a device M-step */
   /* numerical contract (cuda.cu model_upload, doc/reliability.md): the
    * model on the host cpu backend (every op forwards to it) when its fp32
@@ -79,6 +80,7 @@ typedef struct {
  * the M-step scratch of m (called by model_free). */
 int cuda_mstep(gh_backend *b, gh_dev_model *dm, const struct gh_est_opts *o, struct gh_est_stats *st);
 void cuda_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
+int cuda_model_hash(gh_backend *b, gh_dev_model *dm, uint64_t *h);
 void cuda_mstep_free(cuda_model *m);
 
 /* backend.h kmeans_upload / _nearest / _fetch / _free (cuda-kmeans.cu). */

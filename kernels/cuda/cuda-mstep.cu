@@ -581,8 +581,8 @@ k_rows_to_gg(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf,
 
 void cuda_mstep_free(cuda_model *m) {
   cudaFree(m->dEnew); cudaFree(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat); cudaFree(m->dGlist); cudaFree(m->dVfloor);
-  cudaFree(m->dNormNew);
-  m->dNormNew = NULL;
+  cudaFree(m->dNormNew); cudaFree(m->dHash);
+  m->dNormNew = NULL; m->dHash = NULL;
   free(m->hOccSum); free(m->hGstat); free(m->hGlist);
   m->dGlist = NULL; m->hGlist = NULL; m->dVfloor = NULL;
   m->dEnew = NULL; m->dWnew = NULL; m->dOccSum = NULL; m->dGstat = NULL; m->hOccSum = NULL; m->hGstat = NULL;
@@ -716,6 +716,49 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
   }
   m->scoring_stale = 1;
   *st = loc;
+  return 0;
+}
+
+/* splitmix64's finaliser (Steele, Lea and Flood 2014): a bijective mix of 64 bits. */
+__device__ __forceinline__ unsigned long long hash_mix(unsigned long long x) {
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* *out += sum over i < n of mix(mix(i + salt) ^ w[i]) mod 2^64 (the words
+ * of one parameter array; integer atomics: the sum is exact in any order). */
+__global__ void __launch_bounds__(256)
+k_hash_words(const uint32_t *__restrict__ w, long long n, unsigned long long salt, unsigned long long *out) {
+  unsigned long long h = 0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    h += hash_mix(hash_mix((unsigned long long)i + salt) ^ w[i]);
+  for (int o = 16; o > 0; o >>= 1) h += __shfl_xor_sync(0xffffffffu, h, o);
+  if ((threadIdx.x & 31) == 0) atomicAdd(out, h);
+}
+
+int cuda_model_hash(gh_backend *b, gh_dev_model *dm, uint64_t *h) {
+  (void)b;
+  cuda_model *m = (cuda_model *)dm;
+  if (m->host_m || m->orig) return 1;
+  unsigned long long r = 0;
+  if (!m->dHash) CK(cudaMalloc((void **)&m->dHash, sizeof r));
+  unsigned long long *d = m->dHash;
+  CK(cudaMemset(d, 0, sizeof r));
+  /* the canonical parameters (dEparams: model_fetch's rows; dWeights) and
+   * the shapes, salted apart */
+  const long long n[2] = {m->esize, m->Gt};
+  const float *a[2] = {m->dEparams, m->dWeights};
+  for (int k = 0; k < 2; ++k)
+    if (n[k] > 0) {
+      const long long nb = (n[k] + 255) / 256;
+      k_hash_words<<<(unsigned)(nb < 1024 ? nb : 1024), 256>>>((const uint32_t *)a[k], n[k],
+                                                              (unsigned long long)(k + 1) << 56, d);
+    }
+  CK_LAUNCH("model hash");
+  CK(cudaMemcpy(&r, d, sizeof r, cudaMemcpyDeviceToHost));
+  r ^= (unsigned long long)m->P * 0x9e3779b97f4a7c15ULL ^ (unsigned long long)m->D << 40 ^ (unsigned long long)m->Gt;
+  *h = r;
   return 0;
 }
 

@@ -1609,6 +1609,7 @@ static const gh_backend_ops cuda_ops = {
     .host_free = cuda_host_free,
     .mstep = cuda_mstep,             /* kernels/cuda/cuda-mstep.cu */
     .model_fetch = cuda_model_fetch,
+    .model_hash = cuda_model_hash,
     .loglikes_begin = cuda_loglikes_begin,
     .loglikes_end = cuda_loglikes_end,
     /* in the struct's order (C++ designated initializers) */

@@ -130,6 +130,13 @@ void gh_dist_em_sync(gh_dist_em *em) {
   em->host_stale = 0;
 }
 
+uint64_t gh_dist_em_model_hash(gh_dist_em *em) {
+  uint64_t h;
+  if (em->host_stale && em->b->ops->model_hash && em->b->ops->model_hash(em->b, em->dm, &h) == 0) return h;
+  gh_dist_em_sync(em);
+  return gh_gmm_set_hash(em->model);
+}
+
 void gh_dist_em_model_changed(gh_dist_em *em) {
   if (em->dm) em->b->ops->model_free(em->b, em->dm);
   em->dm = NULL;

@@ -92,6 +92,12 @@ void gh_dist_em_acc_shrink(gh_dist_em *em, gh_accs_set *accs);
 void gh_dist_em_mstep(gh_dist_em *em, const gh_est_opts *eo, const gh_accs_set *accs, gh_est_stats *st);
 /* Make *model current (model_fetch after device M-steps). */
 void gh_dist_em_sync(gh_dist_em *em);
+/* 64-bit hash of the current model, for the per-iteration check that
+ * every rank holds the same model: after a device M-step the backend's
+ * model_hash (no fetch), else gh_gmm_set_hash of the host model (fetched
+ * first where the device holds the current one).  Ranks compare values
+ * of the same method: they take the same path, as their M-steps do. */
+uint64_t gh_dist_em_model_hash(gh_dist_em *em);
 /* The caller changed *model on the host (mix-up): drops the device copy. */
 void gh_dist_em_model_changed(gh_dist_em *em);
 void gh_dist_em_free(gh_dist_em *em);

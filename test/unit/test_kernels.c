@@ -457,12 +457,15 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
                sh.num_floored, sd.num_pdfs_no_data, sh.num_pdfs_no_data);
     /* the M-step again from the same statistics (the E-step's own atomics,
      * fused path, may order additions differently between runs): the same bits */
+    uint64_t h1 = 0, h2 = 0, h3 = 0;
+    const int hr1 = b->ops->model_hash ? b->ops->model_hash(b, m, &h1) : -1;
     gh_est_stats s3;
     memset(&s3, 0, sizeof s3);
     b->ops->mstep(b, m, eo, &s3);
     b->ops->model_fetch(b, m, &again);
     GH_TEST_OK(set_same(&again, &dev), "%s: device M-step twice from the same statistics: bit-identical models",
                pb->name);
+    const int hr2 = b->ops->model_hash ? b->ops->model_hash(b, m, &h2) : -1;
     /* the next E-step on the device-updated model = on the uploaded host model */
     b->ops->acc_zero(b, m);
     double t1 = b->ops->accumulate(b, m, dd);
@@ -472,6 +475,24 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
     b->ops->model_free(b, m2);
     GH_TEST_OK(fabs(t1 - t2) <= 1e-5 * (1 + fabs(t2)), "%s: E-step after the device M-step %.9g, on the host's model %.9g",
                pb->name, t1, t2);
+    if (b->ops->model_hash) {
+      /* the device-side hash (distributed training's per-iteration check):
+       * the same for the same bits, another after an M-step that changed them */
+      gh_est_stats s4;
+      memset(&s4, 0, sizeof s4);
+      gh_gmm_set third;
+      memset(&third, 0, sizeof third);
+      gh_gmm_set_copy(&third, &pb->set);
+      const int rc4 = b->ops->mstep(b, m, eo, &s4);
+      b->ops->model_fetch(b, m, &third);
+      const int hr3 = b->ops->model_hash(b, m, &h3);
+      const int changed = !set_same(&third, &dev);
+      GH_TEST_OK(hr1 == 0 && hr2 == 0 && hr3 == 0 && h1 == h2 && (changed ? h3 != h1 : h3 == h1),
+                 "%s: device model hash %016llx twice from the same statistics, %016llx after another M-step "
+                 "(rc %d; the model %s)", pb->name, (unsigned long long)h1, (unsigned long long)h3, rc4,
+                 changed ? "changed" : "did not change");
+      gh_gmm_set_free(&third);
+    }
   }
   b->ops->model_free(b, m);
   gh_accs_free(&accs);
