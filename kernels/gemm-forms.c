@@ -238,42 +238,48 @@ void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, dou
   int64_t *goff = gh_malloc(sizeof(int64_t) * (size_t)(P + 1));
   goff[0] = 0;
   for (int32_t p = 0; p < P; ++p) goff[p + 1] = goff[p] + s->pdfs[p].num_gauss;
-#pragma omp parallel
+  const int64_t Gt = goff[P];
+  /* per Gaussian (in parallel over all of them: a UBM is one pdf), then the
+   * per-pdf maxima in order; NaN counts as INFINITY */
+  int32_t *gp = gh_malloc(sizeof(int32_t) * (size_t)(Gt ? Gt : 1));
+  double *eg = gh_malloc(sizeof(double) * 3 * (size_t)(Gt ? Gt : 1));
+  for (int32_t p = 0; p < P; ++p)
+    for (int64_t k = goff[p]; k < goff[p + 1]; ++k) gp[k] = p;
+#pragma omp parallel if (Gt >= 32)
   {
     double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
     double *mu = work + gh_gauss_work_size(D);
 #pragma omp for schedule(dynamic, 16)
-    for (int32_t p = 0; p < P; ++p) {
-      double eu = 0.0, ec = 0.0, ed = 0.0;
-      for (int32_t k = 0; k < s->pdfs[p].num_gauss; ++k) {
-        const gh_gmm *g = &s->pdfs[p];
-        gh_gauss_info info;
-        gh_gauss_exact(g, k, mu, &info, work);
-        double e;
-        if (e_unc) {
-          e = gh_gemm_row_error(g, k, mu, &info, NULL);
-          if (!(e <= eu)) eu = isnan(e) ? INFINITY : e;
-        }
-        if (e_cen) {
-          e = gh_gemm_row_error(g, k, mu, &info, c);
-          if (!(e <= ec)) ec = isnan(e) ? INFINITY : e;
-        }
-        if (e_dbl) {
-          e = gh_gemm_row_error_d(g, k, mu, &info, c);
-          if (!(e <= ed)) ed = isnan(e) ? INFINITY : e;
-        }
-        if (form) {
-          double *f = form + (goff[p] + k) * (D + 1);
-          f[0] = info.norm;
-          memcpy(f + 1, mu, sizeof(double) * (size_t)D);
-        }
+    for (int64_t gi = 0; gi < Gt; ++gi) {
+      const gh_gmm *g = &s->pdfs[gp[gi]];
+      const int32_t k = (int32_t)(gi - goff[gp[gi]]);
+      gh_gauss_info info;
+      gh_gauss_exact(g, k, mu, &info, work);
+      double *e = eg + 3 * gi;
+      e[0] = e_unc ? gh_gemm_row_error(g, k, mu, &info, NULL) : 0.0;
+      e[1] = e_cen ? gh_gemm_row_error(g, k, mu, &info, c) : 0.0;
+      e[2] = e_dbl ? gh_gemm_row_error_d(g, k, mu, &info, c) : 0.0;
+      if (form) {
+        double *f = form + gi * (D + 1);
+        f[0] = info.norm;
+        memcpy(f + 1, mu, sizeof(double) * (size_t)D);
       }
-      if (e_unc) e_unc[p] = eu;
-      if (e_cen) e_cen[p] = ec;
-      if (e_dbl) e_dbl[p] = ed;
     }
     free(work);
   }
+  for (int32_t p = 0; p < P; ++p) {
+    double m[3] = {0.0, 0.0, 0.0};
+    for (int64_t gi = goff[p]; gi < goff[p + 1]; ++gi)
+      for (int q = 0; q < 3; ++q) {
+        const double e = eg[3 * gi + q];
+        if (!(e <= m[q])) m[q] = isnan(e) ? INFINITY : e;
+      }
+    if (e_unc) e_unc[p] = m[0];
+    if (e_cen) e_cen[p] = m[1];
+    if (e_dbl) e_dbl[p] = m[2];
+  }
+  free(eg);
+  free(gp);
   free(goff);
 }
 

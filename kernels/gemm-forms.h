@@ -110,7 +110,7 @@ double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c);
  * -inf, mu 0 for a dead Gaussian), from which a backend builds the exact
  * row for any centre (gh_gemm_param_row_d).  Any output may be NULL (an
  * estimate not asked for is not computed).
- * OpenMP over the pdfs. */
+ * OpenMP over the Gaussians. */
 void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, double *e_cen, double *e_dbl,
                         double *form);
 

@@ -213,17 +213,27 @@ void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
     }
   }
 
-  double *A = full ? gh_malloc(sizeof(double) * D * D) : NULL;
-  double *ev = gh_malloc(sizeof(double) * D);
-  double *mnew = gh_malloc(sizeof(double) * D);
-  double *vnew = gh_malloc(sizeof(double) * S);
-  char *removed = gh_calloc(G, 1);
-  int num_removed = 0, tot_floored = 0, gauss_floored = 0;
-
-  for (int32_t i = 0; i < G; ++i) {
-    double occ = a->occupancy[i];
-    double prob = occ_sum != 0 ? occ / occ_sum : 1.0 / G;
-    if (occ > min_occ && prob > o->min_gaussian_weight) {
+  /* Two passes: the Gaussians' updates, independent of each other (in
+   * parallel for large full-covariance pdfs: the eigenvalue floors' dsyev
+   * dominate the host M-step; each Gaussian's arithmetic is the same on any
+   * thread), then in Gaussian order the decisions that depend on order
+   * (which Gaussians are removed), the counts and the log lines. */
+  char *upd = gh_calloc(G, 1);
+  int *nfl = gh_calloc(G, sizeof(int));
+  double *conds = gh_calloc(G, sizeof(double));
+  const int shrinking = full && o->shrink && o->shrink->method != GH_SHRINK_NONE; /* o->shrink_stats: shared */
+#pragma omp parallel if (full && !shrinking && G >= 32 && D >= 16)
+  {
+    double *A = full ? gh_malloc(sizeof(double) * D * D) : NULL;
+    double *ev = gh_malloc(sizeof(double) * D);
+    double *mnew = gh_malloc(sizeof(double) * D);
+    double *vnew = gh_malloc(sizeof(double) * S);
+#pragma omp for schedule(dynamic, 4)
+    for (int32_t i = 0; i < G; ++i) {
+      const double occ = a->occupancy[i];
+      const double prob = occ_sum != 0 ? occ / occ_sum : 1.0 / G;
+      if (!(occ > min_occ && prob > o->min_gaussian_weight)) continue;
+      upd[i] = 1;
       if (upd_w) w[i] = prob;
       const double *macc = a->mean_accs + (int64_t)i * D;
       const double *vacc = a->var_accs + (int64_t)i * S;
@@ -252,37 +262,48 @@ void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
           for (int32_t d = 0; d < D; ++d)
             if (vnew[d] < vfloor[d]) { vnew[d] = vfloor[d]; ++floored; }
         } else {
-          if (o->shrink && o->shrink->method != GH_SHRINK_NONE) { /* lib/gmm/shrink.h */
+          if (shrinking) { /* lib/gmm/shrink.h */
             gh_shrink_stats dummy_sh;
             if (!o->shrink_stats) gh_shrink_stats_init(&dummy_sh);
             gh_shrink_gaussian(o->shrink, a, i, mnew, vnew, o->shrink_stats ? o->shrink_stats : &dummy_sh);
           }
-          double cond = 0;
-          floored = floor_eigenvalues(vnew, D, min_var, o->max_condition, A, ev, pdf, i, &cond);
-          if (floored) {
-            st->num_eig_floored += floored;
-            if (!(cond <= st->worst_condition)) st->worst_condition = cond;
-          }
+          floored = floor_eigenvalues(vnew, D, min_var, o->max_condition, A, ev, pdf, i, &conds[i]);
         }
-        if (floored) { tot_floored += floored; ++gauss_floored; }
+        nfl[i] = floored;
         memcpy(ci, vnew, sizeof(double) * S);
       }
       if (upd_m) memcpy(mi, mnew, sizeof(double) * D);
-    } else { /* insufficient occupancy */
-      st->num_not_updated++;
-      if (o->remove_low_count_gaussians && num_removed < G - 1) {
-        gh_vlog(1, "pdf %d: too little data - removing Gaussian %d (weight %f, occupation count %f, vector size %d)",
-                pdf, i, prob, occ, D);
-        removed[i] = 1;
-        ++num_removed;
-      } else {
-        gh_vlog(1, "pdf %d: Gaussian %d has too little data but is not removed (%s): occ = %g, weight = %g",
-                pdf, i, o->remove_low_count_gaussians ? "it is the last Gaussian" : "remove-low-count-gaussians=false",
-                occ, prob);
-        if (upd_w) w[i] = fmax(prob, o->min_gaussian_weight);
+    }
+    free(A); free(ev); free(mnew); free(vnew);
+  }
+  char *removed = gh_calloc(G, 1);
+  int num_removed = 0, tot_floored = 0, gauss_floored = 0;
+  for (int32_t i = 0; i < G; ++i) {
+    if (upd[i]) {
+      if (nfl[i] && full) {
+        st->num_eig_floored += nfl[i];
+        if (!(conds[i] <= st->worst_condition)) st->worst_condition = conds[i];
       }
+      if (nfl[i]) { tot_floored += nfl[i]; ++gauss_floored; }
+      continue;
+    }
+    /* insufficient occupancy */
+    const double occ = a->occupancy[i];
+    const double prob = occ_sum != 0 ? occ / occ_sum : 1.0 / G;
+    st->num_not_updated++;
+    if (o->remove_low_count_gaussians && num_removed < G - 1) {
+      gh_vlog(1, "pdf %d: too little data - removing Gaussian %d (weight %f, occupation count %f, vector size %d)",
+              pdf, i, prob, occ, D);
+      removed[i] = 1;
+      ++num_removed;
+    } else {
+      gh_vlog(1, "pdf %d: Gaussian %d has too little data but is not removed (%s): occ = %g, weight = %g",
+              pdf, i, o->remove_low_count_gaussians ? "it is the last Gaussian" : "remove-low-count-gaussians=false",
+              occ, prob);
+      if (upd_w) w[i] = fmax(prob, o->min_gaussian_weight);
     }
   }
+  free(upd); free(nfl); free(conds);
 
   if (gh_gmm_set_moments(g, w, mu, cov) != 0)
     gh_die("pdf %d: re-estimated covariance is not usable: %s (raise --min-variance)", pdf, gh_last_error());
@@ -314,7 +335,7 @@ void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
   st->max_condition = o->max_condition;
   if (tot_floored) gh_vlog(1, "pdf %d: %d variances floored in %d Gaussians", pdf, tot_floored, gauss_floored);
 
-  free(w); free(mu); free(cov); free(vfloor); free(A); free(ev); free(mnew); free(vnew); free(removed);
+  free(w); free(mu); free(cov); free(vfloor); free(removed);
 }
 
 void gh_gmm_set_update(gh_gmm_set *model, const gh_accs_set *accs,
