@@ -680,6 +680,22 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
       CK(cudaMemcpy(m->hGstat, m->dGstat, m->Gt * sizeof(MsStat), cudaMemcpyDeviceToHost));
     }
   }
+  /* declined: name the first Gaussian that decided it (a removal or an
+   * unusable covariance before a floor, whose pass is then not run) */
+  for (int pass = 0; pass < 2; ++pass)
+    for (int p = 0; p < P; ++p) {
+      if (!(m->hOccSum[p] > 0)) continue;
+      for (long long gi = m->hGfirst[p]; gi < m->hGfirst[p + 1]; ++gi) {
+        const int f = hs[gi].flags & (pass == 0 ? MS_HOST_REMOVE | MS_HOST_BAD : MS_HOST_FLOOR);
+        if (!f) continue;
+        gh_set_error("pdf %d, Gaussian %lld: %s", p, gi - m->hGfirst[p],
+                     f & MS_HOST_REMOVE ? "too little data: to be removed"
+                     : f & MS_HOST_BAD  ? "the re-estimated covariance is not usable"
+                                        : "an eigenvalue of the covariance may need flooring and the device cannot "
+                                          "(dimension too large for its shared memory, or Jacobi did not converge)");
+        return 1;
+      }
+    }
   gh_est_stats loc;
   memset(&loc, 0, sizeof loc);
   for (int p = 0; p < P; ++p) {
@@ -687,14 +703,6 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
     double before = 0, after = 0;
     for (long long gi = m->hGfirst[p]; gi < m->hGfirst[p + 1]; ++gi) {
       const int f = hs[gi].flags;
-      if (f & (MS_HOST_REMOVE | MS_HOST_FLOOR | MS_HOST_BAD)) {
-        gh_set_error("pdf %d, Gaussian %lld: %s", p, gi - m->hGfirst[p],
-                     f & MS_HOST_REMOVE ? "too little data: to be removed"
-                     : f & MS_HOST_FLOOR ? "an eigenvalue of the covariance may need flooring and the device cannot "
-                                           "(dimension too large for its shared memory, or Jacobi did not converge)"
-                                         : "the re-estimated covariance is not usable");
-        return 1;
-      }
       if (f & MS_NOT_UPDATED) loc.num_not_updated++;
       loc.num_floored += hs[gi].floored;
       before += hs[gi].obj_old;

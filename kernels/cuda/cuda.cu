@@ -542,6 +542,7 @@ static Unit *plan_units(const gh_gmm_set *s, const int K[2], int *n, int *V, int
 static int score_variant(cuda_ctx *c, cuda_model *m);
 
 static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
+  const double t_up = gh_seconds();
   cuda_model *m = (cuda_model *)gh_calloc(1, sizeof *m);
   const int D = s->dim, P = s->num_pdfs;
   m->D = D; m->P = P; m->Dp = round4(D); m->nb = m->Dp / 4;
@@ -577,6 +578,7 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   double *e_unc = (double *)gh_malloc(sizeof(double) * (P ? P : 1) * 3), *e_cen = e_unc + P, *e_dbl = e_cen + P;
   double *form = (double *)gh_malloc(sizeof(double) * (gtot ? gtot : 1) * (D + 1));
   gh_gemm_set_errors(s, centre0, e_unc, e_cen, e_dbl, form);
+  const double t_err = gh_seconds() - t_up;
   const double budget = GH_GEMM_MAX_ROW_ERROR;
   unsigned char *exact = (unsigned char *)gh_calloc(P ? P : 1, 1);
   m->nofused = (unsigned char *)gh_calloc(P ? P : 1, 1);
@@ -781,11 +783,14 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   CK(cudaMalloc((void **)&m->dAcc, (accoff + 1) * sizeof(double)));
   CK(cudaMemset(m->dAcc, 0, (accoff + 1) * sizeof(double)));
   m->precision = b->precision;
+  const double t_gg = gh_seconds();
   if (have_gemm) {
     m->gg = gg_model_new(s, centre0, form, e_cen);
     score_variant((cuda_ctx *)b->ctx, m); /* the cuBLAS handle now when scoring will use it, not
                                              inside the first loglikes call */
   }
+  gh_vlog(2, "cuda: model upload %.4f s (error estimates %.4f s, GEMM forms %.4f s)", gh_seconds() - t_up, t_err,
+          gh_seconds() - t_gg);
   free(centre0); free(form); free(exact); free(e_unc);
   return (gh_dev_model *)m;
 }

@@ -211,7 +211,10 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
   const gh_shard_data *sd = em->sd;
   const int R = gh_comm_size(em->comm);
   const double t0 = gh_seconds();
-  if (!em->dm) em->dm = o->model_upload(b, em->model);
+  if (!em->dm) {
+    em->dm = o->model_upload(b, em->model);
+    gh_vlog(1, "model uploaded in %.4f s", gh_seconds() - t0);
+  }
   /* where the blocks are combined: 0 on the device (acc_commit), 1 on the
    * host from the raw device array, 2 on the host from acc_fetch */
   const int raw = o->acc_raw_size && o->acc_raw_get && o->acc_raw_set;
