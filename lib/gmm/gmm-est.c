@@ -8,6 +8,9 @@
 
 #include <lapacke.h>
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <string.h>
 
 #include "base/gh-base.h"
@@ -344,10 +347,42 @@ void gh_gmm_set_update(gh_gmm_set *model, const gh_accs_set *accs,
     gh_die("accumulators have %d pdfs but the model has %d", accs->num_pdfs, model->num_pdfs);
   for (int32_t p = 0; p < model->num_pdfs; ++p)
     if (model->pdfs[p].type == GH_COV_FULL) { gh_max_condition_check(o->max_condition, "--max-condition"); break; }
+  /* The pdfs are independent: with many of them (HMM-GMMs) they are
+   * updated in parallel, each into its own counts, which are then added in
+   * pdf order -- the same bytes as the serial loop.  A pdf of many Gaussians
+   * (a UBM) parallelises inside gh_gmm_update instead; shrinkage statistics
+   * (o->shrink_stats) are shared, so that case stays serial. */
+  const int32_t P = model->num_pdfs;
+  int32_t maxG = 0;
+  for (int32_t p = 0; p < P; ++p)
+    if (model->pdfs[p].num_gauss > maxG) maxG = model->pdfs[p].num_gauss;
+  const int shrinking = o->shrink && o->shrink->method != GH_SHRINK_NONE;
+#ifdef _OPENMP
+  const int nth = omp_get_max_threads();
+#else
+  const int nth = 1;
+#endif
+  const int by_pdf = !shrinking && P > 1 && nth > 1 && (P >= 2 * nth || maxG < 32);
+  gh_est_stats *ps = gh_calloc((size_t)(P ? P : 1), sizeof *ps);
+#pragma omp parallel for schedule(dynamic, 1) if (by_pdf)
+  for (int32_t p = 0; p < P; ++p) gh_gmm_update(&model->pdfs[p], &accs->pdfs[p], o, &ps[p], p);
   gh_est_stats local;
   memset(&local, 0, sizeof local);
-  for (int32_t p = 0; p < model->num_pdfs; ++p) gh_gmm_update(&model->pdfs[p], &accs->pdfs[p], o, &local, p);
-  gh_est_stats_finish(&local, model->num_pdfs, st);
+  for (int32_t p = 0; p < P; ++p) {
+    const gh_est_stats *q = &ps[p];
+    local.objf_change += q->objf_change;
+    local.count += q->count;
+    local.num_removed += q->num_removed;
+    local.num_floored += q->num_floored;
+    local.num_gauss_floored += q->num_gauss_floored;
+    local.num_eig_floored += q->num_eig_floored;
+    if (q->worst_condition > local.worst_condition) local.worst_condition = q->worst_condition;
+    if (q->max_condition != 0) local.max_condition = q->max_condition;
+    local.num_not_updated += q->num_not_updated;
+    local.num_pdfs_no_data += q->num_pdfs_no_data;
+  }
+  free(ps);
+  gh_est_stats_finish(&local, P, st);
 }
 
 void gh_est_stats_finish(const gh_est_stats *local, int32_t num_pdfs, gh_est_stats *st) {

@@ -2,6 +2,9 @@
  * splitting, initialisation (lib/gmm/gmm-init.c), and EM monotonicity through
  * the CPU backend (lib/train/gmm-data.c gh_data_estep). */
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,10 +373,101 @@ static void test_init_and_em(void) {
   free(X);
 }
 
+/* The host M-step in parallel (gh_gmm_set_update: pdfs in parallel for
+ * many small pdfs, Gaussians in parallel inside a large pdf) gives the
+ * serial loop's bytes and counts: P pdfs of G full Gaussians (D = 16), each
+ * Gaussian's frames along a few directions (so its eigenvalues are
+ * floored), some Gaussians below the occupancy minimum (removed). */
+static int sets_identical(const gh_gmm_set *a, const gh_gmm_set *b) {
+  if (a->num_pdfs != b->num_pdfs) return 0;
+  for (int p = 0; p < a->num_pdfs; ++p) {
+    const gh_gmm *x = &a->pdfs[p], *y = &b->pdfs[p];
+    if (x->num_gauss != y->num_gauss) return 0;
+    const size_t G = (size_t)x->num_gauss, D = (size_t)x->dim, S = (size_t)gh_gmm_cov_size(x);
+    if (memcmp(x->weights, y->weights, G * sizeof(float)) || memcmp(x->gconsts, y->gconsts, G * sizeof(float)) ||
+        memcmp(x->means_invvars, y->means_invvars, G * D * sizeof(float)) ||
+        memcmp(x->inv_vars, y->inv_vars, G * S * sizeof(float)))
+      return 0;
+  }
+  return 1;
+}
+
+static void test_parallel_update(void) {
+#ifdef _OPENMP
+  enum { D = 16 };
+  const int shapes[2][2] = {{40, 6}, {1, 96}}; /* P x G: by pdf; one UBM-like pdf: by Gaussian */
+  for (int sh = 0; sh < 2; ++sh) {
+    const int P = shapes[sh][0], G = shapes[sh][1];
+    gh_gmm_set s;
+    memset(&s, 0, sizeof s);
+    s.dim = D;
+    s.num_pdfs = P;
+    s.pdfs = gh_calloc((size_t)P, sizeof(gh_gmm));
+    gh_rng r;
+    gh_rng_seed(&r, 7 + sh);
+    gh_accs_set acc;
+    for (int p = 0; p < P; ++p) {
+      gh_gmm_set one;
+      set_one_gmm(&one, GH_COV_FULL, G, D);
+      s.pdfs[p] = one.pdfs[0];
+      free(one.pdfs);
+    }
+    gh_accs_init(&acc, &s);
+    for (int p = 0; p < P; ++p)
+      for (int g = 0; g < G; ++g) {
+        const int n = g % 7 == 3 ? 20 : 150 + 13 * g; /* 20 < 100: below the full-covariance minimum */
+        double *X = gh_malloc(sizeof(double) * (size_t)n * D);
+        int *a = gh_malloc(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; ++i) {
+          const double z0 = gh_rng_gauss(&r), z1 = gh_rng_gauss(&r);
+          for (int d = 0; d < D; ++d)
+            X[i * D + d] = g + z0 * (d + 1) + z1 * (d % 3) + (d < 4 ? 1e-3 : 0.3) * gh_rng_gauss(&r);
+          a[i] = g;
+        }
+        acc_hard(&acc.pdfs[p], X, a, n);
+        free(X);
+        free(a);
+      }
+    gh_est_opts o;
+    gh_est_opts_default(&o);
+    o.remove_low_count_gaussians = 1;
+    gh_gmm_set s1, s4;
+    memset(&s1, 0, sizeof s1);
+    memset(&s4, 0, sizeof s4);
+    gh_gmm_set_copy(&s1, &s);
+    gh_gmm_set_copy(&s4, &s);
+    gh_est_stats st1, st4;
+    memset(&st1, 0, sizeof st1);
+    memset(&st4, 0, sizeof st4);
+    const int nth = omp_get_max_threads();
+    omp_set_num_threads(1);
+    gh_gmm_set_update(&s1, &acc, &o, &st1);
+    omp_set_num_threads(4);
+    gh_gmm_set_update(&s4, &acc, &o, &st4);
+    omp_set_num_threads(nth);
+    GH_TEST_OK(sets_identical(&s1, &s4) && memcmp(&st1.objf_change, &st4.objf_change, sizeof(double)) == 0 &&
+                   st1.count == st4.count && st1.num_removed == st4.num_removed && st1.num_floored == st4.num_floored &&
+                   st1.num_gauss_floored == st4.num_gauss_floored && st1.worst_condition == st4.worst_condition &&
+                   st1.num_removed > 0 && st1.num_eig_floored > 0,
+               "host M-step, %d pdfs x %d full Gaussians: 4 threads give 1 thread's bytes and counts (removed %d, "
+               "eigenvalues floored %d, objf change %.9g)", P, G, st1.num_removed, st1.num_eig_floored,
+               st1.objf_change);
+    gh_gmm_set_free(&s1);
+    gh_gmm_set_free(&s4);
+    gh_gmm_set_free(&s);
+    gh_accs_free(&acc);
+  }
+#else
+  printf("ok %d - # SKIP host M-step in parallel: built without OpenMP\n", ++gh_t_n);
+  ++gh_t_pass;
+#endif
+}
+
 int main(void) {
   gh_init("test_est");
   test_diag_update();
   test_full_update();
+  test_parallel_update();
   test_kaldi_full_fixture();
   test_split();
   test_init_and_em();
