@@ -14,7 +14,8 @@
 # the accumulators agree (max relative difference, GH_TRAIN_DUMP_ACCS).
 # Also the cost of one reduction (bench/bench-comm.c) of 1.8 MB and 450 MB of
 # accumulators (the issue's 225 MB in float) over R ranks, both paths.
-# Rows start with "train " (one per run).
+# Rows start with "train " (one per run); "train fixed" rows: the load (read, device ready), the walls of
+# iterations 1 and 2 and the number of host M-steps, from rank 0's log.
 #
 # Usage (from the repository root, tools built):
 #   GH_SHARED=/path/to/shared bench/train.sh [--device cuda] [--ranks "1 2"] [--frames 2000000]
@@ -83,6 +84,15 @@ print('%.2g' % np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-12 * np.abs(a).ma
   echo "train gmm-train R=$R comm=$comm($path) whole_s=$whole iter_med_s=$(med $init/$tag.log wall)" \
     "estep_med_s=$(med $init/$tag.log E-step) reduce_med_s=$(med $init/$tag.log reduce) mstep_med_s=$(med $init/$tag.log M-step)" \
     "same_model_as_R1=$same accs_rel_diff=$rel"
+  # where the fixed part of the whole job goes (rank 0's log): load (read, device ready), iterations 1 and 2
+  # (model uploads, host M-steps where Gaussians are removed), host M-steps in all
+  local fx
+  fx=$(awk '/loaded and uploaded in/ { for (i = 1; i <= NF; i++) { if ($i == "in" && $(i+2) == "s") l = $(i+1); if ($i == "(read") r = $(i+1); if ($i == "at") d = $(i+1) } }
+      /iteration [0-9]+: avg loglike/ { it = 0; for (i = 1; i <= NF; i++) if ($i == "iteration") it = $(i+1) + 0
+        for (i = 1; i < NF; i++) if ($i == "wall") w = $(i+1) + 0
+        if (it == 1) w1 = w; if (it == 2) w2 = w; if ($0 ~ /\(host\), wall/) h++ }
+      END { printf "load_s=%s read_s=%s device_ready_s=%s it1_s=%s it2_s=%s host_msteps=%d", l, r, d, w1, w2, h }' $init/$tag.log)
+  echo "train fixed R=$R comm=$comm $fx"
 }
 for R in $ranks; do
   if [ $R -eq 1 ]; then
