@@ -1367,7 +1367,8 @@ static void estep_cand(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, c
   }
   grow((void **)&g->L, &g->capL, sizeof(float) * ldmax * G);
   grow((void **)&g->Lx, &g->capLx, sizeof(float) * ldmax * G);
-  grow((void **)&g->lse, &g->capLse, sizeof(float) * rows); /* the rows' largest approximate likelihood */
+  grow((void **)&g->lse, &g->capLse, sizeof(float) * rows);
+  float *const mx = g->lse; /* the lse scratch holds each row's largest approximate log-likelihood here */
   grow((void **)&g->lr, &g->capLr, sizeof(double) * rows);
   grow((void **)&g->tot, &g->capT, sizeof(double) * rows);
   const long long nslmax = (rows + CAND_FR - 1) / CAND_FR;
@@ -1384,13 +1385,13 @@ static void estep_cand(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, c
     /* Lt col-major [nr x G], ld: element (t, g) at g ld + t */
     gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, nr, G, E, X[0], X[1], E, A, As, E, g->L, (int)ld, GH_PREC_TF32X3);
     const unsigned nbt = (unsigned)((nr + 255) / 256), nsl = (unsigned)((nr + CAND_FR - 1) / CAND_FR);
-    k_cand_max<<<nbt, 256>>>(g->L, ld, G, nr, g->lse);
-    k_cand_exact<<<dim3(G, nsl), CAND_SB, shx>>>(g->L, g->Lx, ld, nr, g->lse, delta, dX, Dp, dFrames + k0, rows0, E,
+    k_cand_max<<<nbt, 256>>>(g->L, ld, G, nr, mx);
+    k_cand_exact<<<dim3(G, nsl), CAND_SB, shx>>>(g->L, g->Lx, ld, nr, mx, delta, dX, Dp, dFrames + k0, rows0, E,
                                                  form, D);
-    k_cand_lse<<<nbt, 256>>>(g->L, g->Lx, ld, G, nr, g->lse, delta, dW + k0, g->lr, g->tot);
+    k_cand_lse<<<nbt, 256>>>(g->L, g->Lx, ld, G, nr, mx, delta, dW + k0, g->lr, g->tot);
     CK(cudaGetLastError());
     gg_sum_into(g->tot, nr, dTotal);
-    k_cand_stats<<<dim3(G, nsl), CAND_SB, shs>>>(g->L, g->Lx, ld, nr, g->lse, delta, g->lr, dW + k0, dX, Dp,
+    k_cand_stats<<<dim3(G, nsl), CAND_SB, shs>>>(g->L, g->Lx, ld, nr, mx, delta, g->lr, dW + k0, dX, Dp,
                                                  dFrames + k0, m->dC, m->dIJ, D, E0, E, g->Sd);
     k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->Sd, (int)nsl, (long long)G * E, E, E0, D, 1, m->dIJ, m->dC,
                                                     dAcc);

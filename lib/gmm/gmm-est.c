@@ -341,6 +341,21 @@ void gh_gmm_update(gh_gmm *g, const gh_gmm_accs *a, const gh_est_opts *o,
   free(w); free(mu); free(cov); free(vfloor); free(removed);
 }
 
+/* *dst += src: counts and sums added, the worst condition the larger, the
+ * max_condition in force src's when set. */
+static void est_stats_add(gh_est_stats *dst, const gh_est_stats *src) {
+  dst->objf_change += src->objf_change;
+  dst->count += src->count;
+  dst->num_removed += src->num_removed;
+  dst->num_floored += src->num_floored;
+  dst->num_gauss_floored += src->num_gauss_floored;
+  dst->num_eig_floored += src->num_eig_floored;
+  if (src->worst_condition > dst->worst_condition) dst->worst_condition = src->worst_condition;
+  if (src->max_condition != 0) dst->max_condition = src->max_condition;
+  dst->num_not_updated += src->num_not_updated;
+  dst->num_pdfs_no_data += src->num_pdfs_no_data;
+}
+
 void gh_gmm_set_update(gh_gmm_set *model, const gh_accs_set *accs,
                        const gh_est_opts *o, gh_est_stats *st) {
   if (accs->num_pdfs != model->num_pdfs)
@@ -368,19 +383,7 @@ void gh_gmm_set_update(gh_gmm_set *model, const gh_accs_set *accs,
   for (int32_t p = 0; p < P; ++p) gh_gmm_update(&model->pdfs[p], &accs->pdfs[p], o, &ps[p], p);
   gh_est_stats local;
   memset(&local, 0, sizeof local);
-  for (int32_t p = 0; p < P; ++p) {
-    const gh_est_stats *q = &ps[p];
-    local.objf_change += q->objf_change;
-    local.count += q->count;
-    local.num_removed += q->num_removed;
-    local.num_floored += q->num_floored;
-    local.num_gauss_floored += q->num_gauss_floored;
-    local.num_eig_floored += q->num_eig_floored;
-    if (q->worst_condition > local.worst_condition) local.worst_condition = q->worst_condition;
-    if (q->max_condition != 0) local.max_condition = q->max_condition;
-    local.num_not_updated += q->num_not_updated;
-    local.num_pdfs_no_data += q->num_pdfs_no_data;
-  }
+  for (int32_t p = 0; p < P; ++p) est_stats_add(&local, &ps[p]);
   free(ps);
   gh_est_stats_finish(&local, P, st);
 }
@@ -411,18 +414,7 @@ void gh_est_stats_finish(const gh_est_stats *local, int32_t num_pdfs, gh_est_sta
     else if (n_var > 0)
       gh_warn("%d variances floored%s (--min-variance, --variance-floor, --rel-variance-floor)", n_var, in_gauss);
   }
-  if (st) {
-    st->objf_change += local->objf_change;
-    st->count += local->count;
-    st->num_removed += local->num_removed;
-    st->num_floored += local->num_floored;
-    st->num_gauss_floored += local->num_gauss_floored;
-    st->num_eig_floored += local->num_eig_floored;
-    if (local->worst_condition > st->worst_condition) st->worst_condition = local->worst_condition;
-    if (local->max_condition != 0) st->max_condition = local->max_condition;
-    st->num_not_updated += local->num_not_updated;
-    st->num_pdfs_no_data += local->num_pdfs_no_data;
-  }
+  if (st) est_stats_add(st, local);
 }
 
 /* ---------------- splitting / mix-up ---------------- */
