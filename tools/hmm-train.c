@@ -192,12 +192,14 @@ int main(int argc, char **argv) {
     }
     if (rank == 0)
       gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; HMM %s log-likelihood per frame %.6f "
-           "over %.0f utterances (%.0f failed)%s; %lld Gaussians; %.3g s (E-step %.3g s, reduction %.3g s)",
+           "over %.0f utterances (%.0f failed)%s; %lld Gaussians; %.3g s (E-step %.3g s, reduction %.3g s, "
+           "GMM M-step %.3g s on the %s)",
            it, st.gmm_frames > 0 ? st.gmm_loglike / st.gmm_frames : 0.0, st.gmm_frames,
            o.mode == GH_HMM_TRAIN_BW ? "total" : "best-path", st.hmm_frames > 0 ? st.hmm_loglike / st.hmm_frames : 0.0,
            st.num_utts, st.num_failed,
            o.mode == GH_HMM_TRAIN_VITERBI ? (st.aligned ? ", realigned" : ", alignment kept") : "",
-           (long long)st.num_gauss, st.seconds, st.estep_seconds, st.reduce_seconds);
+           (long long)st.num_gauss, st.seconds, st.estep_seconds, st.reduce_seconds, st.mstep_seconds,
+           st.mstep_on_device ? "device" : "host");
     gh_vlog(1, "rank %d, iteration %d: E-step parts: model uploads %.3g s, loglikes %.3g s, %s %.3g s, "
             "(frame, pdf) pairs %.3g s, GMM accumulation %.3g s (data_upload + accumulate + acc_fetch)", rank, it,
             st.upload_seconds, st.loglike_seconds, o.mode == GH_HMM_TRAIN_BW ? "forward-backward" : "Viterbi",

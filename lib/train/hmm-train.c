@@ -718,6 +718,15 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     }
   }
 
+  /* The GMM M-step on the device (backend mstep, as gmm-train's), from the
+   * reduced accumulators where they stay, then the model fetched for the
+   * host's per-group uploads: unless this iteration mixes up (the pdfs'
+   * occupancies on the host), the accumulators are dumped, or GH_MSTEP=host;
+   * the host M-step where the device declines (Gaussians to remove, ...). */
+  const char *dump = getenv("GH_TRAIN_DUMP_ACCS"), *ms_env = getenv("GH_MSTEP");
+  const int try_dev_mstep = dd_dev && o->mstep && o->model_fetch && gh_hmm_train_mixup_target(&t->o, t->P, it) == 0 &&
+                            !(dump && *dump) && !(ms_env && !strcmp(ms_env, "host"));
+
   /* reduction over the ranks: every sum in double-double, in rank order,
    * rounded once (comm.h gh_comm_sum_dd) */
   double tr0 = gh_seconds();
@@ -733,9 +742,9 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
       o->acc_raw_set(b, dm, hl);
       free(hl);
     }
-    o->acc_fetch(b, dm, &accs); /* into zeroed accs */
+    if (!try_dev_mstep) o->acc_fetch(b, dm, &accs); /* into zeroed accs */
   }
-  for (int32_t g = 0; g <= t->num_groups; ++g)
+  for (int32_t g = 0; g < t->num_groups; ++g) /* the score groups' models (dm, all pdfs: after the M-step) */
     if (gdm[g]) o->model_free(b, gdm[g]);
   free(gdm);
   gh_dd_acc_reduce(&hdd, t->comm, buf);
@@ -753,7 +762,6 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   /* test hook (as gmm-train's): rank 0 writes this iteration's reduced sums
    * as raw doubles -- GMM accumulators (per pdf occupancy, first, second
    * order), transition counts, the 6 totals and 2 zeros */
-  const char *dump = getenv("GH_TRAIN_DUMP_ACCS");
   if (dump && *dump && t->rank == 0) {
     const size_t nall = (size_t)(ng + nh + 8);
     double *all = gh_malloc(sizeof(double) * nall);
@@ -775,7 +783,23 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     st->trans_updated = gh_hmm_update(t->set, &haccs, &t->o.uo, &st->trans_kept);
     t->graphs_stale = 1;
   }
-  gh_gmm_set_update(t->model, &accs, &t->o.eo, &st->st);
+  double tm0 = gh_seconds();
+  st->mstep_on_device = 0;
+  if (try_dev_mstep) {
+    gh_est_stats local;
+    memset(&local, 0, sizeof local);
+    if (o->mstep(b, dm, &t->o.eo, &local) == 0) {
+      o->model_fetch(b, dm, t->model);
+      gh_est_stats_finish(&local, t->P, &st->st);
+      st->mstep_on_device = 1;
+    } else {
+      gh_vlog(1, "iteration %d: GMM M-step on the host: %s", it, gh_last_error());
+      o->acc_fetch(b, dm, &accs); /* the reduced accumulators, into zeroed accs */
+    }
+  }
+  o->model_free(b, dm);
+  if (!st->mstep_on_device) gh_gmm_set_update(t->model, &accs, &t->o.eo, &st->st);
+  st->mstep_seconds = gh_seconds() - tm0;
   st->num_gauss_before = gh_gmm_set_total_gauss(t->model);
   int64_t target = gh_hmm_train_mixup_target(&t->o, t->P, it);
   if (target > 0) {

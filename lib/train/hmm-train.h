@@ -110,6 +110,8 @@ typedef struct {
   gh_est_stats st;                  /* the M-step's counts */
   double seconds, estep_seconds;    /* wall time of the iteration and of its E-step part (this rank) */
   double reduce_seconds;            /* wall time of the reduction (this rank; includes waiting) */
+  int mstep_on_device;              /* the GMM M-step ran on the device (backend mstep; else on the host) */
+  double mstep_seconds;             /* wall time of the GMM M-step (with the model's fetch from the device) */
   /* the E-step's parts (this rank, wall time): model uploads, loglikes (host output), forward-backward or
    * Viterbi (host loglikes in, host gamma / paths out), the (frame, pdf) pairs built on the host, and the
    * GMM E-step per block (data_upload of the block's frames and pairs, accumulate, acc_fetch) */

@@ -253,3 +253,30 @@ PY
   [ "$status" -ne 0 ]
   echo "$output" | grep -q "max-device-memory must be a positive size"
 }
+
+@test "hmm-train on OpenCL (PoCL): the GMM M-step on the device in the iterations that do not mix up, the host's models within the GPU tolerances (GH_MSTEP=host), 2 ranks = 1 byte for byte" {
+  D=$GH_SHARED/data
+  gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null \
+    2>"$T/probe" || skip "no OpenCL device: $(tail -1 "$T/probe")"
+  arabic_subset "$T/tr"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 4 --gauss 2 --iters 0 "$T/tr" "$T/adata/lang/words.txt" "$T/init" >/dev/null
+  args="--device=opencl --block-frames=3000 --num-iters=4 --gauss=2 --mixup-end=2 --seed=1"
+  for m in device host; do
+    GH_MSTEP=$([ $m = host ] && echo host) hmm-train $args "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
+      "ark,t:$T/tr/text" "$T/$m.hmm" "$T/$m.mdl" 2> "$T/$m.log"
+  done
+  # iterations 1-2 mix up (the occupancies on the host), 3-4 do not
+  [ "$(grep -c 'GMM M-step .* on the device)' "$T/device.log")" -eq 2 ]
+  grep 'iteration 3:' "$T/device.log" | grep -q 'on the device)'
+  [ "$(grep -c 'GMM M-step .* on the host)' "$T/host.log")" -eq 4 ]
+  gmm-copy --binary=false "$T/device.mdl" "$T/device.txt" 2>/dev/null
+  gmm-copy --binary=false "$T/host.mdl" "$T/host.txt" 2>/dev/null
+  python3 "$ROOT/test/python/compare_models.py" "$T/device.txt" "$T/host.txt" --rtol 1e-4 --cov-rtol 1e-3
+  if command -v mpirun >/dev/null && [ -z "${GH_SANITIZED:-}" ] && hmm-train --help 2>&1 | grep -q -- '--comm'; then
+    mpirun --oversubscribe -np 2 hmm-train $args "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
+      "ark,t:$T/tr/text" "$T/d2.hmm" "$T/d2.mdl" 2> "$T/d2.log"
+    grep -q 'iteration 4:.*on the device)' "$T/d2.log"
+    cmp "$T/device.mdl" "$T/d2.mdl"
+    cmp "$T/device.hmm" "$T/d2.hmm"
+  fi
+}
