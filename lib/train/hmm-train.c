@@ -44,13 +44,27 @@ int64_t gh_hmm_train_mixup_target(const gh_hmm_train_opts *o, int32_t num_pdfs, 
   return num_pdfs + (int64_t)(p * (o->gauss - 1) * k / n);
 }
 
+/* One distinct transcript of the whole data: compiled once per iteration
+ * (after the transitions change) however many utterances share it -- the
+ * digits' 10 words for 264,000 utterances -- where this rank's shard uses
+ * it; the graphs uploaded for the kernels stay one per utterance (their
+ * stats blocks are then summed in a fixed order). */
+typedef struct {
+  char *text;
+  int64_t first;        /* first utterance (index into ents) with this transcript: its key names errors */
+  int32_t group;        /* score group; -1 = all pdfs */
+  int used;             /* by this rank's shard: compiled and kept */
+  gh_hmm_compiled c;    /* compiled transcript (global pdf ids) */
+  int32_t *lpdf;        /* [S] column of each state's pdf in its score group's loglikes */
+  gh_hmm_graph lg;      /* c.graph with pdf = lpdf, num_pdfs = the group's size */
+} tscript;
+
 /* One utterance of the whole data in sorted-key order (every rank knows
  * all of them: the plan's keys and frames). */
 typedef struct {
   const char *key;  /* the plan's */
-  char *text;       /* transcript */
+  int64_t tx;       /* transcript: index into txs */
   int32_t rows;
-  int32_t group;    /* score group; -1 = all pdfs */
 } ent;
 
 /* One utterance of this rank's shard. */
@@ -58,9 +72,7 @@ typedef struct {
   int64_t e;            /* index into ents */
   int64_t row;          /* first row in the rank's frame block X */
   int32_t T;
-  gh_hmm_compiled c;    /* compiled transcript (global pdf ids) */
-  int32_t *lpdf;        /* [S] column of each state's pdf in its score group's loglikes */
-  gh_hmm_graph lg;      /* c.graph with pdf = lpdf, num_pdfs = the group's size */
+  const tscript *x;     /* its compiled transcript */
 } rutt;
 
 /* The utterances of one score group in one block: one loglikes call and one
@@ -101,6 +113,8 @@ struct gh_hmm_trainer {
   /* whole data */
   ent *ents;
   int64_t num_ents, total_frames, num_blocks, num_skipped;
+  tscript *txs;         /* distinct transcripts */
+  int64_t num_txs;
   int32_t num_groups;   /* score groups (pdf sets); utterances with group -1 use all pdfs */
   pdfset *groups;
   /* this rank */
@@ -153,9 +167,46 @@ static int32_t *graph_pdfset(const gh_hmm_compiled *c, int32_t *n) {
   return v;
 }
 
-static void compile_utt(const gh_hmm_trainer *t, const ent *e, gh_hmm_compiled *c) {
+static void compile_tx(const gh_hmm_trainer *t, const tscript *x, gh_hmm_compiled *c) {
   double edge = t->o.edge_silence_prob > 0 ? t->o.edge_silence_prob : t->o.silence_prob;
-  gh_hmm_compile_transcript_edges(t->set, e->text, t->sil, t->o.silence_prob, edge, c, t->trans_rspec, e->key);
+  gh_hmm_compile_transcript_edges(t->set, x->text, t->sil, t->o.silence_prob, edge, c, t->trans_rspec,
+                                  t->ents[x->first].key);
+}
+
+static const char *const *sort_texts; /* cmp_text's */
+static int cmp_text(const void *a, const void *b) {
+  const int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
+  const int c = strcmp(sort_texts[i], sort_texts[j]);
+  return c ? c : (i > j) - (i < j);
+}
+
+/* t->txs from the utterances' transcripts texts[num_ents] (taken over or
+ * freed): one per distinct text, numbered in order of first use. */
+static void make_txs(gh_hmm_trainer *t, char **texts) {
+  const int64_t m = t->num_ents;
+  int64_t *ord = gh_malloc(sizeof(int64_t) * (size_t)m), *first = gh_malloc(sizeof(int64_t) * (size_t)m);
+  for (int64_t u = 0; u < m; ++u) ord[u] = u;
+  sort_texts = (const char *const *)texts;
+  qsort(ord, (size_t)m, sizeof(int64_t), cmp_text);
+  for (int64_t k = 0; k < m; ++k) /* first[u]: the first utterance with u's text */
+    first[ord[k]] = k > 0 && !strcmp(texts[ord[k]], texts[ord[k - 1]]) ? first[ord[k - 1]] : ord[k];
+  free(ord);
+  t->txs = gh_calloc((size_t)m, sizeof(tscript));
+  t->num_txs = 0;
+  for (int64_t u = 0; u < m; ++u) {
+    if (first[u] == u) {
+      tscript *x = &t->txs[t->num_txs];
+      x->text = texts[u];
+      x->first = u;
+      x->group = -1;
+      t->ents[u].tx = t->num_txs++;
+    } else {
+      t->ents[u].tx = t->ents[first[u]].tx;
+      free(texts[u]);
+    }
+  }
+  free(first);
+  t->txs = gh_realloc(t->txs, sizeof(tscript) * (size_t)(t->num_txs ? t->num_txs : 1));
 }
 
 /* The table of contents of the features and the plan (lib/train/shard.h):
@@ -198,14 +249,16 @@ static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
   t->num_ents = m;
   t->num_blocks = t->plan.num_blocks;
   t->ents = gh_calloc((size_t)m, sizeof(ent));
+  char **texts = gh_malloc(sizeof(char *) * (size_t)m);
   for (int64_t u = 0; u < m; ++u) {
     ent *e = &t->ents[u];
     e->key = t->plan.keys[u];
     e->rows = t->plan.frames[u];
-    e->text = gh_strdup(gh_rand_reader_value(tr, e->key));
-    e->group = -1;
+    texts[u] = gh_strdup(gh_rand_reader_value(tr, e->key));
   }
   gh_rand_reader_close(tr);
+  make_txs(t, texts);
+  free(texts);
   return toc;
 }
 
@@ -217,9 +270,9 @@ static void make_groups(gh_hmm_trainer *t) {
   t->num_groups = 0;
   if (t->o.max_score_groups <= 0) return;
   int32_t cap = 0;
-  for (int64_t i = 0; i < t->num_ents; ++i) {
+  for (int64_t i = 0; i < t->num_txs; ++i) { /* in order of first use */
     gh_hmm_compiled c;
-    compile_utt(t, &t->ents[i], &c);
+    compile_tx(t, &t->txs[i], &c);
     int32_t n, *v = graph_pdfset(&c, &n);
     gh_hmm_compiled_free(&c);
     if (2 * n > t->P) { free(v); continue; }
@@ -235,7 +288,7 @@ static void make_groups(gh_hmm_trainer *t) {
         free(t->groups);
         t->groups = NULL;
         t->num_groups = 0;
-        for (int64_t j = 0; j < t->num_ents; ++j) t->ents[j].group = -1;
+        for (int64_t j = 0; j < t->num_txs; ++j) t->txs[j].group = -1;
         return;
       }
       if (t->num_groups == cap) t->groups = gh_realloc(t->groups, (cap = cap ? 2 * cap : 16) * sizeof(pdfset));
@@ -243,34 +296,41 @@ static void make_groups(gh_hmm_trainer *t) {
       t->groups[g].pdfs = v;
       t->num_groups++;
     }
-    t->ents[i].group = g;
+    t->txs[i].group = g;
   }
 }
 
 static int32_t ent_group_key(const gh_hmm_trainer *t, int64_t e) {
-  int32_t g = t->ents[e].group;
+  int32_t g = t->txs[t->ents[e].tx].group;
   return g < 0 ? t->num_groups : g;
 }
 
-/* Compiles utterance u's transcript and its group-local pdf map. */
-static void compile_rutt(gh_hmm_trainer *t, rutt *u) {
-  const ent *e = &t->ents[u->e];
-  compile_utt(t, e, &u->c);
-  int32_t S = u->c.graph.num_states;
-  u->lpdf = gh_realloc(u->lpdf, (S ? S : 1) * sizeof(int32_t));
-  u->lg = u->c.graph;
-  if (e->group < 0) {
-    memcpy(u->lpdf, u->c.pdf, S * sizeof(int32_t));
-    u->lg.num_pdfs = t->P;
+/* Compiles transcript x (again: the transitions have changed) and its
+ * group-local pdf map. */
+static void compile_tscript(gh_hmm_trainer *t, tscript *x) {
+  gh_hmm_compiled_free(&x->c);
+  compile_tx(t, x, &x->c);
+  int32_t S = x->c.graph.num_states;
+  x->lpdf = gh_realloc(x->lpdf, (S ? S : 1) * sizeof(int32_t));
+  x->lg = x->c.graph;
+  if (x->group < 0) {
+    memcpy(x->lpdf, x->c.pdf, S * sizeof(int32_t));
+    x->lg.num_pdfs = t->P;
   } else {
-    const pdfset *ps = &t->groups[e->group];
+    const pdfset *ps = &t->groups[x->group];
     for (int32_t j = 0; j < S; ++j) {
-      const int32_t *hit = bsearch(&u->c.pdf[j], ps->pdfs, ps->n, sizeof(int32_t), cmp_i32);
-      u->lpdf[j] = (int32_t)(hit - ps->pdfs);
+      const int32_t *hit = bsearch(&x->c.pdf[j], ps->pdfs, ps->n, sizeof(int32_t), cmp_i32);
+      x->lpdf[j] = (int32_t)(hit - ps->pdfs);
     }
-    u->lg.num_pdfs = ps->n;
+    x->lg.num_pdfs = ps->n;
   }
-  u->lg.pdf = u->lpdf;
+  x->lg.pdf = x->lpdf;
+}
+
+/* Compiles the transcripts this rank's shard uses. */
+static void compile_shard_txs(gh_hmm_trainer *t) {
+  for (int64_t i = 0; i < t->num_txs; ++i)
+    if (t->txs[i].used) compile_tscript(t, &t->txs[i]);
 }
 
 static void upload_batches(gh_hmm_trainer *t) {
@@ -279,7 +339,7 @@ static void upload_batches(gh_hmm_trainer *t) {
     if (sb->dh) t->hops->hmm_free(t->b, sb->dh);
     int64_t n = sb->u1 - sb->u0;
     const gh_hmm_graph **gs = gh_malloc((n ? n : 1) * sizeof *gs);
-    for (int64_t i = 0; i < n; ++i) gs[i] = &t->utts[sb->u0 + i].lg;
+    for (int64_t i = 0; i < n; ++i) gs[i] = &t->utts[sb->u0 + i].x->lg;
     sb->dh = t->hops->hmm_upload(t->b, gs, (int32_t)n);
     free(gs);
   }
@@ -346,7 +406,12 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   }
   free(buf);
   free(idx);
-  for (int64_t i = 0; i < t->num_utts; ++i) compile_rutt(t, &t->utts[i]);
+  for (int64_t i = 0; i < t->num_utts; ++i) {
+    tscript *x = &t->txs[t->ents[t->utts[i].e].tx];
+    x->used = 1;
+    t->utts[i].x = x;
+  }
+  compile_shard_txs(t);
   /* batch offsets */
   for (int64_t bi = 0; bi < t->num_batches; ++bi) {
     sbatch *sb = &t->batches[bi];
@@ -360,8 +425,8 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
       const rutt *u = &t->utts[sb->u0 + i];
       sb->graph_idx[i] = (int32_t)i;
       sb->frame_off[i + 1] = sb->frame_off[i] + u->T;
-      sb->state_off[i + 1] = sb->state_off[i] + (int64_t)u->T * u->c.graph.num_states;
-      sb->stats_off[i + 1] = sb->stats_off[i] + gh_hmm_graph_stats_size(&u->c.graph);
+      sb->state_off[i + 1] = sb->state_off[i] + (int64_t)u->T * u->x->c.graph.num_states;
+      sb->stats_off[i + 1] = sb->stats_off[i] + gh_hmm_graph_stats_size(&u->x->c.graph);
     }
     int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
     if (sb->rows * Pg > t->ll_cap) t->ll_cap = sb->rows * Pg;
@@ -407,7 +472,8 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
     for (int64_t u = 0; u < t->num_ents; ++u) {
       h = gh_hash64(t->ents[u].key, strlen(t->ents[u].key) + 1, h);
       h = gh_hash64(&t->ents[u].rows, sizeof(int32_t), h);
-      h = gh_hash64(t->ents[u].text, strlen(t->ents[u].text) + 1, h);
+      const char *text = t->txs[t->ents[u].tx].text;
+      h = gh_hash64(text, strlen(text) + 1, h);
     }
     gh_comm_check_same(comm, &h, sizeof h, "the data's keys, frame counts and transcripts (ranks read different data)");
   }
@@ -530,13 +596,11 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   const int align = !bw && (!t->have_ali || (it >= 0 && it < t->o.num_realign && t->o.realign[it]));
   st->aligned = align;
   if (bw && t->graphs_stale) {
-    for (int64_t i = 0; i < t->num_utts; ++i) {
-      gh_hmm_compiled_free(&t->utts[i].c);
-      compile_rutt(t, &t->utts[i]);
-    }
+    compile_shard_txs(t);
     upload_batches(t);
     t->graphs_stale = 0;
   }
+  st->graphs_seconds = gh_seconds() - t0;
   /* models on the backend: all pdfs (E-step), one sub-model per score group */
   double tp = gh_seconds();
   gh_dev_model *dm = b->ops->model_upload(b, t->model);
@@ -618,15 +682,16 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
           hmm_ll += t->uloglik[i];
           hmm_frames += u->T;
           ++n_ok;
-          gh_hmm_accs_add_stats(&haccs, &u->c, t->stats + sb->stats_off[i]);
+          gh_hmm_accs_add_stats(&haccs, &u->x->c, t->stats + sb->stats_off[i]);
           /* pdf posteriors, hmm-bw's rule */
-          int32_t S = u->c.graph.num_states;
+          int32_t S = u->x->c.graph.num_states;
+          const int32_t *updf = u->x->c.pdf;
           for (int32_t tt = 0; tt < u->T; ++tt) {
             const float *gr = t->gamma + sb->state_off[i] + (int64_t)tt * S;
             int32_t nt = 0;
             for (int32_t j = 0; j < S; ++j) {
               if (gr[j] <= 0) continue;
-              int32_t p = u->c.pdf[j];
+              int32_t p = updf[j];
               if (t->pdfsum[p] == 0) t->touched[nt++] = p;
               t->pdfsum[p] += gr[j];
             }
@@ -653,7 +718,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
             hmm_ll += t->uloglik[i];
             hmm_frames += u->T;
             ++n_ok;
-            for (int32_t tt = 0; tt < u->T; ++tt) al[tt] = u->c.pdf[pu[tt]];
+            for (int32_t tt = 0; tt < u->T; ++tt) al[tt] = u->x->c.pdf[pu[tt]];
           }
           if (al[0] < 0) continue;
           for (int32_t tt = 0; tt < u->T; ++tt) add_pair(t, &np, frame0 + tt, al[tt], 1.0f);
@@ -831,12 +896,13 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
     free(sb->frame_off); free(sb->state_off); free(sb->stats_off); free(sb->graph_idx);
   }
   free(t->batches);
-  for (int64_t i = 0; i < t->num_utts; ++i) {
-    gh_hmm_compiled_free(&t->utts[i].c);
-    free(t->utts[i].lpdf);
-  }
   free(t->utts);
-  for (int64_t i = 0; i < t->num_ents; ++i) free(t->ents[i].text);
+  for (int64_t i = 0; i < t->num_txs; ++i) {
+    gh_hmm_compiled_free(&t->txs[i].c);
+    free(t->txs[i].lpdf);
+    free(t->txs[i].text);
+  }
+  free(t->txs);
   free(t->ents);
   for (int32_t g = 0; g < t->num_groups; ++g) free(t->groups[g].pdfs);
   free(t->groups);

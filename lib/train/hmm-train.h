@@ -112,10 +112,11 @@ typedef struct {
   double reduce_seconds;            /* wall time of the reduction (this rank; includes waiting) */
   int mstep_on_device;              /* the GMM M-step ran on the device (backend mstep; else on the host) */
   double mstep_seconds;             /* wall time of the GMM M-step (with the model's fetch from the device) */
-  /* the E-step's parts (this rank, wall time): model uploads, loglikes (host output), forward-backward or
+  /* the E-step's parts (this rank, wall time): the transcripts' graphs compiled again and uploaded (Baum-Welch,
+   * after the transitions changed), model uploads, loglikes (host output), forward-backward or
    * Viterbi (host loglikes in, host gamma / paths out), the (frame, pdf) pairs built on the host, and the
    * GMM E-step per block (data_upload of the block's frames and pairs, accumulate, acc_fetch) */
-  double upload_seconds, loglike_seconds, hmm_seconds, pairs_seconds, accumulate_seconds;
+  double graphs_seconds, upload_seconds, loglike_seconds, hmm_seconds, pairs_seconds, accumulate_seconds;
 } gh_hmm_train_iter_stats;
 
 typedef struct gh_hmm_trainer gh_hmm_trainer;
