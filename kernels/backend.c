@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "base/gh-base.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,87 @@ int64_t gh_hmm_stats_offset(const gh_hmm_graph *const *graphs, int32_t g) {
   int64_t off = 0;
   for (int32_t h = 0; h < g; ++h) off += gh_hmm_graph_stats_size(graphs[h]);
   return off;
+}
+
+void gh_pair_buf_reserve(gh_pair_buf *p, int64_t more) {
+  if (more < 0 || p->n > INT64_MAX / 2 - more) gh_die("pair buffer: %lld + %lld pairs: too many", (long long)p->n,
+                                                       (long long)more);
+  if (p->n + more <= p->cap) return;
+  int64_t cap = p->cap ? p->cap : 65536;
+  while (cap < p->n + more) cap *= 2;
+  p->v = gh_realloc(p->v, (size_t)cap * sizeof(gh_frame_pdf));
+  p->cap = cap;
+}
+
+void gh_hmm_gamma_pairs(const gh_hmm_batch *bt, const gh_hmm_graph *const *graphs, const float *gamma,
+                        const double *loglik, const int32_t *col_pdf, int32_t frame_base, double min_post,
+                        gh_pair_buf *out) {
+  const int32_t P = bt->num_pdfs;
+  double *sum = gh_calloc(P > 0 ? P : 1, sizeof(double));
+  int32_t *touched = gh_malloc((P > 0 ? P : 1) * sizeof(int32_t));
+  int64_t soff = 0;
+  for (int32_t u = 0; u < bt->num_utts; ++u) {
+    const gh_hmm_graph *g = graphs[bt->graph ? bt->graph[u] : 0];
+    const int32_t S = g->num_states;
+    const int64_t f0 = bt->frame_off[u], T = bt->frame_off[u + 1] - f0;
+    const float *gu = gamma + soff;
+    soff += T * S;
+    if (!(loglik[u] > -INFINITY) || T == 0) continue;
+    if (frame_base + f0 + T - 1 > INT32_MAX) gh_die("HMM pairs: frame %lld beyond int32", (long long)(frame_base + f0 + T - 1));
+    gh_pair_buf_reserve(out, T * (S < P ? S : P));
+    for (int64_t t = 0; t < T; ++t) {
+      const float *gr = gu + t * S;
+      int32_t nt = 0;
+      for (int32_t j = 0; j < S; ++j) {
+        if (gr[j] <= 0) continue;
+        const int32_t p = g->pdf[j];
+        if (sum[p] == 0) touched[nt++] = p;
+        sum[p] += gr[j];
+      }
+      for (int32_t q = 0; q < nt; ++q) {
+        const int32_t p = touched[q];
+        if (sum[p] >= min_post && sum[p] > 0) {
+          const float w = (float)sum[p];
+          if (w != 0.0f) {
+            gh_frame_pdf *pr = &out->v[out->n++];
+            pr->frame = (int32_t)(frame_base + f0 + t);
+            pr->pdf = col_pdf ? col_pdf[p] : p;
+            pr->weight = w;
+          }
+        }
+        sum[p] = 0;
+      }
+    }
+  }
+  free(sum);
+  free(touched);
+}
+
+void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *const *graphs, int32_t num_graphs) {
+  const gh_backend_ops *o = gh_backend_hmm_ops(b);
+  if (o->hmm_reweight) {
+    o->hmm_reweight(b, *h, graphs, num_graphs);
+    return;
+  }
+  o->hmm_free(b, *h);
+  *h = o->hmm_upload(b, graphs, num_graphs);
+}
+
+void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                             const gh_hmm_graph *const *graphs, const int32_t *col_pdf, int32_t frame_base,
+                             double min_post, double *loglik, double *stats, gh_pair_buf *out) {
+  const gh_backend_ops *o = gh_backend_hmm_ops(b);
+  if (o->hmm_fb_pairs) {
+    o->hmm_fb_pairs(b, h, batch, graphs, col_pdf, frame_base, min_post, loglik, stats, out);
+    return;
+  }
+  int64_t *soff = gh_malloc(sizeof(int64_t) * ((size_t)batch->num_utts + 1));
+  gh_hmm_batch_state_off(batch, graphs, soff);
+  float *gamma = gh_malloc(sizeof(float) * (size_t)(soff[batch->num_utts] ? soff[batch->num_utts] : 1));
+  o->hmm_fb(b, h, batch, loglik, gamma, stats);
+  gh_hmm_gamma_pairs(batch, graphs, gamma, loglik, col_pdf, frame_base, min_post, out);
+  free(gamma);
+  free(soff);
 }
 
 /* ---------------- shrinkage statistics: optional op with CPU fallback ---------------- */

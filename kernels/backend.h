@@ -31,6 +31,11 @@
  * feature block passed to accumulate(), pdf id, weight (posterior, or 1 for
  * an alignment / a global GMM). */
 typedef struct { int32_t frame; int32_t pdf; float weight; } gh_frame_pdf;
+/* A growable host array of pairs (hmm_fb_pairs appends to it): v[0 .. n),
+ * room for cap.  Zero-initialise; free(v) when done. */
+typedef struct { gh_frame_pdf *v; int64_t n, cap; } gh_pair_buf;
+/* Room for `more` pairs after p->n (gh_realloc, doubling; dies when out of memory). */
+void gh_pair_buf_reserve(gh_pair_buf *p, int64_t more);
 
 typedef struct gh_backend gh_backend;
 typedef struct gh_dev_model gh_dev_model;
@@ -358,6 +363,32 @@ typedef struct {
   void (*acc_commit)(gh_backend *b, gh_dev_model *m, int flags);
   void (*acc_master_get)(gh_backend *b, gh_dev_model *m, double *hi, double *lo);
   double *(*acc_master_device)(gh_backend *b, gh_dev_model *m);
+
+  /* ---- optional: forward-backward straight to pdf posteriors
+   * (lib/train/hmm-train.c; semantics: gh_hmm_gamma_pairs below) ----
+   * hmm_fb whose state occupancies stay on the device: appends to out the
+   * (frame, pdf, weight) pairs that gh_hmm_gamma_pairs makes from this
+   * backend's hmm_fb gamma -- the same pairs bit for bit, in the same
+   * order -- and sets loglik and adds stats exactly as hmm_fb.  graphs are
+   * the host graphs uploaded as h (backends may read them).  Callers go
+   * through gh_backend_hmm_fb_pairs, which runs hmm_fb and
+   * gh_hmm_gamma_pairs on the host where a backend leaves this NULL.
+   * CUDA: kernels/cuda/cuda-hmm.cu (k_fb_pairs). */
+  void (*hmm_fb_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs,
+                       const int32_t *col_pdf, int32_t frame_base, double min_post, double *loglik, double *stats,
+                       gh_pair_buf *out);
+  /* ---- optional: new log-probabilities for uploaded graphs (lib/train/hmm-train.c) ----
+   * Replace the initial, final and arc log-probabilities of the num_graphs
+   * graphs uploaded as h by those of graphs[], which have the structure of
+   * the uploaded ones (states, pdfs, arcs with their sources and
+   * destinations in the same order: the caller's guarantee; dies when the
+   * numbers of graphs, states, arcs or pdfs differ), keeping everything
+   * else -- and the scratch of earlier calls -- where it is: a Baum-Welch
+   * trainer's graphs after its transition update.  Then h computes as a
+   * fresh upload of graphs would, bit for bit.  Callers go through
+   * gh_backend_hmm_reweight, which frees h and uploads graphs again where
+   * a backend leaves this NULL.  CUDA: kernels/cuda/cuda-hmm.cu. */
+  void (*hmm_reweight)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
 } gh_backend_ops;
 
 /* acc_commit flags */
@@ -423,6 +454,31 @@ void gh_hmm_batch_state_off(const gh_hmm_batch *batch, const gh_hmm_graph *const
                             int64_t *state_off);
 /* Offset of graph g's block in hmm_fb's stats: sum_{h<g} (2 S_h + A_h). */
 int64_t gh_hmm_stats_offset(const gh_hmm_graph *const *graphs, int32_t g);
+/* Pdf posteriors from state occupancies (hmm-bw's and Kaldi's rule: a
+ * pdf's posterior is the sum of the occupancies of the states that share
+ * it).  For every utterance u of the batch with loglik[u] > -inf, every
+ * frame t < T_u and every pdf column p of its graph (graphs[graph[u]]):
+ *   gamma_t(p) = sum of gamma[state_off[u] + t S + j] over the states j
+ *                with pdf[j] = p and gamma > 0 (float values, summed in
+ *                double in increasing j)
+ * appended to out as (frame_base + frame_off[u] + t, col_pdf[p],
+ * (float) gamma_t(p)) where gamma_t(p) >= min_post, gamma_t(p) > 0 and the
+ * float is not 0 -- utterances in batch order, frames in order, a frame's
+ * pdfs in the order of their first state with gamma > 0.  gamma: hmm_fb's
+ * [sum_u T_u x S_g(u)] state occupancies (probabilities, not logs);
+ * col_pdf: [batch->num_pdfs] the pdf id written for each loglike column,
+ * or NULL (the column itself).  Frames must fit int32 (dies otherwise). */
+void gh_hmm_gamma_pairs(const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs, const float *gamma,
+                        const double *loglik, const int32_t *col_pdf, int32_t frame_base, double min_post,
+                        gh_pair_buf *out);
+/* hmm_reweight of b's HMM ops (gh_backend_hmm_ops), or hmm_free of *h and
+ * a new hmm_upload of graphs into *h. */
+void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
+/* hmm_fb_pairs of b's HMM ops (gh_backend_hmm_ops), or their hmm_fb then
+ * gh_hmm_gamma_pairs on the host (gamma in a temporary host buffer). */
+void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                             const gh_hmm_graph *const *graphs, const int32_t *col_pdf, int32_t frame_base,
+                             double min_post, double *loglik, double *stats, gh_pair_buf *out);
 
 /* Flop count of one Gaussian evaluated on one frame, as defined by Vaněk et
  * al. (seed 000, Sec. V): full covariance 5 per off-diagonal element

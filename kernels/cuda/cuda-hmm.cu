@@ -46,6 +46,7 @@
  * Every CUDA call is checked; failures die with the call and CUDA's message.
  */
 #include <cuda_runtime.h>
+#include <cub/device/device_scan.cuh>
 
 #include <math.h>
 #include <stdint.h>
@@ -97,6 +98,8 @@ struct HArrays {
   const int *out_arc;    /* [sum A] by source: local arc index (graph order) */
   const float *out_logp; /* [sum A] by source: log-prob */
   const int *heavy;      /* per graph: states with in-degree > HEAVY, then with out-degree > HEAVY */
+  const int *same_prev;  /* [sum S] the previous state of the graph with the same pdf, or -1 (k_fb_pairs) */
+  const int *same_next;  /* [sum S] the next one, or -1 */
 };
 
 /* ---------------------------------------------------------------- device */
@@ -444,13 +447,16 @@ k_hmm_viterbi(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__
  * per-utterance accumulator (shared, or the global scratch gacc of stride
  * gaccA) that only thread i touches; at the end the accumulators, the
  * entries gamma_0 and the exits exp(alpha_{T-1} + final - log P) are
- * atomically added (double) into stats + graph's stats_off (if stats).
+ * added (double; atomics, one writer per element) into the utterance's own
+ * stats block ustats + uso[u] (if ustats; zeroed by the caller), which
+ * k_hmm_stats_sum adds into its graph's block in utterance order -- the
+ * same sums in every run however many utterances share a graph.
  * alphad: log alpha (double) of k_hmm_forward<1>; gamma: NULL or the
  * chunk's [sum T S] float, gamma_t(i) (all 0 when log P = -inf). */
 __global__ void __launch_bounds__(1024)
 k_hmm_backward(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__ ll, int P,
                double *grow, int growS, double *gacc, int gaccA, const double *__restrict__ alphad,
-               float *gamma, const double *__restrict__ loglik, double *stats) {
+               float *gamma, const double *__restrict__ loglik, double *ustats, const long long *__restrict__ uso) {
   extern __shared__ double sh[];
   const UDesc d = ud[blockIdx.x];
   const HGraph G = g.G[d.g];
@@ -468,11 +474,11 @@ k_hmm_backward(HArrays g, const UDesc *__restrict__ ud, const float *__restrict_
   }
   double *wn = block_rows(sh, grow, growS), *wc = wn + S;
   double *acc = NULL;
-  if (stats) {
+  if (ustats) {
     acc = gaccA ? gacc + (size_t)blockIdx.x * gaccA : (growS ? sh + RED : sh + RED + 2 * S);
     for (int a = tid; a < A; a += nt) acc[a] = 0.0;
   }
-  double *st = stats ? stats + G.stats_off : NULL;
+  double *st = ustats ? ustats + uso[d.u] : NULL;
   const int *pdf = g.pdf + G.sbase, *ooff = g.out_off + G.obase, *odst = g.out_dst + G.abase,
             *oarc = g.out_arc + G.abase;
   const float *fin = g.fin + G.sbase, *olp = g.out_logp + G.abase;
@@ -571,6 +577,78 @@ k_hmm_backward(HArrays g, const UDesc *__restrict__ ud, const float *__restrict_
   if (acc)
     for (int a = tid; a < A; a += nt)
       if (acc[a] != 0.0) atomicAdd(st + S + a, acc[a]);
+}
+
+/* One block per graph of a chunk (k = 0 .. blocks - 1): graph gs[k]'s stats
+ * block (stats + its stats_off) += the per-utterance blocks ustats + uso[u]
+ * of its utterances ul[uoff[k] .. uoff[k+1]) in that (increasing) order,
+ * threads over the block's elements: a fixed order of additions. */
+__global__ void k_hmm_stats_sum(HArrays g, const int *__restrict__ gs, const int *__restrict__ uoff,
+                                const int *__restrict__ ul, const double *__restrict__ ustats,
+                                const long long *__restrict__ uso, double *stats) {
+  const HGraph G = g.G[gs[blockIdx.x]];
+  const int n = 2 * G.S + G.A, k0 = uoff[blockIdx.x], k1 = uoff[blockIdx.x + 1];
+  double *st = stats + G.stats_off;
+  for (int e = threadIdx.x; e < n; e += blockDim.x) {
+    double v = st[e];
+    for (int k = k0; k < k1; ++k) v += ustats[uso[ul[k]] + e];
+    st[e] = v;
+  }
+}
+
+/* hmm-bw's pdf posteriors (backend.h gh_hmm_gamma_pairs, whose loops this
+ * follows operation for operation) of a chunk's utterances from their
+ * gamma (k_hmm_backward's, device), one block per utterance, a thread per
+ * frame.  A state with gamma > 0 (NaN included, as the host's test) starts
+ * its pdf's sum unless an earlier state of the same pdf (same_prev chain)
+ * has gamma > 0; the sum then adds the later ones (same_next chain) in
+ * double, in state order.  WRITE = 0: cnt[frame] = the frame's pairs;
+ * WRITE = 1: the pairs at out + off[frame] (the exclusive prefix sums of
+ * cnt over the chunk's frames, so utterances and frames in order), frame
+ * fbase + the chunk frame, pdf col_pdf[column] (or the column). */
+template <int WRITE>
+__global__ void k_fb_pairs(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__ gamma,
+                           const double *__restrict__ loglik, const int *__restrict__ col_pdf, long long fbase,
+                           double min_post, long long *cnt, const long long *__restrict__ off,
+                           gh_frame_pdf *out) {
+  const UDesc d = ud[blockIdx.x];
+  const HGraph G = g.G[d.g];
+  const int S = G.S;
+  const int *pdf = g.pdf + G.sbase, *prv = g.same_prev + G.sbase, *nxt = g.same_next + G.sbase;
+  const bool ok = loglik[d.u] > -INFINITY;
+  for (int t = threadIdx.x; t < d.T; t += blockDim.x) {
+    const float *gr = gamma + d.state0 + (long long)t * S;
+    long long n = 0, q = WRITE ? off[d.frame0 + t] : 0;
+    for (int j = 0; ok && j < S; ++j) {
+      const float v = gr[j];
+      if (v <= 0.f) continue;
+      bool first = true;
+      for (int k = prv[j]; k >= 0; k = prv[k])
+        if (!(gr[k] <= 0.f)) { first = false; break; }
+      if (!first) continue;
+      double sum = 0.0;
+      sum += v;
+      for (int k = nxt[j]; k >= 0; k = nxt[k]) {
+        const float x = gr[k];
+        if (!(x <= 0.f)) sum += x;
+      }
+      if (sum >= min_post && sum > 0) {
+        const float w = (float)sum;
+        if (w != 0.0f) {
+          if (WRITE) {
+            gh_frame_pdf pr;
+            pr.frame = (int32_t)(fbase + d.frame0 + t);
+            pr.pdf = col_pdf ? col_pdf[pdf[j]] : pdf[j];
+            pr.weight = w;
+            out[q++] = pr;
+          } else {
+            ++n;
+          }
+        }
+      }
+    }
+    if (!WRITE) cnt[d.frame0 + t] = n;
+  }
 }
 
 
@@ -825,7 +903,7 @@ struct gh_dev_hmm {
   HGraph *hG;              /* host copy */
   long long stats_size;    /* sum_g 2 S + A */
   HArrays d;               /* device arrays */
-  void *dmem[13];          /* the allocations behind d (for hmm_free) */
+  void *dmem[15];          /* the allocations behind d (for hmm_free) */
   /* grow-only device scratch of the calls */
   float *dLL; size_t capLL;
   float *dState; size_t capState; /* alpha / gamma [sum T S] */
@@ -837,6 +915,14 @@ struct gh_dev_hmm {
   double *dRows; size_t capRows;
   double *dAcc; size_t capAcc;
   double *dStats; size_t capStats;
+  double *dUStats; size_t capUStats; /* fb: per-utterance stats blocks of a chunk */
+  long long *dUso; size_t capUso;    /* their offsets [nu + 1] */
+  int *dSumIdx; size_t capSumIdx;    /* k_hmm_stats_sum's graphs, offsets and utterance lists */
+  long long *dPCnt; size_t capPCnt;  /* hmm_fb_pairs: pairs per chunk frame, their prefix sums */
+  gh_frame_pdf *dPairs; size_t capPairs;
+  void *dScanTmp; size_t capScanTmp;
+  int *dCol; size_t capCol;
+  int *hOarc;              /* host [sum A]: the local arc (graph order) at each position of the outgoing CSR */
   /* dense graphs (dense batched path), per graph or NULL: row-major S x S
    * A[i][j] = sum exp(logp) over arcs i -> j in double and float, and
    * logA[i][j] = max logp (float, -inf without an arc) */
@@ -887,6 +973,26 @@ static void *to_dev(gh_dev_hmm *h, int slot, const void *src, size_t n, size_t s
  * incoming and outgoing CSR offsets, outgoing arcs grouped by source) and
  * copies them to the device once.  Errors: gh_die on a malformed graph
  * (offsets not a CSR of its arcs) or a CUDA failure. */
+/* A dense graph's matrices (allocated by the caller): A[i][j] = sum of
+ * exp(logp) over the arcs i -> j in double (dA64) and float (dA32), and the
+ * largest logp (dLogA, -inf without an arc). */
+static void dense_fill(gh_dev_hmm *h, int32_t k, const gh_hmm_graph *s) {
+  const long long S = s->num_states;
+  double *a64 = (double *)gh_calloc(S * S, sizeof(double));
+  float *a32 = (float *)gh_malloc(S * S * sizeof(float)), *la = (float *)gh_malloc(S * S * sizeof(float));
+  for (long long e = 0; e < S * S; ++e) la[e] = -INFINITY;
+  for (int a = 0; a < s->num_arcs; ++a) {
+    const long long e = (long long)s->arc_src[a] * S + s->arc_dst[a];
+    a64[e] += exp((double)s->arc_logp[a]);
+    if (s->arc_logp[a] > la[e]) la[e] = s->arc_logp[a];
+  }
+  for (long long e = 0; e < S * S; ++e) a32[e] = (float)a64[e];
+  CK(cudaMemcpy(h->dA64[k], a64, S * S * sizeof(double), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h->dA32[k], a32, S * S * sizeof(float), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h->dLogA[k], la, S * S * sizeof(float), cudaMemcpyHostToDevice));
+  free(a64); free(a32); free(la);
+}
+
 extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs,
                                           int32_t num_graphs) {
   gh_dev_hmm *h = (gh_dev_hmm *)gh_calloc(1, sizeof *h);
@@ -916,6 +1022,12 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
   float *lp = (float *)gh_malloc((nA + 1) * sizeof(float)), *olp = (float *)gh_malloc((nA + 1) * sizeof(float));
   double *ap = (double *)gh_malloc((nA + 1) * sizeof(double));
   int *heavy = (int *)gh_malloc((nH + 1) * sizeof(int));
+  int *sprev = (int *)gh_malloc((nS + 1) * sizeof(int)), *snext = (int *)gh_malloc((nS + 1) * sizeof(int));
+  int maxp = 1;
+  for (int32_t k = 0; k < num_graphs; ++k)
+    if (graphs[k]->num_pdfs > maxp) maxp = graphs[k]->num_pdfs;
+  int *last = (int *)gh_malloc((size_t)maxp * sizeof(int));
+  for (int p = 0; p < maxp; ++p) last[p] = -1;
   for (int32_t k = 0; k < num_graphs; ++k) {
     const gh_hmm_graph *s = graphs[k];
     const HGraph *G = &h->hG[k];
@@ -926,7 +1038,13 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
       pdf[G->sbase + j] = s->pdf[j];
       init[G->sbase + j] = s->init[j];
       fin[G->sbase + j] = s->final[j];
+      const int pj = last[s->pdf[j]];
+      sprev[G->sbase + j] = pj;
+      snext[G->sbase + j] = -1;
+      if (pj >= 0) snext[G->sbase + pj] = j;
+      last[s->pdf[j]] = j;
     }
+    for (int j = 0; j < S; ++j) last[s->pdf[j]] = -1;
     int *io = in_off + G->obase, *oo = out_off + G->obase;
     for (int j = 0; j <= S; ++j) { io[j] = s->in_off[j]; oo[j] = 0; }
     for (int j = 0; j < S; ++j)
@@ -971,8 +1089,12 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
   d->out_dst = (const int *)to_dev(h, 9, odst, nA, sizeof(int));
   d->out_arc = (const int *)to_dev(h, 10, oarc, nA, sizeof(int));
   d->out_logp = (const float *)to_dev(h, 11, olp, nA, sizeof(float));
-  free(pdf); free(init); free(fin); free(in_off); free(out_off); free(src); free(odst); free(oarc);
+  d->same_prev = (const int *)to_dev(h, 13, sprev, nS, sizeof(int));
+  d->same_next = (const int *)to_dev(h, 14, snext, nS, sizeof(int));
+  free(sprev); free(snext); free(last);
+  free(pdf); free(init); free(fin); free(in_off); free(out_off); free(src); free(odst);
   free(lp); free(olp); free(ap); free(heavy);
+  h->hOarc = oarc;
   h->dA64 = (double **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(double *));
   h->dA32 = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   h->dLogA = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
@@ -985,37 +1107,75 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
     const gh_hmm_graph *s = graphs[k];
     const long long S = s->num_states;
     if (S > DENSE_MAX_S || !(force || (S >= DENSE_MIN_S && 4LL * s->num_arcs >= S * S))) continue;
-    double *a64 = (double *)gh_calloc(S * S, sizeof(double));
-    float *a32 = (float *)gh_malloc(S * S * sizeof(float)), *la = (float *)gh_malloc(S * S * sizeof(float));
-    for (long long e = 0; e < S * S; ++e) la[e] = -INFINITY;
-    for (int a = 0; a < s->num_arcs; ++a) {
-      const long long e = (long long)s->arc_src[a] * S + s->arc_dst[a];
-      a64[e] += exp((double)s->arc_logp[a]);
-      if (s->arc_logp[a] > la[e]) la[e] = s->arc_logp[a];
-    }
-    for (long long e = 0; e < S * S; ++e) a32[e] = (float)a64[e];
     CK(cudaMalloc((void **)&h->dA64[k], S * S * sizeof(double)));
     CK(cudaMalloc((void **)&h->dA32[k], S * S * sizeof(float)));
     CK(cudaMalloc((void **)&h->dLogA[k], S * S * sizeof(float)));
-    CK(cudaMemcpy(h->dA64[k], a64, S * S * sizeof(double), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(h->dA32[k], a32, S * S * sizeof(float), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(h->dLogA[k], la, S * S * sizeof(float), cudaMemcpyHostToDevice));
-    free(a64); free(a32); free(la);
+    dense_fill(h, k, s);
   }
   return h;
+}
+
+/* hmm_reweight (backend.h): the log-probability arrays (init, final, arcs
+ * in graph order, their exps, arcs in outgoing order) written again in
+ * place, the dense matrices of dense graphs recomputed, and the lazily
+ * made 3xTF32 and time-parallel matrices dropped (made again at their next
+ * use). */
+extern "C" void gh_cuda_hmm_reweight(gh_backend *b, gh_dev_hmm *h, const gh_hmm_graph *const *graphs,
+                                     int32_t num_graphs) {
+  if (num_graphs != h->num_graphs)
+    gh_die("hmm_reweight: %d graphs, but %d were uploaded", num_graphs, h->num_graphs);
+  long long nS = 0, nA = 0;
+  for (int32_t k = 0; k < num_graphs; ++k) {
+    const HGraph *G = &h->hG[k];
+    if (graphs[k]->num_states != G->S || graphs[k]->num_arcs != G->A || graphs[k]->num_pdfs != G->num_pdfs)
+      gh_die("hmm_reweight: graph %d has %d states, %d arcs and %d pdfs; the uploaded one %d, %d and %d", k,
+             graphs[k]->num_states, graphs[k]->num_arcs, graphs[k]->num_pdfs, G->S, G->A, G->num_pdfs);
+    nS += G->S;
+    nA += G->A;
+  }
+  float *init = (float *)gh_malloc((nS + 1) * sizeof(float)), *fin = (float *)gh_malloc((nS + 1) * sizeof(float));
+  float *lp = (float *)gh_malloc((nA + 1) * sizeof(float)), *olp = (float *)gh_malloc((nA + 1) * sizeof(float));
+  double *ap = (double *)gh_malloc((nA + 1) * sizeof(double));
+  for (int32_t k = 0; k < num_graphs; ++k) {
+    const gh_hmm_graph *s = graphs[k];
+    const HGraph *G = &h->hG[k];
+    memcpy(init + G->sbase, s->init, G->S * sizeof(float));
+    memcpy(fin + G->sbase, s->final, G->S * sizeof(float));
+    for (int a = 0; a < G->A; ++a) {
+      lp[G->abase + a] = s->arc_logp[a];
+      ap[G->abase + a] = exp((double)s->arc_logp[a]);
+      olp[G->abase + a] = s->arc_logp[h->hOarc[G->abase + a]];
+    }
+  }
+  CK(cudaMemcpy((void *)h->d.init, init, nS * sizeof(float), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy((void *)h->d.fin, fin, nS * sizeof(float), cudaMemcpyHostToDevice));
+  if (nA) {
+    CK(cudaMemcpy((void *)h->d.arc_logp, lp, nA * sizeof(float), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy((void *)h->d.arc_p, ap, nA * sizeof(double), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy((void *)h->d.out_logp, olp, nA * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  free(init); free(fin); free(lp); free(olp); free(ap);
+  for (int32_t k = 0; k < num_graphs; ++k) {
+    if (h->dA64[k]) dense_fill(h, k, graphs[k]);
+    cudaFree(h->dA3[k]); cudaFree(h->dAtp[k]); cudaFree(h->dAtpV[k]);
+    h->dA3[k] = NULL; h->dAtp[k] = NULL; h->dAtpV[k] = NULL;
+  }
 }
 
 /* hmm_free: releases the graphs and the scratch of the calls. */
 extern "C" void gh_cuda_hmm_free(gh_backend *b, gh_dev_hmm *h) {
   if (!h) return;
-  for (int k = 0; k < 13; ++k) cudaFree(h->dmem[k]);
+  for (int k = 0; k < 15; ++k) cudaFree(h->dmem[k]);
   cudaFree(h->dLL); cudaFree(h->dState); cudaFree(h->dBp); cudaFree(h->dAlphaD); cudaFree(h->dPath);
   cudaFree(h->dLoglik); cudaFree(h->dUd); cudaFree(h->dRows); cudaFree(h->dAcc); cudaFree(h->dStats);
+  cudaFree(h->dUStats); cudaFree(h->dUso); cudaFree(h->dSumIdx);
+  cudaFree(h->dPCnt); cudaFree(h->dPairs); cudaFree(h->dScanTmp); cudaFree(h->dCol);
   for (int32_t k = 0; k < h->num_graphs; ++k) {
     cudaFree(h->dA64[k]); cudaFree(h->dA32[k]); cudaFree(h->dLogA[k]); cudaFree(h->dA3[k]);
     cudaFree(h->dAtp[k]); cudaFree(h->dAtpV[k]);
   }
   free(h->dA64); free(h->dA32); free(h->dLogA); free(h->dA3); free(h->dAtp); free(h->dAtpV);
+  free(h->hOarc);
   free(h->hG);
   free(h);
 }
@@ -1029,6 +1189,52 @@ static int cmp_udesc(const void *a, const void *b) {
   return x->u - y->u;
 }
 
+/* Forward-backward statistics of chunk [u0, u1): zeroed per-utterance
+ * blocks dUStats at offsets dUso (chunk-local utterance order), for
+ * k_hmm_backward. */
+static void stats_chunk_begin(gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t u0, int32_t u1) {
+  const int32_t nu = u1 - u0;
+  long long *uso = (long long *)gh_malloc((nu + 1) * sizeof(long long));
+  uso[0] = 0;
+  for (int32_t u = u0; u < u1; ++u) {
+    const HGraph *G = &h->hG[bt->graph ? bt->graph[u] : 0];
+    uso[u - u0 + 1] = uso[u - u0] + 2LL * G->S + G->A;
+  }
+  hgrow_dev((void **)&h->dUso, &h->capUso, (size_t)nu + 1, sizeof(long long));
+  hgrow_dev((void **)&h->dUStats, &h->capUStats, (size_t)uso[nu] + 1, sizeof(double));
+  CK(cudaMemcpy(h->dUso, uso, (nu + 1) * sizeof(long long), cudaMemcpyHostToDevice));
+  CK(cudaMemset(h->dUStats, 0, (size_t)uso[nu] * sizeof(double)));
+  free(uso);
+}
+
+/* ... and their sums into the graphs' blocks dStats (k_hmm_stats_sum): the
+ * chunk's utterances grouped by graph (graphs in order of first use),
+ * increasing utterance order within a graph. */
+static void stats_chunk_sum(gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t u0, int32_t u1) {
+  const int32_t nu = u1 - u0, G = h->num_graphs;
+  int *cnt = (int *)gh_calloc((size_t)G + 1, sizeof(int)), *pos = (int *)gh_malloc(((size_t)G + 1) * sizeof(int));
+  int *idx = (int *)gh_malloc((3 * (size_t)nu + 2) * sizeof(int)); /* gs [ng], uoff [ng + 1], ul [nu] */
+  int ng = 0;
+  for (int32_t u = u0; u < u1; ++u) {
+    const int g = bt->graph ? bt->graph[u] : 0;
+    if (cnt[g]++ == 0) idx[ng++] = g;
+  }
+  int *gs = idx, *uoff = idx + ng, *ul = uoff + ng + 1;
+  uoff[0] = 0;
+  for (int k = 0; k < ng; ++k) {
+    uoff[k + 1] = uoff[k] + cnt[gs[k]];
+    pos[gs[k]] = uoff[k];
+  }
+  for (int32_t u = u0; u < u1; ++u) ul[pos[bt->graph ? bt->graph[u] : 0]++] = u - u0;
+  const size_t n = 2 * (size_t)ng + 1 + nu;
+  hgrow_dev((void **)&h->dSumIdx, &h->capSumIdx, n, sizeof(int));
+  CK(cudaMemcpy(h->dSumIdx, idx, n * sizeof(int), cudaMemcpyHostToDevice));
+  k_hmm_stats_sum<<<ng, 256>>>(h->d, h->dSumIdx, h->dSumIdx + ng, h->dSumIdx + 2 * ng + 1, h->dUStats, h->dUso,
+                              h->dStats);
+  CK_LAUNCH("forward-backward statistics");
+  free(cnt); free(pos); free(idx);
+}
+
 /* The driver of all four operations: checks the batch (as the reference:
  * gh_die on a bad graph index or too few loglike columns), cuts it into
  * chunks of consecutive utterances that fit a device-memory budget (at
@@ -1037,8 +1243,45 @@ static int cmp_udesc(const void *a, const void *b) {
  * copies the results back.  outs: alpha (OP_FWD/OP_SCALED) or gamma
  * (OP_FB), host [sum T S] float or NULL; path (OP_VIT); vals: loglik or
  * score [B]; stats (OP_FB) host double, ADDED to. */
+/* hmm_fb_pairs' request (OP_FB): the pairs of gh_hmm_gamma_pairs appended to out. */
+struct PairReq {
+  const int32_t *col_pdf; /* host, [num_pdfs] or NULL */
+  int32_t frame_base;
+  double min_post;
+  gh_pair_buf *out;
+};
+
+/* The chunk's pairs (k_fb_pairs count, prefix sums, write) appended to
+ * pq->out; gamma: the chunk's, on the device; F the chunk's frames, f0 its
+ * first frame in the batch. */
+static void chunk_pairs(gh_dev_hmm *h, const PairReq *pq, const float *gamma, int32_t nu, int nt, int64_t F,
+                        int64_t f0) {
+  if (F == 0) return;
+  const int *col = pq->col_pdf ? h->dCol : NULL;
+  const long long fbase = (long long)pq->frame_base + f0;
+  hgrow_dev((void **)&h->dPCnt, &h->capPCnt, 2 * (size_t)F + 1, sizeof(long long));
+  long long *cnt = h->dPCnt, *off = h->dPCnt + F;
+  k_fb_pairs<0><<<nu, nt>>>(h->d, h->dUd, gamma, h->dLoglik, col, fbase, pq->min_post, cnt, NULL, NULL);
+  CK(cudaGetLastError());
+  size_t tb = 0;
+  CK(cub::DeviceScan::ExclusiveSum(NULL, tb, cnt, off, (int64_t)F));
+  hgrow_dev(&h->dScanTmp, &h->capScanTmp, tb + 1, 1);
+  CK(cub::DeviceScan::ExclusiveSum(h->dScanTmp, tb, cnt, off, (int64_t)F));
+  long long lastc[2];
+  CK(cudaMemcpy(&lastc[0], off + F - 1, sizeof(long long), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&lastc[1], cnt + F - 1, sizeof(long long), cudaMemcpyDeviceToHost));
+  const long long n = lastc[0] + lastc[1];
+  if (n == 0) return;
+  hgrow_dev((void **)&h->dPairs, &h->capPairs, (size_t)n, sizeof(gh_frame_pdf));
+  k_fb_pairs<1><<<nu, nt>>>(h->d, h->dUd, gamma, h->dLoglik, col, fbase, pq->min_post, NULL, off, h->dPairs);
+  CK_LAUNCH("forward-backward pairs");
+  gh_pair_buf_reserve(pq->out, n);
+  CK(cudaMemcpy(pq->out->v + pq->out->n, h->dPairs, (size_t)n * sizeof(gh_frame_pdf), cudaMemcpyDeviceToHost));
+  pq->out->n += n;
+}
+
 static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, float *outs,
-                    int32_t *path, double *stats) {
+                    int32_t *path, double *stats, const PairReq *pq = NULL) {
   const int32_t B = bt->num_utts;
   const int P = bt->num_pdfs;
   if (B <= 0) return;
@@ -1057,6 +1300,12 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
     soff[u + 1] = soff[u] + T * h->hG[gi].S;
   }
   const int use_stats = op == OP_FB && stats != NULL;
+  if (pq && pq->col_pdf) {
+    hgrow_dev((void **)&h->dCol, &h->capCol, (size_t)P + 1, sizeof(int));
+    CK(cudaMemcpy(h->dCol, pq->col_pdf, (size_t)P * sizeof(int), cudaMemcpyHostToDevice));
+  }
+  if (pq && (int64_t)pq->frame_base + bt->frame_off[B] - 1 > INT32_MAX)
+    gh_die("HMM pairs: frame %lld beyond int32", (long long)pq->frame_base + bt->frame_off[B] - 1);
   if (use_stats) {
     hgrow_dev((void **)&h->dStats, &h->capStats, (size_t)h->stats_size + 1, sizeof(double));
     CK(cudaMemset(h->dStats, 0, (h->stats_size + 1) * sizeof(double)));
@@ -1085,6 +1334,7 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       size_t c = T * P * 4 + T * (size_t)G->S * (op == OP_FB ? 12 : 4) + T * 4 + sizeof(UDesc) + 16;
       size_t rows = S2 > HMM_SMEM_S ? (size_t)(u1 - u0 + 1) * 2 * S2 * 8 : 0;
       size_t accs = (use_stats && A2 > HMM_SMEM_A) ? (size_t)(u1 - u0 + 1) * A2 * 8 : 0;
+      if (use_stats) c += (2 * (size_t)G->S + G->A) * 8 + 24;
       if (u1 > u0 && used + c + rows + accs > budget) break;
       used += c;
       Smax = S2; Amax = A2;
@@ -1132,7 +1382,7 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       k_hmm_viterbi<<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, h->dBp, h->dPath, h->dLoglik);
       CK_LAUNCH("viterbi");
     } else {
-      if (outs) hgrow_dev((void **)&h->dState, &h->capState, (size_t)N + 1, sizeof(float));
+      if (outs || pq) hgrow_dev((void **)&h->dState, &h->capState, (size_t)N + 1, sizeof(float));
       hgrow_dev((void **)&h->dAlphaD, &h->capAlphaD, (size_t)N + 1, sizeof(double));
       k_hmm_forward<1><<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, NULL, h->dAlphaD,
                                         h->dLoglik);
@@ -1147,9 +1397,13 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
           shm2 += (size_t)Amax * sizeof(double);
         }
       }
+      if (use_stats) stats_chunk_begin(h, bt, u0, u1);
       k_hmm_backward<<<nu, nt, shm2>>>(d, h->dUd, h->dLL, P, h->dRows, growS, h->dAcc, gaccA, h->dAlphaD,
-                                       outs ? h->dState : NULL, h->dLoglik, use_stats ? h->dStats : NULL);
+                                       outs || pq ? h->dState : NULL, h->dLoglik, use_stats ? h->dUStats : NULL,
+                                       h->dUso);
       CK_LAUNCH("forward-backward");
+      if (use_stats) stats_chunk_sum(h, bt, u0, u1);
+      if (pq) chunk_pairs(h, pq, h->dState, nu, nt, F, f0);
     }
     kernel_time_end(ev0, ev1);
     CK(cudaMemcpy(hv, h->dLoglik, nu * sizeof(double), cudaMemcpyDeviceToHost));
@@ -1967,4 +2221,24 @@ extern "C" void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch 
     return;
   }
   hmm_run(h, batch, OP_FB, loglik, gamma, NULL, stats);
+}
+
+/* hmm_fb_pairs (backend.h): hmm_fb with gamma kept on the device and turned
+ * into pdf posteriors there (k_fb_pairs); the time-parallel path (a few
+ * long utterances) fetches gamma and runs the host rule. */
+extern "C" void gh_cuda_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                                     const gh_hmm_graph *const *graphs, const int32_t *col_pdf, int32_t frame_base,
+                                     double min_post, double *loglik, double *stats, gh_pair_buf *out) {
+  if (tp_batch(h, batch, OP_FB, NULL)) {
+    int64_t *soff = (int64_t *)gh_malloc(sizeof(int64_t) * ((size_t)batch->num_utts + 1));
+    gh_hmm_batch_state_off(batch, graphs, soff);
+    float *gamma = (float *)gh_malloc(sizeof(float) * (size_t)(soff[batch->num_utts] + 1));
+    tp_run(h, batch, OP_FB, loglik, NULL, gamma, stats);
+    gh_hmm_gamma_pairs(batch, graphs, gamma, loglik, col_pdf, frame_base, min_post, out);
+    free(gamma);
+    free(soff);
+    return;
+  }
+  const PairReq pq = {col_pdf, frame_base, min_post, out};
+  hmm_run(h, batch, OP_FB, loglik, NULL, NULL, stats, &pq);
 }

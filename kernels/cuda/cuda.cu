@@ -1562,6 +1562,10 @@ void gh_cuda_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch
                          double *loglik, float *alpha);
 void gh_cuda_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, int32_t *path,
                          double *score);
+void gh_cuda_hmm_reweight(gh_backend *b, gh_dev_hmm *h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
+void gh_cuda_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs,
+                          const int32_t *col_pdf, int32_t frame_base, double min_post, double *loglik,
+                          double *stats, gh_pair_buf *out);
 void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                     float *gamma, double *stats);
 }
@@ -1634,6 +1638,8 @@ static const gh_backend_ops cuda_ops = {
     .acc_commit = cuda_acc_commit,      /* (last members: C++ wants them in order) */
     .acc_master_get = cuda_acc_master_get,
     .acc_master_device = cuda_acc_master_device,
+    .hmm_fb_pairs = gh_cuda_hmm_fb_pairs,
+    .hmm_reweight = gh_cuda_hmm_reweight,
 };
 
 extern "C" const char *gh_cuda_error_text(int err);

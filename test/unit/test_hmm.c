@@ -156,6 +156,52 @@ static void test_brute(gh_backend *be, int kaldi) {
   double maxerr = 0;
   for (int64_t k = 0; k < nst; ++k) if (fabs(stats[k] - expect_stats[k]) > maxerr) maxerr = fabs(stats[k] - expect_stats[k]);
   GH_TEST_OK(maxerr < 1e-9, "%s: init, arc (xi) and exit counts = brute force, summed per graph (max err %.2g)", kind, maxerr);
+  /* pdf posteriors (gh_backend_hmm_fb_pairs, hmm-bw's rule): per frame the
+   * brute-force marginals summed over each pdf's states, pdfs in the order
+   * of their first state, frames offset by frame_base, ids through col_pdf */
+  {
+    gh_pair_buf pb = {0};
+    const int32_t col[2] = {5, 9};
+    double Lp[3], *st2 = calloc(nst, sizeof(double));
+    gh_backend_hmm_fb_pairs(be, d, &b, graphs, col, 100, 0.0, Lp, st2, &pb);
+    int64_t k = 0, bad = 0;
+    double perr = 0;
+    for (int32_t u = 0; u < nutt; ++u) {
+      const gh_hmm_graph *g = graphs[gidx[u]];
+      brute r;
+      brute_force(g, ll + off[u] * P, P, Ts[u], &r);
+      const int32_t S = g->num_states;
+      for (int32_t t = 0; t < Ts[u]; ++t) {
+        double sp[2] = {0, 0};
+        int32_t order[2], n = 0;
+        for (int32_t j = 0; j < S; ++j) {
+          const int32_t p = g->pdf[j];
+          int seen = 0;
+          for (int32_t q = 0; q < n; ++q) seen |= order[q] == p;
+          if (!seen) order[n++] = p;
+          sp[p] += r.gamma[t * S + j];
+        }
+        for (int32_t q = 0; q < n; ++q, ++k) {
+          if (k >= pb.n || pb.v[k].frame != 100 + off[u] + t || pb.v[k].pdf != col[order[q]]) { ++bad; continue; }
+          if (fabs(pb.v[k].weight - sp[order[q]]) > perr) perr = fabs(pb.v[k].weight - sp[order[q]]);
+        }
+      }
+      brute_free(&r);
+    }
+    GH_TEST_OK(bad == 0 && k == pb.n && perr < 1e-6,
+               "%s: fb_pairs = brute-force pdf posteriors (%lld pairs, %lld misplaced, max err %.2g)", kind,
+               (long long)pb.n, (long long)bad, perr);
+    GH_TEST_OK(!memcmp(st2, stats, nst * sizeof(double)) && !memcmp(Lp, Lfb, sizeof Lp),
+               "%s: fb_pairs' stats and log-likelihoods = hmm_fb's", kind);
+    pb.n = 0;
+    gh_backend_hmm_fb_pairs(be, d, &b, graphs, NULL, 0, 0.3, Lp, NULL, &pb);
+    int64_t below = 0;
+    for (int64_t q = 0; q < pb.n; ++q) below += pb.v[q].weight < 0.3f || pb.v[q].pdf > 1;
+    GH_TEST_OK(pb.n > 0 && pb.n < k && below == 0, "%s: fb_pairs min_post 0.3 keeps %lld of %lld pairs, none below",
+               kind, (long long)pb.n, (long long)k);
+    free(pb.v);
+    free(st2);
+  }
   /* accs through ties: the HMMs' counts equal the graph counts (one HMM per graph) */
   gh_hmm_accs acc;
   gh_hmm_accs_init(&acc, &set);

@@ -109,6 +109,36 @@ static void compare_batch(gh_backend *cu, const char *name, const gh_hmm_graph *
   wst = 0;
   for (int64_t k = 0; k < NS; ++k) { double e = fabs(sc[k] + 1.0 - sr[k]) / (1e-4 * fabs(sr[k]) + 1e-5); if (!(e <= wst)) wst = e; }
   GH_TEST_OK(wst <= 1, "%s: fb stats without gamma (max err/tol %.3g)", name, wst);
+  /* hmm_fb_pairs: the pairs gh_hmm_gamma_pairs makes from this backend's
+   * own hmm_fb gamma, bit for bit and in order; loglik and stats as hmm_fb */
+  if (co->hmm_fb_pairs) {
+    int32_t *col = malloc(P * sizeof(int32_t));
+    for (int32_t p = 0; p < P; ++p) col[p] = 1000 + 3 * p;
+    double *s1 = malloc((NS + 1) * sizeof(double)), *s2 = malloc((NS + 1) * sizeof(double));
+    double *L2 = malloc(B * sizeof(double));
+    int64_t n0 = -1;
+    for (int k = 0; k < 2; ++k) {
+      const double mp = k ? 0.05 : 0.0;
+      gh_pair_buf pd = {0}, ph = {0};
+      for (int64_t q = 0; q < NS; ++q) s1[q] = s2[q] = 0;
+      co->hmm_fb_pairs(cu, dc, bt, graphs, k ? NULL : col, 7, mp, Lc, s1, &pd);
+      co->hmm_fb(cu, dc, bt, L2, ac, s2);
+      gh_hmm_gamma_pairs(bt, graphs, ac, L2, k ? NULL : col, 7, mp, &ph);
+      GH_TEST_OK(pd.n == ph.n && ph.n > 0 && !memcmp(pd.v, ph.v, ph.n * sizeof(gh_frame_pdf)) &&
+                     !memcmp(s1, s2, NS * sizeof(double)) && !memcmp(Lc, L2, B * sizeof(double)),
+                 "%s: fb_pairs (min_post %g) = gamma -> gh_hmm_gamma_pairs bit for bit (%lld and %lld pairs)", name,
+                 mp, (long long)pd.n, (long long)ph.n);
+      if (k == 0) n0 = ph.n;
+      else GH_TEST_OK(ph.n < n0, "%s: min_post 0.05 keeps fewer pairs (%lld of %lld)", name, (long long)ph.n, (long long)n0);
+      free(pd.v); free(ph.v);
+    }
+    free(col); free(s1); free(s2); free(L2);
+  }
+  /* utterances sharing a graph are summed in a fixed order: the same bits every run */
+  double *sc2 = calloc(NS + 1, sizeof(double));
+  co->hmm_fb(cu, dc, bt, Lc, NULL, sc2);
+  GH_TEST_OK(!memcmp(sc, sc2, NS * sizeof(double)), "%s: fb stats of two runs bit-identical", name);
+  free(sc2);
   co->hmm_free(cu, dc);
   ro->hmm_free(NULL, dr);
   free(soff); free(Lc); free(Lr); free(ac); free(ar); free(pc); free(pr); free(sc); free(sr);
@@ -143,6 +173,17 @@ static void test_correctness(gh_backend *cu) {
   float *ll = random_ll(off[B], P, 0.002);
   gh_hmm_batch bt = {B, P, ll, off, gi};
   compare_batch(cu, "mixed batch", graphs, NG, &bt);
+  /* 600 utterances of one left-to-right graph (hmm-train's batches: one
+   * graph per distinct transcript) */
+  enum { B4 = 600 };
+  int64_t *off4 = malloc((B4 + 1) * sizeof(int64_t));
+  int32_t *g4 = calloc(B4, sizeof(int32_t));
+  off4[0] = 0;
+  for (int32_t u = 0; u < B4; ++u) off4[u + 1] = off4[u] + 40 + (int64_t)(urand() * 60);
+  float *ll4 = random_ll(off4[B4], P, 0.002);
+  gh_hmm_batch b4 = {B4, P, ll4, off4, g4};
+  compare_batch(cu, "600 utterances of one graph", graphs + 2, 1, &b4);
+  free(off4); free(g4); free(ll4);
   /* graph == NULL: graph 0 for all (the word loop alone) */
   int64_t off2[4] = {0, 1, 250, 700};
   gh_hmm_batch b2 = {3, P, ll, off2, NULL};
@@ -511,6 +552,102 @@ static void test_speed(gh_backend *cu) {
   free(off); free(gi);
 }
 
+/* All four operations of h on bt into out (a flat byte record for memcmp). */
+typedef struct { double *L, *Ls, *V, *Lf, *st; float *al, *gm; int32_t *path; int64_t B, N, F, NS; } hmm_outs;
+static void outs_init(hmm_outs *o, const gh_hmm_graph *const *graphs, int32_t ng, const gh_hmm_batch *bt) {
+  o->B = bt->num_utts;
+  o->F = bt->frame_off[o->B];
+  int64_t *soff = malloc((o->B + 1) * sizeof(int64_t));
+  gh_hmm_batch_state_off(bt, graphs, soff);
+  o->N = soff[o->B];
+  free(soff);
+  o->NS = gh_hmm_stats_offset(graphs, ng);
+  o->L = calloc(o->B, 8); o->Ls = calloc(o->B, 8); o->V = calloc(o->B, 8); o->Lf = calloc(o->B, 8);
+  o->st = calloc(o->NS + 1, 8); o->al = calloc(o->N + 1, 4); o->gm = calloc(o->N + 1, 4); o->path = calloc(o->F + 1, 4);
+}
+static void outs_run(gh_backend *cu, gh_dev_hmm *h, const gh_hmm_batch *bt, hmm_outs *o) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(cu);
+  co->hmm_forward(cu, h, bt, 0, o->L, o->al);
+  co->hmm_forward(cu, h, bt, GH_HMM_SCALED, o->Ls, NULL);
+  co->hmm_viterbi(cu, h, bt, o->path, o->V);
+  memset(o->st, 0, o->NS * 8);
+  co->hmm_fb(cu, h, bt, o->Lf, o->gm, o->st);
+}
+static int outs_same(const hmm_outs *a, const hmm_outs *b) {
+  return !memcmp(a->L, b->L, a->B * 8) && !memcmp(a->Ls, b->Ls, a->B * 8) && !memcmp(a->V, b->V, a->B * 8) &&
+         !memcmp(a->Lf, b->Lf, a->B * 8) && !memcmp(a->st, b->st, a->NS * 8) && !memcmp(a->al, b->al, a->N * 4) &&
+         !memcmp(a->gm, b->gm, a->N * 4) && !memcmp(a->path, b->path, a->F * 4);
+}
+static void outs_free(hmm_outs *o) {
+  free(o->L); free(o->Ls); free(o->V); free(o->Lf); free(o->st); free(o->al); free(o->gm); free(o->path);
+}
+
+/* hmm_reweight: graphs given new log-probabilities in place compute as a
+ * fresh upload of them does, bit for bit -- the lazily made matrices of
+ * the dense and time-parallel paths made before the reweight -- and differ
+ * from the old weights' results. */
+static void reweight_case(gh_backend *cu, const char *name, tgraph *tg, int32_t ng, const gh_hmm_batch *bt) {
+  const gh_backend_ops *co = gh_backend_hmm_ops(cu);
+  const gh_hmm_graph *graphs[8];
+  for (int32_t k = 0; k < ng; ++k) graphs[k] = &tg[k].g;
+  hmm_outs before, re, fresh;
+  outs_init(&before, graphs, ng, bt);
+  outs_init(&re, graphs, ng, bt);
+  outs_init(&fresh, graphs, ng, bt);
+  gh_dev_hmm *dr = co->hmm_upload(cu, graphs, ng);
+  outs_run(cu, dr, bt, &before);
+  for (int32_t k = 0; k < ng; ++k) {
+    for (int32_t a = 0; a < tg[k].A; ++a) if (isfinite(tg[k].lp[a])) tg[k].lp[a] -= (float)(0.7 * urand());
+    for (int32_t j = 0; j < tg[k].S; ++j) {
+      if (isfinite(tg[k].init[j])) tg[k].init[j] -= (float)(0.3 * urand());
+      if (isfinite(tg[k].fin[j]) && tg[k].fin[j] < 0) tg[k].fin[j] -= (float)(0.3 * urand());
+    }
+  }
+  gh_backend_hmm_reweight(cu, &dr, graphs, ng);
+  gh_dev_hmm *df = co->hmm_upload(cu, graphs, ng);
+  outs_run(cu, dr, bt, &re);
+  outs_run(cu, df, bt, &fresh);
+  GH_TEST_OK(outs_same(&re, &fresh) && !outs_same(&re, &before),
+             "%s: hmm_reweight = a fresh upload bit for bit (forward, scaled, Viterbi, forward-backward), "
+             "and not the old weights' results", name);
+  co->hmm_free(cu, dr);
+  co->hmm_free(cu, df);
+  outs_free(&before); outs_free(&re); outs_free(&fresh);
+}
+
+static void test_reweight(gh_backend *cu) {
+  const int32_t P = 30;
+  tgraph tg[3];
+  tg_lr(&tg[0], 37, P, 1, 0);
+  tg_wordloop(&tg[1], 40, 5, P);
+  tg_ergodic(&tg[2], 12, P);
+  enum { B = 9 };
+  int64_t off[B + 1];
+  int32_t gi[B];
+  off[0] = 0;
+  for (int32_t u = 0; u < B; ++u) { off[u + 1] = off[u] + 50 + (int64_t)(urand() * 200); gi[u] = u % 3; }
+  float *ll = random_ll(off[B], P, 0.0);
+  gh_hmm_batch bt = {B, P, ll, off, gi};
+  reweight_case(cu, "sparse graphs", tg, 3, &bt);
+  /* one dense graph (80 states, ergodic): the dense batched path */
+  tgraph dg;
+  tg_ergodic(&dg, 80, P);
+  int64_t off2[5] = {0, 300, 420, 700, 710};
+  gh_hmm_batch b2 = {4, P, ll, off2, NULL};
+  reweight_case(cu, "dense graph", &dg, 1, &b2);
+  tg_free(&dg);
+  /* one long utterance on a small graph: the time-parallel path */
+  tgraph lg;
+  tg_lr(&lg, 20, P, 1, 0);
+  float *ll3 = random_ll(3000, P, 0.0);
+  int64_t off3[2] = {0, 3000};
+  gh_hmm_batch b3 = {1, P, ll3, off3, NULL};
+  reweight_case(cu, "time-parallel (3,000 frames, 20 states)", &lg, 1, &b3);
+  tg_free(&lg);
+  for (int k = 0; k < 3; ++k) tg_free(&tg[k]);
+  free(ll); free(ll3);
+}
+
 int main(void) {
   if (gh_cuda_device_count() > 0) {
     gh_backend *cu = gh_backend_create("cuda");
@@ -519,6 +656,7 @@ int main(void) {
     test_correctness(cu);
     test_dense(cu);
     test_timepar(cu);
+    test_reweight(cu);
     test_speed(cu);
     gh_backend_free(cu);
   } else {
