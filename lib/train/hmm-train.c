@@ -54,6 +54,7 @@ typedef struct {
   int64_t first;        /* first utterance (index into ents) with this transcript: its key names errors */
   int32_t group;        /* score group; -1 = all pdfs */
   int used;             /* by this rank's shard: compiled and kept */
+  int restructured;     /* the last compile changed the graph's states or arcs (not only their log-probs) */
   gh_hmm_compiled c;    /* compiled transcript (global pdf ids) */
   int32_t *lpdf;        /* [S] column of each state's pdf in its score group's loglikes */
   gh_hmm_graph lg;      /* c.graph with pdf = lpdf, num_pdfs = the group's size */
@@ -82,11 +83,13 @@ typedef struct {
   int64_t u0, u1;       /* rutt range */
   int64_t row0;         /* first row in X */
   int64_t rows;
-  gh_dev_hmm *dh;       /* the utterances' graphs (graph k = utterance u0 + k) */
+  gh_dev_hmm *dh;       /* the graphs of the utterances' distinct transcripts gtx */
   int64_t *frame_off;   /* [n + 1] relative to row0 */
-  int64_t *state_off;   /* [n + 1] gamma offsets */
-  int64_t *stats_off;   /* [n + 1] hmm_fb stats offsets */
-  int32_t *graph_idx;   /* [n] 0..n-1 */
+  int32_t *graph_idx;   /* [n] utterance -> its transcript's graph (index into gtx) */
+  int32_t ng;           /* distinct transcripts (graphs) */
+  const tscript **gtx;  /* [ng] in order of first use */
+  const gh_hmm_graph **gg; /* [ng] their graphs (&gtx[k]->lg), as uploaded */
+  int64_t *gstats_off;  /* [ng + 1] hmm_fb stats offsets (summed over each graph's utterances) */
 } sbatch;
 
 typedef struct {
@@ -129,16 +132,13 @@ struct gh_hmm_trainer {
   int have_ali;
   int graphs_stale;     /* transitions changed since the graphs were compiled */
   /* scratch */
-  float *ll, *gamma;
-  int64_t ll_cap, gamma_cap;
+  float *ll;
+  int64_t ll_cap;
   double *stats, *uloglik;
   int64_t stats_cap, uloglik_cap;
   int32_t *path;
   int64_t path_cap;
-  gh_frame_pdf *pairs;  /* the current block's pairs (one of bpairs) */
-  int64_t pairs_cap;
-  gh_frame_pdf **bpairs; /* [nblk] each block's pairs, kept until the next iteration (data_set_pairs) */
-  int64_t *bpairs_cap;
+  gh_pair_buf *bpairs;  /* [nblk] each block's pairs, kept until the next iteration (data_set_pairs) */
   gh_dev_data **bdd;    /* [nblk] each block's frames on the backend (uploaded once) and pairs */
   /* --max-device-memory (o.max_device_bytes): blocks whose bdd is evicted after
    * its E-step and reloaded at the start of the block's next one */
@@ -147,8 +147,6 @@ struct gh_hmm_trainer {
   int64_t resident_bytes, stream_room; /* bytes of the resident blocks; room kept for two streamed ones */
   int32_t num_streamed;
   int stream_logged;
-  double *pdfsum;
-  int32_t *touched;
 };
 
 static int cmp_i32(const void *a, const void *b) {
@@ -305,11 +303,23 @@ static int32_t ent_group_key(const gh_hmm_trainer *t, int64_t e) {
   return g < 0 ? t->num_groups : g;
 }
 
+/* The same states, pdfs and arcs (sources, destinations, order), whatever
+ * the log-probabilities. */
+static int same_structure(const gh_hmm_graph *a, const gh_hmm_graph *b) {
+  const int32_t S = a->num_states, A = a->num_arcs;
+  return S == b->num_states && A == b->num_arcs && a->num_pdfs == b->num_pdfs &&
+         !memcmp(a->pdf, b->pdf, S * sizeof(int32_t)) && !memcmp(a->in_off, b->in_off, (S + 1) * sizeof(int32_t)) &&
+         !memcmp(a->arc_src, b->arc_src, A * sizeof(int32_t)) && !memcmp(a->arc_dst, b->arc_dst, A * sizeof(int32_t));
+}
+
 /* Compiles transcript x (again: the transitions have changed) and its
  * group-local pdf map. */
 static void compile_tscript(gh_hmm_trainer *t, tscript *x) {
-  gh_hmm_compiled_free(&x->c);
+  gh_hmm_compiled old = x->c;
   compile_tx(t, x, &x->c);
+  /* an exit or entry whose probability became 0 drops arcs (gh_hmm_compile) */
+  x->restructured = !old.pdf || !same_structure(&old.graph, &x->c.graph);
+  gh_hmm_compiled_free(&old);
   int32_t S = x->c.graph.num_states;
   x->lpdf = gh_realloc(x->lpdf, (S ? S : 1) * sizeof(int32_t));
   x->lg = x->c.graph;
@@ -337,11 +347,7 @@ static void upload_batches(gh_hmm_trainer *t) {
   for (int64_t k = 0; k < t->num_batches; ++k) {
     sbatch *sb = &t->batches[k];
     if (sb->dh) t->hops->hmm_free(t->b, sb->dh);
-    int64_t n = sb->u1 - sb->u0;
-    const gh_hmm_graph **gs = gh_malloc((n ? n : 1) * sizeof *gs);
-    for (int64_t i = 0; i < n; ++i) gs[i] = &t->utts[sb->u0 + i].x->lg;
-    sb->dh = t->hops->hmm_upload(t->b, gs, (int32_t)n);
-    free(gs);
+    sb->dh = t->hops->hmm_upload(t->b, sb->gg, sb->ng);
   }
 }
 
@@ -412,31 +418,43 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
     t->utts[i].x = x;
   }
   compile_shard_txs(t);
-  /* batch offsets */
+  /* batch offsets and graphs: one per distinct transcript of the batch */
+  int32_t *slot = gh_malloc(sizeof(int32_t) * (size_t)(t->num_txs ? t->num_txs : 1));
+  for (int64_t i = 0; i < t->num_txs; ++i) slot[i] = -1;
   for (int64_t bi = 0; bi < t->num_batches; ++bi) {
     sbatch *sb = &t->batches[bi];
     int64_t n = sb->u1 - sb->u0;
     sb->frame_off = gh_malloc((n + 1) * sizeof(int64_t));
-    sb->state_off = gh_malloc((n + 1) * sizeof(int64_t));
-    sb->stats_off = gh_malloc((n + 1) * sizeof(int64_t));
     sb->graph_idx = gh_malloc((n ? n : 1) * sizeof(int32_t));
-    sb->frame_off[0] = sb->state_off[0] = sb->stats_off[0] = 0;
+    sb->gtx = gh_malloc((n ? n : 1) * sizeof *sb->gtx);
+    sb->frame_off[0] = 0;
+    sb->ng = 0;
     for (int64_t i = 0; i < n; ++i) {
       const rutt *u = &t->utts[sb->u0 + i];
-      sb->graph_idx[i] = (int32_t)i;
+      const int64_t x = u->x - t->txs;
+      if (slot[x] < 0) {
+        slot[x] = sb->ng;
+        sb->gtx[sb->ng++] = u->x;
+      }
+      sb->graph_idx[i] = slot[x];
       sb->frame_off[i + 1] = sb->frame_off[i] + u->T;
-      sb->state_off[i + 1] = sb->state_off[i] + (int64_t)u->T * u->x->c.graph.num_states;
-      sb->stats_off[i + 1] = sb->stats_off[i] + gh_hmm_graph_stats_size(&u->x->c.graph);
+    }
+    sb->gstats_off = gh_malloc((sb->ng + 1) * sizeof(int64_t));
+    sb->gg = gh_malloc((sb->ng ? sb->ng : 1) * sizeof *sb->gg);
+    sb->gstats_off[0] = 0;
+    for (int32_t k = 0; k < sb->ng; ++k) {
+      sb->gg[k] = &sb->gtx[k]->lg;
+      sb->gstats_off[k + 1] = sb->gstats_off[k] + gh_hmm_graph_stats_size(&sb->gtx[k]->c.graph);
+      slot[sb->gtx[k] - t->txs] = -1;
     }
     int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
     if (sb->rows * Pg > t->ll_cap) t->ll_cap = sb->rows * Pg;
-    if (sb->state_off[n] > t->gamma_cap) t->gamma_cap = sb->state_off[n];
-    if (sb->stats_off[n] > t->stats_cap) t->stats_cap = sb->stats_off[n];
+    if (sb->gstats_off[sb->ng] > t->stats_cap) t->stats_cap = sb->gstats_off[sb->ng];
     if (n > t->uloglik_cap) t->uloglik_cap = n;
     if (sb->rows > t->path_cap) t->path_cap = sb->rows;
   }
+  free(slot);
   t->ll = gh_backend_host_alloc(t->b, (size_t)(t->ll_cap ? t->ll_cap : 1) * sizeof(float));
-  t->gamma = gh_malloc((size_t)(t->gamma_cap ? t->gamma_cap : 1) * sizeof(float));
   t->stats = gh_malloc((size_t)(t->stats_cap ? t->stats_cap : 1) * sizeof(double));
   t->uloglik = gh_malloc((size_t)(t->uloglik_cap ? t->uloglik_cap : 1) * sizeof(double));
   t->path = gh_malloc((size_t)(t->path_cap ? t->path_cap : 1) * sizeof(int32_t));
@@ -487,10 +505,7 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
   }
   load_shard(t, toc);
   gh_feat_toc_close(toc);
-  t->pdfsum = gh_calloc(t->P, sizeof(double));
-  t->touched = gh_malloc(t->P * sizeof(int32_t));
   t->bpairs = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs);
-  t->bpairs_cap = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs_cap);
   t->bdd = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bdd);
   t->bstream = gh_calloc(t->nblk ? t->nblk : 1, 1);
   t->bplanned = gh_calloc(t->nblk ? t->nblk : 1, 1);
@@ -535,13 +550,6 @@ void gh_hmm_trainer_sizes(const gh_hmm_trainer *t, int64_t *utts, int64_t *frame
   if (rank_blocks) *rank_blocks = t->nblk;
 }
 
-static void add_pair(gh_hmm_trainer *t, int64_t *n, int32_t frame, int32_t pdf, float w) {
-  if (*n == t->pairs_cap) t->pairs = gh_realloc(t->pairs, (t->pairs_cap = t->pairs_cap ? 2 * t->pairs_cap : 65536) * sizeof(gh_frame_pdf));
-  t->pairs[*n].frame = frame;
-  t->pairs[*n].pdf = pdf;
-  t->pairs[*n].weight = w;
-  ++*n;
-}
 
 /* A view of pdfs ps of the model (shares the parameter arrays). */
 static void sub_model(const gh_gmm_set *m, const pdfset *ps, gh_gmm_set *s) {
@@ -596,8 +604,20 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   const int align = !bw && (!t->have_ali || (it >= 0 && it < t->o.num_realign && t->o.realign[it]));
   st->aligned = align;
   if (bw && t->graphs_stale) {
+    /* the graphs keep their structure (normally): their new log-probs go
+     * where the old ones were on the device (hmm_reweight) */
     compile_shard_txs(t);
-    upload_batches(t);
+    for (int64_t k = 0; k < t->num_batches; ++k) {
+      sbatch *sb = &t->batches[k];
+      int re = 0;
+      for (int32_t g = 0; g < sb->ng; ++g) re |= sb->gtx[g]->restructured;
+      if (re) {
+        t->hops->hmm_free(b, sb->dh);
+        sb->dh = t->hops->hmm_upload(b, sb->gg, sb->ng);
+      } else {
+        gh_backend_hmm_reweight(b, &sb->dh, sb->gg, sb->ng);
+      }
+    }
     t->graphs_stale = 0;
   }
   st->graphs_seconds = gh_seconds() - t0;
@@ -640,11 +660,10 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   }
   for (int64_t bi = 0; bi < t->nblk; ++bi) {
     const rblock *rb = &t->blocks[bi];
-    int64_t np = 0;
+    gh_pair_buf *pb = &t->bpairs[bi];
+    pb->n = 0;
     double hmm_ll = 0, hmm_frames = 0, n_ok = 0, n_fail = 0, gmm_ll = 0, gmm_w = 0; /* this block's */
     memset(haccs.counts, 0, (size_t)nh * sizeof(double));
-    t->pairs = t->bpairs[bi];
-    t->pairs_cap = t->bpairs_cap[bi];
     /* a streamed block's frames go back to the device now, while its
      * utterances are scored and aligned (an asynchronous copy on CUDA) */
     if (t->bstream[bi] && t->bdd[bi]) b->ops->data_reload(b, t->bdd[bi]);
@@ -661,8 +680,14 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         tp = gh_seconds();
         gh_hmm_batch batch = {n, Pg, t->ll, sb->frame_off, sb->graph_idx};
         if (bw) {
-          memset(t->stats, 0, sb->stats_off[n] * sizeof(double));
-          t->hops->hmm_fb(b, sb->dh, &batch, t->uloglik, t->gamma, t->stats);
+          memset(t->stats, 0, sb->gstats_off[sb->ng] * sizeof(double));
+          /* the pdf posteriors (hmm-bw's rule), made where the state
+           * occupancies are (on the device where the backend can) */
+          gh_backend_hmm_fb_pairs(b, sb->dh, &batch, sb->gg, sb->group < t->num_groups ? t->groups[sb->group].pdfs : NULL,
+                                  (int32_t)(sb->row0 - rb->row0), t->o.min_post, t->uloglik, t->stats, pb);
+          /* transition counts: each graph's, summed over its utterances with a path */
+          for (int32_t k = 0; k < sb->ng; ++k)
+            gh_hmm_accs_add_stats(&haccs, &sb->gtx[k]->c, t->stats + sb->gstats_off[k]);
         } else {
           t->hops->hmm_viterbi(b, sb->dh, &batch, t->path, t->uloglik);
         }
@@ -682,28 +707,6 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
           hmm_ll += t->uloglik[i];
           hmm_frames += u->T;
           ++n_ok;
-          gh_hmm_accs_add_stats(&haccs, &u->x->c, t->stats + sb->stats_off[i]);
-          /* pdf posteriors, hmm-bw's rule */
-          int32_t S = u->x->c.graph.num_states;
-          const int32_t *updf = u->x->c.pdf;
-          for (int32_t tt = 0; tt < u->T; ++tt) {
-            const float *gr = t->gamma + sb->state_off[i] + (int64_t)tt * S;
-            int32_t nt = 0;
-            for (int32_t j = 0; j < S; ++j) {
-              if (gr[j] <= 0) continue;
-              int32_t p = updf[j];
-              if (t->pdfsum[p] == 0) t->touched[nt++] = p;
-              t->pdfsum[p] += gr[j];
-            }
-            for (int32_t q = 0; q < nt; ++q) {
-              int32_t p = t->touched[q];
-              if (t->pdfsum[p] >= t->o.min_post && t->pdfsum[p] > 0) {
-                float w = (float)t->pdfsum[p];
-                if (w != 0.0f) add_pair(t, &np, frame0 + tt, p, w);
-              }
-              t->pdfsum[p] = 0;
-            }
-          }
         } else {
           int32_t *al = t->ali + u->row;
           if (align) {
@@ -721,18 +724,18 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
             for (int32_t tt = 0; tt < u->T; ++tt) al[tt] = u->x->c.pdf[pu[tt]];
           }
           if (al[0] < 0) continue;
-          for (int32_t tt = 0; tt < u->T; ++tt) add_pair(t, &np, frame0 + tt, al[tt], 1.0f);
+          gh_pair_buf_reserve(pb, u->T);
+          for (int32_t tt = 0; tt < u->T; ++tt) pb->v[pb->n++] = (gh_frame_pdf){frame0 + tt, al[tt], 1.0f};
         }
       }
       st->pairs_seconds += gh_seconds() - tp;
     }
-    t->bpairs[bi] = t->pairs;
-    t->bpairs_cap[bi] = t->pairs_cap;
+    const int64_t np = pb->n;
     tp = gh_seconds();
     if (np > 0) {
-      for (int64_t i = 0; i < np; ++i) gmm_w += t->pairs[i].weight;
+      for (int64_t i = 0; i < np; ++i) gmm_w += pb->v[i].weight;
       /* the block's frames stay on the backend across iterations; only the pairs change */
-      gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, t->pairs, np);
+      gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, pb->v, np);
       o->acc_zero(b, dm);
       gmm_ll = o->accumulate(b, dm, t->bdd[bi]);
     }
@@ -893,7 +896,7 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
   for (int64_t k = 0; k < t->num_batches; ++k) {
     sbatch *sb = &t->batches[k];
     if (sb->dh) t->hops->hmm_free(t->b, sb->dh);
-    free(sb->frame_off); free(sb->state_off); free(sb->stats_off); free(sb->graph_idx);
+    free(sb->frame_off); free(sb->graph_idx); free(sb->gtx); free(sb->gg); free(sb->gstats_off);
   }
   free(t->batches);
   free(t->utts);
@@ -908,14 +911,14 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
   free(t->groups);
   for (int64_t bi = 0; bi < t->nblk; ++bi) {
     if (t->bdd[bi]) t->b->ops->data_free(t->b, t->bdd[bi]);
-    free(t->bpairs[bi]);
+    free(t->bpairs[bi].v);
   }
-  free(t->bdd); free(t->bpairs); free(t->bpairs_cap); free(t->bstream); free(t->bplanned);
+  free(t->bdd); free(t->bpairs); free(t->bstream); free(t->bplanned);
   free(t->blocks);
   gh_shard_plan_free(&t->plan);
   gh_backend_host_free(t->b, t->X);
   gh_backend_host_free(t->b, t->ll);
-  free(t->gamma); free(t->stats); free(t->uloglik); free(t->path);
-  free(t->pdfsum); free(t->touched); free(t->ali);
+  free(t->stats); free(t->uloglik); free(t->path);
+  free(t->ali);
   free(t);
 }
