@@ -225,6 +225,12 @@ void gh_hmm_gamma_pairs(const gh_hmm_batch *bt, const gh_hmm_graph *const *graph
   free(touched);
 }
 
+void gh_backend_loglikes_rows(gh_backend *b, gh_dev_model *m, gh_dev_data *d, const float *X, int32_t D,
+                              int32_t row0, int32_t T, float *out) {
+  if (d && b->ops->loglikes_data) b->ops->loglikes_data(b, m, d, row0, T, out);
+  else b->ops->loglikes(b, m, X + (size_t)row0 * (size_t)D, T, out);
+}
+
 void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *const *graphs, int32_t num_graphs) {
   const gh_backend_ops *o = gh_backend_hmm_ops(b);
   if (o->hmm_reweight) {

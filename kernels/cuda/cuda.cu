@@ -371,6 +371,8 @@ typedef struct {
    * kept for the next upload: a trainer uploads one block after another */
   float *hStage[2]; size_t stage_floats;
   cudaEvent_t evStage[2];
+  /* cuda_data_sort's page-locked staging of the pdf-sorted frames and weights (grow-only) */
+  int32_t *hSortF; float *hSortW; size_t capSort;
   gh_backend *host;                /* the cpu backend for models the fp32 forms cannot evaluate (lazily) */
 } cuda_ctx;
 
@@ -418,6 +420,7 @@ static void cuda_free_backend(gh_backend *b) {
   free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
   for (int k = 0; k < 2; ++k)
     if (c->hStage[k]) { cudaFreeHost(c->hStage[k]); cudaEventDestroy(c->evStage[k]); }
+  if (c->hSortF) { cudaFreeHost(c->hSortF); cudaFreeHost(c->hSortW); }
   free(c);
   free(b);
 }
@@ -1196,6 +1199,7 @@ typedef struct {
   float *dX;
   int32_t *dFrames;
   float *dW;
+  size_t capPairs; /* of dFrames and dW (grow-only: set_pairs keeps them) */
   int64_t *poff;   /* host [max_pdf + 2] */
   double *centre;  /* host [D], set by the first accumulate */
   int have_centre;
@@ -1212,7 +1216,7 @@ typedef struct {
   gh_dev_data *host_d;  /* on the host backend, for models evaluated there (lazily) */
 } cuda_data;
 
-static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs);
+static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs);
 
 static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
                                      const gh_frame_pdf *pairs, int64_t npairs) {
@@ -1258,14 +1262,14 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
     CK(cudaStreamSynchronize(0));
   }
   d->centre = (double *)gh_calloc(D, sizeof(double));
-  cuda_data_sort(d, pairs, npairs);
+  cuda_data_sort((cuda_ctx *)b->ctx, d, pairs, npairs);
   return (gh_dev_data *)d;
 }
 
 /* d's pairs sorted by pdf on the device (dFrames, dW; host offsets poff)
  * and a fresh expanded-feature cache (the cache holds each pdf's frames).
  * d->max_pdf is set by the caller (gh_pairs_check). */
-static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
+static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
   d->pairs = pairs;
   d->npairs = npairs;
   const int64_t np1 = (int64_t)d->max_pdf + 2;
@@ -1274,18 +1278,29 @@ static void cuda_data_sort(cuda_data *d, const gh_frame_pdf *pairs, int64_t npai
   for (int64_t p = 0; p + 1 < np1; ++p) d->poff[p + 1] += d->poff[p];
   int64_t *pos = (int64_t *)gh_malloc(np1 * sizeof(int64_t));
   memcpy(pos, d->poff, np1 * sizeof(int64_t));
-  int32_t *hf = (int32_t *)gh_malloc((npairs ? npairs : 1) * sizeof(int32_t));
-  float *hw = (float *)gh_malloc((npairs ? npairs : 1) * sizeof(float));
+  const size_t n = (size_t)npairs;
+  if (c->capSort < n) { /* page-locked, kept for the next block (a trainer sorts one after another) */
+    if (c->hSortF) { CK(cudaFreeHost(c->hSortF)); CK(cudaFreeHost(c->hSortW)); }
+    c->capSort = n + n / 4 + 1024;
+    CK(cudaMallocHost((void **)&c->hSortF, c->capSort * sizeof(int32_t)));
+    CK(cudaMallocHost((void **)&c->hSortW, c->capSort * sizeof(float)));
+  }
+  int32_t *hf = c->hSortF;
+  float *hw = c->hSortW;
   for (int64_t k = 0; k < npairs; ++k) {
     const int64_t q = pos[pairs[k].pdf]++;
     hf[q] = pairs[k].frame;
     hw[q] = pairs[k].weight;
   }
-  CK(cudaMalloc((void **)&d->dFrames, (npairs ? npairs : 1) * sizeof(int32_t)));
-  CK(cudaMalloc((void **)&d->dW, (npairs ? npairs : 1) * sizeof(float)));
-  CK(cudaMemcpy(d->dFrames, hf, npairs * sizeof(int32_t), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(d->dW, hw, npairs * sizeof(float), cudaMemcpyHostToDevice));
-  free(pos); free(hf); free(hw);
+  if (d->capPairs < n || !d->dFrames) { /* set_pairs keeps the arrays when the new pairs fit */
+    cudaFree(d->dFrames); cudaFree(d->dW);
+    d->capPairs = n + n / 8 + 1;
+    CK(cudaMalloc((void **)&d->dFrames, d->capPairs * sizeof(int32_t)));
+    CK(cudaMalloc((void **)&d->dW, d->capPairs * sizeof(float)));
+  }
+  CK(cudaMemcpy(d->dFrames, hf, n * sizeof(int32_t), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d->dW, hw, n * sizeof(float), cudaMemcpyHostToDevice));
+  free(pos);
   d->xc = gg_xcache_new(d->max_pdf + 1);
 }
 
@@ -1297,14 +1312,12 @@ static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_p
   const int32_t max_pdf = gh_pairs_check(pairs, npairs, d->T);
   if (d->pending) { CK(cudaEventSynchronize(d->ready)); d->pending = 0; }
   CK(cudaDeviceSynchronize()); /* no E-step still reading the old pairs */
-  cudaFree(d->dFrames); cudaFree(d->dW);
-  d->dFrames = NULL; d->dW = NULL;
   gg_xcache_free(d->xc);
   d->xc = NULL;
   free(d->poff);
   d->poff = NULL;
   d->max_pdf = max_pdf;
-  cuda_data_sort(d, pairs, npairs);
+  cuda_data_sort((cuda_ctx *)b->ctx, d, pairs, npairs);
   if (d->hX) { /* the page-locked copy of data_evict follows the new pairs */
     cudaFreeHost(d->hF); cudaFreeHost(d->hW);
     const size_t np = (size_t)npairs;
@@ -1334,7 +1347,8 @@ static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
  * so the statistics are the same bytes). */
 static int64_t cuda_data_bytes(gh_backend *b, gh_dev_data *dd) {
   cuda_data *d = (cuda_data *)dd;
-  return (int64_t)d->T * d->Dp * (int64_t)sizeof(float) + d->npairs * (int64_t)(sizeof(int32_t) + sizeof(float));
+  const int64_t np = (int64_t)d->capPairs > d->npairs ? (int64_t)d->capPairs : d->npairs;
+  return (int64_t)d->T * d->Dp * (int64_t)sizeof(float) + np * (int64_t)(sizeof(int32_t) + sizeof(float));
 }
 
 static void cuda_data_evict(gh_backend *b, gh_dev_data *dd) {
@@ -1354,6 +1368,7 @@ static void cuda_data_evict(gh_backend *b, gh_dev_data *dd) {
   }
   CK(cudaFree(d->dX)); CK(cudaFree(d->dFrames)); CK(cudaFree(d->dW));
   d->dX = NULL; d->dFrames = NULL; d->dW = NULL;
+  d->capPairs = 0;
   gg_xcache_free(d->xc);
   d->xc = NULL;
   d->evicted = 1;
@@ -1369,6 +1384,7 @@ static void cuda_data_reload(gh_backend *b, gh_dev_data *dd) {
            d->D, cudaGetErrorString(e));
   CK(cudaMalloc((void **)&d->dFrames, (np ? np : 1) * sizeof(int32_t)));
   CK(cudaMalloc((void **)&d->dW, (np ? np : 1) * sizeof(float)));
+  d->capPairs = np ? np : 1;
   CK(cudaMemcpyAsync(d->dX, d->hX, nx * sizeof(float), cudaMemcpyHostToDevice, d->cs));
   CK(cudaMemcpyAsync(d->dFrames, d->hF, np * sizeof(int32_t), cudaMemcpyHostToDevice, d->cs));
   CK(cudaMemcpyAsync(d->dW, d->hW, np * sizeof(float), cudaMemcpyHostToDevice, d->cs));
@@ -1466,6 +1482,49 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   double total = 0.0;
   CK(cudaMemcpy(&total, c->dTotal, sizeof(double), cudaMemcpyDeviceToHost));
   return total;
+}
+
+/* backend.h loglikes_data: the chunks of cuda_loglikes_begin (same sizes,
+ * so the same kernels and bits) scored straight from the resident frames
+ * (already at the device pitch), each copied out before the next. */
+static void cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
+                               float *out) {
+  cuda_ctx *c = (cuda_ctx *)b->ctx;
+  cuda_model *m = (cuda_model *)dm;
+  cuda_data *d = (cuda_data *)dd;
+  if (row0 < 0 || T < 0 || (int64_t)row0 + T > d->T)
+    gh_die("loglikes_data: rows %d .. %lld of a data block of %d frames", row0, (long long)row0 + T - 1, d->T);
+  if (m->host_m) {
+    cuda_loglikes(b, dm, d->hXin + (size_t)row0 * d->D, T, out);
+    return;
+  }
+  if (d->D != m->D) gh_die("loglikes_data: data dimension %d, model dimension %d", d->D, m->D);
+  if (d->evicted) gh_die("loglikes_data: the data block was evicted (data_reload first)");
+  if (m->scoring_stale)
+    gh_die("cuda loglikes: the model was re-estimated on the device (mstep); fetch it and upload it again to score");
+  while (c->ninflight) cuda_loglikes_end(b);
+  if (d->pending) { /* data_reload's copies */
+    CK(cudaEventSynchronize(d->ready));
+    d->pending = 0;
+  }
+  const int P = m->P;
+  if (T <= 0 || P <= 0) return;
+  const int W = m->V > P ? m->V : P;
+  long long tmax = (64LL << 20) / W;
+  if (tmax < 16) tmax = 16;
+  if (tmax > OVL_CHUNK) tmax = OVL_CHUNK;
+  const long long tc = tmax < T ? tmax : T;
+  const int gemm = score_variant(c, m) == 1;
+  if (c->capOo[0] < (size_t)tc * P || (m->nsplit && c->capScratch < (size_t)tc * m->V)) {
+    CK(cudaDeviceSynchronize());
+    dgrow((void **)&c->dOo[0], &c->capOo[0], (size_t)tc * P, sizeof(float), 0);
+    if (m->nsplit) dgrow((void **)&c->dScratch, &c->capScratch, (size_t)tc * m->V, sizeof(float), 0);
+  }
+  for (long long t0 = 0; t0 < T; t0 += tc) {
+    const int n = (int)(T - t0 < tc ? T - t0 : tc);
+    score_chunk(c, m, d->dX + (size_t)(row0 + t0) * d->Dp, n, c->dOo[0], gemm);
+    CK(cudaMemcpy(out + t0 * P, c->dOo[0], (size_t)n * P * sizeof(float), cudaMemcpyDeviceToHost));
+  }
 }
 
 static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
@@ -1640,6 +1699,7 @@ static const gh_backend_ops cuda_ops = {
     .acc_master_device = cuda_acc_master_device,
     .hmm_fb_pairs = gh_cuda_hmm_fb_pairs,
     .hmm_reweight = gh_cuda_hmm_reweight,
+    .loglikes_data = cuda_loglikes_data,
 };
 
 extern "C" const char *gh_cuda_error_text(int err);

@@ -733,6 +733,35 @@ static void check_set_pairs(gh_backend *b, const char *bname) {
   free_problem(&pb);
 }
 
+/* gh_backend_loglikes_rows: loglikes of a row range of resident data (the
+ * backend's loglikes_data, or loglikes of the host rows) = loglikes of
+ * those rows from the host, bit for bit (diagonal and full pdfs, D = 13
+ * and 39: rows padded to the device pitch). */
+static void check_loglikes_rows(gh_backend *b, const char *bname) {
+  for (int k = 0; k < 2; ++k) {
+    problem pb;
+    make_problem(&pb, "loglikes_rows", 6, k ? 39 : 13, 1, 5, 2, 70000, 0);
+    const int T = pb.T, D = pb.set.dim, P = pb.set.num_pdfs;
+    gh_frame_pdf pr = {0, 0, 1.0f};
+    gh_dev_data *d = NULL;
+    gh_backend_data_pairs(b, &d, pb.X, T, D, &pr, 1);
+    gh_dev_model *m = b->ops->model_upload(b, &pb.set);
+    const int row0 = 1234, n = T - 1234 - 77;
+    float *a = malloc(sizeof(float) * (size_t)n * P), *r = malloc(sizeof(float) * (size_t)n * P);
+    gh_backend_loglikes_rows(b, m, d, pb.X, D, row0, n, a);
+    b->ops->loglikes(b, m, pb.X + (size_t)row0 * D, n, r);
+    int finite = 1;
+    for (size_t i = 0; i < (size_t)n * P; ++i) finite &= isfinite(r[i]) != 0;
+    GH_TEST_OK(finite && !memcmp(a, r, sizeof(float) * (size_t)n * P),
+               "%s: loglikes of rows %d .. %d of resident data (%s, D = %d) = loglikes from the host, bit for bit",
+               bname, row0, row0 + n - 1, b->ops->loglikes_data ? "loglikes_data" : "host fallback", D);
+    free(a); free(r);
+    b->ops->model_free(b, m);
+    b->ops->data_free(b, d);
+    free_problem(&pb);
+  }
+}
+
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   /* "test_kernels mstep": only the device M-step and k-means checks (CPU,
@@ -818,6 +847,7 @@ int main(int argc, char **argv) {
   if (!only_mstep) {
     check_set_pairs(ref, "cpu-ref");
     check_set_pairs(cpu, "cpu");
+    check_loglikes_rows(cpu, "cpu");
   }
   run_kmeans(NULL);
   run_kmeans(cpu);
@@ -925,6 +955,7 @@ int main(int argc, char **argv) {
     free(a); free(bb);
     free_problem(&pb);
     check_set_pairs(cu, "cuda");
+    check_loglikes_rows(cu, "cuda");
   cuda_done:
     gh_backend_free(cu);
   } else {
@@ -937,6 +968,7 @@ int main(int argc, char **argv) {
     run_mstep(ocl, 0);
     run_kmeans(ocl);
     if (!only_mstep) check_set_pairs(ocl, "opencl");
+    if (!only_mstep) check_loglikes_rows(ocl, "opencl");
   } else {
     printf("ok %d - # SKIP no OpenCL device with double precision (%s)\n", ++gh_t_n, ocl ? "no fp64" : gh_last_error());
     ++gh_t_pass;
