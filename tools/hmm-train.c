@@ -201,9 +201,10 @@ int main(int argc, char **argv) {
            (long long)st.num_gauss, st.seconds, st.estep_seconds, st.reduce_seconds, st.mstep_seconds,
            st.mstep_on_device ? "device" : "host");
     gh_vlog(1, "rank %d, iteration %d: E-step parts: graphs %.3g s, model uploads %.3g s, loglikes %.3g s, %s %.3g s, "
-            "(frame, pdf) pairs %.3g s, GMM accumulation %.3g s (data_upload + accumulate + acc_fetch)", rank, it,
+            "(frame, pdf) pairs %.3g s, GMM accumulation %.3g s (pairs to the device %.3g s, then accumulate + acc_commit)",
+            rank, it,
             st.graphs_seconds, st.upload_seconds, st.loglike_seconds, o.mode == GH_HMM_TRAIN_BW ? "forward-backward" : "Viterbi",
-            st.hmm_seconds, st.pairs_seconds, st.accumulate_seconds);
+            st.hmm_seconds, st.pairs_seconds, st.accumulate_seconds, st.setpairs_seconds);
   }
   /* the final models once, after the last iteration: committed together at exit
    * status 0 (a failed run leaves none behind; "-" gets one model) */

@@ -667,6 +667,11 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     /* a streamed block's frames go back to the device now, while its
      * utterances are scored and aligned (an asynchronous copy on CUDA) */
     if (t->bstream[bi] && t->bdd[bi]) b->ops->data_reload(b, t->bdd[bi]);
+    /* the frames on the device before the first scoring (still without
+     * pairs), where the backend scores resident frames (loglikes_data):
+     * they are never uploaded again */
+    if (!t->bdd[bi] && (bw || align) && b->ops->loglikes_data)
+      gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, NULL, 0);
     /* (a backend without data_set_pairs uploads the block with its new pairs
      * below anyway: a streamed block's handle is freed after its E-step) */
     for (int64_t k = rb->b0; k < rb->b1; ++k) {
@@ -675,7 +680,8 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
       if (bw || align) {
         int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
         tp = gh_seconds();
-        b->ops->loglikes(b, gdm[sb->group], t->X + sb->row0 * t->D, (int32_t)sb->rows, t->ll);
+        gh_backend_loglikes_rows(b, gdm[sb->group], t->bdd[bi], t->X + rb->row0 * t->D, t->D,
+                                 (int32_t)(sb->row0 - rb->row0), (int32_t)sb->rows, t->ll);
         st->loglike_seconds += gh_seconds() - tp;
         tp = gh_seconds();
         gh_hmm_batch batch = {n, Pg, t->ll, sb->frame_off, sb->graph_idx};
@@ -735,7 +741,9 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     if (np > 0) {
       for (int64_t i = 0; i < np; ++i) gmm_w += pb->v[i].weight;
       /* the block's frames stay on the backend across iterations; only the pairs change */
+      const double ts = gh_seconds();
       gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, pb->v, np);
+      st->setpairs_seconds += gh_seconds() - ts;
       o->acc_zero(b, dm);
       gmm_ll = o->accumulate(b, dm, t->bdd[bi]);
     }

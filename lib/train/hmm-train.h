@@ -117,6 +117,7 @@ typedef struct {
    * Viterbi (host loglikes in, host gamma / paths out), the (frame, pdf) pairs built on the host, and the
    * GMM E-step per block (data_upload of the block's frames and pairs, accumulate, acc_fetch) */
   double graphs_seconds, upload_seconds, loglike_seconds, hmm_seconds, pairs_seconds, accumulate_seconds;
+  double setpairs_seconds;          /* of accumulate_seconds: the pairs to the backend (data_set_pairs or upload) */
 } gh_hmm_train_iter_stats;
 
 typedef struct gh_hmm_trainer gh_hmm_trainer;
