@@ -226,9 +226,20 @@ void gh_hmm_gamma_pairs(const gh_hmm_batch *bt, const gh_hmm_graph *const *graph
 }
 
 void gh_backend_loglikes_rows(gh_backend *b, gh_dev_model *m, gh_dev_data *d, const float *X, int32_t D,
-                              int32_t row0, int32_t T, float *out) {
-  if (d && b->ops->loglikes_data) b->ops->loglikes_data(b, m, d, row0, T, out);
-  else b->ops->loglikes(b, m, X + (size_t)row0 * (size_t)D, T, out);
+                              int32_t row0, int32_t T, float *out, int32_t P, int32_t ldo) {
+  if (ldo < P) gh_die("loglikes rows: output stride %d below the %d pdfs", ldo, P);
+  if (d && b->ops->loglikes_data) {
+    b->ops->loglikes_data(b, m, d, row0, T, out, ldo);
+    return;
+  }
+  if (ldo == P) {
+    b->ops->loglikes(b, m, X + (size_t)row0 * (size_t)D, T, out);
+    return;
+  }
+  float *tmp = gh_malloc(sizeof(float) * ((size_t)T * (size_t)P + 1));
+  b->ops->loglikes(b, m, X + (size_t)row0 * (size_t)D, T, tmp);
+  for (int64_t t = 0; t < T; ++t) memcpy(out + t * ldo, tmp + t * P, (size_t)P * sizeof(float));
+  free(tmp);
 }
 
 void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *const *graphs, int32_t num_graphs) {

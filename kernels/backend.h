@@ -391,13 +391,15 @@ typedef struct {
   void (*hmm_reweight)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
   /* ---- optional: loglikes of resident frames (lib/train/hmm-train.c) ----
    * loglikes (above) of rows row0 .. row0 + T - 1 of d's frames under m
-   * into host out [T x P], without uploading the frames again: the same
+   * into host out (row t at out + t ldo, ldo >= P; the columns P .. ldo - 1
+   * are not written), without uploading the frames again: the same
    * values, bit for bit, as loglikes of those rows from the host.  d must
    * be resident (data_reload after data_evict).  Dies on a dimension
    * mismatch or rows outside d.  Callers go through
    * gh_backend_loglikes_rows, which calls loglikes on the host rows where a
    * backend leaves this NULL.  CUDA: kernels/cuda/cuda.cu. */
-  void (*loglikes_data)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T, float *out);
+  void (*loglikes_data)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T, float *out,
+                        int32_t ldo);
 } gh_backend_ops;
 
 /* acc_commit flags */
@@ -561,9 +563,10 @@ void gh_backend_data_pairs(gh_backend *b, gh_dev_data **d, const float *X, int32
 
 /* loglikes of rows row0 .. row0 + T - 1 of the frames X [. x D] (host,
  * row-major) that d holds on b (d may be NULL): from d where b has
- * loglikes_data, else from X (loglikes).  out: host [T x P]. */
+ * loglikes_data, else from X (loglikes).  out: host, row t at out + t ldo
+ * (ldo >= P, the model's pdfs; columns P .. ldo - 1 not written). */
 void gh_backend_loglikes_rows(gh_backend *b, gh_dev_model *m, gh_dev_data *d, const float *X, int32_t D,
-                              int32_t row0, int32_t T, float *out);
+                              int32_t row0, int32_t T, float *out, int32_t P, int32_t ldo);
 
 /* Host buffer of `bytes` for b's inputs/outputs (its host_alloc, else
  * malloc); never NULL (dies when out of memory).  Free with

@@ -1488,14 +1488,15 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
  * so the same kernels and bits) scored straight from the resident frames
  * (already at the device pitch), each copied out before the next. */
 static void cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
-                               float *out) {
+                               float *out, int32_t ldo) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
   cuda_data *d = (cuda_data *)dd;
   if (row0 < 0 || T < 0 || (int64_t)row0 + T > d->T)
     gh_die("loglikes_data: rows %d .. %lld of a data block of %d frames", row0, (long long)row0 + T - 1, d->T);
+  if (ldo < m->P) gh_die("loglikes_data: output stride %d below the model's %d pdfs", ldo, m->P);
   if (m->host_m) {
-    cuda_loglikes(b, dm, d->hXin + (size_t)row0 * d->D, T, out);
+    gh_backend_loglikes_rows(b, dm, NULL, d->hXin, d->D, row0, T, out, m->P, ldo);
     return;
   }
   if (d->D != m->D) gh_die("loglikes_data: data dimension %d, model dimension %d", d->D, m->D);
@@ -1523,7 +1524,8 @@ static void cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd,
   for (long long t0 = 0; t0 < T; t0 += tc) {
     const int n = (int)(T - t0 < tc ? T - t0 : tc);
     score_chunk(c, m, d->dX + (size_t)(row0 + t0) * d->Dp, n, c->dOo[0], gemm);
-    CK(cudaMemcpy(out + t0 * P, c->dOo[0], (size_t)n * P * sizeof(float), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy2D(out + t0 * ldo, (size_t)ldo * sizeof(float), c->dOo[0], (size_t)P * sizeof(float),
+                    (size_t)P * sizeof(float), (size_t)n, cudaMemcpyDeviceToHost));
   }
 }
 

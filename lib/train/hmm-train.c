@@ -76,25 +76,32 @@ typedef struct {
   const tscript *x;     /* its compiled transcript */
 } rutt;
 
-/* The utterances of one score group in one block: one loglikes call and one
- * hmm_fb / hmm_viterbi call per iteration. */
+/* The utterances of one score group in one block: one loglikes call per
+ * iteration. */
 typedef struct {
   int32_t group;        /* index into t->groups; num_groups = all pdfs */
   int64_t u0, u1;       /* rutt range */
   int64_t row0;         /* first row in X */
   int64_t rows;
+} sbatch;
+
+/* One block of the plan on this rank: its score groups' loglikes side by
+ * side in one matrix of Pmax columns (group g's in its first Pg), then one
+ * hmm_fb_pairs / hmm_viterbi call for all of its utterances (a call's
+ * fixed cost -- launches, copies, the longest utterance's sequential
+ * frames -- paid once per block, not once per group). */
+typedef struct {
+  int64_t row0, rows;   /* in X */
+  int64_t b0, b1;       /* sbatch range */
+  int64_t u0, u1;       /* rutt range */
+  int32_t Pmax;         /* columns of the block's loglikes: its largest score group */
   gh_dev_hmm *dh;       /* the graphs of the utterances' distinct transcripts gtx */
   int64_t *frame_off;   /* [n + 1] relative to row0 */
   int32_t *graph_idx;   /* [n] utterance -> its transcript's graph (index into gtx) */
   int32_t ng;           /* distinct transcripts (graphs) */
   const tscript **gtx;  /* [ng] in order of first use */
-  const gh_hmm_graph **gg; /* [ng] their graphs (&gtx[k]->lg), as uploaded */
+  const gh_hmm_graph **gg; /* [ng] their graphs (&gtx[k]->lg: group-local pdf columns), as uploaded */
   int64_t *gstats_off;  /* [ng + 1] hmm_fb stats offsets (summed over each graph's utterances) */
-} sbatch;
-
-typedef struct {
-  int64_t row0, rows;   /* in X */
-  int64_t b0, b1;       /* sbatch range */
 } rblock;
 
 typedef struct {
@@ -343,13 +350,6 @@ static void compile_shard_txs(gh_hmm_trainer *t) {
     if (t->txs[i].used) compile_tscript(t, &t->txs[i]);
 }
 
-static void upload_batches(gh_hmm_trainer *t) {
-  for (int64_t k = 0; k < t->num_batches; ++k) {
-    sbatch *sb = &t->batches[k];
-    if (sb->dh) t->hops->hmm_free(t->b, sb->dh);
-    sb->dh = t->hops->hmm_upload(t->b, sb->gg, sb->ng);
-  }
-}
 
 /* Read this rank's utterances into X (block order, group order in a block). */
 static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
@@ -366,6 +366,7 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
     rblock *rb = &t->blocks[bi];
     rb->row0 = rows;
     rb->b0 = t->num_batches;
+    rb->u0 = k;
     for (int32_t g = 0; g <= t->num_groups; ++g) {
       int64_t first = k;
       for (int64_t e = a; e < z; ++e) {
@@ -387,6 +388,7 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
       sb->rows = rows - sb->row0;
     }
     rb->b1 = t->num_batches;
+    rb->u1 = k;
     rb->rows = rows - rb->row0;
   }
   t->rows = rows;
@@ -418,47 +420,53 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
     t->utts[i].x = x;
   }
   compile_shard_txs(t);
-  /* batch offsets and graphs: one per distinct transcript of the batch */
+  /* block offsets and graphs: one per distinct transcript of the block */
   int32_t *slot = gh_malloc(sizeof(int32_t) * (size_t)(t->num_txs ? t->num_txs : 1));
   for (int64_t i = 0; i < t->num_txs; ++i) slot[i] = -1;
-  for (int64_t bi = 0; bi < t->num_batches; ++bi) {
-    sbatch *sb = &t->batches[bi];
-    int64_t n = sb->u1 - sb->u0;
-    sb->frame_off = gh_malloc((n + 1) * sizeof(int64_t));
-    sb->graph_idx = gh_malloc((n ? n : 1) * sizeof(int32_t));
-    sb->gtx = gh_malloc((n ? n : 1) * sizeof *sb->gtx);
-    sb->frame_off[0] = 0;
-    sb->ng = 0;
+  for (int64_t bi = 0; bi < t->nblk; ++bi) {
+    rblock *rb = &t->blocks[bi];
+    int64_t n = rb->u1 - rb->u0;
+    rb->frame_off = gh_malloc((n + 1) * sizeof(int64_t));
+    rb->graph_idx = gh_malloc((n ? n : 1) * sizeof(int32_t));
+    rb->gtx = gh_malloc((n ? n : 1) * sizeof *rb->gtx);
+    rb->frame_off[0] = 0;
+    rb->ng = 0;
     for (int64_t i = 0; i < n; ++i) {
-      const rutt *u = &t->utts[sb->u0 + i];
+      const rutt *u = &t->utts[rb->u0 + i];
       const int64_t x = u->x - t->txs;
       if (slot[x] < 0) {
-        slot[x] = sb->ng;
-        sb->gtx[sb->ng++] = u->x;
+        slot[x] = rb->ng;
+        rb->gtx[rb->ng++] = u->x;
       }
-      sb->graph_idx[i] = slot[x];
-      sb->frame_off[i + 1] = sb->frame_off[i] + u->T;
+      rb->graph_idx[i] = slot[x];
+      rb->frame_off[i + 1] = rb->frame_off[i] + u->T;
     }
-    sb->gstats_off = gh_malloc((sb->ng + 1) * sizeof(int64_t));
-    sb->gg = gh_malloc((sb->ng ? sb->ng : 1) * sizeof *sb->gg);
-    sb->gstats_off[0] = 0;
-    for (int32_t k = 0; k < sb->ng; ++k) {
-      sb->gg[k] = &sb->gtx[k]->lg;
-      sb->gstats_off[k + 1] = sb->gstats_off[k] + gh_hmm_graph_stats_size(&sb->gtx[k]->c.graph);
-      slot[sb->gtx[k] - t->txs] = -1;
+    rb->gstats_off = gh_malloc((rb->ng + 1) * sizeof(int64_t));
+    rb->gg = gh_malloc((rb->ng ? rb->ng : 1) * sizeof *rb->gg);
+    rb->gstats_off[0] = 0;
+    for (int32_t k = 0; k < rb->ng; ++k) {
+      rb->gg[k] = &rb->gtx[k]->lg;
+      rb->gstats_off[k + 1] = rb->gstats_off[k] + gh_hmm_graph_stats_size(&rb->gtx[k]->c.graph);
+      slot[rb->gtx[k] - t->txs] = -1;
     }
-    int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
-    if (sb->rows * Pg > t->ll_cap) t->ll_cap = sb->rows * Pg;
-    if (sb->gstats_off[sb->ng] > t->stats_cap) t->stats_cap = sb->gstats_off[sb->ng];
+    rb->Pmax = 1;
+    for (int64_t k = rb->b0; k < rb->b1; ++k) {
+      const sbatch *sb = &t->batches[k];
+      const int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
+      if (Pg > rb->Pmax) rb->Pmax = Pg;
+    }
+    if (rb->rows * rb->Pmax > t->ll_cap) t->ll_cap = rb->rows * rb->Pmax;
+    if (rb->gstats_off[rb->ng] > t->stats_cap) t->stats_cap = rb->gstats_off[rb->ng];
     if (n > t->uloglik_cap) t->uloglik_cap = n;
-    if (sb->rows > t->path_cap) t->path_cap = sb->rows;
+    if (rb->rows > t->path_cap) t->path_cap = rb->rows;
+    rb->dh = t->hops->hmm_upload(t->b, rb->gg, rb->ng);
   }
   free(slot);
   t->ll = gh_backend_host_alloc(t->b, (size_t)(t->ll_cap ? t->ll_cap : 1) * sizeof(float));
+  memset(t->ll, 0, (size_t)(t->ll_cap ? t->ll_cap : 1) * sizeof(float)); /* the columns no group writes */
   t->stats = gh_malloc((size_t)(t->stats_cap ? t->stats_cap : 1) * sizeof(double));
   t->uloglik = gh_malloc((size_t)(t->uloglik_cap ? t->uloglik_cap : 1) * sizeof(double));
   t->path = gh_malloc((size_t)(t->path_cap ? t->path_cap : 1) * sizeof(int32_t));
-  upload_batches(t);
 }
 
 gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set, gh_gmm_set *model,
@@ -607,15 +615,15 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     /* the graphs keep their structure (normally): their new log-probs go
      * where the old ones were on the device (hmm_reweight) */
     compile_shard_txs(t);
-    for (int64_t k = 0; k < t->num_batches; ++k) {
-      sbatch *sb = &t->batches[k];
+    for (int64_t bi = 0; bi < t->nblk; ++bi) {
+      rblock *rb = &t->blocks[bi];
       int re = 0;
-      for (int32_t g = 0; g < sb->ng; ++g) re |= sb->gtx[g]->restructured;
+      for (int32_t g = 0; g < rb->ng; ++g) re |= rb->gtx[g]->restructured;
       if (re) {
-        t->hops->hmm_free(b, sb->dh);
-        sb->dh = t->hops->hmm_upload(b, sb->gg, sb->ng);
+        t->hops->hmm_free(b, rb->dh);
+        rb->dh = t->hops->hmm_upload(b, rb->gg, rb->ng);
       } else {
-        gh_backend_hmm_reweight(b, &sb->dh, sb->gg, sb->ng);
+        gh_backend_hmm_reweight(b, &rb->dh, rb->gg, rb->ng);
       }
     }
     t->graphs_stale = 0;
@@ -674,34 +682,47 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
       gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, NULL, 0);
     /* (a backend without data_set_pairs uploads the block with its new pairs
      * below anyway: a streamed block's handle is freed after its E-step) */
-    for (int64_t k = rb->b0; k < rb->b1; ++k) {
-      sbatch *sb = &t->batches[k];
-      int32_t n = (int32_t)(sb->u1 - sb->u0);
+    {
+      const int32_t n = (int32_t)(rb->u1 - rb->u0);
       if (bw || align) {
-        int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
         tp = gh_seconds();
-        gh_backend_loglikes_rows(b, gdm[sb->group], t->bdd[bi], t->X + rb->row0 * t->D, t->D,
-                                 (int32_t)(sb->row0 - rb->row0), (int32_t)sb->rows, t->ll);
+        for (int64_t k = rb->b0; k < rb->b1; ++k) { /* each score group's loglikes in its rows and first Pg columns */
+          const sbatch *sb = &t->batches[k];
+          const int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
+          gh_backend_loglikes_rows(b, gdm[sb->group], t->bdd[bi], t->X + rb->row0 * t->D, t->D,
+                                   (int32_t)(sb->row0 - rb->row0), (int32_t)sb->rows,
+                                   t->ll + (sb->row0 - rb->row0) * rb->Pmax, Pg, rb->Pmax);
+        }
         st->loglike_seconds += gh_seconds() - tp;
         tp = gh_seconds();
-        gh_hmm_batch batch = {n, Pg, t->ll, sb->frame_off, sb->graph_idx};
+        gh_hmm_batch batch = {n, rb->Pmax, t->ll, rb->frame_off, rb->graph_idx};
         if (bw) {
-          memset(t->stats, 0, sb->gstats_off[sb->ng] * sizeof(double));
+          memset(t->stats, 0, rb->gstats_off[rb->ng] * sizeof(double));
           /* the pdf posteriors (hmm-bw's rule), made where the state
-           * occupancies are (on the device where the backend can) */
-          gh_backend_hmm_fb_pairs(b, sb->dh, &batch, sb->gg, sb->group < t->num_groups ? t->groups[sb->group].pdfs : NULL,
-                                  (int32_t)(sb->row0 - rb->row0), t->o.min_post, t->uloglik, t->stats, pb);
+           * occupancies are (on the device where the backend can), with
+           * group-local pdf columns: to pdf ids below */
+          gh_backend_hmm_fb_pairs(b, rb->dh, &batch, rb->gg, NULL, 0, t->o.min_post, t->uloglik, t->stats, pb);
           /* transition counts: each graph's, summed over its utterances with a path */
-          for (int32_t k = 0; k < sb->ng; ++k)
-            gh_hmm_accs_add_stats(&haccs, &sb->gtx[k]->c, t->stats + sb->gstats_off[k]);
+          for (int32_t k = 0; k < rb->ng; ++k)
+            gh_hmm_accs_add_stats(&haccs, &rb->gtx[k]->c, t->stats + rb->gstats_off[k]);
         } else {
-          t->hops->hmm_viterbi(b, sb->dh, &batch, t->path, t->uloglik);
+          t->hops->hmm_viterbi(b, rb->dh, &batch, t->path, t->uloglik);
         }
         st->hmm_seconds += gh_seconds() - tp;
       }
       tp = gh_seconds();
+      if (bw) { /* pairs in frame order, a group's frames contiguous: its columns -> pdf ids */
+        int64_t q = 0;
+        for (int64_t k = rb->b0; k < rb->b1; ++k) {
+          const sbatch *sb = &t->batches[k];
+          const int32_t *map = sb->group < t->num_groups ? t->groups[sb->group].pdfs : NULL;
+          const int64_t end = sb->row0 - rb->row0 + sb->rows;
+          for (; q < pb->n && pb->v[q].frame < end; ++q)
+            if (map) pb->v[q].pdf = map[pb->v[q].pdf];
+        }
+      }
       for (int32_t i = 0; i < n; ++i) {
-        rutt *u = &t->utts[sb->u0 + i];
+        rutt *u = &t->utts[rb->u0 + i];
         int32_t frame0 = (int32_t)(u->row - rb->row0);
         if (bw) {
           if (t->uloglik[i] == -INFINITY) {
@@ -716,7 +737,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         } else {
           int32_t *al = t->ali + u->row;
           if (align) {
-            const int32_t *pu = t->path + sb->frame_off[i];
+            const int32_t *pu = t->path + rb->frame_off[i];
             if (t->uloglik[i] == -INFINITY || pu[0] < 0) {
               gh_warn("%s, key '%s': no complete path through the HMM (utterance of %d frames); skipped",
                       t->feats_rspec, t->ents[u->e].key, u->T);
@@ -901,10 +922,10 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
 
 void gh_hmm_trainer_free(gh_hmm_trainer *t) {
   if (!t) return;
-  for (int64_t k = 0; k < t->num_batches; ++k) {
-    sbatch *sb = &t->batches[k];
-    if (sb->dh) t->hops->hmm_free(t->b, sb->dh);
-    free(sb->frame_off); free(sb->graph_idx); free(sb->gtx); free(sb->gg); free(sb->gstats_off);
+  for (int64_t bi = 0; bi < t->nblk; ++bi) {
+    rblock *rb = &t->blocks[bi];
+    if (rb->dh) t->hops->hmm_free(t->b, rb->dh);
+    free(rb->frame_off); free(rb->graph_idx); free(rb->gtx); free(rb->gg); free(rb->gstats_off);
   }
   free(t->batches);
   free(t->utts);

@@ -746,15 +746,20 @@ static void check_loglikes_rows(gh_backend *b, const char *bname) {
     gh_dev_data *d = NULL;
     gh_backend_data_pairs(b, &d, pb.X, T, D, &pr, 1);
     gh_dev_model *m = b->ops->model_upload(b, &pb.set);
-    const int row0 = 1234, n = T - 1234 - 77;
-    float *a = malloc(sizeof(float) * (size_t)n * P), *r = malloc(sizeof(float) * (size_t)n * P);
-    gh_backend_loglikes_rows(b, m, d, pb.X, D, row0, n, a);
+    const int row0 = 1234, n = T - 1234 - 77, ld = k ? P : P + 3; /* output rows padded (k = 0) or not */
+    float *a = malloc(sizeof(float) * (size_t)n * ld), *r = malloc(sizeof(float) * (size_t)n * P);
+    for (size_t i = 0; i < (size_t)n * ld; ++i) a[i] = 7.0f; /* the padding must stay */
+    gh_backend_loglikes_rows(b, m, d, pb.X, D, row0, n, a, P, ld);
     b->ops->loglikes(b, m, pb.X + (size_t)row0 * D, n, r);
-    int finite = 1;
+    int finite = 1, same = 1;
     for (size_t i = 0; i < (size_t)n * P; ++i) finite &= isfinite(r[i]) != 0;
-    GH_TEST_OK(finite && !memcmp(a, r, sizeof(float) * (size_t)n * P),
-               "%s: loglikes of rows %d .. %d of resident data (%s, D = %d) = loglikes from the host, bit for bit",
-               bname, row0, row0 + n - 1, b->ops->loglikes_data ? "loglikes_data" : "host fallback", D);
+    for (int t = 0; t < n; ++t) {
+      same &= !memcmp(a + (size_t)t * ld, r + (size_t)t * P, sizeof(float) * P);
+      for (int j = P; j < ld; ++j) same &= a[(size_t)t * ld + j] == 7.0f;
+    }
+    GH_TEST_OK(finite && same,
+               "%s: loglikes of rows %d .. %d of resident data (%s, D = %d, output stride %d) = loglikes from the host, "
+               "bit for bit", bname, row0, row0 + n - 1, b->ops->loglikes_data ? "loglikes_data" : "host fallback", D, ld);
     free(a); free(r);
     b->ops->model_free(b, m);
     b->ops->data_free(b, d);
