@@ -651,4 +651,58 @@ __kernel void gh_tp_fbsum(__global const double *xiK, int K, int S, int A, __glo
     if (want_gamma && e < S) gm[e] = LL > GH_NINF ? (float)v : 0.0f;
   }
 }
+/* hmm-bw's pdf posteriors (backend.h gh_hmm_gamma_pairs, whose loops this
+ * follows operation for operation; CUDA's k_fb_pairs) of a chunk's
+ * utterances from their gamma (gh_hmm_fb's), one work-group per utterance,
+ * a work-item per frame.  A state with gamma > 0 (NaN included, as the
+ * host's test) starts its pdf's sum unless an earlier state of the same pdf
+ * (sprev chain) has gamma > 0; the sum adds the later ones (snext chain) in
+ * double, in state order.  write = 0: cnt[fo[u] + t] = the frame's pairs;
+ * write = 1: the pairs (frame, pdf, weight bits) at out + 3 off[...]
+ * (exclusive prefix sums of cnt over the chunk's frames), frame fbase +
+ * fo[u] + t, pdf col[column] (or the column when use_col = 0). */
+__kernel void gh_fb_pairs(__global const int *gS, __global const int *sb, __global const int *spdf,
+                          __global const int *sprev, __global const int *snext, __global const int *ug,
+                          __global const long *fo, __global const long *so, __global const double *loglik,
+                          __global const float *gamma, int use_col, __global const int *col, long fbase,
+                          double min_post, int write, __global long *cnt, __global const long *off,
+                          __global int *out) {
+  const int u = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
+  const int g = ug[u], S = gS[g], s0 = sb[g];
+  const long T = fo[u + 1] - fo[u];
+  const int ok = loglik[u] > GH_NINF;
+  for (long t = l; t < T; t += L) {
+    __global const float *gr = gamma + so[u] + t * S;
+    long n = 0, q = write ? off[fo[u] + t] : 0;
+    for (int j = 0; ok && j < S; ++j) {
+      const float v = gr[j];
+      if (v <= 0.0f) continue;
+      int first = 1;
+      for (int k = sprev[s0 + j]; k >= 0; k = sprev[s0 + k])
+        if (!(gr[k] <= 0.0f)) { first = 0; break; }
+      if (!first) continue;
+      double sum = 0.0;
+      sum += v;
+      for (int k = snext[s0 + j]; k >= 0; k = snext[s0 + k]) {
+        const float x = gr[k];
+        if (!(x <= 0.0f)) sum += x;
+      }
+      if (sum >= min_post && sum > 0) {
+        const float w = (float)sum;
+        if (w != 0.0f) {
+          if (write) {
+            out[3 * q] = (int)(fbase + fo[u] + t);
+            out[3 * q + 1] = use_col ? col[spdf[s0 + j]] : spdf[s0 + j];
+            out[3 * q + 2] = as_int(w);
+            ++q;
+          } else {
+            ++n;
+          }
+        }
+      }
+    }
+    if (!write) cnt[fo[u] + t] = n;
+  }
+}
+
 #endif

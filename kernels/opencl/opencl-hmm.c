@@ -32,6 +32,7 @@ struct gh_dev_hmm {
   graph_info *info;      /* host [G] */
   int64_t *stats_off;    /* host [G + 1]: offsets of each graph's stats block */
   cl_mem gS, sb, io, ab, pdf, init, fin, in_off, src, logp, out_off, out_arc, dst;
+  cl_mem sprev, snext; /* [sum S] the previous / next state of the graph with the same pdf, or -1 (gh_fb_pairs) */
   cl_mem tpA; /* per graph of <= TP_MAX_S states: log-sum and max of exp(logp) over the arcs i -> j, 2 S^2 doubles */
 };
 
@@ -72,6 +73,7 @@ gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, 
   int32_t *src = gh_malloc((TA + 1) * sizeof(int32_t)), *dst = gh_malloc((TA + 1) * sizeof(int32_t));
   int32_t *out_arc = gh_malloc((TA + 1) * sizeof(int32_t));
   float *logp = gh_malloc((TA + 1) * sizeof(float));
+  int32_t *sprev = gh_malloc((TS + 1) * sizeof(int32_t)), *snext = gh_malloc((TS + 1) * sizeof(int32_t));
   int32_t s0 = 0, a0 = 0;
   for (int32_t g = 0; g < ng; ++g) {
     const gh_hmm_graph *G = graphs[g];
@@ -84,6 +86,22 @@ gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, 
     memcpy(src + a0, G->arc_src, A * sizeof(int32_t));
     memcpy(dst + a0, G->arc_dst, A * sizeof(int32_t));
     memcpy(logp + a0, G->arc_logp, A * sizeof(float));
+    for (int32_t j = 0; j < S; ++j) { /* same-pdf chains (gh_fb_pairs) */
+      sprev[s0 + j] = snext[s0 + j] = -1;
+      if (G->pdf[j] < 0 || G->pdf[j] >= G->num_pdfs)
+        gh_die("hmm upload: graph %d state %d has pdf %d (graph has %d pdfs)", g, j, G->pdf[j], G->num_pdfs);
+    }
+    {
+      int32_t *last = gh_malloc(sizeof(int32_t) * (size_t)(G->num_pdfs > 0 ? G->num_pdfs : 1));
+      for (int32_t j = 0; j < S; ++j) last[G->pdf[j]] = -1;
+      for (int32_t j = 0; j < S; ++j) {
+        const int32_t p = last[G->pdf[j]];
+        sprev[s0 + j] = p;
+        if (p >= 0) snext[s0 + p] = j;
+        last[G->pdf[j]] = j;
+      }
+      free(last);
+    }
     /* outgoing CSR: arcs grouped by source, in arc order within a source */
     int32_t *oo = out_off + io[g];
     memset(oo, 0, (S + 1) * sizeof(int32_t));
@@ -130,6 +148,9 @@ gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, 
   h->dst = gh_ocl_buffer(c, TA * sizeof(int32_t), dst, "hmm upload");
   h->out_arc = gh_ocl_buffer(c, TA * sizeof(int32_t), out_arc, "hmm upload");
   h->logp = gh_ocl_buffer(c, TA * sizeof(float), logp, "hmm upload");
+  h->sprev = gh_ocl_buffer(c, (TS + 1) * sizeof(int32_t), sprev, "hmm upload");
+  h->snext = gh_ocl_buffer(c, (TS + 1) * sizeof(int32_t), snext, "hmm upload");
+  free(sprev); free(snext);
   free(gS); free(sb); free(io); free(ab); free(pdf); free(init); free(fin); free(in_off); free(out_off);
   free(src); free(dst); free(out_arc); free(logp);
   return h;
@@ -138,7 +159,7 @@ gh_dev_hmm *gh_ocl_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, 
 void gh_ocl_hmm_free(gh_backend *b, gh_dev_hmm *h) {
   if (!h) return;
   cl_mem all[] = {h->gS, h->sb, h->io, h->ab, h->pdf, h->init, h->fin, h->in_off, h->src, h->logp,
-                  h->out_off, h->out_arc, h->dst, h->tpA};
+                  h->out_off, h->out_arc, h->dst, h->tpA, h->sprev, h->snext};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
   free(h->info);
   free(h->stats_off);
@@ -156,11 +177,70 @@ static int32_t utt_graph(const gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t u)
   return g;
 }
 
+/* hmm_fb_pairs' request (OP_FB): the pairs of gh_hmm_gamma_pairs appended to out. */
+typedef struct {
+  const int32_t *col_pdf; /* host, [num_pdfs] or NULL */
+  int32_t frame_base;
+  double min_post;
+  gh_pair_buf *out;
+} pair_req;
+
+/* The pairs of a chunk of n utterances (gamma fout, per-state offsets som,
+ * frame offsets fom: F frames from batch frame f0; log P dres) appended to
+ * pq->out: gh_fb_pairs counts, the host's prefix sums, gh_fb_pairs writes. */
+static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t P, cl_mem ugm, cl_mem fom, cl_mem som,
+                        cl_mem dres, cl_mem fout, int32_t n, int64_t F, int64_t f0, size_t L) {
+  if (F == 0) return;
+  cl_kernel k = c->k_fb_pairs;
+  const int use_col = pq->col_pdf != NULL;
+  cl_mem col = gh_ocl_buffer(c, (use_col ? (size_t)P : 1) * sizeof(int32_t), (void *)pq->col_pdf, "HMM pairs");
+  cl_mem cnt = gh_ocl_buffer(c, (size_t)F * sizeof(cl_long), NULL, "HMM pairs");
+  cl_mem off = gh_ocl_buffer(c, (size_t)F * sizeof(cl_long), NULL, "HMM pairs");
+  const cl_long fbase = (cl_long)pq->frame_base + f0;
+  const double mp = pq->min_post;
+  cl_mem a[6] = {h->gS, h->sb, h->pdf, h->sprev, h->snext, ugm};
+  for (int i = 0; i < 6; ++i) gh_ocl_arg(k, i, sizeof(cl_mem), &a[i]);
+  gh_ocl_arg(k, 6, sizeof(cl_mem), &fom);
+  gh_ocl_arg(k, 7, sizeof(cl_mem), &som);
+  gh_ocl_arg(k, 8, sizeof(cl_mem), &dres);
+  gh_ocl_arg(k, 9, sizeof(cl_mem), &fout);
+  gh_ocl_arg(k, 10, sizeof(int), &use_col);
+  gh_ocl_arg(k, 11, sizeof(cl_mem), &col);
+  gh_ocl_arg(k, 12, sizeof(cl_long), &fbase);
+  gh_ocl_arg(k, 13, sizeof(double), &mp);
+  gh_ocl_arg(k, 15, sizeof(cl_mem), &cnt);
+  gh_ocl_arg(k, 16, sizeof(cl_mem), &off);
+  size_t gl[1] = {(size_t)n * L}, lo[1] = {L};
+  for (int write = 0; write < 2; ++write) {
+    gh_ocl_arg(k, 14, sizeof(int), &write);
+    cl_mem outm = NULL;
+    int64_t total = 0;
+    if (write) {
+      cl_long *h_off = gh_malloc((size_t)F * sizeof(cl_long));
+      gh_ocl_read(c, cnt, 0, (size_t)F * sizeof(cl_long), h_off);
+      for (int64_t f = 0; f < F; ++f) { const cl_long v = h_off[f]; h_off[f] = total; total += v; }
+      gh_ocl_write(c, off, 0, (size_t)F * sizeof(cl_long), h_off);
+      free(h_off);
+      if (total == 0) break;
+      outm = gh_ocl_buffer(c, (size_t)total * sizeof(gh_frame_pdf), NULL, "HMM pairs");
+    }
+    gh_ocl_arg(k, 17, sizeof(cl_mem), write ? &outm : &cnt); /* (unused when counting) */
+    gh_ocl_launch(c, k, 1, gl, lo, write ? "HMM pairs" : "HMM pair counts");
+    if (write) {
+      gh_pair_buf_reserve(pq->out, total);
+      gh_ocl_read(c, outm, 0, (size_t)total * sizeof(gh_frame_pdf), pq->out->v + pq->out->n);
+      pq->out->n += total;
+      gh_ocl_release(outm);
+    }
+  }
+  gh_ocl_release(col); gh_ocl_release(cnt); gh_ocl_release(off);
+}
+
 /* Runs op over the batch, chunk by chunk.  out_f: alpha (forward) or gamma
  * (fb), float per state, or NULL; out_d: loglik / score [B]; path: Viterbi;
- * stats: fb (added to). */
+ * stats: fb (added to); pq: fb's pairs (gh_ocl_hmm_fb_pairs) or NULL. */
 static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *out_d,
-                    float *out_f, int32_t *path, double *stats) {
+                    float *out_f, int32_t *path, double *stats, const pair_req *pq) {
   ocl_ctx *c = b->ctx;
   const int32_t B = bt->num_utts, P = bt->num_pdfs;
   if (B <= 0) return;
@@ -207,7 +287,7 @@ static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op
     cl_mem rom = gh_ocl_buffer(c, (n + 1) * sizeof(cl_long), ro, "HMM batch");
     cl_mem rows = gh_ocl_buffer(c, ro[n] * sizeof(double), NULL, "HMM rows");
     cl_mem dres = gh_ocl_buffer(c, n * sizeof(double), NULL, "HMM results");
-    cl_mem fout = gh_ocl_buffer(c, (out_f || op == OP_VITERBI ? NS : 1) * sizeof(float), NULL, "HMM outputs");
+    cl_mem fout = gh_ocl_buffer(c, (out_f || pq || op == OP_VITERBI ? NS : 1) * sizeof(float), NULL, "HMM outputs");
     cl_mem extra = NULL, stom = NULL, ust = NULL;
     cl_mem graph_args[13] = {h->gS, h->sb, h->io, h->ab, h->pdf, h->init, h->fin, h->in_off, h->src,
                              h->logp, h->out_off, h->out_arc, h->dst};
@@ -222,7 +302,7 @@ static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op
     size_t L = 32;
     while (L < (size_t)Smax && L < 256) L *= 2;
     while (L > kmax && L > 1) L /= 2;
-    int want = out_f != NULL;
+    int want = out_f != NULL || pq != NULL;
     if (op == OP_FWD || op == OP_FWD_SCALED) {
       gh_ocl_arg(k, 20, sizeof(cl_mem), &dres);
       gh_ocl_arg(k, 21, sizeof(int), &want);
@@ -253,6 +333,7 @@ static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op
     gh_ocl_launch(c, k, 1, gl, lo, "HMM kernel");
     gh_ocl_read(c, dres, 0, n * sizeof(double), out_d + u0);
     if (out_f) gh_ocl_read(c, fout, 0, NS * sizeof(float), out_f + state_base);
+    if (pq) chunk_pairs(c, h, pq, P, ugm, fom, som, dres, fout, n, F, bt->frame_off[u0], L);
     if (op == OP_VITERBI) gh_ocl_read(c, extra, 0, F * sizeof(int32_t), path + bt->frame_off[u0]);
     if (op == OP_FB && stats) {
       double *us = gh_malloc((sto[n] + 1) * sizeof(double));
@@ -433,7 +514,7 @@ void gh_ocl_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, in
     tp_run(b, h, bt, OP_FWD, loglik, NULL, NULL, NULL);
     return;
   }
-  hmm_run(b, h, bt, (flags & GH_HMM_SCALED) ? OP_FWD_SCALED : OP_FWD, loglik, alpha, NULL, NULL);
+  hmm_run(b, h, bt, (flags & GH_HMM_SCALED) ? OP_FWD_SCALED : OP_FWD, loglik, alpha, NULL, NULL, NULL);
 }
 
 void gh_ocl_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t *path, double *score) {
@@ -441,7 +522,7 @@ void gh_ocl_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, in
     tp_run(b, h, bt, OP_VITERBI, score, path, NULL, NULL);
     return;
   }
-  hmm_run(b, h, bt, OP_VITERBI, score, NULL, path, NULL);
+  hmm_run(b, h, bt, OP_VITERBI, score, NULL, path, NULL, NULL);
 }
 
 void gh_ocl_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik, float *gamma,
@@ -450,5 +531,27 @@ void gh_ocl_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, double 
     tp_run(b, h, bt, OP_FB, loglik, NULL, gamma, stats);
     return;
   }
-  hmm_run(b, h, bt, OP_FB, loglik, gamma, NULL, stats);
+  hmm_run(b, h, bt, OP_FB, loglik, gamma, NULL, stats, NULL);
+}
+
+/* hmm_fb_pairs (backend.h): gh_hmm_fb with gamma kept on the device and
+ * turned into pdf posteriors there (gh_fb_pairs); the time-parallel path
+ * (a few long utterances) fetches gamma and runs the host rule. */
+void gh_ocl_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, const gh_hmm_graph *const *graphs,
+                         const int32_t *col_pdf, int32_t frame_base, double min_post, double *loglik, double *stats,
+                         gh_pair_buf *out) {
+  if (tp_batch(h, bt)) {
+    int64_t *soff = gh_malloc(sizeof(int64_t) * ((size_t)bt->num_utts + 1));
+    gh_hmm_batch_state_off(bt, graphs, soff);
+    float *gamma = gh_malloc(sizeof(float) * (size_t)(soff[bt->num_utts] + 1));
+    tp_run(b, h, bt, OP_FB, loglik, NULL, gamma, stats);
+    gh_hmm_gamma_pairs(bt, graphs, gamma, loglik, col_pdf, frame_base, min_post, out);
+    free(gamma);
+    free(soff);
+    return;
+  }
+  if ((int64_t)frame_base + bt->frame_off[bt->num_utts] - 1 > INT32_MAX)
+    gh_die("HMM pairs: frame %lld beyond int32", (long long)frame_base + bt->frame_off[bt->num_utts] - 1);
+  const pair_req pq = {col_pdf, frame_base, min_post, out};
+  hmm_run(b, h, bt, OP_FB, loglik, NULL, NULL, stats, &pq);
 }
