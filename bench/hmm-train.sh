@@ -97,7 +97,7 @@ fi
   cat $rows
   r1=$(awk '$0 ~ /R=1 / { print $(NF - 3) }' $rows); r2=$(awk '$0 ~ /R=2 / { print $(NF - 3) }' $rows)
   [ -z "$r1" ] || [ -z "$r2" ] || awk -v a=$r1 -v b=$r2 'BEGIN { if (b > 0) printf "per-iteration speed-up, 2 ranks / 1 rank: %.2fx\n", a / b }'
-  echo "E-step parts of rank 0's last iteration (the host round trip: loglikes out, forward-backward in/out, pairs):"
+  echo "E-step parts of rank 0's last iteration (hmm-train --verbose=1):"
   for R in $ranks; do
     echo "  R=$R: $(grep 'rank 0, iteration [0-9]*: E-step parts' r$R.log | tail -1 | sed 's/.*E-step parts: //')"
   done

@@ -20,24 +20,24 @@
  * scored together against a model of only those pdfs.
  *
  * Per iteration: the current GMM set is uploaded (all pdfs for the E-step,
- * one sub-model per score group for the loglikes); per block and score
- * group the loglikes of the group's pdfs (backend loglikes, host output),
- * forward-backward (hmm_fb: state occupancies and transition counts) or
- * Viterbi (hmm_viterbi: best path) on the utterances' compiled graphs,
- * which were compiled once and uploaded once (Baum-Welch with transition
- * updates recompiles and re-uploads them after each update: the arc
- * weights change); the per-frame pdf posteriors (summed over the states of
- * each pdf, those below min_post dropped, hmm-bw's rule) or the alignment
- * become weighted (frame, pdf) pairs of the block on the host; the block's
- * frames went to the backend once (data_upload, first iteration), its
- * pairs are replaced every iteration (gh_backend_data_pairs: data_set_pairs,
- * or a new upload on a backend without it) and one accumulate() gives the
- * block's GMM statistics.  Today's backend ops take host arrays (loglikes'
- * input and output, hmm_fb's loglikes and gamma, the pairs), so each block
- * makes that host round trip; the host copy of the frames (pinned where
- * the backend has host_alloc) feeds loglikes.  Then the reduction, the
- * transition update (Rabiner eqs. 40a-c, gh_hmm_update; Baum-Welch only),
- * the GMM M-step on the host (gh_gmm_set_update, Kaldi's MleDiagGmmUpdate /
+ * one sub-model per score group for the loglikes); per block, each score
+ * group's loglikes of its pdfs (gh_backend_loglikes_rows: from the block's
+ * frames on the device where the backend has loglikes_data; host output),
+ * side by side in one matrix, then one forward-backward for the block's
+ * utterances (gh_backend_hmm_fb_pairs: state occupancies and transition
+ * counts, the per-frame pdf posteriors -- summed over the states of each
+ * pdf, those below min_post dropped, hmm-bw's rule -- made where gamma is)
+ * or Viterbi (hmm_viterbi: best path, the alignment as pairs) on the
+ * graphs of the block's distinct transcripts, compiled once per distinct
+ * transcript and uploaded once per block (Baum-Welch: compiled again after
+ * each transition update and reweighted in place, gh_backend_hmm_reweight);
+ * the block's frames went to the backend once, its (frame, pdf) pairs are
+ * replaced every iteration (gh_backend_data_pairs: data_set_pairs, or a
+ * new upload on a backend without it) and one accumulate() gives the
+ * block's GMM statistics.  The loglikes and the pairs still pass through
+ * host memory (doc/hmm.md, "What still crosses to the host").  Then the
+ * reduction, the transition update (Rabiner eqs. 40a-c, gh_hmm_update; Baum-Welch only),
+ * the GMM M-step (the backend's mstep, else gh_gmm_set_update: Kaldi's MleDiagGmmUpdate /
  * MleFullGmmUpdate) and the mix-up (gh_gmm_set_mixup with the random
  * generator seeded afresh from seed each iteration, as gmm-est and
  * gmm-est-gpu seed theirs each process).  Every rank computes the same
@@ -112,10 +112,10 @@ typedef struct {
   double reduce_seconds;            /* wall time of the reduction (this rank; includes waiting) */
   int mstep_on_device;              /* the GMM M-step ran on the device (backend mstep; else on the host) */
   double mstep_seconds;             /* wall time of the GMM M-step (with the model's fetch from the device) */
-  /* the E-step's parts (this rank, wall time): the transcripts' graphs compiled again and uploaded (Baum-Welch,
-   * after the transitions changed), model uploads, loglikes (host output), forward-backward or
-   * Viterbi (host loglikes in, host gamma / paths out), the (frame, pdf) pairs built on the host, and the
-   * GMM E-step per block (data_upload of the block's frames and pairs, accumulate, acc_fetch) */
+  /* the E-step's parts (this rank, wall time): the transcripts' graphs compiled again and reweighted (Baum-Welch,
+   * after the transitions changed), model uploads, loglikes (host output), forward-backward with the pdf
+   * posteriors or Viterbi (host loglikes in, pairs / paths out), the pairs' pdf ids and the alignment's pairs on
+   * the host, and the GMM E-step per block (the pairs to the backend, accumulate, acc_commit) */
   double graphs_seconds, upload_seconds, loglike_seconds, hmm_seconds, pairs_seconds, accumulate_seconds;
   double setpairs_seconds;          /* of accumulate_seconds: the pairs to the backend (data_set_pairs or upload) */
 } gh_hmm_train_iter_stats;
