@@ -198,21 +198,12 @@ static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t P
   cl_mem off = gh_ocl_buffer(c, (size_t)F * sizeof(cl_long), NULL, "HMM pairs");
   const cl_long fbase = (cl_long)pq->frame_base + f0;
   const double mp = pq->min_post;
-  cl_mem a[6] = {h->gS, h->sb, h->pdf, h->sprev, h->snext, ugm};
-  for (int i = 0; i < 6; ++i) gh_ocl_arg(k, i, sizeof(cl_mem), &a[i]);
-  gh_ocl_arg(k, 6, sizeof(cl_mem), &fom);
-  gh_ocl_arg(k, 7, sizeof(cl_mem), &som);
-  gh_ocl_arg(k, 8, sizeof(cl_mem), &dres);
-  gh_ocl_arg(k, 9, sizeof(cl_mem), &fout);
-  gh_ocl_arg(k, 10, sizeof(int), &use_col);
-  gh_ocl_arg(k, 11, sizeof(cl_mem), &col);
-  gh_ocl_arg(k, 12, sizeof(cl_long), &fbase);
-  gh_ocl_arg(k, 13, sizeof(double), &mp);
-  gh_ocl_arg(k, 15, sizeof(cl_mem), &cnt);
-  gh_ocl_arg(k, 16, sizeof(cl_mem), &off);
+  ARG(k, 0, h->gS); ARG(k, 1, h->sb); ARG(k, 2, h->pdf); ARG(k, 3, h->sprev); ARG(k, 4, h->snext);
+  ARG(k, 5, ugm); ARG(k, 6, fom); ARG(k, 7, som); ARG(k, 8, dres); ARG(k, 9, fout); ARG(k, 10, use_col);
+  ARG(k, 11, col); ARG(k, 12, fbase); ARG(k, 13, mp); ARG(k, 15, cnt); ARG(k, 16, off);
   size_t gl[1] = {(size_t)n * L}, lo[1] = {L};
   for (int write = 0; write < 2; ++write) {
-    gh_ocl_arg(k, 14, sizeof(int), &write);
+    ARG(k, 14, write);
     cl_mem outm = NULL;
     int64_t total = 0;
     if (write) {

@@ -134,6 +134,38 @@ static double path_score(const gh_hmm_graph *g, const float *ll, int32_t P, int6
   return s + g->final[q[T - 1]];
 }
 
+#ifdef GH_TEST_H
+/* hmm_fb_pairs of ops (when the backend has it) against the host rule on
+ * the same backend's hmm_fb gamma: the same pairs bit for bit and in order,
+ * with col_pdf (pdf = 1000 + 3 column) and min_post 0, then without and
+ * min_post 0.05; log P and stats as hmm_fb's.  gamma: scratch [sum T S]. */
+static void check_fb_pairs(const gh_backend_ops *co, gh_backend *b, gh_dev_hmm *h, const char *name,
+                           const gh_hmm_graph *const *graphs, int64_t NS, const gh_hmm_batch *bt, float *gamma) {
+  if (!co->hmm_fb_pairs) return;
+  const int32_t P = bt->num_pdfs, B = bt->num_utts;
+  int32_t *col = malloc(P * sizeof(int32_t));
+  for (int32_t p = 0; p < P; ++p) col[p] = 1000 + 3 * p;
+  double *s1 = calloc(NS + 1, sizeof(double)), *s2 = calloc(NS + 1, sizeof(double));
+  double *L1 = malloc((B + 1) * sizeof(double)), *L2 = malloc((B + 1) * sizeof(double));
+  for (int k = 0; k < 2; ++k) {
+    const double mp = k ? 0.05 : 0.0;
+    gh_pair_buf pd = {0}, ph = {0};
+    for (int64_t q = 0; q < NS; ++q) s1[q] = s2[q] = 0;
+    co->hmm_fb_pairs(b, h, bt, graphs, k ? NULL : col, 7, mp, L1, s1, &pd);
+    co->hmm_fb(b, h, bt, L2, gamma, s2);
+    gh_hmm_gamma_pairs(bt, graphs, gamma, L2, k ? NULL : col, 7, mp, &ph);
+    int any_path = 0;
+    for (int32_t u = 0; u < B; ++u) any_path |= L2[u] > -INFINITY && bt->frame_off[u + 1] > bt->frame_off[u];
+    GH_TEST_OK(pd.n == ph.n && (ph.n > 0 || !any_path) && !memcmp(pd.v, ph.v, ph.n * sizeof(gh_frame_pdf)) &&
+                   !memcmp(s1, s2, NS * sizeof(double)) && !memcmp(L1, L2, B * sizeof(double)),
+               "%s: fb_pairs (min_post %g) = gamma -> gh_hmm_gamma_pairs bit for bit (%lld and %lld pairs)", name, mp,
+               (long long)pd.n, (long long)ph.n);
+    free(pd.v); free(ph.v);
+  }
+  free(col); free(s1); free(s2); free(L1); free(L2);
+}
+#endif
+
 static double relerr(double a, double b) {
   if (a == b) return 0;  /* incl. both -inf */
   if (isinf(a) || isinf(b) || isnan(a) || isnan(b)) return INFINITY;

@@ -109,31 +109,7 @@ static void compare_batch(gh_backend *cu, const char *name, const gh_hmm_graph *
   wst = 0;
   for (int64_t k = 0; k < NS; ++k) { double e = fabs(sc[k] + 1.0 - sr[k]) / (1e-4 * fabs(sr[k]) + 1e-5); if (!(e <= wst)) wst = e; }
   GH_TEST_OK(wst <= 1, "%s: fb stats without gamma (max err/tol %.3g)", name, wst);
-  /* hmm_fb_pairs: the pairs gh_hmm_gamma_pairs makes from this backend's
-   * own hmm_fb gamma, bit for bit and in order; loglik and stats as hmm_fb */
-  if (co->hmm_fb_pairs) {
-    int32_t *col = malloc(P * sizeof(int32_t));
-    for (int32_t p = 0; p < P; ++p) col[p] = 1000 + 3 * p;
-    double *s1 = malloc((NS + 1) * sizeof(double)), *s2 = malloc((NS + 1) * sizeof(double));
-    double *L2 = malloc(B * sizeof(double));
-    int64_t n0 = -1;
-    for (int k = 0; k < 2; ++k) {
-      const double mp = k ? 0.05 : 0.0;
-      gh_pair_buf pd = {0}, ph = {0};
-      for (int64_t q = 0; q < NS; ++q) s1[q] = s2[q] = 0;
-      co->hmm_fb_pairs(cu, dc, bt, graphs, k ? NULL : col, 7, mp, Lc, s1, &pd);
-      co->hmm_fb(cu, dc, bt, L2, ac, s2);
-      gh_hmm_gamma_pairs(bt, graphs, ac, L2, k ? NULL : col, 7, mp, &ph);
-      GH_TEST_OK(pd.n == ph.n && ph.n > 0 && !memcmp(pd.v, ph.v, ph.n * sizeof(gh_frame_pdf)) &&
-                     !memcmp(s1, s2, NS * sizeof(double)) && !memcmp(Lc, L2, B * sizeof(double)),
-                 "%s: fb_pairs (min_post %g) = gamma -> gh_hmm_gamma_pairs bit for bit (%lld and %lld pairs)", name,
-                 mp, (long long)pd.n, (long long)ph.n);
-      if (k == 0) n0 = ph.n;
-      else GH_TEST_OK(ph.n < n0, "%s: min_post 0.05 keeps fewer pairs (%lld of %lld)", name, (long long)ph.n, (long long)n0);
-      free(pd.v); free(ph.v);
-    }
-    free(col); free(s1); free(s2); free(L2);
-  }
+  check_fb_pairs(co, cu, dc, name, graphs, NS, bt, ac); /* hmm-graphs.h */
   /* utterances sharing a graph are summed in a fixed order: the same bits every run */
   double *sc2 = calloc(NS + 1, sizeof(double));
   co->hmm_fb(cu, dc, bt, Lc, NULL, sc2);

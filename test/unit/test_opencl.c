@@ -312,29 +312,7 @@ static void compare_hmm(gh_backend *ocl, const char *name, const gh_hmm_graph *c
   wst = 0;
   for (int64_t k = 0; k < NS; ++k) { double e = fabs(sc[k] + 1.0 - sr[k]) / (1e-8 * fabs(sr[k]) + 1e-10); if (!(e <= wst)) wst = e; }
   GH_TEST_OK(wst <= 1, "%s: fb stats without gamma (max err/tol %.3g)", name, wst);
-  /* hmm_fb_pairs (gh_fb_pairs): the pairs gh_hmm_gamma_pairs makes from this
-   * backend's own gamma, bit for bit and in order; log P and stats as hmm_fb */
-  if (co->hmm_fb_pairs) {
-    int32_t *col = malloc(P * sizeof(int32_t));
-    for (int32_t p = 0; p < P; ++p) col[p] = 1000 + 3 * p;
-    double *s1 = calloc(NS + 1, sizeof(double)), *s2 = calloc(NS + 1, sizeof(double)), *L2 = malloc(B * sizeof(double));
-    for (int k = 0; k < 2; ++k) {
-      const double mp = k ? 0.05 : 0.0;
-      gh_pair_buf pd = {0}, ph = {0};
-      for (int64_t q = 0; q < NS; ++q) s1[q] = s2[q] = 0;
-      co->hmm_fb_pairs(ocl, dc, bt, graphs, k ? NULL : col, 7, mp, Lc, s1, &pd);
-      co->hmm_fb(ocl, dc, bt, L2, ac, s2);
-      gh_hmm_gamma_pairs(bt, graphs, ac, L2, k ? NULL : col, 7, mp, &ph);
-      int any_path = 0;
-      for (int32_t u = 0; u < B; ++u) any_path |= L2[u] > -INFINITY && bt->frame_off[u + 1] > bt->frame_off[u];
-      GH_TEST_OK(pd.n == ph.n && (ph.n > 0 || !any_path) && !memcmp(pd.v, ph.v, ph.n * sizeof(gh_frame_pdf)) &&
-                     !memcmp(s1, s2, NS * sizeof(double)) && !memcmp(Lc, L2, B * sizeof(double)),
-                 "%s: fb_pairs (min_post %g) = gamma -> gh_hmm_gamma_pairs bit for bit (%lld and %lld pairs)", name,
-                 mp, (long long)pd.n, (long long)ph.n);
-      free(pd.v); free(ph.v);
-    }
-    free(col); free(s1); free(s2); free(L2);
-  }
+  check_fb_pairs(co, ocl, dc, name, graphs, NS, bt, ac); /* hmm-graphs.h */
   co->hmm_free(ocl, dc);
   ro->hmm_free(NULL, dr);
   free(soff); free(Lc); free(Lr); free(ac); free(ar); free(pc); free(pr); free(sc); free(sr);
