@@ -14,6 +14,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -341,6 +344,75 @@ int32_t gh_pairs_check(const gh_frame_pdf *pairs, int64_t npairs, int32_t T) {
     if (pairs[k].pdf > max_pdf) max_pdf = pairs[k].pdf;
   }
   return max_pdf;
+}
+
+/* Chunks of pairs for gh_pairs_sort_by_pdf's threads: one per thread, and
+ * none below 2^16 pairs (the counts' per-thread tables cost P each). */
+static int pair_chunks(int64_t npairs) {
+  int n = 1;
+#ifdef _OPENMP
+  n = omp_get_max_threads();
+#endif
+  while (n > 1 && npairs / n < ((int64_t)1 << 16)) --n;
+  return n;
+}
+
+int64_t *gh_pairs_sort_by_pdf(const gh_frame_pdf *pairs, int64_t npairs, int32_t T, int32_t *max_pdf,
+                              int32_t *frame, float *weight) {
+  const int nc = pair_chunks(npairs);
+  int64_t *bad = gh_malloc(sizeof(int64_t) * (size_t)nc);
+  int32_t *mx = gh_malloc(sizeof(int32_t) * (size_t)nc);
+  /* pass 1: each chunk's first bad pair and largest pdf */
+#pragma omp parallel for num_threads(nc) schedule(static, 1)
+  for (int c = 0; c < nc; ++c) {
+    const int64_t k0 = npairs * c / nc, k1 = npairs * (c + 1) / nc;
+    int32_t m = -1;
+    bad[c] = -1;
+    for (int64_t k = k0; k < k1; ++k) {
+      if (pairs[k].frame < 0 || pairs[k].frame >= T || pairs[k].pdf < 0) { bad[c] = k; break; }
+      if (pairs[k].pdf > m) m = pairs[k].pdf;
+    }
+    mx[c] = m;
+  }
+  int32_t P1 = -1;
+  for (int c = 0; c < nc; ++c) {
+    if (bad[c] >= 0) gh_pairs_check(pairs, bad[c] + 1, T); /* dies with its message */
+    if (mx[c] > P1) P1 = mx[c];
+  }
+  free(bad);
+  free(mx);
+  *max_pdf = P1;
+  const int64_t np1 = (int64_t)P1 + 1;
+  int64_t *off = gh_calloc((size_t)np1 + 1, sizeof(int64_t));
+  /* pass 2: per-chunk counts; pdf p's pairs of chunk c start after those of
+   * chunks < c, so each chunk places its pairs in order */
+  int64_t *pos = gh_calloc((size_t)nc * (size_t)np1 + 1, sizeof(int64_t));
+#pragma omp parallel for num_threads(nc) schedule(static, 1)
+  for (int c = 0; c < nc; ++c) {
+    int64_t *h = pos + (size_t)c * np1;
+    for (int64_t k = npairs * c / nc; k < npairs * (c + 1) / nc; ++k) h[pairs[k].pdf]++;
+  }
+  int64_t at = 0;
+  for (int64_t p = 0; p < np1; ++p) {
+    off[p] = at;
+    for (int c = 0; c < nc; ++c) {
+      const int64_t n = pos[(size_t)c * np1 + p];
+      pos[(size_t)c * np1 + p] = at;
+      at += n;
+    }
+  }
+  off[np1] = at;
+#pragma omp parallel for num_threads(nc) schedule(static, 1)
+  for (int c = 0; c < nc; ++c) {
+    int64_t *h = pos + (size_t)c * np1;
+    for (int64_t k = npairs * c / nc; k < npairs * (c + 1) / nc; ++k) {
+      const int64_t q = h[pairs[k].pdf]++;
+      frame[q] = pairs[k].frame;
+      weight[q] = pairs[k].weight;
+    }
+  }
+  free(pos);
+  return off;
 }
 
 /* ---------------- E-step over Gaussian selections: optional op with CPU fallback ---------------- */

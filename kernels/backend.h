@@ -551,6 +551,15 @@ void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, doub
 /* Checks the pairs given to data_upload (0 <= frame < T, pdf >= 0; dies
  * naming the first bad pair) and returns the largest pdf id (-1 if none). */
 int32_t gh_pairs_check(const gh_frame_pdf *pairs, int64_t npairs, int32_t T);
+/* The pairs checked as gh_pairs_check (dies naming the first bad pair) and
+ * sorted by pdf, stable (a counting sort): pdf p's frames and weights are
+ * frame[off[p] .. off[p+1]) and weight[...] in their order in pairs[];
+ * frame and weight: the caller's [npairs]; returns off (malloc'd,
+ * [*max_pdf + 2]) and the largest pdf id in *max_pdf (-1 if none).  On
+ * many pairs the threads (OpenMP) count and place contiguous chunks: the
+ * same arrays as one thread's (the E-step data of every backend). */
+int64_t *gh_pairs_sort_by_pdf(const gh_frame_pdf *pairs, int64_t npairs, int32_t T, int32_t *max_pdf,
+                              int32_t *frame, float *weight);
 
 /* E-step data of frames X [T x D] (host, row-major) with pairs[npairs] on
  * b: *d NULL: data_upload; else d's pairs replaced (data_set_pairs, the

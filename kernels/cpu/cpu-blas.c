@@ -362,18 +362,9 @@ static void blas_acc_zero(gh_backend *b, gh_dev_model *dm) {
 /* d's pairs sorted by pdf (counting sort, stable) from pairs[npairs]. */
 static void blas_data_sort(blas_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
   d->npairs = npairs;
-  d->max_pdf = gh_pairs_check(pairs, npairs, d->T);
-  /* counting sort by pdf, stable */
-  d->off = gh_calloc((size_t)d->max_pdf + 3, sizeof *d->off);
-  for (int64_t k = 0; k < npairs; ++k) d->off[pairs[k].pdf + 2]++;
-  for (int64_t p = 2; p <= (int64_t)d->max_pdf + 2; ++p) d->off[p] += d->off[p - 1];
   d->frame = gh_malloc(sizeof(int32_t) * (size_t)(npairs + 1));
   d->weight = gh_malloc(sizeof(float) * (size_t)(npairs + 1));
-  for (int64_t k = 0; k < npairs; ++k) {
-    const int64_t at = d->off[pairs[k].pdf + 1]++;
-    d->frame[at] = pairs[k].frame;
-    d->weight[at] = pairs[k].weight;
-  }
+  d->off = gh_pairs_sort_by_pdf(pairs, npairs, d->T, &d->max_pdf, d->frame, d->weight);
 }
 
 static gh_dev_data *blas_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,

@@ -49,6 +49,9 @@
 #include "gmm/gmm-init.h"
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -733,6 +736,52 @@ static void check_set_pairs(gh_backend *b, const char *bname) {
   free_problem(&pb);
 }
 
+/* gh_pairs_sort_by_pdf: the stable counting sort by pdf of every backend's
+ * E-step data, parallel over chunks of pairs: 1 and 4 threads give the
+ * arrays of a plain stable sort (by pdf, then position); a bad pair dies
+ * (not tested here: gh_die exits). */
+static void check_pairs_sort(void) {
+  const int64_t n = 400000;
+  const int32_t T = 50000, P = 97;
+  gh_frame_pdf *pr = malloc(sizeof(gh_frame_pdf) * n);
+  for (int64_t k = 0; k < n; ++k)
+    pr[k] = (gh_frame_pdf){(int32_t)(urand() * T) % T, (int32_t)(urand() * urand() * P) % P, (float)urand()};
+  /* the expected arrays: for each pdf in order, its pairs in order */
+  int32_t *ef = malloc(sizeof(int32_t) * n), *f1 = malloc(sizeof(int32_t) * n), *f4 = malloc(sizeof(int32_t) * n);
+  float *ew = malloc(sizeof(float) * n), *w1 = malloc(sizeof(float) * n), *w4 = malloc(sizeof(float) * n);
+  int64_t q = 0, *eoff = calloc(P + 1, sizeof(int64_t));
+  int32_t emax = -1;
+  for (int32_t p = 0; p < P; ++p) {
+    eoff[p] = q;
+    for (int64_t k = 0; k < n; ++k)
+      if (pr[k].pdf == p) { ef[q] = pr[k].frame; ew[q] = pr[k].weight; ++q; emax = p; }
+  }
+  eoff[P] = q;
+  int32_t m1, m4;
+#ifdef _OPENMP
+  const int nt = omp_get_max_threads();
+  omp_set_num_threads(1);
+#endif
+  int64_t *o1 = gh_pairs_sort_by_pdf(pr, n, T, &m1, f1, w1);
+#ifdef _OPENMP
+  omp_set_num_threads(4);
+#endif
+  int64_t *o4 = gh_pairs_sort_by_pdf(pr, n, T, &m4, f4, w4);
+#ifdef _OPENMP
+  omp_set_num_threads(nt);
+#endif
+  const size_t no = sizeof(int64_t) * (size_t)(emax + 2);
+  GH_TEST_OK(m1 == emax && m4 == emax && !memcmp(o1, eoff, no) && !memcmp(o4, eoff, no) &&
+                 !memcmp(f1, ef, sizeof(int32_t) * n) && !memcmp(f4, ef, sizeof(int32_t) * n) &&
+                 !memcmp(w1, ew, sizeof(float) * n) && !memcmp(w4, ew, sizeof(float) * n),
+             "gh_pairs_sort_by_pdf: 400,000 pairs of %d pdfs sorted as a plain stable sort, 1 and 4 threads", emax + 1);
+  int32_t m0;
+  int64_t *o0 = gh_pairs_sort_by_pdf(pr, 0, T, &m0, f1, w1);
+  GH_TEST_OK(m0 == -1 && o0[0] == 0, "gh_pairs_sort_by_pdf: no pairs -> max pdf -1");
+  free(o0); free(o1); free(o4); free(eoff);
+  free(pr); free(ef); free(f1); free(f4); free(ew); free(w1); free(w4);
+}
+
 /* gh_backend_loglikes_rows: loglikes of a row range of resident data (the
  * backend's loglikes_data, or loglikes of the host rows) = loglikes of
  * those rows from the host, bit for bit (diagonal and full pdfs, D = 13
@@ -808,6 +857,7 @@ int main(int argc, char **argv) {
     printf("# mstep-repeat D=%d: %d of %d device M-steps differ from the first, %d declined\n", Dd, differ, n, declined);
     return 0;
   }
+  if (!only_mstep) check_pairs_sort();
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_FULL, 36), 5 * 630 + 4 * 36 + 9, 0, "flop count full D=36");
   GH_TEST_NEAR(gh_gauss_flops(GH_COV_DIAG, 36), 4 * 36 + 9, 0, "flop count diag D=36");
 
