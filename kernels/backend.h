@@ -314,7 +314,7 @@ typedef struct {
    * data_evict: dies otherwise); a later eviction keeps the new pairs.  Callers go through
    * gh_backend_data_pairs, which frees d and uploads the frames again when
    * a backend leaves this NULL.  CPU: kernels/cpu/cpu.c, cpu-blas.c; CUDA:
-   * kernels/cuda/cuda.cu. */
+   * kernels/cuda/cuda.cu; OpenCL: kernels/opencl/opencl.c. */
   void (*data_set_pairs)(gh_backend *b, gh_dev_data *d, const gh_frame_pdf *pairs, int64_t npairs);
   /* ---- optional: k-means distances (lib/gmm/gmm-init.c, doc/gmm-init.md) ----
    * Callers go through gh_backend_kmeans_* below, which run the CPU

@@ -551,30 +551,58 @@ typedef struct {
   gh_dev_data *host_d; /* on the host backend, for models evaluated there (lazily) */
 } ocl_data;
 
+/* d's pairs (checked) sorted by pdf (gh_pairs_sort_by_pdf) into new device
+ * buffers frame, pdf, weight and the per-pdf counts; a host copy kept for
+ * data_evict (hX set) follows them. */
+static void ocl_data_pairs(ocl_ctx *c, ocl_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
+  if (npairs >= INT32_MAX) gh_die("data upload: %lld pairs; the OpenCL E-step takes at most 2^31 - 1 per call", (long long)npairs);
+  d->npairs = npairs;
+  d->hpairs = pairs;
+  int32_t *fr = gh_malloc((npairs + 1) * sizeof(int32_t)), *pd = gh_malloc((npairs + 1) * sizeof(int32_t));
+  float *w = gh_malloc((npairs + 1) * sizeof(float));
+  int64_t *off = gh_pairs_sort_by_pdf(pairs, npairs, d->T, &d->max_pdf, fr, w);
+  free(d->count);
+  d->count = gh_calloc(d->max_pdf + 2, sizeof(int64_t));
+  for (int32_t p = 0; p <= d->max_pdf; ++p) {
+    d->count[p] = off[p + 1] - off[p];
+    for (int64_t q = off[p]; q < off[p + 1]; ++q) pd[q] = p;
+  }
+  free(off);
+  d->frame = gh_ocl_buffer(c, npairs * sizeof(int32_t), npairs ? fr : NULL, "E-step pairs");
+  d->pdf = gh_ocl_buffer(c, npairs * sizeof(int32_t), npairs ? pd : NULL, "E-step pairs");
+  d->weight = gh_ocl_buffer(c, npairs * sizeof(float), npairs ? w : NULL, "E-step pairs");
+  if (d->hX) { /* data_evict's copy: the new pairs */
+    free(d->hF); free(d->hP); free(d->hW);
+    d->hF = fr; d->hP = pd; d->hW = w;
+  } else {
+    free(fr); free(pd); free(w);
+  }
+}
+
 static gh_dev_data *ocl_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
                                     const gh_frame_pdf *pairs, int64_t npairs) {
   ocl_ctx *c = b->ctx;
   ocl_data *d = gh_calloc(1, sizeof *d);
-  d->T = T; d->D = D; d->npairs = npairs;
-  d->hXin = X; d->hpairs = pairs;
-  if (npairs >= INT32_MAX) gh_die("data upload: %lld pairs; the OpenCL E-step takes at most 2^31 - 1 per call", (long long)npairs);
-  d->max_pdf = gh_pairs_check(pairs, npairs, T);
-  d->count = gh_calloc(d->max_pdf + 2, sizeof(int64_t));
-  for (int64_t k = 0; k < npairs; ++k) d->count[pairs[k].pdf]++;
-  int64_t *fill = gh_calloc(d->max_pdf + 2, sizeof(int64_t));
-  for (int32_t p = 0; p < d->max_pdf; ++p) fill[p + 1] = fill[p] + d->count[p];
-  int32_t *fr = gh_malloc((npairs + 1) * sizeof(int32_t)), *pd = gh_malloc((npairs + 1) * sizeof(int32_t));
-  float *w = gh_malloc((npairs + 1) * sizeof(float));
-  for (int64_t k = 0; k < npairs; ++k) {
-    int64_t q = fill[pairs[k].pdf]++;
-    fr[q] = pairs[k].frame; pd[q] = pairs[k].pdf; w[q] = pairs[k].weight;
-  }
+  d->T = T; d->D = D;
+  d->hXin = X;
+  gh_pairs_check(pairs, npairs, T); /* before the frames go up */
   d->X = gh_ocl_buffer(c, (size_t)T * D * sizeof(float), T ? X : NULL, "E-step frames");
-  d->frame = gh_ocl_buffer(c, npairs * sizeof(int32_t), npairs ? fr : NULL, "E-step pairs");
-  d->pdf = gh_ocl_buffer(c, npairs * sizeof(int32_t), npairs ? pd : NULL, "E-step pairs");
-  d->weight = gh_ocl_buffer(c, npairs * sizeof(float), npairs ? w : NULL, "E-step pairs");
-  free(fill); free(fr); free(pd); free(w);
+  ocl_data_pairs(c, d, pairs, npairs);
   return (gh_dev_data *)d;
+}
+
+/* backend.h data_set_pairs: the frames stay, the pairs are replaced (and the
+ * host backend's copy, for models evaluated there, dropped: made again from
+ * the new pairs). */
+static void ocl_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
+  ocl_ctx *c = b->ctx;
+  ocl_data *d = (ocl_data *)dd;
+  if (d->evicted) gh_die("data_set_pairs: the data block was evicted (data_reload first)");
+  gh_ocl_check(clFinish(c->q), "data_set_pairs"); /* no E-step still reading the old pairs */
+  gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
+  d->frame = d->pdf = d->weight = NULL;
+  if (d->host_d) { c->host->ops->data_free(c->host, d->host_d); d->host_d = NULL; }
+  ocl_data_pairs(c, d, pairs, npairs);
 }
 
 static void ocl_data_free(gh_backend *b, gh_dev_data *dd) {
@@ -894,6 +922,7 @@ static const gh_backend_ops ocl_ops = {
     .acc_zero = ocl_acc_zero,
     .data_upload = ocl_data_upload,
     .data_free = ocl_data_free,
+    .data_set_pairs = ocl_data_set_pairs,
     .accumulate = ocl_accumulate,
     .acc_fetch = ocl_acc_fetch,
     .mstep = gh_ocl_mstep,             /* opencl-mstep.c */
