@@ -397,7 +397,8 @@ typedef struct {
    * be resident (data_reload after data_evict).  Dies on a dimension
    * mismatch or rows outside d.  Callers go through
    * gh_backend_loglikes_rows, which calls loglikes on the host rows where a
-   * backend leaves this NULL.  CUDA: kernels/cuda/cuda.cu. */
+   * backend leaves this NULL.  CUDA: kernels/cuda/cuda.cu; OpenCL:
+   * kernels/opencl/opencl.c. */
   void (*loglikes_data)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T, float *out,
                         int32_t ldo);
 } gh_backend_ops;

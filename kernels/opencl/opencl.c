@@ -476,15 +476,12 @@ static void expand(ocl_ctx *c, int T, int D, int K, cl_mem X, cl_mem emap, cl_me
   gh_ocl_launch(c, k, 2, gl, lo, "expand features");
 }
 
-static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
+/* loglikes of T frames into out (row t at out + t ldo): from the host X,
+ * or (dX != NULL) from rows row0 .. of the device frames dX [. x D] (a
+ * device copy into the chunk buffer: the same kernels on the same bytes). */
+static void loglikes_rows(gh_backend *b, ocl_model *m, const float *X, cl_mem dX, int32_t row0, int32_t T, float *out,
+                          int32_t ldo) {
   ocl_ctx *c = b->ctx;
-  ocl_model *m = (ocl_model *)dm;
-  if (m->host_m) {
-    double k0 = gh_seconds();
-    c->host->ops->loglikes(c->host, m->host_m, X, T, out);
-    b->kernel_seconds += gh_seconds() - k0;
-    return;
-  }
   const int32_t D = m->D, P = m->P, Gt = m->Gd + m->Gf;
   if (T <= 0 || P <= 0) return;
   /* frames per chunk: S, Phi and out at most c->chunk floats each */
@@ -502,7 +499,11 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
   const int wide = m->maxG > 64;
   for (int64_t t0 = 0; t0 < T; t0 += Tc) {
     int n = (int)(T - t0 < Tc ? T - t0 : Tc);
-    gh_ocl_write(c, m->X, 0, (size_t)n * D * sizeof(float), X + t0 * D);
+    if (dX)
+      gh_ocl_check(clEnqueueCopyBuffer(c->q, dX, m->X, (size_t)(row0 + t0) * D * sizeof(float), 0,
+                                       (size_t)n * D * sizeof(float), 0, NULL, NULL), "loglikes: frames");
+    else
+      gh_ocl_write(c, m->X, 0, (size_t)n * D * sizeof(float), X + t0 * D);
     double k0 = gh_seconds();
     if (m->Gd) {
       expand(c, n, D, m->Kd, m->X, m->emap_d, m->phi_d, m->ctr);
@@ -524,8 +525,27 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
     }
     gh_ocl_check(clFinish(c->q), "loglikes");
     b->kernel_seconds += gh_seconds() - k0;
-    gh_ocl_read(c, m->out, 0, (size_t)n * P * sizeof(float), out + t0 * P);
+    if (ldo == P) {
+      gh_ocl_read(c, m->out, 0, (size_t)n * P * sizeof(float), out + t0 * P);
+    } else { /* rows of P floats to a host stride of ldo */
+      const size_t zero[3] = {0, 0, 0}, region[3] = {(size_t)P * sizeof(float), (size_t)n, 1};
+      gh_ocl_check(clEnqueueReadBufferRect(c->q, m->out, CL_TRUE, zero, zero, region, (size_t)P * sizeof(float), 0,
+                                           (size_t)ldo * sizeof(float), 0, out + t0 * ldo, 0, NULL, NULL),
+                   "loglikes: read");
+    }
   }
+}
+
+static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  if (m->host_m) {
+    double k0 = gh_seconds();
+    c->host->ops->loglikes(c->host, m->host_m, X, T, out);
+    b->kernel_seconds += gh_seconds() - k0;
+    return;
+  }
+  loglikes_rows(b, m, X, NULL, 0, T, out, m->P);
 }
 
 /* ---------------- E-step ---------------- */
@@ -594,6 +614,24 @@ static gh_dev_data *ocl_data_upload(gh_backend *b, const float *X, int32_t T, in
 /* backend.h data_set_pairs: the frames stay, the pairs are replaced (and the
  * host backend's copy, for models evaluated there, dropped: made again from
  * the new pairs). */
+/* backend.h loglikes_data: the rows of d's device frames, no upload. */
+static void ocl_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T, float *out,
+                              int32_t ldo) {
+  ocl_model *m = (ocl_model *)dm;
+  ocl_data *d = (ocl_data *)dd;
+  if (row0 < 0 || T < 0 || (int64_t)row0 + T > d->T)
+    gh_die("loglikes_data: rows %d .. %lld of a data block of %d frames", row0, (long long)row0 + T - 1, d->T);
+  if (ldo < m->P) gh_die("loglikes_data: output stride %d below the model's %d pdfs", ldo, m->P);
+  if (m->host_m) {
+    gh_backend_loglikes_rows(b, dm, NULL, d->hXin, d->D, row0, T, out, m->P, ldo);
+    return;
+  }
+  if (d->D != m->D) gh_die("loglikes_data: data dimension %d, model dimension %d", d->D, m->D);
+  if (d->evicted) gh_die("loglikes_data: the data block was evicted (data_reload first)");
+  if (T <= 0 || m->P <= 0) return;
+  loglikes_rows(b, m, NULL, d->X, row0, T, out, ldo);
+}
+
 static void ocl_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
   ocl_ctx *c = b->ctx;
   ocl_data *d = (ocl_data *)dd;
@@ -923,6 +961,7 @@ static const gh_backend_ops ocl_ops = {
     .data_upload = ocl_data_upload,
     .data_free = ocl_data_free,
     .data_set_pairs = ocl_data_set_pairs,
+    .loglikes_data = ocl_loglikes_data,
     .accumulate = ocl_accumulate,
     .acc_fetch = ocl_acc_fetch,
     .mstep = gh_ocl_mstep,             /* opencl-mstep.c */
