@@ -350,7 +350,6 @@ static void compile_shard_txs(gh_hmm_trainer *t) {
     if (t->txs[i].used) compile_tscript(t, &t->txs[i]);
 }
 
-
 /* Read this rank's utterances into X (block order, group order in a block). */
 static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   const int64_t *blk_u0 = t->plan.block_utt;
@@ -557,7 +556,6 @@ void gh_hmm_trainer_sizes(const gh_hmm_trainer *t, int64_t *utts, int64_t *frame
   if (rank_block0) *rank_block0 = t->blk0;
   if (rank_blocks) *rank_blocks = t->nblk;
 }
-
 
 /* A view of pdfs ps of the model (shares the parameter arrays). */
 static void sub_model(const gh_gmm_set *m, const pdfset *ps, gh_gmm_set *s) {
