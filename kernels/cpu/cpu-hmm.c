@@ -184,141 +184,234 @@ static int32_t max_states(gh_dev_hmm *h) {
   return m;
 }
 
+/* The batch's graphs checked (utt_graph dies naming the first bad
+ * utterance, before any thread starts) and its per-state offsets: soff[u]
+ * = sum_{v<u} T_v S_g(v), u = 0..B (malloc'd). */
+static int64_t *batch_state_off(gh_dev_hmm *h, const gh_hmm_batch *bt) {
+  int64_t *soff = gh_malloc(sizeof(int64_t) * ((size_t)bt->num_utts + 1));
+  soff[0] = 0;
+  for (int32_t u = 0; u < bt->num_utts; ++u)
+    soff[u + 1] = soff[u] + (bt->frame_off[u + 1] - bt->frame_off[u]) * utt_graph(h, bt, u)->g.num_states;
+  return soff;
+}
+
+/* A thread's scratch: four rows of Smax doubles and a grow-only T x S block. */
+typedef struct {
+  double *prev, *cur, *bnext, *bcur, *big;
+  int64_t big_cap;
+} scratch;
+
+static void scratch_init(scratch *w, int32_t Smax) {
+  memset(w, 0, sizeof *w);
+  w->prev = gh_malloc(Smax * sizeof(double)); w->cur = gh_malloc(Smax * sizeof(double));
+  w->bnext = gh_malloc(Smax * sizeof(double)); w->bcur = gh_malloc(Smax * sizeof(double));
+}
+static double *scratch_big(scratch *w, int64_t n) {
+  if (n > w->big_cap) { w->big_cap = n; w->big = gh_realloc(w->big, (size_t)n * sizeof(double)); }
+  return w->big;
+}
+static void scratch_free(scratch *w) { free(w->prev); free(w->cur); free(w->bnext); free(w->bcur); free(w->big); }
+
+/* The utterances of a batch are independent: every op runs them in parallel
+ * (OpenMP, dynamic schedule), each writing only its own outputs, so the
+ * results do not depend on the number of threads; forward-backward's
+ * statistics of utterances that share a graph are summed in utterance order
+ * afterwards (gh_cpu_hmm_fb). */
 void gh_cpu_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int flags,
                         double *loglik, float *alpha) {
-  int32_t Smax = max_states(h);
-  double *prev = gh_malloc(Smax * sizeof(double)), *cur = gh_malloc(Smax * sizeof(double));
-  double *a = NULL;
-  int64_t acap = 0, soff = 0;
-  for (int32_t u = 0; u < bt->num_utts; ++u) {
-    const cpu_graph *c = utt_graph(h, bt, u);
-    int64_t T = bt->frame_off[u + 1] - bt->frame_off[u], n = T * c->g.num_states;
-    const float *ll = bt->loglikes + bt->frame_off[u] * bt->num_pdfs;
-    if (alpha && n > acap) { acap = n; a = gh_realloc(a, acap * sizeof(double)); }
-    loglik[u] = (flags & GH_HMM_SCALED) ? forward_scaled(c, ll, bt->num_pdfs, T, alpha ? a : NULL, prev, cur)
-                                        : forward_log(c, ll, bt->num_pdfs, T, alpha ? a : NULL, prev, cur);
-    if (alpha) {
-      if (loglik[u] == -INFINITY && (flags & GH_HMM_SCALED))
-        for (int64_t i = 0; i < n; ++i) a[i] = -INFINITY;  /* scaled: dead before the end */
-      for (int64_t i = 0; i < n; ++i) alpha[soff + i] = (float)a[i];
+  const int32_t Smax = max_states(h);
+  int64_t *soff = batch_state_off(h, bt);
+#pragma omp parallel
+  {
+    scratch w;
+    scratch_init(&w, Smax);
+#pragma omp for schedule(dynamic, 4)
+    for (int32_t u = 0; u < bt->num_utts; ++u) {
+      const cpu_graph *c = &h->graphs[bt->graph ? bt->graph[u] : 0];
+      const int64_t T = bt->frame_off[u + 1] - bt->frame_off[u], n = T * c->g.num_states;
+      const float *ll = bt->loglikes + bt->frame_off[u] * bt->num_pdfs;
+      double *a = alpha ? scratch_big(&w, n) : NULL;
+      loglik[u] = (flags & GH_HMM_SCALED) ? forward_scaled(c, ll, bt->num_pdfs, T, a, w.prev, w.cur)
+                                          : forward_log(c, ll, bt->num_pdfs, T, a, w.prev, w.cur);
+      if (alpha) {
+        if (loglik[u] == -INFINITY && (flags & GH_HMM_SCALED))
+          for (int64_t i = 0; i < n; ++i) a[i] = -INFINITY;  /* scaled: dead before the end */
+        for (int64_t i = 0; i < n; ++i) alpha[soff[u] + i] = (float)a[i];
+      }
     }
-    soff += n;
+    scratch_free(&w);
   }
-  free(prev); free(cur); free(a);
+  free(soff);
+}
+
+/* Viterbi of one utterance (path pu [T], back-pointers bp [T x S]); returns
+ * the score, -inf (path all -1) without a complete path. */
+static double viterbi_one(const cpu_graph *c, const float *ll, int32_t P, int64_t T, int32_t *pu, int32_t *bp,
+                          double *prev, double *cur) {
+  const int32_t S = c->g.num_states;
+  if (T == 0) return -INFINITY;
+  for (int32_t j = 0; j < S; ++j) { prev[j] = (double)c->init[j] + ll[c->pdf[j]]; bp[j] = -1; }
+  for (int64_t t = 1; t < T; ++t) {
+    const float *lt = ll + t * P;
+    for (int32_t j = 0; j < S; ++j) {
+      double m = -INFINITY;
+      int32_t arg = -1;
+      for (int32_t a = c->in_off[j]; a < c->in_off[j + 1]; ++a) {
+        double v = prev[c->arc_src[a]] + c->arc_logp[a];
+        if (v > m || (v == m && arg >= 0 && c->arc_src[a] < arg)) { m = v; arg = c->arc_src[a]; }
+      }
+      cur[j] = m > -INFINITY ? m + lt[c->pdf[j]] : -INFINITY;
+      bp[t * S + j] = m > -INFINITY ? arg : -1;
+    }
+    memcpy(prev, cur, S * sizeof(double));
+  }
+  double best = -INFINITY;
+  int32_t arg = -1;
+  for (int32_t j = 0; j < S; ++j) {
+    double v = prev[j] + c->final[j];
+    if (v > best) { best = v; arg = j; }
+  }
+  if (arg < 0) {
+    for (int64_t t = 0; t < T; ++t) pu[t] = -1;
+    return -INFINITY;
+  }
+  for (int64_t t = T - 1; t >= 0; --t) {
+    pu[t] = arg;
+    arg = bp[t * S + arg];
+  }
+  return best;
 }
 
 void gh_cpu_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t *path,
                         double *score) {
-  int32_t Smax = max_states(h);
-  double *prev = gh_malloc(Smax * sizeof(double)), *cur = gh_malloc(Smax * sizeof(double));
-  int32_t *bp = NULL;
-  int64_t bcap = 0;
-  for (int32_t u = 0; u < bt->num_utts; ++u) {
-    const cpu_graph *c = utt_graph(h, bt, u);
-    int32_t S = c->g.num_states, P = bt->num_pdfs;
-    int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
-    const float *ll = bt->loglikes + bt->frame_off[u] * P;
-    int32_t *pu = path + bt->frame_off[u];
-    score[u] = -INFINITY;
-    if (T == 0) continue;
-    if (T * S > bcap) { bcap = T * S; bp = gh_realloc(bp, bcap * sizeof(int32_t)); }
-    for (int32_t j = 0; j < S; ++j) { prev[j] = (double)c->init[j] + ll[c->pdf[j]]; bp[j] = -1; }
-    for (int64_t t = 1; t < T; ++t) {
-      const float *lt = ll + t * P;
-      for (int32_t j = 0; j < S; ++j) {
-        double m = -INFINITY;
-        int32_t arg = -1;
-        for (int32_t a = c->in_off[j]; a < c->in_off[j + 1]; ++a) {
-          double v = prev[c->arc_src[a]] + c->arc_logp[a];
-          if (v > m || (v == m && arg >= 0 && c->arc_src[a] < arg)) { m = v; arg = c->arc_src[a]; }
-        }
-        cur[j] = m > -INFINITY ? m + lt[c->pdf[j]] : -INFINITY;
-        bp[t * S + j] = m > -INFINITY ? arg : -1;
-      }
-      memcpy(prev, cur, S * sizeof(double));
+  const int32_t Smax = max_states(h);
+  free(batch_state_off(h, bt)); /* the checks */
+#pragma omp parallel
+  {
+    scratch w;
+    scratch_init(&w, Smax);
+    int32_t *bp = NULL;
+    int64_t bcap = 0;
+#pragma omp for schedule(dynamic, 4)
+    for (int32_t u = 0; u < bt->num_utts; ++u) {
+      const cpu_graph *c = &h->graphs[bt->graph ? bt->graph[u] : 0];
+      const int32_t S = c->g.num_states, P = bt->num_pdfs;
+      const int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
+      if (T * S > bcap) { bcap = T * S; bp = gh_realloc(bp, bcap * sizeof(int32_t)); }
+      score[u] = viterbi_one(c, bt->loglikes + bt->frame_off[u] * P, P, T, path + bt->frame_off[u], bp, w.prev,
+                             w.cur);
     }
-    double best = -INFINITY;
-    int32_t arg = -1;
-    for (int32_t j = 0; j < S; ++j) {
-      double v = prev[j] + c->final[j];
-      if (v > best) { best = v; arg = j; }
-    }
-    if (arg < 0) {
-      for (int64_t t = 0; t < T; ++t) pu[t] = -1;
-      continue;
-    }
-    score[u] = best;
-    for (int64_t t = T - 1; t >= 0; --t) {
-      pu[t] = arg;
-      arg = bp[t * S + arg];
-    }
+    free(bp);
+    scratch_free(&w);
   }
-  free(prev); free(cur); free(bp);
 }
+
+/* Forward-backward of one utterance: returns log P; gu (T x S float gamma)
+ * and st (its own stats block, 2 S + A doubles, zeroed by the caller) may
+ * be NULL.  Without a path (log P = -inf) gamma is 0 and st untouched. */
+static double fb_one(const cpu_graph *c, const float *ll, int32_t P, int64_t T, float *gu, double *st,
+                     scratch *w) {
+  const int32_t S = c->g.num_states, A = c->g.num_arcs;
+  const int64_t n = T * S;
+  double *alpha = scratch_big(w, n);
+  double *bnext = w->bnext, *bcur = w->bcur;
+  const double L = forward_log(c, ll, P, T, alpha, w->prev, w->cur);
+  if (L == -INFINITY) {
+    if (gu) memset(gu, 0, n * sizeof(float));
+    return L;
+  }
+  /* t = T-1: beta = final; exits. */
+  for (int32_t j = 0; j < S; ++j) bnext[j] = c->final[j];
+  for (int64_t t = T - 1; t >= 0; --t) {
+    const double *at = alpha + t * S;
+    for (int32_t j = 0; j < S; ++j) {
+      double g = exp(at[j] + bnext[j] - L);
+      if (gu) gu[t * S + j] = (float)g;
+      if (st && t == 0) st[j] += g;
+      if (st && t == T - 1) st[S + A + j] += exp(at[j] + c->final[j] - L);
+    }
+    if (t == 0) break;
+    /* arcs t-1 -> t: xi, and beta_{t-1} */
+    const float *lt = ll + t * P;
+    const double *ap = alpha + (t - 1) * S;
+    if (st)
+      for (int32_t a = 0; a < A; ++a) {
+        int32_t i = c->arc_src[a], j = c->arc_dst[a];
+        double v = ap[i] + (double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j] - L;
+        if (v > -INFINITY) st[S + a] += exp(v);
+      }
+    for (int32_t i = 0; i < S; ++i) {
+      double m = -INFINITY;
+      for (int32_t k = c->out_off[i]; k < c->out_off[i + 1]; ++k) {
+        int32_t a = c->out_arc[k], j = c->arc_dst[a];
+        double v = (double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j];
+        if (v > m) m = v;
+      }
+      double sum = 0.0;
+      if (m > -INFINITY)
+        for (int32_t k = c->out_off[i]; k < c->out_off[i + 1]; ++k) {
+          int32_t a = c->out_arc[k], j = c->arc_dst[a];
+          sum += exp((double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j] - m);
+        }
+      bcur[i] = m > -INFINITY ? m + log(sum) : -INFINITY;
+    }
+    double *tmp = bnext; bnext = bcur; bcur = tmp;
+  }
+  return L;
+}
+
+/* Utterances per wave of forward-backward: their own stats blocks at most
+ * this many doubles (at least one utterance). */
+#define FB_WAVE_STATS ((int64_t)4 << 20)
 
 void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik,
                    float *gamma, double *stats) {
-  int32_t Smax = max_states(h);
-  double *prev = gh_malloc(Smax * sizeof(double)), *cur = gh_malloc(Smax * sizeof(double));
-  double *bnext = gh_malloc(Smax * sizeof(double)), *bcur = gh_malloc(Smax * sizeof(double));
-  double *alpha = NULL;
-  int64_t acap = 0, soff = 0;
+  const int32_t Smax = max_states(h), B = bt->num_utts;
+  int64_t *soff = batch_state_off(h, bt);
   int64_t *stats_off = gh_malloc((h->num_graphs + 1) * sizeof(int64_t));
   stats_off[0] = 0;
   for (int32_t k = 0; k < h->num_graphs; ++k)
     stats_off[k + 1] = stats_off[k] + gh_hmm_graph_stats_size(&h->graphs[k].g);
-  for (int32_t u = 0; u < bt->num_utts; ++u) {
-    const cpu_graph *c = utt_graph(h, bt, u);
-    int32_t S = c->g.num_states, A = c->g.num_arcs, P = bt->num_pdfs;
-    int64_t T = bt->frame_off[u + 1] - bt->frame_off[u], n = T * S;
-    const float *ll = bt->loglikes + bt->frame_off[u] * P;
-    if (n > acap) { acap = n; alpha = gh_realloc(alpha, acap * sizeof(double)); }
-    double L = forward_log(c, ll, P, T, alpha, prev, cur);
-    loglik[u] = L;
-    float *gu = gamma ? gamma + soff : NULL;
-    soff += n;
-    if (L == -INFINITY) {
-      if (gu) memset(gu, 0, n * sizeof(float));
-      continue;
+  /* waves of utterances: each computes into its own stats block in
+   * parallel, then the blocks are added into their graphs' in utterance
+   * order (the same sums whatever the number of threads) */
+  int64_t *uso = gh_malloc(sizeof(int64_t) * ((size_t)B + 1));
+  double *ust = NULL;
+  int64_t ust_cap = 0;
+  for (int32_t u0 = 0; u0 < B;) {
+    int32_t u1 = u0;
+    uso[0] = 0;
+    while (u1 < B) {
+      const int64_t sz = stats ? gh_hmm_graph_stats_size(&h->graphs[bt->graph ? bt->graph[u1] : 0].g) : 0;
+      if (u1 > u0 && uso[u1 - u0] + sz > FB_WAVE_STATS) break;
+      uso[u1 - u0 + 1] = uso[u1 - u0] + sz;
+      ++u1;
     }
-    double *st = stats ? stats + stats_off[bt->graph ? bt->graph[u] : 0] : NULL;
-    /* t = T-1: beta = final; exits. */
-    for (int32_t j = 0; j < S; ++j) bnext[j] = c->final[j];
-    for (int64_t t = T - 1; t >= 0; --t) {
-      const double *at = alpha + t * S;
-      for (int32_t j = 0; j < S; ++j) {
-        double g = exp(at[j] + bnext[j] - L);
-        if (gu) gu[t * S + j] = (float)g;
-        if (st && t == 0) st[j] += g;
-        if (st && t == T - 1) st[S + A + j] += exp(at[j] + c->final[j] - L);
-      }
-      if (t == 0) break;
-      /* arcs t-1 -> t: xi, and beta_{t-1} */
-      const float *lt = ll + t * P;
-      const double *ap = alpha + (t - 1) * S;
-      if (st)
-        for (int32_t a = 0; a < A; ++a) {
-          int32_t i = c->arc_src[a], j = c->arc_dst[a];
-          double v = ap[i] + (double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j] - L;
-          if (v > -INFINITY) st[S + a] += exp(v);
-        }
-      for (int32_t i = 0; i < S; ++i) {
-        double m = -INFINITY;
-        for (int32_t k = c->out_off[i]; k < c->out_off[i + 1]; ++k) {
-          int32_t a = c->out_arc[k], j = c->arc_dst[a];
-          double v = (double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j];
-          if (v > m) m = v;
-        }
-        double sum = 0.0;
-        if (m > -INFINITY)
-          for (int32_t k = c->out_off[i]; k < c->out_off[i + 1]; ++k) {
-            int32_t a = c->out_arc[k], j = c->arc_dst[a];
-            sum += exp((double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j] - m);
-          }
-        bcur[i] = m > -INFINITY ? m + log(sum) : -INFINITY;
-      }
-      double *tmp = bnext; bnext = bcur; bcur = tmp;
+    if (stats) {
+      if (uso[u1 - u0] > ust_cap) { ust_cap = uso[u1 - u0]; ust = gh_realloc(ust, (size_t)ust_cap * sizeof(double)); }
+      memset(ust, 0, (size_t)uso[u1 - u0] * sizeof(double));
     }
+#pragma omp parallel
+    {
+      scratch w;
+      scratch_init(&w, Smax);
+#pragma omp for schedule(dynamic, 1)
+      for (int32_t u = u0; u < u1; ++u) {
+        const cpu_graph *c = &h->graphs[bt->graph ? bt->graph[u] : 0];
+        const int64_t T = bt->frame_off[u + 1] - bt->frame_off[u];
+        loglik[u] = fb_one(c, bt->loglikes + bt->frame_off[u] * bt->num_pdfs, bt->num_pdfs, T,
+                           gamma ? gamma + soff[u] : NULL, stats ? ust + uso[u - u0] : NULL, &w);
+      }
+      scratch_free(&w);
+    }
+    if (stats)
+      for (int32_t u = u0; u < u1; ++u) {
+        if (loglik[u] == -INFINITY) continue;
+        double *st = stats + stats_off[bt->graph ? bt->graph[u] : 0];
+        const double *su = ust + uso[u - u0];
+        for (int64_t e = 0; e < uso[u - u0 + 1] - uso[u - u0]; ++e) st[e] += su[e];
+      }
+    u0 = u1;
   }
-  free(prev); free(cur); free(bnext); free(bcur); free(alpha); free(stats_off);
+  free(ust); free(uso); free(soff); free(stats_off);
 }
