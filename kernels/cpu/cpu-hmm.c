@@ -25,6 +25,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef struct {
   gh_hmm_graph g;      /* deep copy; arrays below own the memory */
@@ -212,16 +215,30 @@ static double *scratch_big(scratch *w, int64_t n) {
 }
 static void scratch_free(scratch *w) { free(w->prev); free(w->cur); free(w->bnext); free(w->bcur); free(w->big); }
 
-/* The utterances of a batch are independent: every op runs them in parallel
- * (OpenMP, dynamic schedule), each writing only its own outputs, so the
- * results do not depend on the number of threads; forward-backward's
- * statistics of utterances that share a graph are summed in utterance order
- * afterwards (gh_cpu_hmm_fb). */
+/* The utterances of a batch are independent: under the BLAS backend
+ * (--device=cpu, and any backend whose HMM ops fall back to these) every op
+ * runs them in parallel (OpenMP, dynamic schedule), each writing only its
+ * own outputs, so the results do not depend on the number of threads;
+ * forward-backward's statistics of utterances that share a graph are summed
+ * in utterance order afterwards (gh_cpu_hmm_fb).  The reference itself
+ * (--device=cpu-ref, or no backend) runs them one after another: the same
+ * results, on one thread (test/tsan.sh runs the tools' own threads on it,
+ * without OpenMP, whose runtime ThreadSanitizer cannot see). */
+static int hmm_threads(const gh_backend *b) {
+  if (!b || !b->ops || !strcmp(b->ops->name, "cpu-ref")) return 1;
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
 void gh_cpu_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int flags,
                         double *loglik, float *alpha) {
   const int32_t Smax = max_states(h);
+  const int nth = hmm_threads(b);
   int64_t *soff = batch_state_off(h, bt);
-#pragma omp parallel
+#pragma omp parallel num_threads(nth)
   {
     scratch w;
     scratch_init(&w, Smax);
@@ -285,8 +302,9 @@ static double viterbi_one(const cpu_graph *c, const float *ll, int32_t P, int64_
 void gh_cpu_hmm_viterbi(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t *path,
                         double *score) {
   const int32_t Smax = max_states(h);
+  const int nth = hmm_threads(b);
   free(batch_state_off(h, bt)); /* the checks */
-#pragma omp parallel
+#pragma omp parallel num_threads(nth)
   {
     scratch w;
     scratch_init(&w, Smax);
@@ -367,6 +385,7 @@ static double fb_one(const cpu_graph *c, const float *ll, int32_t P, int64_t T, 
 void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, double *loglik,
                    float *gamma, double *stats) {
   const int32_t Smax = max_states(h), B = bt->num_utts;
+  const int nth = hmm_threads(b);
   int64_t *soff = batch_state_off(h, bt);
   int64_t *stats_off = gh_malloc((h->num_graphs + 1) * sizeof(int64_t));
   stats_off[0] = 0;
@@ -391,7 +410,7 @@ void gh_cpu_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, double 
       if (uso[u1 - u0] > ust_cap) { ust_cap = uso[u1 - u0]; ust = gh_realloc(ust, (size_t)ust_cap * sizeof(double)); }
       memset(ust, 0, (size_t)uso[u1 - u0] * sizeof(double));
     }
-#pragma omp parallel
+#pragma omp parallel num_threads(nth)
     {
       scratch w;
       scratch_init(&w, Smax);
