@@ -1268,16 +1268,11 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
 
 /* d's pairs sorted by pdf on the device (dFrames, dW; host offsets poff)
  * and a fresh expanded-feature cache (the cache holds each pdf's frames).
- * d->max_pdf is set by the caller (gh_pairs_check). */
+ * The pairs are checked and sorted on the host in parallel (gh_pairs_sort_by_pdf, which sets
+ * d->max_pdf) into the page-locked staging. */
 static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
   d->pairs = pairs;
   d->npairs = npairs;
-  const int64_t np1 = (int64_t)d->max_pdf + 2;
-  d->poff = (int64_t *)gh_calloc(np1, sizeof(int64_t));
-  for (int64_t k = 0; k < npairs; ++k) d->poff[pairs[k].pdf + 1]++;
-  for (int64_t p = 0; p + 1 < np1; ++p) d->poff[p + 1] += d->poff[p];
-  int64_t *pos = (int64_t *)gh_malloc(np1 * sizeof(int64_t));
-  memcpy(pos, d->poff, np1 * sizeof(int64_t));
   const size_t n = (size_t)npairs;
   if (c->capSort < n) { /* page-locked, kept for the next block (a trainer sorts one after another) */
     if (c->hSortF) { CK(cudaFreeHost(c->hSortF)); CK(cudaFreeHost(c->hSortW)); }
@@ -1287,11 +1282,7 @@ static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs,
   }
   int32_t *hf = c->hSortF;
   float *hw = c->hSortW;
-  for (int64_t k = 0; k < npairs; ++k) {
-    const int64_t q = pos[pairs[k].pdf]++;
-    hf[q] = pairs[k].frame;
-    hw[q] = pairs[k].weight;
-  }
+  d->poff = gh_pairs_sort_by_pdf(pairs, npairs, d->T, &d->max_pdf, hf, hw); /* checked, sorted, in parallel */
   if (d->capPairs < n || !d->dFrames) { /* set_pairs keeps the arrays when the new pairs fit */
     cudaFree(d->dFrames); cudaFree(d->dW);
     d->capPairs = n + n / 8 + 1;
@@ -1300,7 +1291,6 @@ static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs,
   }
   CK(cudaMemcpy(d->dFrames, hf, n * sizeof(int32_t), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d->dW, hw, n * sizeof(float), cudaMemcpyHostToDevice));
-  free(pos);
   d->xc = gg_xcache_new(d->max_pdf + 1);
 }
 
@@ -1309,15 +1299,13 @@ static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs,
 static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
   cuda_data *d = (cuda_data *)dd;
   if (d->evicted) gh_die("data_set_pairs: the data block was evicted (data_reload first)");
-  const int32_t max_pdf = gh_pairs_check(pairs, npairs, d->T);
   if (d->pending) { CK(cudaEventSynchronize(d->ready)); d->pending = 0; }
   CK(cudaDeviceSynchronize()); /* no E-step still reading the old pairs */
   gg_xcache_free(d->xc);
   d->xc = NULL;
   free(d->poff);
   d->poff = NULL;
-  d->max_pdf = max_pdf;
-  cuda_data_sort((cuda_ctx *)b->ctx, d, pairs, npairs);
+  cuda_data_sort((cuda_ctx *)b->ctx, d, pairs, npairs); /* checks the pairs, sets max_pdf */
   if (d->hX) { /* the page-locked copy of data_evict follows the new pairs */
     cudaFreeHost(d->hF); cudaFreeHost(d->hW);
     const size_t np = (size_t)npairs;
