@@ -898,13 +898,11 @@ __global__ void k_dn_vback(const DRow *__restrict__ rows, int M, const int *__re
 
 /* ------------------------------------------------------------ host side */
 
-struct gh_dev_hmm {
-  int32_t num_graphs;
-  HGraph *hG;              /* host copy */
-  long long stats_size;    /* sum_g 2 S + A */
-  HArrays d;               /* device arrays */
-  void *dmem[15];          /* the allocations behind d (for hmm_free) */
-  /* grow-only device scratch of the calls */
+/* The grow-only device scratch of the HMM calls, one per backend
+ * (gh_cuda_hmm_scratch_slot): a trainer keeps one graph set per block, and
+ * their calls (complete on return, one at a time) share it, so the device
+ * memory they hold is that of the largest call, not of every block. */
+struct HScratch {
   float *dLL; size_t capLL;
   float *dState; size_t capState; /* alpha / gamma [sum T S] */
   double *dAlphaD; size_t capAlphaD; /* fb: log alpha [sum T S] */
@@ -914,7 +912,6 @@ struct gh_dev_hmm {
   UDesc *dUd; size_t capUd;
   double *dRows; size_t capRows;
   double *dAcc; size_t capAcc;
-  double *dStats; size_t capStats;
   double *dUStats; size_t capUStats; /* fb: per-utterance stats blocks of a chunk */
   long long *dUso; size_t capUso;    /* their offsets [nu + 1] */
   int *dSumIdx; size_t capSumIdx;    /* k_hmm_stats_sum's graphs, offsets and utterance lists */
@@ -922,6 +919,35 @@ struct gh_dev_hmm {
   gh_frame_pdf *dPairs; size_t capPairs;
   void *dScanTmp; size_t capScanTmp;
   int *dCol; size_t capCol;
+};
+
+extern "C" void **gh_cuda_hmm_scratch_slot(gh_backend *b); /* cuda.cu: the backend's pointer */
+
+/* Frees a backend's HMM scratch (cuda.cu, when the backend is freed). */
+extern "C" void gh_cuda_hmm_scratch_free(void *p) {
+  HScratch *s = (HScratch *)p;
+  if (!s) return;
+  cudaFree(s->dLL); cudaFree(s->dState); cudaFree(s->dAlphaD); cudaFree(s->dBp); cudaFree(s->dPath);
+  cudaFree(s->dLoglik); cudaFree(s->dUd); cudaFree(s->dRows); cudaFree(s->dAcc); cudaFree(s->dUStats);
+  cudaFree(s->dUso); cudaFree(s->dSumIdx); cudaFree(s->dPCnt); cudaFree(s->dPairs); cudaFree(s->dScanTmp);
+  cudaFree(s->dCol);
+  free(s);
+}
+
+static HScratch *scratch_of(gh_backend *b) {
+  void **slot = gh_cuda_hmm_scratch_slot(b);
+  if (!*slot) *slot = gh_calloc(1, sizeof(HScratch));
+  return (HScratch *)*slot;
+}
+
+struct gh_dev_hmm {
+  int32_t num_graphs;
+  HGraph *hG;              /* host copy */
+  long long stats_size;    /* sum_g 2 S + A */
+  HArrays d;               /* device arrays */
+  void *dmem[15];          /* the allocations behind d (for hmm_free) */
+  HScratch *s;             /* the calls' device scratch: the backend's, shared by all its graph sets */
+  double *dStats; size_t capStats; /* the graphs' stats blocks (fb) */
   int *hOarc;              /* host [sum A]: the local arc (graph order) at each position of the outgoing CSR */
   /* dense graphs (dense batched path), per graph or NULL: row-major S x S
    * A[i][j] = sum exp(logp) over arcs i -> j in double and float, and
@@ -997,6 +1023,7 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
                                           int32_t num_graphs) {
   gh_dev_hmm *h = (gh_dev_hmm *)gh_calloc(1, sizeof *h);
   h->num_graphs = num_graphs;
+  h->s = scratch_of(b);
   h->hG = (HGraph *)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(HGraph));
   long long nS = 0, nA = 0, nO = 0, nH = 0, stats = 0;
   for (int32_t k = 0; k < num_graphs; ++k) {
@@ -1166,10 +1193,7 @@ extern "C" void gh_cuda_hmm_reweight(gh_backend *b, gh_dev_hmm *h, const gh_hmm_
 extern "C" void gh_cuda_hmm_free(gh_backend *b, gh_dev_hmm *h) {
   if (!h) return;
   for (int k = 0; k < 15; ++k) cudaFree(h->dmem[k]);
-  cudaFree(h->dLL); cudaFree(h->dState); cudaFree(h->dBp); cudaFree(h->dAlphaD); cudaFree(h->dPath);
-  cudaFree(h->dLoglik); cudaFree(h->dUd); cudaFree(h->dRows); cudaFree(h->dAcc); cudaFree(h->dStats);
-  cudaFree(h->dUStats); cudaFree(h->dUso); cudaFree(h->dSumIdx);
-  cudaFree(h->dPCnt); cudaFree(h->dPairs); cudaFree(h->dScanTmp); cudaFree(h->dCol);
+  cudaFree(h->dStats); /* (the scratch is the backend's) */
   for (int32_t k = 0; k < h->num_graphs; ++k) {
     cudaFree(h->dA64[k]); cudaFree(h->dA32[k]); cudaFree(h->dLogA[k]); cudaFree(h->dA3[k]);
     cudaFree(h->dAtp[k]); cudaFree(h->dAtpV[k]);
@@ -1200,10 +1224,10 @@ static void stats_chunk_begin(gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t u0,
     const HGraph *G = &h->hG[bt->graph ? bt->graph[u] : 0];
     uso[u - u0 + 1] = uso[u - u0] + 2LL * G->S + G->A;
   }
-  hgrow_dev((void **)&h->dUso, &h->capUso, (size_t)nu + 1, sizeof(long long));
-  hgrow_dev((void **)&h->dUStats, &h->capUStats, (size_t)uso[nu] + 1, sizeof(double));
-  CK(cudaMemcpy(h->dUso, uso, (nu + 1) * sizeof(long long), cudaMemcpyHostToDevice));
-  CK(cudaMemset(h->dUStats, 0, (size_t)uso[nu] * sizeof(double)));
+  hgrow_dev((void **)&h->s->dUso, &h->s->capUso, (size_t)nu + 1, sizeof(long long));
+  hgrow_dev((void **)&h->s->dUStats, &h->s->capUStats, (size_t)uso[nu] + 1, sizeof(double));
+  CK(cudaMemcpy(h->s->dUso, uso, (nu + 1) * sizeof(long long), cudaMemcpyHostToDevice));
+  CK(cudaMemset(h->s->dUStats, 0, (size_t)uso[nu] * sizeof(double)));
   free(uso);
 }
 
@@ -1227,9 +1251,9 @@ static void stats_chunk_sum(gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t u0, i
   }
   for (int32_t u = u0; u < u1; ++u) ul[pos[bt->graph ? bt->graph[u] : 0]++] = u - u0;
   const size_t n = 2 * (size_t)ng + 1 + nu;
-  hgrow_dev((void **)&h->dSumIdx, &h->capSumIdx, n, sizeof(int));
-  CK(cudaMemcpy(h->dSumIdx, idx, n * sizeof(int), cudaMemcpyHostToDevice));
-  k_hmm_stats_sum<<<ng, 256>>>(h->d, h->dSumIdx, h->dSumIdx + ng, h->dSumIdx + 2 * ng + 1, h->dUStats, h->dUso,
+  hgrow_dev((void **)&h->s->dSumIdx, &h->s->capSumIdx, n, sizeof(int));
+  CK(cudaMemcpy(h->s->dSumIdx, idx, n * sizeof(int), cudaMemcpyHostToDevice));
+  k_hmm_stats_sum<<<ng, 256>>>(h->d, h->s->dSumIdx, h->s->dSumIdx + ng, h->s->dSumIdx + 2 * ng + 1, h->s->dUStats, h->s->dUso,
                               h->dStats);
   CK_LAUNCH("forward-backward statistics");
   free(cnt); free(pos); free(idx);
@@ -1257,26 +1281,26 @@ struct PairReq {
 static void chunk_pairs(gh_dev_hmm *h, const PairReq *pq, const float *gamma, int32_t nu, int nt, int64_t F,
                         int64_t f0) {
   if (F == 0) return;
-  const int *col = pq->col_pdf ? h->dCol : NULL;
+  const int *col = pq->col_pdf ? h->s->dCol : NULL;
   const long long fbase = (long long)pq->frame_base + f0;
-  hgrow_dev((void **)&h->dPCnt, &h->capPCnt, 2 * (size_t)F + 1, sizeof(long long));
-  long long *cnt = h->dPCnt, *off = h->dPCnt + F;
-  k_fb_pairs<0><<<nu, nt>>>(h->d, h->dUd, gamma, h->dLoglik, col, fbase, pq->min_post, cnt, NULL, NULL);
+  hgrow_dev((void **)&h->s->dPCnt, &h->s->capPCnt, 2 * (size_t)F + 1, sizeof(long long));
+  long long *cnt = h->s->dPCnt, *off = h->s->dPCnt + F;
+  k_fb_pairs<0><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, cnt, NULL, NULL);
   CK(cudaGetLastError());
   size_t tb = 0;
   CK(cub::DeviceScan::ExclusiveSum(NULL, tb, cnt, off, (int64_t)F));
-  hgrow_dev(&h->dScanTmp, &h->capScanTmp, tb + 1, 1);
-  CK(cub::DeviceScan::ExclusiveSum(h->dScanTmp, tb, cnt, off, (int64_t)F));
+  hgrow_dev(&h->s->dScanTmp, &h->s->capScanTmp, tb + 1, 1);
+  CK(cub::DeviceScan::ExclusiveSum(h->s->dScanTmp, tb, cnt, off, (int64_t)F));
   long long lastc[2];
   CK(cudaMemcpy(&lastc[0], off + F - 1, sizeof(long long), cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(&lastc[1], cnt + F - 1, sizeof(long long), cudaMemcpyDeviceToHost));
   const long long n = lastc[0] + lastc[1];
   if (n == 0) return;
-  hgrow_dev((void **)&h->dPairs, &h->capPairs, (size_t)n, sizeof(gh_frame_pdf));
-  k_fb_pairs<1><<<nu, nt>>>(h->d, h->dUd, gamma, h->dLoglik, col, fbase, pq->min_post, NULL, off, h->dPairs);
+  hgrow_dev((void **)&h->s->dPairs, &h->s->capPairs, (size_t)n, sizeof(gh_frame_pdf));
+  k_fb_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, NULL, off, h->s->dPairs);
   CK_LAUNCH("forward-backward pairs");
   gh_pair_buf_reserve(pq->out, n);
-  CK(cudaMemcpy(pq->out->v + pq->out->n, h->dPairs, (size_t)n * sizeof(gh_frame_pdf), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(pq->out->v + pq->out->n, h->s->dPairs, (size_t)n * sizeof(gh_frame_pdf), cudaMemcpyDeviceToHost));
   pq->out->n += n;
 }
 
@@ -1301,8 +1325,8 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
   }
   const int use_stats = op == OP_FB && stats != NULL;
   if (pq && pq->col_pdf) {
-    hgrow_dev((void **)&h->dCol, &h->capCol, (size_t)P + 1, sizeof(int));
-    CK(cudaMemcpy(h->dCol, pq->col_pdf, (size_t)P * sizeof(int), cudaMemcpyHostToDevice));
+    hgrow_dev((void **)&h->s->dCol, &h->s->capCol, (size_t)P + 1, sizeof(int));
+    CK(cudaMemcpy(h->s->dCol, pq->col_pdf, (size_t)P * sizeof(int), cudaMemcpyHostToDevice));
   }
   if (pq && (int64_t)pq->frame_base + bt->frame_off[B] - 1 > INT32_MAX)
     gh_die("HMM pairs: frame %lld beyond int32", (long long)pq->frame_base + bt->frame_off[B] - 1);
@@ -1352,14 +1376,14 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       x->pad = 0;
     }
     qsort(hud, nu, sizeof(UDesc), cmp_udesc);
-    hgrow_dev((void **)&h->dUd, &h->capUd, nu, sizeof(UDesc));
-    hgrow_dev((void **)&h->dLoglik, &h->capLoglik, nu, sizeof(double));
-    hgrow_dev((void **)&h->dLL, &h->capLL, (size_t)F * P + 1, sizeof(float));
-    CK(cudaMemcpy(h->dUd, hud, nu * sizeof(UDesc), cudaMemcpyHostToDevice));
+    hgrow_dev((void **)&h->s->dUd, &h->s->capUd, nu, sizeof(UDesc));
+    hgrow_dev((void **)&h->s->dLoglik, &h->s->capLoglik, nu, sizeof(double));
+    hgrow_dev((void **)&h->s->dLL, &h->s->capLL, (size_t)F * P + 1, sizeof(float));
+    CK(cudaMemcpy(h->s->dUd, hud, nu * sizeof(UDesc), cudaMemcpyHostToDevice));
     if (F > 0)
-      CK(cudaMemcpy(h->dLL, bt->loglikes + f0 * P, (size_t)F * P * sizeof(float), cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(h->s->dLL, bt->loglikes + f0 * P, (size_t)F * P * sizeof(float), cudaMemcpyHostToDevice));
     const int growS = Smax > HMM_SMEM_S ? Smax : 0;
-    if (growS) hgrow_dev((void **)&h->dRows, &h->capRows, (size_t)nu * 2 * growS, sizeof(double));
+    if (growS) hgrow_dev((void **)&h->s->dRows, &h->s->capRows, (size_t)nu * 2 * growS, sizeof(double));
     int nt = (Smax + 31) & ~31;
     if (nt > 1024) nt = 1024;
     size_t shm = RED * sizeof(double) + (growS ? 0 : 2 * (size_t)Smax * sizeof(double));
@@ -1368,50 +1392,50 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
     if (op == OP_FWD || op == OP_SCALED) {
       float *al = NULL;
       if (outs) {
-        hgrow_dev((void **)&h->dState, &h->capState, (size_t)N + 1, sizeof(float));
-        al = h->dState;
+        hgrow_dev((void **)&h->s->dState, &h->s->capState, (size_t)N + 1, sizeof(float));
+        al = h->s->dState;
       }
       if (op == OP_FWD)
-        k_hmm_forward<0><<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, al, NULL, h->dLoglik);
+        k_hmm_forward<0><<<nu, nt, shm>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, al, NULL, h->s->dLoglik);
       else
-        k_hmm_scaled<<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, al, h->dLoglik);
+        k_hmm_scaled<<<nu, nt, shm>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, al, h->s->dLoglik);
       CK_LAUNCH(op == OP_FWD ? "forward" : "scaled forward");
     } else if (op == OP_VIT) {
-      hgrow_dev((void **)&h->dBp, &h->capBp, (size_t)N + 1, sizeof(int));
-      hgrow_dev((void **)&h->dPath, &h->capPath, (size_t)F + 1, sizeof(int));
-      k_hmm_viterbi<<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, h->dBp, h->dPath, h->dLoglik);
+      hgrow_dev((void **)&h->s->dBp, &h->s->capBp, (size_t)N + 1, sizeof(int));
+      hgrow_dev((void **)&h->s->dPath, &h->s->capPath, (size_t)F + 1, sizeof(int));
+      k_hmm_viterbi<<<nu, nt, shm>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, h->s->dBp, h->s->dPath, h->s->dLoglik);
       CK_LAUNCH("viterbi");
     } else {
-      if (outs || pq) hgrow_dev((void **)&h->dState, &h->capState, (size_t)N + 1, sizeof(float));
-      hgrow_dev((void **)&h->dAlphaD, &h->capAlphaD, (size_t)N + 1, sizeof(double));
-      k_hmm_forward<1><<<nu, nt, shm>>>(d, h->dUd, h->dLL, P, h->dRows, growS, NULL, h->dAlphaD,
-                                        h->dLoglik);
+      if (outs || pq) hgrow_dev((void **)&h->s->dState, &h->s->capState, (size_t)N + 1, sizeof(float));
+      hgrow_dev((void **)&h->s->dAlphaD, &h->s->capAlphaD, (size_t)N + 1, sizeof(double));
+      k_hmm_forward<1><<<nu, nt, shm>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, NULL, h->s->dAlphaD,
+                                        h->s->dLoglik);
       CK(cudaGetLastError());
       int gaccA = 0;
       size_t shm2 = shm;
       if (use_stats) {
         if (Amax > HMM_SMEM_A) {
           gaccA = Amax;
-          hgrow_dev((void **)&h->dAcc, &h->capAcc, (size_t)nu * gaccA, sizeof(double));
+          hgrow_dev((void **)&h->s->dAcc, &h->s->capAcc, (size_t)nu * gaccA, sizeof(double));
         } else {
           shm2 += (size_t)Amax * sizeof(double);
         }
       }
       if (use_stats) stats_chunk_begin(h, bt, u0, u1);
-      k_hmm_backward<<<nu, nt, shm2>>>(d, h->dUd, h->dLL, P, h->dRows, growS, h->dAcc, gaccA, h->dAlphaD,
-                                       outs || pq ? h->dState : NULL, h->dLoglik, use_stats ? h->dUStats : NULL,
-                                       h->dUso);
+      k_hmm_backward<<<nu, nt, shm2>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, h->s->dAcc, gaccA, h->s->dAlphaD,
+                                       outs || pq ? h->s->dState : NULL, h->s->dLoglik, use_stats ? h->s->dUStats : NULL,
+                                       h->s->dUso);
       CK_LAUNCH("forward-backward");
       if (use_stats) stats_chunk_sum(h, bt, u0, u1);
-      if (pq) chunk_pairs(h, pq, h->dState, nu, nt, F, f0);
+      if (pq) chunk_pairs(h, pq, h->s->dState, nu, nt, F, f0);
     }
     kernel_time_end(ev0, ev1);
-    CK(cudaMemcpy(hv, h->dLoglik, nu * sizeof(double), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hv, h->s->dLoglik, nu * sizeof(double), cudaMemcpyDeviceToHost));
     for (int32_t k = 0; k < nu; ++k) vals[u0 + k] = hv[k];
     if (outs && N > 0)
-      CK(cudaMemcpy(outs + soff[u0], h->dState, (size_t)N * sizeof(float), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(outs + soff[u0], h->s->dState, (size_t)N * sizeof(float), cudaMemcpyDeviceToHost));
     if (op == OP_VIT && F > 0)
-      CK(cudaMemcpy(path + f0, h->dPath, (size_t)F * sizeof(int32_t), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(path + f0, h->s->dPath, (size_t)F * sizeof(int32_t), cudaMemcpyDeviceToHost));
     u0 = u1;
   }
   if (use_stats) {
@@ -1910,7 +1934,7 @@ static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, 
   cudaEvent_t ev0, ev1;
   CK(cudaEventCreate(&ev0));
   CK(cudaEventCreate(&ev1));
-  hgrow_dev((void **)&h->dLoglik, &h->capLoglik, 2, sizeof(double));
+  hgrow_dev((void **)&h->s->dLoglik, &h->s->capLoglik, 2, sizeof(double));
   for (int32_t u = 0; u < bt->num_utts; ++u) {
     const int gi = bt->graph ? bt->graph[u] : 0;
     const HGraph &G = h->hG[gi];
@@ -1926,61 +1950,61 @@ static void tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, 
     long long L = (T - 1 + TP_MAX_CHUNKS - 1) / TP_MAX_CHUNKS;
     if (L < TP_MIN_L) L = TP_MIN_L;
     const int K = (int)((T - 1 + L - 1) / L);
-    hgrow_dev((void **)&h->dLL, &h->capLL, (size_t)T * P + 1, sizeof(float));
-    CK(cudaMemcpy(h->dLL, bt->loglikes + bt->frame_off[u] * P, (size_t)T * P * sizeof(float),
+    hgrow_dev((void **)&h->s->dLL, &h->s->capLL, (size_t)T * P + 1, sizeof(float));
+    CK(cudaMemcpy(h->s->dLL, bt->loglikes + bt->frame_off[u] * P, (size_t)T * P * sizeof(float),
                   cudaMemcpyHostToDevice));
     /* doubles: LP [K S^2], off [K], (Viterbi) Dk [(K + 1) S], (fb) Ak and Bk [(K + 1) S], xiK [K A],
      * st [2 S + A]; bytes: bp [T S], jump [K S], ints ends [K] */
     const int A = G.A;
     const size_t extra = vit ? (size_t)(K + 1) * S : fb ? 2 * (size_t)(K + 1) * S + (size_t)K * A + 2 * S + A : 0;
-    hgrow_dev((void **)&h->dRows, &h->capRows, (size_t)K * (S * S + 1) + extra + 1, sizeof(double));
-    double *LP = h->dRows, *off = LP + (size_t)K * S * S, *Dk = off + K;
+    hgrow_dev((void **)&h->s->dRows, &h->s->capRows, (size_t)K * (S * S + 1) + extra + 1, sizeof(double));
+    double *LP = h->s->dRows, *off = LP + (size_t)K * S * S, *Dk = off + K;
     double *Ak = Dk, *Bk = Ak + (size_t)(K + 1) * S, *xiK = Bk + (size_t)(K + 1) * S, *st = xiK + (size_t)K * A;
     const int *pdf = h->d.pdf + G.sbase;
     const float *init = h->d.init + G.sbase, *fin = h->d.fin + G.sbase;
     CK(cudaEventRecord(ev0));
     if (!vit) {
-      if (K > 0) k_tp_chunk<0><<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(lA[gi], S, h->dLL, P, pdf, T, (int)L,
+      if (K > 0) k_tp_chunk<0><<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(lA[gi], S, h->s->dLL, P, pdf, T, (int)L,
                                                                                LP, off);
-      k_tp_combine<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, init, fin, h->dLoglik, fb ? Ak : NULL);
+      k_tp_combine<<<1, TP_MAX_S>>>(LP, off, K, S, h->s->dLL, pdf, init, fin, h->s->dLoglik, fb ? Ak : NULL);
       CK_LAUNCH("time-parallel forward");
       if (fb) {
         float *dg = NULL;
         if (gamma) {
-          hgrow_dev((void **)&h->dState, &h->capState, (size_t)T * S + 1, sizeof(float));
-          dg = h->dState;
+          hgrow_dev((void **)&h->s->dState, &h->s->capState, (size_t)T * S + 1, sizeof(float));
+          dg = h->s->dState;
         }
-        hgrow_dev((void **)&h->dAlphaD, &h->capAlphaD, (size_t)T * S + 1, sizeof(double));
+        hgrow_dev((void **)&h->s->dAlphaD, &h->s->capAlphaD, (size_t)T * S + 1, sizeof(double));
         k_tp_bchain<<<1, TP_MAX_S>>>(LP, off, K, S, fin, Bk);
         if (K > 0)
-          k_tp_fbpass<<<K, TP_MAX_S, (2 * (size_t)S + A) * sizeof(double)>>>(h->d, gi, h->dLL, P, T, (int)L, Ak, Bk,
-                                                                           h->dLoglik, h->dAlphaD, dg, xiK);
-        k_tp_fbsum<<<1, 256>>>(xiK, K, S, A, Ak, Bk, fin, h->dLoglik, dg, st);
+          k_tp_fbpass<<<K, TP_MAX_S, (2 * (size_t)S + A) * sizeof(double)>>>(h->d, gi, h->s->dLL, P, T, (int)L, Ak, Bk,
+                                                                           h->s->dLoglik, h->s->dAlphaD, dg, xiK);
+        k_tp_fbsum<<<1, 256>>>(xiK, K, S, A, Ak, Bk, fin, h->s->dLoglik, dg, st);
         CK_LAUNCH("time-parallel forward-backward");
       }
     } else {
       const size_t nbp = (size_t)T * S + (size_t)K * S, nint = (nbp + 3) / 4 + K + 1;
-      hgrow_dev((void **)&h->dBp, &h->capBp, nint, sizeof(int));
-      hgrow_dev((void **)&h->dPath, &h->capPath, (size_t)T + 1, sizeof(int));
-      unsigned char *bp = (unsigned char *)h->dBp, *jump = bp + (size_t)T * S;
-      int *ends = h->dBp + (nbp + 3) / 4;
-      if (K > 0) k_tp_chunk<1><<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(lA[gi], S, h->dLL, P, pdf, T, (int)L,
+      hgrow_dev((void **)&h->s->dBp, &h->s->capBp, nint, sizeof(int));
+      hgrow_dev((void **)&h->s->dPath, &h->s->capPath, (size_t)T + 1, sizeof(int));
+      unsigned char *bp = (unsigned char *)h->s->dBp, *jump = bp + (size_t)T * S;
+      int *ends = h->s->dBp + (nbp + 3) / 4;
+      if (K > 0) k_tp_chunk<1><<<K, 256, 2 * (size_t)S * S * sizeof(double)>>>(lA[gi], S, h->s->dLL, P, pdf, T, (int)L,
                                                                                LP, off);
-      k_tp_vchain<<<1, TP_MAX_S>>>(LP, off, K, S, h->dLL, pdf, init, fin, Dk, h->dLoglik);
+      k_tp_vchain<<<1, TP_MAX_S>>>(LP, off, K, S, h->s->dLL, pdf, init, fin, Dk, h->s->dLoglik);
       if (K > 0) {
-        k_tp_vpass<<<K, TP_MAX_S, ((size_t)S * S + 2 * S) * sizeof(double)>>>(lA[gi], S, h->dLL, P, pdf, T, (int)L, Dk,
+        k_tp_vpass<<<K, TP_MAX_S, ((size_t)S * S + 2 * S) * sizeof(double)>>>(lA[gi], S, h->s->dLL, P, pdf, T, (int)L, Dk,
                                                                            bp, jump);
-        k_tp_vtrace<<<1, 1>>>(jump, K, S, h->dLoglik, ends);
+        k_tp_vtrace<<<1, 1>>>(jump, K, S, h->s->dLoglik, ends);
       }
-      k_tp_vpath<<<K > 0 ? (K + 127) / 128 : 1, 128>>>(bp, K, S, T, (int)L, ends, h->dLoglik, h->dPath);
+      k_tp_vpath<<<K > 0 ? (K + 127) / 128 : 1, 128>>>(bp, K, S, T, (int)L, ends, h->s->dLoglik, h->s->dPath);
       CK_LAUNCH("time-parallel viterbi");
     }
     kernel_time_end(ev0, ev1);
-    CK(cudaMemcpy(&vals[u], h->dLoglik, sizeof(double), cudaMemcpyDeviceToHost));
-    if (vit) CK(cudaMemcpy(path + bt->frame_off[u], h->dPath, (size_t)T * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&vals[u], h->s->dLoglik, sizeof(double), cudaMemcpyDeviceToHost));
+    if (vit) CK(cudaMemcpy(path + bt->frame_off[u], h->s->dPath, (size_t)T * sizeof(int32_t), cudaMemcpyDeviceToHost));
     if (fb && gamma) {
       if (vals[u] > -INFINITY)
-        CK(cudaMemcpy(gamma + soff, h->dState, (size_t)T * S * sizeof(float), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(gamma + soff, h->s->dState, (size_t)T * S * sizeof(float), cudaMemcpyDeviceToHost));
       else
         memset(gamma + soff, 0, (size_t)T * S * sizeof(float));
     }
@@ -2030,7 +2054,7 @@ static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int 
   const int S = G.S, split = sizeof(R) == 4 && prec == GH_PREC_TF32X3;
   const int type = sizeof(R) == 8 ? GG_HMM_FP64 : prec == GH_PREC_FP32 ? GG_HMM_FP32 : GG_HMM_TF32;
   /* dRows holds 2 M S doubles: C [M x S] then alpha [M x S] (split: [M x 3S] floats) */
-  R *C = (R *)h->dRows, *alpha = C + (size_t)M * S;
+  R *C = (R *)h->s->dRows, *alpha = C + (size_t)M * S;
   const R *A = sizeof(R) == 8 ? (const R *)h->dA64[g] : (const R *)h->dA32[g];
   if (split && !h->dA3[g]) {
     const long long n = (long long)S * S;
@@ -2050,7 +2074,7 @@ static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int 
        * split: A^T -> [Ab^T As^T Ab^T] [S x 3S], alpha^T -> [ab; ab; as] [3S x m] */
       gg_hmm_gemm(type, S, m, split ? 3 * S : S, A, S, alpha, split ? 3 * S : S, C, S);
     }
-    k_dn_norm<R><<<m, 256>>>(C, alpha, S, dRows, h->dLL, P, pdf, fin, t, dLogscale, h->dLoglik, split);
+    k_dn_norm<R><<<m, 256>>>(C, alpha, S, dRows, h->s->dLL, P, pdf, fin, t, dLogscale, h->s->dLoglik, split);
   }
   CK(cudaGetLastError());
 }
@@ -2087,18 +2111,18 @@ static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, int 
   long long nbp = 0;
   for (int t = 0; t < Tmax; ++t) { boff[t] = nbp; if (t > 0) nbp += (long long)Mt[t] * S; }
   const int64_t F = bt->frame_off[B];
-  hgrow_dev((void **)&h->dLL, &h->capLL, (size_t)F * P + 1, sizeof(float));
-  if (F > 0) CK(cudaMemcpy(h->dLL, bt->loglikes, (size_t)F * P * sizeof(float), cudaMemcpyHostToDevice));
-  hgrow_dev((void **)&h->dLoglik, &h->capLoglik, (size_t)B + 1, sizeof(double));
-  hgrow_dev((void **)&h->dUd, &h->capUd, ((size_t)B * sizeof(DRow) + 3 * (size_t)B * 8 + (Tmax + 1) * 8) / sizeof(UDesc) + 2,
+  hgrow_dev((void **)&h->s->dLL, &h->s->capLL, (size_t)F * P + 1, sizeof(float));
+  if (F > 0) CK(cudaMemcpy(h->s->dLL, bt->loglikes, (size_t)F * P * sizeof(float), cudaMemcpyHostToDevice));
+  hgrow_dev((void **)&h->s->dLoglik, &h->s->capLoglik, (size_t)B + 1, sizeof(double));
+  hgrow_dev((void **)&h->s->dUd, &h->s->capUd, ((size_t)B * sizeof(DRow) + 3 * (size_t)B * 8 + (Tmax + 1) * 8) / sizeof(UDesc) + 2,
             sizeof(UDesc));
-  DRow *dRows = (DRow *)h->dUd;
+  DRow *dRows = (DRow *)h->s->dUd;
   double *dLs = (double *)(dRows + B);           /* logscale [B] (forward) */
   int *dBest = (int *)(dLs + B);                 /* best final state [B] (Viterbi) */
   long long *dBoff = (long long *)(dLs + 2 * B); /* [Tmax] */
   CK(cudaMemcpy(dRows, hr, B * sizeof(DRow), cudaMemcpyHostToDevice));
   if (Tmax > 0) CK(cudaMemcpy(dBoff, boff, Tmax * sizeof(long long), cudaMemcpyHostToDevice));
-  hgrow_dev((void **)&h->dRows, &h->capRows, 2 * (size_t)(M ? M : 1) * S, sizeof(double));
+  hgrow_dev((void **)&h->s->dRows, &h->s->capRows, 2 * (size_t)(M ? M : 1) * S, sizeof(double));
   double *hv = (double *)gh_malloc((B + 1) * sizeof(double));
   for (int32_t r = M; r < B; ++r) hv[hr[r].u] = -INFINITY; /* T = 0 */
   cudaEvent_t ev0, ev1;
@@ -2108,37 +2132,37 @@ static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, int 
   if (M > 0 && op == OP_FWD) dense_forward_steps<double>(h, g, M, Mt, Tmax, dRows, P, dLs, prec);
   if (M > 0 && op == OP_SCALED) dense_forward_steps<float>(h, g, M, Mt, Tmax, dRows, P, dLs, prec);
   if (M > 0 && op == OP_VIT) {
-    hgrow_dev((void **)&h->dBp, &h->capBp, (size_t)nbp + 1, sizeof(int));
-    hgrow_dev((void **)&h->dPath, &h->capPath, (size_t)F + 1, sizeof(int));
-    double *dp = h->dRows, *dc = dp + (size_t)M * S;
+    hgrow_dev((void **)&h->s->dBp, &h->s->capBp, (size_t)nbp + 1, sizeof(int));
+    hgrow_dev((void **)&h->s->dPath, &h->s->capPath, (size_t)F + 1, sizeof(int));
+    double *dp = h->s->dRows, *dc = dp + (size_t)M * S;
     const int *pdf = h->d.pdf + G.sbase;
     const float *init = h->d.init + G.sbase, *fin = h->d.fin + G.sbase;
     const long long n = (long long)M * S;
-    k_dn_vstart<<<(int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096), 256>>>(dp, S, M, dRows, h->dLL, P, pdf, init);
+    k_dn_vstart<<<(int)((n + 255) / 256 < 4096 ? (n + 255) / 256 : 4096), 256>>>(dp, S, M, dRows, h->s->dLL, P, pdf, init);
     for (int t = 0; t < Tmax; ++t) {
       if (t > 0) {
         dim3 grid((S + VT - 1) / VT, (Mt[t] + VT - 1) / VT);
-        k_dn_maxplus<<<grid, 256>>>(dp, dc, h->dLogA[g], S, Mt[t], dRows, h->dLL, P, pdf, t, h->dBp + boff[t]);
+        k_dn_maxplus<<<grid, 256>>>(dp, dc, h->dLogA[g], S, Mt[t], dRows, h->s->dLL, P, pdf, t, h->s->dBp + boff[t]);
         double *tmp = dp; dp = dc; dc = tmp;
       }
       const int ending = Mt[t] - (t + 1 < Tmax ? Mt[t + 1] : 0);
       if (ending > 0)
-        k_dn_vfinal<<<ending, 256>>>(dp, S, Mt[t] - ending, dRows, fin, dBest, h->dLoglik);
+        k_dn_vfinal<<<ending, 256>>>(dp, S, Mt[t] - ending, dRows, fin, dBest, h->s->dLoglik);
     }
-    k_dn_vback<<<(M + 127) / 128, 128>>>(dRows, M, dBest, h->dBp, dBoff, S, h->dPath);
+    k_dn_vback<<<(M + 127) / 128, 128>>>(dRows, M, dBest, h->s->dBp, dBoff, S, h->s->dPath);
     CK_LAUNCH("dense viterbi");
   }
   CK(cudaGetLastError());
   kernel_time_end(ev0, ev1);
   if (M > 0) {
     double *tmp = (double *)gh_malloc(B * sizeof(double));
-    CK(cudaMemcpy(tmp, h->dLoglik, B * sizeof(double), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(tmp, h->s->dLoglik, B * sizeof(double), cudaMemcpyDeviceToHost));
     for (int32_t r = 0; r < M; ++r) hv[hr[r].u] = tmp[hr[r].u];
     free(tmp);
   }
   for (int32_t u = 0; u < B; ++u) vals[u] = hv[u];
   if (op == OP_VIT && F > 0 && M > 0)
-    CK(cudaMemcpy(path, h->dPath, (size_t)F * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(path, h->s->dPath, (size_t)F * sizeof(int32_t), cudaMemcpyDeviceToHost));
   CK(cudaEventDestroy(ev0));
   CK(cudaEventDestroy(ev1));
   free(hr); free(ord); free(Mt); free(boff); free(hv);

@@ -373,6 +373,7 @@ typedef struct {
   cudaEvent_t evStage[2];
   /* cuda_data_sort's page-locked staging of the pdf-sorted frames and weights (grow-only) */
   int32_t *hSortF; float *hSortW; size_t capSort;
+  void *hmm_scratch;               /* the HMM calls' device scratch (cuda-hmm.cu HScratch), made lazily */
   gh_backend *host;                /* the cpu backend for models the fp32 forms cannot evaluate (lazily) */
 } cuda_ctx;
 
@@ -396,6 +397,8 @@ static void hgrow(void **p, size_t *cap, size_t n, size_t sz) {
 }
 
 static int round4(int d) { return (d + 3) & ~3; }
+
+extern "C" void gh_cuda_hmm_scratch_free(void *p); /* cuda-hmm.cu */
 
 static void cuda_free_backend(gh_backend *b) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
@@ -421,6 +424,7 @@ static void cuda_free_backend(gh_backend *b) {
   for (int k = 0; k < 2; ++k)
     if (c->hStage[k]) { cudaFreeHost(c->hStage[k]); cudaEventDestroy(c->evStage[k]); }
   if (c->hSortF) { cudaFreeHost(c->hSortF); cudaFreeHost(c->hSortW); }
+  gh_cuda_hmm_scratch_free(c->hmm_scratch);
   free(c);
   free(b);
 }
@@ -1691,6 +1695,9 @@ static const gh_backend_ops cuda_ops = {
     .hmm_reweight = gh_cuda_hmm_reweight,
     .loglikes_data = cuda_loglikes_data,
 };
+
+/* The slot of the backend's HMM scratch (kernels/cuda/cuda-hmm.cu). */
+extern "C" void **gh_cuda_hmm_scratch_slot(gh_backend *b) { return &((cuda_ctx *)b->ctx)->hmm_scratch; }
 
 extern "C" const char *gh_cuda_error_text(int err);
 
