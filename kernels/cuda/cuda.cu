@@ -27,18 +27,21 @@
  *    when that cuts the issued work by a quarter; else nothing changes.
  *
  *  k_estep_post: E-step posteriors (Araújo et al., seed 002, the p- and
- *    p^- kernels fused): one warp per (frame, pdf, weight) pair, lanes over
- *    the pdf's Gaussians, warp-shuffle log-sum-exp; writes
- *    gamma_g = w exp(ll_g - lse) and adds w*lse to a double total.
+ *    p^- kernels fused): one block per task (<= SEG pairs of one pdf), one
+ *    warp per (frame, pdf, weight) pair, lanes over the pdf's Gaussians,
+ *    warp-shuffle log-sum-exp; writes gamma_g = w exp(ll_g - lse) and the
+ *    task's sum of w*lse (summed over tasks in a fixed order).
  *  k_estep_stats: statistics (seed 002's mu- and Sigma-kernels as one
  *    reduction; the "V2"-like variant of Cook et al., seed 003): one block
- *    per (pdf, Gaussian, segment of <= SEG pairs); threads own statistic
- *    elements (occupancy, x_i, x_i x_j of the packed triangle) and sum
- *    gamma * product over the segment's pairs in double, with the pairs'
- *    frames staged in shared memory; the block result is atomically added
- *    (double atomicAdd, sm_60+) to the device accumulators.
- *  The host sorts pairs by pdf (counting sort) so each pdf's pairs are
- *  contiguous.
+ *    per (task, chunk of the pdf's [G x E] statistic elements); threads own
+ *    elements (occupancy, x_i, x_i x_j of the packed triangle, per
+ *    Gaussian) and sum gamma * product over the task's pairs in double, with
+ *    the pairs' frames staged in shared memory; a pdf's only task adds its
+ *    sums into the accumulators, the tasks of a pdf of more pairs write
+ *    partial slots that k_estep_reduce adds in task order (no atomics:
+ *    bitwise reproducible).
+ *  The tasks read the data's pairs as data_upload / data_set_pairs sorted
+ *  them by pdf (stable), on the device: the host builds only the task list.
  *
  * Every CUDA call is checked; failures die with the call and CUDA's message.
  * Device buffers are grow-only scratch owned by the backend.
@@ -190,7 +193,18 @@ k_combine(const float *__restrict__ scratch, int V, int T, const int *__restrict
   out[(size_t)t * P + pdf[j]] = r;
 }
 
-struct Task { int pdf, g, k0, k1; };
+/* A task of the fused E-step (cuda_accumulate): pairs [k0, k1) of the
+ * data's pdf-sorted pairs (frames dFrames, weights dW), all of pdf `pdf`,
+ * at most SEG; their posteriors at gamma[goff + (k - k0) G + g]; their
+ * statistics ([G x E] doubles) added straight into the pdf's accumulators
+ * when the task is its pdf's only one (pbase < 0: one writer, so one
+ * addition per element), else written to the partial slot at part +
+ * pbase, which k_estep_reduce adds in task order. */
+struct Task { long long k0, k1, goff, pbase; int pdf; };
+
+/* A pdf of several tasks in a batch: slots part[pbase + s GE ..] for
+ * s < ns, added in order s = 0, 1, ... into the accumulators at accoff. */
+struct RTask { long long pbase, accoff; int ns, GE; };
 
 __device__ __forceinline__ float warp_max(float v) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -201,27 +215,31 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-/* One warp per pair (8 warps per block); gamma[goff[k] + g] for g < G;
- * part[block] = the block's sum of w * lse (no atomics: deterministic). */
+/* Posteriors of the fused E-step: one block per task (8 warps over its
+ * pairs, one warp per pair, lanes over the pdf's Gaussians); gamma as
+ * Task says, gamma_g = w exp(ll_g - lse); tot[task] = the task's sum of
+ * w lse, each warp's pairs in order, then the warps in order (no atomics:
+ * deterministic).  Frames X [. x Dp], resident. */
 __global__ void __launch_bounds__(256)
-k_estep_post(const float *__restrict__ X, int Dp, int D, const gh_frame_pdf *__restrict__ pairs,
-             long long n, const long long *__restrict__ goff, const EPdf *__restrict__ epdf,
-             const float *__restrict__ eparams, float *__restrict__ gamma, double *__restrict__ part) {
+k_estep_post(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames,
+             const float *__restrict__ wts, const Task *__restrict__ tasks, const EPdf *__restrict__ epdf,
+             const float *__restrict__ eparams, float *__restrict__ gamma, double *__restrict__ tot) {
   extern __shared__ float sh[]; /* [8][D] */
   __shared__ double wsum[8];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const long long k = (long long)blockIdx.x * 8 + warp;
+  const Task tk = tasks[blockIdx.x];
+  const EPdf e = epdf[tk.pdf];
+  const int G = e.G;
+  const float *ep = eparams + e.eoff;
   float *xs = sh + warp * D;
   double contrib = 0.0;
-  if (k < n) {
-    const gh_frame_pdf pr = pairs[k];
-    const EPdf e = epdf[pr.pdf];
-    const int G = e.G;
-    const float *xr = X + (size_t)pr.frame * Dp;
+  for (long long k = tk.k0 + warp; k < tk.k1; k += 8) {
+    const float w = wts[k];
+    const float *xr = X + (size_t)frames[k] * Dp;
+    __syncwarp();
     for (int i = lane; i < D; i += 32) xs[i] = xr[i];
     __syncwarp();
-    float *gam = gamma + goff[k];
-    const float *ep = eparams + e.eoff;
+    float *gam = gamma + tk.goff + (k - tk.k0) * G;
     float mx = -INFINITY;
     for (int g = lane; g < G; g += 32) {
       float ll = ep[g];
@@ -247,15 +265,15 @@ k_estep_post(const float *__restrict__ X, int Dp, int D, const gh_frame_pdf *__r
       for (int g = lane; g < G; g += 32) sum += expf(gam[g] - mx);
     sum = warp_sum(sum);
     const float lse = mx + logf(sum);
-    for (int g = lane; g < G; g += 32) gam[g] = mx > -INFINITY ? pr.weight * expf(gam[g] - lse) : 0.f;
-    if (lane == 0 && G > 0 && mx > -INFINITY) contrib = (double)pr.weight * (double)lse;
+    for (int g = lane; g < G; g += 32) gam[g] = mx > -INFINITY ? w * expf(gam[g] - lse) : 0.f;
+    if (G > 0 && mx > -INFINITY) contrib += (double)w * (double)lse;
   }
   if (lane == 0) wsum[warp] = contrib;
   __syncthreads();
   if (threadIdx.x == 0) {
     double t = 0.0;
     for (int w = 0; w < 8; ++w) t += wsum[w];
-    part[blockIdx.x] = t; /* summed in a fixed order by gg_sum_into */
+    tot[blockIdx.x] = t; /* summed in a fixed order by gg_sum_into */
   }
 }
 
@@ -273,51 +291,74 @@ __device__ __forceinline__ void stat_index(int e, int D, int full, int &i, int &
   j = q - r * (r + 1) / 2;
 }
 
+/* Statistics of the fused E-step (seed 002's mu- and Sigma-kernels as
+ * one reduction; the "V2"-like variant of Cook et al., seed 003): block
+ * (task, y) owns elements [y NE 256, (y + 1) NE 256) of the task's pdf's
+ * [G x E] statistics (E = 1 + D + S: occupancy, x_i, x_i x_j of the packed
+ * triangle; element q is Gaussian q / E, statistic q % E), each thread up to
+ * NE of them; it sums gamma_g x_i x_j over the task's pairs in order, in
+ * double, with TILE frames at a time staged in shared memory (and a
+ * trailing 1.0, so occupancy and means are products with the constant).
+ * Written as Task says. */
 __global__ void __launch_bounds__(256)
-k_estep_stats(const float *__restrict__ X, int Dp, int D, const gh_frame_pdf *__restrict__ pairs,
-              const long long *__restrict__ goff, const Task *__restrict__ tasks,
-              const EPdf *__restrict__ epdf, const float *__restrict__ gamma,
-              double *__restrict__ dacc) {
-  extern __shared__ float sh[]; /* xs [TILE][D+1], gs [TILE] */
-  float *xs = sh, *gs = sh + TILE * (D + 1);
+k_estep_stats(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames,
+              const Task *__restrict__ tasks, const EPdf *__restrict__ epdf, const float *__restrict__ gamma,
+              double *__restrict__ dacc, double *__restrict__ part) {
+  extern __shared__ float sh[]; /* xs [TILE][D+1] */
+  float *xs = sh;
   const Task tk = tasks[blockIdx.x];
   const EPdf ep = epdf[tk.pdf];
   const int S = ep.full ? D * (D + 1) / 2 : D;
-  const int E = 1 + D + S;
+  const int E = 1 + D + S, G = ep.G;
+  const long long GE = (long long)G * E;
+  const long long base = (long long)blockIdx.y * NE * blockDim.x;
+  if (base >= GE) return; /* whole block: no __syncthreads below is skipped by part of it */
   const int W = D + 1;
-  double *acc_out = dacc + ep.accoff + (size_t)tk.g * E;
-  for (int base = 0; base < E; base += blockDim.x * NE) {
-    int ii[NE], jj[NE];
-    double acc[NE];
+  int ii[NE], jj[NE], gg[NE];
+  double acc[NE];
 #pragma unroll
-    for (int r = 0; r < NE; ++r) {
-      int e = base + r * blockDim.x + threadIdx.x;
-      if (e < E) stat_index(e, D, ep.full, ii[r], jj[r]);
-      else { ii[r] = D; jj[r] = D; }
-      acc[r] = 0.0;
+  for (int r = 0; r < NE; ++r) {
+    const long long q = base + r * blockDim.x + threadIdx.x;
+    if (q < GE) { gg[r] = (int)(q / E); stat_index((int)(q - (long long)gg[r] * E), D, ep.full, ii[r], jj[r]); }
+    else { gg[r] = 0; ii[r] = D; jj[r] = D; }
+    acc[r] = 0.0;
+  }
+  for (long long kt = tk.k0; kt < tk.k1; kt += TILE) {
+    const int nt = (int)min((long long)TILE, tk.k1 - kt);
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < nt * W; idx += blockDim.x) {
+      const int row = idx / W, c = idx - row * W;
+      xs[idx] = c < D ? X[(size_t)frames[kt + row] * Dp + c] : 1.0f;
     }
-    for (int kt = tk.k0; kt < tk.k1; kt += TILE) {
-      const int nt = min(TILE, tk.k1 - kt);
-      __syncthreads();
-      for (int idx = threadIdx.x; idx < nt * W; idx += blockDim.x) {
-        int row = idx / W, c = idx - row * W;
-        xs[idx] = c < D ? X[(size_t)pairs[kt + row].frame * Dp + c] : 1.0f;
-      }
-      for (int idx = threadIdx.x; idx < nt; idx += blockDim.x) gs[idx] = gamma[goff[kt + idx] + tk.g];
-      __syncthreads();
-      for (int row = 0; row < nt; ++row) {
-        const double gm = gs[row];
-        const float *xr = xs + row * W;
+    __syncthreads();
+    const float *gr = gamma + tk.goff + (kt - tk.k0) * G;
+    for (int row = 0; row < nt; ++row, gr += G) {
+      const float *xr = xs + row * W;
 #pragma unroll
-        for (int r = 0; r < NE; ++r) acc[r] += gm * ((double)xr[ii[r]] * (double)xr[jj[r]]);
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < NE; ++r) {
-      int e = base + r * blockDim.x + threadIdx.x;
-      if (e < E) atomicAdd(acc_out + e, acc[r]);
+      for (int r = 0; r < NE; ++r) acc[r] += (double)__ldg(gr + gg[r]) * ((double)xr[ii[r]] * (double)xr[jj[r]]);
     }
   }
+  double *out = tk.pbase < 0 ? dacc + ep.accoff : part + tk.pbase;
+#pragma unroll
+  for (int r = 0; r < NE; ++r) {
+    const long long q = base + r * blockDim.x + threadIdx.x;
+    if (q < GE) {
+      if (tk.pbase < 0) out[q] += acc[r];
+      else out[q] = acc[r];
+    }
+  }
+}
+
+/* Block (j, y): element q = y 256 + thread of RTask j's pdf: the partial
+ * slots added in task order, then into the accumulators (one writer). */
+__global__ void __launch_bounds__(256)
+k_estep_reduce(const RTask *__restrict__ rt, const double *__restrict__ part, double *__restrict__ dacc) {
+  const RTask r = rt[blockIdx.x];
+  const long long q = (long long)blockIdx.y * blockDim.x + threadIdx.x;
+  if (q >= r.GE) return;
+  double s = 0.0;
+  for (int k = 0; k < r.ns; ++k) s += part[r.pbase + (long long)k * r.GE + q];
+  dacc[r.accoff + q] += s;
 }
 
 /* ------------------------------------------------------------ host side */
@@ -330,12 +371,14 @@ typedef struct {
   float *dX; size_t capX;          /* frames, [rows x Dp] floats, zero-padded */
   float *hX; size_t hcapX;         /* pinned host staging of dX (same layout) */
   float *dScratch; size_t capScratch; /* [rows x V] floats: segment log-sums (split layout) */
-  gh_frame_pdf *dPairs; size_t capPairs;
-  long long *dGoff; size_t capGoff;
+  /* the fused E-step (cuda_accumulate): a batch's posteriors, tasks, per-task
+   * totals, partial statistics and reductions */
   float *dGamma; size_t capGamma;
   Task *dTasks; size_t capTasks;
   double *dTotal;
-  double *dPart; size_t capPart;   /* per-block partial totals of k_estep_post */
+  double *dPart; size_t capPart;   /* per-task totals of k_estep_post */
+  double *dPstat; size_t capPstat; /* partial statistics of k_estep_stats */
+  RTask *dRt; size_t capRt;
   gg_ctx *gg; int gg_tried;        /* cuBLAS + GEMM scratch (cuda-gemm.cu), lazily */
   /* the pipelined loglikes (lazily; cuda_loglikes_begin): chunks numbered
    * across calls (seq); per chunk parity a frame buffer and an output
@@ -362,11 +405,8 @@ typedef struct {
   cudaEvent_t evBase;
   double tBase, tEnq[NEV];
   /* host scratch */
-  gh_frame_pdf *hPairs; size_t hcapPairs;
-  long long *hGoff; size_t hcapGoff;
   Task *hTasks; size_t hcapTasks;
-  int64_t *hSel; size_t hcapSel;
-  int64_t *hCount; size_t hcapCount;
+  RTask *hRt; size_t hcapRt;
   /* data_upload's two page-locked staging buffers (rows x Dp floats each),
    * kept for the next upload: a trainer uploads one block after another */
   float *hStage[2]; size_t stage_floats;
@@ -402,9 +442,9 @@ extern "C" void gh_cuda_hmm_scratch_free(void *p); /* cuda-hmm.cu */
 
 static void cuda_free_backend(gh_backend *b) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
-  cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dScratch); cudaFree(c->dPairs);
-  cudaFree(c->dGoff);
+  cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dScratch);
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
+  cudaFree(c->dPstat); cudaFree(c->dRt);
   gg_ctx_free(c->gg);
   if (c->host) gh_backend_free(c->host);
   if (c->up) {
@@ -420,7 +460,7 @@ static void cuda_free_backend(gh_backend *b) {
     cudaStreamDestroy(c->up); cudaStreamDestroy(c->dn);
     if (c->tl) { fclose(c->tl); cudaEventDestroy(c->evBase); }
   }
-  free(c->hPairs); free(c->hGoff); free(c->hTasks); free(c->hSel); free(c->hCount);
+  free(c->hTasks); free(c->hRt);
   for (int k = 0; k < 2; ++k)
     if (c->hStage[k]) { cudaFreeHost(c->hStage[k]); cudaEventDestroy(c->evStage[k]); }
   if (c->hSortF) { cudaFreeHost(c->hSortF); cudaFreeHost(c->hSortW); }
@@ -1116,74 +1156,6 @@ static void cuda_acc_zero(gh_backend *b, gh_dev_model *dm) {
   CK(cudaMemset(m->dAcc, 0, (m->acc_size + 1) * sizeof(double)));
 }
 
-/* One batch of the fused E-step: pairs sel[0..n) (indices into pairs[];
- * frames index rows of dX [. x Dp], resident).  Adds w * lse of the pairs
- * to c->dTotal (fixed order). */
-static void estep_batch(cuda_ctx *c, cuda_model *m, const float *dX, const gh_frame_pdf *pairs,
-                        const int64_t *sel, int64_t n) {
-  const int32_t frame0 = 0;
-  const int P = m->P;
-  /* Counting sort by pdf. */
-  hgrow((void **)&c->hCount, &c->hcapCount, (size_t)P + 1, sizeof(int64_t));
-  memset(c->hCount, 0, ((size_t)P + 1) * sizeof(int64_t));
-  for (int64_t k = 0; k < n; ++k) c->hCount[pairs[sel[k]].pdf + 1]++;
-  for (int p = 0; p < P; ++p) c->hCount[p + 1] += c->hCount[p];
-  hgrow((void **)&c->hPairs, &c->hcapPairs, n, sizeof(gh_frame_pdf));
-  hgrow((void **)&c->hGoff, &c->hcapGoff, n, sizeof(long long));
-  {
-    int64_t *pos = (int64_t *)gh_malloc(((size_t)P + 1) * sizeof(int64_t));
-    memcpy(pos, c->hCount, ((size_t)P + 1) * sizeof(int64_t));
-    for (int64_t k = 0; k < n; ++k) {
-      gh_frame_pdf pr = pairs[sel[k]];
-      pr.frame -= frame0;
-      c->hPairs[pos[pr.pdf]++] = pr;
-    }
-    free(pos);
-  }
-  long long gsum = 0;
-  size_t ntasks = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    c->hGoff[k] = gsum;
-    gsum += m->hEpdf[c->hPairs[k].pdf].G;
-  }
-  for (int p = 0; p < P; ++p) {
-    int64_t cnt = c->hCount[p + 1] - c->hCount[p];
-    if (cnt) ntasks += (size_t)m->hEpdf[p].G * ((cnt + SEG - 1) / SEG);
-  }
-  hgrow((void **)&c->hTasks, &c->hcapTasks, ntasks, sizeof(Task));
-  size_t nt = 0;
-  for (int p = 0; p < P; ++p) {
-    int64_t k0 = c->hCount[p], k1 = c->hCount[p + 1];
-    if (k0 == k1) continue;
-    for (int g = 0; g < m->hEpdf[p].G; ++g)
-      for (int64_t s0 = k0; s0 < k1; s0 += SEG) {
-        Task t;
-        t.pdf = p; t.g = g; t.k0 = (int)s0; t.k1 = (int)(s0 + SEG < k1 ? s0 + SEG : k1);
-        c->hTasks[nt++] = t;
-      }
-  }
-  dgrow((void **)&c->dPairs, &c->capPairs, n, sizeof(gh_frame_pdf), 0);
-  dgrow((void **)&c->dGoff, &c->capGoff, n, sizeof(long long), 0);
-  dgrow((void **)&c->dGamma, &c->capGamma, gsum + 1, sizeof(float), 0);
-  dgrow((void **)&c->dTasks, &c->capTasks, ntasks + 1, sizeof(Task), 0);
-  CK(cudaMemcpy(c->dPairs, c->hPairs, n * sizeof(gh_frame_pdf), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(c->dGoff, c->hGoff, n * sizeof(long long), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(c->dTasks, c->hTasks, ntasks * sizeof(Task), cudaMemcpyHostToDevice));
-  const int D = m->D;
-  const unsigned nblk = (unsigned)((n + 7) / 8);
-  dgrow((void **)&c->dPart, &c->capPart, nblk, sizeof(double), 0);
-  k_estep_post<<<nblk, 256, 8 * D * sizeof(float)>>>(
-      dX, m->Dp, D, c->dPairs, n, c->dGoff, m->dEpdf, m->dEparams, c->dGamma, c->dPart);
-  CK(cudaGetLastError());
-  gg_sum_into(c->dPart, nblk, c->dTotal);
-  if (ntasks) {
-    k_estep_stats<<<(unsigned)ntasks, 256, (TILE * (D + 1) + TILE) * sizeof(float)>>>(
-        dX, m->Dp, D, c->dPairs, c->dGoff, c->dTasks, m->dEpdf, c->dGamma, m->dAcc);
-    CK(cudaGetLastError());
-  }
-  CK_LAUNCH("E-step");
-}
-
 /* E-step data resident on the device (backend.h data_upload): the frames
  * [T x Dp] (zero-padded rows, used by both the fused and the GEMM E-step),
  * the pairs sorted by pdf (stable counting sort: frames dFrames, weights dW;
@@ -1386,18 +1358,69 @@ static void cuda_data_reload(gh_backend *b, gh_dev_data *dd) {
   d->pending = 1;
 }
 
-/* Pairs of a pdf from which the E-step of that pdf goes through the GEMM
- * forms (when cuBLAS is there); fewer go through the fused kernels, whose
- * per-(pdf, Gaussian) statistics blocks then cover all of the pdf's pairs
- * in one segment (SEG), so they add without races.  GH_CUDA_ESTEP=fused|gemm
- * forces one path for every pdf (benchmarks; fused with more than SEG
- * pairs per pdf is then not bitwise reproducible). */
-#define GEMM_ESTEP_MIN_PAIRS SEG
+/* One batch of the fused E-step: tasks c->hTasks[0..nt) (built by
+ * cuda_accumulate; their gamma needs ngamma floats, their partial slots
+ * npart doubles), reductions c->hRt[0..nr).  Launches k_estep_post (per-task
+ * totals summed into c->dTotal in task order), k_estep_stats and
+ * k_estep_reduce; all on the default stream, in order. */
+static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, long long ngamma,
+                        long long npart, int nr, long long maxGE) {
+  const int D = m->D;
+  dgrow((void **)&c->dGamma, &c->capGamma, (size_t)ngamma + 1, sizeof(float), 0);
+  dgrow((void **)&c->dTasks, &c->capTasks, (size_t)nt, sizeof(Task), 0);
+  dgrow((void **)&c->dPart, &c->capPart, (size_t)nt, sizeof(double), 0);
+  CK(cudaMemcpy(c->dTasks, c->hTasks, (size_t)nt * sizeof(Task), cudaMemcpyHostToDevice));
+  k_estep_post<<<(unsigned)nt, 256, 8 * D * sizeof(float)>>>(v->dX, v->Dp, D, v->dFrames, v->dW, c->dTasks,
+                                                              m->dEpdf, m->dEparams, c->dGamma, c->dPart);
+  CK(cudaGetLastError());
+  gg_sum_into(c->dPart, nt, c->dTotal);
+  if (npart) dgrow((void **)&c->dPstat, &c->capPstat, (size_t)npart, sizeof(double), 0);
+  const dim3 grid((unsigned)nt, (unsigned)((maxGE + NE * 256 - 1) / (NE * 256)));
+  k_estep_stats<<<grid, 256, TILE * (D + 1) * sizeof(float)>>>(v->dX, v->Dp, D, v->dFrames, c->dTasks, m->dEpdf,
+                                                               c->dGamma, m->dAcc, c->dPstat);
+  CK(cudaGetLastError());
+  if (nr) {
+    dgrow((void **)&c->dRt, &c->capRt, (size_t)nr, sizeof(RTask), 0);
+    CK(cudaMemcpy(c->dRt, c->hRt, (size_t)nr * sizeof(RTask), cudaMemcpyHostToDevice));
+    long long maxr = 0;
+    for (int j = 0; j < nr; ++j) if (c->hRt[j].GE > maxr) maxr = c->hRt[j].GE;
+    k_estep_reduce<<<dim3((unsigned)nr, (unsigned)((maxr + 255) / 256)), 256>>>(c->dRt, c->dPstat, m->dAcc);
+    CK(cudaGetLastError());
+  }
+  CK_LAUNCH("E-step");
+}
 
-/* backend.h accumulate: per pdf, the GEMM E-step (cuda-gemm.cu) or the
- * fused kernels (k_estep_post + k_estep_stats over batches of pairs of the
- * fused pdfs); the total log-likelihood is summed on the device in a fixed
- * order and fetched once.  Dies on a dimension or pdf mismatch. */
+/* Which E-step a pdf takes (Cook et al.'s variant selection, seed 003, by
+ * a fixed rule, as score_variant, so that the choice -- and so the bits --
+ * depends on the model and the data block only): the GEMM forms
+ * (cuda-gemm.cu, when cuBLAS is there) for a pdf whose uncentred fp32 form
+ * errs beyond the contract (nofused), else the fused kernels for a pdf of
+ * fewer than GEMM_ESTEP_MIN_PAIRS pairs or a diagonal pdf of at most
+ * FUSED_DIAG_MAX_GAUSS Gaussians and fewer than FUSED_DIAG_MAX_PAIRS pairs,
+ * the GEMM forms otherwise.  The GEMM E-step launches ~10 kernels per pdf;
+ * an HMM-GMM block of 80 diagonal pdfs of 8 Gaussians (hmm-train) spent
+ * most of its E-step launching them (doc/perf.md, seventeenth session).
+ * GH_CUDA_ESTEP=fused|gemm forces one path for every pdf that may take it
+ * (benchmarks).  Both paths are bitwise reproducible. */
+#define GEMM_ESTEP_MIN_PAIRS SEG
+#define FUSED_DIAG_MAX_GAUSS 32
+#define FUSED_DIAG_MAX_PAIRS (1LL << 20)
+static int estep_wants_gemm(const cuda_model *m, int p, int64_t n, int force) {
+  if (m->nofused[p] || force == 1) return 1;
+  if (force == 0) return 0;
+  const EPdf *e = &m->hEpdf[p];
+  if (n < GEMM_ESTEP_MIN_PAIRS) return 0;
+  return !(!e->full && e->G <= FUSED_DIAG_MAX_GAUSS && n < FUSED_DIAG_MAX_PAIRS);
+}
+
+/* backend.h accumulate: per pdf (estep_wants_gemm), the GEMM E-step
+ * (cuda-gemm.cu) or the fused kernels (k_estep_post, k_estep_stats and
+ * k_estep_reduce over tasks of <= SEG pairs of one pdf, straight from the
+ * data's pdf-sorted pairs on the device, in batches of <= 1 M pairs, 32 M
+ * posteriors and 32 M partial statistics: the batches, and so the order of
+ * every sum, depend on the model and the data only); the total
+ * log-likelihood is summed on the device in a fixed order and fetched once.
+ * Dies on a dimension or pdf mismatch. */
 static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
@@ -1422,7 +1445,7 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   int any_gemm = 0; /* the cuBLAS handle only when some pdf takes the GEMM path */
   for (int p = 0; p < npdf && !any_gemm; ++p) {
     const int64_t n = d->poff[p + 1] - d->poff[p];
-    any_gemm = n > 0 && (m->nofused[p] || force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
+    any_gemm = n > 0 && estep_wants_gemm(m, p, n, force);
   }
   gg_ctx *gg = m->gg && any_gemm ? ctx_gg(c) : NULL;
   if (gg && !d->have_centre) {
@@ -1430,11 +1453,10 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
     d->have_centre = 1;
   }
   char *use_gemm = (char *)gh_calloc(npdf ? npdf : 1, 1);
-  int64_t nfused = 0;
   for (int p = 0; p < npdf; ++p) {
     const int64_t n = d->poff[p + 1] - d->poff[p];
     if (n == 0) continue;
-    use_gemm[p] = gg && (m->nofused[p] || force == 1 || (force == -1 && n >= GEMM_ESTEP_MIN_PAIRS));
+    use_gemm[p] = gg && estep_wants_gemm(m, p, n, force);
     if (m->nofused[p] && !use_gemm[p])
       gh_die("accumulate: no cuBLAS handle for pdf %d, which the fused kernels cannot evaluate within the contract", p);
     /* a pdf of few pairs that the fused kernels (double accumulators) cannot
@@ -1445,30 +1467,47 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
     if (use_gemm[p])
       gg_estep_pdf(gg, m->gg, p, d->dX, d->Dp, d->dFrames + d->poff[p], d->dW + d->poff[p], n, d->centre,
                    m->dAcc + m->hEpdf[p].accoff, c->dTotal, prec, d->xc);
-    else
-      nfused += n;
   }
-  if (nfused) {
-    /* batches of at most 1M pairs and 32M gamma values */
-    const int64_t max_pairs = 1 << 20;
-    const long long max_gamma = 32LL << 20;
-    hgrow((void **)&c->hSel, &c->hcapSel, (size_t)(nfused < max_pairs ? nfused : max_pairs), sizeof(int64_t));
-    int64_t n = 0;
-    long long gsum = 0;
-    for (int64_t k = 0; k < d->npairs; ++k) {
-      const gh_frame_pdf *pr = &d->pairs[k];
-      if (use_gemm[pr->pdf]) continue;
-      const int G = m->hEpdf[pr->pdf].G;
-      if (n == max_pairs || (n > 0 && gsum + G > max_gamma)) {
-        estep_batch(c, m, d->dX, d->pairs, c->hSel, n);
-        n = 0;
-        gsum = 0;
+  /* the fused pdfs: tasks of <= SEG pairs in pdf order, in batches */
+  const int64_t max_pairs = 1 << 20;
+  const long long max_gamma = 32LL << 20, max_part = 32LL << 20;
+  int nt = 0, nr = 0;
+  long long bpairs = 0, bgamma = 0, bpart = 0, maxGE = 0;
+  for (int p = 0; p < npdf; ++p) {
+    const int64_t k0 = d->poff[p], n = d->poff[p + 1] - k0;
+    if (n == 0 || use_gemm[p]) continue;
+    const EPdf *e = &m->hEpdf[p];
+    const long long GE = (long long)e->G * (1 + m->D + (e->full ? gh_packed_size(m->D) : m->D));
+    const int single = n <= SEG;
+    for (int64_t s0 = 0; s0 < n; s0 += SEG) {
+      const long long len = n - s0 < SEG ? n - s0 : SEG;
+      if (nt > 0 && (bpairs + len > max_pairs || bgamma + len * e->G > max_gamma ||
+                     (!single && bpart + GE > max_part))) {
+        estep_batch(c, m, d, nt, bgamma, bpart, nr, maxGE);
+        nt = nr = 0;
+        bpairs = bgamma = bpart = maxGE = 0;
       }
-      c->hSel[n++] = k;
-      gsum += G;
+      hgrow((void **)&c->hTasks, &c->hcapTasks, (size_t)nt + 1, sizeof(Task));
+      Task *t = &c->hTasks[nt++];
+      t->k0 = k0 + s0; t->k1 = k0 + s0 + len; t->goff = bgamma; t->pdf = p;
+      t->pbase = single ? -1 : bpart;
+      if (!single) {
+        /* this pdf's reduction in this batch: the last one, or a new one */
+        if (s0 > 0 && nr > 0 && c->hRt[nr - 1].accoff == e->accoff) {
+          c->hRt[nr - 1].ns++;
+        } else {
+          hgrow((void **)&c->hRt, &c->hcapRt, (size_t)nr + 1, sizeof(RTask));
+          RTask *r = &c->hRt[nr++];
+          r->pbase = bpart; r->accoff = e->accoff; r->ns = 1; r->GE = (int)GE;
+        }
+        bpart += GE;
+      }
+      bpairs += len;
+      bgamma += len * e->G;
+      if (GE > maxGE) maxGE = GE;
     }
-    if (n > 0) estep_batch(c, m, d->dX, d->pairs, c->hSel, n);
   }
+  if (nt > 0) estep_batch(c, m, d, nt, bgamma, bpart, nr, maxGE);
   free(use_gemm);
   CK_LAUNCH("E-step");
   double total = 0.0;
@@ -1748,7 +1787,7 @@ extern "C" gh_backend *gh_backend_cuda_new(void) {
   /* k_estep_stats stages TILE frames of D+1 floats: up to ~100 KB for the
    * largest supported D (768), above the 48 KB default. */
   CK(cudaFuncSetAttribute(k_estep_stats, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          (TILE * (768 + 1) + TILE) * (int)sizeof(float)));
+                          TILE * (768 + 1) * (int)sizeof(float)));
   b->ops = &cuda_ops;
   b->ctx = c;
   snprintf(b->device_name, sizeof b->device_name, "cuda (%.100s)", prop.name);

@@ -362,6 +362,13 @@ static void run_backend(gh_backend *b, const char *bname) {
       /* more frames than two chunks of the CUDA backend's overlapped
        * uploads (cuda.cu OVL_CHUNK, D a multiple of 4) */
       {"UBM diag P=1 D=40 G=64, 70000 frames", 1, 40, 64, 64, 0, 70000, 500, 0},
+      /* the CUDA fused E-step's tasks of several segments per pdf (diagonal
+       * pdfs of <= 32 Gaussians with more than 2048 pairs: an HMM-GMM
+       * block), their partial statistics added in task order; with
+       * GH_CUDA_ESTEP=fused, one pdf over several batches of 1 M pairs */
+      {"HMM-GMM block diag P=80 D=13 G=8, 400000 pairs", 80, 13, 8, 8, 0, 20000, 400000, 0},
+      {"offset 60 (MFCC-like c0) diag P=2 D=13 G=8, 9000 pairs", 2, 13, 8, 8, 0, 3000, 9000, 0},
+      {"global diag P=1 D=13 G=8, 2500000 pairs", 1, 13, 8, 8, 0, 5000, 2500000, 0},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
     problem pb;
