@@ -272,6 +272,66 @@ void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *b
   free(soff);
 }
 
+int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                                   const gh_hmm_graph *const *graphs, gh_dev_data **d, const float *X, int32_t D,
+                                   int32_t rows, const gh_score_seg *segs, int32_t nseg, float *ll, double min_post,
+                                   double *loglik, double *stats, gh_pair_buf *pb, double *wsum, double sec[4]) {
+  const int32_t ld = batch->num_pdfs;
+  int64_t r = 0;
+  for (int32_t k = 0; k < nseg; ++k) {
+    const gh_score_seg *sg = &segs[k];
+    if (sg->row0 != r || sg->rows < 0 || sg->ncols < 0 || sg->ncols > ld)
+      gh_die("HMM E-step: score segment %d (rows %d + %d, %d columns) does not follow row %lld of a block of %d "
+             "rows and %d loglike columns", k, sg->row0, sg->rows, sg->ncols, (long long)r, rows, ld);
+    r += sg->rows;
+  }
+  if (r != rows || batch->frame_off[batch->num_utts] != rows)
+    gh_die("HMM E-step: score segments of %lld rows, utterances of %lld frames, a block of %d rows", (long long)r,
+           (long long)batch->frame_off[batch->num_utts], rows);
+  const char *env = getenv("GH_HMM_ESTEP");
+  double t0 = gh_seconds();
+  *wsum = 0.0;
+  if (b->ops->hmm_estep_pairs && gh_backend_hmm_ops(b) == b->ops && !(env && !strcmp(env, "host"))) {
+    if (!*d) gh_backend_data_pairs(b, d, X, rows, D, NULL, 0);
+    double s2[2] = {0, 0};
+    const int64_t n = b->ops->hmm_estep_pairs(b, h, batch, graphs, *d, segs, nseg, min_post, loglik, stats, wsum, s2);
+    sec[0] += s2[0];
+    sec[1] += s2[1];
+    return n;
+  }
+  for (int32_t k = 0; k < nseg; ++k)
+    gh_backend_loglikes_rows(b, segs[k].m, *d, X, D, segs[k].row0, segs[k].rows, ll + (size_t)segs[k].row0 * ld,
+                             segs[k].ncols, ld);
+  double t1 = gh_seconds();
+  sec[0] += t1 - t0;
+  gh_hmm_batch bt = *batch;
+  bt.loglikes = ll;
+  pb->n = 0;
+  gh_backend_hmm_fb_pairs(b, h, &bt, graphs, NULL, 0, min_post, loglik, stats, pb);
+  double t2 = gh_seconds();
+  sec[1] += t2 - t1;
+  /* pairs in frame order: each segment's columns -> pdf ids */
+  int64_t q = 0;
+  double w = 0.0;
+  for (int32_t k = 0; k < nseg; ++k) {
+    const int32_t *map = segs[k].map;
+    const int64_t end = (int64_t)segs[k].row0 + segs[k].rows;
+    for (; q < pb->n && pb->v[q].frame < end; ++q) {
+      if (pb->v[q].pdf >= segs[k].ncols)
+        gh_die("HMM E-step: a graph of score segment %d uses loglike column %d of its %d", k, pb->v[q].pdf,
+               segs[k].ncols);
+      if (map) pb->v[q].pdf = map[pb->v[q].pdf];
+      w += pb->v[q].weight;
+    }
+  }
+  *wsum = w;
+  double t3 = gh_seconds();
+  sec[2] += t3 - t2;
+  if (pb->n > 0) gh_backend_data_pairs(b, d, X, rows, D, pb->v, pb->n);
+  sec[3] += gh_seconds() - t3;
+  return pb->n;
+}
+
 /* ---------------- shrinkage statistics: optional op with CPU fallback ---------------- */
 
 void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,

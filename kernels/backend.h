@@ -44,6 +44,7 @@ typedef struct gh_dev_hmm gh_dev_hmm;
 typedef struct gh_dev_kmeans gh_dev_kmeans;
 struct gh_est_opts;  /* lib/gmm/gmm-est.h */
 struct gh_est_stats;
+struct gh_score_seg; /* below */
 
 /* ---------------- HMM graphs and batches ----------------
  * An HMM graph is an HMM (lib/hmm/hmm.h) compiled for the kernels: S states,
@@ -401,6 +402,21 @@ typedef struct {
    * kernels/opencl/opencl.c. */
   void (*loglikes_data)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T, float *out,
                         int32_t ldo);
+  /* ---- optional: a block's Baum-Welch E-step up to its GMM pairs, on the
+   * device (lib/train/hmm-train.c; semantics: gh_backend_hmm_estep_pairs
+   * below, with the same pairs in the same order, so the same bits) ----
+   * The loglikes of segs scored from d's resident frames into a device
+   * matrix, forward-backward on it, the pdf posteriors mapped to pdf ids and
+   * set as d's pairs (sorted by pdf) on the device: nothing of the block
+   * crosses to the host but loglik, the stats and d's per-pdf offsets.
+   * Returns the number of pairs; *wsum = their total weight (summed in a
+   * fixed order, not necessarily the host's).  sec[0] += scoring seconds,
+   * sec[1] += the rest.  Called only when b's HMM ops are b's own (not the
+   * CPU reference's) and d is resident.  CUDA: kernels/cuda/cuda-hmm.cu. */
+  int64_t (*hmm_estep_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                             const gh_hmm_graph *const *graphs, gh_dev_data *d, const struct gh_score_seg *segs,
+                             int32_t nseg, double min_post, double *loglik, double *stats, double *wsum,
+                             double sec[2]);
 } gh_backend_ops;
 
 /* acc_commit flags */
@@ -491,6 +507,37 @@ void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *
 void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                              const gh_hmm_graph *const *graphs, const int32_t *col_pdf, int32_t frame_base,
                              double min_post, double *loglik, double *stats, gh_pair_buf *out);
+
+/* One score segment of a block's HMM-GMM E-step
+ * (gh_backend_hmm_estep_pairs): rows row0 .. row0 + rows - 1 of the block
+ * (whole utterances) scored with model m, whose pdfs are the loglike
+ * columns 0 .. ncols - 1 of these rows; column c is pdf map[c] of the full
+ * model (map NULL: c itself). */
+typedef struct gh_score_seg {
+  gh_dev_model *m;
+  int32_t row0, rows, ncols;
+  const int32_t *map;
+} gh_score_seg;
+
+/* The Baum-Welch E-step of one block up to its GMM E-step data (hmm-train):
+ * the loglikes of each segment (gh_backend_loglikes_rows from *d's frames X
+ * [rows x D], host, where b scores resident frames) into ll ([rows x
+ * batch->num_pdfs] host scratch, the batch's loglikes; its columns past a
+ * segment's ncols are not read by its utterances' graphs), forward-backward over
+ * batch with the pdf posteriors of gh_hmm_gamma_pairs (min_post), their
+ * columns mapped to pdf ids by the segments' maps, set as *d's pairs
+ * (gh_backend_data_pairs: *d created when NULL).  loglik [num_utts] set,
+ * stats added to (hmm_fb).  Returns the number of pairs; *wsum = their
+ * total weight.  All of it on the device where b has hmm_estep_pairs and
+ * its own HMM ops (GH_HMM_ESTEP=host: the host path, for tests and
+ * benchmarks); else through pb (host pairs; kept until the next call).
+ * sec[0..3] += seconds of scoring, forward-backward with the posteriors,
+ * mapping the columns, setting the pairs (the device path: scoring and the
+ * rest).  Dies on segments that do not tile the batch's rows. */
+int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                                   const gh_hmm_graph *const *graphs, gh_dev_data **d, const float *X, int32_t D,
+                                   int32_t rows, const gh_score_seg *segs, int32_t nseg, float *ll, double min_post,
+                                   double *loglik, double *stats, gh_pair_buf *pb, double *wsum, double sec[4]);
 
 /* Flop count of one Gaussian evaluated on one frame, as defined by Vaněk et
  * al. (seed 000, Sec. V): full covariance 5 per off-diagonal element

@@ -680,9 +680,37 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
       gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, NULL, 0);
     /* (a backend without data_set_pairs uploads the block with its new pairs
      * below anyway: a streamed block's handle is freed after its E-step) */
+    int64_t np = 0;
     {
       const int32_t n = (int32_t)(rb->u1 - rb->u0);
-      if (bw || align) {
+      gh_hmm_batch batch = {n, rb->Pmax, t->ll, rb->frame_off, rb->graph_idx};
+      if (bw) {
+        /* scoring (each score group's rows with its model), forward-backward,
+         * the pdf posteriors (hmm-bw's rule) as the block's E-step pairs:
+         * on the device where the backend can (gh_backend_hmm_estep_pairs) */
+        const int32_t nseg = (int32_t)(rb->b1 - rb->b0);
+        gh_score_seg *segs = gh_malloc(sizeof(gh_score_seg) * (size_t)(nseg ? nseg : 1));
+        for (int64_t k = rb->b0; k < rb->b1; ++k) {
+          const sbatch *sb = &t->batches[k];
+          const int grp = sb->group < t->num_groups;
+          segs[k - rb->b0] = (gh_score_seg){gdm[sb->group], (int32_t)(sb->row0 - rb->row0), (int32_t)sb->rows,
+                                            grp ? t->groups[sb->group].n : t->P, grp ? t->groups[sb->group].pdfs : NULL};
+        }
+        memset(t->stats, 0, rb->gstats_off[rb->ng] * sizeof(double));
+        double sec[4] = {0, 0, 0, 0};
+        np = gh_backend_hmm_estep_pairs(b, rb->dh, &batch, rb->gg, &t->bdd[bi], t->X + rb->row0 * t->D, t->D,
+                                        (int32_t)rb->rows, segs, nseg, t->ll, t->o.min_post, t->uloglik, t->stats, pb,
+                                        &gmm_w, sec);
+        free(segs);
+        st->loglike_seconds += sec[0];
+        st->hmm_seconds += sec[1];
+        st->pairs_seconds += sec[2];
+        st->setpairs_seconds += sec[3];
+        st->accumulate_seconds += sec[3];
+        /* transition counts: each graph's, summed over its utterances with a path */
+        for (int32_t k = 0; k < rb->ng; ++k)
+          gh_hmm_accs_add_stats(&haccs, &rb->gtx[k]->c, t->stats + rb->gstats_off[k]);
+      } else if (align) {
         tp = gh_seconds();
         for (int64_t k = rb->b0; k < rb->b1; ++k) { /* each score group's loglikes in its rows and first Pg columns */
           const sbatch *sb = &t->batches[k];
@@ -693,32 +721,10 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         }
         st->loglike_seconds += gh_seconds() - tp;
         tp = gh_seconds();
-        gh_hmm_batch batch = {n, rb->Pmax, t->ll, rb->frame_off, rb->graph_idx};
-        if (bw) {
-          memset(t->stats, 0, rb->gstats_off[rb->ng] * sizeof(double));
-          /* the pdf posteriors (hmm-bw's rule), made where the state
-           * occupancies are (on the device where the backend can), with
-           * group-local pdf columns: to pdf ids below */
-          gh_backend_hmm_fb_pairs(b, rb->dh, &batch, rb->gg, NULL, 0, t->o.min_post, t->uloglik, t->stats, pb);
-          /* transition counts: each graph's, summed over its utterances with a path */
-          for (int32_t k = 0; k < rb->ng; ++k)
-            gh_hmm_accs_add_stats(&haccs, &rb->gtx[k]->c, t->stats + rb->gstats_off[k]);
-        } else {
-          t->hops->hmm_viterbi(b, rb->dh, &batch, t->path, t->uloglik);
-        }
+        t->hops->hmm_viterbi(b, rb->dh, &batch, t->path, t->uloglik);
         st->hmm_seconds += gh_seconds() - tp;
       }
       tp = gh_seconds();
-      if (bw) { /* pairs in frame order, a group's frames contiguous: its columns -> pdf ids */
-        int64_t q = 0;
-        for (int64_t k = rb->b0; k < rb->b1; ++k) {
-          const sbatch *sb = &t->batches[k];
-          const int32_t *map = sb->group < t->num_groups ? t->groups[sb->group].pdfs : NULL;
-          const int64_t end = sb->row0 - rb->row0 + sb->rows;
-          for (; q < pb->n && pb->v[q].frame < end; ++q)
-            if (map) pb->v[q].pdf = map[pb->v[q].pdf];
-        }
-      }
       for (int32_t i = 0; i < n; ++i) {
         rutt *u = &t->utts[rb->u0 + i];
         int32_t frame0 = (int32_t)(u->row - rb->row0);
@@ -754,15 +760,17 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         }
       }
       st->pairs_seconds += gh_seconds() - tp;
+      if (!bw) np = pb->n;
     }
-    const int64_t np = pb->n;
     tp = gh_seconds();
     if (np > 0) {
-      for (int64_t i = 0; i < np; ++i) gmm_w += pb->v[i].weight;
-      /* the block's frames stay on the backend across iterations; only the pairs change */
-      const double ts = gh_seconds();
-      gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, pb->v, np);
-      st->setpairs_seconds += gh_seconds() - ts;
+      if (!bw) { /* Viterbi: the alignment's pairs (bw's are set by gh_backend_hmm_estep_pairs) */
+        for (int64_t i = 0; i < np; ++i) gmm_w += pb->v[i].weight;
+        /* the block's frames stay on the backend across iterations; only the pairs change */
+        const double ts = gh_seconds();
+        gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, pb->v, np);
+        st->setpairs_seconds += gh_seconds() - ts;
+      }
       o->acc_zero(b, dm);
       gmm_ll = o->accumulate(b, dm, t->bdd[bi]);
     }
