@@ -297,7 +297,8 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
     const int64_t n = b->ops->hmm_estep_pairs(b, h, batch, graphs, *d, segs, nseg, min_post, loglik, stats, wsum, s2);
     sec[0] += s2[0];
     sec[1] += s2[1];
-    return n;
+    if (n >= 0) return n;
+    t0 = gh_seconds(); /* declined: the host path */
   }
   for (int32_t k = 0; k < nseg; ++k)
     gh_backend_loglikes_rows(b, segs[k].m, *d, X, D, segs[k].row0, segs[k].rows, ll + (size_t)segs[k].row0 * ld,

@@ -410,9 +410,11 @@ typedef struct {
    * set as d's pairs (sorted by pdf) on the device: nothing of the block
    * crosses to the host but loglik, the stats and d's per-pdf offsets.
    * Returns the number of pairs; *wsum = their total weight (summed in a
-   * fixed order, not necessarily the host's).  sec[0] += scoring seconds,
-   * sec[1] += the rest.  Called only when b's HMM ops are b's own (not the
-   * CPU reference's) and d is resident.  CUDA: kernels/cuda/cuda-hmm.cu. */
+   * fixed order, not necessarily the host's); or -1 when it declines a batch
+   * before doing anything (the caller takes the host path).  sec[0] +=
+   * scoring seconds, sec[1] += the rest.  Called only when b's HMM ops are
+   * b's own (not the CPU reference's) and d is resident.  CUDA:
+   * kernels/cuda/cuda-hmm.cu (declines the time-parallel batches). */
   int64_t (*hmm_estep_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                              const gh_hmm_graph *const *graphs, gh_dev_data *d, const struct gh_score_seg *segs,
                              int32_t nseg, double min_post, double *loglik, double *stats, double *wsum,

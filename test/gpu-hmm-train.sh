@@ -15,7 +15,9 @@
 #     sums (GH_TRAIN_DUMP_ACCS), models and HMMs byte-identical (double-double
 #     sums, lib/train/dd.h); two 2-rank runs byte-identical;
 #  d. --max-device-memory (blocks of 600 frames, room for two resident, the
-#     rest streamed) = the resident run bit for bit, BW and Viterbi.
+#     rest streamed) = the resident run bit for bit, BW and Viterbi;
+#  e. the block E-step on the device (hmm_estep_pairs) = its host path
+#     (GH_HMM_ESTEP=host) bit for bit, resident and streamed.
 # (A dry run elsewhere: DEV=opencl NG=2 test/gpu-hmm-train.sh)
 set -u
 DEV=${DEV:-cuda}
@@ -39,6 +41,7 @@ F=scp:$tmp/tr/feats.scp
 TX=ark,t:$tmp/tr/text
 gmm_text() { gmm-copy --binary=false "$1" "$1.txt" 2>/dev/null; }
 loglikes() { grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*' "$1" | awk '{ print $NF }'; }
+hmm_lls() { grep -o 'HMM total log-likelihood per frame [-0-9.e+]*' "$1" | awk '{ print $NF }' | tr '\n' ' '; }
 close_lls() {  # close_lls <log-a> <log-b>: per-iteration averages within 1e-4 relative
   paste <(loglikes "$1") <(loglikes "$2") | awk '{ n++; d = $1 - $2; if (d < 0) d = -d; s = $2 < 0 ? -$2 : $2
     if (d > 1e-4 * s) bad = 1; if (d / s > m) m = d / s } END { printf "%d iterations, max %.2g", n, m; exit bad || n == 0 }'
@@ -91,6 +94,19 @@ for mode in bw viterbi; do
   if grep -qE "blocks resident \(.*\), [1-9][0-9]* streamed" "$tmp/s${mode}200K.log" && cmp -s "$tmp/s$mode.mdl" "$tmp/s${mode}200K.mdl" &&
      cmp -s "$tmp/s$mode.hmm" "$tmp/s${mode}200K.hmm"; then ok "hmm-train --mode=$mode --max-device-memory on $DEV: streamed = resident bit for bit ($s)"
   else notok "hmm-train --mode=$mode --max-device-memory on $DEV: streamed vs resident (${s:-no streamed blocks})"; fi
+done
+
+# e. the block E-step on the device (backend op hmm_estep_pairs, CUDA: scoring, forward-backward and the
+#    posteriors sorted into the E-step data without the host) = its host path (GH_HMM_ESTEP=host) bit for bit,
+#    resident and streamed (section d's default runs against the same runs on the host path)
+for mm in "" 200K; do
+  GH_HMM_ESTEP=host hmm-train --device=$DEV --mode=bw --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 --seed=1 \
+    ${mm:+--max-device-memory=$mm} "$tmp/init/0.hmm" "$tmp/init/0.mdl" "$F" "$TX" "$tmp/h$mm.hmm" "$tmp/h$mm.mdl" \
+    2> "$tmp/h$mm.log" || notok "hmm-train GH_HMM_ESTEP=host ${mm:+--max-device-memory=$mm }on $DEV: $(tail -1 "$tmp/h$mm.log")"
+  if cmp -s "$tmp/sbw$mm.mdl" "$tmp/h$mm.mdl" && cmp -s "$tmp/sbw$mm.hmm" "$tmp/h$mm.hmm" &&
+     [ "$(hmm_lls "$tmp/sbw$mm.log")" = "$(hmm_lls "$tmp/h$mm.log")" ]; then
+    ok "hmm-train --mode=bw on $DEV: the block E-step's device path = its host path bit for bit (${mm:-resident}${mm:+ streamed}; models, HMMs, HMM log-likelihoods)"
+  else notok "hmm-train --mode=bw on $DEV: the block E-step's device path differs from its host path (${mm:-resident}${mm:+ streamed})"; fi
 done
 
 # c. 2 ranks (one GPU each) vs 1 rank; same R twice byte-identical

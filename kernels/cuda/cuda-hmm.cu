@@ -605,7 +605,8 @@ __global__ void k_hmm_stats_sum(HArrays g, const int *__restrict__ gs, const int
  * double, in state order.  WRITE = 0: cnt[frame] = the frame's pairs;
  * WRITE = 1: the pairs at out + off[frame] (the exclusive prefix sums of
  * cnt over the chunk's frames, so utterances and frames in order), frame
- * fbase + the chunk frame, pdf col_pdf[column] (or the column). */
+ * fbase + the chunk frame, pdf col_pdf[ud.pad + column] (or the column
+ * when col_pdf is NULL or ud.pad < 0: the utterance's map, hmm_run). */
 template <int WRITE>
 __global__ void k_fb_pairs(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__ gamma,
                            const double *__restrict__ loglik, const int *__restrict__ col_pdf, long long fbase,
@@ -638,7 +639,7 @@ __global__ void k_fb_pairs(HArrays g, const UDesc *__restrict__ ud, const float 
           if (WRITE) {
             gh_frame_pdf pr;
             pr.frame = (int32_t)(fbase + d.frame0 + t);
-            pr.pdf = col_pdf ? col_pdf[pdf[j]] : pdf[j];
+            pr.pdf = col_pdf && d.pad >= 0 ? col_pdf[d.pad + pdf[j]] : pdf[j];
             pr.weight = w;
             out[q++] = pr;
           } else {
@@ -919,6 +920,10 @@ struct HScratch {
   gh_frame_pdf *dPairs; size_t capPairs;
   void *dScanTmp; size_t capScanTmp;
   int *dCol; size_t capCol;
+  /* hmm_estep_pairs: the block's loglikes [rows x num_pdfs]; its pairs (all chunks') */
+  float *dLLB; size_t capLLB;
+  gh_frame_pdf *dPairsB; size_t capPairsB;
+  int64_t nPairsB;
 };
 
 extern "C" void **gh_cuda_hmm_scratch_slot(gh_backend *b); /* cuda.cu: the backend's pointer */
@@ -930,7 +935,7 @@ extern "C" void gh_cuda_hmm_scratch_free(void *p) {
   cudaFree(s->dLL); cudaFree(s->dState); cudaFree(s->dAlphaD); cudaFree(s->dBp); cudaFree(s->dPath);
   cudaFree(s->dLoglik); cudaFree(s->dUd); cudaFree(s->dRows); cudaFree(s->dAcc); cudaFree(s->dUStats);
   cudaFree(s->dUso); cudaFree(s->dSumIdx); cudaFree(s->dPCnt); cudaFree(s->dPairs); cudaFree(s->dScanTmp);
-  cudaFree(s->dCol);
+  cudaFree(s->dCol); cudaFree(s->dLLB); cudaFree(s->dPairsB);
   free(s);
 }
 
@@ -1269,10 +1274,13 @@ static void stats_chunk_sum(gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t u0, i
  * score [B]; stats (OP_FB) host double, ADDED to. */
 /* hmm_fb_pairs' request (OP_FB): the pairs of gh_hmm_gamma_pairs appended to out. */
 struct PairReq {
-  const int32_t *col_pdf; /* host, [num_pdfs] or NULL */
+  const int32_t *col_pdf; /* host, [ncol] or NULL */
+  int32_t ncol;
+  const int32_t *utt_col; /* host [B]: utterance u's map starts at col_pdf[utt_col[u]] (-1: none); NULL: all at 0 */
   int32_t frame_base;
   double min_post;
-  gh_pair_buf *out;
+  gh_pair_buf *out;       /* host; NULL: the pairs stay on the device, appended to the scratch's dPairsB */
+  const float *dLL;       /* the batch's loglikes on the device [frames x num_pdfs], or NULL (the host's) */
 };
 
 /* The chunk's pairs (k_fb_pairs count, prefix sums, write) appended to
@@ -1297,6 +1305,23 @@ static void chunk_pairs(gh_dev_hmm *h, const PairReq *pq, const float *gamma, in
   const long long n = lastc[0] + lastc[1];
   if (n == 0) return;
   hgrow_dev((void **)&h->s->dPairs, &h->s->capPairs, (size_t)n, sizeof(gh_frame_pdf));
+  if (!pq->out) { /* kept on the device: after the earlier chunks' pairs */
+    HScratch *s = h->s;
+    if (s->capPairsB < (size_t)(s->nPairsB + n)) {
+      const size_t want = (size_t)(s->nPairsB + n) + (size_t)(s->nPairsB + n) / 4 + 1024;
+      gh_frame_pdf *nb = NULL;
+      CK(cudaMalloc((void **)&nb, want * sizeof(gh_frame_pdf)));
+      if (s->nPairsB) CK(cudaMemcpy(nb, s->dPairsB, (size_t)s->nPairsB * sizeof(gh_frame_pdf), cudaMemcpyDeviceToDevice));
+      cudaFree(s->dPairsB);
+      s->dPairsB = nb;
+      s->capPairsB = want;
+    }
+    k_fb_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, NULL, off,
+                              s->dPairsB + s->nPairsB);
+    CK_LAUNCH("forward-backward pairs");
+    s->nPairsB += n;
+    return;
+  }
   k_fb_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, NULL, off, h->s->dPairs);
   CK_LAUNCH("forward-backward pairs");
   gh_pair_buf_reserve(pq->out, n);
@@ -1325,8 +1350,8 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
   }
   const int use_stats = op == OP_FB && stats != NULL;
   if (pq && pq->col_pdf) {
-    hgrow_dev((void **)&h->s->dCol, &h->s->capCol, (size_t)P + 1, sizeof(int));
-    CK(cudaMemcpy(h->s->dCol, pq->col_pdf, (size_t)P * sizeof(int), cudaMemcpyHostToDevice));
+    hgrow_dev((void **)&h->s->dCol, &h->s->capCol, (size_t)pq->ncol + 1, sizeof(int));
+    CK(cudaMemcpy(h->s->dCol, pq->col_pdf, (size_t)pq->ncol * sizeof(int), cudaMemcpyHostToDevice));
   }
   if (pq && (int64_t)pq->frame_base + bt->frame_off[B] - 1 > INT32_MAX)
     gh_die("HMM pairs: frame %lld beyond int32", (long long)pq->frame_base + bt->frame_off[B] - 1);
@@ -1373,15 +1398,19 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       x->T = (int)(bt->frame_off[u + 1] - bt->frame_off[u]);
       x->g = bt->graph ? bt->graph[u] : 0;
       x->u = u - u0;
-      x->pad = 0;
+      x->pad = pq && pq->utt_col ? pq->utt_col[u] : 0; /* k_fb_pairs: the utterance's column map */
     }
     qsort(hud, nu, sizeof(UDesc), cmp_udesc);
     hgrow_dev((void **)&h->s->dUd, &h->s->capUd, nu, sizeof(UDesc));
     hgrow_dev((void **)&h->s->dLoglik, &h->s->capLoglik, nu, sizeof(double));
-    hgrow_dev((void **)&h->s->dLL, &h->s->capLL, (size_t)F * P + 1, sizeof(float));
     CK(cudaMemcpy(h->s->dUd, hud, nu * sizeof(UDesc), cudaMemcpyHostToDevice));
-    if (F > 0)
-      CK(cudaMemcpy(h->s->dLL, bt->loglikes + f0 * P, (size_t)F * P * sizeof(float), cudaMemcpyHostToDevice));
+    const float *LL = pq && pq->dLL ? pq->dLL + f0 * P : NULL; /* the chunk's loglikes on the device */
+    if (!LL) {
+      hgrow_dev((void **)&h->s->dLL, &h->s->capLL, (size_t)F * P + 1, sizeof(float));
+      if (F > 0)
+        CK(cudaMemcpy(h->s->dLL, bt->loglikes + f0 * P, (size_t)F * P * sizeof(float), cudaMemcpyHostToDevice));
+      LL = h->s->dLL;
+    }
     const int growS = Smax > HMM_SMEM_S ? Smax : 0;
     if (growS) hgrow_dev((void **)&h->s->dRows, &h->s->capRows, (size_t)nu * 2 * growS, sizeof(double));
     int nt = (Smax + 31) & ~31;
@@ -1396,19 +1425,19 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
         al = h->s->dState;
       }
       if (op == OP_FWD)
-        k_hmm_forward<0><<<nu, nt, shm>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, al, NULL, h->s->dLoglik);
+        k_hmm_forward<0><<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, al, NULL, h->s->dLoglik);
       else
-        k_hmm_scaled<<<nu, nt, shm>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, al, h->s->dLoglik);
+        k_hmm_scaled<<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, al, h->s->dLoglik);
       CK_LAUNCH(op == OP_FWD ? "forward" : "scaled forward");
     } else if (op == OP_VIT) {
       hgrow_dev((void **)&h->s->dBp, &h->s->capBp, (size_t)N + 1, sizeof(int));
       hgrow_dev((void **)&h->s->dPath, &h->s->capPath, (size_t)F + 1, sizeof(int));
-      k_hmm_viterbi<<<nu, nt, shm>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, h->s->dBp, h->s->dPath, h->s->dLoglik);
+      k_hmm_viterbi<<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, h->s->dBp, h->s->dPath, h->s->dLoglik);
       CK_LAUNCH("viterbi");
     } else {
       if (outs || pq) hgrow_dev((void **)&h->s->dState, &h->s->capState, (size_t)N + 1, sizeof(float));
       hgrow_dev((void **)&h->s->dAlphaD, &h->s->capAlphaD, (size_t)N + 1, sizeof(double));
-      k_hmm_forward<1><<<nu, nt, shm>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, NULL, h->s->dAlphaD,
+      k_hmm_forward<1><<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, NULL, h->s->dAlphaD,
                                         h->s->dLoglik);
       CK(cudaGetLastError());
       int gaccA = 0;
@@ -1422,7 +1451,7 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
         }
       }
       if (use_stats) stats_chunk_begin(h, bt, u0, u1);
-      k_hmm_backward<<<nu, nt, shm2>>>(d, h->s->dUd, h->s->dLL, P, h->s->dRows, growS, h->s->dAcc, gaccA, h->s->dAlphaD,
+      k_hmm_backward<<<nu, nt, shm2>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, h->s->dAcc, gaccA, h->s->dAlphaD,
                                        outs || pq ? h->s->dState : NULL, h->s->dLoglik, use_stats ? h->s->dUStats : NULL,
                                        h->s->dUso);
       CK_LAUNCH("forward-backward");
@@ -2263,6 +2292,80 @@ extern "C" void gh_cuda_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_
     free(soff);
     return;
   }
-  const PairReq pq = {col_pdf, frame_base, min_post, out};
+  const PairReq pq = {col_pdf, batch->num_pdfs, NULL, frame_base, min_post, out, NULL};
   hmm_run(h, batch, OP_FB, loglik, NULL, NULL, stats, &pq);
+}
+
+extern "C" void gh_cuda_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
+                                          float *out, int32_t ldo); /* cuda.cu */
+extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *dPairs, int64_t n,
+                                           int32_t bound, double *wsum); /* cuda.cu */
+
+/* hmm_estep_pairs (backend.h): the segments scored from d's resident
+ * frames into the scratch's block loglikes (gh_cuda_loglikes_data_dev: the
+ * bits loglikes_data gives the host), hmm_run's forward-backward reading
+ * them there, k_fb_pairs mapping each utterance's columns with its
+ * segment's map and leaving the pairs on the device, and
+ * gh_cuda_data_set_pairs_dev sorting them into d.  Returns -1 (nothing
+ * done) for a batch that takes the time-parallel path (a few long
+ * utterances): the caller runs the host path. */
+extern "C" int64_t gh_cuda_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                                           const gh_hmm_graph *const *graphs, gh_dev_data *d, const gh_score_seg *segs,
+                                           int32_t nseg, double min_post, double *loglik, double *stats, double *wsum,
+                                           double sec[2]) {
+  (void)graphs;
+  if (tp_batch(h, batch, OP_FB, NULL)) return -1;
+  const int32_t B = batch->num_utts, ld = batch->num_pdfs;
+  const int64_t rows = batch->frame_off[B];
+  HScratch *s = h->s;
+  double t0 = gh_seconds();
+  hgrow_dev((void **)&s->dLLB, &s->capLLB, (size_t)rows * ld + 1, sizeof(float));
+  int32_t ncol = 0, bound = 1;
+  for (int32_t k = 0; k < nseg; ++k) {
+    if (segs[k].rows > 0) gh_cuda_loglikes_data_dev(b, segs[k].m, d, segs[k].row0, segs[k].rows, s->dLLB + (size_t)segs[k].row0 * ld, ld);
+    if (segs[k].map) ncol += segs[k].ncols;
+    const int32_t nb = segs[k].map ? 0 : segs[k].ncols;
+    if (nb > bound) bound = nb;
+  }
+  CK(cudaDeviceSynchronize());
+  double t1 = gh_seconds();
+  sec[0] += t1 - t0;
+  /* the maps one after the other; each utterance's offset in them (-1: none), its segment's */
+  int32_t *cols = (int32_t *)gh_malloc(sizeof(int32_t) * (size_t)(ncol + 1));
+  int32_t *ucol = (int32_t *)gh_malloc(sizeof(int32_t) * (size_t)(B + 1));
+  int32_t c0 = 0, k = 0;
+  int32_t *soff = (int32_t *)gh_malloc(sizeof(int32_t) * (size_t)(nseg + 1));
+  for (int32_t j = 0; j < nseg; ++j) {
+    soff[j] = segs[j].map ? c0 : -1;
+    if (segs[j].map) {
+      for (int32_t c = 0; c < segs[j].ncols; ++c) {
+        cols[c0 + c] = segs[j].map[c];
+        if (segs[j].map[c] + 1 > bound) bound = segs[j].map[c] + 1;
+      }
+      c0 += segs[j].ncols;
+    }
+  }
+  for (int32_t u = 0; u < B; ++u) {
+    const int64_t f = batch->frame_off[u], e = batch->frame_off[u + 1];
+    ucol[u] = -1;
+    if (e <= f) continue; /* no frames, no pairs (hmm_run checks the offsets) */
+    while (k + 1 < nseg && f >= (int64_t)segs[k].row0 + segs[k].rows) ++k;
+    if (nseg == 0 || f < segs[k].row0 || e > (int64_t)segs[k].row0 + segs[k].rows)
+      gh_die("HMM E-step: utterance %d (frames %lld .. %lld) is not inside one score segment", u, (long long)f,
+             (long long)e - 1);
+    const int32_t g = batch->graph ? batch->graph[u] : 0;
+    if (g < 0 || g >= h->num_graphs) gh_die("HMM batch: utterance %d refers to graph %d of %d", u, g, h->num_graphs);
+    if (h->hG[g].num_pdfs > segs[k].ncols)
+      gh_die("HMM E-step: graph %d of utterance %d uses %d loglike columns, its score segment %d has %d", g, u,
+             h->hG[g].num_pdfs, k, segs[k].ncols);
+    ucol[u] = soff[k];
+  }
+  const PairReq pq = {ncol ? cols : NULL, ncol, ucol, 0, min_post, NULL, s->dLLB};
+  s->nPairsB = 0;
+  hmm_run(h, batch, OP_FB, loglik, NULL, NULL, stats, &pq);
+  const int64_t n = s->nPairsB;
+  gh_cuda_data_set_pairs_dev(b, d, s->dPairsB, n, bound, wsum);
+  sec[1] += gh_seconds() - t1;
+  free(cols); free(ucol); free(soff);
+  return n;
 }

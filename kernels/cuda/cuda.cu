@@ -47,6 +47,7 @@
  * Device buffers are grow-only scratch owned by the backend.
  */
 #include <cuda_runtime.h>
+#include <cub/device/device_radix_sort.cuh>
 
 #include <errno.h>
 #include <math.h>
@@ -414,6 +415,14 @@ typedef struct {
   /* cuda_data_sort's page-locked staging of the pdf-sorted frames and weights (grow-only) */
   int32_t *hSortF; float *hSortW; size_t capSort;
   void *hmm_scratch;               /* the HMM calls' device scratch (cuda-hmm.cu HScratch), made lazily */
+  /* gh_cuda_data_set_pairs_dev's device sort (grow-only): keys and indices
+   * in and out, cub's temporary storage, the weights in double, the total
+   * and a flag */
+  int *dSortK[2], *dSortI[2]; size_t capSortKI;
+  void *dSortTmp; size_t capSortTmp;
+  double *dSortWd; size_t capSortWd;
+  double *dSortSum;
+  int *dSortBad;
   gh_backend *host;                /* the cpu backend for models the fp32 forms cannot evaluate (lazily) */
 } cuda_ctx;
 
@@ -445,6 +454,8 @@ static void cuda_free_backend(gh_backend *b) {
   cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dScratch);
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
   cudaFree(c->dPstat); cudaFree(c->dRt);
+  for (int k = 0; k < 2; ++k) { cudaFree(c->dSortK[k]); cudaFree(c->dSortI[k]); }
+  cudaFree(c->dSortTmp); cudaFree(c->dSortWd); cudaFree(c->dSortSum); cudaFree(c->dSortBad);
   gg_ctx_free(c->gg);
   if (c->host) gh_backend_free(c->host);
   if (c->up) {
@@ -1170,7 +1181,8 @@ static void cuda_acc_zero(gh_backend *b, gh_dev_model *dm) {
  * the fused path (which builds its task lists on the host). */
 typedef struct {
   int32_t T, D, Dp, max_pdf;
-  const gh_frame_pdf *pairs; /* host, caller's */
+  const gh_frame_pdf *pairs; /* host, caller's; NULL after gh_cuda_data_set_pairs_dev */
+  gh_frame_pdf *own_pairs;   /* host copy of device-set pairs, made when a host-evaluated model needs them */
   int64_t npairs;
   float *dX;
   int32_t *dFrames;
@@ -1270,26 +1282,185 @@ static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs,
   d->xc = gg_xcache_new(d->max_pdf + 1);
 }
 
-/* backend.h data_set_pairs: the frames and the GEMM centre stay; the
- * pairs, their offsets and the expanded-feature cache are replaced. */
-static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
-  cuda_data *d = (cuda_data *)dd;
-  if (d->evicted) gh_die("data_set_pairs: the data block was evicted (data_reload first)");
+/* Before new pairs on d (data_set_pairs, gh_cuda_data_set_pairs_dev): d
+ * resident, its reloads done, no E-step still reading the old pairs; the
+ * offsets, the expanded-feature cache and the host backend's copy (hb: the
+ * ctx's host backend, or NULL when there is none) dropped. */
+static void data_pairs_begin(gh_backend *hb, cuda_data *d, const char *what) {
+  if (d->evicted) gh_die("%s: the data block was evicted (data_reload first)", what);
+  if (d->host_d) { /* the host backend's copy (models evaluated there) had the old pairs */
+    if (hb) hb->ops->data_free(hb, d->host_d);
+    d->host_d = NULL;
+  }
   if (d->pending) { CK(cudaEventSynchronize(d->ready)); d->pending = 0; }
-  CK(cudaDeviceSynchronize()); /* no E-step still reading the old pairs */
+  CK(cudaDeviceSynchronize());
   gg_xcache_free(d->xc);
   d->xc = NULL;
   free(d->poff);
   d->poff = NULL;
-  cuda_data_sort((cuda_ctx *)b->ctx, d, pairs, npairs); /* checks the pairs, sets max_pdf */
-  if (d->hX) { /* the page-locked copy of data_evict follows the new pairs */
+  free(d->own_pairs);
+  d->own_pairs = NULL;
+}
+
+/* After new pairs on d: the page-locked copy of data_evict follows them. */
+static void data_pairs_end(cuda_data *d) {
+  if (d->hX) {
     cudaFreeHost(d->hF); cudaFreeHost(d->hW);
-    const size_t np = (size_t)npairs;
+    const size_t np = (size_t)d->npairs;
     CK(cudaMallocHost((void **)&d->hF, (np ? np : 1) * sizeof(int32_t)));
     CK(cudaMallocHost((void **)&d->hW, (np ? np : 1) * sizeof(float)));
     CK(cudaMemcpy(d->hF, d->dFrames, np * sizeof(int32_t), cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(d->hW, d->dW, np * sizeof(float), cudaMemcpyDeviceToHost));
   }
+}
+
+/* backend.h data_set_pairs: the frames and the GEMM centre stay; the
+ * pairs, their offsets and the expanded-feature cache are replaced. */
+static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
+  cuda_data *d = (cuda_data *)dd;
+  data_pairs_begin(((cuda_ctx *)b->ctx)->host, d, "data_set_pairs");
+  cuda_data_sort((cuda_ctx *)b->ctx, d, pairs, npairs); /* checks the pairs, sets max_pdf */
+  data_pairs_end(d);
+}
+
+/* gh_cuda_data_set_pairs_dev's kernels.  k_pairs_keys: key[k] = the pdf of
+ * pair k, idx[k] = k; *bad = 1 + the smallest index of a pair outside
+ * 0 <= frame < T, 0 <= pdf < bound (atomicMin over 1 + k; 0: none).
+ * k_pairs_gather: sorted pair k's frame and weight, the weight in double.
+ * k_pairs_off: off[p] = the first sorted position whose key >= p,
+ * p = 0 .. P1 - 1 (binary search). */
+__global__ void k_pairs_keys(const gh_frame_pdf *__restrict__ pairs, long long n, int T, int bound,
+                             int *__restrict__ key, int *__restrict__ idx, int *bad) {
+  const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const gh_frame_pdf p = pairs[k];
+  if (p.frame < 0 || p.frame >= T || p.pdf < 0 || p.pdf >= bound) atomicMin(bad, (int)k + 1);
+  key[k] = p.pdf;
+  idx[k] = (int)k;
+}
+__global__ void k_pairs_gather(const gh_frame_pdf *__restrict__ pairs, const int *__restrict__ idx, long long n,
+                               int32_t *__restrict__ F, float *__restrict__ W, double *__restrict__ Wd) {
+  const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const gh_frame_pdf p = pairs[idx[k]];
+  F[k] = p.frame;
+  W[k] = p.weight;
+  Wd[k] = (double)p.weight;
+}
+__global__ void k_pairs_off(const int *__restrict__ key, long long n, int P1, long long *__restrict__ off) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= P1) return;
+  long long lo = 0, hi = n;
+  while (lo < hi) {
+    const long long mid = (lo + hi) / 2;
+    if (key[mid] < p) lo = mid + 1; else hi = mid;
+  }
+  off[p] = lo;
+}
+
+/* New pairs for d from the device (hmm_estep_pairs, kernels/cuda/cuda-hmm.cu):
+ * dPairs [n] (device, any order), each with 0 <= frame < d's rows and
+ * 0 <= pdf < bound (dies naming the first that is not), become d's E-step
+ * pairs as data_set_pairs makes them from host pairs -- sorted by pdf,
+ * stable (cub's LSD radix sort on the pdf with the pair's index as value),
+ * so the same dFrames, dW and offsets bit for bit -- without leaving the
+ * device but the P + 1 offsets.  *wsum = the sum of the weights in double,
+ * in a fixed order (gg_sum_into over pdf-sorted pairs).  Dies as
+ * data_set_pairs on an evicted d. */
+extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *dPairs, int64_t n,
+                                           int32_t bound, double *wsum) {
+  cuda_ctx *c = (cuda_ctx *)b->ctx;
+  cuda_data *d = (cuda_data *)dd;
+  data_pairs_begin(c->host, d, "data_set_pairs (device)");
+  if (n < 0 || n >= INT32_MAX) gh_die("data_set_pairs (device): %lld pairs in one block (at most %d)", (long long)n, INT32_MAX - 1);
+  d->pairs = NULL;
+  d->npairs = n;
+  *wsum = 0.0;
+  const size_t un = (size_t)n;
+  if (d->capPairs < un || !d->dFrames) {
+    cudaFree(d->dFrames); cudaFree(d->dW);
+    d->capPairs = un + un / 8 + 1;
+    CK(cudaMalloc((void **)&d->dFrames, d->capPairs * sizeof(int32_t)));
+    CK(cudaMalloc((void **)&d->dW, d->capPairs * sizeof(float)));
+  }
+  if (n == 0) {
+    d->max_pdf = -1;
+    d->poff = (int64_t *)gh_calloc(1, sizeof(int64_t));
+  } else {
+    if (c->capSortKI < un) {
+      for (int k = 0; k < 2; ++k) { cudaFree(c->dSortK[k]); cudaFree(c->dSortI[k]); }
+      c->capSortKI = un + un / 4 + 1024;
+      for (int k = 0; k < 2; ++k) {
+        CK(cudaMalloc((void **)&c->dSortK[k], c->capSortKI * sizeof(int)));
+        CK(cudaMalloc((void **)&c->dSortI[k], c->capSortKI * sizeof(int)));
+      }
+    }
+    dgrow((void **)&c->dSortWd, &c->capSortWd, un, sizeof(double), 0);
+    if (!c->dSortSum) {
+      CK(cudaMalloc((void **)&c->dSortSum, sizeof(double)));
+      CK(cudaMalloc((void **)&c->dSortBad, sizeof(int)));
+    }
+    const int nb = (int)((n + 255) / 256);
+    const int big = INT32_MAX;
+    CK(cudaMemcpy(c->dSortBad, &big, sizeof(int), cudaMemcpyHostToDevice));
+    k_pairs_keys<<<nb, 256>>>(dPairs, (long long)n, d->T, bound, c->dSortK[0], c->dSortI[0], c->dSortBad);
+    CK(cudaGetLastError());
+    int bad = big;
+    CK(cudaMemcpy(&bad, c->dSortBad, sizeof(int), cudaMemcpyDeviceToHost));
+    if (bad != big) {
+      gh_frame_pdf p;
+      CK(cudaMemcpy(&p, dPairs + (bad - 1), sizeof p, cudaMemcpyDeviceToHost));
+      gh_die("data_set_pairs (device): pair %d (frame %d, pdf %d) outside %d frames and %d pdfs", bad - 1, p.frame,
+             p.pdf, d->T, bound);
+    }
+    int end_bit = 1;
+    while (end_bit < 31 && (1LL << end_bit) < (long long)bound) ++end_bit;
+    size_t tb = 0;
+    CK(cub::DeviceRadixSort::SortPairs(NULL, tb, c->dSortK[0], c->dSortK[1], c->dSortI[0], c->dSortI[1], (int)n, 0,
+                                       end_bit));
+    dgrow(&c->dSortTmp, &c->capSortTmp, tb + 1, 1, 0);
+    CK(cub::DeviceRadixSort::SortPairs(c->dSortTmp, tb, c->dSortK[0], c->dSortK[1], c->dSortI[0], c->dSortI[1], (int)n,
+                                       0, end_bit));
+    k_pairs_gather<<<nb, 256>>>(dPairs, c->dSortI[1], (long long)n, d->dFrames, d->dW, c->dSortWd);
+    CK(cudaGetLastError());
+    int last = 0;
+    CK(cudaMemcpy(&last, c->dSortK[1] + (n - 1), sizeof(int), cudaMemcpyDeviceToHost));
+    d->max_pdf = last;
+    const int P1 = last + 2;
+    long long *doff = NULL;
+    CK(cudaMalloc((void **)&doff, (size_t)P1 * sizeof(long long)));
+    k_pairs_off<<<(P1 + 255) / 256, 256>>>(c->dSortK[1], (long long)n, P1, doff);
+    CK(cudaGetLastError());
+    d->poff = (int64_t *)gh_malloc((size_t)P1 * sizeof(int64_t));
+    CK(cudaMemcpy(d->poff, doff, (size_t)P1 * sizeof(long long), cudaMemcpyDeviceToHost));
+    CK(cudaFree(doff));
+    CK(cudaMemset(c->dSortSum, 0, sizeof(double)));
+    gg_sum_into(c->dSortWd, n, c->dSortSum);
+    CK(cudaMemcpy(wsum, c->dSortSum, sizeof(double), cudaMemcpyDeviceToHost));
+  }
+  d->xc = gg_xcache_new(d->max_pdf + 1);
+  data_pairs_end(d);
+}
+
+/* d's pairs on the host (a model evaluated on the host backend needs them)
+ * when they were set on the device: rebuilt from dFrames, dW and the
+ * offsets, in pdf order (each pdf's pairs in their order, so the host
+ * backend's stable sort gives the same E-step). */
+static const gh_frame_pdf *data_host_pairs(cuda_data *d) {
+  if (d->pairs || d->npairs == 0) return d->pairs;
+  if (!d->own_pairs) {
+    const size_t n = (size_t)d->npairs;
+    int32_t *f = (int32_t *)gh_malloc(n * sizeof(int32_t));
+    float *w = (float *)gh_malloc(n * sizeof(float));
+    CK(cudaMemcpy(f, d->dFrames, n * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(w, d->dW, n * sizeof(float), cudaMemcpyDeviceToHost));
+    d->own_pairs = (gh_frame_pdf *)gh_malloc(n * sizeof(gh_frame_pdf));
+    for (int32_t p = 0; p <= d->max_pdf; ++p)
+      for (int64_t k = d->poff[p]; k < d->poff[p + 1]; ++k) d->own_pairs[k] = (gh_frame_pdf){f[k], p, w[k]};
+    free(f);
+    free(w);
+  }
+  return d->own_pairs;
 }
 
 static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
@@ -1301,7 +1472,7 @@ static void cuda_data_free(gh_backend *b, gh_dev_data *dd) {
   if (d->hX) { cudaFreeHost(d->hX); cudaFreeHost(d->hF); cudaFreeHost(d->hW); }
   if (d->cs) { cudaEventDestroy(d->ready); cudaStreamDestroy(d->cs); }
   if (d->host_d) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->data_free(h, d->host_d); }
-  free(d->poff); free(d->centre);
+  free(d->poff); free(d->centre); free(d->own_pairs);
   free(d);
 }
 
@@ -1426,7 +1597,7 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   cuda_model *m = (cuda_model *)dm;
   cuda_data *d = (cuda_data *)dd;
   if (m->host_m) {
-    if (!d->host_d) d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, d->pairs, d->npairs);
+    if (!d->host_d) d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, data_host_pairs(d), d->npairs);
     return c->host->ops->accumulate(c->host, m->host_m, d->host_d);
   }
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
@@ -1517,9 +1688,11 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
 
 /* backend.h loglikes_data: the chunks of cuda_loglikes_begin (same sizes,
  * so the same kernels and bits) scored straight from the resident frames
- * (already at the device pitch), each copied out before the next. */
-static void cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
-                               float *out, int32_t ldo) {
+ * (already at the device pitch), each copied out before the next: to the
+ * host (out_dev 0) or to a device matrix (out_dev 1,
+ * gh_cuda_loglikes_data_dev). */
+static void loglikes_data_to(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T, float *out,
+                             int32_t ldo, int out_dev) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_model *m = (cuda_model *)dm;
   cuda_data *d = (cuda_data *)dd;
@@ -1527,7 +1700,16 @@ static void cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd,
     gh_die("loglikes_data: rows %d .. %lld of a data block of %d frames", row0, (long long)row0 + T - 1, d->T);
   if (ldo < m->P) gh_die("loglikes_data: output stride %d below the model's %d pdfs", ldo, m->P);
   if (m->host_m) {
-    gh_backend_loglikes_rows(b, dm, NULL, d->hXin, d->D, row0, T, out, m->P, ldo);
+    if (!out_dev) {
+      gh_backend_loglikes_rows(b, dm, NULL, d->hXin, d->D, row0, T, out, m->P, ldo);
+      return;
+    }
+    float *h = (float *)gh_malloc(sizeof(float) * ((size_t)T * m->P + 1));
+    gh_backend_loglikes_rows(b, dm, NULL, d->hXin, d->D, row0, T, h, m->P, m->P);
+    if (T > 0 && m->P > 0)
+      CK(cudaMemcpy2D(out, (size_t)ldo * sizeof(float), h, (size_t)m->P * sizeof(float), (size_t)m->P * sizeof(float),
+                      (size_t)T, cudaMemcpyHostToDevice));
+    free(h);
     return;
   }
   if (d->D != m->D) gh_die("loglikes_data: data dimension %d, model dimension %d", d->D, m->D);
@@ -1556,8 +1738,19 @@ static void cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd,
     const int n = (int)(T - t0 < tc ? T - t0 : tc);
     score_chunk(c, m, d->dX + (size_t)(row0 + t0) * d->Dp, n, c->dOo[0], gemm);
     CK(cudaMemcpy2D(out + t0 * ldo, (size_t)ldo * sizeof(float), c->dOo[0], (size_t)P * sizeof(float),
-                    (size_t)P * sizeof(float), (size_t)n, cudaMemcpyDeviceToHost));
+                    (size_t)P * sizeof(float), (size_t)n, out_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost));
   }
+}
+static void cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
+                               float *out, int32_t ldo) {
+  loglikes_data_to(b, dm, dd, row0, T, out, ldo, 0);
+}
+
+/* loglikes_data into a device matrix: row t at out + t ldo (device;
+ * hmm_estep_pairs, kernels/cuda/cuda-hmm.cu); the same bits as to the host. */
+extern "C" void gh_cuda_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
+                                          float *out, int32_t ldo) {
+  loglikes_data_to(b, dm, dd, row0, T, out, ldo, 1);
 }
 
 static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
@@ -1658,6 +1851,10 @@ void gh_cuda_hmm_reweight(gh_backend *b, gh_dev_hmm *h, const gh_hmm_graph *cons
 void gh_cuda_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs,
                           const int32_t *col_pdf, int32_t frame_base, double min_post, double *loglik,
                           double *stats, gh_pair_buf *out);
+int64_t gh_cuda_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                                const gh_hmm_graph *const *graphs, gh_dev_data *d, const gh_score_seg *segs,
+                                int32_t nseg, double min_post, double *loglik, double *stats, double *wsum,
+                                double sec[2]);
 void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                     float *gamma, double *stats);
 }
@@ -1733,6 +1930,7 @@ static const gh_backend_ops cuda_ops = {
     .hmm_fb_pairs = gh_cuda_hmm_fb_pairs,
     .hmm_reweight = gh_cuda_hmm_reweight,
     .loglikes_data = cuda_loglikes_data,
+    .hmm_estep_pairs = gh_cuda_hmm_estep_pairs,
 };
 
 /* The slot of the backend's HMM scratch (kernels/cuda/cuda-hmm.cu). */
