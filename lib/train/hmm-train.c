@@ -123,6 +123,7 @@ struct gh_hmm_trainer {
   /* whole data */
   ent *ents;
   int64_t num_ents, total_frames, num_blocks, num_skipped;
+  double load_seconds[3]; /* table of contents + transcripts + plan, features, graphs (--verbose=1) */
   tscript *txs;         /* distinct transcripts */
   int64_t num_txs;
   int32_t num_groups;   /* score groups (pdf sets); utterances with group -1 use all pdfs */
@@ -393,6 +394,7 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   t->rows = rows;
   if (rows * (int64_t)t->D > ((int64_t)1 << 62) / (int64_t)sizeof(float)) gh_die("%s: too many frames", t->feats_rspec);
   t->X = gh_backend_host_alloc(t->b, (size_t)(rows ? rows : 1) * t->D * sizeof(float));
+  const double tf0 = gh_seconds();
   /* only this shard's matrices are kept (a non-indexed table was read whole) */
   int64_t n = gh_feat_toc_size(toc);
   unsigned char *keep = gh_calloc((size_t)(n ? n : 1), 1);
@@ -403,16 +405,13 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   }
   gh_feat_toc_keep(toc, keep);
   free(keep);
-  float *buf = NULL;
-  size_t cap = 0;
-  for (int64_t i = 0; i < t->num_utts; ++i) {
-    rutt *u = &t->utts[i];
-    gh_matrix_view v;
-    gh_feat_toc_read(toc, idx[i], &buf, &cap, &v);
-    gh_matrix_view_copy_finite(&v, t->X + u->row * t->D, t->feats_rspec, t->ents[u->e].key);
-  }
-  free(buf);
+  float **dst = gh_malloc(sizeof(float *) * (size_t)(t->num_utts ? t->num_utts : 1));
+  for (int64_t i = 0; i < t->num_utts; ++i) dst[i] = t->X + t->utts[i].row * t->D;
+  gh_feat_toc_read_many(toc, idx, t->num_utts, dst); /* in parallel from an indexed table */
+  free(dst);
   free(idx);
+  t->load_seconds[1] = gh_seconds() - tf0;
+  const double tg0 = gh_seconds();
   for (int64_t i = 0; i < t->num_utts; ++i) {
     tscript *x = &t->txs[t->ents[t->utts[i].e].tx];
     x->used = 1;
@@ -461,6 +460,7 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
     rb->dh = t->hops->hmm_upload(t->b, rb->gg, rb->ng);
   }
   free(slot);
+  t->load_seconds[2] = gh_seconds() - tg0;
   t->ll = gh_backend_host_alloc(t->b, (size_t)(t->ll_cap ? t->ll_cap : 1) * sizeof(float));
   memset(t->ll, 0, (size_t)(t->ll_cap ? t->ll_cap : 1) * sizeof(float)); /* the columns no group writes */
   t->stats = gh_malloc((size_t)(t->stats_cap ? t->stats_cap : 1) * sizeof(double));
@@ -491,7 +491,9 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
     gh_die("the HMM set has no HMM named '%s' (--optional-silence)", o->silence);
   int32_t hp = gh_hmm_set_num_pdfs(set);
   if (hp > t->P) gh_die("the HMM set uses %d pdfs but the GMM set has only %d", hp, t->P);
+  double tl0 = gh_seconds();
   gh_feat_toc *toc = read_plan(t);
+  t->load_seconds[0] = gh_seconds() - tl0;
   if (comm) { /* every rank must see the same utterances, frames and transcripts */
     uint64_t h = GH_HASH64_INIT;
     for (int64_t u = 0; u < t->num_ents; ++u) {
@@ -512,6 +514,8 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, gh_comm *comm, gh_hmm_set *set
   }
   load_shard(t, toc);
   gh_feat_toc_close(toc);
+  gh_vlog(1, "rank %d: loading: table of contents, transcripts and plan %.3g s, features %.3g s, graphs (compile, "
+          "upload) %.3g s", t->rank, t->load_seconds[0], t->load_seconds[1], t->load_seconds[2]);
   t->bpairs = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs);
   t->bdd = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bdd);
   t->bstream = gh_calloc(t->nblk ? t->nblk : 1, 1);

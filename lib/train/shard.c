@@ -224,6 +224,41 @@ const gh_matrix_view *gh_feat_toc_read(gh_feat_toc *t, int64_t i, float **buf, s
   return v;
 }
 
+void gh_feat_toc_read_many(gh_feat_toc *t, const int64_t *idx, int64_t n, float *const *dst) {
+  if (!t->x) {
+    for (int64_t k = 0; k < n; ++k) {
+      gh_matrix_view v;
+      float *buf = NULL;
+      size_t cap = 0;
+      gh_feat_toc_read(t, idx[k], &buf, &cap, &v);
+      if (v.rows > 0 && v.cols > 0) gh_matrix_view_copy_finite(&v, dst[k], t->rspec, t->e[idx[k]].key);
+    }
+    return;
+  }
+  int *rc = gh_calloc((size_t)(n ? n : 1), sizeof(int)), *err = gh_calloc((size_t)(n ? n : 1), sizeof(int));
+  size_t *bad = gh_calloc((size_t)(n ? n : 1), sizeof(size_t));
+  int64_t total = 0;
+  for (int64_t k = 0; k < n; ++k) total += (int64_t)t->e[idx[k]].rows * t->e[idx[k]].cols;
+  const int nth = omp_get_max_threads() < 16 ? omp_get_max_threads() : 16;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nth) if (total >= 4096 * 64)
+  for (int64_t k = 0; k < n; ++k) {
+    const gh_scp_entry *e = &t->x->e[idx[k]];
+    const size_t m = (size_t)e->rows * (size_t)e->cols;
+    if (m == 0) continue;
+    rc[k] = gh_pread_floats_finite(e->fd, e->offset, dst[k], m, &bad[k]);
+    if (rc[k] < 0) err[k] = errno;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    const toc_entry *e = &t->e[idx[k]];
+    if (rc[k] < 0)
+      gh_die("%s, key '%s': cannot read the matrix: %s", t->rspec, e->key, err[k] ? strerror(err[k]) : "file ends early");
+    if (rc[k] > 0)
+      gh_die("%s, key '%s': non-finite value at row %zu, col %zu", t->rspec, e->key, bad[k] / (size_t)e->cols,
+             bad[k] % (size_t)e->cols);
+  }
+  free(rc); free(err); free(bad);
+}
+
 void gh_feat_toc_close(gh_feat_toc *t) {
   if (!t) return;
   for (int64_t i = 0; i < t->n; ++i) {
@@ -313,30 +348,19 @@ void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_
       if (d->num_frames > 0) d->feats = gh_malloc(sizeof(float) * (size_t)d->num_frames * (size_t)d->dim);
       sd->total_weight += d->total_weight;
     }
-    int *rc = gh_calloc((size_t)(nu ? nu : 1), sizeof(int)), *err = gh_calloc((size_t)(nu ? nu : 1), sizeof(int));
-    size_t *bad = gh_calloc((size_t)(nu ? nu : 1), sizeof(size_t));
-    int64_t total = 0;
-    for (int32_t k = 0; k < sd->num_blocks; ++k) total += sd->blocks[k].num_frames;
-    const int nth = omp_get_max_threads() < 16 ? omp_get_max_threads() : 16;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nth) if (total >= 4096)
+    /* the utterances with frames, pread in parallel into their blocks */
+    int64_t nr = 0;
+    int64_t *ridx = gh_malloc(sizeof(int64_t) * (size_t)(nu ? nu : 1));
+    float **dst = gh_malloc(sizeof(float *) * (size_t)(nu ? nu : 1));
     for (int64_t u = u0; u < u1; ++u) {
       if (base[u - u0] < 0) continue;
-      const gh_scp_entry *e = &t->x->e[idx[u - u0]];
       gh_data *d = &sd->blocks[blk[u - u0]];
-      rc[u - u0] = gh_pread_floats_finite(e->fd, e->offset, d->feats + base[u - u0] * d->dim,
-                                          (size_t)e->rows * e->cols, &bad[u - u0]);
-      if (rc[u - u0] < 0) err[u - u0] = errno;
+      ridx[nr] = idx[u - u0];
+      dst[nr++] = d->feats + base[u - u0] * d->dim;
     }
-    for (int64_t u = u0; u < u1; ++u) {
-      const toc_entry *e = &t->e[idx[u - u0]];
-      if (rc[u - u0] < 0)
-        gh_die("%s, key '%s': cannot read the matrix: %s", t->rspec, e->key,
-               err[u - u0] ? strerror(err[u - u0]) : "file ends early");
-      if (rc[u - u0] > 0)
-        gh_die("%s, key '%s': non-finite value at row %zu, col %zu", t->rspec, e->key, bad[u - u0] / (size_t)e->cols,
-               bad[u - u0] % (size_t)e->cols);
-    }
-    free(rc); free(err); free(bad); free(base); free(blk);
+    gh_feat_toc_read_many(t, ridx, nr, dst);
+    free(ridx); free(dst);
+    free(base); free(blk);
   } else {
     float *buf = NULL;
     size_t cap = 0;

@@ -75,6 +75,12 @@ void gh_feat_toc_keep(gh_feat_toc *t, const unsigned char *keep);
  * rspecifier, the key and the row/column of a non-finite value, or a read
  * error). */
 const gh_matrix_view *gh_feat_toc_read(gh_feat_toc *t, int64_t i, float **buf, size_t *cap, gh_matrix_view *v);
+/* Entries idx[0 .. n) (each at most once) into dst[0 .. n) (dst[k]: room
+ * for entry idx[k]'s rows x cols floats, row-major), checked finite: from
+ * an indexed table pread straight into place by up to 16 threads (OpenMP),
+ * otherwise copied from memory.  Dies as gh_feat_toc_read, on the first
+ * bad entry in k order (so the same message whatever the threads). */
+void gh_feat_toc_read_many(gh_feat_toc *t, const int64_t *idx, int64_t n, float *const *dst);
 void gh_feat_toc_close(gh_feat_toc *t);
 
 /* ---------------- a rank's shard of GMM training data ---------------- */
