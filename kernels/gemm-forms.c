@@ -239,13 +239,19 @@ void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, dou
   goff[0] = 0;
   for (int32_t p = 0; p < P; ++p) goff[p + 1] = goff[p] + s->pdfs[p].num_gauss;
   const int64_t Gt = goff[P];
-  /* per Gaussian (in parallel over all of them: a UBM is one pdf), then the
-   * per-pdf maxima in order; NaN counts as INFINITY */
+  /* per Gaussian (in parallel over all of them when there is enough work:
+   * a UBM is one pdf), then the per-pdf maxima in order; NaN counts as
+   * INFINITY.  (A score group's sub-model of 64 diagonal Gaussians took
+   * 4-9 ms in a parallel region of 16 threads on an H200 host, 0.2 ms in
+   * one thread: hmm-train uploads ~10 such models every iteration;
+   * doc/perf.md, seventeenth session.) */
+  int any_full = 0;
+  for (int32_t p = 0; p < P; ++p) any_full |= s->pdfs[p].type == GH_COV_FULL;
   int32_t *gp = gh_malloc(sizeof(int32_t) * (size_t)(Gt ? Gt : 1));
   double *eg = gh_malloc(sizeof(double) * 3 * (size_t)(Gt ? Gt : 1));
   for (int32_t p = 0; p < P; ++p)
     for (int64_t k = goff[p]; k < goff[p + 1]; ++k) gp[k] = p;
-#pragma omp parallel if (Gt >= 32)
+#pragma omp parallel if (Gt * (any_full ? (int64_t)D * D * D : (int64_t)D * 64) >= ((int64_t)1 << 22))
   {
     double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
     double *mu = work + gh_gauss_work_size(D);

@@ -393,7 +393,11 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   }
   t->rows = rows;
   if (rows * (int64_t)t->D > ((int64_t)1 << 62) / (int64_t)sizeof(float)) gh_die("%s: too many frames", t->feats_rspec);
-  t->X = gh_backend_host_alloc(t->b, (size_t)(rows ? rows : 1) * t->D * sizeof(float));
+  /* ordinary memory: the frames go to the device once, through the
+   * backend's own staging (a streamed block keeps its own page-locked copy);
+   * page-locking them cost ~0.5 s at 8 M x 39 frames (doc/perf.md,
+   * seventeenth session) */
+  t->X = gh_malloc((size_t)(rows ? rows : 1) * t->D * sizeof(float));
   const double tf0 = gh_seconds();
   /* only this shard's matrices are kept (a non-indexed table was read whole) */
   int64_t n = gh_feat_toc_size(toc);
@@ -955,7 +959,7 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
   free(t->bdd); free(t->bpairs); free(t->bstream); free(t->bplanned);
   free(t->blocks);
   gh_shard_plan_free(&t->plan);
-  gh_backend_host_free(t->b, t->X);
+  free(t->X);
   gh_backend_host_free(t->b, t->ll);
   free(t->stats); free(t->uloglik); free(t->path);
   free(t->ali);
