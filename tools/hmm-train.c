@@ -159,12 +159,12 @@ int main(int argc, char **argv) {
   gh_gmm_set_read(mdl_rx, &model);
   uint64_t h = models_hash(&model, &set);
   gh_comm_check_same(comm, &h, sizeof h, "the input models");
-  gh_backend_start *start = gh_backend_create_begin(device);
-  gh_backend *be = gh_backend_create_end(start);
+  double t0 = gh_seconds();
+  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while the features are read */
+  gh_backend *be = NULL;
+  gh_hmm_trainer *tr = gh_hmm_trainer_new(start, &be, comm, &set, &model, feats, trans, &o);
   be->precision = prec;
   gh_host_blas_serial();
-  double t0 = gh_seconds();
-  gh_hmm_trainer *tr = gh_hmm_trainer_new(be, comm, &set, &model, feats, trans, &o);
   int64_t nu, nf, ru, rf, nb, rb0, rnb;
   gh_hmm_trainer_sizes(tr, &nu, &nf, &ru, &rf, &nb, &rb0, &rnb);
   if (size > 1 || gh_verbose >= 1) /* the rank -> host -> shard table, known to every rank, logged by rank 0 */

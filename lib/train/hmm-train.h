@@ -132,9 +132,12 @@ struct gh_comm;
  * and are updated in place by gh_hmm_trainer_iter.  Dies (one line naming
  * the table and key) on features of another dimension than the model's,
  * non-finite features, a transcript word that is not an HMM of the set, a
- * set using more pdfs than the model has, and when no utterance is left. */
-gh_hmm_trainer *gh_hmm_trainer_new(gh_backend *b, struct gh_comm *comm, gh_hmm_set *set, gh_gmm_set *model,
-                                   const char *feats_rspec, const char *transcripts_rspec,
+ * set using more pdfs than the model has, and when no utterance is left.
+ * The backend: start (gh_backend_create_begin) is ended once the features
+ * are read, so the device starts while they are (as gmm-train's); *bp is
+ * set to it (the trainer uses it; the caller frees it after the trainer). */
+gh_hmm_trainer *gh_hmm_trainer_new(gh_backend_start *start, gh_backend **bp, struct gh_comm *comm, gh_hmm_set *set,
+                                   gh_gmm_set *model, const char *feats_rspec, const char *transcripts_rspec,
                                    const gh_hmm_train_opts *o);
 /* Number of utterances / frames used in the whole data and in this rank's shard;
  * blocks in the whole data and this rank's first block and block count. */
