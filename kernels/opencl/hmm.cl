@@ -666,9 +666,10 @@ __kernel void gh_fb_pairs(__global const int *gS, __global const int *sb, __glob
                           __global const long *fo, __global const long *so, __global const double *loglik,
                           __global const float *gamma, int use_col, __global const int *col, long fbase,
                           double min_post, int write, __global long *cnt, __global const long *off,
-                          __global int *out) {
+                          __global int *out, int per_utt, __global const int *ucol) {
   const int u = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
   const int g = ug[u], S = gS[g], s0 = sb[g];
+  const int cbase = per_utt ? ucol[u] : 0; /* the utterance's map in col (< 0: none) */
   const long T = fo[u + 1] - fo[u];
   const int ok = loglik[u] > GH_NINF;
   for (long t = l; t < T; t += L) {
@@ -692,7 +693,7 @@ __kernel void gh_fb_pairs(__global const int *gS, __global const int *sb, __glob
         if (w != 0.0f) {
           if (write) {
             out[3 * q] = (int)(fbase + fo[u] + t);
-            out[3 * q + 1] = use_col ? col[spdf[s0 + j]] : spdf[s0 + j];
+            out[3 * q + 1] = use_col && cbase >= 0 ? col[cbase + spdf[s0 + j]] : spdf[s0 + j];
             out[3 * q + 2] = as_int(w);
             ++q;
           } else {
@@ -702,6 +703,55 @@ __kernel void gh_fb_pairs(__global const int *gS, __global const int *sb, __glob
       }
     }
     if (!write) cnt[fo[u] + t] = n;
+  }
+}
+
+/* The E-step data's pairs sorted by pdf on the device (opencl.c
+ * gh_ocl_data_set_pairs_dev): a stable counting sort over chunks of ch
+ * pairs, one work-item per chunk.  Pairs in: [frame, pdf, weight bits] x n.
+ * gh_pairs_count: cnt[p nch + c] = chunk c's pairs of pdf p (cnt zeroed),
+ * wpart[c] = the chunk's weights summed in order (double), *bad = the
+ * smallest 1 + index of a pair outside 0 <= frame < T, 0 <= pdf < bound.
+ * gh_pairs_scan (one work-item per pdf): cnt[p nch + c] = the pairs of pdf
+ * p in chunks before c, tot[p] = all of them.  gh_pairs_scatter: each
+ * chunk's pairs, in order, to base[p] + its running position. */
+__kernel void gh_pairs_count(__global const int *in, long n, long ch, int nch, int T, int bound,
+                             __global int *cnt, __global double *wpart, __global int *bad) {
+  const int c = get_global_id(0);
+  if (c >= nch) return;
+  const long k0 = (long)c * ch, k1 = k0 + ch < n ? k0 + ch : n;
+  double w = 0.0;
+  for (long k = k0; k < k1; ++k) {
+    const int f = in[3 * k], p = in[3 * k + 1];
+    if (f < 0 || f >= T || p < 0 || p >= bound) { atomic_min(bad, (int)k + 1); continue; }
+    cnt[(long)p * nch + c] += 1;
+    w += (double)as_float(in[3 * k + 2]);
+  }
+  wpart[c] = w;
+}
+__kernel void gh_pairs_scan(__global int *cnt, int nch, int P, __global long *tot) {
+  const int p = get_global_id(0);
+  if (p >= P) return;
+  long run = 0;
+  for (int c = 0; c < nch; ++c) {
+    const int v = cnt[(long)p * nch + c];
+    cnt[(long)p * nch + c] = (int)run;
+    run += v;
+  }
+  tot[p] = run;
+}
+__kernel void gh_pairs_scatter(__global const int *in, long n, long ch, int nch, __global int *cnt,
+                               __global const long *base, __global int *frame, __global int *pdf,
+                               __global float *weight) {
+  const int c = get_global_id(0);
+  if (c >= nch) return;
+  const long k0 = (long)c * ch, k1 = k0 + ch < n ? k0 + ch : n;
+  for (long k = k0; k < k1; ++k) {
+    const int p = in[3 * k + 1];
+    const long q = base[p] + cnt[(long)p * nch + c]++;
+    frame[q] = in[3 * k];
+    pdf[q] = p;
+    weight[q] = as_float(in[3 * k + 2]);
   }
 }
 

@@ -179,21 +179,28 @@ static int32_t utt_graph(const gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t u)
 
 /* hmm_fb_pairs' request (OP_FB): the pairs of gh_hmm_gamma_pairs appended to out. */
 typedef struct {
-  const int32_t *col_pdf; /* host, [num_pdfs] or NULL */
+  const int32_t *col_pdf; /* host, [ncol] or NULL */
+  int32_t ncol;
+  const int32_t *utt_col; /* host [B]: utterance u's map starts at col_pdf[utt_col[u]] (-1: none); NULL: all at 0 */
   int32_t frame_base;
   double min_post;
-  gh_pair_buf *out;
+  gh_pair_buf *out;       /* host; NULL: the pairs stay on the device, appended to *dev (dev_n of them) */
+  cl_mem *dev;
+  int64_t *dev_n, *dev_cap;
+  cl_mem dll;             /* the batch's loglikes on the device [frames x num_pdfs], or NULL (the host's) */
 } pair_req;
 
 /* The pairs of a chunk of n utterances (gamma fout, per-state offsets som,
  * frame offsets fom: F frames from batch frame f0; log P dres) appended to
  * pq->out: gh_fb_pairs counts, the host's prefix sums, gh_fb_pairs writes. */
-static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t P, cl_mem ugm, cl_mem fom, cl_mem som,
+static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t u0, cl_mem ugm, cl_mem fom, cl_mem som,
                         cl_mem dres, cl_mem fout, int32_t n, int64_t F, int64_t f0, size_t L) {
   if (F == 0) return;
   cl_kernel k = c->k_fb_pairs;
-  const int use_col = pq->col_pdf != NULL;
-  cl_mem col = gh_ocl_buffer(c, (use_col ? (size_t)P : 1) * sizeof(int32_t), (void *)pq->col_pdf, "HMM pairs");
+  const int use_col = pq->col_pdf != NULL, per_utt = pq->utt_col != NULL;
+  cl_mem col = gh_ocl_buffer(c, (use_col ? (size_t)pq->ncol : 1) * sizeof(int32_t), (void *)pq->col_pdf, "HMM pairs");
+  cl_mem ucol = gh_ocl_buffer(c, (per_utt ? (size_t)n : 1) * sizeof(int32_t), per_utt ? (void *)(pq->utt_col + u0) : NULL,
+                              "HMM pairs");
   cl_mem cnt = gh_ocl_buffer(c, (size_t)F * sizeof(cl_long), NULL, "HMM pairs");
   cl_mem off = gh_ocl_buffer(c, (size_t)F * sizeof(cl_long), NULL, "HMM pairs");
   const cl_long fbase = (cl_long)pq->frame_base + f0;
@@ -201,6 +208,7 @@ static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t P
   ARG(k, 0, h->gS); ARG(k, 1, h->sb); ARG(k, 2, h->pdf); ARG(k, 3, h->sprev); ARG(k, 4, h->snext);
   ARG(k, 5, ugm); ARG(k, 6, fom); ARG(k, 7, som); ARG(k, 8, dres); ARG(k, 9, fout); ARG(k, 10, use_col);
   ARG(k, 11, col); ARG(k, 12, fbase); ARG(k, 13, mp); ARG(k, 15, cnt); ARG(k, 16, off);
+  ARG(k, 18, per_utt); ARG(k, 19, ucol);
   size_t gl[1] = {(size_t)n * L}, lo[1] = {L};
   for (int write = 0; write < 2; ++write) {
     ARG(k, 14, write);
@@ -209,22 +217,40 @@ static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t P
     if (write) {
       cl_long *h_off = gh_malloc((size_t)F * sizeof(cl_long));
       gh_ocl_read(c, cnt, 0, (size_t)F * sizeof(cl_long), h_off);
-      for (int64_t f = 0; f < F; ++f) { const cl_long v = h_off[f]; h_off[f] = total; total += v; }
+      /* the prefix sums (after the earlier chunks' pairs when they stay on the device) */
+      const int64_t first = pq->out ? 0 : *pq->dev_n;
+      for (int64_t f = 0; f < F; ++f) { const cl_long v = h_off[f]; h_off[f] = first + total; total += v; }
       gh_ocl_write(c, off, 0, (size_t)F * sizeof(cl_long), h_off);
       free(h_off);
       if (total == 0) break;
-      outm = gh_ocl_buffer(c, (size_t)total * sizeof(gh_frame_pdf), NULL, "HMM pairs");
+      if (!pq->out && *pq->dev_n + total > *pq->dev_cap) { /* the device list grows, its pairs kept */
+        const int64_t want = *pq->dev_n + total + (*pq->dev_n + total) / 4 + 1024;
+        cl_mem nb = gh_ocl_buffer(c, (size_t)want * sizeof(gh_frame_pdf), NULL, "HMM pairs");
+        if (*pq->dev_n)
+          gh_ocl_check(clEnqueueCopyBuffer(c->q, *pq->dev, nb, 0, 0, (size_t)*pq->dev_n * sizeof(gh_frame_pdf), 0, NULL, NULL),
+                       "HMM pairs");
+        gh_ocl_release(*pq->dev);
+        *pq->dev = nb;
+        *pq->dev_cap = want;
+      }
+      if (!pq->out) {
+        outm = *pq->dev;
+      } else {
+        outm = gh_ocl_buffer(c, (size_t)total * sizeof(gh_frame_pdf), NULL, "HMM pairs");
+      }
     }
     gh_ocl_arg(k, 17, sizeof(cl_mem), write ? &outm : &cnt); /* (unused when counting) */
     gh_ocl_launch(c, k, 1, gl, lo, write ? "HMM pairs" : "HMM pair counts");
-    if (write) {
+    if (write && !pq->out) {
+      *pq->dev_n += total;
+    } else if (write) {
       gh_pair_buf_reserve(pq->out, total);
       gh_ocl_read(c, outm, 0, (size_t)total * sizeof(gh_frame_pdf), pq->out->v + pq->out->n);
       pq->out->n += total;
       gh_ocl_release(outm);
     }
   }
-  gh_ocl_release(col); gh_ocl_release(cnt); gh_ocl_release(off);
+  gh_ocl_release(col); gh_ocl_release(ucol); gh_ocl_release(cnt); gh_ocl_release(off);
 }
 
 /* Runs op over the batch, chunk by chunk.  out_f: alpha (forward) or gamma
@@ -271,7 +297,14 @@ static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op
     }
     const int64_t F = fo[n], NS = so[n];
     cl_mem ll = gh_ocl_buffer(c, (size_t)F * P * sizeof(float), NULL, "HMM loglikes");
-    gh_ocl_write(c, ll, 0, (size_t)F * P * sizeof(float), bt->loglikes + bt->frame_off[u0] * P);
+    if (pq && pq->dll) { /* the chunk's rows of the device loglikes */
+      if (F > 0)
+        gh_ocl_check(clEnqueueCopyBuffer(c->q, pq->dll, ll, (size_t)bt->frame_off[u0] * P * sizeof(float), 0,
+                                         (size_t)F * P * sizeof(float), 0, NULL, NULL),
+                     "HMM loglikes");
+    } else {
+      gh_ocl_write(c, ll, 0, (size_t)F * P * sizeof(float), bt->loglikes + bt->frame_off[u0] * P);
+    }
     cl_mem ugm = gh_ocl_buffer(c, n * sizeof(int32_t), ug + u0, "HMM batch");
     cl_mem fom = gh_ocl_buffer(c, (n + 1) * sizeof(cl_long), fo, "HMM batch");
     cl_mem som = gh_ocl_buffer(c, (n + 1) * sizeof(cl_long), so, "HMM batch");
@@ -324,7 +357,7 @@ static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op
     gh_ocl_launch(c, k, 1, gl, lo, "HMM kernel");
     gh_ocl_read(c, dres, 0, n * sizeof(double), out_d + u0);
     if (out_f) gh_ocl_read(c, fout, 0, NS * sizeof(float), out_f + state_base);
-    if (pq) chunk_pairs(c, h, pq, P, ugm, fom, som, dres, fout, n, F, bt->frame_off[u0], L);
+    if (pq) chunk_pairs(c, h, pq, u0, ugm, fom, som, dres, fout, n, F, bt->frame_off[u0], L);
     if (op == OP_VITERBI) gh_ocl_read(c, extra, 0, F * sizeof(int32_t), path + bt->frame_off[u0]);
     if (op == OP_FB && stats) {
       double *us = gh_malloc((sto[n] + 1) * sizeof(double));
@@ -543,6 +576,69 @@ void gh_ocl_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, c
   }
   if ((int64_t)frame_base + bt->frame_off[bt->num_utts] - 1 > INT32_MAX)
     gh_die("HMM pairs: frame %lld beyond int32", (long long)frame_base + bt->frame_off[bt->num_utts] - 1);
-  const pair_req pq = {col_pdf, frame_base, min_post, out};
+  const pair_req pq = {col_pdf, bt->num_pdfs, NULL, frame_base, min_post, out, NULL, NULL, NULL, NULL};
   hmm_run(b, h, bt, OP_FB, loglik, NULL, NULL, stats, &pq);
+}
+
+/* hmm_estep_pairs (backend.h): the segments scored from d's frames into a
+ * device matrix (gh_ocl_loglikes_data_dev: loglikes_data's bits), hmm_run
+ * reading it there, gh_fb_pairs mapping each utterance's columns with its
+ * segment's map and appending the pairs to a device list, and
+ * gh_ocl_data_set_pairs_dev sorting them into d.  Returns -1 (nothing
+ * done) for a batch of the time-parallel path: the caller's host path. */
+int64_t gh_ocl_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, const gh_hmm_graph *const *graphs,
+                               gh_dev_data *d, const gh_score_seg *segs, int32_t nseg, double min_post, double *loglik,
+                               double *stats, double *wsum, double sec[2]) {
+  (void)graphs;
+  if (tp_batch(h, bt)) return -1;
+  ocl_ctx *c = b->ctx;
+  const int32_t B = bt->num_utts, ld = bt->num_pdfs;
+  const int64_t rows = bt->frame_off[B];
+  double t0 = gh_seconds();
+  cl_mem dll = gh_ocl_buffer(c, ((size_t)rows * ld + 1) * sizeof(float), NULL, "HMM loglikes");
+  int32_t ncol = 0, bound = 1;
+  for (int32_t k = 0; k < nseg; ++k) {
+    if (segs[k].rows > 0) gh_ocl_loglikes_data_dev(b, segs[k].m, d, segs[k].row0, segs[k].rows, dll, segs[k].row0, ld);
+    if (segs[k].map) ncol += segs[k].ncols;
+    else if (segs[k].ncols > bound) bound = segs[k].ncols;
+  }
+  gh_ocl_check(clFinish(c->q), "HMM loglikes");
+  double t1 = gh_seconds();
+  sec[0] += t1 - t0;
+  int32_t *cols = gh_malloc(sizeof(int32_t) * (size_t)(ncol + 1)), *ucol = gh_malloc(sizeof(int32_t) * (size_t)(B + 1));
+  int32_t *soff = gh_malloc(sizeof(int32_t) * (size_t)(nseg + 1));
+  int32_t c0 = 0;
+  for (int32_t j = 0; j < nseg; ++j) {
+    soff[j] = segs[j].map ? c0 : -1;
+    if (!segs[j].map) continue;
+    for (int32_t q = 0; q < segs[j].ncols; ++q) {
+      cols[c0 + q] = segs[j].map[q];
+      if (segs[j].map[q] + 1 > bound) bound = segs[j].map[q] + 1;
+    }
+    c0 += segs[j].ncols;
+  }
+  for (int32_t u = 0, k = 0; u < B; ++u) { /* each utterance's segment: its map, and its graph within its columns */
+    const int64_t f = bt->frame_off[u], e = bt->frame_off[u + 1];
+    ucol[u] = -1;
+    if (e <= f) continue;
+    while (k + 1 < nseg && f >= (int64_t)segs[k].row0 + segs[k].rows) ++k;
+    if (nseg == 0 || f < segs[k].row0 || e > (int64_t)segs[k].row0 + segs[k].rows)
+      gh_die("HMM E-step: utterance %d (frames %lld .. %lld) is not inside one score segment", u, (long long)f,
+             (long long)e - 1);
+    const int32_t g = utt_graph(h, bt, u);
+    if (h->info[g].P > segs[k].ncols)
+      gh_die("HMM E-step: graph %d of utterance %d uses %d loglike columns, its score segment %d has %d", g, u,
+             h->info[g].P, k, segs[k].ncols);
+    ucol[u] = soff[k];
+  }
+  cl_mem dp = NULL;
+  int64_t np = 0, cap = 0;
+  const pair_req pq = {ncol ? cols : NULL, ncol, ucol, 0, min_post, NULL, &dp, &np, &cap, dll};
+  hmm_run(b, h, bt, OP_FB, loglik, NULL, NULL, stats, &pq);
+  gh_ocl_data_set_pairs_dev(b, d, dp, np, bound, wsum);
+  gh_ocl_release(dp);
+  gh_ocl_release(dll);
+  sec[1] += gh_seconds() - t1;
+  free(cols); free(ucol); free(soff);
+  return np;
 }

@@ -294,7 +294,8 @@ static void ocl_free(gh_backend *b) {
                     c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb, c->k_fb_pairs,
                     c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ, c->k_acc_commit, c->k_kmeans, c->k_mstep_relfloor,
                     c->k_tp_chunk, c->k_tp_combine, c->k_tp_vchain, c->k_tp_vpass, c->k_tp_vtrace, c->k_tp_vpath,
-                    c->k_tp_bchain, c->k_tp_fbpass, c->k_tp_fbsum};
+                    c->k_tp_bchain, c->k_tp_fbpass, c->k_tp_fbsum, c->k_pairs_count, c->k_pairs_scan,
+                    c->k_pairs_scatter};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
   if (c->prog) clReleaseProgram(c->prog);
   if (c->q) clReleaseCommandQueue(c->q);
@@ -479,8 +480,11 @@ static void expand(ocl_ctx *c, int T, int D, int K, cl_mem X, cl_mem emap, cl_me
 /* loglikes of T frames into out (row t at out + t ldo): from the host X,
  * or (dX != NULL) from rows row0 .. of the device frames dX [. x D] (a
  * device copy into the chunk buffer: the same kernels on the same bytes). */
+/* loglikes of rows row0 .. row0 + T - 1 of X (host) or dX (device frames)
+ * into out (host, stride ldo) or, when out is NULL, into the device matrix
+ * dout from its row drow0 on (stride ldo). */
 static void loglikes_rows(gh_backend *b, ocl_model *m, const float *X, cl_mem dX, int32_t row0, int32_t T, float *out,
-                          int32_t ldo) {
+                          int32_t ldo, cl_mem dout, int64_t drow0) {
   ocl_ctx *c = b->ctx;
   const int32_t D = m->D, P = m->P, Gt = m->Gd + m->Gf;
   if (T <= 0 || P <= 0) return;
@@ -525,7 +529,13 @@ static void loglikes_rows(gh_backend *b, ocl_model *m, const float *X, cl_mem dX
     }
     gh_ocl_check(clFinish(c->q), "loglikes");
     b->kernel_seconds += gh_seconds() - k0;
-    if (ldo == P) {
+    if (!out) { /* rows of P floats to the device matrix */
+      const size_t zero[3] = {0, 0, 0}, dst[3] = {0, (size_t)(drow0 + t0), 0},
+                   region[3] = {(size_t)P * sizeof(float), (size_t)n, 1};
+      gh_ocl_check(clEnqueueCopyBufferRect(c->q, m->out, dout, zero, dst, region, (size_t)P * sizeof(float), 0,
+                                           (size_t)ldo * sizeof(float), 0, 0, NULL, NULL),
+                   "loglikes: copy");
+    } else if (ldo == P) {
       gh_ocl_read(c, m->out, 0, (size_t)n * P * sizeof(float), out + t0 * P);
     } else { /* rows of P floats to a host stride of ldo */
       const size_t zero[3] = {0, 0, 0}, region[3] = {(size_t)P * sizeof(float), (size_t)n, 1};
@@ -545,7 +555,7 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
     b->kernel_seconds += gh_seconds() - k0;
     return;
   }
-  loglikes_rows(b, m, X, NULL, 0, T, out, m->P);
+  loglikes_rows(b, m, X, NULL, 0, T, out, m->P, NULL, 0);
 }
 
 /* ---------------- E-step ---------------- */
@@ -567,7 +577,8 @@ typedef struct {
   int32_t *hF, *hP;
   int evicted;
   const float *hXin; /* the caller's host arrays (valid until data_free, backend.h) */
-  const gh_frame_pdf *hpairs;
+  const gh_frame_pdf *hpairs; /* the caller's; NULL after gh_ocl_data_set_pairs_dev */
+  gh_frame_pdf *own_pairs;    /* host copy of device-set pairs, made when a host-evaluated model needs them */
   gh_dev_data *host_d; /* on the host backend, for models evaluated there (lazily) */
 } ocl_data;
 
@@ -629,7 +640,7 @@ static void ocl_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, 
   if (d->D != m->D) gh_die("loglikes_data: data dimension %d, model dimension %d", d->D, m->D);
   if (d->evicted) gh_die("loglikes_data: the data block was evicted (data_reload first)");
   if (T <= 0 || m->P <= 0) return;
-  loglikes_rows(b, m, NULL, d->X, row0, T, out, ldo);
+  loglikes_rows(b, m, NULL, d->X, row0, T, out, ldo, NULL, 0);
 }
 
 static void ocl_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
@@ -640,7 +651,132 @@ static void ocl_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pd
   gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
   d->frame = d->pdf = d->weight = NULL;
   if (d->host_d) { c->host->ops->data_free(c->host, d->host_d); d->host_d = NULL; }
+  free(d->own_pairs);
+  d->own_pairs = NULL;
   ocl_data_pairs(c, d, pairs, npairs);
+}
+
+/* loglikes_data into a device matrix (hmm_estep_pairs, opencl-hmm.c): rows
+ * row0 .. row0 + T - 1 of d to dout from row drow0 on, stride ldo; the
+ * bits of loglikes_data. */
+void gh_ocl_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T, cl_mem dout,
+                              int64_t drow0, int32_t ldo) {
+  ocl_ctx *c = b->ctx;
+  ocl_model *m = (ocl_model *)dm;
+  ocl_data *d = (ocl_data *)dd;
+  if (row0 < 0 || T < 0 || (int64_t)row0 + T > d->T)
+    gh_die("loglikes_data: rows %d .. %lld of a data block of %d frames", row0, (long long)row0 + T - 1, d->T);
+  if (ldo < m->P) gh_die("loglikes_data: output stride %d below the model's %d pdfs", ldo, m->P);
+  if (T <= 0 || m->P <= 0) return;
+  if (m->host_m) {
+    float *h = gh_malloc(sizeof(float) * ((size_t)T * m->P + 1));
+    gh_backend_loglikes_rows(b, dm, NULL, d->hXin, d->D, row0, T, h, m->P, m->P);
+    const size_t zero[3] = {0, 0, 0}, dst[3] = {0, (size_t)drow0, 0}, region[3] = {(size_t)m->P * sizeof(float), (size_t)T, 1};
+    gh_ocl_check(clEnqueueWriteBufferRect(c->q, dout, CL_TRUE, dst, zero, region, (size_t)ldo * sizeof(float), 0,
+                                          (size_t)m->P * sizeof(float), 0, h, 0, NULL, NULL),
+                 "loglikes: write");
+    free(h);
+    return;
+  }
+  if (d->D != m->D) gh_die("loglikes_data: data dimension %d, model dimension %d", d->D, m->D);
+  if (d->evicted) gh_die("loglikes_data: the data block was evicted (data_reload first)");
+  loglikes_rows(b, m, NULL, d->X, row0, T, NULL, ldo, dout, drow0);
+}
+
+/* New pairs for d from the device (hmm_estep_pairs): pairs [n] (device, as
+ * gh_frame_pdf), each with 0 <= frame < d's rows and 0 <= pdf < bound (dies
+ * naming the first that is not), become d's E-step pairs as
+ * data_set_pairs makes them from host pairs -- sorted by pdf, stable (a
+ * counting sort over chunks: hmm.cl gh_pairs_count, gh_pairs_scan,
+ * gh_pairs_scatter), so the same buffers bit for bit.  Only the per-pdf
+ * totals and the chunks' weight sums come back; *wsum = those summed in
+ * chunk order.  Dies as data_set_pairs on an evicted d. */
+void gh_ocl_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, cl_mem pairs, int64_t n, int32_t bound, double *wsum) {
+  ocl_ctx *c = b->ctx;
+  ocl_data *d = (ocl_data *)dd;
+  if (d->evicted) gh_die("data_set_pairs (device): the data block was evicted (data_reload first)");
+  if (n < 0 || n >= INT32_MAX) gh_die("data_set_pairs (device): %lld pairs in one block (at most %d)", (long long)n, INT32_MAX - 1);
+  gh_ocl_check(clFinish(c->q), "data_set_pairs"); /* no E-step still reading the old pairs */
+  gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
+  d->frame = d->pdf = d->weight = NULL;
+  if (d->host_d) { c->host->ops->data_free(c->host, d->host_d); d->host_d = NULL; }
+  free(d->own_pairs);
+  d->own_pairs = NULL;
+  d->hpairs = NULL;
+  d->npairs = n;
+  *wsum = 0.0;
+  d->frame = gh_ocl_buffer(c, (size_t)(n ? n : 1) * sizeof(int32_t), NULL, "E-step pairs");
+  d->pdf = gh_ocl_buffer(c, (size_t)(n ? n : 1) * sizeof(int32_t), NULL, "E-step pairs");
+  d->weight = gh_ocl_buffer(c, (size_t)(n ? n : 1) * sizeof(float), NULL, "E-step pairs");
+  int32_t P = 0;
+  int64_t *tot = NULL;
+  if (n > 0) {
+    /* chunks of ch pairs, the count matrix at most 16 M ints (a stable sort's
+     * result does not depend on ch) */
+    int64_t ch = 256;
+    while ((n + ch - 1) / ch * (int64_t)bound > ((int64_t)16 << 20)) ch *= 2;
+    const int32_t nch = (int32_t)((n + ch - 1) / ch);
+    cl_mem cnt = gh_ocl_buffer(c, (size_t)nch * bound * sizeof(int32_t), NULL, "pair sort");
+    cl_mem wpart = gh_ocl_buffer(c, (size_t)nch * sizeof(double), NULL, "pair sort");
+    cl_mem bad = gh_ocl_buffer(c, sizeof(int32_t), NULL, "pair sort");
+    cl_mem dtot = gh_ocl_buffer(c, (size_t)bound * sizeof(cl_long), NULL, "pair sort");
+    const int32_t zero = 0, big = INT32_MAX;
+    gh_ocl_check(clEnqueueFillBuffer(c->q, cnt, &zero, sizeof zero, 0, (size_t)nch * bound * sizeof(int32_t), 0, NULL, NULL),
+                 "pair sort");
+    gh_ocl_write(c, bad, 0, sizeof big, &big);
+    const cl_long nl = n, chl = ch;
+    cl_kernel k = c->k_pairs_count;
+    ARG(k, 0, pairs); ARG(k, 1, nl); ARG(k, 2, chl); ARG(k, 3, nch); ARG(k, 4, d->T); ARG(k, 5, bound);
+    ARG(k, 6, cnt); ARG(k, 7, wpart); ARG(k, 8, bad);
+    size_t gl[1] = {((size_t)nch + 63) / 64 * 64}, lo[1] = {64};
+    gh_ocl_launch(c, k, 1, gl, lo, "pair counts");
+    int32_t hb = big;
+    gh_ocl_read(c, bad, 0, sizeof hb, &hb);
+    if (hb != big) {
+      int32_t pr[3];
+      gh_ocl_read(c, pairs, (size_t)(hb - 1) * 3 * sizeof(int32_t), sizeof pr, pr);
+      gh_die("data_set_pairs (device): pair %d (frame %d, pdf %d) outside %d frames and %d pdfs", hb - 1, pr[0], pr[1],
+             d->T, bound);
+    }
+    k = c->k_pairs_scan;
+    ARG(k, 0, cnt); ARG(k, 1, nch); ARG(k, 2, bound); ARG(k, 3, dtot);
+    size_t gp[1] = {((size_t)bound + 63) / 64 * 64};
+    gh_ocl_launch(c, k, 1, gp, lo, "pair scan");
+    tot = gh_malloc(sizeof(int64_t) * (size_t)bound);
+    gh_ocl_read(c, dtot, 0, (size_t)bound * sizeof(cl_long), tot);
+    double *wp = gh_malloc(sizeof(double) * (size_t)nch);
+    gh_ocl_read(c, wpart, 0, (size_t)nch * sizeof(double), wp);
+    double w = 0.0;
+    for (int32_t q = 0; q < nch; ++q) w += wp[q];
+    free(wp);
+    *wsum = w;
+    for (int32_t p = 0; p < bound; ++p) if (tot[p]) P = p + 1;
+    cl_long *base = gh_malloc(sizeof(cl_long) * (size_t)bound);
+    int64_t run = 0;
+    for (int32_t p = 0; p < bound; ++p) { base[p] = run; run += tot[p]; }
+    cl_mem dbase = gh_ocl_buffer(c, (size_t)bound * sizeof(cl_long), base, "pair sort");
+    free(base);
+    k = c->k_pairs_scatter;
+    ARG(k, 0, pairs); ARG(k, 1, nl); ARG(k, 2, chl); ARG(k, 3, nch); ARG(k, 4, cnt); ARG(k, 5, dbase);
+    ARG(k, 6, d->frame); ARG(k, 7, d->pdf); ARG(k, 8, d->weight);
+    gh_ocl_launch(c, k, 1, gl, lo, "pair scatter");
+    cl_mem all[] = {cnt, wpart, bad, dtot, dbase};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
+  }
+  d->max_pdf = P - 1;
+  free(d->count);
+  d->count = gh_calloc((size_t)P + 1, sizeof(int64_t));
+  for (int32_t p = 0; p < P; ++p) d->count[p] = tot[p];
+  free(tot);
+  if (d->hX) { /* data_evict's copy: the new pairs */
+    free(d->hF); free(d->hP); free(d->hW);
+    d->hF = gh_malloc((size_t)(n + 1) * sizeof(int32_t));
+    d->hP = gh_malloc((size_t)(n + 1) * sizeof(int32_t));
+    d->hW = gh_malloc((size_t)(n + 1) * sizeof(float));
+    gh_ocl_read(c, d->frame, 0, (size_t)n * sizeof(int32_t), d->hF);
+    gh_ocl_read(c, d->pdf, 0, (size_t)n * sizeof(int32_t), d->hP);
+    gh_ocl_read(c, d->weight, 0, (size_t)n * sizeof(float), d->hW);
+  }
 }
 
 static void ocl_data_free(gh_backend *b, gh_dev_data *dd) {
@@ -652,6 +788,7 @@ static void ocl_data_free(gh_backend *b, gh_dev_data *dd) {
   free(d->hX); free(d->hW); free(d->hF); free(d->hP);
   if (d->host_d) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->data_free(h, d->host_d); }
   free(d->count);
+  free(d->own_pairs);
   free(d);
 }
 
@@ -691,6 +828,26 @@ static void ocl_data_reload(gh_backend *b, gh_dev_data *dd) {
   d->pdf = gh_ocl_buffer(c, np * sizeof(int32_t), np ? d->hP : NULL, "E-step pairs");
   d->weight = gh_ocl_buffer(c, np * sizeof(float), np ? d->hW : NULL, "E-step pairs");
   d->evicted = 0;
+}
+
+/* d's pairs on the host (a model evaluated on the host backend needs them)
+ * when they were set on the device: read back, in pdf order (each pdf's
+ * pairs in their order, so the host backend's stable sort gives the same
+ * E-step). */
+static const gh_frame_pdf *data_host_pairs(ocl_ctx *c, ocl_data *d) {
+  if (d->hpairs || d->npairs == 0) return d->hpairs;
+  if (!d->own_pairs) {
+    const size_t n = (size_t)d->npairs;
+    int32_t *f = gh_malloc(n * sizeof(int32_t)), *p = gh_malloc(n * sizeof(int32_t));
+    float *w = gh_malloc(n * sizeof(float));
+    gh_ocl_read(c, d->frame, 0, n * sizeof(int32_t), f);
+    gh_ocl_read(c, d->pdf, 0, n * sizeof(int32_t), p);
+    gh_ocl_read(c, d->weight, 0, n * sizeof(float), w);
+    d->own_pairs = gh_malloc(n * sizeof(gh_frame_pdf));
+    for (size_t k = 0; k < n; ++k) d->own_pairs[k] = (gh_frame_pdf){f[k], p[k], w[k]};
+    free(f); free(p); free(w);
+  }
+  return d->own_pairs;
 }
 
 static void need_fp64(gh_backend *b, const char *what) {
@@ -793,7 +950,7 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   ocl_model *m = (ocl_model *)dm;
   ocl_data *d = (ocl_data *)dd;
   if (m->host_m) {
-    if (!d->host_d) d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, d->hpairs, d->npairs);
+    if (!d->host_d) d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, data_host_pairs(c, d), d->npairs);
     return c->host->ops->accumulate(c->host, m->host_m, d->host_d);
   }
   need_fp64(b, "accumulate");
@@ -973,6 +1130,7 @@ static const gh_backend_ops ocl_ops = {
     .hmm_viterbi = gh_ocl_hmm_viterbi,
     .hmm_fb = gh_ocl_hmm_fb,
     .hmm_fb_pairs = gh_ocl_hmm_fb_pairs,
+    .hmm_estep_pairs = gh_ocl_hmm_estep_pairs,
     .acc_raw_size = ocl_acc_raw_size,
     .acc_raw_get = ocl_acc_raw_get,
     .acc_raw_set = ocl_acc_raw_set,
@@ -1102,6 +1260,9 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
     c->k_viterbi = kernel(c, "gh_hmm_viterbi");
     c->k_fb = kernel(c, "gh_hmm_fb");
     c->k_fb_pairs = kernel(c, "gh_fb_pairs");
+    c->k_pairs_count = kernel(c, "gh_pairs_count");
+    c->k_pairs_scan = kernel(c, "gh_pairs_scan");
+    c->k_pairs_scatter = kernel(c, "gh_pairs_scatter");
     c->k_tp_chunk = kernel(c, "gh_tp_chunk");
     c->k_tp_combine = kernel(c, "gh_tp_combine");
     c->k_tp_vchain = kernel(c, "gh_tp_vchain");

@@ -254,7 +254,7 @@ PY
   echo "$output" | grep -q "max-device-memory must be a positive size"
 }
 
-@test "hmm-train on OpenCL (PoCL): the GMM M-step on the device in the iterations that do not mix up, the host's models within the GPU tolerances (GH_MSTEP=host), 2 ranks = 1 byte for byte" {
+@test "hmm-train on OpenCL (PoCL): the GMM M-step on the device in the iterations that do not mix up, the host's models within the GPU tolerances (GH_MSTEP=host), 2 ranks = 1 byte for byte; the block E-step on the device = its host path bit for bit" {
   D=$GH_SHARED/data
   gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null \
     2>"$T/probe" || skip "no OpenCL device: $(tail -1 "$T/probe")"
@@ -272,6 +272,17 @@ PY
   gmm-copy --binary=false "$T/device.mdl" "$T/device.txt" 2>/dev/null
   gmm-copy --binary=false "$T/host.mdl" "$T/host.txt" 2>/dev/null
   python3 "$ROOT/test/python/compare_models.py" "$T/device.txt" "$T/host.txt" --rtol 1e-4 --cov-rtol 1e-3
+  # the block E-step (scoring, forward-backward, the posteriors sorted into the E-step data) on the device
+  # (hmm_estep_pairs; --verbose=1: no pairs sent to the device) against its host path (GH_HMM_ESTEP=host)
+  hmm-train --verbose=1 $args "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" "$T/ed.hmm" \
+    "$T/ed.mdl" 2> "$T/ed.log"
+  GH_HMM_ESTEP=host hmm-train --verbose=1 $args "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" \
+    "$T/eh.hmm" "$T/eh.mdl" 2> "$T/eh.log"
+  [ "$(grep -c 'pairs to the device 0 s' "$T/ed.log")" -eq 4 ]
+  [ "$(grep -c 'pairs to the device 0 s' "$T/eh.log")" -eq 0 ]
+  cmp "$T/ed.mdl" "$T/eh.mdl"
+  cmp "$T/ed.hmm" "$T/eh.hmm"
+  cmp "$T/ed.mdl" "$T/device.mdl"
   if command -v mpirun >/dev/null && [ -z "${GH_SANITIZED:-}" ] && hmm-train --help 2>&1 | grep -q -- '--comm'; then
     mpirun --oversubscribe -np 2 hmm-train $args "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
       "ark,t:$T/tr/text" "$T/d2.hmm" "$T/d2.mdl" 2> "$T/d2.log"
