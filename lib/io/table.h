@@ -145,6 +145,7 @@ typedef struct {
   gh_scp_entry *e;
   int64_t n;
   int nfiles;
+  int last_file;   /* the file of the last entry parsed (gh_scp_index_open looks there first) */
   char **paths;
   int *fds;
   int64_t *sizes;
