@@ -154,6 +154,10 @@ struct gh_hmm_trainer {
    * its E-step and reloaded at the start of the block's next one */
   int can_stream;
   unsigned char *bstream, *bplanned; /* [nblk] streamed; placed (resident or streamed) */
+  /* Viterbi: [nblk] the block's data holds the pairs of the current alignment (vset), their number and weight */
+  unsigned char *vset;
+  int64_t *vnp;
+  double *vw;
   int64_t resident_bytes, stream_room; /* bytes of the resident blocks; room kept for two streamed ones */
   int32_t num_streamed;
   int stream_logged;
@@ -533,6 +537,9 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend_start *start, gh_backend **bp, gh_
   t->bdd = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bdd);
   t->bstream = gh_calloc(t->nblk ? t->nblk : 1, 1);
   t->bplanned = gh_calloc(t->nblk ? t->nblk : 1, 1);
+  t->vset = gh_calloc(t->nblk ? t->nblk : 1, 1);
+  t->vnp = gh_calloc(t->nblk ? t->nblk : 1, sizeof(int64_t));
+  t->vw = gh_calloc(t->nblk ? t->nblk : 1, sizeof(double));
   if (o->max_device_bytes > 0) {
     const gh_backend_ops *ops = b->ops;
     t->can_stream = ops->data_bytes && ops->data_evict && ops->data_reload;
@@ -742,7 +749,10 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         st->hmm_seconds += gh_seconds() - tp;
       }
       tp = gh_seconds();
-      for (int32_t i = 0; i < n; ++i) {
+      /* Viterbi without realignment: the block's data holds this alignment's pairs already (the
+       * same pairs would be made, sorted and sent again) */
+      const int keep = !bw && !align && t->vset[bi] && t->bdd[bi];
+      for (int32_t i = 0; i < n && !keep; ++i) {
         rutt *u = &t->utts[rb->u0 + i];
         int32_t frame0 = (int32_t)(u->row - rb->row0);
         if (bw) {
@@ -777,16 +787,21 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         }
       }
       st->pairs_seconds += gh_seconds() - tp;
-      if (!bw) np = pb->n;
+      if (!bw) np = keep ? t->vnp[bi] : pb->n;
+      if (keep) gmm_w = t->vw[bi];
     }
     tp = gh_seconds();
     if (np > 0) {
-      if (!bw) { /* Viterbi: the alignment's pairs (bw's are set by gh_backend_hmm_estep_pairs) */
+      if (!bw && !(t->vset[bi] && !align && t->bdd[bi])) {
+        /* Viterbi: the alignment's pairs (bw's are set by gh_backend_hmm_estep_pairs) */
         for (int64_t i = 0; i < np; ++i) gmm_w += pb->v[i].weight;
         /* the block's frames stay on the backend across iterations; only the pairs change */
         const double ts = gh_seconds();
         gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, pb->v, np);
         st->setpairs_seconds += gh_seconds() - ts;
+        t->vset[bi] = 1;
+        t->vnp[bi] = np;
+        t->vw[bi] = gmm_w;
       }
       o->acc_zero(b, dm);
       gmm_ll = o->accumulate(b, dm, t->bdd[bi]);
@@ -966,6 +981,7 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
     free(t->bpairs[bi].v);
   }
   free(t->bdd); free(t->bpairs); free(t->bstream); free(t->bplanned);
+  free(t->vset); free(t->vnp); free(t->vw);
   free(t->blocks);
   gh_shard_plan_free(&t->plan);
   free(t->X);

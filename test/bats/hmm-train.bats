@@ -232,8 +232,10 @@ PY
   for mode in bw viterbi; do
     for R in $ranks; do
       launch=; [ $R -eq 1 ] || launch="mpirun --oversubscribe -np $R"
+      # Viterbi realigns in iteration 1 only: iterations 2-3 keep the alignment's pairs in the (evicted) blocks
+      ri=; [ $mode = bw ] || ri=--realign-iters=1
       for mm in "" 200K; do  # blocks of ~600 frames x 13 dims: ~45 KB; 200 KB keeps two resident
-        $launch hmm-train --device=opencl --mode=$mode --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 \
+        $launch hmm-train --device=opencl --mode=$mode $ri --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 \
           --seed=1 ${mm:+--max-device-memory=$mm} "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
           "ark,t:$T/tr/text" "$T/$mode$R${mm}.hmm" "$T/$mode$R${mm}.mdl" 2> "$T/$mode$R$mm.log"
       done
