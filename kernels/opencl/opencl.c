@@ -643,16 +643,24 @@ static void ocl_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, 
   loglikes_rows(b, m, NULL, d->X, row0, T, out, ldo, NULL, 0);
 }
 
-static void ocl_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
-  ocl_ctx *c = b->ctx;
-  ocl_data *d = (ocl_data *)dd;
-  if (d->evicted) gh_die("data_set_pairs: the data block was evicted (data_reload first)");
-  gh_ocl_check(clFinish(c->q), "data_set_pairs"); /* no E-step still reading the old pairs */
+/* Before new pairs on d (data_set_pairs, gh_ocl_data_set_pairs_dev): d
+ * resident, no E-step still reading the old pairs; the old pair buffers,
+ * the host backend's copy (models evaluated there) and the host copy of
+ * device-set pairs dropped. */
+static void data_pairs_begin(ocl_ctx *c, ocl_data *d, const char *what) {
+  if (d->evicted) gh_die("%s: the data block was evicted (data_reload first)", what);
+  gh_ocl_check(clFinish(c->q), what);
   gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
   d->frame = d->pdf = d->weight = NULL;
   if (d->host_d) { c->host->ops->data_free(c->host, d->host_d); d->host_d = NULL; }
   free(d->own_pairs);
   d->own_pairs = NULL;
+}
+
+static void ocl_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs) {
+  ocl_ctx *c = b->ctx;
+  ocl_data *d = (ocl_data *)dd;
+  data_pairs_begin(c, d, "data_set_pairs");
   ocl_data_pairs(c, d, pairs, npairs);
 }
 
@@ -694,14 +702,8 @@ void gh_ocl_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, 
 void gh_ocl_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, cl_mem pairs, int64_t n, int32_t bound, double *wsum) {
   ocl_ctx *c = b->ctx;
   ocl_data *d = (ocl_data *)dd;
-  if (d->evicted) gh_die("data_set_pairs (device): the data block was evicted (data_reload first)");
   if (n < 0 || n >= INT32_MAX) gh_die("data_set_pairs (device): %lld pairs in one block (at most %d)", (long long)n, INT32_MAX - 1);
-  gh_ocl_check(clFinish(c->q), "data_set_pairs"); /* no E-step still reading the old pairs */
-  gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
-  d->frame = d->pdf = d->weight = NULL;
-  if (d->host_d) { c->host->ops->data_free(c->host, d->host_d); d->host_d = NULL; }
-  free(d->own_pairs);
-  d->own_pairs = NULL;
+  data_pairs_begin(c, d, "data_set_pairs (device)");
   d->hpairs = NULL;
   d->npairs = n;
   *wsum = 0.0;
