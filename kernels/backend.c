@@ -272,6 +272,46 @@ void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *b
   free(soff);
 }
 
+int32_t *gh_score_seg_maps(const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs, int32_t num_graphs,
+                           const gh_score_seg *segs, int32_t nseg, int32_t *ncol, int32_t *ucol, int32_t *bound) {
+  int32_t n = 0, bd = 1;
+  for (int32_t k = 0; k < nseg; ++k) {
+    if (segs[k].map) n += segs[k].ncols;
+    else if (segs[k].ncols > bd) bd = segs[k].ncols;
+  }
+  int32_t *cols = gh_malloc(sizeof(int32_t) * (size_t)(n + 1));
+  int32_t *soff = gh_malloc(sizeof(int32_t) * (size_t)(nseg + 1));
+  int32_t c0 = 0;
+  for (int32_t k = 0; k < nseg; ++k) {
+    soff[k] = segs[k].map ? c0 : -1;
+    if (!segs[k].map) continue;
+    for (int32_t q = 0; q < segs[k].ncols; ++q) {
+      cols[c0 + q] = segs[k].map[q];
+      if (segs[k].map[q] + 1 > bd) bd = segs[k].map[q] + 1;
+    }
+    c0 += segs[k].ncols;
+  }
+  for (int32_t u = 0, k = 0; u < batch->num_utts; ++u) {
+    const int64_t f = batch->frame_off[u], e = batch->frame_off[u + 1];
+    ucol[u] = -1;
+    if (e <= f) continue; /* no frames, no pairs (the HMM ops check the offsets) */
+    while (k + 1 < nseg && f >= (int64_t)segs[k].row0 + segs[k].rows) ++k;
+    if (nseg == 0 || f < segs[k].row0 || e > (int64_t)segs[k].row0 + segs[k].rows)
+      gh_die("HMM E-step: utterance %d (frames %lld .. %lld) is not inside one score segment", u, (long long)f,
+             (long long)e - 1);
+    const int32_t g = batch->graph ? batch->graph[u] : 0;
+    if (g < 0 || g >= num_graphs) gh_die("HMM batch: utterance %d refers to graph %d of %d", u, g, num_graphs);
+    if (graphs[g]->num_pdfs > segs[k].ncols)
+      gh_die("HMM E-step: graph %d of utterance %d uses %d loglike columns, its score segment %d has %d", g, u,
+             graphs[g]->num_pdfs, k, segs[k].ncols);
+    ucol[u] = soff[k];
+  }
+  free(soff);
+  *ncol = n;
+  *bound = bd;
+  return cols;
+}
+
 int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                                    const gh_hmm_graph *const *graphs, gh_dev_data **d, const float *X, int32_t D,
                                    int32_t rows, const gh_score_seg *segs, int32_t nseg, float *ll, double min_post,

@@ -521,6 +521,16 @@ typedef struct gh_score_seg {
   const int32_t *map;
 } gh_score_seg;
 
+/* For a backend's hmm_estep_pairs: the segments' column maps one after the
+ * other (returned, malloc'd [*ncol + 1]), each utterance's offset into them
+ * in ucol [num_utts] (-1: its columns are pdf ids, or it has no frames) and
+ * *bound, one more than the largest pdf id the pairs can have.  graphs
+ * [num_graphs]: the host graphs the batch's utterances index.  Dies on an
+ * utterance that is not inside one segment, a bad graph index, or a graph
+ * using more loglike columns than its segment has. */
+int32_t *gh_score_seg_maps(const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs, int32_t num_graphs,
+                           const gh_score_seg *segs, int32_t nseg, int32_t *ncol, int32_t *ucol, int32_t *bound);
+
 /* The Baum-Welch E-step of one block up to its GMM E-step data (hmm-train):
  * the loglikes of each segment (gh_backend_loglikes_rows from *d's frames X
  * [rows x D], host, where b scores resident frames) into ll ([rows x

@@ -242,9 +242,9 @@ void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, dou
   /* per Gaussian (in parallel over all of them when there is enough work:
    * a UBM is one pdf), then the per-pdf maxima in order; NaN counts as
    * INFINITY.  (A score group's sub-model of 64 diagonal Gaussians took
-   * 4-9 ms in a parallel region of 16 threads on an H200 host, 0.2 ms in
-   * one thread: hmm-train uploads ~10 such models every iteration;
-   * doc/perf.md, seventeenth session.) */
+   * 4-9 ms in a parallel region of 16 threads on an H200 host, the
+   * iteration's other uploads of the same size 0.2 ms: hmm-train uploads
+   * ~10 such models every iteration; doc/perf.md, seventeenth session.) */
   int any_full = 0;
   for (int32_t p = 0; p < P; ++p) any_full |= s->pdfs[p].type == GH_COV_FULL;
   int32_t *gp = gh_malloc(sizeof(int32_t) * (size_t)(Gt ? Gt : 1));

@@ -2313,59 +2313,27 @@ extern "C" int64_t gh_cuda_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const g
                                            const gh_hmm_graph *const *graphs, gh_dev_data *d, const gh_score_seg *segs,
                                            int32_t nseg, double min_post, double *loglik, double *stats, double *wsum,
                                            double sec[2]) {
-  (void)graphs;
   if (tp_batch(h, batch, OP_FB, NULL)) return -1;
   const int32_t B = batch->num_utts, ld = batch->num_pdfs;
   const int64_t rows = batch->frame_off[B];
   HScratch *s = h->s;
   double t0 = gh_seconds();
   hgrow_dev((void **)&s->dLLB, &s->capLLB, (size_t)rows * ld + 1, sizeof(float));
-  int32_t ncol = 0, bound = 1;
-  for (int32_t k = 0; k < nseg; ++k) {
-    if (segs[k].rows > 0) gh_cuda_loglikes_data_dev(b, segs[k].m, d, segs[k].row0, segs[k].rows, s->dLLB + (size_t)segs[k].row0 * ld, ld);
-    if (segs[k].map) ncol += segs[k].ncols;
-    const int32_t nb = segs[k].map ? 0 : segs[k].ncols;
-    if (nb > bound) bound = nb;
-  }
+  for (int32_t k = 0; k < nseg; ++k)
+    if (segs[k].rows > 0)
+      gh_cuda_loglikes_data_dev(b, segs[k].m, d, segs[k].row0, segs[k].rows, s->dLLB + (size_t)segs[k].row0 * ld, ld);
   CK(cudaDeviceSynchronize());
   double t1 = gh_seconds();
   sec[0] += t1 - t0;
-  /* the maps one after the other; each utterance's offset in them (-1: none), its segment's */
-  int32_t *cols = (int32_t *)gh_malloc(sizeof(int32_t) * (size_t)(ncol + 1));
+  int32_t ncol = 0, bound = 1;
   int32_t *ucol = (int32_t *)gh_malloc(sizeof(int32_t) * (size_t)(B + 1));
-  int32_t c0 = 0, k = 0;
-  int32_t *soff = (int32_t *)gh_malloc(sizeof(int32_t) * (size_t)(nseg + 1));
-  for (int32_t j = 0; j < nseg; ++j) {
-    soff[j] = segs[j].map ? c0 : -1;
-    if (segs[j].map) {
-      for (int32_t c = 0; c < segs[j].ncols; ++c) {
-        cols[c0 + c] = segs[j].map[c];
-        if (segs[j].map[c] + 1 > bound) bound = segs[j].map[c] + 1;
-      }
-      c0 += segs[j].ncols;
-    }
-  }
-  for (int32_t u = 0; u < B; ++u) {
-    const int64_t f = batch->frame_off[u], e = batch->frame_off[u + 1];
-    ucol[u] = -1;
-    if (e <= f) continue; /* no frames, no pairs (hmm_run checks the offsets) */
-    while (k + 1 < nseg && f >= (int64_t)segs[k].row0 + segs[k].rows) ++k;
-    if (nseg == 0 || f < segs[k].row0 || e > (int64_t)segs[k].row0 + segs[k].rows)
-      gh_die("HMM E-step: utterance %d (frames %lld .. %lld) is not inside one score segment", u, (long long)f,
-             (long long)e - 1);
-    const int32_t g = batch->graph ? batch->graph[u] : 0;
-    if (g < 0 || g >= h->num_graphs) gh_die("HMM batch: utterance %d refers to graph %d of %d", u, g, h->num_graphs);
-    if (h->hG[g].num_pdfs > segs[k].ncols)
-      gh_die("HMM E-step: graph %d of utterance %d uses %d loglike columns, its score segment %d has %d", g, u,
-             h->hG[g].num_pdfs, k, segs[k].ncols);
-    ucol[u] = soff[k];
-  }
+  int32_t *cols = gh_score_seg_maps(batch, graphs, h->num_graphs, segs, nseg, &ncol, ucol, &bound);
   const PairReq pq = {ncol ? cols : NULL, ncol, ucol, 0, min_post, NULL, s->dLLB};
   s->nPairsB = 0;
   hmm_run(h, batch, OP_FB, loglik, NULL, NULL, stats, &pq);
   const int64_t n = s->nPairsB;
   gh_cuda_data_set_pairs_dev(b, d, s->dPairsB, n, bound, wsum);
   sec[1] += gh_seconds() - t1;
-  free(cols); free(ucol); free(soff);
+  free(cols); free(ucol);
   return n;
 }

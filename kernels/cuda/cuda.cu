@@ -416,11 +416,12 @@ typedef struct {
   int32_t *hSortF; float *hSortW; size_t capSort;
   void *hmm_scratch;               /* the HMM calls' device scratch (cuda-hmm.cu HScratch), made lazily */
   /* gh_cuda_data_set_pairs_dev's device sort (grow-only): keys and indices
-   * in and out, cub's temporary storage, the weights in double, the total
-   * and a flag */
+   * in and out, cub's temporary storage, the weights in double, the
+   * offsets, the total and a flag */
   int *dSortK[2], *dSortI[2]; size_t capSortKI;
   void *dSortTmp; size_t capSortTmp;
   double *dSortWd; size_t capSortWd;
+  long long *dSortOff; size_t capSortOff; /* the per-pdf offsets */
   double *dSortSum;
   int *dSortBad;
   gh_backend *host;                /* the cpu backend for models the fp32 forms cannot evaluate (lazily) */
@@ -455,7 +456,7 @@ static void cuda_free_backend(gh_backend *b) {
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
   cudaFree(c->dPstat); cudaFree(c->dRt);
   for (int k = 0; k < 2; ++k) { cudaFree(c->dSortK[k]); cudaFree(c->dSortI[k]); }
-  cudaFree(c->dSortTmp); cudaFree(c->dSortWd); cudaFree(c->dSortSum); cudaFree(c->dSortBad);
+  cudaFree(c->dSortTmp); cudaFree(c->dSortWd); cudaFree(c->dSortOff); cudaFree(c->dSortSum); cudaFree(c->dSortBad);
   gg_ctx_free(c->gg);
   if (c->host) gh_backend_free(c->host);
   if (c->up) {
@@ -1258,6 +1259,16 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
  * and a fresh expanded-feature cache (the cache holds each pdf's frames).
  * The pairs are checked and sorted on the host in parallel (gh_pairs_sort_by_pdf, which sets
  * d->max_pdf) into the page-locked staging. */
+/* Room for n pairs in d's dFrames and dW (kept when they fit: set_pairs
+ * reuses them; contents not kept otherwise). */
+static void data_pairs_room(cuda_data *d, size_t n) {
+  if (d->capPairs >= n && d->dFrames) return;
+  cudaFree(d->dFrames); cudaFree(d->dW);
+  d->capPairs = n + n / 8 + 1;
+  CK(cudaMalloc((void **)&d->dFrames, d->capPairs * sizeof(int32_t)));
+  CK(cudaMalloc((void **)&d->dW, d->capPairs * sizeof(float)));
+}
+
 static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs) {
   d->pairs = pairs;
   d->npairs = npairs;
@@ -1271,12 +1282,7 @@ static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs,
   int32_t *hf = c->hSortF;
   float *hw = c->hSortW;
   d->poff = gh_pairs_sort_by_pdf(pairs, npairs, d->T, &d->max_pdf, hf, hw); /* checked, sorted, in parallel */
-  if (d->capPairs < n || !d->dFrames) { /* set_pairs keeps the arrays when the new pairs fit */
-    cudaFree(d->dFrames); cudaFree(d->dW);
-    d->capPairs = n + n / 8 + 1;
-    CK(cudaMalloc((void **)&d->dFrames, d->capPairs * sizeof(int32_t)));
-    CK(cudaMalloc((void **)&d->dW, d->capPairs * sizeof(float)));
-  }
+  data_pairs_room(d, n);
   CK(cudaMemcpy(d->dFrames, hf, n * sizeof(int32_t), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d->dW, hw, n * sizeof(float), cudaMemcpyHostToDevice));
   d->xc = gg_xcache_new(d->max_pdf + 1);
@@ -1377,12 +1383,7 @@ extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const
   d->npairs = n;
   *wsum = 0.0;
   const size_t un = (size_t)n;
-  if (d->capPairs < un || !d->dFrames) {
-    cudaFree(d->dFrames); cudaFree(d->dW);
-    d->capPairs = un + un / 8 + 1;
-    CK(cudaMalloc((void **)&d->dFrames, d->capPairs * sizeof(int32_t)));
-    CK(cudaMalloc((void **)&d->dW, d->capPairs * sizeof(float)));
-  }
+  data_pairs_room(d, un);
   if (n == 0) {
     d->max_pdf = -1;
     d->poff = (int64_t *)gh_calloc(1, sizeof(int64_t));
@@ -1427,13 +1428,12 @@ extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const
     CK(cudaMemcpy(&last, c->dSortK[1] + (n - 1), sizeof(int), cudaMemcpyDeviceToHost));
     d->max_pdf = last;
     const int P1 = last + 2;
-    long long *doff = NULL;
-    CK(cudaMalloc((void **)&doff, (size_t)P1 * sizeof(long long)));
+    dgrow((void **)&c->dSortOff, &c->capSortOff, (size_t)P1, sizeof(long long), 0);
+    long long *doff = c->dSortOff;
     k_pairs_off<<<(P1 + 255) / 256, 256>>>(c->dSortK[1], (long long)n, P1, doff);
     CK(cudaGetLastError());
     d->poff = (int64_t *)gh_malloc((size_t)P1 * sizeof(int64_t));
     CK(cudaMemcpy(d->poff, doff, (size_t)P1 * sizeof(long long), cudaMemcpyDeviceToHost));
-    CK(cudaFree(doff));
     CK(cudaMemset(c->dSortSum, 0, sizeof(double)));
     gg_sum_into(c->dSortWd, n, c->dSortSum);
     CK(cudaMemcpy(wsum, c->dSortSum, sizeof(double), cudaMemcpyDeviceToHost));

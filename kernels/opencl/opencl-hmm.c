@@ -296,13 +296,18 @@ static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op
       sto[i + 1] = sto[i] + 2 * (int64_t)gi->S + gi->A;
     }
     const int64_t F = fo[n], NS = so[n];
-    cl_mem ll = gh_ocl_buffer(c, (size_t)F * P * sizeof(float), NULL, "HMM loglikes");
-    if (pq && pq->dll) { /* the chunk's rows of the device loglikes */
+    cl_mem ll;
+    if (pq && pq->dll && bt->frame_off[u0] == 0) { /* the device loglikes themselves (released below: retained) */
+      ll = pq->dll;
+      gh_ocl_check(clRetainMemObject(ll), "HMM loglikes");
+    } else if (pq && pq->dll) { /* the chunk's rows of the device loglikes */
+      ll = gh_ocl_buffer(c, (size_t)F * P * sizeof(float), NULL, "HMM loglikes");
       if (F > 0)
         gh_ocl_check(clEnqueueCopyBuffer(c->q, pq->dll, ll, (size_t)bt->frame_off[u0] * P * sizeof(float), 0,
                                          (size_t)F * P * sizeof(float), 0, NULL, NULL),
                      "HMM loglikes");
     } else {
+      ll = gh_ocl_buffer(c, (size_t)F * P * sizeof(float), NULL, "HMM loglikes");
       gh_ocl_write(c, ll, 0, (size_t)F * P * sizeof(float), bt->loglikes + bt->frame_off[u0] * P);
     }
     cl_mem ugm = gh_ocl_buffer(c, n * sizeof(int32_t), ug + u0, "HMM batch");
@@ -589,48 +594,20 @@ void gh_ocl_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, c
 int64_t gh_ocl_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, const gh_hmm_graph *const *graphs,
                                gh_dev_data *d, const gh_score_seg *segs, int32_t nseg, double min_post, double *loglik,
                                double *stats, double *wsum, double sec[2]) {
-  (void)graphs;
   if (tp_batch(h, bt)) return -1;
   ocl_ctx *c = b->ctx;
   const int32_t B = bt->num_utts, ld = bt->num_pdfs;
   const int64_t rows = bt->frame_off[B];
   double t0 = gh_seconds();
   cl_mem dll = gh_ocl_buffer(c, ((size_t)rows * ld + 1) * sizeof(float), NULL, "HMM loglikes");
-  int32_t ncol = 0, bound = 1;
-  for (int32_t k = 0; k < nseg; ++k) {
+  for (int32_t k = 0; k < nseg; ++k)
     if (segs[k].rows > 0) gh_ocl_loglikes_data_dev(b, segs[k].m, d, segs[k].row0, segs[k].rows, dll, segs[k].row0, ld);
-    if (segs[k].map) ncol += segs[k].ncols;
-    else if (segs[k].ncols > bound) bound = segs[k].ncols;
-  }
   gh_ocl_check(clFinish(c->q), "HMM loglikes");
   double t1 = gh_seconds();
   sec[0] += t1 - t0;
-  int32_t *cols = gh_malloc(sizeof(int32_t) * (size_t)(ncol + 1)), *ucol = gh_malloc(sizeof(int32_t) * (size_t)(B + 1));
-  int32_t *soff = gh_malloc(sizeof(int32_t) * (size_t)(nseg + 1));
-  int32_t c0 = 0;
-  for (int32_t j = 0; j < nseg; ++j) {
-    soff[j] = segs[j].map ? c0 : -1;
-    if (!segs[j].map) continue;
-    for (int32_t q = 0; q < segs[j].ncols; ++q) {
-      cols[c0 + q] = segs[j].map[q];
-      if (segs[j].map[q] + 1 > bound) bound = segs[j].map[q] + 1;
-    }
-    c0 += segs[j].ncols;
-  }
-  for (int32_t u = 0, k = 0; u < B; ++u) { /* each utterance's segment: its map, and its graph within its columns */
-    const int64_t f = bt->frame_off[u], e = bt->frame_off[u + 1];
-    ucol[u] = -1;
-    if (e <= f) continue;
-    while (k + 1 < nseg && f >= (int64_t)segs[k].row0 + segs[k].rows) ++k;
-    if (nseg == 0 || f < segs[k].row0 || e > (int64_t)segs[k].row0 + segs[k].rows)
-      gh_die("HMM E-step: utterance %d (frames %lld .. %lld) is not inside one score segment", u, (long long)f,
-             (long long)e - 1);
-    const int32_t g = utt_graph(h, bt, u);
-    if (h->info[g].P > segs[k].ncols)
-      gh_die("HMM E-step: graph %d of utterance %d uses %d loglike columns, its score segment %d has %d", g, u,
-             h->info[g].P, k, segs[k].ncols);
-    ucol[u] = soff[k];
-  }
+  int32_t ncol = 0, bound = 1;
+  int32_t *ucol = gh_malloc(sizeof(int32_t) * (size_t)(B + 1));
+  int32_t *cols = gh_score_seg_maps(bt, graphs, h->num_graphs, segs, nseg, &ncol, ucol, &bound);
   cl_mem dp = NULL;
   int64_t np = 0, cap = 0;
   const pair_req pq = {ncol ? cols : NULL, ncol, ucol, 0, min_post, NULL, &dp, &np, &cap, dll};
@@ -639,6 +616,6 @@ int64_t gh_ocl_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch 
   gh_ocl_release(dp);
   gh_ocl_release(dll);
   sec[1] += gh_seconds() - t1;
-  free(cols); free(ucol); free(soff);
+  free(cols); free(ucol);
   return np;
 }

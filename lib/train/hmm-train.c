@@ -401,7 +401,8 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   if (rows * (int64_t)t->D > ((int64_t)1 << 62) / (int64_t)sizeof(float)) gh_die("%s: too many frames", t->feats_rspec);
   /* ordinary memory: the frames go to the device once, through the
    * backend's own staging (a streamed block keeps its own page-locked copy);
-   * page-locking them cost ~0.5 s at 8 M x 39 frames (doc/perf.md,
+   * page-locking them is the likely part of the ~0.5 s of the 8 M x 39
+   * frames' load that the logged parts did not cover (doc/perf.md,
    * seventeenth session) */
   t->X = gh_malloc((size_t)(rows ? rows : 1) * t->D * sizeof(float));
   const double tf0 = gh_seconds();
@@ -705,6 +706,9 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     /* (a backend without data_set_pairs uploads the block with its new pairs
      * below anyway: a streamed block's handle is freed after its E-step) */
     int64_t np = 0;
+    /* Viterbi without realignment: the block's data holds this alignment's pairs already (the same
+     * pairs would be made, sorted and sent again) */
+    const int keep = !bw && !align && t->vset[bi] && t->bdd[bi];
     {
       const int32_t n = (int32_t)(rb->u1 - rb->u0);
       gh_hmm_batch batch = {n, rb->Pmax, t->ll, rb->frame_off, rb->graph_idx};
@@ -749,9 +753,6 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         st->hmm_seconds += gh_seconds() - tp;
       }
       tp = gh_seconds();
-      /* Viterbi without realignment: the block's data holds this alignment's pairs already (the
-       * same pairs would be made, sorted and sent again) */
-      const int keep = !bw && !align && t->vset[bi] && t->bdd[bi];
       for (int32_t i = 0; i < n && !keep; ++i) {
         rutt *u = &t->utts[rb->u0 + i];
         int32_t frame0 = (int32_t)(u->row - rb->row0);
@@ -792,7 +793,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     }
     tp = gh_seconds();
     if (np > 0) {
-      if (!bw && !(t->vset[bi] && !align && t->bdd[bi])) {
+      if (!bw && !keep) {
         /* Viterbi: the alignment's pairs (bw's are set by gh_backend_hmm_estep_pairs) */
         for (int64_t i = 0; i < np; ++i) gmm_w += pb->v[i].weight;
         /* the block's frames stay on the backend across iterations; only the pairs change */
