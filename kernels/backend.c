@@ -314,9 +314,11 @@ int32_t *gh_score_seg_maps(const gh_hmm_batch *batch, const gh_hmm_graph *const 
 
 int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                                    const gh_hmm_graph *const *graphs, gh_dev_data **d, const float *X, int32_t D,
-                                   int32_t rows, const gh_score_seg *segs, int32_t nseg, float *ll, double min_post,
-                                   double *loglik, double *stats, gh_pair_buf *pb, double *wsum, double sec[4]) {
+                                   int32_t rows, const gh_score_seg *segs, int32_t nseg, int op, float *ll,
+                                   double min_post, double *loglik, double *stats, gh_pair_buf *pb, double *wsum,
+                                   double sec[4]) {
   const int32_t ld = batch->num_pdfs;
+  if (op != GH_HMM_ESTEP_FB && op != GH_HMM_ESTEP_VITERBI) gh_die("HMM E-step: unknown op %d", op);
   int64_t r = 0;
   for (int32_t k = 0; k < nseg; ++k) {
     const gh_score_seg *sg = &segs[k];
@@ -331,10 +333,11 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
   const char *env = getenv("GH_HMM_ESTEP");
   double t0 = gh_seconds();
   *wsum = 0.0;
+  pb->n = 0;
   if (b->ops->hmm_estep_pairs && gh_backend_hmm_ops(b) == b->ops && !(env && !strcmp(env, "host"))) {
     if (!*d) gh_backend_data_pairs(b, d, X, rows, D, NULL, 0);
     double s2[2] = {0, 0};
-    const int64_t n = b->ops->hmm_estep_pairs(b, h, batch, graphs, *d, segs, nseg, min_post, loglik, stats, wsum, s2);
+    const int64_t n = b->ops->hmm_estep_pairs(b, h, batch, graphs, *d, segs, nseg, op, min_post, loglik, stats, wsum, s2);
     sec[0] += s2[0];
     sec[1] += s2[1];
     if (n >= 0) return n;
@@ -348,7 +351,29 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
   gh_hmm_batch bt = *batch;
   bt.loglikes = ll;
   pb->n = 0;
-  gh_backend_hmm_fb_pairs(b, h, &bt, graphs, NULL, 0, min_post, loglik, stats, pb);
+  if (op == GH_HMM_ESTEP_FB) {
+    gh_backend_hmm_fb_pairs(b, h, &bt, graphs, NULL, 0, min_post, loglik, stats, pb);
+  } else { /* the best path's states, one pair per frame of an utterance with a complete path */
+    int32_t *path = gh_malloc(sizeof(int32_t) * (size_t)(rows ? rows : 1));
+    gh_backend_hmm_ops(b)->hmm_viterbi(b, h, &bt, path, loglik);
+    gh_pair_buf_reserve(pb, rows);
+    for (int32_t u = 0; u < batch->num_utts; ++u) {
+      const int64_t f0 = batch->frame_off[u], f1 = batch->frame_off[u + 1];
+      if (f1 <= f0) continue;
+      if (loglik[u] == -INFINITY || path[f0] < 0) {
+        loglik[u] = -INFINITY;
+        continue;
+      }
+      const gh_hmm_graph *g = graphs[batch->graph ? batch->graph[u] : 0];
+      for (int64_t f = f0; f < f1; ++f) {
+        if (path[f] < 0 || path[f] >= g->num_states)
+          gh_die("HMM E-step: Viterbi path of utterance %d has state %d at frame %lld (graph of %d states)", u,
+                 path[f], (long long)(f - f0), g->num_states);
+        pb->v[pb->n++] = (gh_frame_pdf){(int32_t)f, g->pdf[path[f]], 1.0f};
+      }
+    }
+    free(path);
+  }
   double t2 = gh_seconds();
   sec[1] += t2 - t1;
   /* pairs in frame order: each segment's columns -> pdf ids */

@@ -414,10 +414,15 @@ typedef struct {
    * before doing anything (the caller takes the host path).  sec[0] +=
    * scoring seconds, sec[1] += the rest.  Called only when b's HMM ops are
    * b's own (not the CPU reference's) and d is resident.  CUDA:
-   * kernels/cuda/cuda-hmm.cu (declines the time-parallel batches). */
+   * kernels/cuda/cuda-hmm.cu (declines the time-parallel batches and, for
+   * Viterbi, the dense ones); OpenCL: kernels/opencl/opencl-hmm.c.
+   * op GH_HMM_ESTEP_VITERBI: the Viterbi path instead of forward-backward,
+   * a pair (frame, pdf of the path's state, 1) per frame of each utterance
+   * with a complete path (min_post and stats unused; loglik = the best
+   * path's score, -inf without one). */
   int64_t (*hmm_estep_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                              const gh_hmm_graph *const *graphs, gh_dev_data *d, const struct gh_score_seg *segs,
-                             int32_t nseg, double min_post, double *loglik, double *stats, double *wsum,
+                             int32_t nseg, int op, double min_post, double *loglik, double *stats, double *wsum,
                              double sec[2]);
 } gh_backend_ops;
 
@@ -531,6 +536,10 @@ typedef struct gh_score_seg {
 int32_t *gh_score_seg_maps(const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs, int32_t num_graphs,
                            const gh_score_seg *segs, int32_t nseg, int32_t *ncol, int32_t *ucol, int32_t *bound);
 
+/* gh_backend_hmm_estep_pairs's op: Baum-Welch (pdf posteriors) or Viterbi
+ * (the best path's pdfs, weight 1). */
+enum { GH_HMM_ESTEP_FB = 0, GH_HMM_ESTEP_VITERBI = 1 };
+
 /* The Baum-Welch E-step of one block up to its GMM E-step data (hmm-train):
  * the loglikes of each segment (gh_backend_loglikes_rows from *d's frames X
  * [rows x D], host, where b scores resident frames) into ll ([rows x
@@ -542,14 +551,23 @@ int32_t *gh_score_seg_maps(const gh_hmm_batch *batch, const gh_hmm_graph *const 
  * stats added to (hmm_fb).  Returns the number of pairs; *wsum = their
  * total weight.  All of it on the device where b has hmm_estep_pairs and
  * its own HMM ops (GH_HMM_ESTEP=host: the host path, for tests and
- * benchmarks); else through pb (host pairs; kept until the next call).
+ * benchmarks); else through pb (host pairs; kept until the next call; the
+ * device path leaves pb empty).
  * sec[0..3] += seconds of scoring, forward-backward with the posteriors,
  * mapping the columns, setting the pairs (the device path: scoring and the
- * rest).  Dies on segments that do not tile the batch's rows. */
+ * rest).  Dies on segments that do not tile the batch's rows.
+ * op GH_HMM_ESTEP_VITERBI (Viterbi training's alignment): hmm_viterbi
+ * instead of forward-backward (Rabiner 1989 eqs. 32-35), one pair per frame
+ * of each utterance with a complete path, (frame, pdf of the path's state,
+ * weight 1), in frame order before the sort; loglik[u] = the path's score
+ * (natural log, total over the utterance), -inf without a complete path
+ * (then none of its frames has a pair); min_post and stats unused (stats
+ * may be NULL).  On the device the path never reaches the host. */
 int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                                    const gh_hmm_graph *const *graphs, gh_dev_data **d, const float *X, int32_t D,
-                                   int32_t rows, const gh_score_seg *segs, int32_t nseg, float *ll, double min_post,
-                                   double *loglik, double *stats, gh_pair_buf *pb, double *wsum, double sec[4]);
+                                   int32_t rows, const gh_score_seg *segs, int32_t nseg, int op, float *ll,
+                                   double min_post, double *loglik, double *stats, gh_pair_buf *pb, double *wsum,
+                                   double sec[4]);
 
 /* Flop count of one Gaussian evaluated on one frame, as defined by Vaněk et
  * al. (seed 000, Sec. V): full covariance 5 per off-diagonal element

@@ -18,7 +18,8 @@
 #     rest streamed) = the resident run bit for bit, BW and Viterbi (realigning
 #     in iteration 1 only: the blocks keep the alignment's pairs);
 #  e. the block E-step on the device (hmm_estep_pairs) = its host path
-#     (GH_HMM_ESTEP=host) bit for bit, resident and streamed.
+#     (GH_HMM_ESTEP=host) bit for bit, resident and streamed, Baum-Welch and
+#     Viterbi.
 # (A dry run elsewhere: DEV=opencl NG=2 test/gpu-hmm-train.sh)
 set -u
 DEV=${DEV:-cuda}
@@ -42,7 +43,7 @@ F=scp:$tmp/tr/feats.scp
 TX=ark,t:$tmp/tr/text
 gmm_text() { gmm-copy --binary=false "$1" "$1.txt" 2>/dev/null; }
 loglikes() { grep -o 'iteration [0-9]*: avg loglike per frame [-0-9.e+]*' "$1" | awk '{ print $NF }'; }
-hmm_lls() { grep -o 'HMM total log-likelihood per frame [-0-9.e+]*' "$1" | awk '{ print $NF }' | tr '\n' ' '; }
+hmm_lls() { grep -oE 'HMM (total|best-path) log-likelihood per frame [-0-9.e+]*' "$1" | awk '{ print $NF }' | tr '\n' ' '; }
 close_lls() {  # close_lls <log-a> <log-b>: per-iteration averages within 1e-4 relative
   paste <(loglikes "$1") <(loglikes "$2") | awk '{ n++; d = $1 - $2; if (d < 0) d = -d; s = $2 < 0 ? -$2 : $2
     if (d > 1e-4 * s) bad = 1; if (d / s > m) m = d / s } END { printf "%d iterations, max %.2g", n, m; exit bad || n == 0 }'
@@ -86,9 +87,9 @@ fi
 
 # d. streamed blocks on $DEV (blocks of ~600 frames x 13: ~45 KB each; 200 KB keeps two resident)
 for mode in bw viterbi; do
-  ri=; [ $mode = bw ] || ri=--realign-iters=1 # Viterbi: iterations 2-3 keep the alignment's pairs in the blocks
+  ri=; [ $mode = bw ] || ri="--realign-iters=1 3" # Viterbi: iteration 2 keeps the alignment's pairs in the blocks
   for mm in "" 200K; do
-    hmm-train --device=$DEV --mode=$mode $ri --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 --seed=1 \
+    hmm-train --device=$DEV --mode=$mode ${ri:+"$ri"} --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 --seed=1 \
       ${mm:+--max-device-memory=$mm} "$tmp/init/0.hmm" "$tmp/init/0.mdl" "$F" "$TX" "$tmp/s$mode$mm.hmm" \
       "$tmp/s$mode$mm.mdl" 2> "$tmp/s$mode$mm.log" || notok "hmm-train --max-device-memory=$mm on $DEV: $(tail -1 "$tmp/s$mode$mm.log")"
   done
@@ -101,14 +102,19 @@ done
 # e. the block E-step on the device (backend op hmm_estep_pairs, CUDA: scoring, forward-backward and the
 #    posteriors sorted into the E-step data without the host) = its host path (GH_HMM_ESTEP=host) bit for bit,
 #    resident and streamed (section d's default runs against the same runs on the host path)
-for mm in "" 200K; do
-  GH_HMM_ESTEP=host hmm-train --device=$DEV --mode=bw --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 --seed=1 \
-    ${mm:+--max-device-memory=$mm} "$tmp/init/0.hmm" "$tmp/init/0.mdl" "$F" "$TX" "$tmp/h$mm.hmm" "$tmp/h$mm.mdl" \
-    2> "$tmp/h$mm.log" || notok "hmm-train GH_HMM_ESTEP=host ${mm:+--max-device-memory=$mm }on $DEV: $(tail -1 "$tmp/h$mm.log")"
-  if cmp -s "$tmp/sbw$mm.mdl" "$tmp/h$mm.mdl" && cmp -s "$tmp/sbw$mm.hmm" "$tmp/h$mm.hmm" &&
-     [ "$(hmm_lls "$tmp/sbw$mm.log")" = "$(hmm_lls "$tmp/h$mm.log")" ]; then
-    ok "hmm-train --mode=bw on $DEV: the block E-step's device path = its host path bit for bit (${mm:-resident}${mm:+ streamed}; models, HMMs, HMM log-likelihoods)"
-  else notok "hmm-train --mode=bw on $DEV: the block E-step's device path differs from its host path (${mm:-resident}${mm:+ streamed})"; fi
+#    Viterbi (op GH_HMM_ESTEP_VITERBI): the path stays on the device, realigned in iterations 1 and 3
+for mode in bw viterbi; do
+  ri=; [ $mode = bw ] || ri="--realign-iters=1 3"
+  for mm in "" 200K; do
+    GH_HMM_ESTEP=host hmm-train --device=$DEV --mode=$mode ${ri:+"$ri"} --block-frames=600 --num-iters=3 --gauss=2 --mixup-end=1 \
+      --seed=1 ${mm:+--max-device-memory=$mm} "$tmp/init/0.hmm" "$tmp/init/0.mdl" "$F" "$TX" "$tmp/h$mode$mm.hmm" \
+      "$tmp/h$mode$mm.mdl" 2> "$tmp/h$mode$mm.log" ||
+      notok "hmm-train --mode=$mode GH_HMM_ESTEP=host ${mm:+--max-device-memory=$mm }on $DEV: $(tail -1 "$tmp/h$mode$mm.log")"
+    if cmp -s "$tmp/s$mode$mm.mdl" "$tmp/h$mode$mm.mdl" && cmp -s "$tmp/s$mode$mm.hmm" "$tmp/h$mode$mm.hmm" &&
+       [ "$(hmm_lls "$tmp/s$mode$mm.log")" = "$(hmm_lls "$tmp/h$mode$mm.log")" ]; then
+      ok "hmm-train --mode=$mode on $DEV: the block E-step's device path = its host path bit for bit (${mm:-resident}${mm:+ streamed}; models, HMMs, HMM log-likelihoods)"
+    else notok "hmm-train --mode=$mode on $DEV: the block E-step's device path differs from its host path (${mm:-resident}${mm:+ streamed})"; fi
+  done
 done
 
 # c. 2 ranks (one GPU each) vs 1 rank; same R twice byte-identical

@@ -652,6 +652,35 @@ __global__ void k_fb_pairs(HArrays g, const UDesc *__restrict__ ud, const float 
   }
 }
 
+/* Viterbi training's pairs (backend.h hmm_estep_pairs, op
+ * GH_HMM_ESTEP_VITERBI; the host's rule in gh_backend_hmm_estep_pairs) of a
+ * chunk's utterances from their device path (k_hmm_viterbi's), one block per
+ * utterance, a thread per frame: one pair (frame, pdf of the path's state,
+ * 1) per frame of an utterance with a complete path (score > -inf and a
+ * state at its first frame); an utterance without one gets score -inf and
+ * no pairs.  WRITE, cnt, off, col_pdf, out: as k_fb_pairs. */
+template <int WRITE>
+__global__ void k_vit_pairs(HArrays g, const UDesc *__restrict__ ud, const int *__restrict__ path, double *score,
+                            const int *__restrict__ col_pdf, long long fbase, long long *cnt,
+                            const long long *__restrict__ off, gh_frame_pdf *out) {
+  const UDesc d = ud[blockIdx.x];
+  const HGraph G = g.G[d.g];
+  const int *pdf = g.pdf + G.sbase, *pu = path + d.frame0;
+  const bool ok = d.T > 0 && score[d.u] > -INFINITY && pu[0] >= 0;
+  if (WRITE && !ok && d.T > 0 && threadIdx.x == 0) score[d.u] = -INFINITY;
+  for (int t = threadIdx.x; t < d.T; t += blockDim.x) {
+    if (!WRITE) {
+      cnt[d.frame0 + t] = ok ? 1 : 0;
+    } else if (ok) {
+      gh_frame_pdf pr;
+      pr.frame = (int32_t)(fbase + d.frame0 + t);
+      const int j = pu[t];
+      pr.pdf = col_pdf && d.pad >= 0 ? col_pdf[d.pad + pdf[j]] : pdf[j];
+      pr.weight = 1.0f;
+      out[off[d.frame0 + t]] = pr;
+    }
+  }
+}
 
 /* ------------------------------------------------- dense batched path
  * For a batch whose utterances all use ONE graph that is dense (S >= 64 and
@@ -1283,17 +1312,22 @@ struct PairReq {
   const float *dLL;       /* the batch's loglikes on the device [frames x num_pdfs], or NULL (the host's) */
 };
 
-/* The chunk's pairs (k_fb_pairs count, prefix sums, write) appended to
- * pq->out; gamma: the chunk's, on the device; F the chunk's frames, f0 its
- * first frame in the batch. */
-static void chunk_pairs(gh_dev_hmm *h, const PairReq *pq, const float *gamma, int32_t nu, int nt, int64_t F,
+/* The chunk's pairs (k_fb_pairs or, op OP_VIT, k_vit_pairs: count, prefix
+ * sums, write) appended to pq->out; src: the chunk's gamma (float) or path
+ * (int), on the device; F the chunk's frames, f0 its first frame in the
+ * batch. */
+static void chunk_pairs(gh_dev_hmm *h, const PairReq *pq, int op, const void *src, int32_t nu, int nt, int64_t F,
                         int64_t f0) {
   if (F == 0) return;
   const int *col = pq->col_pdf ? h->s->dCol : NULL;
   const long long fbase = (long long)pq->frame_base + f0;
   hgrow_dev((void **)&h->s->dPCnt, &h->s->capPCnt, 2 * (size_t)F + 1, sizeof(long long));
   long long *cnt = h->s->dPCnt, *off = h->s->dPCnt + F;
-  k_fb_pairs<0><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, cnt, NULL, NULL);
+  const float *gamma = (const float *)src;
+  const int *path = (const int *)src;
+  const int vit = op == OP_VIT;
+  if (vit) k_vit_pairs<0><<<nu, nt>>>(h->d, h->s->dUd, path, h->s->dLoglik, col, fbase, cnt, NULL, NULL);
+  else k_fb_pairs<0><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, cnt, NULL, NULL);
   CK(cudaGetLastError());
   size_t tb = 0;
   CK(cub::DeviceScan::ExclusiveSum(NULL, tb, cnt, off, (int64_t)F));
@@ -1303,7 +1337,13 @@ static void chunk_pairs(gh_dev_hmm *h, const PairReq *pq, const float *gamma, in
   CK(cudaMemcpy(&lastc[0], off + F - 1, sizeof(long long), cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(&lastc[1], cnt + F - 1, sizeof(long long), cudaMemcpyDeviceToHost));
   const long long n = lastc[0] + lastc[1];
-  if (n == 0) return;
+  if (n == 0) {
+    if (vit) { /* still: the scores of utterances without a complete path to -inf */
+      k_vit_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, path, h->s->dLoglik, col, fbase, NULL, off, NULL);
+      CK_LAUNCH("Viterbi pairs");
+    }
+    return;
+  }
   hgrow_dev((void **)&h->s->dPairs, &h->s->capPairs, (size_t)n, sizeof(gh_frame_pdf));
   if (!pq->out) { /* kept on the device: after the earlier chunks' pairs */
     HScratch *s = h->s;
@@ -1316,14 +1356,16 @@ static void chunk_pairs(gh_dev_hmm *h, const PairReq *pq, const float *gamma, in
       s->dPairsB = nb;
       s->capPairsB = want;
     }
-    k_fb_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, NULL, off,
-                              s->dPairsB + s->nPairsB);
-    CK_LAUNCH("forward-backward pairs");
+    if (vit) k_vit_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, path, h->s->dLoglik, col, fbase, NULL, off, s->dPairsB + s->nPairsB);
+    else k_fb_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, NULL, off,
+                                   s->dPairsB + s->nPairsB);
+    CK_LAUNCH(vit ? "Viterbi pairs" : "forward-backward pairs");
     s->nPairsB += n;
     return;
   }
-  k_fb_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, NULL, off, h->s->dPairs);
-  CK_LAUNCH("forward-backward pairs");
+  if (vit) k_vit_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, path, h->s->dLoglik, col, fbase, NULL, off, h->s->dPairs);
+  else k_fb_pairs<1><<<nu, nt>>>(h->d, h->s->dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, NULL, off, h->s->dPairs);
+  CK_LAUNCH(vit ? "Viterbi pairs" : "forward-backward pairs");
   gh_pair_buf_reserve(pq->out, n);
   CK(cudaMemcpy(pq->out->v + pq->out->n, h->s->dPairs, (size_t)n * sizeof(gh_frame_pdf), cudaMemcpyDeviceToHost));
   pq->out->n += n;
@@ -1434,6 +1476,7 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       hgrow_dev((void **)&h->s->dPath, &h->s->capPath, (size_t)F + 1, sizeof(int));
       k_hmm_viterbi<<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, h->s->dBp, h->s->dPath, h->s->dLoglik);
       CK_LAUNCH("viterbi");
+      if (pq) chunk_pairs(h, pq, OP_VIT, h->s->dPath, nu, nt, F, f0);
     } else {
       if (outs || pq) hgrow_dev((void **)&h->s->dState, &h->s->capState, (size_t)N + 1, sizeof(float));
       hgrow_dev((void **)&h->s->dAlphaD, &h->s->capAlphaD, (size_t)N + 1, sizeof(double));
@@ -1456,14 +1499,14 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
                                        h->s->dUso);
       CK_LAUNCH("forward-backward");
       if (use_stats) stats_chunk_sum(h, bt, u0, u1);
-      if (pq) chunk_pairs(h, pq, h->s->dState, nu, nt, F, f0);
+      if (pq) chunk_pairs(h, pq, OP_FB, h->s->dState, nu, nt, F, f0);
     }
     kernel_time_end(ev0, ev1);
     CK(cudaMemcpy(hv, h->s->dLoglik, nu * sizeof(double), cudaMemcpyDeviceToHost));
     for (int32_t k = 0; k < nu; ++k) vals[u0 + k] = hv[k];
     if (outs && N > 0)
       CK(cudaMemcpy(outs + soff[u0], h->s->dState, (size_t)N * sizeof(float), cudaMemcpyDeviceToHost));
-    if (op == OP_VIT && F > 0)
+    if (op == OP_VIT && F > 0 && path)
       CK(cudaMemcpy(path + f0, h->s->dPath, (size_t)F * sizeof(int32_t), cudaMemcpyDeviceToHost));
     u0 = u1;
   }
@@ -2306,14 +2349,18 @@ extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const
  * bits loglikes_data gives the host), hmm_run's forward-backward reading
  * them there, k_fb_pairs mapping each utterance's columns with its
  * segment's map and leaving the pairs on the device, and
- * gh_cuda_data_set_pairs_dev sorting them into d.  Returns -1 (nothing
- * done) for a batch that takes the time-parallel path (a few long
- * utterances): the caller runs the host path. */
+ * gh_cuda_data_set_pairs_dev sorting them into d.  op
+ * GH_HMM_ESTEP_VITERBI: k_hmm_viterbi's path stays on the device and
+ * k_vit_pairs makes the pairs from it.  Returns -1 (nothing done) for a
+ * batch that takes the time-parallel path (a few long utterances) or, for
+ * Viterbi, the dense path (one dense graph): the caller runs the host path. */
 extern "C" int64_t gh_cuda_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                                            const gh_hmm_graph *const *graphs, gh_dev_data *d, const gh_score_seg *segs,
-                                           int32_t nseg, double min_post, double *loglik, double *stats, double *wsum,
-                                           double sec[2]) {
-  if (tp_batch(h, batch, OP_FB, NULL)) return -1;
+                                           int32_t nseg, int op, double min_post, double *loglik, double *stats,
+                                           double *wsum, double sec[2]) {
+  const int vop = op == GH_HMM_ESTEP_VITERBI ? OP_VIT : OP_FB;
+  if (tp_batch(h, batch, vop, NULL)) return -1;
+  if (vop == OP_VIT && dense_graph(h, batch, OP_VIT, NULL) >= 0) return -1; /* hmm_viterbi's dense path */
   const int32_t B = batch->num_utts, ld = batch->num_pdfs;
   const int64_t rows = batch->frame_off[B];
   HScratch *s = h->s;
@@ -2330,7 +2377,7 @@ extern "C" int64_t gh_cuda_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const g
   int32_t *cols = gh_score_seg_maps(batch, graphs, h->num_graphs, segs, nseg, &ncol, ucol, &bound);
   const PairReq pq = {ncol ? cols : NULL, ncol, ucol, 0, min_post, NULL, s->dLLB};
   s->nPairsB = 0;
-  hmm_run(h, batch, OP_FB, loglik, NULL, NULL, stats, &pq);
+  hmm_run(h, batch, vop, loglik, NULL, NULL, vop == OP_FB ? stats : NULL, &pq);
   const int64_t n = s->nPairsB;
   gh_cuda_data_set_pairs_dev(b, d, s->dPairsB, n, bound, wsum);
   sec[1] += gh_seconds() - t1;

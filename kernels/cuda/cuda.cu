@@ -1853,7 +1853,7 @@ void gh_cuda_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batc
                           double *stats, gh_pair_buf *out);
 int64_t gh_cuda_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                                 const gh_hmm_graph *const *graphs, gh_dev_data *d, const gh_score_seg *segs,
-                                int32_t nseg, double min_post, double *loglik, double *stats, double *wsum,
+                                int32_t nseg, int op, double min_post, double *loglik, double *stats, double *wsum,
                                 double sec[2]);
 void gh_cuda_hmm_fb(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                     float *gamma, double *stats);

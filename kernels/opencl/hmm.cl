@@ -706,6 +706,42 @@ __kernel void gh_fb_pairs(__global const int *gS, __global const int *sb, __glob
   }
 }
 
+/* Viterbi training's pairs (opencl-hmm.c gh_ocl_hmm_estep_pairs, op
+ * GH_HMM_ESTEP_VITERBI; the host's rule in gh_backend_hmm_estep_pairs, CUDA's
+ * k_vit_pairs) of a chunk's utterances from their path (gh_hmm_viterbi's),
+ * one work-group per utterance, a work-item per frame: one pair (frame, pdf
+ * of the path's state, weight 1) per frame of an utterance with a complete
+ * path (score > -inf and a state at its first frame); an utterance without
+ * one gets score -inf (write = 1) and no pairs.  The arguments are
+ * gh_fb_pairs's (sprev, snext, so and min_post unused), so that the host
+ * sets both alike. */
+__kernel void gh_vit_pairs(__global const int *gS, __global const int *sb, __global const int *spdf,
+                           __global const int *sprev, __global const int *snext, __global const int *ug,
+                           __global const long *fo, __global const long *so, __global double *score,
+                           __global const int *path, int use_col, __global const int *col, long fbase,
+                           double min_post, int write, __global long *cnt, __global const long *off,
+                           __global int *out, int per_utt, __global const int *ucol) {
+  const int u = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
+  const int g = ug[u], s0 = sb[g];
+  const int cbase = per_utt ? ucol[u] : 0;
+  const long T = fo[u + 1] - fo[u];
+  __global const int *pu = path + fo[u];
+  const int ok = T > 0 && score[u] > GH_NINF && pu[0] >= 0;
+  barrier(CLK_GLOBAL_MEM_FENCE); /* every work-item has read the score */
+  if (write && !ok && T > 0 && l == 0) score[u] = GH_NINF;
+  for (long t = l; t < T; t += L) {
+    if (!write) {
+      cnt[fo[u] + t] = ok ? 1 : 0;
+    } else if (ok) {
+      const long q = off[fo[u] + t];
+      const int j = pu[t];
+      out[3 * q] = (int)(fbase + fo[u] + t);
+      out[3 * q + 1] = use_col && cbase >= 0 ? col[cbase + spdf[s0 + j]] : spdf[s0 + j];
+      out[3 * q + 2] = as_int(1.0f);
+    }
+  }
+}
+
 /* The E-step data's pairs sorted by pdf on the device (opencl.c
  * gh_ocl_data_set_pairs_dev): a stable counting sort over chunks of ch
  * pairs, one work-item per chunk.  Pairs in: [frame, pdf, weight bits] x n.

@@ -190,13 +190,14 @@ typedef struct {
   cl_mem dll;             /* the batch's loglikes on the device [frames x num_pdfs], or NULL (the host's) */
 } pair_req;
 
-/* The pairs of a chunk of n utterances (gamma fout, per-state offsets som,
- * frame offsets fom: F frames from batch frame f0; log P dres) appended to
- * pq->out: gh_fb_pairs counts, the host's prefix sums, gh_fb_pairs writes. */
-static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t u0, cl_mem ugm, cl_mem fom, cl_mem som,
+/* The pairs of a chunk of n utterances (gamma fout, or op OP_VITERBI the
+ * path; per-state offsets som, frame offsets fom: F frames from batch frame
+ * f0; log P or score dres) appended to pq->out: gh_fb_pairs (gh_vit_pairs)
+ * counts, the host's prefix sums, gh_fb_pairs (gh_vit_pairs) writes. */
+static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int op, int32_t u0, cl_mem ugm, cl_mem fom, cl_mem som,
                         cl_mem dres, cl_mem fout, int32_t n, int64_t F, int64_t f0, size_t L) {
   if (F == 0) return;
-  cl_kernel k = c->k_fb_pairs;
+  cl_kernel k = op == OP_VITERBI ? c->k_vit_pairs : c->k_fb_pairs;
   const int use_col = pq->col_pdf != NULL, per_utt = pq->utt_col != NULL;
   cl_mem col = gh_ocl_buffer(c, (use_col ? (size_t)pq->ncol : 1) * sizeof(int32_t), (void *)pq->col_pdf, "HMM pairs");
   cl_mem ucol = gh_ocl_buffer(c, (per_utt ? (size_t)n : 1) * sizeof(int32_t), per_utt ? (void *)(pq->utt_col + u0) : NULL,
@@ -222,7 +223,7 @@ static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t u
       for (int64_t f = 0; f < F; ++f) { const cl_long v = h_off[f]; h_off[f] = first + total; total += v; }
       gh_ocl_write(c, off, 0, (size_t)F * sizeof(cl_long), h_off);
       free(h_off);
-      if (total == 0) break;
+      if (total == 0 && op != OP_VITERBI) break; /* (Viterbi's write pass also sets failed scores to -inf) */
       if (!pq->out && *pq->dev_n + total > *pq->dev_cap) { /* the device list grows, its pairs kept */
         const int64_t want = *pq->dev_n + total + (*pq->dev_n + total) / 4 + 1024;
         cl_mem nb = gh_ocl_buffer(c, (size_t)want * sizeof(gh_frame_pdf), NULL, "HMM pairs");
@@ -233,15 +234,17 @@ static void chunk_pairs(ocl_ctx *c, gh_dev_hmm *h, const pair_req *pq, int32_t u
         *pq->dev = nb;
         *pq->dev_cap = want;
       }
-      if (!pq->out) {
+      if (!pq->out && total > 0) {
         outm = *pq->dev;
       } else {
-        outm = gh_ocl_buffer(c, (size_t)total * sizeof(gh_frame_pdf), NULL, "HMM pairs");
+        outm = gh_ocl_buffer(c, (size_t)(total ? total : 1) * sizeof(gh_frame_pdf), NULL, "HMM pairs");
       }
     }
     gh_ocl_arg(k, 17, sizeof(cl_mem), write ? &outm : &cnt); /* (unused when counting) */
     gh_ocl_launch(c, k, 1, gl, lo, write ? "HMM pairs" : "HMM pair counts");
-    if (write && !pq->out) {
+    if (write && total == 0) {
+      gh_ocl_release(outm);
+    } else if (write && !pq->out) {
       *pq->dev_n += total;
     } else if (write) {
       gh_pair_buf_reserve(pq->out, total);
@@ -360,10 +363,10 @@ static void hmm_run(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, int op
     }
     size_t gl[1] = {(size_t)n * L}, lo[1] = {L};
     gh_ocl_launch(c, k, 1, gl, lo, "HMM kernel");
+    if (pq) chunk_pairs(c, h, pq, op, u0, ugm, fom, som, dres, op == OP_VITERBI ? extra : fout, n, F, bt->frame_off[u0], L);
     gh_ocl_read(c, dres, 0, n * sizeof(double), out_d + u0);
     if (out_f) gh_ocl_read(c, fout, 0, NS * sizeof(float), out_f + state_base);
-    if (pq) chunk_pairs(c, h, pq, u0, ugm, fom, som, dres, fout, n, F, bt->frame_off[u0], L);
-    if (op == OP_VITERBI) gh_ocl_read(c, extra, 0, F * sizeof(int32_t), path + bt->frame_off[u0]);
+    if (op == OP_VITERBI && path) gh_ocl_read(c, extra, 0, F * sizeof(int32_t), path + bt->frame_off[u0]);
     if (op == OP_FB && stats) {
       double *us = gh_malloc((sto[n] + 1) * sizeof(double));
       gh_ocl_read(c, ust, 0, sto[n] * sizeof(double), us);
@@ -589,11 +592,13 @@ void gh_ocl_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, c
  * device matrix (gh_ocl_loglikes_data_dev: loglikes_data's bits), hmm_run
  * reading it there, gh_fb_pairs mapping each utterance's columns with its
  * segment's map and appending the pairs to a device list, and
- * gh_ocl_data_set_pairs_dev sorting them into d.  Returns -1 (nothing
- * done) for a batch of the time-parallel path: the caller's host path. */
+ * gh_ocl_data_set_pairs_dev sorting them into d.  op GH_HMM_ESTEP_VITERBI:
+ * gh_hmm_viterbi's path stays on the device and gh_vit_pairs makes the
+ * pairs from it.  Returns -1 (nothing done) for a batch of the
+ * time-parallel path: the caller's host path. */
 int64_t gh_ocl_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, const gh_hmm_graph *const *graphs,
-                               gh_dev_data *d, const gh_score_seg *segs, int32_t nseg, double min_post, double *loglik,
-                               double *stats, double *wsum, double sec[2]) {
+                               gh_dev_data *d, const gh_score_seg *segs, int32_t nseg, int op, double min_post,
+                               double *loglik, double *stats, double *wsum, double sec[2]) {
   if (tp_batch(h, bt)) return -1;
   ocl_ctx *c = b->ctx;
   const int32_t B = bt->num_utts, ld = bt->num_pdfs;
@@ -611,7 +616,8 @@ int64_t gh_ocl_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch 
   cl_mem dp = NULL;
   int64_t np = 0, cap = 0;
   const pair_req pq = {ncol ? cols : NULL, ncol, ucol, 0, min_post, NULL, &dp, &np, &cap, dll};
-  hmm_run(b, h, bt, OP_FB, loglik, NULL, NULL, stats, &pq);
+  if (op == GH_HMM_ESTEP_VITERBI) hmm_run(b, h, bt, OP_VITERBI, loglik, NULL, NULL, NULL, &pq);
+  else hmm_run(b, h, bt, OP_FB, loglik, NULL, NULL, stats, &pq);
   gh_ocl_data_set_pairs_dev(b, d, dp, np, bound, wsum);
   gh_ocl_release(dp);
   gh_ocl_release(dll);

@@ -291,7 +291,7 @@ static cl_kernel kernel(ocl_ctx *c, const char *name) {
 static void ocl_free(gh_backend *b) {
   ocl_ctx *c = b->ctx;
   cl_kernel ks[] = {c->k_expand, c->k_gemm, c->k_lse_narrow, c->k_lse_wide, c->k_post, c->k_stats,
-                    c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb, c->k_fb_pairs,
+                    c->k_reduce, c->k_fwd_log, c->k_fwd_scaled, c->k_viterbi, c->k_fb, c->k_fb_pairs, c->k_vit_pairs,
                     c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ, c->k_acc_commit, c->k_kmeans, c->k_mstep_relfloor,
                     c->k_tp_chunk, c->k_tp_combine, c->k_tp_vchain, c->k_tp_vpass, c->k_tp_vtrace, c->k_tp_vpath,
                     c->k_tp_bchain, c->k_tp_fbpass, c->k_tp_fbsum, c->k_pairs_count, c->k_pairs_scan,
@@ -1262,6 +1262,7 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
     c->k_viterbi = kernel(c, "gh_hmm_viterbi");
     c->k_fb = kernel(c, "gh_hmm_fb");
     c->k_fb_pairs = kernel(c, "gh_fb_pairs");
+    c->k_vit_pairs = kernel(c, "gh_vit_pairs");
     c->k_pairs_count = kernel(c, "gh_pairs_count");
     c->k_pairs_scan = kernel(c, "gh_pairs_scan");
     c->k_pairs_scatter = kernel(c, "gh_pairs_scatter");

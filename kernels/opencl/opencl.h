@@ -22,7 +22,7 @@ typedef struct {
   cl_kernel k_expand_pairs, k_softmax, k_stats_tn, k_gemm128;
   int sgemm_tile;       /* GH_OPENCL_SGEMM: 64 or 128 forces that tile; 0 = by size */
   int64_t chunk;        /* floats per scratch buffer of a chunk (frames x columns, posteriors) */
-  cl_kernel k_fwd_log, k_fwd_scaled, k_viterbi, k_fb, k_fb_pairs;
+  cl_kernel k_fwd_log, k_fwd_scaled, k_viterbi, k_fb, k_fb_pairs, k_vit_pairs;
   cl_kernel k_pairs_count, k_pairs_scan, k_pairs_scatter; /* hmm.cl: the E-step pairs sorted on the device */
   cl_kernel k_tp_chunk, k_tp_combine, k_tp_vchain, k_tp_vpass, k_tp_vtrace, k_tp_vpath; /* long utterances */
   cl_kernel k_tp_bchain, k_tp_fbpass, k_tp_fbsum;
@@ -115,8 +115,8 @@ void gh_ocl_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch
  * loglikes_data into the device matrix dout from row drow0 on (stride ldo),
  * and device pairs [n] sorted by pdf into d (backend.h semantics). */
 int64_t gh_ocl_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, const gh_hmm_graph *const *graphs,
-                               gh_dev_data *d, const gh_score_seg *segs, int32_t nseg, double min_post, double *loglik,
-                               double *stats, double *wsum, double sec[2]);
+                               gh_dev_data *d, const gh_score_seg *segs, int32_t nseg, int op, double min_post,
+                               double *loglik, double *stats, double *wsum, double sec[2]);
 void gh_ocl_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T, cl_mem dout,
                               int64_t drow0, int32_t ldo);
 void gh_ocl_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, cl_mem pairs, int64_t n, int32_t bound, double *wsum);

@@ -138,17 +138,15 @@ struct gh_hmm_trainer {
   rblock *blocks;
   sbatch *batches;
   int64_t num_batches;
-  int32_t *ali;         /* Viterbi: [rows] pdf per frame, -1: utterance without alignment */
-  int have_ali;
+  int have_ali;         /* Viterbi: an alignment has been made (each block's pairs: vset) */
   int graphs_stale;     /* transitions changed since the graphs were compiled */
   /* scratch */
   float *ll;
   int64_t ll_cap;
   double *stats, *uloglik;
   int64_t stats_cap, uloglik_cap;
-  int32_t *path;
-  int64_t path_cap;
-  gh_pair_buf *bpairs;  /* [nblk] each block's pairs, kept until the next iteration (data_set_pairs) */
+  gh_pair_buf *bpairs;  /* [nblk] each block's host pairs (host paths), kept until the next iteration
+                           (data_set_pairs) or, Viterbi, until the next alignment */
   gh_dev_data **bdd;    /* [nblk] each block's frames on the backend (uploaded once) and pairs */
   /* --max-device-memory (o.max_device_bytes): blocks whose bdd is evicted after
    * its E-step and reloaded at the start of the block's next one */
@@ -472,7 +470,6 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
     if (rb->rows * rb->Pmax > t->ll_cap) t->ll_cap = rb->rows * rb->Pmax;
     if (rb->gstats_off[rb->ng] > t->stats_cap) t->stats_cap = rb->gstats_off[rb->ng];
     if (n > t->uloglik_cap) t->uloglik_cap = n;
-    if (rb->rows > t->path_cap) t->path_cap = rb->rows;
     rb->dh = t->hops->hmm_upload(t->b, rb->gg, rb->ng);
   }
   free(slot);
@@ -481,7 +478,6 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   memset(t->ll, 0, (size_t)(t->ll_cap ? t->ll_cap : 1) * sizeof(float)); /* the columns no group writes */
   t->stats = gh_malloc((size_t)(t->stats_cap ? t->stats_cap : 1) * sizeof(double));
   t->uloglik = gh_malloc((size_t)(t->uloglik_cap ? t->uloglik_cap : 1) * sizeof(double));
-  t->path = gh_malloc((size_t)(t->path_cap ? t->path_cap : 1) * sizeof(int32_t));
 }
 
 gh_hmm_trainer *gh_hmm_trainer_new(gh_backend_start *start, gh_backend **bp, gh_comm *comm, gh_hmm_set *set,
@@ -559,10 +555,6 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend_start *start, gh_backend **bp, gh_
       gh_die("--max-device-memory=%lld bytes cannot hold two blocks of up to %lld bytes: lower --block-frames",
              (long long)o->max_device_bytes, (long long)largest);
     t->stream_room = 2 * largest;
-  }
-  if (o->mode == GH_HMM_TRAIN_VITERBI) {
-    t->ali = gh_malloc((size_t)(t->rows ? t->rows : 1) * sizeof(int32_t));
-    for (int64_t i = 0; i < t->rows; ++i) t->ali[i] = -1;
   }
   return t;
 }
@@ -691,8 +683,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   }
   for (int64_t bi = 0; bi < t->nblk; ++bi) {
     const rblock *rb = &t->blocks[bi];
-    gh_pair_buf *pb = &t->bpairs[bi];
-    pb->n = 0;
+    gh_pair_buf *pb = &t->bpairs[bi]; /* (Viterbi without realignment: the last alignment's host pairs) */
     double hmm_ll = 0, hmm_frames = 0, n_ok = 0, n_fail = 0, gmm_ll = 0, gmm_w = 0; /* this block's */
     memset(haccs.counts, 0, (size_t)nh * sizeof(double));
     /* a streamed block's frames go back to the device now, while its
@@ -709,101 +700,67 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     /* Viterbi without realignment: the block's data holds this alignment's pairs already (the same
      * pairs would be made, sorted and sent again) */
     const int keep = !bw && !align && t->vset[bi] && t->bdd[bi];
-    {
+    if (bw || align) {
+      /* scoring (each score group's rows with its model), forward-backward
+       * (the pdf posteriors, hmm-bw's rule) or the Viterbi path (one pair
+       * per frame), the block's E-step pairs set in its data: on the device
+       * where the backend can (gh_backend_hmm_estep_pairs) */
       const int32_t n = (int32_t)(rb->u1 - rb->u0);
       gh_hmm_batch batch = {n, rb->Pmax, t->ll, rb->frame_off, rb->graph_idx};
-      if (bw) {
-        /* scoring (each score group's rows with its model), forward-backward,
-         * the pdf posteriors (hmm-bw's rule) as the block's E-step pairs:
-         * on the device where the backend can (gh_backend_hmm_estep_pairs) */
-        const int32_t nseg = (int32_t)(rb->b1 - rb->b0);
-        gh_score_seg *segs = gh_malloc(sizeof(gh_score_seg) * (size_t)(nseg ? nseg : 1));
-        for (int64_t k = rb->b0; k < rb->b1; ++k) {
-          const sbatch *sb = &t->batches[k];
-          const int grp = sb->group < t->num_groups;
-          segs[k - rb->b0] = (gh_score_seg){gdm[sb->group], (int32_t)(sb->row0 - rb->row0), (int32_t)sb->rows,
-                                            grp ? t->groups[sb->group].n : t->P, grp ? t->groups[sb->group].pdfs : NULL};
-        }
-        memset(t->stats, 0, rb->gstats_off[rb->ng] * sizeof(double));
-        double sec[4] = {0, 0, 0, 0};
-        np = gh_backend_hmm_estep_pairs(b, rb->dh, &batch, rb->gg, &t->bdd[bi], t->X + rb->row0 * t->D, t->D,
-                                        (int32_t)rb->rows, segs, nseg, t->ll, t->o.min_post, t->uloglik, t->stats, pb,
-                                        &gmm_w, sec);
-        free(segs);
-        st->loglike_seconds += sec[0];
-        st->hmm_seconds += sec[1];
-        st->pairs_seconds += sec[2];
-        st->setpairs_seconds += sec[3];
-        st->accumulate_seconds += sec[3];
-        /* transition counts: each graph's, summed over its utterances with a path */
+      const int32_t nseg = (int32_t)(rb->b1 - rb->b0);
+      gh_score_seg *segs = gh_malloc(sizeof(gh_score_seg) * (size_t)(nseg ? nseg : 1));
+      for (int64_t k = rb->b0; k < rb->b1; ++k) {
+        const sbatch *sb = &t->batches[k];
+        const int grp = sb->group < t->num_groups;
+        segs[k - rb->b0] = (gh_score_seg){gdm[sb->group], (int32_t)(sb->row0 - rb->row0), (int32_t)sb->rows,
+                                          grp ? t->groups[sb->group].n : t->P, grp ? t->groups[sb->group].pdfs : NULL};
+      }
+      if (bw) memset(t->stats, 0, rb->gstats_off[rb->ng] * sizeof(double));
+      double sec[4] = {0, 0, 0, 0};
+      np = gh_backend_hmm_estep_pairs(b, rb->dh, &batch, rb->gg, &t->bdd[bi], t->X + rb->row0 * t->D, t->D,
+                                      (int32_t)rb->rows, segs, nseg, bw ? GH_HMM_ESTEP_FB : GH_HMM_ESTEP_VITERBI, t->ll,
+                                      t->o.min_post, t->uloglik, bw ? t->stats : NULL, pb, &gmm_w, sec);
+      free(segs);
+      st->loglike_seconds += sec[0];
+      st->hmm_seconds += sec[1];
+      st->pairs_seconds += sec[2];
+      st->setpairs_seconds += sec[3];
+      st->accumulate_seconds += sec[3];
+      /* transition counts: each graph's, summed over its utterances with a path */
+      if (bw)
         for (int32_t k = 0; k < rb->ng; ++k)
           gh_hmm_accs_add_stats(&haccs, &rb->gtx[k]->c, t->stats + rb->gstats_off[k]);
-      } else if (align) {
-        tp = gh_seconds();
-        for (int64_t k = rb->b0; k < rb->b1; ++k) { /* each score group's loglikes in its rows and first Pg columns */
-          const sbatch *sb = &t->batches[k];
-          const int32_t Pg = sb->group < t->num_groups ? t->groups[sb->group].n : t->P;
-          gh_backend_loglikes_rows(b, gdm[sb->group], t->bdd[bi], t->X + rb->row0 * t->D, t->D,
-                                   (int32_t)(sb->row0 - rb->row0), (int32_t)sb->rows,
-                                   t->ll + (sb->row0 - rb->row0) * rb->Pmax, Pg, rb->Pmax);
+      for (int32_t i = 0; i < n; ++i) {
+        const rutt *u = &t->utts[rb->u0 + i];
+        if (t->uloglik[i] == -INFINITY) {
+          gh_warn("%s, key '%s': no complete path through the HMM (utterance of %d frames); skipped",
+                  t->feats_rspec, t->ents[u->e].key, u->T);
+          ++n_fail;
+          continue;
         }
-        st->loglike_seconds += gh_seconds() - tp;
-        tp = gh_seconds();
-        t->hops->hmm_viterbi(b, rb->dh, &batch, t->path, t->uloglik);
-        st->hmm_seconds += gh_seconds() - tp;
+        hmm_ll += t->uloglik[i];
+        hmm_frames += u->T;
+        ++n_ok;
       }
-      tp = gh_seconds();
-      for (int32_t i = 0; i < n && !keep; ++i) {
-        rutt *u = &t->utts[rb->u0 + i];
-        int32_t frame0 = (int32_t)(u->row - rb->row0);
-        if (bw) {
-          if (t->uloglik[i] == -INFINITY) {
-            gh_warn("%s, key '%s': no complete path through the HMM (utterance of %d frames); skipped",
-                    t->feats_rspec, t->ents[u->e].key, u->T);
-            ++n_fail;
-            continue;
-          }
-          hmm_ll += t->uloglik[i];
-          hmm_frames += u->T;
-          ++n_ok;
-        } else {
-          int32_t *al = t->ali + u->row;
-          if (align) {
-            const int32_t *pu = t->path + rb->frame_off[i];
-            if (t->uloglik[i] == -INFINITY || pu[0] < 0) {
-              gh_warn("%s, key '%s': no complete path through the HMM (utterance of %d frames); skipped",
-                      t->feats_rspec, t->ents[u->e].key, u->T);
-              ++n_fail;
-              for (int32_t tt = 0; tt < u->T; ++tt) al[tt] = -1;
-              continue;
-            }
-            hmm_ll += t->uloglik[i];
-            hmm_frames += u->T;
-            ++n_ok;
-            for (int32_t tt = 0; tt < u->T; ++tt) al[tt] = u->x->c.pdf[pu[tt]];
-          }
-          if (al[0] < 0) continue;
-          gh_pair_buf_reserve(pb, u->T);
-          for (int32_t tt = 0; tt < u->T; ++tt) pb->v[pb->n++] = (gh_frame_pdf){frame0 + tt, al[tt], 1.0f};
-        }
-      }
-      st->pairs_seconds += gh_seconds() - tp;
-      if (!bw) np = keep ? t->vnp[bi] : pb->n;
-      if (keep) gmm_w = t->vw[bi];
-    }
-    tp = gh_seconds();
-    if (np > 0) {
-      if (!bw && !keep) {
-        /* Viterbi: the alignment's pairs (bw's are set by gh_backend_hmm_estep_pairs) */
-        for (int64_t i = 0; i < np; ++i) gmm_w += pb->v[i].weight;
-        /* the block's frames stay on the backend across iterations; only the pairs change */
-        const double ts = gh_seconds();
-        gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, pb->v, np);
-        st->setpairs_seconds += gh_seconds() - ts;
+      if (!bw) { /* the alignment's pairs stay in the block's data (and, from the host path, in pb) */
         t->vset[bi] = 1;
         t->vnp[bi] = np;
         t->vw[bi] = gmm_w;
       }
+    } else if (keep) {
+      np = t->vnp[bi];
+      gmm_w = t->vw[bi];
+    } else { /* Viterbi, the block's data gone since its alignment: the host pairs again */
+      if (pb->n != t->vnp[bi])
+        gh_die("hmm-train: block %lld's alignment is neither in its data nor on the host", (long long)bi);
+      np = pb->n;
+      gmm_w = t->vw[bi];
+      const double ts = gh_seconds();
+      if (np > 0) gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, pb->v, np);
+      st->setpairs_seconds += gh_seconds() - ts;
+    }
+    double tp = gh_seconds();
+    if (np > 0) {
       o->acc_zero(b, dm);
       gmm_ll = o->accumulate(b, dm, t->bdd[bi]);
     }
@@ -987,7 +944,6 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
   gh_shard_plan_free(&t->plan);
   free(t->X);
   gh_backend_host_free(t->b, t->ll);
-  free(t->stats); free(t->uloglik); free(t->path);
-  free(t->ali);
+  free(t->stats); free(t->uloglik);
   free(t);
 }

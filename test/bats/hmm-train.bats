@@ -256,7 +256,7 @@ PY
   echo "$output" | grep -q "max-device-memory must be a positive size"
 }
 
-@test "hmm-train on OpenCL (PoCL): the GMM M-step on the device in the iterations that do not mix up, the host's models within the GPU tolerances (GH_MSTEP=host), 2 ranks = 1 byte for byte; the block E-step on the device = its host path bit for bit" {
+@test "hmm-train on OpenCL (PoCL): the GMM M-step on the device in the iterations that do not mix up, the host's models within the GPU tolerances (GH_MSTEP=host), 2 ranks = 1 byte for byte; the block E-step on the device = its host path bit for bit (Baum-Welch and Viterbi)" {
   D=$GH_SHARED/data
   gmm-score-gpu --device=opencl "$D/kaldi-fixtures/ami-diag16.gmm" "ark:$D/kaldi-ami-feats/feats.ark" ark:/dev/null \
     2>"$T/probe" || skip "no OpenCL device: $(tail -1 "$T/probe")"
@@ -285,6 +285,19 @@ PY
   cmp "$T/ed.mdl" "$T/eh.mdl"
   cmp "$T/ed.hmm" "$T/eh.hmm"
   cmp "$T/ed.mdl" "$T/device.mdl"
+  # Viterbi training's alignment on the device (op GH_HMM_ESTEP_VITERBI: the path never reaches the host) against
+  # its host path: iterations 1 and 3 realign; the host path sends their pairs, the device path none
+  for m in vd vh; do
+    GH_HMM_ESTEP=$([ $m = vh ] && echo host) hmm-train --verbose=1 $args --mode=viterbi --realign-iters='1 3' "$T/init/0.hmm" \
+      "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/tr/text" "$T/$m.hmm" "$T/$m.mdl" 2> "$T/$m.log"
+  done
+  [ "$(grep -c 'realigned' "$T/vd.log")" -eq 2 ]
+  [ "$(grep -c 'pairs to the device 0 s' "$T/vd.log")" -eq 4 ]
+  [ "$(grep -c 'pairs to the device 0 s' "$T/vh.log")" -eq 2 ]
+  cmp "$T/vd.mdl" "$T/vh.mdl"
+  cmp "$T/vd.hmm" "$T/vh.hmm"
+  diff <(grep -o 'best-path log-likelihood per frame [^ ]* over [0-9]* utterances' "$T/vd.log") \
+    <(grep -o 'best-path log-likelihood per frame [^ ]* over [0-9]* utterances' "$T/vh.log")
   if command -v mpirun >/dev/null && [ -z "${GH_SANITIZED:-}" ] && hmm-train --help 2>&1 | grep -q -- '--comm'; then
     mpirun --oversubscribe -np 2 hmm-train $args "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" \
       "ark,t:$T/tr/text" "$T/d2.hmm" "$T/d2.mdl" 2> "$T/d2.log"
