@@ -831,12 +831,13 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
 
   /* The GMM M-step on the device (backend mstep, as gmm-train's), from the
    * reduced accumulators where they stay, then the model fetched for the
-   * host's per-group uploads: unless this iteration mixes up (the pdfs'
-   * occupancies on the host), the accumulators are dumped, or GH_MSTEP=host;
-   * the host M-step where the device declines (Gaussians to remove, ...). */
+   * host's per-group uploads (and, in an iteration that mixes up, the
+   * accumulators for the pdfs' occupancies): unless the accumulators are
+   * dumped or GH_MSTEP=host; the host M-step where the device declines
+   * (Gaussians to remove, ...). */
   const char *dump = getenv("GH_TRAIN_DUMP_ACCS"), *ms_env = getenv("GH_MSTEP");
-  const int try_dev_mstep = dd_dev && o->mstep && o->model_fetch && gh_hmm_train_mixup_target(&t->o, t->P, it) == 0 &&
-                            !(dump && *dump) && !(ms_env && !strcmp(ms_env, "host"));
+  const int64_t mix_target = gh_hmm_train_mixup_target(&t->o, t->P, it);
+  const int try_dev_mstep = dd_dev && o->mstep && o->model_fetch && !(dump && *dump) && !(ms_env && !strcmp(ms_env, "host"));
 
   /* reduction over the ranks: every sum in double-double, in rank order,
    * rounded once (comm.h gh_comm_sum_dd) */
@@ -901,6 +902,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     memset(&local, 0, sizeof local);
     if (o->mstep(b, dm, &t->o.eo, &local) == 0) {
       o->model_fetch(b, dm, t->model);
+      if (mix_target > 0) o->acc_fetch(b, dm, &accs); /* the reduced accumulators (occupancies), into zeroed accs */
       gh_est_stats_finish(&local, t->P, &st->st);
       st->mstep_on_device = 1;
     } else {
@@ -912,7 +914,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   if (!st->mstep_on_device) gh_gmm_set_update(t->model, &accs, &t->o.eo, &st->st);
   st->mstep_seconds = gh_seconds() - tm0;
   st->num_gauss_before = gh_gmm_set_total_gauss(t->model);
-  int64_t target = gh_hmm_train_mixup_target(&t->o, t->P, it);
+  const int64_t target = mix_target;
   if (target > 0) {
     if (target <= st->num_gauss_before) {
       if (t->rank == 0)
