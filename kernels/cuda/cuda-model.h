@@ -27,6 +27,8 @@ struct EPdf {
 typedef struct {
   int D, P, Dp, nb;
   int ndiag_blocks, nfull_blocks;   /* diag blocks first, then full */
+  int narrow_w;                     /* k_loglikes_narrow's lanes (8, 16 or 32) when the diagonal
+                                       entries are one block of at most 32, else 0 */
   BlockDesc *dBlocks;
   int *dPerm, *dNg;
   float4 *dParams;

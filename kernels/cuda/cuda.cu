@@ -168,6 +168,67 @@ k_loglikes(const float4 *__restrict__ params, const float *__restrict__ gconst,
   }
 }
 
+/* k_loglikes (diagonal) for a model whose diagonal entries fill one block
+ * of at most 32 (hmm-train's score groups: ~8 pdfs of a word), where
+ * k_loglikes would leave PB - count of its 64 threads idle: a block is W
+ * lanes (entries; W = 8, 16 or 32 >= count) x Y frame groups of TF frames
+ * (blockDim.x = W Y), its Y TF frames staged in shared memory.  Each
+ * thread's arithmetic is k_loglikes's for its entry and frames, in the same
+ * order, so the outputs are the same.  Arguments as k_loglikes (blk0: the
+ * diagonal block). */
+template <int TF>
+__global__ void __launch_bounds__(128)
+k_loglikes_narrow(const float4 *__restrict__ params, const float *__restrict__ gconst,
+                  const BlockDesc *__restrict__ blocks, int blk0, const int *__restrict__ perm,
+                  const int *__restrict__ ng, const float4 *__restrict__ X, int T, int nb, int P,
+                  float *__restrict__ out, float *__restrict__ scratch, int V, int W) {
+  extern __shared__ float4 sx[]; /* [Y TF][nb] */
+  const int Y = blockDim.x / W, FB = Y * TF;
+  const int tb0 = blockIdx.x * FB;
+  const BlockDesc bd = blocks[blk0];
+  for (int idx = threadIdx.x; idx < FB * nb; idx += blockDim.x) {
+    int f = idx / nb, q = idx - f * nb, t = tb0 + f;
+    sx[idx] = t < T ? X[(size_t)t * nb + q] : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+  __syncthreads();
+  const int lane = threadIdx.x % W, fy = threadIdx.x / W;
+  if (lane >= bd.count) return;
+  const int t0 = tb0 + fy * TF;
+  const float4 *xs = sx + (size_t)fy * TF * nb;
+  const int sp = bd.first + lane;
+  const int pdf = perm[sp], G = ng[sp];
+  float m[TF], s[TF];
+#pragma unroll
+  for (int f = 0; f < TF; ++f) { m[f] = -INFINITY; s[f] = 0.f; }
+  const float4 *pp = params + bd.poff + lane;
+  const float *gc = gconst + bd.goff + lane;
+  for (int g = 0; g < G; ++g) {
+    float acc[TF];
+#pragma unroll
+    for (int f = 0; f < TF; ++f) acc[f] = 0.f;
+    for (int I = 0; I < nb; ++I) {
+      const float4 b = pp[0], c = pp[PB];
+      pp += 2 * PB;
+#pragma unroll
+      for (int f = 0; f < TF; ++f) {
+        const float4 x = xs[f * nb + I];
+        acc[f] += x.x * fmaf(c.x, x.x, b.x) + x.y * fmaf(c.y, x.y, b.y) +
+                  x.z * fmaf(c.z, x.z, b.z) + x.w * fmaf(c.w, x.w, b.w);
+      }
+    }
+    const float k = gc[(size_t)g * PB];
+#pragma unroll
+    for (int f = 0; f < TF; ++f) log_add(m[f], s[f], k + acc[f]);
+  }
+  float *dst = pdf >= 0 ? out + pdf : scratch + (-pdf - 1);
+  const int ld = pdf >= 0 ? P : V;
+#pragma unroll
+  for (int f = 0; f < TF; ++f) {
+    const int t = t0 + f;
+    if (t < T) dst[(size_t)t * ld] = m[f] == -INFINITY ? -INFINITY : m[f] + logf(s[f]);
+  }
+}
+
 /* Log-add the segments of the split pdfs (second pass of the split layout,
  * doc/kernels.md "Pdfs with many Gaussians").  One thread per (frame t,
  * split pdf j): out[t][pdf[j]] = log sum_k exp(scratch[t][k]) over the
@@ -217,32 +278,44 @@ __device__ __forceinline__ float warp_sum(float v) {
 }
 
 /* Posteriors of the fused E-step: one block per task (8 warps over its
- * pairs, one warp per pair, lanes over the pdf's Gaussians); gamma as
- * Task says, gamma_g = w exp(ll_g - lse); tot[task] = the task's sum of
- * w lse, each warp's pairs in order, then the warps in order (no atomics:
- * deterministic).  Frames X [. x Dp], resident. */
+ * pairs); gamma as Task says, gamma_g = w exp(ll_g - lse); tot[task] = the
+ * task's sum of w lse, each warp's pairs in order, then the warps in order
+ * (no atomics: deterministic).  Frames X [. x Dp], resident.  Warp w takes
+ * pairs k0 + w, k0 + w + 8, ... (pair j of the warp: k0 + w + 8 j), NG = 32
+ * / L of them at a time, one per group of L lanes (L: the smallest of 4,
+ * 8, 16, 32 >= G; lanes over the pdf's Gaussians): a pdf of 8 Gaussians
+ * keeps all 32 lanes busy.  The groups' max and sum butterflies are the
+ * 32-lane ones without the steps that only add 0 or take the max with
+ * -inf, and the warp adds its pairs' w lse in pair order: the same bits
+ * whatever L is. */
 __global__ void __launch_bounds__(256)
 k_estep_post(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames,
              const float *__restrict__ wts, const Task *__restrict__ tasks, const EPdf *__restrict__ epdf,
              const float *__restrict__ eparams, float *__restrict__ gamma, double *__restrict__ tot) {
-  extern __shared__ float sh[]; /* [8][D] */
+  extern __shared__ float sh[]; /* [8 warps][NG groups][D] */
   __shared__ double wsum[8];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const Task tk = tasks[blockIdx.x];
   const EPdf e = epdf[tk.pdf];
   const int G = e.G;
+  const int L = G <= 4 ? 4 : G <= 8 ? 8 : G <= 16 ? 16 : 32, NG = 32 / L;
+  const int q = lane / L, sl = lane - q * L; /* group, lane in the group */
   const float *ep = eparams + e.eoff;
-  float *xs = sh + warp * D;
+  float *xs = sh + (warp * NG + q) * D;
   double contrib = 0.0;
-  for (long long k = tk.k0 + warp; k < tk.k1; k += 8) {
-    const float w = wts[k];
-    const float *xr = X + (size_t)frames[k] * Dp;
+  for (long long kb = tk.k0 + warp; kb < tk.k1; kb += 8LL * NG) {
+    const long long k = kb + 8LL * q; /* this group's pair */
+    const bool valid = k < tk.k1;
+    const float w = valid ? wts[k] : 0.f;
     __syncwarp();
-    for (int i = lane; i < D; i += 32) xs[i] = xr[i];
+    if (valid) {
+      const float *xr = X + (size_t)frames[k] * Dp;
+      for (int i = sl; i < D; i += L) xs[i] = xr[i];
+    }
     __syncwarp();
     float *gam = gamma + tk.goff + (k - tk.k0) * G;
     float mx = -INFINITY;
-    for (int g = lane; g < G; g += 32) {
+    for (int g = sl; valid && g < G; g += L) {
       float ll = ep[g];
       const float *bp = ep + G + g;
       const float *cp = ep + (size_t)(1 + D) * G + g;
@@ -260,14 +333,18 @@ k_estep_post(const float *__restrict__ X, int Dp, int D, const int32_t *__restri
       gam[g] = ll;
       mx = fmaxf(mx, ll);
     }
-    mx = warp_max(mx);
+    for (int o = L / 2; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
     float sum = 0.f;
     if (mx > -INFINITY)
-      for (int g = lane; g < G; g += 32) sum += expf(gam[g] - mx);
-    sum = warp_sum(sum);
+      for (int g = sl; g < G; g += L) sum += expf(gam[g] - mx);
+    for (int o = L / 2; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     const float lse = mx + logf(sum);
-    for (int g = lane; g < G; g += 32) gam[g] = mx > -INFINITY ? w * expf(gam[g] - lse) : 0.f;
-    if (G > 0 && mx > -INFINITY) contrib += (double)w * (double)lse;
+    for (int g = sl; valid && g < G; g += L) gam[g] = mx > -INFINITY ? w * expf(gam[g] - lse) : 0.f;
+    const double c = valid && G > 0 && mx > -INFINITY ? (double)w * (double)lse : 0.0;
+    for (int r = 0; r < NG; ++r) { /* the groups' pairs in pair order (adding 0.0 changes nothing) */
+      const double cr = __shfl_sync(0xffffffffu, c, r * L);
+      contrib += cr;
+    }
   }
   if (lane == 0) wsum[warp] = contrib;
   __syncthreads();
@@ -710,6 +787,8 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
       ++nblocks_type;
     }
     if (type == 0) m->ndiag_blocks = nblocks_type; else m->nfull_blocks = nblocks_type;
+    if (type == 0 && nblocks_type == 1 && end - start <= 32)
+      m->narrow_w = end - start <= 8 ? 8 : end - start <= 16 ? 16 : 32;
   }
   float *hp = (float *)gh_calloc(poff * 4 + 4, sizeof(float));
   float *hg = (float *)gh_calloc(goff + 1, sizeof(float));
@@ -963,7 +1042,19 @@ static void score_chunk(cuda_ctx *c, cuda_model *m, const float *dX, int n, floa
     gg_loglikes(c->gg, m->gg, dX, m->Dp, n, dOut, m->precision);
     return;
   }
-  if (m->ndiag_blocks) {
+  const char *nw = getenv("GH_CUDA_NARROW");
+  if (m->ndiag_blocks && m->narrow_w && !(nw && !strcmp(nw, "0"))) {
+    /* one block of <= 32 diagonal entries: W lanes x Y frame groups of 16 frames, Y 16 TF nb float4
+     * of shared memory within 48 KB */
+    const int W = m->narrow_w;
+    int Y = 128 / W;
+    while (Y > 1 && (size_t)Y * 16 * m->nb * sizeof(float4) > 48 * 1024) Y /= 2;
+    const int fb = Y * 16;
+    k_loglikes_narrow<16><<<(n + fb - 1) / fb, W * Y, (size_t)fb * m->nb * sizeof(float4)>>>(
+        m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)dX, n, m->nb, P, dOut,
+        c->dScratch, m->V, W);
+    CK(cudaGetLastError());
+  } else if (m->ndiag_blocks) {
     dim3 grid((n + 15) / 16, m->ndiag_blocks);
     k_loglikes<16, false><<<grid, PB, 16 * m->nb * sizeof(float4)>>>(
         m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)dX, n, m->nb, P,
@@ -1541,7 +1632,7 @@ static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, 
   dgrow((void **)&c->dTasks, &c->capTasks, (size_t)nt, sizeof(Task), 0);
   dgrow((void **)&c->dPart, &c->capPart, (size_t)nt, sizeof(double), 0);
   CK(cudaMemcpy(c->dTasks, c->hTasks, (size_t)nt * sizeof(Task), cudaMemcpyHostToDevice));
-  k_estep_post<<<(unsigned)nt, 256, 8 * D * sizeof(float)>>>(v->dX, v->Dp, D, v->dFrames, v->dW, c->dTasks,
+  k_estep_post<<<(unsigned)nt, 256, 8 * 8 * D * sizeof(float)>>>(v->dX, v->Dp, D, v->dFrames, v->dW, c->dTasks,
                                                               m->dEpdf, m->dEparams, c->dGamma, c->dPart);
   CK(cudaGetLastError());
   gg_sum_into(c->dPart, nt, c->dTotal);
@@ -1639,7 +1730,10 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
       gg_estep_pdf(gg, m->gg, p, d->dX, d->Dp, d->dFrames + d->poff[p], d->dW + d->poff[p], n, d->centre,
                    m->dAcc + m->hEpdf[p].accoff, c->dTotal, prec, d->xc);
   }
-  /* the fused pdfs: tasks of <= SEG pairs in pdf order, in batches */
+  /* the fused pdfs: tasks of <= seg pairs in pdf order, in batches (GH_CUDA_ESTEP_SEG: another task size, for
+   * benchmarks; it changes the order of the sums) */
+  const char *se = getenv("GH_CUDA_ESTEP_SEG");
+  const int64_t seg = se && atoi(se) >= 64 && atoi(se) <= (1 << 20) ? atoi(se) : SEG;
   const int64_t max_pairs = 1 << 20;
   const long long max_gamma = 32LL << 20, max_part = 32LL << 20;
   int nt = 0, nr = 0;
@@ -1649,9 +1743,9 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
     if (n == 0 || use_gemm[p]) continue;
     const EPdf *e = &m->hEpdf[p];
     const long long GE = (long long)e->G * (1 + m->D + (e->full ? gh_packed_size(m->D) : m->D));
-    const int single = n <= SEG;
-    for (int64_t s0 = 0; s0 < n; s0 += SEG) {
-      const long long len = n - s0 < SEG ? n - s0 : SEG;
+    const int single = n <= seg;
+    for (int64_t s0 = 0; s0 < n; s0 += seg) {
+      const long long len = n - s0 < seg ? n - s0 : seg;
       if (nt > 0 && (bpairs + len > max_pairs || bgamma + len * e->G > max_gamma ||
                      (!single && bpart + GE > max_part))) {
         estep_batch(c, m, d, nt, bgamma, bpart, nr, maxGE);
