@@ -27,7 +27,7 @@
  *    when that cuts the issued work by a quarter; else nothing changes.
  *
  *  k_estep_post: E-step posteriors (Araújo et al., seed 002, the p- and
- *    p^- kernels fused): one block per task (<= SEG pairs of one pdf), one
+ *    p^- kernels fused): one block per task (<= SEG or SEG_DIAG pairs of one pdf), one
  *    warp per (frame, pdf, weight) pair, lanes over the pdf's Gaussians,
  *    warp-shuffle log-sum-exp; writes gamma_g = w exp(ll_g - lse) and the
  *    task's sum of w*lse (summed over tasks in a fixed order).
@@ -67,7 +67,8 @@ extern "C" {
 
 #define PB 64        /* pdfs per thread block of the likelihood kernel */
 #define TILE 32      /* pairs staged per step in k_estep_stats */
-#define SEG 2048     /* pairs per k_estep_stats block */
+#define SEG 2048     /* pairs per k_estep_stats block (full covariances) */
+#define SEG_DIAG 256 /* pairs per k_estep_stats block (diagonal covariances) */
 #define NE 4         /* statistic elements per thread per pass */
 
 
@@ -257,7 +258,7 @@ k_combine(const float *__restrict__ scratch, int V, int T, const int *__restrict
 
 /* A task of the fused E-step (cuda_accumulate): pairs [k0, k1) of the
  * data's pdf-sorted pairs (frames dFrames, weights dW), all of pdf `pdf`,
- * at most SEG; their posteriors at gamma[goff + (k - k0) G + g]; their
+ * at most SEG (SEG_DIAG for a diagonal pdf); their posteriors at gamma[goff + (k - k0) G + g]; their
  * statistics ([G x E] doubles) added straight into the pdf's accumulators
  * when the task is its pdf's only one (pbase < 0: one writer, so one
  * addition per element), else written to the partial slot at part +
@@ -1677,7 +1678,7 @@ static int estep_wants_gemm(const cuda_model *m, int p, int64_t n, int force) {
 
 /* backend.h accumulate: per pdf (estep_wants_gemm), the GEMM E-step
  * (cuda-gemm.cu) or the fused kernels (k_estep_post, k_estep_stats and
- * k_estep_reduce over tasks of <= SEG pairs of one pdf, straight from the
+ * k_estep_reduce over tasks of <= SEG (diagonal: SEG_DIAG) pairs of one pdf, straight from the
  * data's pdf-sorted pairs on the device, in batches of <= 1 M pairs, 32 M
  * posteriors and 32 M partial statistics: the batches, and so the order of
  * every sum, depend on the model and the data only); the total
@@ -1730,10 +1731,14 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
       gg_estep_pdf(gg, m->gg, p, d->dX, d->Dp, d->dFrames + d->poff[p], d->dW + d->poff[p], n, d->centre,
                    m->dAcc + m->hEpdf[p].accoff, c->dTotal, prec, d->xc);
   }
-  /* the fused pdfs: tasks of <= seg pairs in pdf order, in batches (GH_CUDA_ESTEP_SEG: another task size, for
-   * benchmarks; it changes the order of the sums) */
+  /* the fused pdfs: tasks of <= SEG (full) or SEG_DIAG (diagonal) pairs in pdf order, in batches.  A diagonal
+   * pdf's task is cheap (G (1 + 2D) statistics), so short ones keep the GPU full: hmm-train's 80 pdfs of 8
+   * Gaussians gave 160 blocks of 2,048 pairs per 262,144-frame block (GMM accumulation 0.043 s per 8 M-frame
+   * iteration; tasks of 1,024 / 512 / 256 pairs: 0.0255 / 0.0235 / 0.0193 s, H200, doc/perf.md eighteenth
+   * session).  GH_CUDA_ESTEP_SEG=N: tasks of N pairs for every pdf (benchmarks; the task size sets the order
+   * of the sums, so the bits). */
   const char *se = getenv("GH_CUDA_ESTEP_SEG");
-  const int64_t seg = se && atoi(se) >= 64 && atoi(se) <= (1 << 20) ? atoi(se) : SEG;
+  const int64_t seg_env = se && atoi(se) >= 64 && atoi(se) <= (1 << 20) ? atoi(se) : 0;
   const int64_t max_pairs = 1 << 20;
   const long long max_gamma = 32LL << 20, max_part = 32LL << 20;
   int nt = 0, nr = 0;
@@ -1743,6 +1748,7 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
     if (n == 0 || use_gemm[p]) continue;
     const EPdf *e = &m->hEpdf[p];
     const long long GE = (long long)e->G * (1 + m->D + (e->full ? gh_packed_size(m->D) : m->D));
+    const int64_t seg = seg_env ? seg_env : e->full ? SEG : SEG_DIAG;
     const int single = n <= seg;
     for (int64_t s0 = 0; s0 < n; s0 += seg) {
       const long long len = n - s0 < seg ? n - s0 : seg;
