@@ -1246,6 +1246,30 @@ static int cmp_udesc(const void *a, const void *b) {
   if (x->T != y->T) return x->T > y->T ? -1 : 1;
   return x->u - y->u;
 }
+/* a[0 .. n) in cmp_udesc's order (a total order: u is unique), by a
+ * counting sort on T when the longest utterance is short beside n (a
+ * block of hmm-train: 6,500 utterances of ~40 frames; qsort took ~0.9 ms
+ * of it, per block and iteration, doc/perf.md eighteenth session), else
+ * qsort.  Input in ascending u, as hmm_run fills it. */
+static void sort_udesc(UDesc *a, int n) {
+  int maxT = 0;
+  for (int i = 0; i < n; ++i) {
+    if (a[i].T > maxT) maxT = a[i].T;
+    if (i > 0 && a[i].u <= a[i - 1].u) maxT = INT32_MAX; /* not in ascending u: qsort */
+  }
+  if (n < 64 || (long long)maxT > 4LL * n + 4096) {
+    qsort(a, n, sizeof(UDesc), cmp_udesc);
+    return;
+  }
+  int *start = (int *)gh_calloc((size_t)maxT + 2, sizeof(int));
+  for (int i = 0; i < n; ++i) start[maxT - a[i].T + 1]++; /* bucket maxT - T: longest first */
+  for (int k = 0; k <= maxT; ++k) start[k + 1] += start[k];
+  UDesc *tmp = (UDesc *)gh_malloc((size_t)n * sizeof(UDesc));
+  for (int i = 0; i < n; ++i) tmp[start[maxT - a[i].T]++] = a[i]; /* stable: ties keep ascending u */
+  memcpy(a, tmp, (size_t)n * sizeof(UDesc));
+  free(tmp);
+  free(start);
+}
 
 /* Forward-backward statistics of chunk [u0, u1): zeroed per-utterance
  * blocks dUStats at offsets dUso (chunk-local utterance order), for
@@ -1442,7 +1466,7 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       x->u = u - u0;
       x->pad = pq && pq->utt_col ? pq->utt_col[u] : 0; /* k_fb_pairs: the utterance's column map */
     }
-    qsort(hud, nu, sizeof(UDesc), cmp_udesc);
+    sort_udesc(hud, nu);
     hgrow_dev((void **)&h->s->dUd, &h->s->capUd, nu, sizeof(UDesc));
     hgrow_dev((void **)&h->s->dLoglik, &h->s->capLoglik, nu, sizeof(double));
     CK(cudaMemcpy(h->s->dUd, hud, nu * sizeof(UDesc), cudaMemcpyHostToDevice));
