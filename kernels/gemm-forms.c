@@ -196,7 +196,10 @@ static double row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_g
     const double xm = fabs(ei) + 1e4 * sqrt(full ? info->max_var : 1.0 / P[i]);
     if (xm * xm > big) return INFINITY;
     double grad = 0.0; /* (P e)_i */
-    for (int32_t j = 0; j < D; ++j) {
+    /* diagonal: only j = i has pij != 0 (the other j's were skipped: the same operations, without the O(D^2)
+     * loop that made a model upload's error estimates ~70% of hmm-train's model uploads, doc/perf.md
+     * eighteenth session) */
+    for (int32_t j = full ? 0 : i; j < (full ? D : i + 1); ++j) {
       const double pij = full ? P[i >= j ? gh_packed_index(i, j) : gh_packed_index(j, i)] : (i == j ? P[i] : 0.0);
       if (pij == 0.0) continue;
       const double ej = mu[j] - (c ? c[j] : 0.0);
