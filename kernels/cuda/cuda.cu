@@ -173,7 +173,8 @@ k_loglikes(const float4 *__restrict__ params, const float *__restrict__ gconst,
  * of at most 32 (hmm-train's score groups: ~8 pdfs of a word), where
  * k_loglikes would leave PB - count of its 64 threads idle: a block is W
  * lanes (entries; W = 8, 16 or 32 >= count) x Y frame groups of TF frames
- * (blockDim.x = W Y), its Y TF frames staged in shared memory.  Each
+ * (blockDim.x = W Y, TF = 4 by default: score_chunk), its Y TF frames
+ * staged in shared memory.  Each
  * thread's arithmetic is k_loglikes's for its entry and frames, in the same
  * order, so the outputs are the same.  Arguments as k_loglikes (blk0: the
  * diagonal block). */
@@ -1045,15 +1046,30 @@ static void score_chunk(cuda_ctx *c, cuda_model *m, const float *dX, int n, floa
   }
   const char *nw = getenv("GH_CUDA_NARROW");
   if (m->ndiag_blocks && m->narrow_w && !(nw && !strcmp(nw, "0"))) {
-    /* one block of <= 32 diagonal entries: W lanes x Y frame groups of 16 frames, Y 16 TF nb float4
-     * of shared memory within 48 KB */
-    const int W = m->narrow_w;
+    /* one block of <= 32 diagonal entries: W lanes x Y frame groups of tf frames, Y tf nb float4 of shared
+     * memory within 48 KB.  tf = 4: a score group's segment (~26,000 frames) then fills 400 blocks, not 100
+     * (hmm-train 8 M frames, H200, call 10 of doc/perf.md's eighteenth session: scoring 0.0287 / 0.0235 /
+     * 0.0168 / 0.0184 / 0.0197 s per iteration at tf 16 / 8 / 4 / 2 / 1).  GH_CUDA_NARROW=1|2|4|8|16: tf,
+     * for benchmarks; the same bits whatever it is. */
+    const int W = m->narrow_w, tf = nw && (atoi(nw) == 1 || atoi(nw) == 2 || atoi(nw) == 4 || atoi(nw) == 8 ||
+                                           atoi(nw) == 16) ? atoi(nw) : 4;
     int Y = 128 / W;
-    while (Y > 1 && (size_t)Y * 16 * m->nb * sizeof(float4) > 48 * 1024) Y /= 2;
-    const int fb = Y * 16;
-    k_loglikes_narrow<16><<<(n + fb - 1) / fb, W * Y, (size_t)fb * m->nb * sizeof(float4)>>>(
-        m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, m->dNg, (const float4 *)dX, n, m->nb, P, dOut,
-        c->dScratch, m->V, W);
+    while (Y > 1 && (size_t)Y * tf * m->nb * sizeof(float4) > 48 * 1024) Y /= 2;
+    const int fb = Y * tf;
+    const dim3 grid((n + fb - 1) / fb);
+    const size_t shm = (size_t)fb * m->nb * sizeof(float4);
+#define NARROW(TFN) k_loglikes_narrow<TFN><<<grid, W * Y, shm>>>(m->dParams, m->dGconst, m->dBlocks, 0, m->dPerm, \
+                                                                 m->dNg, (const float4 *)dX, n, m->nb, P, dOut,   \
+                                                                 c->dScratch, m->V, W)
+    switch (tf) {
+      case 1: NARROW(1); break;
+      case 2: NARROW(2); break;
+      case 4: NARROW(4); break;
+      case 8: NARROW(8); break;
+      case 16: NARROW(16); break;
+      default: NARROW(4); break;
+    }
+#undef NARROW
     CK(cudaGetLastError());
   } else if (m->ndiag_blocks) {
     dim3 grid((n + 15) / 16, m->ndiag_blocks);
