@@ -87,6 +87,40 @@ __device__ __forceinline__ float dot4(float4 a, float4 b) {
   return fmaf(a.x, b.x, fmaf(a.y, b.y, fmaf(a.z, b.z, a.w * b.w)));
 }
 
+/* One diagonal Gaussian of a layout entry for TF frames (k_loglikes and
+ * k_loglikes_narrow): acc[f] += x_f . (b + c x_f) over the record's nb
+ * float4 pairs (b_I, c_I) at pp (lane stride PB), frames xs [TF][nb];
+ * returns the next Gaussian's record. */
+template <int TF>
+__device__ __forceinline__ const float4 *diag_gauss(const float4 *pp, const float4 *xs, int nb, float *acc) {
+  for (int I = 0; I < nb; ++I) {
+    const float4 b = pp[0], c = pp[PB];
+    pp += 2 * PB;
+#pragma unroll
+    for (int f = 0; f < TF; ++f) {
+      const float4 x = xs[f * nb + I];
+      acc[f] += x.x * fmaf(c.x, x.x, b.x) + x.y * fmaf(c.y, x.y, b.y) +
+                x.z * fmaf(c.z, x.z, b.z) + x.w * fmaf(c.w, x.w, b.w);
+    }
+  }
+  return pp;
+}
+
+/* An entry's TF log-likelihoods m + log s (frames t0 ..): a whole pdf to
+ * out column pdf (stride P), a segment to scratch column -pdf - 1 (stride
+ * V); frames >= T not written. */
+template <int TF>
+__device__ __forceinline__ void write_entry(int pdf, float *out, float *scratch, int P, int V, int t0, int T,
+                                            const float *m, const float *s) {
+  float *dst = pdf >= 0 ? out + pdf : scratch + (-pdf - 1);
+  const int ld = pdf >= 0 ? P : V;
+#pragma unroll
+  for (int f = 0; f < TF; ++f) {
+    const int t = t0 + f;
+    if (t < T) dst[(size_t)t * ld] = m[f] == -INFINITY ? -INFINITY : m[f] + logf(s[f]);
+  }
+}
+
 /* See top of file.  X: [T x nb] float4 (frames padded to Dp = 4 nb with
  * zeros); out: [T x P]; blocks[blk0 + blockIdx.y] is this block's pdfs
  * (layout entries: whole pdfs or Gaussian segments of a split pdf).
@@ -144,29 +178,14 @@ k_loglikes(const float4 *__restrict__ params, const float *__restrict__ gconst,
         for (int f = 0; f < TF; ++f) acc[f] += dot4(sx[f * nb + I], sv[f]);
       }
     } else {
-      for (int I = 0; I < nb; ++I) {
-        const float4 b = pp[0], c = pp[PB];
-        pp += 2 * PB;
-#pragma unroll
-        for (int f = 0; f < TF; ++f) {
-          const float4 x = sx[f * nb + I];
-          acc[f] += x.x * fmaf(c.x, x.x, b.x) + x.y * fmaf(c.y, x.y, b.y) +
-                    x.z * fmaf(c.z, x.z, b.z) + x.w * fmaf(c.w, x.w, b.w);
-        }
-      }
+      pp = diag_gauss<TF>(pp, sx, nb, acc);
     }
     const float k = gc[(size_t)g * PB];
 #pragma unroll
     for (int f = 0; f < TF; ++f) log_add(m[f], s[f], k + acc[f]);
   }
   /* whole pdf -> out column pdf; segment -> scratch column -pdf - 1 */
-  float *dst = pdf >= 0 ? out + pdf : scratch + (-pdf - 1);
-  const int ld = pdf >= 0 ? P : V;
-#pragma unroll
-  for (int f = 0; f < TF; ++f) {
-    const int t = t0 + f;
-    if (t < T) dst[(size_t)t * ld] = m[f] == -INFINITY ? -INFINITY : m[f] + logf(s[f]);
-  }
+  write_entry<TF>(pdf, out, scratch, P, V, t0, T, m, s);
 }
 
 /* k_loglikes (diagonal) for a model whose diagonal entries fill one block
@@ -208,27 +227,12 @@ k_loglikes_narrow(const float4 *__restrict__ params, const float *__restrict__ g
     float acc[TF];
 #pragma unroll
     for (int f = 0; f < TF; ++f) acc[f] = 0.f;
-    for (int I = 0; I < nb; ++I) {
-      const float4 b = pp[0], c = pp[PB];
-      pp += 2 * PB;
-#pragma unroll
-      for (int f = 0; f < TF; ++f) {
-        const float4 x = xs[f * nb + I];
-        acc[f] += x.x * fmaf(c.x, x.x, b.x) + x.y * fmaf(c.y, x.y, b.y) +
-                  x.z * fmaf(c.z, x.z, b.z) + x.w * fmaf(c.w, x.w, b.w);
-      }
-    }
+    pp = diag_gauss<TF>(pp, xs, nb, acc);
     const float k = gc[(size_t)g * PB];
 #pragma unroll
     for (int f = 0; f < TF; ++f) log_add(m[f], s[f], k + acc[f]);
   }
-  float *dst = pdf >= 0 ? out + pdf : scratch + (-pdf - 1);
-  const int ld = pdf >= 0 ? P : V;
-#pragma unroll
-  for (int f = 0; f < TF; ++f) {
-    const int t = t0 + f;
-    if (t < T) dst[(size_t)t * ld] = m[f] == -INFINITY ? -INFINITY : m[f] + logf(s[f]);
-  }
+  write_entry<TF>(pdf, out, scratch, P, V, t0, T, m, s);
 }
 
 /* Log-add the segments of the split pdfs (second pass of the split layout,
