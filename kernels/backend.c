@@ -451,6 +451,14 @@ void gh_backend_data_pairs(gh_backend *b, gh_dev_data **d, const float *X, int32
   *d = b->ops->data_upload(b, X, T, D, pairs, npairs);
 }
 
+void gh_pack_rows(float *dst, size_t ld, const float *src, size_t D, size_t n) {
+#pragma omp parallel for schedule(static) if (n * ld >= ((size_t)1 << 18))
+  for (size_t t = 0; t < n; ++t) {
+    memcpy(dst + t * ld, src + t * D, D * sizeof(float));
+    if (ld > D) memset(dst + t * ld + D, 0, (ld - D) * sizeof(float));
+  }
+}
+
 void *gh_backend_host_alloc(gh_backend *b, size_t bytes) {
   return b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : gh_malloc(bytes);
 }

@@ -988,10 +988,7 @@ static void upload_frames(cuda_ctx *c, const cuda_model *m, const float *X, size
     CK(cudaMemcpy(c->dX, X, total * sizeof(float), cudaMemcpyHostToDevice));
     return;
   } else {
-    for (size_t t = 0; t < n; ++t) {
-      memcpy(c->hX + t * Dp, X + t * D, D * sizeof(float));
-      memset(c->hX + t * Dp + D, 0, (Dp - D) * sizeof(float));
-    }
+    gh_pack_rows(c->hX, Dp, X, D, n);
   }
   CK(cudaMemcpy(c->dX, c->hX, total * sizeof(float), cudaMemcpyHostToDevice));
 }
@@ -1353,10 +1350,7 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
     for (size_t t0 = 0; t0 < (size_t)T; t0 += rows, k ^= 1) {
       const size_t n = (size_t)T - t0 < rows ? (size_t)T - t0 : rows;
       if (t0 >= 2 * rows) CK(cudaEventSynchronize(done[k])); /* buffer k's last copy is done */
-      for (size_t t = 0; t < n; ++t) {
-        memcpy(h[k] + t * Dp, X + (t0 + t) * D, D * sizeof(float));
-        memset(h[k] + t * Dp + D, 0, (Dp - D) * sizeof(float));
-      }
+      gh_pack_rows(h[k], Dp, X + t0 * D, (size_t)D, n);
       CK(cudaMemcpyAsync(d->dX + t0 * Dp, h[k], n * Dp * sizeof(float), cudaMemcpyHostToDevice, 0));
       CK(cudaEventRecord(done[k], 0));
     }
