@@ -660,13 +660,14 @@ void gh_backend_loglikes_rows(gh_backend *b, gh_dev_model *m, gh_dev_data *d, co
  * gh_backend_host_free(b, p) (p may be NULL). */
 void *gh_backend_host_alloc(gh_backend *b, size_t bytes);
 
+void gh_backend_host_free(gh_backend *b, void *p);
+
 /* Rows src [n x D] (row-major floats) -> dst [n x ld] (ld >= D), each row
  * padded with zeros to ld: a backend's packing of frames into its staging
  * buffer before a copy to the device.  OpenMP over the rows when n x ld is
  * at least 256 K floats (the CUDA upload of 8 M frames packed 1.26 GB in one
  * thread before the copies, doc/perf.md eighteenth session). */
 void gh_pack_rows(float *dst, size_t ld, const float *src, size_t D, size_t n);
-void gh_backend_host_free(gh_backend *b, void *p);
 
 /* Shrinkage statistics on b (its acc_shrink, or the CPU reference when b
  * has none; see acc_shrink above).  Dies if a pair is out of range or a
