@@ -508,8 +508,8 @@ gh_rand_reader *gh_rand_reader_open(const char *rspecifier, gh_objtype type) {
 }
 
 /* ark: reads forward until key is cached or the archive ends. */
-static int32_t rand_find_ark(gh_rand_reader *r, const char *key) { /* key NULL: read to the end */
-  int32_t e = key ? hmap_get(&r->index, key) : -1;
+static int32_t rand_find_ark(gh_rand_reader *r, const char *key) {
+  int32_t e = hmap_get(&r->index, key);
   while (e < 0 && !r->seq->done) {
     if (r->nobj == r->capobj)
       r->objs = gh_realloc(r->objs, (size_t)(r->capobj = r->capobj ? 2 * r->capobj : 64) * sizeof *r->objs);
@@ -517,7 +517,7 @@ static int32_t rand_find_ark(gh_rand_reader *r, const char *key) { /* key NULL: 
       gh_die("%s: duplicate key '%s' in the archive (a random-access table needs unique keys)", r->spec, r->seq->key);
     r->objs[r->nobj] = r->seq->obj; /* take ownership */
     memset(&r->seq->obj, 0, sizeof r->seq->obj);
-    if (key && !strcmp(r->seq->key, key)) e = r->nobj;
+    if (!strcmp(r->seq->key, key)) e = r->nobj;
     r->nobj++;
     gh_seq_reader_next(r->seq);
   }
@@ -543,10 +543,6 @@ void *gh_rand_reader_value(gh_rand_reader *r, const char *key) {
     r->cur_entry = e;
   }
   return obj_ptr(r->type, &r->cur);
-}
-
-void gh_rand_reader_preload(gh_rand_reader *r) {
-  if (!r->sp.scp) rand_find_ark(r, NULL);
 }
 
 const char *gh_rand_reader_spec(const gh_rand_reader *r) { return r->spec; }

@@ -59,10 +59,6 @@ gh_rand_reader *gh_rand_reader_open(const char *rspecifier, gh_objtype type);
 int gh_rand_reader_has_key(gh_rand_reader *r, const char *key);
 /* NULL if the key is absent. */
 void *gh_rand_reader_value(gh_rand_reader *r, const char *key);
-/* Reads an archive's remaining entries into r's index now, so that later
- * lookups only search it (an scp's index is built by _open: nothing to do).
- * Dies as the lookups would (a bad entry, a duplicate key). */
-void gh_rand_reader_preload(gh_rand_reader *r);
 void gh_rand_reader_close(gh_rand_reader *r);
 const char *gh_rand_reader_spec(const gh_rand_reader *r);
 

@@ -2,7 +2,6 @@
 #include "train/hmm-train.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,26 +222,9 @@ static void make_txs(gh_hmm_trainer *t, char **texts) {
 /* The table of contents of the features and the plan (lib/train/shard.h):
  * every utterance with frames and a transcript, sorted keys, fixed blocks,
  * shards; the transcripts of all of them (for the score groups). */
-typedef struct {
-  const char *rspec;
-  gh_rand_reader *r;
-} trans_job;
-static void *trans_main(void *arg) {
-  trans_job *j = arg;
-  j->r = gh_rand_reader_open(j->rspec, GH_OBJ_TOKEN_VECTOR);
-  gh_rand_reader_preload(j->r);
-  return NULL;
-}
-
 static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
-  /* the transcripts are read while the features' table of contents is made */
-  trans_job tj = {t->trans_rspec, NULL};
-  pthread_t th;
-  const int threaded = pthread_create(&th, NULL, trans_main, &tj) == 0;
-  if (!threaded) trans_main(&tj);
+  gh_rand_reader *tr = gh_rand_reader_open(t->trans_rspec, GH_OBJ_TOKEN_VECTOR);
   gh_feat_toc *toc = gh_feat_toc_open(t->feats_rspec);
-  if (threaded) pthread_join(th, NULL);
-  gh_rand_reader *tr = tj.r;
   const int64_t n = gh_feat_toc_size(toc);
   const char **keys = gh_malloc(sizeof(char *) * (size_t)(n ? n : 1));
   int32_t *frames = gh_malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
