@@ -659,7 +659,6 @@ void gh_backend_loglikes_rows(gh_backend *b, gh_dev_model *m, gh_dev_data *d, co
  * malloc); never NULL (dies when out of memory).  Free with
  * gh_backend_host_free(b, p) (p may be NULL). */
 void *gh_backend_host_alloc(gh_backend *b, size_t bytes);
-
 void gh_backend_host_free(gh_backend *b, void *p);
 
 /* Rows src [n x D] (row-major floats) -> dst [n x ld] (ld >= D), each row
