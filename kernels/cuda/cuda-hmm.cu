@@ -17,7 +17,10 @@
  * with more than HEAVY incoming (forward, Viterbi) or outgoing (backward)
  * arcs -- a word loop's entry and exit -- are done by a whole warp, lanes
  * over the arcs, with warp-shuffle max/sum (listed per graph at upload), so
- * a frame's time is not that of the longest serial arc loop.
+ * a frame's time is not that of the longest serial arc loop.  Graphs of <= 16
+ * states (forward-backward, Viterbi) take the packed kernels instead: a group
+ * of 4-16 lanes per utterance, several utterances per block ("packed small
+ * graphs" below).
  *
  * Numerics: the recurrences keep alpha / delta / beta rows in DOUBLE (shared
  * memory when S <= HMM_SMEM_S, else a global scratch row pair per block), so
@@ -65,6 +68,7 @@ extern "C" {
 #define KP 4             /* emissions prefetched one frame ahead per thread */
 #define HEAVY 16         /* states with more arcs than this (in for forward/Viterbi, out for
                             backward) are done by a whole warp, lanes over the arcs */
+#define SUM_BATCH 8      /* k_hmm_stats_sum: per-utterance blocks loaded at once */
 #define RED 96           /* doubles of reduction scratch at the start of shared memory */
 
 
@@ -591,8 +595,267 @@ __global__ void k_hmm_stats_sum(HArrays g, const int *__restrict__ gs, const int
   double *st = stats + G.stats_off;
   for (int e = threadIdx.x; e < n; e += blockDim.x) {
     double v = st[e];
-    for (int k = k0; k < k1; ++k) v += ustats[uso[ul[k]] + e];
+    /* SUM_BATCH loads in flight, then their additions in utterance order */
+    for (int k = k0; k < k1; k += SUM_BATCH) {
+      double x[SUM_BATCH];
+#pragma unroll
+      for (int q = 0; q < SUM_BATCH; ++q) x[q] = k + q < k1 ? ustats[uso[ul[k + q]] + e] : 0.0;
+#pragma unroll
+      for (int q = 0; q < SUM_BATCH; ++q)
+        if (k + q < k1) v += x[q];
+    }
     st[e] = v;
+  }
+}
+
+/* ------------------------------------------------ packed small graphs
+ *
+ * With S <= 16 states (word HMMs of 3-16 states), the kernels above give
+ * each utterance a whole 32-thread block: 16-28 of its 32 lanes idle at
+ * every frame and at most 32 utterances per SM (the blocks-per-SM limit).
+ * The packed kernels give each utterance a GROUP of GW = 4, 8 or 16 lanes
+ * (lane j owns state j) and put PK_NT / GW utterances in a block, the
+ * groups of a warp synchronising with __syncwarp over their own lanes
+ * (utterances are issued longest first, so the groups of a warp have about
+ * the same length).  Only graphs without heavy states (hmm_run checks).
+ * The arithmetic of every state is that of k_hmm_forward<1> /
+ * k_hmm_backward / k_hmm_viterbi, and the group's reductions (log P, the
+ * final argmax) are the same butterflies restricted to the group, whose
+ * other lanes there add 0 / take the max with -inf: the results are
+ * bit-identical to the one-block-per-utterance kernels (test_hmm_cuda and
+ * test/gpu-hmm-train.sh compare them; GH_CUDA_HMM_PACK=0 turns this off). */
+#define PK_NT 128
+
+template <int GW> __device__ __forceinline__ unsigned pk_mask() {
+  return GW == 32 ? 0xffffffffu : ((1u << GW) - 1u) << ((threadIdx.x & 31) & ~(GW - 1));
+}
+template <int GW> __device__ __forceinline__ double pk_max(double v, unsigned m) {
+  for (int o = GW / 2; o; o >>= 1) v = fmax(v, __shfl_xor_sync(m, v, o, GW));
+  return v;
+}
+template <int GW> __device__ __forceinline__ double pk_sum(double v, unsigned m) {
+  for (int o = GW / 2; o; o >>= 1) v += __shfl_xor_sync(m, v, o, GW);
+  return v;
+}
+
+/* k_hmm_forward<1> (log alpha into alphad, log P into loglik) for the
+ * utterances ud[0 .. nu), a group of GW lanes each. */
+template <int GW>
+__global__ void __launch_bounds__(PK_NT)
+k_hmm_forward_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *__restrict__ ll, int P,
+                 double *alphad, double *loglik) {
+  __shared__ double rows[2 * PK_NT];
+  const int lane = threadIdx.x % GW, grp = threadIdx.x / GW;
+  const int ui = blockIdx.x * (PK_NT / GW) + grp;
+  if (ui >= nu) return;
+  const unsigned gm = pk_mask<GW>();
+  const UDesc d = ud[ui];
+  const HGraph G = g.G[d.g];
+  const int S = G.S, j = lane;
+  const bool on = j < S;
+  const long long T = d.T;
+  if (T == 0) {
+    if (lane == 0) loglik[d.u] = -INFINITY;
+    return;
+  }
+  double *prev = rows + grp * 2 * GW, *cur = prev + GW;
+  const int *ioff = g.in_off + G.obase, *src = g.arc_src + G.abase;
+  const float *lp = g.arc_logp + G.abase;
+  const int pj = on ? g.pdf[G.sbase + j] : 0;
+  const float *llu = ll + d.frame0 * P;
+  double *ad = alphad + d.state0;
+  if (on) {
+    const double x = (double)g.init[G.sbase + j] + llu[pj];
+    prev[j] = x;
+    ad[j] = x;
+  }
+  const int a0 = on ? ioff[j] : 0, a1 = on ? ioff[j + 1] : 0;
+  float e = (T > 1 && on) ? llu[P + pj] : 0.f;
+  __syncwarp(gm);
+  for (long long t = 1; t < T; ++t) {
+    const float nx = (t + 1 < T && on) ? llu[(t + 1) * P + pj] : 0.f;
+    if (on) {
+      double m = -INFINITY;
+      for (int a = a0; a < a1; ++a) m = fmax(m, prev[src[a]] + (double)lp[a]);
+      double x = -INFINITY;
+      if (m > -INFINITY) {
+        double s = 0.0;
+        for (int a = a0; a < a1; ++a) s += exp(prev[src[a]] + (double)lp[a] - m);
+        x = m + log(s) + (double)e;
+      }
+      cur[j] = x;
+      ad[t * S + j] = x;
+    }
+    __syncwarp(gm);
+    double *tmp = prev; prev = cur; cur = tmp;
+    e = nx;
+  }
+  /* log P (eq. 21): k_hmm_forward's block_max / block_sum over the group */
+  double v = -INFINITY;
+  if (on) v = fmax(v, prev[j] + (double)g.fin[G.sbase + j]);
+  const double M = pk_max<GW>(v, gm);
+  double s = 0.0;
+  if (on && M > -INFINITY) s += exp(prev[j] + (double)g.fin[G.sbase + j] - M);
+  s = pk_sum<GW>(s, gm);
+  if (lane == 0) loglik[d.u] = M > -INFINITY ? M + log(s) : -INFINITY;
+}
+
+/* k_hmm_backward for the utterances ud[0 .. nu), a group of GW lanes each;
+ * shared memory: per group 2 GW doubles of rows and (ustats) Amax
+ * accumulators. */
+template <int GW>
+__global__ void __launch_bounds__(PK_NT)
+k_hmm_backward_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *__restrict__ ll, int P, int Amax,
+                  const double *__restrict__ alphad, float *gamma, const double *__restrict__ loglik, double *ustats,
+                  const long long *__restrict__ uso) {
+  extern __shared__ double sh[];
+  const int lane = threadIdx.x % GW, grp = threadIdx.x / GW;
+  const int ui = blockIdx.x * (PK_NT / GW) + grp;
+  if (ui >= nu) return;
+  const unsigned gm = pk_mask<GW>();
+  const UDesc d = ud[ui];
+  const HGraph G = g.G[d.g];
+  const int S = G.S, A = G.A, i = lane;
+  const bool on = i < S;
+  const long long T = d.T;
+  if (T == 0) return;
+  const double L = loglik[d.u];
+  const double *ad = alphad + d.state0;
+  float *gm_out = gamma ? gamma + d.state0 : NULL;
+  if (L == -INFINITY) {
+    if (gm_out)
+      for (long long k = lane; k < T * S; k += GW) gm_out[k] = 0.f;
+    return;
+  }
+  double *wn = sh + (size_t)grp * (2 * GW + (ustats ? Amax : 0)), *wc = wn + GW;
+  double *acc = ustats ? wc + GW : NULL;
+  if (acc)
+    for (int a = lane; a < A; a += GW) acc[a] = 0.0;
+  double *st = ustats ? ustats + uso[d.u] : NULL;
+  const int *ooff = g.out_off + G.obase, *odst = g.out_dst + G.abase, *oarc = g.out_arc + G.abase;
+  const float *olp = g.out_logp + G.abase;
+  const int pi = on ? g.pdf[G.sbase + i] : 0;
+  const int k0 = on ? ooff[i] : 0, k1 = on ? ooff[i + 1] : 0;
+  const float *llu = ll + d.frame0 * P;
+  if (on) { /* t = T-1: beta = final; exits */
+    const long long t = T - 1;
+    const double a = ad[t * S + i], beta = g.fin[G.sbase + i];
+    const double gmv = exp(a + beta - L);
+    if (gm_out) gm_out[t * S + i] = (float)gmv;
+    if (st && gmv > 0) {
+      atomicAdd(st + S + A + i, gmv);
+      if (t == 0) atomicAdd(st + i, gmv);
+    }
+    wn[i] = (double)llu[t * P + pi] + beta;
+  }
+  float e = (T - 2 >= 1 && on) ? llu[(T - 2) * P + pi] : 0.f;
+  __syncwarp(gm);
+  for (long long t = T - 2; t >= 0; --t) {
+    const float nx = (t - 1 >= 1 && on) ? llu[(t - 1) * P + pi] : 0.f;
+    if (on) {
+      const double a = ad[t * S + i];
+      double m = -INFINITY;
+      for (int k = k0; k < k1; ++k) {
+        const double v = (double)olp[k] + wn[odst[k]];
+        m = fmax(m, v);
+        if (acc) {
+          const double x = a + v - L;
+          if (x > -INFINITY) acc[oarc[k]] += exp(x);
+        }
+      }
+      double beta = -INFINITY;
+      if (m > -INFINITY) {
+        double s = 0.0;
+        for (int k = k0; k < k1; ++k) s += exp((double)olp[k] + wn[odst[k]] - m);
+        beta = m + log(s);
+      }
+      const double x = a + beta - L;
+      const double gmv = x > -INFINITY ? exp(x) : 0.0;
+      if (gm_out) gm_out[t * S + i] = (float)gmv;
+      if (st && t == 0 && gmv > 0) atomicAdd(st + i, gmv);
+      if (t > 0) wc[i] = (double)e + beta;
+    }
+    __syncwarp(gm);
+    double *tmp = wn; wn = wc; wc = tmp;
+    e = nx;
+  }
+  if (acc) {
+    __syncwarp(gm);
+    for (int a = lane; a < A; a += GW)
+      if (acc[a] != 0.0) atomicAdd(st + S + a, acc[a]);
+  }
+}
+
+/* k_hmm_viterbi for the utterances ud[0 .. nu), a group of GW lanes each
+ * (back-pointers in bp, the backtrace by the group's lane 0). */
+template <int GW>
+__global__ void __launch_bounds__(PK_NT)
+k_hmm_viterbi_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *__restrict__ ll, int P, int *bp,
+                 int *path, double *score) {
+  __shared__ double rows[2 * PK_NT];
+  const int lane = threadIdx.x % GW, grp = threadIdx.x / GW;
+  const int ui = blockIdx.x * (PK_NT / GW) + grp;
+  if (ui >= nu) return;
+  const unsigned gm = pk_mask<GW>();
+  const UDesc d = ud[ui];
+  const HGraph G = g.G[d.g];
+  const int S = G.S, j = lane;
+  const bool on = j < S;
+  const long long T = d.T;
+  if (T == 0) {
+    if (lane == 0) score[d.u] = -INFINITY;
+    return;
+  }
+  double *prev = rows + grp * 2 * GW, *cur = prev + GW;
+  const int *ioff = g.in_off + G.obase, *src = g.arc_src + G.abase;
+  const float *lp = g.arc_logp + G.abase;
+  const int pj = on ? g.pdf[G.sbase + j] : 0;
+  const float *llu = ll + d.frame0 * P;
+  int *bpu = bp + d.state0, *pu = path + d.frame0;
+  if (on) prev[j] = (double)g.init[G.sbase + j] + llu[pj];
+  const int a0 = on ? ioff[j] : 0, a1 = on ? ioff[j + 1] : 0;
+  float e = (T > 1 && on) ? llu[P + pj] : 0.f;
+  __syncwarp(gm);
+  for (long long t = 1; t < T; ++t) {
+    const float nx = (t + 1 < T && on) ? llu[(t + 1) * P + pj] : 0.f;
+    if (on) {
+      double m = -INFINITY;
+      int arg = -1;
+      for (int a = a0; a < a1; ++a) {
+        const int i = src[a];
+        const double v = prev[i] + (double)lp[a];
+        if (v > m || (v == m && arg >= 0 && i < arg)) { m = v; arg = i; }
+      }
+      cur[j] = m > -INFINITY ? m + (double)e : -INFINITY;
+      bpu[t * S + j] = m > -INFINITY ? arg : -1;
+    }
+    __syncwarp(gm);
+    double *tmp = prev; prev = cur; cur = tmp;
+    e = nx;
+  }
+  double bv = -INFINITY;
+  int bi = -1;
+  if (on) {
+    const double v = prev[j] + (double)g.fin[G.sbase + j];
+    if (v > bv) { bv = v; bi = j; }
+  }
+  for (int o = GW / 2; o; o >>= 1) {
+    const double v2 = __shfl_xor_sync(gm, bv, o, GW);
+    const int i2 = __shfl_xor_sync(gm, bi, o, GW);
+    arg_combine(bv, bi, v2, i2);
+  }
+  if (bi < 0) {
+    for (long long t = lane; t < T; t += GW) pu[t] = -1;
+    if (lane == 0) score[d.u] = -INFINITY;
+    return;
+  }
+  if (lane == 0) {
+    score[d.u] = bv;
+    int q = bi;
+    for (long long t = T - 1; t >= 0; --t) {
+      pu[t] = q;
+      if (t > 0) q = bpu[t * S + q];
+    }
   }
 }
 
@@ -1395,6 +1658,23 @@ static void chunk_pairs(gh_dev_hmm *h, const PairReq *pq, int op, const void *sr
   pq->out->n += n;
 }
 
+/* The packed kernels' shared memory (k_hmm_backward_pk): per group 2 GW
+ * doubles of rows and, with statistics, Amax accumulators. */
+static size_t pack_shm(int gw, int Amax, int use_stats) {
+  return (size_t)(PK_NT / gw) * (2 * (size_t)gw + (use_stats ? (size_t)Amax : 0)) * sizeof(double);
+}
+
+/* The group width of the packed kernels ("packed small graphs") for a chunk
+ * whose largest graph has Smax states and Amax arcs: 4, 8 or 16, or 0 (one
+ * block per utterance) for larger graphs, heavy states, accumulators beyond
+ * 48 KB of shared memory, or $GH_CUDA_HMM_PACK=0. */
+static int pack_width(int Smax, int Amax, int heavy, int use_stats) {
+  const char *e = getenv("GH_CUDA_HMM_PACK"); /* per chunk: the tests compare both in one process */
+  if ((e && !strcmp(e, "0")) || heavy || Smax > 16) return 0;
+  const int gw = Smax <= 4 ? 4 : Smax <= 8 ? 8 : 16;
+  return pack_shm(gw, Amax, use_stats) <= 48 * 1024 ? gw : 0;
+}
+
 static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, float *outs,
                     int32_t *path, double *stats, const PairReq *pq = NULL) {
   const int32_t B = bt->num_utts;
@@ -1441,9 +1721,10 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
      * shared memory) */
     int32_t u1 = u0;
     size_t used = 0;
-    int Smax = 1, Amax = 0;
+    int Smax = 1, Amax = 0, heavy = 0;
     while (u1 < B) {
       const HGraph *G = &h->hG[bt->graph ? bt->graph[u1] : 0];
+      heavy |= G->nhi | G->nho;
       const size_t T = (size_t)(bt->frame_off[u1 + 1] - bt->frame_off[u1]);
       const int S2 = G->S > Smax ? G->S : Smax, A2 = G->A > Amax ? G->A : Amax;
       size_t c = T * P * 4 + T * (size_t)G->S * (op == OP_FB ? 12 : 4) + T * 4 + sizeof(UDesc) + 16;
@@ -1483,6 +1764,8 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
     if (nt > 1024) nt = 1024;
     size_t shm = RED * sizeof(double) + (growS ? 0 : 2 * (size_t)Smax * sizeof(double));
     const HArrays &d = h->d;
+    const int pw = op == OP_VIT || op == OP_FB ? pack_width(Smax, Amax, heavy, use_stats) : 0;
+    const int pkb = pw ? (nu + PK_NT / pw - 1) / (PK_NT / pw) : 0; /* packed kernels' blocks */
     CK(cudaEventRecord(ev0));
     if (op == OP_FWD || op == OP_SCALED) {
       float *al = NULL;
@@ -1498,14 +1781,20 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
     } else if (op == OP_VIT) {
       hgrow_dev((void **)&h->s->dBp, &h->s->capBp, (size_t)N + 1, sizeof(int));
       hgrow_dev((void **)&h->s->dPath, &h->s->capPath, (size_t)F + 1, sizeof(int));
-      k_hmm_viterbi<<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, h->s->dBp, h->s->dPath, h->s->dLoglik);
+      if (pw == 4) k_hmm_viterbi_pk<4><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dBp, h->s->dPath, h->s->dLoglik);
+      else if (pw == 8) k_hmm_viterbi_pk<8><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dBp, h->s->dPath, h->s->dLoglik);
+      else if (pw == 16) k_hmm_viterbi_pk<16><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dBp, h->s->dPath, h->s->dLoglik);
+      else k_hmm_viterbi<<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, h->s->dBp, h->s->dPath, h->s->dLoglik);
       CK_LAUNCH("viterbi");
       if (pq) chunk_pairs(h, pq, OP_VIT, h->s->dPath, nu, nt, F, f0);
     } else {
       if (outs || pq) hgrow_dev((void **)&h->s->dState, &h->s->capState, (size_t)N + 1, sizeof(float));
       hgrow_dev((void **)&h->s->dAlphaD, &h->s->capAlphaD, (size_t)N + 1, sizeof(double));
-      k_hmm_forward<1><<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, NULL, h->s->dAlphaD,
-                                        h->s->dLoglik);
+      if (pw == 4) k_hmm_forward_pk<4><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, h->s->dLoglik);
+      else if (pw == 8) k_hmm_forward_pk<8><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, h->s->dLoglik);
+      else if (pw == 16) k_hmm_forward_pk<16><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, h->s->dLoglik);
+      else k_hmm_forward<1><<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, NULL, h->s->dAlphaD,
+                                             h->s->dLoglik);
       CK(cudaGetLastError());
       int gaccA = 0;
       size_t shm2 = shm;
@@ -1518,9 +1807,18 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
         }
       }
       if (use_stats) stats_chunk_begin(h, bt, u0, u1);
-      k_hmm_backward<<<nu, nt, shm2>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, h->s->dAcc, gaccA, h->s->dAlphaD,
-                                       outs || pq ? h->s->dState : NULL, h->s->dLoglik, use_stats ? h->s->dUStats : NULL,
-                                       h->s->dUso);
+      float *gam = outs || pq ? h->s->dState : NULL;
+      double *ust = use_stats ? h->s->dUStats : NULL;
+      const size_t pshm = pw ? pack_shm(pw, Amax, use_stats) : 0;
+      if (pw == 4)
+        k_hmm_backward_pk<4><<<pkb, PK_NT, pshm>>>(d, h->s->dUd, nu, LL, P, Amax, h->s->dAlphaD, gam, h->s->dLoglik, ust, h->s->dUso);
+      else if (pw == 8)
+        k_hmm_backward_pk<8><<<pkb, PK_NT, pshm>>>(d, h->s->dUd, nu, LL, P, Amax, h->s->dAlphaD, gam, h->s->dLoglik, ust, h->s->dUso);
+      else if (pw == 16)
+        k_hmm_backward_pk<16><<<pkb, PK_NT, pshm>>>(d, h->s->dUd, nu, LL, P, Amax, h->s->dAlphaD, gam, h->s->dLoglik, ust, h->s->dUso);
+      else
+        k_hmm_backward<<<nu, nt, shm2>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, h->s->dAcc, gaccA, h->s->dAlphaD, gam,
+                                         h->s->dLoglik, ust, h->s->dUso);
       CK_LAUNCH("forward-backward");
       if (use_stats) stats_chunk_sum(h, bt, u0, u1);
       if (pq) chunk_pairs(h, pq, OP_FB, h->s->dState, nu, nt, F, f0);

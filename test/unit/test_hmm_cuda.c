@@ -12,7 +12,9 @@
  * 64-1024 states through the dense batched path (test_dense: tolerances
  * there).  Long utterances on graphs of <= 64 states through the
  * time-parallel forward (test_timepar: log P rel 1e-9; the log-domain
- * forward must take it), with its speed against the sequential kernels.  Then times CUDA vs
+ * forward must take it), with its speed against the sequential kernels.  Graphs of <= 16
+ * states through the packed kernels (test_packed: groups of 4, 8 and 16 lanes; the CPU
+ * reference's tolerances, and bit for bit = GH_CUDA_HMM_PACK=0).  Then times CUDA vs
  * CPU on 1,000 utterances x ~300 frames (30-150 states) and on one
  * 10,000-frame utterance; prints frames/s as "# " lines.
  * Without a GPU every check prints "ok N - # SKIP no GPU". */
@@ -624,6 +626,62 @@ static void test_reweight(gh_backend *cu) {
   free(ll); free(ll3);
 }
 
+/* Small graphs (<= 16 states, no heavy states): the packed kernels of
+ * cuda-hmm.cu ("packed small graphs": groups of 4, 8 or 16 lanes per
+ * utterance) against the CPU reference (compare_batch's tolerances), and
+ * bit for bit against the one-block-per-utterance kernels
+ * ($GH_CUDA_HMM_PACK=0): log P, scaled log P, Viterbi scores and paths,
+ * gamma and the forward-backward statistics.  Batches of 700 utterances
+ * of 0-120 frames (lengths 0, 1, 2 included; 0.2 % -inf loglikes) over
+ * graphs of 1-3, 5-8 and 12-16 states. */
+static void test_packed(gh_backend *cu) {
+  const int32_t P = 40;
+  enum { NG = 7 };
+  tgraph tg[NG];
+  tg_one(&tg[0], P, 1);
+  tg_ergodic(&tg[1], 3, P);
+  tg_one(&tg[2], P, 0);
+  tg_lr(&tg[3], 8, P, 1, 0);
+  tg_lr(&tg[4], 5, P, 1, 1);
+  tg_ergodic(&tg[5], 12, P);
+  tg_lr(&tg[6], 16, P, 0, 0);
+  static const struct { const char *name; int k0, n; } sets[3] = {
+      {"packed, groups of 4 (1-3 states)", 0, 3},
+      {"packed, groups of 8 (5-8 states)", 3, 2},
+      {"packed, groups of 16 (5-16 states)", 3, 4},
+  };
+  enum { B = 700 };
+  int64_t off[B + 1];
+  int32_t gi[B];
+  for (int c = 0; c < 3; ++c) {
+    off[0] = 0;
+    for (int32_t u = 0; u < B; ++u) {
+      const int64_t T = u < 3 ? u : (int64_t)(urand() * 120);
+      off[u + 1] = off[u] + T;
+      gi[u] = (int32_t)(urand() * sets[c].n);
+    }
+    float *ll = random_ll(off[B], P, 0.002);
+    gh_hmm_batch bt = {B, P, ll, off, gi};
+    const gh_hmm_graph *graphs[NG];
+    for (int k = 0; k < sets[c].n; ++k) graphs[k] = &tg[sets[c].k0 + k].g;
+    compare_batch(cu, sets[c].name, graphs, sets[c].n, &bt);
+    hmm_outs pk, one;
+    outs_init(&pk, graphs, sets[c].n, &bt);
+    outs_init(&one, graphs, sets[c].n, &bt);
+    gh_dev_hmm *h = gh_backend_hmm_ops(cu)->hmm_upload(cu, graphs, sets[c].n);
+    outs_run(cu, h, &bt, &pk);
+    setenv("GH_CUDA_HMM_PACK", "0", 1);
+    outs_run(cu, h, &bt, &one);
+    unsetenv("GH_CUDA_HMM_PACK");
+    GH_TEST_OK(outs_same(&pk, &one), "%s: = one block per utterance bit for bit (forward, scaled, Viterbi, "
+               "forward-backward)", sets[c].name);
+    gh_backend_hmm_ops(cu)->hmm_free(cu, h);
+    outs_free(&pk); outs_free(&one);
+    free(ll);
+  }
+  for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
+}
+
 int main(void) {
   if (gh_cuda_device_count() > 0) {
     gh_backend *cu = gh_backend_create("cuda");
@@ -633,6 +691,7 @@ int main(void) {
     test_dense(cu);
     test_timepar(cu);
     test_reweight(cu);
+    test_packed(cu);
     test_speed(cu);
     gh_backend_free(cu);
   } else {
