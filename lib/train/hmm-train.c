@@ -73,6 +73,7 @@ typedef struct {
   int64_t e;            /* index into ents */
   int64_t row;          /* first row in the rank's frame block X */
   int32_t T;
+  int32_t warned;       /* 1: "no complete path" was logged (once per run; later failures are counted) */
   const tscript *x;     /* its compiled transcript */
 } rutt;
 
@@ -731,10 +732,13 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         for (int32_t k = 0; k < rb->ng; ++k)
           gh_hmm_accs_add_stats(&haccs, &rb->gtx[k]->c, t->stats + rb->gstats_off[k]);
       for (int32_t i = 0; i < n; ++i) {
-        const rutt *u = &t->utts[rb->u0 + i];
+        rutt *u = &t->utts[rb->u0 + i];
         if (t->uloglik[i] == -INFINITY) {
-          gh_warn("%s, key '%s': no complete path through the HMM (utterance of %d frames); skipped",
-                  t->feats_rspec, t->ents[u->e].key, u->T);
+          if (!u->warned) /* once: each iteration's log line counts the failed ones */
+            gh_warn("%s, key '%s': no complete path through the HMM (utterance of %d frames); skipped (logged once; "
+                    "each iteration's line counts the failed)",
+                    t->feats_rspec, t->ents[u->e].key, u->T);
+          u->warned = 1;
           ++n_fail;
           continue;
         }

@@ -85,6 +85,24 @@ max_rel_diff() {
   grep -q 'accuracy: ' "$T/res.acc"
 }
 
+@test "hmm-train: an utterance without a complete path is logged once and counted as failed in every iteration" {
+  arabic_subset "$T/tr"
+  W="$T/adata/lang/words.txt"
+  "$EGS/steps/train_word_hmm.sh" --device cpu --states 4 --gauss 2 --iters 0 "$T/tr" "$W" "$T/init" > /dev/null
+  # a 1-frame copy of the first utterance (4 states: no path through the word's HMM)
+  k=$(head -1 "$T/tr/feats.scp" | cut -d' ' -f1)
+  copy-feats "scp:$T/tr/feats.scp" ark,t:- 2>/dev/null |
+    awk -v k="$k" '$1 == k { print "short-" $0; getline; sub(/ *$/, " ]"); print; exit }' |
+    copy-feats ark,t:- "ark,scp:$T/short.ark,$T/short.scp" 2>/dev/null
+  [ "$(feat-to-len "scp:$T/short.scp" ark,t:- 2>/dev/null | awk '{ print $2 }')" = 1 ]
+  cat "$T/tr/feats.scp" "$T/short.scp" > "$T/feats2.scp"
+  { cat "$T/tr/text"; awk -v k="$k" '$1 == k { print "short-" $0 }' "$T/tr/text"; } > "$T/text2"
+  hmm-train --device=cpu --num-iters=3 --gauss=2 --mixup-end=2 "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/feats2.scp" \
+    "ark,t:$T/text2" "$T/o.hmm" "$T/o.mdl" 2> "$T/log"
+  [ "$(grep -c "key 'short-$k': no complete path through the HMM (utterance of 1 frames); skipped" "$T/log")" -eq 1 ]
+  [ "$(grep -c 'LOG: iteration [123]: .* over 800 utterances (1 failed)' "$T/log")" -eq 3 ]
+}
+
 @test "hmm-train --mode=viterbi equals the per-iteration Viterbi loop (train_word_hmm_viterbi.sh --ranks=0)" {
   arabic_subset "$T/tr"
   for r in 0 1; do
