@@ -20,9 +20,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+void gh_backend_check_name(const char *device) {
+  if (!device || !*device || !strcmp(device, "auto") || !strcmp(device, "cpu") || !strcmp(device, "cpu-ref") ||
+      !strcmp(device, "cuda") || !strcmp(device, "opencl") || !strncmp(device, "opencl:", 7))
+    return;
+  if (!strncmp(device, "cuda:", 5)) {
+    char *end = NULL;
+    const long n = strtol(device + 5, &end, 10);
+    if (!device[5] || *end || n < 0 || n > 1024)
+      gh_die("--device=%s: expected cuda:N with N a device number (0, 1, ...)", device);
+    return;
+  }
+  gh_die("unknown --device=%s (expected auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D)", device);
+}
+
 /* gh_backend_create without its log line. */
 static gh_backend *create_quiet(const char *device) {
   if (!device || !*device) device = "auto";
+  gh_backend_check_name(device);
   gh_backend *b = NULL;
   if (!strcmp(device, "cpu")) {
     b = gh_backend_blas_new();
@@ -35,11 +50,8 @@ static gh_backend *create_quiet(const char *device) {
     b = gh_backend_cuda_new();
     if (!b) gh_die("--device=cuda: cannot start the CUDA backend: %s", gh_last_error());
   } else if (!strncmp(device, "cuda:", 5)) {
-    /* cuda:N -- device N as CUDA numbers them (after CUDA_VISIBLE_DEVICES) */
-    char *end = NULL;
-    long n = strtol(device + 5, &end, 10);
-    if (!device[5] || *end || n < 0 || n > 1024)
-      gh_die("--device=%s: expected cuda:N with N a device number (0, 1, ...)", device);
+    /* cuda:N -- device N as CUDA numbers them (after CUDA_VISIBLE_DEVICES; syntax checked above) */
+    const long n = strtol(device + 5, NULL, 10);
     int count = gh_cuda_device_count();
     if (count <= 0)
       gh_die("--device=%s: no usable CUDA device (%s)", device,
@@ -57,8 +69,6 @@ static gh_backend *create_quiet(const char *device) {
     if (gh_cuda_device_count() > 0) b = gh_backend_cuda_new();
     if (!b && gh_opencl_gpu_count() > 0) b = gh_backend_opencl_new(NULL, 1);
     if (!b) b = gh_backend_blas_new();
-  } else {
-    gh_die("unknown --device=%s (expected auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D)", device);
   }
   if (!b) gh_die("cannot create the %s backend: %s", device, gh_last_error());
   return b;

@@ -585,6 +585,12 @@ static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
 gh_backend *gh_backend_create(const char *device);
 void gh_backend_free(gh_backend *b);
 
+/* Dies with gh_backend_create's message if device is not a name it accepts
+ * (syntax only: cuda:N's N a number; starts nothing, looks for no device).
+ * For a tool that may finish without the device (gmm-init of one Gaussian
+ * per pdf and no EM iterations) but must still reject a mistyped name. */
+void gh_backend_check_name(const char *device);
+
 /* gh_backend_create on a thread of its own, so that a tool reads its input
  * while the device starts (a CUDA process pays 0.25-0.35 s for the driver,
  * the context and cuBLAS before its first kernel: doc/perf.md, "Process

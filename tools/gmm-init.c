@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "max-frames", &io.max_frames, "Use at most this many frames per pdf for k-means");
   gh_opts_int(po, "min-frames-per-gauss", &io.min_frames_per_gauss,
               "k-means uses at most frames/this centres; the rest come from splitting");
-  gh_opts_string(po, "device", &device, "Compute device for the k-means distances and the EM iterations: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
+  gh_opts_string(po, "device", &device, "Compute device for the k-means distances and the EM iterations: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D); not started for --num-gauss=1 --num-iters=0 (host work)");
   gh_opts_bool(po, "binary", &binary, "Write the model in binary mode");
   gh_opts_bool(po, "global-form", &global_form,
                "Without --labels: write a bare Kaldi <DiagGMM>/<FullGMM> (gmm-global-* form)");
@@ -68,11 +68,18 @@ int main(int argc, char **argv) {
     gh_die("--num-pdfs=%d needs --labels", num_pdfs);
   }
   /* the backend starts while the features are read; it computes the
-   * k-means distances (same result on every device) and the EM iterations */
-  gh_backend_start *bs = gh_backend_create_begin(device);
+   * k-means distances (same result on every device) and the EM iterations.
+   * One Gaussian per pdf and no EM iterations (a flat start) is host work
+   * whatever the device (the k-means of one centre gives the same bits
+   * everywhere): the device is not started, which on a GPU would cost more
+   * than the job (0.3 s on an H200, doc/perf.md nineteenth session). */
+  const int device_work = num_gauss > 1 || num_iters > 0;
+  gh_backend_check_name(device);
+  gh_backend_start *bs = device_work ? gh_backend_create_begin(device) : NULL;
   gh_data data;
   gh_data_load(&data, &dopt);
-  gh_backend *be = gh_backend_create_end(bs);
+  gh_backend *be = bs ? gh_backend_create_end(bs) : NULL;
+  if (!be) gh_log("one Gaussian per pdf and no EM iterations: computed on the host (--device=%s not started)", device);
   io.backend = be;
   int32_t P = num_pdfs > 0 ? num_pdfs : data.max_pdf + 1;
   gh_log("loaded %d utterances, %d frames of dimension %d; initialising %d pdf(s) with %d %s Gaussians",

@@ -5,7 +5,9 @@
 #     consecutive (word w, state k -> pdf w*states + k; silence last)
 #   flat start (--flat-start): "segment" = each training utterance (one word)
 #     split into equal parts over its word's states, gmm-init one Gaussian per
-#     pdf; "global" = every pdf the global mean and variance (HTK's HCompV)
+#     pdf (the mean and variance of its frames: no EM iterations, which on
+#     these hard labels would give the same bytes, and no device start);
+#     "global" = every pdf the global mean and variance (HTK's HCompV)
 #   per iteration: --nj jobs of  gmm-score-gpu | hmm-bw --transcripts
 #     --write-accs (transition counts, pdf posteriors) && gmm-acc-stats-gpu
 #     --label-type=post  on the parts of utils/split_data.sh, then
@@ -92,7 +94,7 @@ case $flat_start in
         { T = $2; printf "%s", $1; for (t = 0; t < T; t++) printf " %d", word[$1] * S + int(t * S / T); printf "\n" }' \
         "$words" "$data"/text - | copy-int-vector ark,t:- ark:"$dir"/flat.ali 2>> "$dir"/log/flat.log
     $cmd "$dir"/log/init.log \
-      gmm-init --device=$device --cov-type=$cov --num-gauss=1 --num-pdfs=$npdf --seed=$seed \
+      gmm-init --device=$device --cov-type=$cov --num-gauss=1 --num-pdfs=$npdf --num-iters=0 --seed=$seed \
         --labels=ark:"$dir"/flat.ali scp:"$data"/feats.scp "$dir"/0.mdl
     rm -f "$dir"/flat.ali ;;
   global)

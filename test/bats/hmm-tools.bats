@@ -77,6 +77,25 @@ EOF
   [ "$status" -ne 0 ] && [[ "$output" == *"no HMM 'maybe'"* ]] && [ ! -e bad.hmm ]
 }
 
+@test "gmm-init: a flat start (one Gaussian per pdf, no EM iterations) never starts the device; a mistyped --device still fails" {
+  copy-feats "ark:$FIX/mfcc.ark" ark,scp:f.ark,f.scp 2>/dev/null
+  feat-to-len scp:f.scp ark,t:- 2>/dev/null | awk '{ print $1, NR % 3 }' > utt.txt
+  gmm-init --device=cpu-ref --num-gauss=1 --num-pdfs=3 --num-iters=0 --label-type=utt --labels=ark,t:utt.txt scp:f.scp ref.mdl 2>/dev/null
+  # cuda with no GPU here (CI) or a GPU: the same bytes, and no device log line
+  run gmm-init --device=cuda --num-gauss=1 --num-pdfs=3 --num-iters=0 --label-type=utt --labels=ark,t:utt.txt scp:f.scp cu.mdl
+  echo "$output"
+  [ "$status" -eq 0 ] && [[ "$output" == *"computed on the host (--device=cuda not started)"* ]]
+  [[ "$output" != *"using device"* ]]
+  cmp ref.mdl cu.mdl
+  # ... and it equals the 10 EM iterations' fixed point on the CPU (hard labels, one Gaussian)
+  gmm-init --device=cpu --num-gauss=1 --num-pdfs=3 --num-iters=10 --label-type=utt --labels=ark,t:utt.txt scp:f.scp it10.mdl 2>/dev/null
+  "$ROOT/egs/utils/compare_gmms.sh" ref.mdl it10.mdl
+  for d in cdua cuda:x; do
+    run gmm-init --device=$d --num-gauss=1 --num-iters=0 scp:f.scp bad.mdl
+    [ "$status" -ne 0 ] && [[ "$output" == *"--device=$d"* ]] && [ ! -e bad.mdl ]
+  done
+}
+
 @test "gmm-info: weights, occupancies from accumulators and from gmm-est --write-occs" {
   copy-feats "ark:$FIX/mfcc.ark" ark,scp:f.ark,f.scp 2>/dev/null
   # two pdfs: per-utterance labels 0/1
