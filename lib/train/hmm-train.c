@@ -125,6 +125,8 @@ struct gh_hmm_trainer {
   ent *ents;
   int64_t num_ents, total_frames, num_blocks, num_skipped;
   double load_seconds[4]; /* table of contents + transcripts + plan, features, graphs, the wait for the device (--verbose=1) */
+  double toc_seconds[4];  /* ... the first's parts: the feature list's index (keys, headers), the transcripts' lookups,
+                             the plan (sorted keys, blocks, shards), the transcripts compiled */
   gh_backend_start *start; /* the backend's start, ended in load_shard once the features are read */
   gh_backend **bp;
   tscript *txs;         /* distinct transcripts */
@@ -184,39 +186,52 @@ static void compile_tx(const gh_hmm_trainer *t, const tscript *x, gh_hmm_compile
                                   t->ents[x->first].key);
 }
 
-static const char *const *sort_texts; /* cmp_text's */
-static int cmp_text(const void *a, const void *b) {
-  const int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
-  const int c = strcmp(sort_texts[i], sort_texts[j]);
-  return c ? c : (i > j) - (i < j);
+/* t->txs, one per distinct transcript, numbered in order of first use in
+ * the plan's (sorted-key) order, and each utterance's (t->ents[u].tx),
+ * through a hash table of the texts of tr (linear probing, at most half
+ * full).  A 200,000-utterance plan of 10 distinct texts: a sort of the
+ * utterances by text took ~0.1 s (doc/perf.md nineteenth session). */
+static size_t text_hash(const char *v) {
+  uint64_t h = gh_hash64(v, strlen(v), GH_HASH64_INIT);
+  h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL; /* FNV-1a's low bits, mixed: the table takes them */
+  return (size_t)(h ^ (h >> 33));
 }
-
-/* t->txs from the utterances' transcripts texts[num_ents] (taken over or
- * freed): one per distinct text, numbered in order of first use. */
-static void make_txs(gh_hmm_trainer *t, char **texts) {
+static void make_txs(gh_hmm_trainer *t, gh_rand_reader *tr) {
   const int64_t m = t->num_ents;
-  int64_t *ord = gh_malloc(sizeof(int64_t) * (size_t)m), *first = gh_malloc(sizeof(int64_t) * (size_t)m);
-  for (int64_t u = 0; u < m; ++u) ord[u] = u;
-  sort_texts = (const char *const *)texts;
-  qsort(ord, (size_t)m, sizeof(int64_t), cmp_text);
-  for (int64_t k = 0; k < m; ++k) /* first[u]: the first utterance with u's text */
-    first[ord[k]] = k > 0 && !strcmp(texts[ord[k]], texts[ord[k - 1]]) ? first[ord[k - 1]] : ord[k];
-  free(ord);
-  t->txs = gh_calloc((size_t)m, sizeof(tscript));
+  size_t cap = 64, txcap = 16;
+  int64_t *slot = gh_calloc(cap, sizeof(int64_t)); /* tx + 1; 0: empty */
+  t->txs = gh_calloc(txcap, sizeof(tscript));
   t->num_txs = 0;
   for (int64_t u = 0; u < m; ++u) {
-    if (first[u] == u) {
-      tscript *x = &t->txs[t->num_txs];
-      x->text = texts[u];
-      x->first = u;
-      x->group = -1;
-      t->ents[u].tx = t->num_txs++;
-    } else {
-      t->ents[u].tx = t->ents[first[u]].tx;
-      free(texts[u]);
+    const char *v = gh_rand_reader_value(tr, t->ents[u].key);
+    size_t i = text_hash(v) & (cap - 1);
+    while (slot[i] && strcmp(t->txs[slot[i] - 1].text, v)) i = (i + 1) & (cap - 1);
+    if (slot[i]) {
+      t->ents[u].tx = slot[i] - 1;
+      continue;
+    }
+    if ((size_t)t->num_txs == txcap) {
+      t->txs = gh_realloc(t->txs, sizeof(tscript) * (txcap *= 2));
+      memset(t->txs + t->num_txs, 0, sizeof(tscript) * (txcap - (size_t)t->num_txs));
+    }
+    tscript *x = &t->txs[t->num_txs];
+    x->text = gh_strdup(v);
+    x->first = u;
+    x->group = -1;
+    t->ents[u].tx = t->num_txs++;
+    slot[i] = t->num_txs;
+    if (2 * (size_t)t->num_txs > cap) { /* rehash into twice the slots */
+      free(slot);
+      cap *= 2;
+      slot = gh_calloc(cap, sizeof(int64_t));
+      for (int64_t k = 0; k < t->num_txs; ++k) {
+        size_t q = text_hash(t->txs[k].text) & (cap - 1);
+        while (slot[q]) q = (q + 1) & (cap - 1);
+        slot[q] = k + 1;
+      }
     }
   }
-  free(first);
+  free(slot);
   t->txs = gh_realloc(t->txs, sizeof(tscript) * (size_t)(t->num_txs ? t->num_txs : 1));
 }
 
@@ -224,8 +239,10 @@ static void make_txs(gh_hmm_trainer *t, char **texts) {
  * every utterance with frames and a transcript, sorted keys, fixed blocks,
  * shards; the transcripts of all of them (for the score groups). */
 static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
+  double q0 = gh_seconds();
   gh_rand_reader *tr = gh_rand_reader_open(t->trans_rspec, GH_OBJ_TOKEN_VECTOR);
   gh_feat_toc *toc = gh_feat_toc_open(t->feats_rspec);
+  double q1 = gh_seconds();
   const int64_t n = gh_feat_toc_size(toc);
   const char **keys = gh_malloc(sizeof(char *) * (size_t)(n ? n : 1));
   int32_t *frames = gh_malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
@@ -254,22 +271,25 @@ static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
   if (m == 0) gh_die("no utterances to train on in %s (with transcripts in %s)", t->feats_rspec, t->trans_rspec);
   if (t->num_skipped && t->rank == 0)
     gh_warn("%lld utterances of %s skipped (%lld used)", (long long)t->num_skipped, t->feats_rspec, (long long)m);
+  double q2 = gh_seconds();
   gh_shard_plan_make(&t->plan, keys, frames, m, t->o.block_frames, t->size, t->feats_rspec);
+  double q3 = gh_seconds();
   free(keys);
   free(frames);
   t->num_ents = m;
   t->num_blocks = t->plan.num_blocks;
   t->ents = gh_calloc((size_t)m, sizeof(ent));
-  char **texts = gh_malloc(sizeof(char *) * (size_t)m);
   for (int64_t u = 0; u < m; ++u) {
     ent *e = &t->ents[u];
     e->key = t->plan.keys[u];
     e->rows = t->plan.frames[u];
-    texts[u] = gh_strdup(gh_rand_reader_value(tr, e->key));
   }
+  make_txs(t, tr);
   gh_rand_reader_close(tr);
-  make_txs(t, texts);
-  free(texts);
+  t->toc_seconds[0] = q1 - q0;
+  t->toc_seconds[1] = q2 - q1;
+  t->toc_seconds[2] = q3 - q2;
+  t->toc_seconds[3] = gh_seconds() - q3;
   return toc;
 }
 
@@ -528,9 +548,10 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_backend_start *start, gh_backend **bp, gh_
   load_shard(t, toc);
   gh_feat_toc_close(toc);
   const gh_backend *b = t->b;
-  gh_vlog(1, "rank %d: loading: table of contents, transcripts and plan %.3g s, features %.3g s (the device ready "
-          "%.3g s after), graphs (compile, upload) %.3g s", t->rank, t->load_seconds[0], t->load_seconds[1],
-          t->load_seconds[3], t->load_seconds[2]);
+  gh_vlog(1, "rank %d: loading: table of contents, transcripts and plan %.3g s (feature index %.3g s, transcript "
+          "lookups %.3g s, plan %.3g s, transcripts compiled %.3g s), features %.3g s (the device ready %.3g s after), "
+          "graphs (compile, upload) %.3g s", t->rank, t->load_seconds[0], t->toc_seconds[0], t->toc_seconds[1],
+          t->toc_seconds[2], t->toc_seconds[3], t->load_seconds[1], t->load_seconds[3], t->load_seconds[2]);
   t->bpairs = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bpairs);
   t->bdd = gh_calloc(t->nblk ? t->nblk : 1, sizeof *t->bdd);
   t->bstream = gh_calloc(t->nblk ? t->nblk : 1, 1);
