@@ -2662,6 +2662,8 @@ extern "C" void gh_cuda_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_
 }
 
 extern "C" void gh_cuda_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
+                                          float *out, int32_t ldo);
+extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *segs, int32_t nseg, gh_dev_data *dd,
                                           float *out, int32_t ldo); /* cuda.cu */
 extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *dPairs, int64_t n,
                                            int32_t bound, double *wsum); /* cuda.cu */
@@ -2688,9 +2690,7 @@ extern "C" int64_t gh_cuda_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const g
   HScratch *s = h->s;
   double t0 = gh_seconds();
   hgrow_dev((void **)&s->dLLB, &s->capLLB, (size_t)rows * ld + 1, sizeof(float));
-  for (int32_t k = 0; k < nseg; ++k)
-    if (segs[k].rows > 0)
-      gh_cuda_loglikes_data_dev(b, segs[k].m, d, segs[k].row0, segs[k].rows, s->dLLB + (size_t)segs[k].row0 * ld, ld);
+  gh_cuda_loglikes_segs_dev(b, segs, nseg, d, s->dLLB, ld); /* one launch for the score groups where it can */
   CK(cudaDeviceSynchronize());
   double t1 = gh_seconds();
   sec[0] += t1 - t0;

@@ -198,14 +198,13 @@ k_loglikes(const float4 *__restrict__ params, const float *__restrict__ gconst,
  * order, so the outputs are the same.  Arguments as k_loglikes (blk0: the
  * diagonal block). */
 template <int TF>
-__global__ void __launch_bounds__(128)
-k_loglikes_narrow(const float4 *__restrict__ params, const float *__restrict__ gconst,
-                  const BlockDesc *__restrict__ blocks, int blk0, const int *__restrict__ perm,
-                  const int *__restrict__ ng, const float4 *__restrict__ X, int T, int nb, int P,
-                  float *__restrict__ out, float *__restrict__ scratch, int V, int W) {
-  extern __shared__ float4 sx[]; /* [Y TF][nb] */
+__device__ __forceinline__ void narrow_body(const float4 *__restrict__ params, const float *__restrict__ gconst,
+                                            const BlockDesc *__restrict__ blocks, int blk0, const int *__restrict__ perm,
+                                            const int *__restrict__ ng, const float4 *__restrict__ X, int T, int nb,
+                                            int P, float *__restrict__ out, float *__restrict__ scratch, int V, int W,
+                                            int bx, float4 *sx) {
   const int Y = blockDim.x / W, FB = Y * TF;
-  const int tb0 = blockIdx.x * FB;
+  const int tb0 = bx * FB;
   const BlockDesc bd = blocks[blk0];
   for (int idx = threadIdx.x; idx < FB * nb; idx += blockDim.x) {
     int f = idx / nb, q = idx - f * nb, t = tb0 + f;
@@ -233,6 +232,50 @@ k_loglikes_narrow(const float4 *__restrict__ params, const float *__restrict__ g
     for (int f = 0; f < TF; ++f) log_add(m[f], s[f], k + acc[f]);
   }
   write_entry<TF>(pdf, out, scratch, P, V, t0, T, m, s);
+}
+
+template <int TF>
+__global__ void __launch_bounds__(128)
+k_loglikes_narrow(const float4 *__restrict__ params, const float *__restrict__ gconst,
+                  const BlockDesc *__restrict__ blocks, int blk0, const int *__restrict__ perm,
+                  const int *__restrict__ ng, const float4 *__restrict__ X, int T, int nb, int P,
+                  float *__restrict__ out, float *__restrict__ scratch, int V, int W) {
+  extern __shared__ float4 sx[]; /* [Y TF][nb] */
+  narrow_body<TF>(params, gconst, blocks, blk0, perm, ng, X, T, nb, P, out, scratch, V, W, blockIdx.x, sx);
+}
+
+/* One segment of k_loglikes_narrow_segs: a narrow model (its block 0) on
+ * rows x0 .. x0 + T - 1 of the data, grid blocks b0 .., output at out
+ * (row stride: the launch's ldo). */
+struct NarrowSeg {
+  const float4 *params;
+  const float *gconst;
+  const BlockDesc *blocks;
+  const int *perm, *ng;
+  float *out;
+  long long x0;
+  int T, b0;
+};
+
+/* k_loglikes_narrow for several models and row ranges in one launch
+ * (gh_cuda_loglikes_segs_dev: hmm-train's score groups), each grid block
+ * one segment's (the last segment with b0 <= blockIdx.x); the same thread
+ * arithmetic, so the same bits, written straight into a matrix of
+ * leading dimension ldo. */
+template <int TF>
+__global__ void __launch_bounds__(128)
+k_loglikes_narrow_segs(const NarrowSeg *__restrict__ segs, int nseg, const float4 *__restrict__ X, int nb, int ldo,
+                       int W) {
+  extern __shared__ float4 sx[]; /* [Y TF][nb] */
+  int lo = 0, hi = nseg - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (segs[mid].b0 <= (int)blockIdx.x) lo = mid;
+    else hi = mid - 1;
+  }
+  const NarrowSeg g = segs[lo];
+  narrow_body<TF>(g.params, g.gconst, g.blocks, 0, g.perm, g.ng, X + (size_t)g.x0 * nb, g.T, nb, ldo, g.out, NULL, 0,
+                  W, blockIdx.x - g.b0, sx);
 }
 
 /* Log-add the segments of the split pdfs (second pass of the split layout,
@@ -507,6 +550,7 @@ typedef struct {
   long long *dSortOff; size_t capSortOff; /* the per-pdf offsets */
   double *dSortSum;
   int *dSortBad;
+  struct NarrowSeg *dNarrowSegs; size_t capNarrowSegs; /* gh_cuda_loglikes_segs_dev's segment table */
   gh_backend *host;                /* the cpu backend for models the fp32 forms cannot evaluate (lazily) */
 } cuda_ctx;
 
@@ -540,6 +584,7 @@ static void cuda_free_backend(gh_backend *b) {
   cudaFree(c->dPstat); cudaFree(c->dRt);
   for (int k = 0; k < 2; ++k) { cudaFree(c->dSortK[k]); cudaFree(c->dSortI[k]); }
   cudaFree(c->dSortTmp); cudaFree(c->dSortWd); cudaFree(c->dSortOff); cudaFree(c->dSortSum); cudaFree(c->dSortBad);
+  cudaFree(c->dNarrowSegs);
   gg_ctx_free(c->gg);
   if (c->host) gh_backend_free(c->host);
   if (c->up) {
@@ -1039,23 +1084,35 @@ static int score_variant(cuda_ctx *c, cuda_model *m) {
 
 /* The loglikes kernels for n frames dX [n x Dp] (device) -> dOut [n x P]
  * (device), on the legacy default stream. */
+/* k_loglikes_narrow's frames per thread: 4, or $GH_CUDA_NARROW = 1|2|4|8|16
+ * (benchmarks; the same bits whatever it is); 0 when GH_CUDA_NARROW=0 turns
+ * the narrow kernel off.  tf = 4: a score group's segment (~26,000 frames)
+ * fills 400 blocks, not 100 (hmm-train 8 M frames, H200, call 10 of
+ * doc/perf.md's eighteenth session: scoring 0.0287 / 0.0235 / 0.0168 /
+ * 0.0184 / 0.0197 s per iteration at tf 16 / 8 / 4 / 2 / 1). */
+static int narrow_tf(void) {
+  const char *nw = getenv("GH_CUDA_NARROW");
+  if (nw && !strcmp(nw, "0")) return 0;
+  const int v = nw ? atoi(nw) : 4;
+  return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? v : 4;
+}
+/* ... and its frame groups per block: one block of <= 32 diagonal entries is W
+ * lanes x Y frame groups of tf frames, Y tf nb float4 of shared memory within 48 KB. */
+static int narrow_y(int W, int tf, int nb) {
+  int Y = 128 / W;
+  while (Y > 1 && (size_t)Y * tf * nb * sizeof(float4) > 48 * 1024) Y /= 2;
+  return Y;
+}
+
 static void score_chunk(cuda_ctx *c, cuda_model *m, const float *dX, int n, float *dOut, int gemm) {
   const int P = m->P;
   if (gemm) {
     gg_loglikes(c->gg, m->gg, dX, m->Dp, n, dOut, m->precision);
     return;
   }
-  const char *nw = getenv("GH_CUDA_NARROW");
-  if (m->ndiag_blocks && m->narrow_w && !(nw && !strcmp(nw, "0"))) {
-    /* one block of <= 32 diagonal entries: W lanes x Y frame groups of tf frames, Y tf nb float4 of shared
-     * memory within 48 KB.  tf = 4: a score group's segment (~26,000 frames) then fills 400 blocks, not 100
-     * (hmm-train 8 M frames, H200, call 10 of doc/perf.md's eighteenth session: scoring 0.0287 / 0.0235 /
-     * 0.0168 / 0.0184 / 0.0197 s per iteration at tf 16 / 8 / 4 / 2 / 1).  GH_CUDA_NARROW=1|2|4|8|16: tf,
-     * for benchmarks; the same bits whatever it is. */
-    const int W = m->narrow_w, tf = nw && (atoi(nw) == 1 || atoi(nw) == 2 || atoi(nw) == 4 || atoi(nw) == 8 ||
-                                           atoi(nw) == 16) ? atoi(nw) : 4;
-    int Y = 128 / W;
-    while (Y > 1 && (size_t)Y * tf * m->nb * sizeof(float4) > 48 * 1024) Y /= 2;
+  const int tf = narrow_tf();
+  if (m->ndiag_blocks && m->narrow_w && tf) {
+    const int W = m->narrow_w, Y = narrow_y(W, tf, m->nb);
     const int fb = Y * tf;
     const dim3 grid((n + fb - 1) / fb);
     const size_t shm = (size_t)fb * m->nb * sizeof(float4);
@@ -1865,6 +1922,69 @@ static void cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd,
 extern "C" void gh_cuda_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
                                           float *out, int32_t ldo) {
   loglikes_data_to(b, dm, dd, row0, T, out, ldo, 1);
+}
+
+/* hmm_estep_pairs' scoring (kernels/cuda/cuda-hmm.cu): each segment k's rows
+ * row0 .. row0 + rows - 1 of dd scored with its model into out + row0 ldo
+ * (device; columns 0 .. the model's P - 1), as gh_cuda_loglikes_data_dev
+ * would, in ONE launch of k_loglikes_narrow_segs when every segment's
+ * model takes the narrow kernel with the same lanes (one diagonal block of
+ * <= 32 entries, no split pdf, the fused scoring, on the device): the
+ * score groups' ~26,000-frame segments filled a fifth of an H200 each
+ * (doc/perf.md nineteenth session); else one call per segment.  The same
+ * bits either way. */
+extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *segs, int32_t nseg, gh_dev_data *dd,
+                                          float *out, int32_t ldo) {
+  cuda_ctx *c = (cuda_ctx *)b->ctx;
+  cuda_data *d = (cuda_data *)dd;
+  const int tf = narrow_tf();
+  int W = 0, ok = tf > 0 && nseg > 0;
+  for (int32_t k = 0; k < nseg && ok; ++k) {
+    const cuda_model *m = (const cuda_model *)segs[k].m;
+    ok = !m->host_m && !m->scoring_stale && m->D == d->D && m->ndiag_blocks == 1 && !m->nfull_blocks &&
+         m->narrow_w && !m->nsplit && m->P <= ldo && score_variant(c, (cuda_model *)m) == 0 &&
+         (W == 0 || W == m->narrow_w) && segs[k].row0 >= 0 && segs[k].rows >= 0 &&
+         (int64_t)segs[k].row0 + segs[k].rows <= d->T;
+    W = m->narrow_w;
+  }
+  if (!ok || d->evicted) {
+    for (int32_t k = 0; k < nseg; ++k)
+      if (segs[k].rows > 0)
+        gh_cuda_loglikes_data_dev(b, segs[k].m, dd, segs[k].row0, segs[k].rows, out + (size_t)segs[k].row0 * ldo, ldo);
+    return;
+  }
+  while (c->ninflight) cuda_loglikes_end(b);
+  if (d->pending) { /* data_reload's copies */
+    CK(cudaEventSynchronize(d->ready));
+    d->pending = 0;
+  }
+  const int nb = ((const cuda_model *)segs[0].m)->nb, Y = narrow_y(W, tf, nb), fb = Y * tf;
+  NarrowSeg *hs = (NarrowSeg *)gh_malloc(sizeof(NarrowSeg) * (size_t)nseg);
+  int n = 0, blocks = 0;
+  for (int32_t k = 0; k < nseg; ++k) {
+    const cuda_model *m = (const cuda_model *)segs[k].m;
+    if (segs[k].rows <= 0) continue;
+    hs[n] = NarrowSeg{m->dParams, m->dGconst, m->dBlocks, m->dPerm, m->dNg, out + (size_t)segs[k].row0 * ldo,
+                      (long long)segs[k].row0, segs[k].rows, blocks};
+    blocks += (segs[k].rows + fb - 1) / fb;
+    ++n;
+  }
+  if (n > 0) {
+    dgrow((void **)&c->dNarrowSegs, &c->capNarrowSegs, (size_t)n, sizeof(NarrowSeg), 0);
+    CK(cudaMemcpy(c->dNarrowSegs, hs, sizeof(NarrowSeg) * (size_t)n, cudaMemcpyHostToDevice));
+    const size_t shm = (size_t)fb * nb * sizeof(float4);
+#define NSEGS(TFN) k_loglikes_narrow_segs<TFN><<<blocks, W * Y, shm>>>(c->dNarrowSegs, n, (const float4 *)d->dX, nb, ldo, W)
+    switch (tf) {
+      case 1: NSEGS(1); break;
+      case 2: NSEGS(2); break;
+      case 8: NSEGS(8); break;
+      case 16: NSEGS(16); break;
+      default: NSEGS(4); break;
+    }
+#undef NSEGS
+    CK_LAUNCH("loglikes (score groups)");
+  }
+  free(hs);
 }
 
 static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
