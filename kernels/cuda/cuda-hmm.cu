@@ -157,6 +157,84 @@ __device__ __forceinline__ double *block_rows(double *sh, double *grow, int grow
   return growS ? grow + (size_t)blockIdx.x * 2 * growS : sh + RED;
 }
 
+/* One state's step of the recursions, shared by the one-block-per-utterance
+ * kernels and the packed ones (the same operations in the same order, so the
+ * same bits).  fwd_state: log alpha_t(j) (eq. 20) = log-sum-exp over j's
+ * incoming arcs a0 .. a1 - 1 (sources src, log-probs lp) of the previous
+ * row, + the emission e; -inf when no arc has a finite value. */
+__device__ __forceinline__ double fwd_state(const double *prev, const int *__restrict__ src,
+                                            const float *__restrict__ lp, int a0, int a1, float e) {
+  double m = -INFINITY;
+  for (int a = a0; a < a1; ++a) m = fmax(m, prev[src[a]] + (double)lp[a]);
+  double x = -INFINITY;
+  if (m > -INFINITY) {
+    double s = 0.0;
+    for (int a = a0; a < a1; ++a) s += exp(prev[src[a]] + (double)lp[a] - m);
+    x = m + log(s) + (double)e;
+  }
+  return x;
+}
+/* vit_state: delta_t(j) without the emission (eq. 33) = the max over j's
+ * incoming arcs of the previous row + log-prob, its source in *arg (ties:
+ * the lowest source, as the reference; -1 when none is finite). */
+__device__ __forceinline__ double vit_state(const double *prev, const int *__restrict__ src,
+                                            const float *__restrict__ lp, int a0, int a1, int *arg) {
+  double m = -INFINITY;
+  int g = -1;
+  for (int a = a0; a < a1; ++a) {
+    const int i = src[a];
+    const double v = prev[i] + (double)lp[a];
+    if (v > m || (v == m && g >= 0 && i < g)) { m = v; g = i; }
+  }
+  *arg = g;
+  return m;
+}
+/* bwd_state: log beta_t(i) (eq. 24) = log-sum-exp over i's outgoing arcs
+ * k0 .. k1 - 1 (destinations odst, log-probs olp) of wn = w_{t+1} (emission
+ * + beta); with acc, each arc's xi_t = exp(a + olp + wn - L) (a = log
+ * alpha_t(i), L = log P) added to acc[oarc[k]]. */
+__device__ __forceinline__ double bwd_state(const double *wn, const int *__restrict__ odst,
+                                            const float *__restrict__ olp, const int *__restrict__ oarc, int k0,
+                                            int k1, double a, double L, double *acc) {
+  double m = -INFINITY;
+  for (int k = k0; k < k1; ++k) {
+    const double v = (double)olp[k] + wn[odst[k]];
+    m = fmax(m, v);
+    if (acc) {
+      const double x = a + v - L;
+      if (x > -INFINITY) acc[oarc[k]] += exp(x);
+    }
+  }
+  double beta = -INFINITY;
+  if (m > -INFINITY) {
+    double s = 0.0;
+    for (int k = k0; k < k1; ++k) s += exp((double)olp[k] + wn[odst[k]] - m);
+    beta = m + log(s);
+  }
+  return beta;
+}
+
+/* The Viterbi path's end, for the n threads r = 0 .. n - 1 of one
+ * utterance: no complete path (bi < 0): every frame's state -1 and the score
+ * -inf; else the score bv and the backtrace from state bi through the
+ * back-pointers bpu [T x S] by thread 0 (one dependent load per frame). */
+__device__ __forceinline__ void vit_finish(double bv, int bi, long long T, int S, const int *bpu, int *pu,
+                                           double *score, int r, int n) {
+  if (bi < 0) {
+    for (long long t = r; t < T; t += n) pu[t] = -1;
+    if (r == 0) *score = -INFINITY;
+    return;
+  }
+  if (r == 0) {
+    *score = bv;
+    int q = bi;
+    for (long long t = T - 1; t >= 0; --t) {
+      pu[t] = q;
+      if (t > 0) q = bpu[t * S + q];
+    }
+  }
+}
+
 /* Log-domain forward (Rabiner eqs. 19-21; cuHMM's forward kernel), one block
  * per utterance ud[blockIdx.x].  ll: the chunk's loglikes [frames x P]
  * (natural log).  MODE 0 (hmm_forward): alpha = NULL or the chunk's output
@@ -211,14 +289,7 @@ k_hmm_forward(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__
     auto body = [&](int j, float ej) {
       const int a0 = ioff[j], a1 = ioff[j + 1];
       if (a1 - a0 > HEAVY) return; /* warp pass below */
-      double m = -INFINITY;
-      for (int a = a0; a < a1; ++a) m = fmax(m, prev[src[a]] + (double)lp[a]);
-      double x = -INFINITY;
-      if (m > -INFINITY) {
-        double s = 0.0;
-        for (int a = a0; a < a1; ++a) s += exp(prev[src[a]] + (double)lp[a] - m);
-        x = m + log(s) + (double)ej;
-      }
+      const double x = fwd_state(prev, src, lp, a0, a1, ej);
       cur[j] = x;
       if (MODE == 0 && al) al[t * S + j] = (float)x;
       if (MODE == 1) ad[t * S + j] = x;
@@ -376,13 +447,8 @@ k_hmm_viterbi(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__
     }
     auto body = [&](int j, float ej) {
       if (ioff[j + 1] - ioff[j] > HEAVY) return; /* warp pass below */
-      double m = -INFINITY;
-      int arg = -1;
-      for (int a = ioff[j]; a < ioff[j + 1]; ++a) {
-        const int i = src[a];
-        const double v = prev[i] + (double)lp[a];
-        if (v > m || (v == m && arg >= 0 && i < arg)) { m = v; arg = i; }
-      }
+      int arg;
+      const double m = vit_state(prev, src, lp, ioff[j], ioff[j + 1], &arg);
       cur[j] = m > -INFINITY ? m + (double)ej : -INFINITY;
       bpu[t * S + j] = m > -INFINITY ? arg : -1;
     };
@@ -427,19 +493,7 @@ k_hmm_viterbi(HArrays g, const UDesc *__restrict__ ud, const float *__restrict__
   bv = -INFINITY;
   bi = -1;
   for (int k = 0; k < (nt >> 5); ++k) arg_combine(bv, bi, rv[k], ri[k]);
-  if (bi < 0) {
-    for (long long t = tid; t < T; t += nt) pu[t] = -1;
-    if (tid == 0) score[d.u] = -INFINITY;
-    return;
-  }
-  if (tid == 0) {
-    score[d.u] = bv;
-    int q = bi;
-    for (long long t = T - 1; t >= 0; --t) {
-      pu[t] = q;
-      if (t > 0) q = bpu[t * S + q];
-    }
-  }
+  vit_finish(bv, bi, T, S, bpu, pu, score + d.u, tid, nt);
 }
 
 /* Backward pass of forward-backward (Rabiner eqs. 23-27, 36-37; cuHMM's
@@ -519,21 +573,7 @@ k_hmm_backward(HArrays g, const UDesc *__restrict__ ud, const float *__restrict_
       const int k0 = ooff[i], k1 = ooff[i + 1];
       if (k1 - k0 > HEAVY) return; /* warp pass below */
       const double a = ad[t * S + i];
-      double m = -INFINITY;
-      for (int k = k0; k < k1; ++k) {
-        const double v = (double)olp[k] + wn[odst[k]];
-        m = fmax(m, v);
-        if (acc) {
-          const double x = a + v - L;
-          if (x > -INFINITY) acc[oarc[k]] += exp(x);
-        }
-      }
-      double beta = -INFINITY;
-      if (m > -INFINITY) {
-        double s = 0.0;
-        for (int k = k0; k < k1; ++k) s += exp((double)olp[k] + wn[odst[k]] - m);
-        beta = m + log(s);
-      }
+      const double beta = bwd_state(wn, odst, olp, oarc, k0, k1, a, L, acc);
       const double x = a + beta - L;
       const double gm = x > -INFINITY ? exp(x) : 0.0;
       if (gm_out) gm_out[t * S + i] = (float)gm;
@@ -638,12 +678,14 @@ template <int GW> __device__ __forceinline__ double pk_sum(double v, unsigned m)
   return v;
 }
 
-/* k_hmm_forward<1> (log alpha into alphad, log P into loglik) for the
- * utterances ud[0 .. nu), a group of GW lanes each. */
-template <int GW>
+/* k_hmm_forward<1> (VIT = 0: log alpha into alphad, log P into res) or
+ * k_hmm_viterbi (VIT = 1: back-pointers in bp, the path in path -- the
+ * backtrace by the group's lane 0 -- and the best path's score in res) for
+ * the utterances ud[0 .. nu), a group of GW lanes each. */
+template <int GW, int VIT>
 __global__ void __launch_bounds__(PK_NT)
-k_hmm_forward_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *__restrict__ ll, int P,
-                 double *alphad, double *loglik) {
+k_hmm_fv_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *__restrict__ ll, int P, double *alphad,
+            int *bp, int *path, double *res) {
   __shared__ double rows[2 * PK_NT];
   const int lane = threadIdx.x % GW, grp = threadIdx.x / GW;
   const int ui = blockIdx.x * (PK_NT / GW) + grp;
@@ -655,7 +697,7 @@ k_hmm_forward_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *_
   const bool on = j < S;
   const long long T = d.T;
   if (T == 0) {
-    if (lane == 0) loglik[d.u] = -INFINITY;
+    if (lane == 0) res[d.u] = -INFINITY;
     return;
   }
   double *prev = rows + grp * 2 * GW, *cur = prev + GW;
@@ -663,11 +705,12 @@ k_hmm_forward_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *_
   const float *lp = g.arc_logp + G.abase;
   const int pj = on ? g.pdf[G.sbase + j] : 0;
   const float *llu = ll + d.frame0 * P;
-  double *ad = alphad + d.state0;
+  double *ad = VIT ? NULL : alphad + d.state0;
+  int *bpu = VIT ? bp + d.state0 : NULL;
   if (on) {
     const double x = (double)g.init[G.sbase + j] + llu[pj];
     prev[j] = x;
-    ad[j] = x;
+    if (!VIT) ad[j] = x;
   }
   const int a0 = on ? ioff[j] : 0, a1 = on ? ioff[j + 1] : 0;
   float e = (T > 1 && on) ? llu[P + pj] : 0.f;
@@ -675,29 +718,46 @@ k_hmm_forward_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *_
   for (long long t = 1; t < T; ++t) {
     const float nx = (t + 1 < T && on) ? llu[(t + 1) * P + pj] : 0.f;
     if (on) {
-      double m = -INFINITY;
-      for (int a = a0; a < a1; ++a) m = fmax(m, prev[src[a]] + (double)lp[a]);
-      double x = -INFINITY;
-      if (m > -INFINITY) {
-        double s = 0.0;
-        for (int a = a0; a < a1; ++a) s += exp(prev[src[a]] + (double)lp[a] - m);
-        x = m + log(s) + (double)e;
+      if (VIT) {
+        int arg;
+        const double m = vit_state(prev, src, lp, a0, a1, &arg);
+        cur[j] = m > -INFINITY ? m + (double)e : -INFINITY;
+        bpu[t * S + j] = m > -INFINITY ? arg : -1;
+      } else {
+        const double x = fwd_state(prev, src, lp, a0, a1, e);
+        cur[j] = x;
+        ad[t * S + j] = x;
       }
-      cur[j] = x;
-      ad[t * S + j] = x;
     }
     __syncwarp(gm);
     double *tmp = prev; prev = cur; cur = tmp;
     e = nx;
   }
-  /* log P (eq. 21): k_hmm_forward's block_max / block_sum over the group */
-  double v = -INFINITY;
-  if (on) v = fmax(v, prev[j] + (double)g.fin[G.sbase + j]);
-  const double M = pk_max<GW>(v, gm);
-  double s = 0.0;
-  if (on && M > -INFINITY) s += exp(prev[j] + (double)g.fin[G.sbase + j] - M);
-  s = pk_sum<GW>(s, gm);
-  if (lane == 0) loglik[d.u] = M > -INFINITY ? M + log(s) : -INFINITY;
+  if (!VIT) {
+    /* log P (eq. 21): k_hmm_forward's block_max / block_sum over the group */
+    double v = -INFINITY;
+    if (on) v = fmax(v, prev[j] + (double)g.fin[G.sbase + j]);
+    const double M = pk_max<GW>(v, gm);
+    double s = 0.0;
+    if (on && M > -INFINITY) s += exp(prev[j] + (double)g.fin[G.sbase + j] - M);
+    s = pk_sum<GW>(s, gm);
+    if (lane == 0) res[d.u] = M > -INFINITY ? M + log(s) : -INFINITY;
+    return;
+  }
+  /* argmax_j delta_{T-1}(j) + final_j, lowest j on ties (k_hmm_viterbi's) */
+  int *pu = path + d.frame0;
+  double bv = -INFINITY;
+  int bi = -1;
+  if (on) {
+    const double v = prev[j] + (double)g.fin[G.sbase + j];
+    if (v > bv) { bv = v; bi = j; }
+  }
+  for (int o = GW / 2; o; o >>= 1) {
+    const double v2 = __shfl_xor_sync(gm, bv, o, GW);
+    const int i2 = __shfl_xor_sync(gm, bi, o, GW);
+    arg_combine(bv, bi, v2, i2);
+  }
+  vit_finish(bv, bi, T, S, bpu, pu, res + d.u, lane, GW);
 }
 
 /* k_hmm_backward for the utterances ud[0 .. nu), a group of GW lanes each;
@@ -754,21 +814,7 @@ k_hmm_backward_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *
     const float nx = (t - 1 >= 1 && on) ? llu[(t - 1) * P + pi] : 0.f;
     if (on) {
       const double a = ad[t * S + i];
-      double m = -INFINITY;
-      for (int k = k0; k < k1; ++k) {
-        const double v = (double)olp[k] + wn[odst[k]];
-        m = fmax(m, v);
-        if (acc) {
-          const double x = a + v - L;
-          if (x > -INFINITY) acc[oarc[k]] += exp(x);
-        }
-      }
-      double beta = -INFINITY;
-      if (m > -INFINITY) {
-        double s = 0.0;
-        for (int k = k0; k < k1; ++k) s += exp((double)olp[k] + wn[odst[k]] - m);
-        beta = m + log(s);
-      }
+      const double beta = bwd_state(wn, odst, olp, oarc, k0, k1, a, L, acc);
       const double x = a + beta - L;
       const double gmv = x > -INFINITY ? exp(x) : 0.0;
       if (gm_out) gm_out[t * S + i] = (float)gmv;
@@ -783,79 +829,6 @@ k_hmm_backward_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *
     __syncwarp(gm);
     for (int a = lane; a < A; a += GW)
       if (acc[a] != 0.0) atomicAdd(st + S + a, acc[a]);
-  }
-}
-
-/* k_hmm_viterbi for the utterances ud[0 .. nu), a group of GW lanes each
- * (back-pointers in bp, the backtrace by the group's lane 0). */
-template <int GW>
-__global__ void __launch_bounds__(PK_NT)
-k_hmm_viterbi_pk(HArrays g, const UDesc *__restrict__ ud, int nu, const float *__restrict__ ll, int P, int *bp,
-                 int *path, double *score) {
-  __shared__ double rows[2 * PK_NT];
-  const int lane = threadIdx.x % GW, grp = threadIdx.x / GW;
-  const int ui = blockIdx.x * (PK_NT / GW) + grp;
-  if (ui >= nu) return;
-  const unsigned gm = pk_mask<GW>();
-  const UDesc d = ud[ui];
-  const HGraph G = g.G[d.g];
-  const int S = G.S, j = lane;
-  const bool on = j < S;
-  const long long T = d.T;
-  if (T == 0) {
-    if (lane == 0) score[d.u] = -INFINITY;
-    return;
-  }
-  double *prev = rows + grp * 2 * GW, *cur = prev + GW;
-  const int *ioff = g.in_off + G.obase, *src = g.arc_src + G.abase;
-  const float *lp = g.arc_logp + G.abase;
-  const int pj = on ? g.pdf[G.sbase + j] : 0;
-  const float *llu = ll + d.frame0 * P;
-  int *bpu = bp + d.state0, *pu = path + d.frame0;
-  if (on) prev[j] = (double)g.init[G.sbase + j] + llu[pj];
-  const int a0 = on ? ioff[j] : 0, a1 = on ? ioff[j + 1] : 0;
-  float e = (T > 1 && on) ? llu[P + pj] : 0.f;
-  __syncwarp(gm);
-  for (long long t = 1; t < T; ++t) {
-    const float nx = (t + 1 < T && on) ? llu[(t + 1) * P + pj] : 0.f;
-    if (on) {
-      double m = -INFINITY;
-      int arg = -1;
-      for (int a = a0; a < a1; ++a) {
-        const int i = src[a];
-        const double v = prev[i] + (double)lp[a];
-        if (v > m || (v == m && arg >= 0 && i < arg)) { m = v; arg = i; }
-      }
-      cur[j] = m > -INFINITY ? m + (double)e : -INFINITY;
-      bpu[t * S + j] = m > -INFINITY ? arg : -1;
-    }
-    __syncwarp(gm);
-    double *tmp = prev; prev = cur; cur = tmp;
-    e = nx;
-  }
-  double bv = -INFINITY;
-  int bi = -1;
-  if (on) {
-    const double v = prev[j] + (double)g.fin[G.sbase + j];
-    if (v > bv) { bv = v; bi = j; }
-  }
-  for (int o = GW / 2; o; o >>= 1) {
-    const double v2 = __shfl_xor_sync(gm, bv, o, GW);
-    const int i2 = __shfl_xor_sync(gm, bi, o, GW);
-    arg_combine(bv, bi, v2, i2);
-  }
-  if (bi < 0) {
-    for (long long t = lane; t < T; t += GW) pu[t] = -1;
-    if (lane == 0) score[d.u] = -INFINITY;
-    return;
-  }
-  if (lane == 0) {
-    score[d.u] = bv;
-    int q = bi;
-    for (long long t = T - 1; t >= 0; --t) {
-      pu[t] = q;
-      if (t > 0) q = bpu[t * S + q];
-    }
   }
 }
 
@@ -1781,18 +1754,18 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
     } else if (op == OP_VIT) {
       hgrow_dev((void **)&h->s->dBp, &h->s->capBp, (size_t)N + 1, sizeof(int));
       hgrow_dev((void **)&h->s->dPath, &h->s->capPath, (size_t)F + 1, sizeof(int));
-      if (pw == 4) k_hmm_viterbi_pk<4><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dBp, h->s->dPath, h->s->dLoglik);
-      else if (pw == 8) k_hmm_viterbi_pk<8><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dBp, h->s->dPath, h->s->dLoglik);
-      else if (pw == 16) k_hmm_viterbi_pk<16><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dBp, h->s->dPath, h->s->dLoglik);
+      if (pw == 4) k_hmm_fv_pk<4, 1><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, NULL, h->s->dBp, h->s->dPath, h->s->dLoglik);
+      else if (pw == 8) k_hmm_fv_pk<8, 1><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, NULL, h->s->dBp, h->s->dPath, h->s->dLoglik);
+      else if (pw == 16) k_hmm_fv_pk<16, 1><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, NULL, h->s->dBp, h->s->dPath, h->s->dLoglik);
       else k_hmm_viterbi<<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, h->s->dBp, h->s->dPath, h->s->dLoglik);
       CK_LAUNCH("viterbi");
       if (pq) chunk_pairs(h, pq, OP_VIT, h->s->dPath, nu, nt, F, f0);
     } else {
       if (outs || pq) hgrow_dev((void **)&h->s->dState, &h->s->capState, (size_t)N + 1, sizeof(float));
       hgrow_dev((void **)&h->s->dAlphaD, &h->s->capAlphaD, (size_t)N + 1, sizeof(double));
-      if (pw == 4) k_hmm_forward_pk<4><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, h->s->dLoglik);
-      else if (pw == 8) k_hmm_forward_pk<8><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, h->s->dLoglik);
-      else if (pw == 16) k_hmm_forward_pk<16><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, h->s->dLoglik);
+      if (pw == 4) k_hmm_fv_pk<4, 0><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, NULL, NULL, h->s->dLoglik);
+      else if (pw == 8) k_hmm_fv_pk<8, 0><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, NULL, NULL, h->s->dLoglik);
+      else if (pw == 16) k_hmm_fv_pk<16, 0><<<pkb, PK_NT>>>(d, h->s->dUd, nu, LL, P, h->s->dAlphaD, NULL, NULL, h->s->dLoglik);
       else k_hmm_forward<1><<<nu, nt, shm>>>(d, h->s->dUd, LL, P, h->s->dRows, growS, NULL, h->s->dAlphaD,
                                              h->s->dLoglik);
       CK(cudaGetLastError());
