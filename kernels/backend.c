@@ -13,6 +13,7 @@
 #include "base/gh-base.h"
 
 #include <math.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -93,15 +94,29 @@ static void *start_main(void *arg) {
   return NULL;
 }
 
+/* Whether CUDA could start at all: built with it and the driver library
+ * there (dlopen, kept open: the runtime loads it anyway; no device is
+ * touched, which is the part of the start worth a thread). */
+static int cuda_driver_present(void) {
+#ifdef GH_HAVE_CUDA
+  return dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) != NULL;
+#else
+  return 0;
+#endif
+}
+
 gh_backend_start *gh_backend_create_begin(const char *device) {
   gh_backend_start *s = (gh_backend_start *)gh_calloc(1, sizeof *s);
   s->device = gh_strdup(device && *device ? device : "auto");
   /* An OpenCL device named explicitly starts in _end, on the caller's
-   * thread: PoCL's LLVM installs a signal stack of its own on the thread
-   * that compiles the kernels, which AddressSanitizer then fails to unmap
-   * when that thread ends (make test-asan: "unable to unmap"). */
+   * thread: PoCL installs a signal stack of its own on the thread that
+   * loads it (and its LLVM on the one that compiles the kernels), which
+   * AddressSanitizer then fails to unmap when that thread ends (make
+   * test-asan: "unable to unmap").  So does "auto" where CUDA cannot start:
+   * it would only probe OpenCL there.  The thread is for CUDA's start. */
   const int opencl = !strncmp(s->device, "opencl", 6);
-  s->started = !opencl && pthread_create(&s->thread, NULL, start_main, s) == 0;
+  const int auto_no_cuda = !strcmp(s->device, "auto") && !cuda_driver_present();
+  s->started = !opencl && !auto_no_cuda && pthread_create(&s->thread, NULL, start_main, s) == 0;
   return s;
 }
 

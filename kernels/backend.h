@@ -599,7 +599,8 @@ void gh_backend_check_name(const char *device);
  * logs the device choice then, in the calling thread, so a tool that dies
  * on bad input meanwhile prints its one error line and nothing else.  An
  * unusable device ends the process from the start-up thread with
- * gh_backend_create's error.  An explicitly named OpenCL device, or any
+ * gh_backend_create's error.  An explicitly named OpenCL device, "auto"
+ * where CUDA cannot start (not built in, or no driver library), or any
  * device when no thread can be started, is created in
  * gh_backend_create_end instead (backend.c says why). */
 typedef struct gh_backend_start gh_backend_start;
