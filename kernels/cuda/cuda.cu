@@ -1082,8 +1082,6 @@ static int score_variant(cuda_ctx *c, cuda_model *m) {
  * 32,768 frames keep the UBM kernels' grids a full wave on an H200). */
 #define OVL_CHUNK 32768
 
-/* The loglikes kernels for n frames dX [n x Dp] (device) -> dOut [n x P]
- * (device), on the legacy default stream. */
 /* k_loglikes_narrow's frames per thread: 4, or $GH_CUDA_NARROW = 1|2|4|8|16
  * (benchmarks; the same bits whatever it is); 0 when GH_CUDA_NARROW=0 turns
  * the narrow kernel off.  tf = 4: a score group's segment (~26,000 frames)
@@ -1104,6 +1102,8 @@ static int narrow_y(int W, int tf, int nb) {
   return Y;
 }
 
+/* The loglikes kernels for n frames dX [n x Dp] (device) -> dOut [n x P]
+ * (device), on the legacy default stream. */
 static void score_chunk(cuda_ctx *c, cuda_model *m, const float *dX, int n, float *dOut, int gemm) {
   const int P = m->P;
   if (gemm) {

@@ -1,6 +1,7 @@
 /* table.c -- Kaldi Table readers and writers over kaldi-io streams.
  * Specifier grammar and byte layouts: doc/format.md. */
 #include "io/table.h"
+#include "base/strmap.h"
 #include "io/compressed-matrix.h"
 #include <omp.h>
 
@@ -399,71 +400,13 @@ void gh_seq_reader_close(gh_seq_reader *r) {
   free(r);
 }
 
-/* ======================= string hash map ======================= */
-
-typedef struct {
-  char **k;
-  int32_t *v;
-  size_t cap, n;
-} hmap;
-
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-  return h;
-}
-
-/* Slot of key k (occupied by k, or the empty slot where it would go). */
-static size_t hmap_slot(const hmap *h, const char *k) {
-  size_t i = hash_str(k) & (h->cap - 1);
-  while (h->k[i] && strcmp(h->k[i], k)) i = (i + 1) & (h->cap - 1);
-  return i;
-}
-
-static int32_t hmap_get(const hmap *h, const char *k) {
-  if (!h->cap) return -1;
-  size_t i = hmap_slot(h, k);
-  return h->k[i] ? h->v[i] : -1;
-}
-
-/* Inserts k -> v (k copied); returns 0 if k was already present. */
-static int hmap_put(hmap *h, const char *k, int32_t v) {
-  if (2 * (h->n + 1) > h->cap) {
-    hmap old = *h;
-    h->cap = old.cap ? 2 * old.cap : 64;
-    h->k = gh_calloc(h->cap, sizeof *h->k);
-    h->v = gh_calloc(h->cap, sizeof *h->v);
-    for (size_t i = 0; i < old.cap; i++)
-      if (old.k[i]) {
-        size_t j = hmap_slot(h, old.k[i]);
-        h->k[j] = old.k[i];
-        h->v[j] = old.v[i];
-      }
-    free(old.k);
-    free(old.v);
-  }
-  size_t i = hmap_slot(h, k);
-  if (h->k[i]) return 0;
-  h->k[i] = gh_strdup(k);
-  h->v[i] = v;
-  h->n++;
-  return 1;
-}
-
-static void hmap_free(hmap *h) {
-  for (size_t i = 0; i < h->cap; i++) free(h->k[i]);
-  free(h->k);
-  free(h->v);
-  memset(h, 0, sizeof *h);
-}
-
 /* ======================= random-access reader ======================= */
 
 struct gh_rand_reader {
   char *spec;
   gh_objtype type;
   spec_t sp;
-  hmap index;          /* key -> entry number */
+  gh_strmap index;     /* key -> entry number */
   /* ark: every entry read so far, cached; seq reads further on demand. */
   gh_seq_reader *seq;
   gh_obj *objs;
@@ -485,7 +428,7 @@ static void rand_index_scp(gh_rand_reader *r) {
   while (!gh_istream_eof(in)) {
     char *line = gh_read_line(in), *key, *rx;
     if (!scp_parse_line(line, r->spec, &key, &rx)) continue;
-    if (!hmap_put(&r->index, key, r->nrx)) /* as Kaldi's RandomAccessTableReaderScriptImpl */
+    if (!gh_strmap_put(&r->index, key, r->nrx)) /* as Kaldi's RandomAccessTableReaderScriptImpl */
       gh_die("%s: duplicate key '%s' in the script file (a random-access table needs unique keys)", r->spec, key);
     if (r->nrx == r->caprx) r->rx = gh_realloc(r->rx, (size_t)(r->caprx = r->caprx ? 2 * r->caprx : 64) * sizeof *r->rx);
     r->rx[r->nrx++] = gh_strdup(rx);
@@ -509,11 +452,11 @@ gh_rand_reader *gh_rand_reader_open(const char *rspecifier, gh_objtype type) {
 
 /* ark: reads forward until key is cached or the archive ends. */
 static int32_t rand_find_ark(gh_rand_reader *r, const char *key) {
-  int32_t e = hmap_get(&r->index, key);
+  int32_t e = gh_strmap_get(&r->index, key);
   while (e < 0 && !r->seq->done) {
     if (r->nobj == r->capobj)
       r->objs = gh_realloc(r->objs, (size_t)(r->capobj = r->capobj ? 2 * r->capobj : 64) * sizeof *r->objs);
-    if (!hmap_put(&r->index, r->seq->key, r->nobj)) /* as Kaldi's RandomAccessTableReaderUnsortedArchiveImpl */
+    if (!gh_strmap_put(&r->index, r->seq->key, r->nobj)) /* as Kaldi's RandomAccessTableReaderUnsortedArchiveImpl */
       gh_die("%s: duplicate key '%s' in the archive (a random-access table needs unique keys)", r->spec, r->seq->key);
     r->objs[r->nobj] = r->seq->obj; /* take ownership */
     memset(&r->seq->obj, 0, sizeof r->seq->obj);
@@ -525,7 +468,7 @@ static int32_t rand_find_ark(gh_rand_reader *r, const char *key) {
 }
 
 int gh_rand_reader_has_key(gh_rand_reader *r, const char *key) {
-  if (r->sp.scp) return hmap_get(&r->index, key) >= 0;
+  if (r->sp.scp) return gh_strmap_get(&r->index, key) >= 0;
   return rand_find_ark(r, key) >= 0;
 }
 
@@ -534,7 +477,7 @@ void *gh_rand_reader_value(gh_rand_reader *r, const char *key) {
     int32_t e = rand_find_ark(r, key);
     return e < 0 ? NULL : obj_ptr(r->type, &r->objs[e]);
   }
-  int32_t e = hmap_get(&r->index, key);
+  int32_t e = gh_strmap_get(&r->index, key);
   if (e < 0) return NULL;
   if (e != r->cur_entry) {
     obj_free(r->type, &r->cur);
@@ -556,7 +499,7 @@ void gh_rand_reader_close(gh_rand_reader *r) {
   obj_free(r->type, &r->cur);
   scp_src_close(&r->src);
   gh_seq_reader_close(r->seq);
-  hmap_free(&r->index);
+  gh_strmap_free(&r->index);
   free(r->spec);
   free(r);
 }

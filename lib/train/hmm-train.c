@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/gh-base.h"
+#include "base/strmap.h"
 #include "io/table.h"
 #include "train/comm.h"
 #include "train/dd.h"
@@ -188,50 +189,33 @@ static void compile_tx(const gh_hmm_trainer *t, const tscript *x, gh_hmm_compile
 
 /* t->txs, one per distinct transcript, numbered in order of first use in
  * the plan's (sorted-key) order, and each utterance's (t->ents[u].tx),
- * through a hash table of the texts of tr (linear probing, at most half
- * full).  A 200,000-utterance plan of 10 distinct texts: a sort of the
- * utterances by text took ~0.1 s (doc/perf.md nineteenth session). */
-static size_t text_hash(const char *v) {
-  uint64_t h = gh_hash64(v, strlen(v), GH_HASH64_INIT);
-  h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL; /* FNV-1a's low bits, mixed: the table takes them */
-  return (size_t)(h ^ (h >> 33));
-}
+ * through a string map of the texts of tr (lib/base/strmap.h).  A
+ * 200,000-utterance plan of 10 distinct texts: a sort of the utterances by
+ * text took ~0.1 s (doc/perf.md nineteenth session). */
 static void make_txs(gh_hmm_trainer *t, gh_rand_reader *tr) {
   const int64_t m = t->num_ents;
-  size_t cap = 64, txcap = 16;
-  int64_t *slot = gh_calloc(cap, sizeof(int64_t)); /* tx + 1; 0: empty */
+  gh_strmap seen = {0}; /* text -> its tx */
+  size_t txcap = 16;
   t->txs = gh_calloc(txcap, sizeof(tscript));
   t->num_txs = 0;
   for (int64_t u = 0; u < m; ++u) {
     const char *v = gh_rand_reader_value(tr, t->ents[u].key);
-    size_t i = text_hash(v) & (cap - 1);
-    while (slot[i] && strcmp(t->txs[slot[i] - 1].text, v)) i = (i + 1) & (cap - 1);
-    if (slot[i]) {
-      t->ents[u].tx = slot[i] - 1;
-      continue;
-    }
-    if ((size_t)t->num_txs == txcap) {
-      t->txs = gh_realloc(t->txs, sizeof(tscript) * (txcap *= 2));
-      memset(t->txs + t->num_txs, 0, sizeof(tscript) * (txcap - (size_t)t->num_txs));
-    }
-    tscript *x = &t->txs[t->num_txs];
-    x->text = gh_strdup(v);
-    x->first = u;
-    x->group = -1;
-    t->ents[u].tx = t->num_txs++;
-    slot[i] = t->num_txs;
-    if (2 * (size_t)t->num_txs > cap) { /* rehash into twice the slots */
-      free(slot);
-      cap *= 2;
-      slot = gh_calloc(cap, sizeof(int64_t));
-      for (int64_t k = 0; k < t->num_txs; ++k) {
-        size_t q = text_hash(t->txs[k].text) & (cap - 1);
-        while (slot[q]) q = (q + 1) & (cap - 1);
-        slot[q] = k + 1;
+    int32_t k = gh_strmap_get(&seen, v);
+    if (k < 0) {
+      if ((size_t)t->num_txs == txcap) {
+        t->txs = gh_realloc(t->txs, sizeof(tscript) * (txcap *= 2));
+        memset(t->txs + t->num_txs, 0, sizeof(tscript) * (txcap - (size_t)t->num_txs));
       }
+      tscript *x = &t->txs[t->num_txs];
+      x->text = gh_strdup(v);
+      x->first = u;
+      x->group = -1;
+      k = (int32_t)t->num_txs++;
+      gh_strmap_put(&seen, v, k);
     }
+    t->ents[u].tx = k;
   }
-  free(slot);
+  gh_strmap_free(&seen);
   t->txs = gh_realloc(t->txs, sizeof(tscript) * (size_t)(t->num_txs ? t->num_txs : 1));
 }
 

@@ -1,0 +1,55 @@
+/* strmap.c -- string -> int32 hash map (strmap.h). */
+#include "base/strmap.h"
+#include "base/gh-base.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+  return h;
+}
+
+/* Slot of key k (occupied by k, or the empty slot where it would go). */
+static size_t slot_of(const gh_strmap *h, const char *k) {
+  size_t i = hash_str(k) & (h->cap - 1);
+  while (h->k[i] && strcmp(h->k[i], k)) i = (i + 1) & (h->cap - 1);
+  return i;
+}
+
+int32_t gh_strmap_get(const gh_strmap *h, const char *k) {
+  if (!h->cap) return -1;
+  size_t i = slot_of(h, k);
+  return h->k[i] ? h->v[i] : -1;
+}
+
+int gh_strmap_put(gh_strmap *h, const char *k, int32_t v) {
+  if (2 * (h->n + 1) > h->cap) {
+    gh_strmap old = *h;
+    h->cap = old.cap ? 2 * old.cap : 64;
+    h->k = gh_calloc(h->cap, sizeof *h->k);
+    h->v = gh_calloc(h->cap, sizeof *h->v);
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.k[i]) {
+        size_t j = slot_of(h, old.k[i]);
+        h->k[j] = old.k[i];
+        h->v[j] = old.v[i];
+      }
+    free(old.k);
+    free(old.v);
+  }
+  size_t i = slot_of(h, k);
+  if (h->k[i]) return 0;
+  h->k[i] = gh_strdup(k);
+  h->v[i] = v;
+  h->n++;
+  return 1;
+}
+
+void gh_strmap_free(gh_strmap *h) {
+  for (size_t i = 0; i < h->cap; i++) free(h->k[i]);
+  free(h->k);
+  free(h->v);
+  memset(h, 0, sizeof *h);
+}
