@@ -259,17 +259,23 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
  * denormal through glibc's slow path; the term is < 1e-37 of the max's). */
 static inline float softexp(float d) { return d < -87.0f ? 0.0f : expf(d); } /* NaN stays NaN */
 
-/* log sum_g exp(ll[g]), summed in double (-inf if G == 0 or all -inf).  A
- * NaN term (fp32 overflow, inf - inf, of a frame far outside the contract's
- * range: its true value is hugely negative) counts as -inf and never
- * poisons the others (doc/reliability.md). */
+/* An fp32 GEMM term that is NaN or +inf is an overflow artifact (inf - inf,
+ * or cross terms that overflow first, of a frame far outside the contract's
+ * range: its true value is hugely negative; a finite model's log-likelihood
+ * is at most its normaliser, far below FLT_MAX): it counts as -inf and never
+ * poisons the others (doc/reliability.md).  found by fuzz_numerics: a
+ * Gaussian of inverse variance 2e38 and a frame 1e21 sigma away gave +inf
+ * under OpenBLAS's Haswell kernels, and the log-sum-exp NaN. */
+static inline float ovf(float v) { return v < INFINITY ? v : -INFINITY; }
+
+/* log sum_g exp(ll[g]) of fp32 terms, summed in double (-inf if G == 0 or
+ * all -inf); NaN and +inf terms count as -inf (ovf). */
 static double lse(const float *ll, int32_t G) {
   float mx = -INFINITY;
-  for (int32_t g = 0; g < G; ++g) if (ll[g] > mx) mx = ll[g];
+  for (int32_t g = 0; g < G; ++g) if (ovf(ll[g]) > mx) mx = ll[g];
   if (mx == -INFINITY) return -INFINITY;
   double sum = 0.0;
-  for (int32_t g = 0; g < G; ++g)
-    if (!isnan(ll[g])) sum += softexp(ll[g] - mx);
+  for (int32_t g = 0; g < G; ++g) sum += softexp(ovf(ll[g]) - mx);
   return mx + log(sum);
 }
 
@@ -414,8 +420,8 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
     double *R = s->R + (size_t)r * G;
     if (ex) {
       for (int32_t g = 0; g < G; ++g) R[g] = s->Ld[(size_t)r * G + g];
-    } else { /* a NaN term of the fp32 form (overflow far outside the range) counts as -inf, as in lse() */
-      for (int32_t g = 0; g < G; ++g) R[g] = isnan(s->L[(size_t)r * G + g]) ? -INFINITY : s->L[(size_t)r * G + g];
+    } else { /* a NaN or +inf term of the fp32 form (overflow far outside the range) counts as -inf (ovf) */
+      for (int32_t g = 0; g < G; ++g) R[g] = ovf(s->L[(size_t)r * G + g]);
     }
     double mx = -INFINITY;
     for (int32_t g = 0; g < G; ++g) if (R[g] > mx || isnan(R[g])) mx = R[g];

@@ -79,6 +79,12 @@ __kernel void gh_expand(int T, int D, int K, __global const float *X, __global c
 GH_SGEMM_NT(gh_sgemm_nt, 4)
 GH_SGEMM_NT(gh_sgemm_nt128, 8)
 
+/* An fp32 term that is NaN or +inf is an overflow artifact (inf - inf, or
+ * cross terms that overflow first, of a frame far outside the contract's
+ * range: its true value is hugely negative): it counts as -inf and never
+ * poisons the pdf's other Gaussians (doc/reliability.md; as cpu-blas.c). */
+static float ovf(float v) { return v < INFINITY ? v : -INFINITY; }
+
 /* ---- per-pdf log-sum-exp over the Gaussian columns of the GEMM output ----
  * S [T x Gtot] Gaussian log-likelihoods; pdf p owns columns goff[p] ..
  * goff[p] + gcnt[p] - 1; out[t][p] = log sum_g exp(S[t][g]) (natural log;
@@ -91,11 +97,11 @@ __kernel void gh_lse_narrow(int T, int P, int Gtot, __global const float *S,
   const __global float *s = S + (size_t)t * Gtot + goff[p];
   int G = gcnt[p];
   float m = -INFINITY;
-  for (int g = 0; g < G; ++g) m = fmax(m, s[g]);
+  for (int g = 0; g < G; ++g) m = fmax(m, ovf(s[g]));
   float r = m;
   if (m > -INFINITY) {
     float sum = 0.0f;
-    for (int g = 0; g < G; ++g) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
+    for (int g = 0; g < G; ++g) sum += exp(ovf(s[g]) - m);
     r = m + log(sum);
   }
   out[(size_t)t * P + p] = r;
@@ -113,7 +119,7 @@ void gh_lse_wide(int T, int P, int Gtot, __global const float *S, __global const
   const __global float *s = S + (size_t)t * Gtot + goff[p];
   const int G = gcnt[p];
   float m = -INFINITY;
-  for (int g = l; g < G; g += 64) m = fmax(m, s[g]);
+  for (int g = l; g < G; g += 64) m = fmax(m, ovf(s[g]));
   red[l] = m;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = 32; h > 0; h >>= 1) {
@@ -124,7 +130,7 @@ void gh_lse_wide(int T, int P, int Gtot, __global const float *S, __global const
   barrier(CLK_LOCAL_MEM_FENCE);
   float sum = 0.0f;
   if (m > -INFINITY)
-    for (int g = l; g < G; g += 64) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
+    for (int g = l; g < G; g += 64) sum += exp(ovf(s[g]) - m);
   red[l] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = 32; h > 0; h >>= 1) {
@@ -178,8 +184,8 @@ __kernel void gh_estep_post(int npairs, int D, int kbase, __global const float *
         ll = fma(W[1 + D + i] * xi, xi, ll);
       }
     }
-    gm[g] = ll;
-    m = fmax(m, ll);
+    gm[g] = ovf(ll);
+    m = fmax(m, gm[g]);
   }
   if (G == 0 || m == -INFINITY) {
     for (int g = 0; g < G; ++g) gm[g] = 0.0f;
@@ -187,9 +193,9 @@ __kernel void gh_estep_post(int npairs, int D, int kbase, __global const float *
     return;
   }
   float sum = 0.0f;
-  for (int g = 0; g < G; ++g) sum += isnan(gm[g]) ? 0.0f : exp(gm[g] - m); /* NaN = -inf, as gh_lse_* */
+  for (int g = 0; g < G; ++g) sum += exp(gm[g] - m);
   const float lse = m + log(sum);
-  for (int g = 0; g < G; ++g) gm[g] = isnan(gm[g]) ? 0.0f : w * exp(gm[g] - lse);
+  for (int g = 0; g < G; ++g) gm[g] = w * exp(gm[g] - lse);
   tot[k] = (double)w * (double)lse;
 }
 
@@ -259,7 +265,7 @@ void gh_softmax_rows(int n, int G, int kbase, __global const float *weight, __gl
   const int l = get_local_id(0), k = get_group_id(0);
   __global float *s = S + (size_t)k * G;
   float m = -INFINITY;
-  for (int g = l; g < G; g += 64) m = fmax(m, s[g]);
+  for (int g = l; g < G; g += 64) m = fmax(m, ovf(s[g]));
   red[l] = m;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = 32; h > 0; h >>= 1) {
@@ -270,7 +276,7 @@ void gh_softmax_rows(int n, int G, int kbase, __global const float *weight, __gl
   barrier(CLK_LOCAL_MEM_FENCE);
   float sum = 0.0f;
   if (m > -INFINITY)
-    for (int g = l; g < G; g += 64) sum += isnan(s[g]) ? 0.0f : exp(s[g] - m); /* NaN (fp32 overflow far outside the range) = -inf */
+    for (int g = l; g < G; g += 64) sum += exp(ovf(s[g]) - m);
   red[l] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h = 32; h > 0; h >>= 1) {
@@ -284,7 +290,7 @@ void gh_softmax_rows(int n, int G, int kbase, __global const float *weight, __gl
     return;
   }
   const float lse = m + log(red[0]);
-  for (int g = l; g < G; g += 64) s[g] = isnan(s[g]) ? 0.0f : w * exp(s[g] - lse);
+  for (int g = l; g < G; g += 64) s[g] = w * exp(ovf(s[g]) - lse);
   if (l == 0) tot[k] = (double)w * (double)lse;
 }
 

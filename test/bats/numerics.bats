@@ -165,6 +165,61 @@ PY
   done
 }
 
+@test "numerics: an fp32 GEMM term that overflows to +inf counts as -inf, never NaN (fuzz_numerics' input)" {
+  # fuzz_numerics' input crash-87acf755...: inverse covariances ~2e38 and a frame ~1e21 sigma away.
+  # An FMA GEMM (OpenBLAS's Haswell kernel; CUDA, most OpenCL devices) accumulates the packed
+  # quadratic terms in order: the x1 x0 term (+4.8e39) reaches +inf first and the -inf terms
+  # after it no longer change it (fma(a, b, +inf) = +inf).  The log-sum-exp took +inf as its
+  # maximum and gave NaN ("NaN log-likelihood"); an overflowed term counts as -inf (its true
+  # value is -6.8e41, below float).  pdf 1 (unit Gaussian) is unaffected.
+  cat > "$W/ovf.mdl.txt" <<'EOF'
+<DIMENSION> 3 <NUMPDFS> 2
+<FullGMM>
+<GCONSTS> [ 0 0 ]
+<WEIGHTS> [ 1 0 ]
+<MEANS_INVCOVARS> [
+-2.98482047e+19 -4.15839124e+19 -2.86508937e+19
+-0.0110389655 -0.0171581171 -0.0117831305 ]
+<INV_COVARS>
+[ 2.34663159e+38
+1.08967976e+38 2.20737033e+38
+0 9.35150918e+37 1.72826574e+38 ]
+[ 0.00118172751
+0.000289076619 0.00159409118
+-7.79352044e-21 0.000281822722 0.00112316466 ]
+</FullGMM>
+<FullGMM>
+<GCONSTS> [ 0 ]
+<WEIGHTS> [ 1 ]
+<MEANS_INVCOVARS> [
+0 0 0 ]
+<INV_COVARS>
+[ 1
+0 1
+0 0 1 ]
+</FullGMM>
+EOF
+  printf 'u0  [\n  -1.01145707e-19 -1.41781898e-19 -1.21144077e-19\n  1.57183778 -27.8802414 -69.6168594 ]\n' > "$W/ovf.txt"
+  copy-feats ark:"$W/ovf.txt" ark:"$W/ovf.ark"
+  for dev in $DEVS; do
+    run env OPENBLAS_CORETYPE=Haswell gmm-score-gpu --device=$dev "$W/ovf.mdl.txt" ark:"$W/ovf.ark" ark,t:"$W/ovf.ll"
+    echo "$dev: $output"
+    [ "$status" -eq 0 ]
+    # frame 1: pdf 0 -inf (or below -1e36: cpu-ref rounds -6.8e41 to -inf too), pdf 1 the unit
+    # Gaussian's -0.5 |x|^2 - 1.5 log(2 pi), within the contract's bound
+    python3 - "$W/ovf.ll" <<'PY'
+import math, sys
+v = open(sys.argv[1]).read().split()
+v = [float(x) for x in v[v.index('[') + 1:v.index(']')]]
+assert not any(math.isnan(x) for x in v), v
+x = [1.57183778, -27.8802414, -69.6168594]
+ref = -0.5 * sum(t * t for t in x) - 1.5 * math.log(2 * math.pi)
+assert v[2] < -1e36, v
+assert abs(v[3] - ref) <= 1e-3 + 1e-5 * abs(ref), (v, ref)
+PY
+  done
+}
+
 @test "numerics: a frame at -inf under every pdf is an error naming the file, key and frame" {
   # variance 1e-30 and a frame 1e20 sigma (1e5) from every mean: log-likelihood
   # about -5e39, beyond float: -inf under every pdf
