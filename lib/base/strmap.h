@@ -1,6 +1,8 @@
 /* strmap.h -- a string -> int32 hash map (open addressing, linear probing,
- * at most half full; FNV-1a of the key): the table readers' key index
- * (lib/io/table.c) and hmm-train's distinct transcripts.  Keys are copied.
+ * at most half full; FNV-1a of the key, kept beside it, so that a probe
+ * compares strings only on equal hashes and growing never hashes again):
+ * the table readers' key index (lib/io/table.c) and hmm-train's distinct
+ * transcripts.  Keys are copied.
  * Zero-initialise a gh_strmap before use ({0}); errors: dies (out of memory). */
 #ifndef GH_STRMAP_H
 #define GH_STRMAP_H
@@ -10,6 +12,7 @@
 
 typedef struct {
   char **k;
+  uint64_t *h; /* the keys' hashes */
   int32_t *v;
   size_t cap, n;
 } gh_strmap;

@@ -4,6 +4,7 @@
 #include "base/strmap.h"
 #include "io/compressed-matrix.h"
 #include <omp.h>
+#include <pthread.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -450,9 +451,10 @@ gh_rand_reader *gh_rand_reader_open(const char *rspecifier, gh_objtype type) {
   return r;
 }
 
-/* ark: reads forward until key is cached or the archive ends. */
+/* The entry of key in an archive table, reading on until it is found (-1:
+ * absent); key NULL: reads all the remaining entries. */
 static int32_t rand_find_ark(gh_rand_reader *r, const char *key) {
-  int32_t e = gh_strmap_get(&r->index, key);
+  int32_t e = key ? gh_strmap_get(&r->index, key) : -1;
   while (e < 0 && !r->seq->done) {
     if (r->nobj == r->capobj)
       r->objs = gh_realloc(r->objs, (size_t)(r->capobj = r->capobj ? 2 * r->capobj : 64) * sizeof *r->objs);
@@ -460,7 +462,7 @@ static int32_t rand_find_ark(gh_rand_reader *r, const char *key) {
       gh_die("%s: duplicate key '%s' in the archive (a random-access table needs unique keys)", r->spec, r->seq->key);
     r->objs[r->nobj] = r->seq->obj; /* take ownership */
     memset(&r->seq->obj, 0, sizeof r->seq->obj);
-    if (!strcmp(r->seq->key, key)) e = r->nobj;
+    if (key && !strcmp(r->seq->key, key)) e = r->nobj;
     r->nobj++;
     gh_seq_reader_next(r->seq);
   }
@@ -470,6 +472,46 @@ static int32_t rand_find_ark(gh_rand_reader *r, const char *key) {
 int gh_rand_reader_has_key(gh_rand_reader *r, const char *key) {
   if (r->sp.scp) return gh_strmap_get(&r->index, key) >= 0;
   return rand_find_ark(r, key) >= 0;
+}
+
+void gh_rand_reader_load_all(gh_rand_reader *r) {
+  if (!r->sp.scp) rand_find_ark(r, NULL);
+}
+
+struct gh_rand_reader_opening {
+  char *spec;
+  gh_objtype type;
+  gh_rand_reader *r;
+  double seconds;
+  pthread_t th;
+  int threaded;
+};
+
+static void *open_bg_main(void *arg) {
+  gh_rand_reader_opening *op = arg;
+  const double t0 = gh_seconds();
+  op->r = gh_rand_reader_open(op->spec, op->type);
+  gh_rand_reader_load_all(op->r);
+  op->seconds = gh_seconds() - t0;
+  return NULL;
+}
+
+gh_rand_reader_opening *gh_rand_reader_open_bg(const char *rspecifier, gh_objtype type) {
+  gh_rand_reader_opening *op = gh_calloc(1, sizeof *op);
+  op->spec = gh_strdup(rspecifier);
+  op->type = type;
+  op->threaded = pthread_create(&op->th, NULL, open_bg_main, op) == 0;
+  if (!op->threaded) open_bg_main(op);
+  return op;
+}
+
+gh_rand_reader *gh_rand_reader_open_wait(gh_rand_reader_opening *op, double *seconds) {
+  if (op->threaded) pthread_join(op->th, NULL);
+  gh_rand_reader *r = op->r;
+  if (seconds) *seconds = op->seconds;
+  free(op->spec);
+  free(op);
+  return r;
 }
 
 void *gh_rand_reader_value(gh_rand_reader *r, const char *key) {

@@ -57,6 +57,22 @@ const char *gh_seq_reader_spec(const gh_seq_reader *r);
 typedef struct gh_rand_reader gh_rand_reader;
 gh_rand_reader *gh_rand_reader_open(const char *rspecifier, gh_objtype type);
 int gh_rand_reader_has_key(gh_rand_reader *r, const char *key);
+/* An archive (not scp) table: reads its remaining entries into memory now,
+ * as the lookup of an absent key would, so that the lookups that follow
+ * only search (hmm-train reads its transcripts on a thread of their own
+ * while the feature index is read).  Dies as the lookups would (a duplicate
+ * key, a read error).  No-op for scp tables (their values load per key). */
+void gh_rand_reader_load_all(gh_rand_reader *r);
+/* The same opening in the background: gh_rand_reader_open and
+ * gh_rand_reader_load_all on a thread of their own, while the caller reads
+ * something else (the trainers' transcripts or labels beside the feature
+ * index, lib/train); gh_rand_reader_open_wait joins it and returns the
+ * reader (*seconds, if not NULL: the thread's wall time).  Errors die from
+ * that thread, one line (gh_die); where no thread can be made, the opening
+ * is done at once. */
+typedef struct gh_rand_reader_opening gh_rand_reader_opening;
+gh_rand_reader_opening *gh_rand_reader_open_bg(const char *rspecifier, gh_objtype type);
+gh_rand_reader *gh_rand_reader_open_wait(gh_rand_reader_opening *op, double *seconds);
 /* NULL if the key is absent. */
 void *gh_rand_reader_value(gh_rand_reader *r, const char *key);
 void gh_rand_reader_close(gh_rand_reader *r);

@@ -25,9 +25,14 @@ void gh_shard_plan_make(gh_shard_plan *p, const char *const *keys, const int32_t
     v[i].key = keys[i];
     v[i].frames = frames[i];
   }
-  qsort(v, (size_t)n, sizeof *v, cmp_kf);
-  for (int64_t i = 1; i < n; ++i)
-    if (!strcmp(v[i].key, v[i - 1].key)) gh_die("%s: key '%s' occurs twice", what ? what : "data", v[i].key);
+  /* in order already (a sorted list, or the table of contents' sorted order): one pass */
+  int64_t sorted = 1;
+  while (sorted < n && strcmp(v[sorted - 1].key, v[sorted].key) < 0) ++sorted;
+  if (sorted < n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_kf);
+    for (int64_t i = 1; i < n; ++i)
+      if (!strcmp(v[i].key, v[i - 1].key)) gh_die("%s: key '%s' occurs twice", what ? what : "data", v[i].key);
+  }
   p->num_utts = n;
   p->block_frames = block_frames;
   p->keys = gh_malloc(sizeof(char *) * (size_t)(n ? n : 1));
@@ -135,7 +140,7 @@ gh_feat_toc *gh_feat_toc_open(const char *rspecifier) {
     t->n = t->x->n;
     t->e = gh_calloc((size_t)(t->n ? t->n : 1), sizeof *t->e);
     for (int64_t i = 0; i < t->n; ++i) {
-      t->e[i].key = gh_strdup(t->x->e[i].key);
+      t->e[i].key = t->x->e[i].key; /* the index's (freed with it) */
       t->e[i].rows = t->x->e[i].rows;
       t->e[i].cols = t->x->e[i].cols;
     }
@@ -164,9 +169,14 @@ gh_feat_toc *gh_feat_toc_open(const char *rspecifier) {
   }
   t->sorted = gh_malloc(sizeof(int64_t) * (size_t)(t->n ? t->n : 1));
   for (int64_t i = 0; i < t->n; ++i) t->sorted[i] = i;
-  g_sort_toc = t;
-  qsort(t->sorted, (size_t)t->n, sizeof(int64_t), cmp_idx);
-  g_sort_toc = NULL;
+  /* a Kaldi data directory's lists are sorted: checked in one pass, sorted only if not */
+  int64_t i = 1;
+  while (i < t->n && strcmp(t->e[i - 1].key, t->e[i].key) < 0) ++i;
+  if (i < t->n) {
+    g_sort_toc = t;
+    qsort(t->sorted, (size_t)t->n, sizeof(int64_t), cmp_idx);
+    g_sort_toc = NULL;
+  }
   return t;
 }
 
@@ -262,7 +272,7 @@ void gh_feat_toc_read_many(gh_feat_toc *t, const int64_t *idx, int64_t n, float 
 void gh_feat_toc_close(gh_feat_toc *t) {
   if (!t) return;
   for (int64_t i = 0; i < t->n; ++i) {
-    free(t->e[i].key);
+    if (!t->x) free(t->e[i].key);
     free(t->e[i].data);
   }
   free(t->e);
@@ -279,8 +289,10 @@ void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_
   gh_label_type lt = o->label_type;
   if (lt != GH_LABELS_NONE && (!o->labels_rspec || !*o->labels_rspec)) gh_die("label type needs a label rspecifier");
   gh_objtype ltype = lt == GH_LABELS_ALI ? GH_OBJ_INT32_VECTOR : lt == GH_LABELS_UTT ? GH_OBJ_INT32 : GH_OBJ_POSTERIOR;
-  gh_rand_reader *lab = lt != GH_LABELS_NONE ? gh_rand_reader_open(o->labels_rspec, ltype) : NULL;
+  /* the labels read on a thread of their own beside the feature index (io/table.h) */
+  gh_rand_reader_opening *labo = lt != GH_LABELS_NONE ? gh_rand_reader_open_bg(o->labels_rspec, ltype) : NULL;
   gh_feat_toc *t = gh_feat_toc_open(o->feats_rspec);
+  gh_rand_reader *lab = labo ? gh_rand_reader_open_wait(labo, NULL) : NULL;
   const int64_t n = gh_feat_toc_size(t);
   /* the utterances used: frames > 0 and labels present (the same on every rank) */
   const char **keys = gh_malloc(sizeof(char *) * (size_t)(n ? n : 1));

@@ -180,6 +180,24 @@ max_rel_diff() {
   [ "$status" -ne 0 ]
   echo "$output" | grep -q "ERROR.*no utterances to train on"
   [ ! -e "$T/o.mdl" ]
+  # the transcripts are read on a thread of their own beside the feature index: its errors are
+  # still one line (a missing file, a duplicate key, a failing pipe)
+  run hmm-train --device=cpu "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/nothere.text" "$T/o.hmm" "$T/o.mdl"
+  [ "$status" -ne 0 ]
+  [ "$(echo "$output" | grep -c ERROR)" -eq 1 ]
+  echo "$output" | grep -q "ERROR.*nothere.text"
+  { cat "$T/tr/text"; sed -n 3p "$T/tr/text"; } > "$T/dup.text"
+  key=$(sed -n 3p "$T/tr/text" | cut -d' ' -f1)
+  run hmm-train --device=cpu "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:$T/dup.text" "$T/o.hmm" "$T/o.mdl"
+  [ "$status" -ne 0 ]
+  [ "$(echo "$output" | grep -c ERROR)" -eq 1 ]
+  echo "$output" | grep -q "ERROR.*dup.text.*duplicate key '$key'"
+  run hmm-train --device=cpu "$T/init/0.hmm" "$T/init/0.mdl" "scp:$T/tr/feats.scp" "ark,t:head -3 $T/tr/text; exit 3 |" \
+    "$T/o.hmm" "$T/o.mdl"
+  [ "$status" -ne 0 ]
+  [ "$(echo "$output" | grep -c ERROR)" -eq 1 ]
+  echo "$output" | grep -q "ERROR.*exit 3.*status 3"
+  [ ! -e "$T/o.hmm" ] && [ ! -e "$T/o.mdl" ]
 }
 
 @test "hmm-train under Open MPI: bad data in one rank's shard -> one error naming the key, the rank, its host and shard" {

@@ -11,6 +11,7 @@
 #include "gh-test.h"
 #include "io/kaldi-io.h"
 #include "io/table.h"
+#include "base/strmap.h"
 
 static char tmpdir[] = "/tmp/gh-test-io-XXXXXX";
 static char path_buf[512];
@@ -291,6 +292,37 @@ static void test_random_access(void) {
   b = gh_rand_reader_value(r, k_first);
   GH_TEST_OK(ok && b && b->rows == 285 && !gh_rand_reader_value(r, "nope"), "scp random access via offsets");
   gh_rand_reader_close(r);
+
+  /* opened in the background (the trainers' transcripts and labels beside the feature index) */
+  snprintf(spec, sizeof spec, "ark:%s", shared_path("kaldi-ami-feats/feats.ark"));
+  gh_rand_reader_opening *op = gh_rand_reader_open_bg(spec, GH_OBJ_MATRIX);
+  double secs = -1;
+  r = gh_rand_reader_open_wait(op, &secs);
+  a = gh_rand_reader_value(r, k_last);
+  b = gh_rand_reader_value(r, k_first);
+  GH_TEST_OK(secs >= 0 && a && a->rows == 359 && b && b->rows == 285 && !gh_rand_reader_has_key(r, "nope"),
+             "ark random access opened in the background: every entry there");
+  gh_rand_reader_close(r);
+}
+
+/* The key index (base/strmap.h): 100,000 keys of one shape (growth from 64
+ * slots, hashes kept beside the keys), every one found with its value, absent
+ * keys absent, a second put refused. */
+static void test_strmap(void) {
+  gh_strmap h = {0};
+  char k[64];
+  int ok = 1;
+  for (int i = 0; i < 100000; ++i) {
+    snprintf(k, sizeof k, "r%03d-tr_f%02d-d%d-r%d", i / 1000, i % 97, i % 10, i);
+    ok &= gh_strmap_put(&h, k, i) == 1;
+  }
+  for (int i = 0; i < 100000; ++i) {
+    snprintf(k, sizeof k, "r%03d-tr_f%02d-d%d-r%d", i / 1000, i % 97, i % 10, i);
+    ok &= gh_strmap_get(&h, k) == i && gh_strmap_put(&h, k, -5) == 0;
+  }
+  ok &= gh_strmap_get(&h, "r000-tr_f00-d0-r1") == -1 && gh_strmap_get(&h, "") == -1 && h.n == 100000;
+  GH_TEST_OK(ok, "strmap: 100,000 keys found with their values, absent keys absent, duplicates refused");
+  gh_strmap_free(&h);
 }
 
 /* Every key and matrix of rspec read as GH_OBJ_MATRIX_VIEW equals (bytes)
@@ -621,6 +653,7 @@ int main(void) {
   test_compressed();
   test_dm();
   test_random_access();
+  test_strmap();
   test_matrix_view();
   test_ark_scan();
   test_specifiers();
