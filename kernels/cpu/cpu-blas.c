@@ -272,7 +272,10 @@ static inline float ovf(float v) { return v < INFINITY ? v : -INFINITY; }
  * all -inf); NaN and +inf terms count as -inf (ovf). */
 static double lse(const float *ll, int32_t G) {
   float mx = -INFINITY;
-  for (int32_t g = 0; g < G; ++g) if (ovf(ll[g]) > mx) mx = ll[g];
+  for (int32_t g = 0; g < G; ++g) {
+    const float v = ovf(ll[g]);
+    if (v > mx) mx = v;
+  }
   if (mx == -INFINITY) return -INFINITY;
   double sum = 0.0;
   for (int32_t g = 0; g < G; ++g) sum += softexp(ovf(ll[g]) - mx);
