@@ -67,13 +67,20 @@ seed_corpora() {
   rm -rf "$t"
 }
 
+# The harnesses to replay or run, "NAME" or "NAME@CORE" (run with OPENBLAS_CORETYPE=CORE):
+# fuzz_numerics a second time on OpenBLAS's Haswell (FMA) kernels where the CPU has AVX2 and FMA.
+# The BLAS picks its kernel by CPU, and an FMA kernel overflows differently (+inf, not NaN:
+# test/fuzz/regress/fuzz_numerics/fma-overflow-plus-inf, found only on the CI machine's kernels);
+# OPENBLAS_CORETYPE is ignored by a BLAS without run-time kernel choice.
+harness_runs() {
+  echo $HARNESSES
+  grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo fuzz_numerics@Haswell
+}
+
 fail=0
 case "$mode" in
   replay)
-    # fuzz_numerics also on OpenBLAS's Haswell (FMA) kernels where the CPU has them (see run below)
-    runs="$HARNESSES"
-    grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && runs="$runs fuzz_numerics@Haswell"
-    for hc in $runs; do
+    for hc in $(harness_runs); do
       h=${hc%@*}; core=; [ "$hc" != "$h" ] && core=${hc#*@}
       d=test/fuzz/regress/$h
       [ -d "$d" ] && [ -n "$(ls "$d")" ] || continue
@@ -85,13 +92,7 @@ case "$mode" in
     secs=${2:-60}
     only=${3:-}
     seed_corpora
-    # fuzz_numerics a second time on OpenBLAS's Haswell (FMA) kernels where the CPU has AVX2 and
-    # FMA: the BLAS picks its kernel by CPU, and an FMA kernel overflows differently (+inf, not
-    # NaN: test/fuzz/regress/fuzz_numerics/fma-overflow-plus-inf, found only on the CI machine's
-    # kernels); OPENBLAS_CORETYPE is ignored by a BLAS without run-time kernel choice
-    runs="$HARNESSES"
-    grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && runs="$runs fuzz_numerics@Haswell"
-    for hc in $runs; do
+    for hc in $(harness_runs); do
       h=${hc%@*}; core=; [ "$hc" != "$h" ] && core=${hc#*@}
       [ -n "$only" ] && [ "$h" != "$only" ] && continue
       log=$ROOT/build-fuzz/run-$h${core:+-$core}.$$.log
