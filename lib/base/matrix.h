@@ -55,8 +55,9 @@ static inline double *gh_drow(const gh_dmatrix *m, int32_t r) { return m->data +
 /* Packed symmetric (Kaldi SpMatrix) indexing: lower triangle row by row,
  * element (i,j) with j <= i at i*(i+1)/2 + j. */
 static inline int64_t gh_packed_index(int32_t i, int32_t j) {
-  return i >= j ? (int64_t)i * (i + 1) / 2 + j : (int64_t)j * (j + 1) / 2 + i;
+  return i >= j ? (int64_t)i * ((int64_t)i + 1) / 2 + j : (int64_t)j * ((int64_t)j + 1) / 2 + i;
 }
-static inline int64_t gh_packed_size(int32_t n) { return (int64_t)n * (n + 1) / 2; }
+/* (in 64 bits throughout: a file's header may say n = 2^31 - 1, found by fuzz_models) */
+static inline int64_t gh_packed_size(int32_t n) { return (int64_t)n * ((int64_t)n + 1) / 2; }
 
 #endif
