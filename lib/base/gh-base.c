@@ -169,6 +169,15 @@ void *gh_realloc(void *p, size_t n) {
   if (!q) gh_die("out of memory (%zu bytes)", n);
   return q;
 }
+uint64_t gh_hash64(const void *bytes, size_t n, uint64_t h) {
+  const unsigned char *p = bytes;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
 char *gh_strdup(const char *s) {
   size_t n = strlen(s) + 1;
   return memcpy(gh_malloc(n), s, n);

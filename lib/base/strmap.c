@@ -5,11 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-  return h;
-}
+static uint64_t hash_str(const char *s) { return gh_hash64(s, strlen(s), GH_HASH64_INIT); }
 
 /* Slot of key k of hash hk (occupied by k, or the empty slot where it would go). */
 static size_t slot_of(const gh_strmap *h, const char *k, uint64_t hk) {

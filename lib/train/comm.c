@@ -42,15 +42,6 @@ struct gh_comm {
   void *nccl;              /* NCCL communicator (gh-nccl.h), or NULL */
 };
 
-uint64_t gh_hash64(const void *bytes, size_t n, uint64_t h) {
-  const unsigned char *p = bytes;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 void gh_comm_opts_default(gh_comm_opts *o) {
   o->kind = "auto";
   o->timeout = 600.0;

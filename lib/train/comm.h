@@ -132,8 +132,5 @@ void gh_comm_sum_f64_device(gh_comm *c, double *dbuf, size_t n);
  * Needs gh_comm_has_nccl. */
 void gh_comm_sum_dd_device(gh_comm *c, const double *dhi, const double *dlo, double *dout, size_t n);
 
-/* 64-bit FNV-1a hash of bytes[n] (model checksums in logs and checks). */
-uint64_t gh_hash64(const void *bytes, size_t n, uint64_t h);
-#define GH_HASH64_INIT 0xcbf29ce484222325ULL
 
 #endif
