@@ -22,4 +22,13 @@
     if (e_ != cudaSuccess) gh_die("CUDA error: kernel %s failed: %s", what, cudaGetErrorString(e_)); \
   } while (0)
 
+/* An fp32 Gaussian log-likelihood that is NaN or +inf is an overflow
+ * artifact (a frame far outside the numerical contract's range: an FMA
+ * chain reaches +inf at a positive cross term and later -inf products do
+ * not undo it): it counts as -inf and never poisons the pdf's other
+ * Gaussians (doc/reliability.md; as kernels/cpu/cpu-blas.c ovf). */
+#ifdef __CUDACC__
+static __device__ __forceinline__ float gh_ovf(float v) { return v < INFINITY ? v : -INFINITY; }
+#endif
+
 #endif

@@ -123,12 +123,14 @@ void gg_preload(void) {
 template <typename T> struct Fp;
 template <> struct Fp<float> {
   static __device__ __forceinline__ float max(float a, float b) { return fmaxf(a, b); }
+  static __device__ __forceinline__ float ovf(float x) { return gh_ovf(x); } /* cuda-check.h */
   static __device__ __forceinline__ float exp_lse(float x) { return __expf(x); }
   static __device__ __forceinline__ float exp(float x) { return expf(x); }
   static __device__ __forceinline__ float log(float x) { return logf(x); }
 };
 template <> struct Fp<double> {
   static __device__ __forceinline__ double max(double a, double b) { return fmax(a, b); }
+  static __device__ __forceinline__ double ovf(double x) { return x; } /* double terms of float parameters do not overflow */
   static __device__ __forceinline__ double exp_lse(double x) { return ::exp(x); }
   static __device__ __forceinline__ double exp(double x) { return ::exp(x); }
   static __device__ __forceinline__ double log(double x) { return ::log(x); }
@@ -262,11 +264,11 @@ k_lse_thread(const float *__restrict__ L, long long Gt, const long long *__restr
   const float *l = L + (long long)t * Gt + goff[p];
   const int G = (int)(goff[p + 1] - goff[p]);
   float mx = -INFINITY;
-  for (int g = 0; g < G; ++g) mx = fmaxf(mx, l[g]);
+  for (int g = 0; g < G; ++g) mx = fmaxf(mx, gh_ovf(l[g]));
   float r = -INFINITY;
   if (mx > -INFINITY) {
     float s = 0.f;
-    for (int g = 0; g < G; ++g) s += __expf(l[g] - mx);
+    for (int g = 0; g < G; ++g) s += __expf(gh_ovf(l[g]) - mx);
     r = mx + logf(s);
   }
   out[idx] = r;
@@ -285,11 +287,11 @@ k_lse_warp(const T *__restrict__ L, long long Gt, const long long *__restrict__ 
   const T *l = L + (long long)t * Gt + goff[p];
   const int G = (int)(goff[p + 1] - goff[p]);
   T mx = -INFINITY;
-  for (int g = lane; g < G; g += 32) mx = Fp<T>::max(mx, l[g]);
+  for (int g = lane; g < G; g += 32) mx = Fp<T>::max(mx, Fp<T>::ovf(l[g]));
   mx = warp_max(mx);
   T s = 0;
   if (mx > -INFINITY)
-    for (int g = lane; g < G; g += 32) s += Fp<T>::exp_lse(l[g] - mx);
+    for (int g = lane; g < G; g += 32) s += Fp<T>::exp_lse(Fp<T>::ovf(l[g]) - mx);
   s = warp_sum(s);
   if (lane == 0) out[idx] = mx > -INFINITY ? (float)(mx + Fp<T>::log(s)) : -INFINITY;
 }
@@ -315,11 +317,11 @@ k_post(T *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const fl
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
       const int g = lane + 32 * i;
-      v[i] = g < G ? l[g] : -INFINITY;
+      v[i] = g < G ? Fp<T>::ovf(l[g]) : -INFINITY;
       mx = Fp<T>::max(mx, v[i]);
     }
   } else {
-    for (int g = lane; g < G; g += 32) mx = Fp<T>::max(mx, l[g]);
+    for (int g = lane; g < G; g += 32) mx = Fp<T>::max(mx, Fp<T>::ovf(l[g]));
   }
   mx = warp_max(mx);
   T s = 0;
@@ -328,7 +330,7 @@ k_post(T *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const fl
 #pragma unroll
       for (int i = 0; i < NV; ++i) s += Fp<T>::exp(v[i] - mx);
     } else {
-      for (int g = lane; g < G; g += 32) s += Fp<T>::exp(l[g] - mx);
+      for (int g = lane; g < G; g += 32) s += Fp<T>::exp(Fp<T>::ovf(l[g]) - mx);
     }
   }
   s = warp_sum(s);
@@ -346,7 +348,7 @@ k_post(T *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const fl
     for (int i = 0; i < NV; ++i)
       if (lane + 32 * i < G) put(lane + 32 * i, v[i]);
   } else {
-    for (int g = lane; g < G; g += 32) put(g, l[g]);
+    for (int g = lane; g < G; g += 32) put(g, Fp<T>::ovf(l[g]));
   }
   for (int g = G + lane; g < ld; g += 32) { /* the GEMM's rows G..Gp-1 (GG_ROW_TAIL): no posterior */
     l[g] = 0;
@@ -427,7 +429,7 @@ k_cand_max(const float *__restrict__ Lt, long long ld, int G, int n, float *__re
   if (t >= n) return;
   float m = -INFINITY;
 #pragma unroll 8
-  for (int g = 0; g < G; ++g) m = fmaxf(m, Lt[(long long)g * ld + t]);
+  for (int g = 0; g < G; ++g) m = fmaxf(m, gh_ovf(Lt[(long long)g * ld + t]));
   mx[t] = m;
 }
 

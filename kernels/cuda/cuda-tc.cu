@@ -184,7 +184,7 @@ k_tc_lse(const float *__restrict__ Xe, int Ep, int n, const float *__restrict__ 
 #pragma unroll
           for (int c = 0; c < 2; ++c) {
             const int col = wn * 32 + 8 * j + 2 * t + c;
-            const float x = col < cv ? acc[i][j][2 * h + c] : -INFINITY;
+            const float x = col < cv ? gh_ovf(acc[i][j][2 * h + c]) : -INFINITY;
             v[2 * j + c] = x;
             tm = fmaxf(tm, x);
           }

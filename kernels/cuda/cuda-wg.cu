@@ -254,7 +254,7 @@ k_wg_lse(const float *__restrict__ Xe, int n, const float *__restrict__ AB, cons
       for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
-          x[2 * j + q] = 8 * j + 2 * t + q < cv ? d[4 * j + 2 * h + q] : -INFINITY;
+          x[2 * j + q] = 8 * j + 2 * t + q < cv ? gh_ovf(d[4 * j + 2 * h + q]) : -INFINITY;
           tm = fmaxf(tm, x[2 * j + q]);
         }
       if (tm == -INFINITY) continue;

@@ -75,6 +75,7 @@ extern "C" {
 /* ---------------------------------------------------------------- kernels */
 
 __device__ __forceinline__ void log_add(float &m, float &s, float v) {
+  v = gh_ovf(v);
   if (v > m) {
     s = s * __expf(m - v) + 1.0f;
     m = v;
@@ -294,11 +295,11 @@ k_combine(const float *__restrict__ scratch, int V, int T, const int *__restrict
   const float *row = scratch + (size_t)t * V;
   const int k0 = off[j], k1 = off[j + 1];
   float mx = -INFINITY;
-  for (int k = k0; k < k1; ++k) mx = fmaxf(mx, row[k]);
+  for (int k = k0; k < k1; ++k) mx = fmaxf(mx, gh_ovf(row[k]));
   float r = -INFINITY;
   if (mx > -INFINITY) {
     float sum = 0.f;
-    for (int k = k0; k < k1; ++k) sum += __expf(row[k] - mx);
+    for (int k = k0; k < k1; ++k) sum += __expf(gh_ovf(row[k]) - mx);
     r = mx + logf(sum);
   }
   out[(size_t)t * P + pdf[j]] = r;
@@ -379,6 +380,7 @@ k_estep_post(const float *__restrict__ X, int Dp, int D, const int32_t *__restri
         for (int i = 0; i < D; ++i)
           ll = fmaf(xs[i], fmaf(cp[(size_t)i * G], xs[i], bp[(size_t)i * G]), ll);
       }
+      ll = gh_ovf(ll);
       gam[g] = ll;
       mx = fmaxf(mx, ll);
     }
