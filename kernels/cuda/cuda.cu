@@ -545,14 +545,14 @@ typedef struct {
   void *hmm_scratch;               /* the HMM calls' device scratch (cuda-hmm.cu HScratch), made lazily */
   /* gh_cuda_data_set_pairs_dev's device sort (grow-only): keys and indices
    * in and out, cub's temporary storage, the weights in double, the
-   * offsets, the total and a flag */
+   * offsets followed by the check, the last pdf and the total */
   int *dSortK[2], *dSortI[2]; size_t capSortKI;
   void *dSortTmp; size_t capSortTmp;
   double *dSortWd; size_t capSortWd;
   long long *dSortOff; size_t capSortOff; /* the per-pdf offsets */
-  double *dSortSum;
-  int *dSortBad;
   struct NarrowSeg *dNarrowSegs; size_t capNarrowSegs; /* gh_cuda_loglikes_segs_dev's segment table */
+  /* upload_small's page-locked staging (grow-only) and its last copy */
+  void *hUpSmall; size_t capUpSmall; cudaEvent_t evUpSmall; int upSmallBusy;
   gh_backend *host;                /* the cpu backend for models the fp32 forms cannot evaluate (lazily) */
 } cuda_ctx;
 
@@ -577,6 +577,28 @@ static void hgrow(void **p, size_t *cap, size_t n, size_t sz) {
 
 static int round4(int d) { return (d + 3) & ~3; }
 
+/* Copies bytes (a small table) from host src to device dst in the default
+ * stream's order without waiting for the work queued before it, as a
+ * pageable cudaMemcpy does: through c's page-locked staging buffer, after
+ * waiting for its previous copy (normally done long ago).  src may be
+ * freed on return. */
+static void upload_small(cuda_ctx *c, void *dst, const void *src, size_t bytes) {
+  if (!bytes) return;
+  if (c->upSmallBusy) CK(cudaEventSynchronize(c->evUpSmall));
+  c->upSmallBusy = 0;
+  if (c->capUpSmall < bytes) {
+    if (c->hUpSmall) CK(cudaFreeHost(c->hUpSmall));
+    else CK(cudaEventCreateWithFlags(&c->evUpSmall, cudaEventDisableTiming));
+    c->hUpSmall = NULL;
+    c->capUpSmall = bytes + bytes / 2 + 4096;
+    CK(cudaMallocHost(&c->hUpSmall, c->capUpSmall));
+  }
+  memcpy(c->hUpSmall, src, bytes);
+  CK(cudaMemcpyAsync(dst, c->hUpSmall, bytes, cudaMemcpyHostToDevice, 0));
+  CK(cudaEventRecord(c->evUpSmall, 0));
+  c->upSmallBusy = 1;
+}
+
 extern "C" void gh_cuda_hmm_scratch_free(void *p); /* cuda-hmm.cu */
 
 static void cuda_free_backend(gh_backend *b) {
@@ -585,7 +607,7 @@ static void cuda_free_backend(gh_backend *b) {
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
   cudaFree(c->dPstat); cudaFree(c->dRt);
   for (int k = 0; k < 2; ++k) { cudaFree(c->dSortK[k]); cudaFree(c->dSortI[k]); }
-  cudaFree(c->dSortTmp); cudaFree(c->dSortWd); cudaFree(c->dSortOff); cudaFree(c->dSortSum); cudaFree(c->dSortBad);
+  cudaFree(c->dSortTmp); cudaFree(c->dSortWd); cudaFree(c->dSortOff);
   cudaFree(c->dNarrowSegs);
   gg_ctx_free(c->gg);
   if (c->host) gh_backend_free(c->host);
@@ -606,6 +628,7 @@ static void cuda_free_backend(gh_backend *b) {
   for (int k = 0; k < 2; ++k)
     if (c->hStage[k]) { cudaFreeHost(c->hStage[k]); cudaEventDestroy(c->evStage[k]); }
   if (c->hSortF) { cudaFreeHost(c->hSortF); cudaFreeHost(c->hSortW); }
+  if (c->hUpSmall) { cudaEventSynchronize(c->evUpSmall); cudaFreeHost(c->hUpSmall); cudaEventDestroy(c->evUpSmall); }
   gh_cuda_hmm_scratch_free(c->hmm_scratch);
   free(c);
   free(b);
@@ -1496,16 +1519,17 @@ static void cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_p
 
 /* gh_cuda_data_set_pairs_dev's kernels.  k_pairs_keys: key[k] = the pdf of
  * pair k, idx[k] = k; *bad = 1 + the smallest index of a pair outside
- * 0 <= frame < T, 0 <= pdf < bound (atomicMin over 1 + k; 0: none).
+ * 0 <= frame < T, 0 <= pdf < bound (atomicMin over 1 + k; left at
+ * 0xffffffff: none).
  * k_pairs_gather: sorted pair k's frame and weight, the weight in double.
  * k_pairs_off: off[p] = the first sorted position whose key >= p,
  * p = 0 .. P1 - 1 (binary search). */
 __global__ void k_pairs_keys(const gh_frame_pdf *__restrict__ pairs, long long n, int T, int bound,
-                             int *__restrict__ key, int *__restrict__ idx, int *bad) {
+                             int *__restrict__ key, int *__restrict__ idx, unsigned *bad) {
   const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= n) return;
   const gh_frame_pdf p = pairs[k];
-  if (p.frame < 0 || p.frame >= T || p.pdf < 0 || p.pdf >= bound) atomicMin(bad, (int)k + 1);
+  if (p.frame < 0 || p.frame >= T || p.pdf < 0 || p.pdf >= bound) atomicMin(bad, (unsigned)k + 1u);
   key[k] = p.pdf;
   idx[k] = (int)k;
 }
@@ -1537,7 +1561,10 @@ __global__ void k_pairs_off(const int *__restrict__ key, long long n, int P1, lo
  * so the same dFrames, dW and offsets bit for bit -- without leaving the
  * device but the P + 1 offsets.  *wsum = the sum of the weights in double,
  * in a fixed order (gg_sum_into over pdf-sorted pairs).  Dies as
- * data_set_pairs on an evicted d. */
+ * data_set_pairs on an evicted d.  One synchronisation: the check of the
+ * pairs, the last pdf, the sum and the offsets of all pdfs < bound come
+ * back in one read (the sort and the offsets are memory-safe whatever the
+ * keys; a bad pair dies after it). */
 extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *dPairs, int64_t n,
                                            int32_t bound, double *wsum) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
@@ -1562,23 +1589,17 @@ extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const
       }
     }
     dgrow((void **)&c->dSortWd, &c->capSortWd, un, sizeof(double), 0);
-    if (!c->dSortSum) {
-      CK(cudaMalloc((void **)&c->dSortSum, sizeof(double)));
-      CK(cudaMalloc((void **)&c->dSortBad, sizeof(int)));
-    }
+    /* the offsets of pdfs 0 .. bound [P1b], then a mailbox mb: [0] the first
+     * bad pair + 1 (unsigned, 0xffffffff: none), [1] the last sorted pdf
+     * (int), [2] the sum of the weights (double) */
+    const size_t P1b = (size_t)bound + 1;
+    dgrow((void **)&c->dSortOff, &c->capSortOff, P1b + 3, sizeof(long long), 0);
+    long long *doff = c->dSortOff, *mb = c->dSortOff + P1b;
+    CK(cudaMemsetAsync(mb, 0xff, sizeof(long long)));
+    CK(cudaMemsetAsync(mb + 2, 0, sizeof(long long)));
     const int nb = (int)((n + 255) / 256);
-    const int big = INT32_MAX;
-    CK(cudaMemcpy(c->dSortBad, &big, sizeof(int), cudaMemcpyHostToDevice));
-    k_pairs_keys<<<nb, 256>>>(dPairs, (long long)n, d->T, bound, c->dSortK[0], c->dSortI[0], c->dSortBad);
+    k_pairs_keys<<<nb, 256>>>(dPairs, (long long)n, d->T, bound, c->dSortK[0], c->dSortI[0], (unsigned *)mb);
     CK(cudaGetLastError());
-    int bad = big;
-    CK(cudaMemcpy(&bad, c->dSortBad, sizeof(int), cudaMemcpyDeviceToHost));
-    if (bad != big) {
-      gh_frame_pdf p;
-      CK(cudaMemcpy(&p, dPairs + (bad - 1), sizeof p, cudaMemcpyDeviceToHost));
-      gh_die("data_set_pairs (device): pair %d (frame %d, pdf %d) outside %d frames and %d pdfs", bad - 1, p.frame,
-             p.pdf, d->T, bound);
-    }
     int end_bit = 1;
     while (end_bit < 31 && (1LL << end_bit) < (long long)bound) ++end_bit;
     size_t tb = 0;
@@ -1589,19 +1610,28 @@ extern "C" void gh_cuda_data_set_pairs_dev(gh_backend *b, gh_dev_data *dd, const
                                        0, end_bit));
     k_pairs_gather<<<nb, 256>>>(dPairs, c->dSortI[1], (long long)n, d->dFrames, d->dW, c->dSortWd);
     CK(cudaGetLastError());
-    int last = 0;
-    CK(cudaMemcpy(&last, c->dSortK[1] + (n - 1), sizeof(int), cudaMemcpyDeviceToHost));
-    d->max_pdf = last;
-    const int P1 = last + 2;
-    dgrow((void **)&c->dSortOff, &c->capSortOff, (size_t)P1, sizeof(long long), 0);
-    long long *doff = c->dSortOff;
-    k_pairs_off<<<(P1 + 255) / 256, 256>>>(c->dSortK[1], (long long)n, P1, doff);
+    CK(cudaMemcpyAsync(mb + 1, c->dSortK[1] + (n - 1), sizeof(int), cudaMemcpyDeviceToDevice));
+    k_pairs_off<<<(int)((P1b + 255) / 256), 256>>>(c->dSortK[1], (long long)n, (int)P1b, doff);
     CK(cudaGetLastError());
-    d->poff = (int64_t *)gh_malloc((size_t)P1 * sizeof(int64_t));
-    CK(cudaMemcpy(d->poff, doff, (size_t)P1 * sizeof(long long), cudaMemcpyDeviceToHost));
-    CK(cudaMemset(c->dSortSum, 0, sizeof(double)));
-    gg_sum_into(c->dSortWd, n, c->dSortSum);
-    CK(cudaMemcpy(wsum, c->dSortSum, sizeof(double), cudaMemcpyDeviceToHost));
+    gg_sum_into(c->dSortWd, n, (double *)(mb + 2));
+    long long *h = (long long *)gh_malloc((P1b + 3) * sizeof(long long));
+    CK(cudaMemcpy(h, doff, (P1b + 3) * sizeof(long long), cudaMemcpyDeviceToHost));
+    unsigned bad;
+    memcpy(&bad, &h[P1b], sizeof bad);
+    if (bad != 0xffffffffu) {
+      gh_frame_pdf p;
+      CK(cudaMemcpy(&p, dPairs + (bad - 1), sizeof p, cudaMemcpyDeviceToHost));
+      gh_die("data_set_pairs (device): pair %u (frame %d, pdf %d) outside %d frames and %d pdfs", bad - 1, p.frame,
+             p.pdf, d->T, bound);
+    }
+    int last;
+    memcpy(&last, &h[P1b + 1], sizeof last);
+    memcpy(wsum, &h[P1b + 2], sizeof *wsum);
+    d->max_pdf = last; /* < bound: every pair was checked */
+    const size_t P1 = (size_t)last + 2;
+    d->poff = (int64_t *)gh_malloc(P1 * sizeof(int64_t));
+    memcpy(d->poff, h, P1 * sizeof(int64_t));
+    free(h);
   }
   d->xc = gg_xcache_new(d->max_pdf + 1);
   data_pairs_end(d);
@@ -1973,7 +2003,7 @@ extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *seg
   }
   if (n > 0) {
     dgrow((void **)&c->dNarrowSegs, &c->capNarrowSegs, (size_t)n, sizeof(NarrowSeg), 0);
-    CK(cudaMemcpy(c->dNarrowSegs, hs, sizeof(NarrowSeg) * (size_t)n, cudaMemcpyHostToDevice));
+    upload_small(c, c->dNarrowSegs, hs, sizeof(NarrowSeg) * (size_t)n);
     const size_t shm = (size_t)fb * nb * sizeof(float4);
 #define NSEGS(TFN) k_loglikes_narrow_segs<TFN><<<blocks, W * Y, shm>>>(c->dNarrowSegs, n, (const float4 *)d->dX, nb, ldo, W)
     switch (tf) {
