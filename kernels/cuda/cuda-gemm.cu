@@ -34,6 +34,7 @@ extern "C" {
 #include "backend.h"
 #include "base/gh-base.h"
 #include "cuda-check.h"
+#include "cuda-pool.h"
 #include "gemm-forms.h"
 }
 #include "cuda-gemm.h"
@@ -801,30 +802,30 @@ gg_model *gg_model_new(const gh_gmm_set *s, const double *centre, const double *
       }
     }
   }
-  CK(cudaMalloc((void **)&m->dA0, sizeof(float) * m->acap));
+  m->dA0 = (decltype(m->dA0))gh_cuda_pool_alloc(sizeof(float) * m->acap);
   CK(cudaMemcpy(m->dA0, h, sizeof(float) * m->acap, cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dAc, sizeof(float) * m->acap));
+  m->dAc = (decltype(m->dAc))gh_cuda_pool_alloc(sizeof(float) * m->acap);
   CK(cudaMemset(m->dAc, 0, sizeof(float) * m->acap));
-  CK(cudaMalloc((void **)&m->dRowOff, sizeof(long long) * (gt ? gt : 1)));
+  m->dRowOff = (decltype(m->dRowOff))gh_cuda_pool_alloc(sizeof(long long) * (gt ? gt : 1));
   CK(cudaMemcpy(m->dRowOff, roff, sizeof(long long) * gt, cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dRowFull, gt ? gt : 1));
+  m->dRowFull = (decltype(m->dRowFull))gh_cuda_pool_alloc(gt ? gt : 1);
   CK(cudaMemcpy(m->dRowFull, rfull, gt, cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dGoff, sizeof(long long) * (P + 1)));
+  m->dGoff = (decltype(m->dGoff))gh_cuda_pool_alloc(sizeof(long long) * (P + 1));
   CK(cudaMemcpy(m->dGoff, m->goff, sizeof(long long) * (P + 1), cudaMemcpyHostToDevice));
   const int S = D * (D + 1) / 2;
   short2 *ij = (short2 *)gh_malloc(sizeof(short2) * S);
   for (int i = 0, q = 0; i < D; ++i)
     for (int j = 0; j <= i; ++j, ++q) { ij[q].x = (short)i; ij[q].y = (short)j; }
-  CK(cudaMalloc((void **)&m->dIJ, sizeof(short2) * S));
+  m->dIJ = (decltype(m->dIJ))gh_cuda_pool_alloc(sizeof(short2) * S);
   CK(cudaMemcpy(m->dIJ, ij, sizeof(short2) * S, cudaMemcpyHostToDevice));
   free(ij);
-  CK(cudaMalloc((void **)&m->dC, sizeof(double) * D));
+  m->dC = (decltype(m->dC))gh_cuda_pool_alloc(sizeof(double) * D);
   m->centre = (double *)gh_calloc(D, sizeof(double));
   /* Model centre (gemm-forms.h): any point near the data will do, it only
    * keeps the fp32 terms small. */
   m->model_centre = (double *)gh_calloc(D, sizeof(double));
   memcpy(m->model_centre, centre, sizeof(double) * D);
-  CK(cudaMalloc((void **)&m->dForm, sizeof(double) * (gt ? gt : 1) * (D + 1)));
+  m->dForm = (decltype(m->dForm))gh_cuda_pool_alloc(sizeof(double) * (gt ? gt : 1) * (D + 1));
   CK(cudaMemcpy(m->dForm, form, sizeof(double) * gt * (D + 1), cudaMemcpyHostToDevice));
   m->exact = (unsigned char *)gh_calloc(P ? P : 1, 1);
   m->eps = (double *)gh_calloc(P ? P : 1, sizeof(double));
@@ -839,8 +840,10 @@ gg_model *gg_model_new(const gh_gmm_set *s, const double *centre, const double *
 
 void gg_model_free(gg_model *m) {
   if (!m) return;
-  cudaFree(m->dA0); cudaFree(m->dAc); cudaFree(m->dAs); cudaFree(m->dAt); cudaFree(m->dRowOff); cudaFree(m->dRowFull);
-  cudaFree(m->dGoff); cudaFree(m->dIJ); cudaFree(m->dC); cudaFree(m->dForm); cudaFree(m->dAd);
+  /* (the caller, cuda_model_free, has synchronised the device) */
+  void *pooled[] = {m->dA0, m->dAc, m->dRowOff, m->dRowFull, m->dGoff, m->dIJ, m->dC, m->dForm};
+  for (size_t k = 0; k < sizeof pooled / sizeof pooled[0]; ++k) gh_cuda_pool_free(pooled[k]);
+  cudaFree(m->dAs); cudaFree(m->dAt); cudaFree(m->dAd);
   free(m->exact); free(m->eps);
   free(m->G); free(m->full); free(m->aoff); free(m->goff); free(m->centre); free(m->model_centre);
   free(m);

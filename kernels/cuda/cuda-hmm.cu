@@ -1638,7 +1638,7 @@ static void chunk_pairs(gh_dev_hmm *h, const UDesc *dUd, const int *col, const P
   if (n == 0) {
     if (vit) { /* still: the scores of utterances without a complete path to -inf */
       k_vit_pairs<1><<<nu, nt>>>(h->d, dUd, path, h->s->dLoglik, col, fbase, NULL, off, NULL);
-      CK_LAUNCH("Viterbi pairs");
+      CK(cudaGetLastError());
     }
     return;
   }
@@ -1657,7 +1657,7 @@ static void chunk_pairs(gh_dev_hmm *h, const UDesc *dUd, const int *col, const P
     if (vit) k_vit_pairs<1><<<nu, nt>>>(h->d, dUd, path, h->s->dLoglik, col, fbase, NULL, off, s->dPairsB + s->nPairsB);
     else k_fb_pairs<1><<<nu, nt>>>(h->d, dUd, gamma, h->s->dLoglik, col, fbase, pq->min_post, NULL, off,
                                    s->dPairsB + s->nPairsB);
-    CK_LAUNCH(vit ? "Viterbi pairs" : "forward-backward pairs");
+    CK(cudaGetLastError()); /* (hmm_run's read-back synchronises) */
     s->nPairsB += n;
     return;
   }
@@ -1891,7 +1891,8 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       else if (pw == 8) k_hmm_fv_pk<8, 1><<<pkb, PK_NT>>>(d, dUd, nu, LL, P, NULL, h->s->dBp, h->s->dPath, h->s->dLoglik);
       else if (pw == 16) k_hmm_fv_pk<16, 1><<<pkb, PK_NT>>>(d, dUd, nu, LL, P, NULL, h->s->dBp, h->s->dPath, h->s->dLoglik);
       else k_hmm_viterbi<<<nu, nt, shm>>>(d, dUd, LL, P, h->s->dRows, growS, h->s->dBp, h->s->dPath, h->s->dLoglik);
-      CK_LAUNCH("viterbi");
+      if (pq) CK(cudaGetLastError()); /* (chunk_pairs' read-back synchronises) */
+      else CK_LAUNCH("viterbi");
       if (pq) chunk_pairs(h, dUd, dCol, pq, OP_VIT, h->s->dPath, nu, nt, F, f0);
     } else {
       if (outs || pq) hgrow_dev((void **)&h->s->dState, &h->s->capState, (size_t)N + 1, sizeof(float));
@@ -1926,10 +1927,10 @@ static void hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals,
       else
         k_hmm_backward<<<nu, nt, shm2>>>(d, dUd, LL, P, h->s->dRows, growS, h->s->dAcc, gaccA, h->s->dAlphaD, gam,
                                          h->s->dLoglik, ust, dUso);
-      CK_LAUNCH("forward-backward");
+      CK(cudaGetLastError()); /* launches checked; a fault is reported at the read-back below */
       if (use_stats) { /* their sums into the graphs' blocks, in utterance order */
         k_hmm_stats_sum<<<ng, 256>>>(h->d, dIdx, dIdx + ng, dIdx + 2 * ng + 1, h->s->dUStats, dUso, h->dStats);
-        CK_LAUNCH("forward-backward statistics");
+        CK(cudaGetLastError());
       }
       if (pq) chunk_pairs(h, dUd, dCol, pq, OP_FB, h->s->dState, nu, nt, F, f0);
     }

@@ -63,6 +63,7 @@ extern "C" {
 #include "base/gh-base.h"
 #include "gmm/gmm-est.h"
 #include "cuda-check.h"
+#include "cuda-pool.h"
 #include "gemm-forms.h"
 #include "jacobi-eig.h"
 }
@@ -580,7 +581,10 @@ k_rows_to_gg(int D, const EPdf *__restrict__ epdf, const int *__restrict__ gpdf,
 /* ------------------------------------------------------------------ host */
 
 void cuda_mstep_free(cuda_model *m) {
-  cudaFree(m->dEnew); cudaFree(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat); cudaFree(m->dGlist); cudaFree(m->dVfloor);
+  /* dEnew and dWnew trade places with the model's dEparams and dWeights at
+   * every M-step: all four are the pool's (cuda-pool.h; cuda_model_free
+   * has synchronised the device) */
+  gh_cuda_pool_free(m->dEnew); gh_cuda_pool_free(m->dWnew); cudaFree(m->dOccSum); cudaFree(m->dGstat); cudaFree(m->dGlist); cudaFree(m->dVfloor);
   cudaFree(m->dNormNew); cudaFree(m->dHash);
   m->dNormNew = NULL; m->dHash = NULL;
   free(m->hOccSum); free(m->hGstat); free(m->hGlist);
@@ -622,8 +626,8 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
   const size_t shm_max = jacobi && shm_j > shm ? shm_j : shm;
   if (shm_max > 48 * 1024) CK(cudaFuncSetAttribute(k_mstep, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm_max));
   if (!m->dEnew) {
-    CK(cudaMalloc((void **)&m->dEnew, (m->esize + 1) * sizeof(float)));
-    CK(cudaMalloc((void **)&m->dWnew, m->Gt * sizeof(float)));
+    m->dEnew = (float *)gh_cuda_pool_alloc((m->esize + 1) * sizeof(float));
+    m->dWnew = (float *)gh_cuda_pool_alloc((m->Gt + 1) * sizeof(float));
     CK(cudaMalloc((void **)&m->dOccSum, P * sizeof(double)));
     CK(cudaMalloc(&m->dGstat, m->Gt * sizeof(MsStat)));
     m->hOccSum = (double *)gh_malloc(P * sizeof(double));

@@ -60,6 +60,7 @@ extern "C" {
 #include "backend.h"
 #include "base/gh-base.h"
 #include "cuda-check.h"
+#include "cuda-pool.h"
 #include "gemm-forms.h"
 }
 #include "cuda-gemm.h"
@@ -551,8 +552,11 @@ typedef struct {
   double *dSortWd; size_t capSortWd;
   long long *dSortOff; size_t capSortOff; /* the per-pdf offsets */
   struct NarrowSeg *dNarrowSegs; size_t capNarrowSegs; /* gh_cuda_loglikes_segs_dev's segment table */
-  /* upload_small's page-locked staging (grow-only) and its last copy */
-  void *hUpSmall; size_t capUpSmall; cudaEvent_t evUpSmall; int upSmallBusy;
+  /* upload_small's ring of page-locked staging buffers (grow-only), each
+   * with the event of its last copy */
+#define UP_SLOTS 4
+  void *hUpSmall[UP_SLOTS]; size_t capUpSmall[UP_SLOTS]; cudaEvent_t evUpSmall[UP_SLOTS]; int upSmallBusy[UP_SLOTS];
+  int upSmallNext;
   gh_backend *host;                /* the cpu backend for models the fp32 forms cannot evaluate (lazily) */
 } cuda_ctx;
 
@@ -577,26 +581,28 @@ static void hgrow(void **p, size_t *cap, size_t n, size_t sz) {
 
 static int round4(int d) { return (d + 3) & ~3; }
 
-/* Copies bytes (a small table) from host src to device dst in the default
- * stream's order without waiting for the work queued before it, as a
- * pageable cudaMemcpy does: through c's page-locked staging buffer, after
- * waiting for its previous copy (normally done long ago).  src may be
- * freed on return. */
+/* Copies bytes (a table of tasks or segments) from host src to device dst
+ * in the default stream's order without waiting for the work queued before
+ * it, as a pageable cudaMemcpy does: through the next of c's page-locked
+ * staging buffers, after waiting for that buffer's previous copy (normally
+ * done long ago).  src may be reused or freed on return. */
 static void upload_small(cuda_ctx *c, void *dst, const void *src, size_t bytes) {
   if (!bytes) return;
-  if (c->upSmallBusy) CK(cudaEventSynchronize(c->evUpSmall));
-  c->upSmallBusy = 0;
-  if (c->capUpSmall < bytes) {
-    if (c->hUpSmall) CK(cudaFreeHost(c->hUpSmall));
-    else CK(cudaEventCreateWithFlags(&c->evUpSmall, cudaEventDisableTiming));
-    c->hUpSmall = NULL;
-    c->capUpSmall = bytes + bytes / 2 + 4096;
-    CK(cudaMallocHost(&c->hUpSmall, c->capUpSmall));
+  const int k = c->upSmallNext;
+  c->upSmallNext = (k + 1) % UP_SLOTS;
+  if (c->upSmallBusy[k]) CK(cudaEventSynchronize(c->evUpSmall[k]));
+  c->upSmallBusy[k] = 0;
+  if (c->capUpSmall[k] < bytes) {
+    if (c->hUpSmall[k]) CK(cudaFreeHost(c->hUpSmall[k]));
+    else CK(cudaEventCreateWithFlags(&c->evUpSmall[k], cudaEventDisableTiming));
+    c->hUpSmall[k] = NULL;
+    c->capUpSmall[k] = bytes + bytes / 2 + 4096;
+    CK(cudaMallocHost(&c->hUpSmall[k], c->capUpSmall[k]));
   }
-  memcpy(c->hUpSmall, src, bytes);
-  CK(cudaMemcpyAsync(dst, c->hUpSmall, bytes, cudaMemcpyHostToDevice, 0));
-  CK(cudaEventRecord(c->evUpSmall, 0));
-  c->upSmallBusy = 1;
+  memcpy(c->hUpSmall[k], src, bytes);
+  CK(cudaMemcpyAsync(dst, c->hUpSmall[k], bytes, cudaMemcpyHostToDevice, 0));
+  CK(cudaEventRecord(c->evUpSmall[k], 0));
+  c->upSmallBusy[k] = 1;
 }
 
 extern "C" void gh_cuda_hmm_scratch_free(void *p); /* cuda-hmm.cu */
@@ -628,8 +634,10 @@ static void cuda_free_backend(gh_backend *b) {
   for (int k = 0; k < 2; ++k)
     if (c->hStage[k]) { cudaFreeHost(c->hStage[k]); cudaEventDestroy(c->evStage[k]); }
   if (c->hSortF) { cudaFreeHost(c->hSortF); cudaFreeHost(c->hSortW); }
-  if (c->hUpSmall) { cudaEventSynchronize(c->evUpSmall); cudaFreeHost(c->hUpSmall); cudaEventDestroy(c->evUpSmall); }
+  for (int k = 0; k < UP_SLOTS; ++k)
+    if (c->hUpSmall[k]) { cudaEventSynchronize(c->evUpSmall[k]); cudaFreeHost(c->hUpSmall[k]); cudaEventDestroy(c->evUpSmall[k]); }
   gh_cuda_hmm_scratch_free(c->hmm_scratch);
+  gh_cuda_pool_trim();
   free(c);
   free(b);
 }
@@ -909,20 +917,20 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
       }
     }
   }
-  CK(cudaMalloc((void **)&m->dBlocks, (nblk ? nblk : 1) * sizeof(BlockDesc)));
+  m->dBlocks = (decltype(m->dBlocks))gh_cuda_pool_alloc((nblk ? nblk : 1) * sizeof(BlockDesc));
   CK(cudaMemcpy(m->dBlocks, blk, nblk * sizeof(BlockDesc), cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dPerm, (nunits ? nunits : 1) * sizeof(int)));
+  m->dPerm = (decltype(m->dPerm))gh_cuda_pool_alloc((nunits ? nunits : 1) * sizeof(int));
   CK(cudaMemcpy(m->dPerm, perm, nunits * sizeof(int), cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dNg, (nunits ? nunits : 1) * sizeof(int)));
+  m->dNg = (decltype(m->dNg))gh_cuda_pool_alloc((nunits ? nunits : 1) * sizeof(int));
   CK(cudaMemcpy(m->dNg, ng, nunits * sizeof(int), cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dParams, (poff + 1) * sizeof(float4)));
+  m->dParams = (decltype(m->dParams))gh_cuda_pool_alloc((poff + 1) * sizeof(float4));
   CK(cudaMemcpy(m->dParams, hp, poff * sizeof(float4), cudaMemcpyHostToDevice));
-  CK(cudaMalloc((void **)&m->dGconst, (goff + 1) * sizeof(float)));
+  m->dGconst = (decltype(m->dGconst))gh_cuda_pool_alloc((goff + 1) * sizeof(float));
   CK(cudaMemcpy(m->dGconst, hg, goff * sizeof(float), cudaMemcpyHostToDevice));
   if (m->nsplit) {
-    CK(cudaMalloc((void **)&m->dSplitPdf, m->nsplit * sizeof(int)));
+    m->dSplitPdf = (decltype(m->dSplitPdf))gh_cuda_pool_alloc(m->nsplit * sizeof(int));
     CK(cudaMemcpy(m->dSplitPdf, split_pdf, m->nsplit * sizeof(int), cudaMemcpyHostToDevice));
-    CK(cudaMalloc((void **)&m->dSplitOff, (m->nsplit + 1) * sizeof(int)));
+    m->dSplitOff = (decltype(m->dSplitOff))gh_cuda_pool_alloc((m->nsplit + 1) * sizeof(int));
     CK(cudaMemcpy(m->dSplitOff, split_off, (m->nsplit + 1) * sizeof(int), cudaMemcpyHostToDevice));
   }
   if (getenv("GH_CUDA_SPLIT_VERBOSE"))
@@ -965,7 +973,7 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
       }
     }
   }
-  CK(cudaMalloc((void **)&m->dEparams, (eoff + 1) * sizeof(float)));
+  m->dEparams = (decltype(m->dEparams))gh_cuda_pool_alloc((eoff + 1) * sizeof(float));
   CK(cudaMemcpy(m->dEparams, he, eoff * sizeof(float), cudaMemcpyHostToDevice));
   free(he);
   m->esize = eoff;
@@ -982,19 +990,19 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
         gp[m->hGfirst[p] + g] = p;
         w[m->hGfirst[p] + g] = s->pdfs[p].weights[g];
       }
-    CK(cudaMalloc((void **)&m->dGfirst, (P + 1) * sizeof(long long)));
+    m->dGfirst = (decltype(m->dGfirst))gh_cuda_pool_alloc((P + 1) * sizeof(long long));
     CK(cudaMemcpy(m->dGfirst, m->hGfirst, (P + 1) * sizeof(long long), cudaMemcpyHostToDevice));
-    CK(cudaMalloc((void **)&m->dGpdf, (m->Gt + 1) * sizeof(int)));
+    m->dGpdf = (decltype(m->dGpdf))gh_cuda_pool_alloc((m->Gt + 1) * sizeof(int));
     CK(cudaMemcpy(m->dGpdf, gp, m->Gt * sizeof(int), cudaMemcpyHostToDevice));
-    CK(cudaMalloc((void **)&m->dWeights, (m->Gt + 1) * sizeof(float)));
+    m->dWeights = (decltype(m->dWeights))gh_cuda_pool_alloc((m->Gt + 1) * sizeof(float));
     CK(cudaMemcpy(m->dWeights, w, m->Gt * sizeof(float), cudaMemcpyHostToDevice));
     free(gp);
     free(w);
   }
-  CK(cudaMalloc((void **)&m->dEpdf, (P ? P : 1) * sizeof(EPdf)));
+  m->dEpdf = (decltype(m->dEpdf))gh_cuda_pool_alloc((P ? P : 1) * sizeof(EPdf));
   CK(cudaMemcpy(m->dEpdf, m->hEpdf, P * sizeof(EPdf), cudaMemcpyHostToDevice));
   m->acc_size = accoff;
-  CK(cudaMalloc((void **)&m->dAcc, (accoff + 1) * sizeof(double)));
+  m->dAcc = (decltype(m->dAcc))gh_cuda_pool_alloc((accoff + 1) * sizeof(double));
   CK(cudaMemset(m->dAcc, 0, (accoff + 1) * sizeof(double)));
   m->precision = b->precision;
   const double t_gg = gh_seconds();
@@ -1015,11 +1023,14 @@ static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->model_free(h, m->host_m); }
   if (m->orig) { gh_gmm_set_free(m->orig); free(m->orig); }
   free(m->nofused);
-  cudaFree(m->dBlocks); cudaFree(m->dPerm); cudaFree(m->dNg); cudaFree(m->dParams);
-  cudaFree(m->dGconst); cudaFree(m->dEpdf); cudaFree(m->dEparams); cudaFree(m->dAcc);
+  /* the device done with the model's buffers before the pool hands them
+   * out again (one synchronisation; each cudaFree was one; errors ignored,
+   * as cudaFree's) */
+  cudaDeviceSynchronize();
+  void *pooled[] = {m->dBlocks, m->dPerm, m->dNg, m->dParams, m->dGconst, m->dEpdf, m->dEparams, m->dAcc,
+                    m->dSplitPdf, m->dSplitOff, m->dGfirst, m->dGpdf, m->dWeights};
+  for (size_t k = 0; k < sizeof pooled / sizeof pooled[0]; ++k) gh_cuda_pool_free(pooled[k]);
   cudaFree(m->dMaster);
-  cudaFree(m->dSplitPdf); cudaFree(m->dSplitOff);
-  cudaFree(m->dGfirst); cudaFree(m->dGpdf); cudaFree(m->dWeights);
   free(m->hGfirst);
   cuda_mstep_free(m);
   gg_model_free(m->gg);
@@ -1735,7 +1746,7 @@ static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, 
   dgrow((void **)&c->dGamma, &c->capGamma, (size_t)ngamma + 1, sizeof(float), 0);
   dgrow((void **)&c->dTasks, &c->capTasks, (size_t)nt, sizeof(Task), 0);
   dgrow((void **)&c->dPart, &c->capPart, (size_t)nt, sizeof(double), 0);
-  CK(cudaMemcpy(c->dTasks, c->hTasks, (size_t)nt * sizeof(Task), cudaMemcpyHostToDevice));
+  upload_small(c, c->dTasks, c->hTasks, (size_t)nt * sizeof(Task));
   k_estep_post<<<(unsigned)nt, 256, 8 * 8 * D * sizeof(float)>>>(v->dX, v->Dp, D, v->dFrames, v->dW, c->dTasks,
                                                               m->dEpdf, m->dEparams, c->dGamma, c->dPart);
   CK(cudaGetLastError());
@@ -1747,13 +1758,13 @@ static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, 
   CK(cudaGetLastError());
   if (nr) {
     dgrow((void **)&c->dRt, &c->capRt, (size_t)nr, sizeof(RTask), 0);
-    CK(cudaMemcpy(c->dRt, c->hRt, (size_t)nr * sizeof(RTask), cudaMemcpyHostToDevice));
+    upload_small(c, c->dRt, c->hRt, (size_t)nr * sizeof(RTask));
     long long maxr = 0;
     for (int j = 0; j < nr; ++j) if (c->hRt[j].GE > maxr) maxr = c->hRt[j].GE;
     k_estep_reduce<<<dim3((unsigned)nr, (unsigned)((maxr + 255) / 256)), 256>>>(c->dRt, c->dPstat, m->dAcc);
     CK(cudaGetLastError());
   }
-  CK_LAUNCH("E-step");
+  CK(cudaGetLastError()); /* (the caller's CK_LAUNCH after its last batch) */
 }
 
 /* Which E-step a pdf takes (Cook et al.'s variant selection, seed 003, by
@@ -2014,7 +2025,7 @@ extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *seg
       default: NSEGS(4); break;
     }
 #undef NSEGS
-    CK_LAUNCH("loglikes (score groups)");
+    CK(cudaGetLastError()); /* launched; a fault is reported at the caller's next synchronisation */
   }
   free(hs);
 }
