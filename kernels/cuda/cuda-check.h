@@ -1,8 +1,13 @@
 /* cuda-check.h -- error checks shared by the CUDA sources of the kernels
- * library.  Every CUDA runtime call goes through CK(); every launch is
+ * library.  Every CUDA runtime call goes through CK(); a launch is
  * followed by CK_LAUNCH("name"), which also synchronises, so an error is
- * reported at the kernel that caused it.  Both die (gh_die) with CUDA's
- * message: one line, exit 1, unfinished outputs removed. */
+ * reported at the kernel that caused it -- except on the trainers' per-block
+ * path (score groups, forward-backward, pairs, E-step batches), where a
+ * synchronisation per launch was a large part of the iteration: there
+ * CK(cudaGetLastError()) checks the launch and a fault while the kernel
+ * runs is reported by the block's next synchronising call.  Both die
+ * (gh_die) with CUDA's message: one line, exit 1, unfinished outputs
+ * removed. */
 #ifndef GH_CUDA_CHECK_H
 #define GH_CUDA_CHECK_H
 #include <cuda_runtime.h>
