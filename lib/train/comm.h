@@ -132,5 +132,4 @@ void gh_comm_sum_f64_device(gh_comm *c, double *dbuf, size_t n);
  * Needs gh_comm_has_nccl. */
 void gh_comm_sum_dd_device(gh_comm *c, const double *dhi, const double *dlo, double *dout, size_t n);
 
-
 #endif
