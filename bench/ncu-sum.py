@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ncu-sum.py A.csv [B.csv]: the kernel time of an ncu run, per kernel
 (`ncu --metrics gpu__time_duration.sum --csv ...`; the "Metric Unit" column
-read, so nsecond / usecond / msecond / second rows add up alike). With B, the
+read, so ns / us / ms / s rows, or nsecond ... second, add up alike). With B, the
 per-kernel difference B - A: the launches B made beyond A (bench/ncu-iter.sh:
 the kernels of one iteration as a run of N + 1 iterations minus a run of N).
 Prints "name  ms  launches" lines, the largest first, then "total <ms> ms"."""
@@ -10,7 +10,8 @@ import csv
 import re
 import sys
 
-SCALE = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}  # -> ms
+SCALE = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,  # -> ms
+         "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}  # (ncu --print-units base)
 
 
 def kernel_ms(path):

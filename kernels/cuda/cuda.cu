@@ -70,7 +70,6 @@ extern "C" {
 #define TILE 32      /* pairs staged per step in k_estep_stats */
 #define SEG 2048     /* pairs per k_estep_stats block (full covariances) */
 #define SEG_DIAG 256 /* pairs per k_estep_stats block (diagonal covariances) */
-#define NE 4         /* statistic elements per thread per pass */
 
 
 /* ---------------------------------------------------------------- kernels */
@@ -422,37 +421,49 @@ __device__ __forceinline__ void stat_index(int e, int D, int full, int &i, int &
 }
 
 /* Statistics of the fused E-step (seed 002's mu- and Sigma-kernels as
- * one reduction; the "V2"-like variant of Cook et al., seed 003): block
- * (task, y) owns elements [y NE 256, (y + 1) NE 256) of the task's pdf's
- * [G x E] statistics (E = 1 + D + S: occupancy, x_i, x_i x_j of the packed
- * triangle; element q is Gaussian q / E, statistic q % E), each thread up to
- * NE of them; it sums gamma_g x_i x_j over the task's pairs in order, in
- * double, with TILE frames at a time staged in shared memory (and a
- * trailing 1.0, so occupancy and means are products with the constant).
- * Written as Task says. */
+ * one reduction; the "V2"-like variant of Cook et al., seed 003).  The
+ * task's pdf's [G x E] statistics (E = 1 + D + S: occupancy, x_i, x_i x_j
+ * of the packed triangle) are cut into items (c, e): statistic e of the GC
+ * Gaussians of chunk c (Gaussians c GC .. c GC + GC - 1), item q = c E + e.
+ * Block (task, y) owns items [y blockDim, (y + 1) blockDim), one per
+ * thread: per pair, the product p = x_i x_j (exact in double) once, then
+ * acc_g = fma(gamma_g, p, acc_g) for its GC Gaussians, over the task's pairs
+ * in order.  The pairs' TILE frames are staged in shared memory as floats
+ * (with a trailing 1.0, so occupancy and means are products with the
+ * constant), their posteriors of the block's Gaussians (at most gspan
+ * chunks: stats_launch) as doubles, converted once per block instead of
+ * once per element: the conversions, three per element and pair, bound the
+ * kernel that owned one element per thread (doc/perf.md, twenty-second
+ * session).  Each element's sum is the same additions in the same order as
+ * that kernel's, so the same bits.  Written as Task says. */
+#define GC 8 /* Gaussians per thread of k_estep_stats */
 __global__ void __launch_bounds__(256)
 k_estep_stats(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames,
               const Task *__restrict__ tasks, const EPdf *__restrict__ epdf, const float *__restrict__ gamma,
-              double *__restrict__ dacc, double *__restrict__ part) {
-  extern __shared__ float sh[]; /* xs [TILE][D+1] */
-  float *xs = sh;
+              double *__restrict__ dacc, double *__restrict__ part, int gspan) {
+  extern __shared__ double shd[]; /* gs [TILE][<= gspan GC] doubles, then xs [TILE][D+1] floats */
+  double *gs = shd;
+  float *xs = (float *)(shd + (size_t)TILE * gspan * GC);
   const Task tk = tasks[blockIdx.x];
   const EPdf ep = epdf[tk.pdf];
   const int S = ep.full ? D * (D + 1) / 2 : D;
   const int E = 1 + D + S, G = ep.G;
-  const long long GE = (long long)G * E;
-  const long long base = (long long)blockIdx.y * NE * blockDim.x;
-  if (base >= GE) return; /* whole block: no __syncthreads below is skipped by part of it */
+  const long long NI = (long long)((G + GC - 1) / GC) * E;
+  const long long q0 = (long long)blockIdx.y * blockDim.x;
+  if (q0 >= NI) return; /* whole block: no __syncthreads below is skipped by part of it */
+  const long long q = q0 + threadIdx.x;
+  const bool act = q < NI;
+  const int ch = act ? (int)(q / E) : 0, e = act ? (int)(q - (long long)ch * E) : 0;
+  int i, j;
+  stat_index(e, D, ep.full, i, j);
+  /* the block's Gaussians [ga, gb): the chunks of its first and last items */
+  const int ga = (int)(q0 / E) * GC;
+  const int gb = min(G, ((int)((min(q0 + (long long)blockDim.x, NI) - 1) / E) + 1) * GC), ng = gb - ga;
+  const int g0 = ch * GC, gl = g0 - ga;
   const int W = D + 1;
-  int ii[NE], jj[NE], gg[NE];
-  double acc[NE];
+  double acc[GC];
 #pragma unroll
-  for (int r = 0; r < NE; ++r) {
-    const long long q = base + r * blockDim.x + threadIdx.x;
-    if (q < GE) { gg[r] = (int)(q / E); stat_index((int)(q - (long long)gg[r] * E), D, ep.full, ii[r], jj[r]); }
-    else { gg[r] = 0; ii[r] = D; jj[r] = D; }
-    acc[r] = 0.0;
-  }
+  for (int r = 0; r < GC; ++r) acc[r] = 0.0;
   for (long long kt = tk.k0; kt < tk.k1; kt += TILE) {
     const int nt = (int)min((long long)TILE, tk.k1 - kt);
     __syncthreads();
@@ -460,22 +471,30 @@ k_estep_stats(const float *__restrict__ X, int Dp, int D, const int32_t *__restr
       const int row = idx / W, c = idx - row * W;
       xs[idx] = c < D ? X[(size_t)frames[kt + row] * Dp + c] : 1.0f;
     }
-    __syncthreads();
-    const float *gr = gamma + tk.goff + (kt - tk.k0) * G;
-    for (int row = 0; row < nt; ++row, gr += G) {
-      const float *xr = xs + row * W;
-#pragma unroll
-      for (int r = 0; r < NE; ++r) acc[r] += (double)__ldg(gr + gg[r]) * ((double)xr[ii[r]] * (double)xr[jj[r]]);
+    const float *gr = gamma + tk.goff + (kt - tk.k0) * G + ga;
+    for (int idx = threadIdx.x; idx < nt * ng; idx += blockDim.x) {
+      const int row = idx / ng, g = idx - row * ng;
+      gs[idx] = (double)__ldg(gr + (size_t)row * G + g);
     }
+    __syncthreads();
+    if (act)
+      for (int row = 0; row < nt; ++row) {
+        const float *xr = xs + row * W;
+        const double p = (double)xr[i] * (double)xr[j];
+        const double *gp = gs + row * ng + gl;
+#pragma unroll
+        for (int r = 0; r < GC; ++r)
+          if (g0 + r < G) acc[r] = fma(gp[r], p, acc[r]);
+      }
   }
+  if (!act) return;
   double *out = tk.pbase < 0 ? dacc + ep.accoff : part + tk.pbase;
 #pragma unroll
-  for (int r = 0; r < NE; ++r) {
-    const long long q = base + r * blockDim.x + threadIdx.x;
-    if (q < GE) {
-      if (tk.pbase < 0) out[q] += acc[r];
-      else out[q] = acc[r];
-    }
+  for (int r = 0; r < GC; ++r) {
+    if (g0 + r >= G) break;
+    const long long o = (long long)(g0 + r) * E + e;
+    if (tk.pbase < 0) out[o] += acc[r];
+    else out[o] = acc[r];
   }
 }
 
@@ -497,6 +516,7 @@ k_estep_reduce(const RTask *__restrict__ rt, const double *__restrict__ part, do
 
 typedef struct {
   int device;
+  size_t stats_smem_max; /* k_estep_stats' dynamic shared memory limit (bytes) */
   /* grow-only scratch (device) */
   float *dX; size_t capX;          /* frames, [rows x Dp] floats, zero-padded */
   float *hX; size_t hcapX;         /* pinned host staging of dX (same layout) */
@@ -1735,13 +1755,54 @@ static void cuda_data_reload(gh_backend *b, gh_dev_data *dd) {
   d->pending = 1;
 }
 
+/* k_estep_stats' shared memory: TILE rows of gspan GC posteriors (double)
+ * and of D + 1 frame values (float). */
+static size_t stats_smem(int D, int gspan) {
+  return (size_t)TILE * gspan * GC * sizeof(double) + (size_t)TILE * (D + 1) * sizeof(float);
+}
+
+/* k_estep_stats' launch for tasks t[0..nt) of model m: bd threads per block
+ * (a multiple of 32 in [32, 256]: the items of the largest pdf, rounded up,
+ * at most 256), ny blocks per task (the largest pdf's items / bd, rounded
+ * up) and gspan, the most Gaussian chunks that bd consecutive items of any
+ * of the tasks' pdfs touch (the posteriors a block stages).  Blocks shrink
+ * (down to 32 threads) while gspan > 8, so that the staged posteriors stay
+ * small when E is (D = 1: E = 3). */
+static void stats_launch(const cuda_model *m, const Task *t, int nt, int *bd, int *gspan, int *ny) {
+  const int D = m->D;
+  long long maxI = 1;
+  int Emin = 0;
+  for (int k = 0; k < nt; ++k) {
+    const EPdf *e = &m->hEpdf[t[k].pdf];
+    const int E = 1 + D + (e->full ? (int)gh_packed_size(D) : D);
+    const long long I = (long long)((e->G + GC - 1) / GC) * E;
+    if (I > maxI) maxI = I;
+    if (Emin == 0 || E < Emin) Emin = E;
+  }
+  if (Emin == 0) Emin = 1;
+  int b = maxI >= 256 ? 256 : (int)((maxI + 31) / 32 * 32);
+  /* a window of b items touches at most ceil((b - 1) / E) + 1 chunks */
+  while (b > 32 && (b + Emin - 2) / Emin + 1 > 8) b -= 32;
+  int gs = 1;
+  for (int k = 0; k < nt; ++k) {
+    const EPdf *e = &m->hEpdf[t[k].pdf];
+    const int E = 1 + D + (e->full ? (int)gh_packed_size(D) : D), nch = (e->G + GC - 1) / GC;
+    int s = (b + E - 2) / E + 1;
+    if (s > nch) s = nch;
+    if (s > gs) gs = s;
+  }
+  *bd = b;
+  *gspan = gs;
+  *ny = (int)((maxI + b - 1) / b);
+}
+
 /* One batch of the fused E-step: tasks c->hTasks[0..nt) (built by
  * cuda_accumulate; their gamma needs ngamma floats, their partial slots
  * npart doubles), reductions c->hRt[0..nr).  Launches k_estep_post (per-task
  * totals summed into c->dTotal in task order), k_estep_stats and
  * k_estep_reduce; all on the default stream, in order. */
 static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, long long ngamma,
-                        long long npart, int nr, long long maxGE) {
+                        long long npart, int nr) {
   const int D = m->D;
   dgrow((void **)&c->dGamma, &c->capGamma, (size_t)ngamma + 1, sizeof(float), 0);
   dgrow((void **)&c->dTasks, &c->capTasks, (size_t)nt, sizeof(Task), 0);
@@ -1752,9 +1813,14 @@ static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, 
   CK(cudaGetLastError());
   gg_sum_into(c->dPart, nt, c->dTotal);
   if (npart) dgrow((void **)&c->dPstat, &c->capPstat, (size_t)npart, sizeof(double), 0);
-  const dim3 grid((unsigned)nt, (unsigned)((maxGE + NE * 256 - 1) / (NE * 256)));
-  k_estep_stats<<<grid, 256, TILE * (D + 1) * sizeof(float)>>>(v->dX, v->Dp, D, v->dFrames, c->dTasks, m->dEpdf,
-                                                               c->dGamma, m->dAcc, c->dPstat);
+  int bd, gspan, ny;
+  stats_launch(m, c->hTasks, nt, &bd, &gspan, &ny);
+  const size_t shm = stats_smem(D, gspan);
+  if (shm > c->stats_smem_max)
+    gh_die("cuda E-step: dimension %d needs %zu bytes of shared memory per block, the device allows %zu", D, shm,
+           c->stats_smem_max);
+  k_estep_stats<<<dim3((unsigned)nt, (unsigned)ny), bd, shm>>>(v->dX, v->Dp, D, v->dFrames, c->dTasks, m->dEpdf,
+                                                               c->dGamma, m->dAcc, c->dPstat, gspan);
   CK(cudaGetLastError());
   if (nr) {
     dgrow((void **)&c->dRt, &c->capRt, (size_t)nr, sizeof(RTask), 0);
@@ -1856,7 +1922,7 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   const int64_t max_pairs = 1 << 20;
   const long long max_gamma = 32LL << 20, max_part = 32LL << 20;
   int nt = 0, nr = 0;
-  long long bpairs = 0, bgamma = 0, bpart = 0, maxGE = 0;
+  long long bpairs = 0, bgamma = 0, bpart = 0;
   for (int p = 0; p < npdf; ++p) {
     const int64_t k0 = d->poff[p], n = d->poff[p + 1] - k0;
     if (n == 0 || use_gemm[p]) continue;
@@ -1868,9 +1934,9 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
       const long long len = n - s0 < seg ? n - s0 : seg;
       if (nt > 0 && (bpairs + len > max_pairs || bgamma + len * e->G > max_gamma ||
                      (!single && bpart + GE > max_part))) {
-        estep_batch(c, m, d, nt, bgamma, bpart, nr, maxGE);
+        estep_batch(c, m, d, nt, bgamma, bpart, nr);
         nt = nr = 0;
-        bpairs = bgamma = bpart = maxGE = 0;
+        bpairs = bgamma = bpart = 0;
       }
       hgrow((void **)&c->hTasks, &c->hcapTasks, (size_t)nt + 1, sizeof(Task));
       Task *t = &c->hTasks[nt++];
@@ -1889,10 +1955,9 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
       }
       bpairs += len;
       bgamma += len * e->G;
-      if (GE > maxGE) maxGE = GE;
     }
   }
-  if (nt > 0) estep_batch(c, m, d, nt, bgamma, bpart, nr, maxGE);
+  if (nt > 0) estep_batch(c, m, d, nt, bgamma, bpart, nr);
   free(use_gemm);
   CK_LAUNCH("E-step");
   double total = 0.0;
@@ -2259,10 +2324,16 @@ extern "C" gh_backend *gh_backend_cuda_new(void) {
   cuda_ctx *c = (cuda_ctx *)gh_calloc(1, sizeof *c);
   c->device = dev;
   CK(cudaMalloc((void **)&c->dTotal, sizeof(double)));
-  /* k_estep_stats stages TILE frames of D+1 floats: up to ~100 KB for the
-   * largest supported D (768), above the 48 KB default. */
-  CK(cudaFuncSetAttribute(k_estep_stats, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          TILE * (768 + 1) * (int)sizeof(float)));
+  /* k_estep_stats stages TILE frames of D+1 floats and their posteriors:
+   * up to ~103 KB for the largest supported D (768, gspan <= 2), above the
+   * 48 KB default; at most what the device allows (estep_batch checks). */
+  {
+    size_t want = stats_smem(768, 2);
+    if (stats_smem(1, 19) > want) want = stats_smem(1, 19);
+    if (want > prop.sharedMemPerBlockOptin) want = prop.sharedMemPerBlockOptin;
+    c->stats_smem_max = want;
+    CK(cudaFuncSetAttribute(k_estep_stats, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)want));
+  }
   b->ops = &cuda_ops;
   b->ctx = c;
   snprintf(b->device_name, sizeof b->device_name, "cuda (%.100s)", prop.name);
