@@ -368,9 +368,18 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
     if (n >= 0) return n;
     t0 = gh_seconds(); /* declined: the host path */
   }
-  for (int32_t k = 0; k < nseg; ++k)
+  for (int32_t k = 0; k < nseg; ++k) {
+    if (segs[k].subset) {
+      if (!b->ops->loglikes_subset)
+        gh_die("HMM E-step: score segment %d is a subset of the model, which this backend cannot score", k);
+      if (!*d) gh_backend_data_pairs(b, d, X, rows, D, NULL, 0); /* the frames resident, as the device path has them */
+      b->ops->loglikes_subset(b, segs[k].m, *d, segs[k].row0, segs[k].rows, segs[k].map, segs[k].ncols,
+                              ll + (size_t)segs[k].row0 * ld, ld);
+      continue;
+    }
     gh_backend_loglikes_rows(b, segs[k].m, *d, X, D, segs[k].row0, segs[k].rows, ll + (size_t)segs[k].row0 * ld,
                              segs[k].ncols, ld);
+  }
   double t1 = gh_seconds();
   sec[0] += t1 - t0;
   gh_hmm_batch bt = *batch;

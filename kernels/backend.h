@@ -424,6 +424,21 @@ typedef struct {
                              const gh_hmm_graph *const *graphs, gh_dev_data *d, const struct gh_score_seg *segs,
                              int32_t nseg, int op, double min_post, double *loglik, double *stats, double *wsum,
                              double sec[2]);
+  /* ---- optional: a score group's loglikes from the whole model
+   * (hmm-train; backend.h gh_score_seg's subset segments) ----
+   * loglikes_subset_ok: 1 when pdfs[0..n) of m (pdf ids, each once) can be
+   * scored by loglikes_subset and by hmm_estep_pairs' subset segments with
+   * the bits that the sub-model of those pdfs (the set of just them, in
+   * that order, uploaded) gives with loglikes_data; then the caller need
+   * not upload the sub-model.  0 otherwise (the caller uploads it).
+   * loglikes_subset: those pdfs on rows row0 .. row0 + T - 1 of d's
+   * resident frames into host out (column j = pdfs[j], row stride ld >= n,
+   * natural log per frame).  Dies where loglikes_subset_ok would say 0.
+   * CUDA: kernels/cuda/cuda.cu (the narrow kernel on a view of the pdfs'
+   * records, gathered on the device into the sub-model's layout). */
+  int (*loglikes_subset_ok)(gh_backend *b, gh_dev_model *m, const int32_t *pdfs, int32_t n);
+  void (*loglikes_subset)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T,
+                          const int32_t *pdfs, int32_t n, float *out, int32_t ld);
 } gh_backend_ops;
 
 /* acc_commit flags */
@@ -519,11 +534,14 @@ void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *b
  * (gh_backend_hmm_estep_pairs): rows row0 .. row0 + rows - 1 of the block
  * (whole utterances) scored with model m, whose pdfs are the loglike
  * columns 0 .. ncols - 1 of these rows; column c is pdf map[c] of the full
- * model (map NULL: c itself). */
+ * model (map NULL: c itself).  subset = 1: m is the full model itself and
+ * only its pdfs map[0..ncols) are scored, into columns 0 .. ncols - 1
+ * (loglikes_subset; only where the backend's loglikes_subset_ok said so). */
 typedef struct gh_score_seg {
   gh_dev_model *m;
   int32_t row0, rows, ncols;
   const int32_t *map;
+  int32_t subset;
 } gh_score_seg;
 
 /* For a backend's hmm_estep_pairs: the segments' column maps one after the

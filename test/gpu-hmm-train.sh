@@ -19,7 +19,10 @@
 #     in iteration 1 only: the blocks keep the alignment's pairs);
 #  e. the block E-step on the device (hmm_estep_pairs) = its host path
 #     (GH_HMM_ESTEP=host) bit for bit, resident and streamed, Baum-Welch and
-#     Viterbi.
+#     Viterbi;
+#  f. on cuda: the score groups scored from the whole model (loglikes_subset)
+#     = their uploaded sub-models (GH_CUDA_SUBSET=0) bit for bit, device and
+#     host paths, Baum-Welch and Viterbi.
 # (A dry run elsewhere: DEV=opencl NG=2 test/gpu-hmm-train.sh)
 set -u
 DEV=${DEV:-cuda}
@@ -117,6 +120,27 @@ for mode in bw viterbi; do
     else notok "hmm-train --mode=$mode on $DEV: the block E-step's device path differs from its host path (${mm:-resident}${mm:+ streamed})"; fi
   done
 done
+
+# f. the score groups scored from the whole model (backend op loglikes_subset, CUDA: the narrow kernel
+#    from the model's own layout, no sub-model uploaded) = the sub-models (GH_CUDA_SUBSET=0) bit for bit,
+#    on the device path and the host path (section d's and e's runs), Baum-Welch and Viterbi
+if [ "$DEV" = cuda ]; then
+  for mode in bw viterbi; do
+    ri=; [ $mode = bw ] || ri="--realign-iters=1 3"
+    for path in device host; do
+      e=; [ $path = host ] && e=host
+      GH_CUDA_SUBSET=0 GH_HMM_ESTEP=$e hmm-train --verbose=1 --device=$DEV --mode=$mode ${ri:+"$ri"} --block-frames=600 --num-iters=3 \
+        --gauss=2 --mixup-end=1 --seed=1 "$tmp/init/0.hmm" "$tmp/init/0.mdl" "$F" "$TX" "$tmp/q$mode$path.hmm" \
+        "$tmp/q$mode$path.mdl" 2> "$tmp/q$mode$path.log" ||
+        notok "hmm-train GH_CUDA_SUBSET=0 --mode=$mode ($path path) on $DEV: $(tail -1 "$tmp/q$mode$path.log")"
+      o=s; [ $path = host ] && o=h
+      if cmp -s "$tmp/$o$mode.mdl" "$tmp/q$mode$path.mdl" && cmp -s "$tmp/$o$mode.hmm" "$tmp/q$mode$path.hmm" &&
+         [ "$(hmm_lls "$tmp/$o$mode.log")" = "$(hmm_lls "$tmp/q$mode$path.log")" ]; then
+        ok "hmm-train --mode=$mode on $DEV ($path path): score groups from the whole model = their sub-models bit for bit"
+      else notok "hmm-train --mode=$mode on $DEV ($path path): score groups from the whole model differ from their sub-models"; fi
+    done
+  done
+fi
 
 # c. 2 ranks (one GPU each) vs 1 rank; same R twice byte-identical
 ng=${NG:-$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")}

@@ -867,6 +867,8 @@ int gg_use_tc(int full, int Ep, int maxG, int prec, int min_gauss) {
   return maxG >= min_gauss;
 }
 
+int gg_diag_set_tc(int D, int maxG, int prec) { return gg_use_tc(0, row_pad(D, 0), maxG, prec, GG_TC_MIN_GAUSS); }
+
 int gg_model_tc(const gg_model *m, int prec) {
   int maxG = 0;
   for (int p = 0; p < m->P; ++p) if (m->G[p] > maxG) maxG = m->G[p];

@@ -112,6 +112,9 @@ int gg_resolve_precision(int prec, int64_t cols, int depth);
 #define GG_TC_MIN_ESTEP_GAUSS 1024
 int gg_use_tc(int full, int Ep, int maxG, int prec, int min_gauss);
 int gg_model_tc(const gg_model *m, int prec);
+/* gg_model_tc's answer for a homogeneous diagonal set of dimension D
+ * whose largest pdf has maxG Gaussians, without the set. */
+int gg_diag_set_tc(int D, int maxG, int prec);
 
 /* Per-pdf log-likelihoods of n frames: dX [n x Dp] device floats (first D
  * used), dOut [n x P] device floats (natural log).  Centred by the model's

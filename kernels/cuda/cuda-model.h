@@ -17,6 +17,20 @@ struct BlockDesc {
   int count;       /* pdfs in this block (<= PB) */
 };
 
+/* A pdf subset of a model in the narrow layout of its sub-model (one
+ * diagonal block, lane j = pdfs[j], output column j): what model_upload
+ * would build from the sub-model's set, gathered on the device from the
+ * model's own records (cuda.cu subset_view). */
+struct SubView {
+  int n;
+  int32_t *pdfs;      /* [n] host copy, the key */
+  float4 *dParams;    /* [Gmax x 2 nb x PB] */
+  float *dGconst;     /* [Gmax x PB] */
+  char *dMeta;        /* BlockDesc, perm [n], ng [n], then the gather's lanes */
+  const BlockDesc *dBlocks;
+  const int *dPerm, *dNg;
+};
+
 /* Per-pdf descriptor of the E-step layout. */
 struct EPdf {
   long long eoff;    /* parameters: element k of Gaussian g at eparams[eoff + k*G + g] */
@@ -52,6 +66,15 @@ typedef struct {
    * zero / NULL when no pdf is split. */
   int V, nsplit;
   int *dSplitPdf, *dSplitOff;
+  /* [P] whole pdf p's first parameter record (float4 index into dParams)
+   * and gconst (index into dGconst): its block's offsets plus its lane;
+   * -1 for a split pdf.  loglikes_subset's lanes (cuda.cu). */
+  long long *hLanePoff, *hLaneGoff;
+  /* loglikes_subset's views: per pdf subset scored so far, its pdfs' records
+   * gathered on the device into a sub-model's narrow layout (cuda.cu
+   * subset_view); freed with the model */
+  struct SubView *views;
+  int nviews, capviews;
   /* GEMM forms (cuda-gemm.cu): NULL without cuBLAS */
   gg_model *gg;
   int precision;  /* b->precision at upload */

@@ -572,6 +572,7 @@ typedef struct {
   double *dSortWd; size_t capSortWd;
   long long *dSortOff; size_t capSortOff; /* the per-pdf offsets */
   struct NarrowSeg *dNarrowSegs; size_t capNarrowSegs; /* gh_cuda_loglikes_segs_dev's segment table */
+  float *dSubsetOut; size_t capSubsetOut;              /* loglikes_subset's device output */
   /* upload_small's ring of page-locked staging buffers (grow-only), each
    * with the event of its last copy */
 #define UP_SLOTS 4
@@ -634,7 +635,7 @@ static void cuda_free_backend(gh_backend *b) {
   cudaFree(c->dPstat); cudaFree(c->dRt);
   for (int k = 0; k < 2; ++k) { cudaFree(c->dSortK[k]); cudaFree(c->dSortI[k]); }
   cudaFree(c->dSortTmp); cudaFree(c->dSortWd); cudaFree(c->dSortOff);
-  cudaFree(c->dNarrowSegs);
+  cudaFree(c->dNarrowSegs); cudaFree(c->dSubsetOut);
   gg_ctx_free(c->gg);
   if (c->host) gh_backend_free(c->host);
   if (c->up) {
@@ -896,10 +897,17 @@ static gh_dev_model *cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   }
   float *hp = (float *)gh_calloc(poff * 4 + 4, sizeof(float));
   float *hg = (float *)gh_calloc(goff + 1, sizeof(float));
+  m->hLanePoff = (long long *)gh_malloc(sizeof(long long) * 2 * (P ? P : 1));
+  m->hLaneGoff = m->hLanePoff + (P ? P : 1);
+  for (int p = 0; p < P; ++p) m->hLanePoff[p] = m->hLaneGoff[p] = -1;
   for (int bi = 0; bi < nblk; ++bi) {
     const BlockDesc *d = &blk[bi];
     for (int lane = 0; lane < d->count; ++lane) {
       const Unit *un = &units[d->first + lane];
+      if (un->dst >= 0) { /* a whole pdf */
+        m->hLanePoff[un->dst] = d->poff + lane;
+        m->hLaneGoff[un->dst] = d->goff + lane;
+      }
       const gh_gmm *gm = &s->pdfs[un->p];
       const int full = gm->type == GH_COV_FULL;
       const long long R = full ? Rfull : Rdiag;
@@ -1052,6 +1060,14 @@ static void cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   for (size_t k = 0; k < sizeof pooled / sizeof pooled[0]; ++k) gh_cuda_pool_free(pooled[k]);
   cudaFree(m->dMaster);
   free(m->hGfirst);
+  free(m->hLanePoff);
+  for (int k = 0; k < m->nviews; ++k) {
+    gh_cuda_pool_free(m->views[k].dParams);
+    gh_cuda_pool_free(m->views[k].dGconst);
+    gh_cuda_pool_free(m->views[k].dMeta);
+    free(m->views[k].pdfs);
+  }
+  free(m->views);
   cuda_mstep_free(m);
   gg_model_free(m->gg);
   free(m->hEpdf);
@@ -2032,33 +2048,170 @@ extern "C" void gh_cuda_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_de
   loglikes_data_to(b, dm, dd, row0, T, out, ldo, 1);
 }
 
+/* backend.h loglikes_subset_ok: 1 when pdfs[0..n) of m, scored by the
+ * narrow kernel from a view of m (subset_view: their records gathered on
+ * the device into the sub-model's layout; loglikes_subset and
+ * gh_cuda_loglikes_segs_dev's subset segments), give the bits that the
+ * sub-model of those pdfs (the set of just them, uploaded) gives with
+ * loglikes_data: the sub-model would take the narrow kernel.  That is when
+ * the pdfs are diagonal, at most 32, none split in m's layout nor in the
+ * sub-model's (plan_units on their Gaussian counts), none outside the
+ * numerical contract's fused form (nofused: an uncentred error estimate,
+ * the same in any set), and the sub-model's score_variant would be 0 (the
+ * same rule, from the counts).  (One case differs by construction: a
+ * sub-model whose double GEMM form could err at its own centre goes to the
+ * host in model_upload; its pdfs' fused fp32 form is within the contract
+ * all the same, nofused being 0.)  0 for a model on the host or re-estimated
+ * on the device, GH_CUDA_NARROW=0 or GH_CUDA_SUBSET=0 (tests: the
+ * sub-model path). */
+static int cuda_loglikes_subset_ok(gh_backend *b, gh_dev_model *dm, const int32_t *pdfs, int32_t n) {
+  const cuda_model *m = (const cuda_model *)dm;
+  const char *env = getenv("GH_CUDA_SUBSET");
+  if (!m || m->host_m || m->scoring_stale || !m->hLanePoff || n <= 0 || n > 32 || !narrow_tf() ||
+      (env && !strcmp(env, "0")))
+    return 0;
+  long long gt = 0;
+  int maxG = 0;
+  gh_gmm g1[32];
+  memset(g1, 0, sizeof g1);
+  for (int32_t j = 0; j < n; ++j) {
+    const int p = pdfs[j];
+    if (p < 0 || p >= m->P || m->hEpdf[p].full || m->nofused[p] || m->hLanePoff[p] < 0) return 0;
+    const int G = m->hEpdf[p].G;
+    gt += G;
+    if (G > maxG) maxG = G;
+    g1[j].type = GH_COV_DIAG;
+    g1[j].num_gauss = G;
+    g1[j].dim = m->D;
+  }
+  /* the sub-model's layout: one diagonal block, nothing split */
+  gh_gmm_set sub;
+  memset(&sub, 0, sizeof sub);
+  sub.dim = m->D;
+  sub.num_pdfs = n;
+  sub.pdfs = g1;
+  const int K[2] = {split_k(&sub, 0), split_k(&sub, 1)};
+  int nu = 0, V = 0, nsplit = 0, *spdf = NULL, *soff = NULL;
+  free(plan_units(&sub, K, &nu, &V, &nsplit, &spdf, &soff));
+  free(spdf);
+  free(soff);
+  if (nsplit) return 0;
+  /* the sub-model's score_variant */
+  if (!gg_available() || getenv("GH_CUDA_NO_GEMM")) return 1; /* no GEMM forms: fused */
+  const char *e = getenv("GH_CUDA_SCORE");
+  if (e && !strcmp(e, "fused")) return 1;
+  if (e && !strcmp(e, "gemm")) return 0;
+  if (gt < GEMM_SCORE_MIN_GAUSS) return 1;
+  if (gg_diag_set_tc(m->D, maxG, b->precision)) return 0;
+  return maxG < GEMM_SCORE_MIN_PDF_GAUSS;
+}
+
+/* The gather's lane j: the pdf's first record and gconst in the model's
+ * layout, its Gaussians. */
+struct GatherLane { long long poff, goff; int G, pad; };
+
+/* subset_view's gather: block j copies lane j's G R records (stride PB, R =
+ * 2 nb per diagonal Gaussian) and G gconsts into lane j of the view. */
+__global__ void __launch_bounds__(256)
+k_subset_gather(const float4 *__restrict__ params, const float *__restrict__ gconst,
+                const GatherLane *__restrict__ lanes, int R, float4 *__restrict__ vp, float *__restrict__ vg) {
+  const int j = blockIdx.x;
+  const GatherLane L = lanes[j];
+  const long long nrec = (long long)L.G * R;
+  for (long long q = threadIdx.x; q < nrec; q += blockDim.x) vp[q * PB + j] = params[L.poff + q * PB];
+  for (int g = threadIdx.x; g < L.G; g += blockDim.x) vg[(size_t)g * PB + j] = gconst[L.goff + (size_t)g * PB];
+}
+
+/* The view of pdfs[0..n) of m (loglikes_subset_ok said yes): the one made
+ * before for the same list, or a new one (pooled buffers, one gather
+ * launch, on the default stream). */
+static const SubView *subset_view(cuda_ctx *c, cuda_model *m, const int32_t *pdfs, int n) {
+  for (int k = 0; k < m->nviews; ++k)
+    if (m->views[k].n == n && !memcmp(m->views[k].pdfs, pdfs, sizeof(int32_t) * (size_t)n)) return &m->views[k];
+  if (m->nviews == m->capviews) {
+    m->capviews = m->capviews ? 2 * m->capviews : 16;
+    m->views = (SubView *)gh_realloc(m->views, sizeof(SubView) * (size_t)m->capviews);
+  }
+  SubView *v = &m->views[m->nviews++];
+  v->n = n;
+  v->pdfs = (int32_t *)gh_malloc(sizeof(int32_t) * (size_t)n);
+  memcpy(v->pdfs, pdfs, sizeof(int32_t) * (size_t)n);
+  int Gmax = 1;
+  for (int j = 0; j < n; ++j) if (m->hEpdf[pdfs[j]].G > Gmax) Gmax = m->hEpdf[pdfs[j]].G;
+  const int R = 2 * m->nb;
+  v->dParams = (float4 *)gh_cuda_pool_alloc(((size_t)Gmax * R * PB + 1) * sizeof(float4));
+  v->dGconst = (float *)gh_cuda_pool_alloc(((size_t)Gmax * PB + 1) * sizeof(float));
+  const size_t ob = 0, op = 32, on = op + ((sizeof(int) * (size_t)n + 15) / 16) * 16,
+               ol = on + ((sizeof(int) * (size_t)n + 15) / 16) * 16, bytes = ol + sizeof(GatherLane) * (size_t)n;
+  char *h = (char *)gh_calloc(bytes, 1);
+  BlockDesc bd = {0, 0, 0, n};
+  memcpy(h + ob, &bd, sizeof bd);
+  int *hp = (int *)(h + op), *hn = (int *)(h + on);
+  GatherLane *hl = (GatherLane *)(h + ol);
+  for (int j = 0; j < n; ++j) {
+    const int p = pdfs[j];
+    hp[j] = j;
+    hn[j] = m->hEpdf[p].G;
+    hl[j] = GatherLane{m->hLanePoff[p], m->hLaneGoff[p], m->hEpdf[p].G, 0};
+  }
+  static_assert(sizeof(BlockDesc) <= 32, "BlockDesc before perm at 32 bytes");
+  v->dMeta = (char *)gh_cuda_pool_alloc(bytes + 32);
+  upload_small(c, v->dMeta, h, bytes);
+  free(h);
+  v->dBlocks = (const BlockDesc *)(v->dMeta + ob);
+  v->dPerm = (const int *)(v->dMeta + op);
+  v->dNg = (const int *)(v->dMeta + on);
+  k_subset_gather<<<(unsigned)n, 256>>>(m->dParams, m->dGconst, (const GatherLane *)(v->dMeta + ol), R, v->dParams,
+                                       v->dGconst);
+  CK(cudaGetLastError());
+  return v;
+}
+
+static int narrow_w_of(int count) { return count <= 8 ? 8 : count <= 16 ? 16 : 32; }
+
 /* hmm_estep_pairs' scoring (kernels/cuda/cuda-hmm.cu): each segment k's rows
- * row0 .. row0 + rows - 1 of dd scored with its model into out + row0 ldo
- * (device; columns 0 .. the model's P - 1), as gh_cuda_loglikes_data_dev
- * would, in ONE launch of k_loglikes_narrow_segs when every segment's
- * model takes the narrow kernel with the same lanes (one diagonal block of
- * <= 32 entries, no split pdf, the fused scoring, on the device): the
- * score groups' ~26,000-frame segments filled a fifth of an H200 each
- * (doc/perf.md nineteenth session); else one call per segment.  The same
- * bits either way. */
+ * row0 .. row0 + rows - 1 of dd scored into out + row0 ldo (device):
+ * a segment of a model with columns 0 .. its P - 1, as
+ * gh_cuda_loglikes_data_dev would; a subset segment (backend.h
+ * gh_score_seg) pdfs map[0..ncols) of the whole model into columns 0 ..
+ * ncols - 1.  The segments whose model takes the narrow kernel (one
+ * diagonal block of <= 32 entries, no split pdf, the fused scoring, on the
+ * device) and the subset segments (loglikes_subset_ok: what their
+ * sub-models would take; scored from their views, subset_view, made at the
+ * first use of a model's subset) are scored in ONE launch of
+ * k_loglikes_narrow_segs per lane width: the score groups' ~26,000-frame
+ * segments filled a fifth of an H200 each (doc/perf.md nineteenth
+ * session); the others one call each.  The same bits either way. */
 extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *segs, int32_t nseg, gh_dev_data *dd,
                                           float *out, int32_t ldo) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cuda_data *d = (cuda_data *)dd;
   const int tf = narrow_tf();
-  int W = 0, ok = tf > 0 && nseg > 0;
-  for (int32_t k = 0; k < nseg && ok; ++k) {
+  unsigned char *narrow = (unsigned char *)gh_calloc(nseg ? nseg : 1, 1); /* lane width / 8 of a narrow segment, or 0 */
+  int any = 0;
+  for (int32_t k = 0; k < nseg; ++k) {
     const cuda_model *m = (const cuda_model *)segs[k].m;
-    ok = !m->host_m && !m->scoring_stale && m->D == d->D && m->ndiag_blocks == 1 && !m->nfull_blocks &&
-         m->narrow_w && !m->nsplit && m->P <= ldo && score_variant(c, (cuda_model *)m) == 0 &&
-         (W == 0 || W == m->narrow_w) && segs[k].row0 >= 0 && segs[k].rows >= 0 &&
-         (int64_t)segs[k].row0 + segs[k].rows <= d->T;
-    W = m->narrow_w;
+    if (segs[k].row0 < 0 || segs[k].rows < 0 || (int64_t)segs[k].row0 + segs[k].rows > d->T)
+      gh_die("cuda scoring: segment %d (rows %d + %d) outside the block's %d rows", (int)k, segs[k].row0,
+             segs[k].rows, d->T);
+    if (segs[k].subset) {
+      if (!segs[k].map || segs[k].ncols > ldo || m->D != d->D || d->evicted ||
+          !cuda_loglikes_subset_ok(b, segs[k].m, segs[k].map, segs[k].ncols))
+        gh_die("cuda scoring: subset segment %d (%d pdfs) that the model cannot score (loglikes_subset_ok)", (int)k,
+               segs[k].ncols);
+      narrow[k] = (unsigned char)(narrow_w_of(segs[k].ncols) / 8);
+    } else if (tf > 0 && !d->evicted && !m->host_m && !m->scoring_stale && m->D == d->D && m->ndiag_blocks == 1 &&
+               !m->nfull_blocks && m->narrow_w && !m->nsplit && m->P <= ldo &&
+               score_variant(c, (cuda_model *)m) == 0) {
+      narrow[k] = (unsigned char)(m->narrow_w / 8);
+    }
+    any |= narrow[k];
   }
-  if (!ok || d->evicted) {
-    for (int32_t k = 0; k < nseg; ++k)
-      if (segs[k].rows > 0)
-        gh_cuda_loglikes_data_dev(b, segs[k].m, dd, segs[k].row0, segs[k].rows, out + (size_t)segs[k].row0 * ldo, ldo);
+  for (int32_t k = 0; k < nseg; ++k)
+    if (!narrow[k] && segs[k].rows > 0)
+      gh_cuda_loglikes_data_dev(b, segs[k].m, dd, segs[k].row0, segs[k].rows, out + (size_t)segs[k].row0 * ldo, ldo);
+  if (!any) {
+    free(narrow);
     return;
   }
   while (c->ninflight) cuda_loglikes_end(b);
@@ -2066,18 +2219,26 @@ extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *seg
     CK(cudaEventSynchronize(d->ready));
     d->pending = 0;
   }
-  const int nb = ((const cuda_model *)segs[0].m)->nb, Y = narrow_y(W, tf, nb), fb = Y * tf;
+  const int nb = d->Dp / 4;
   NarrowSeg *hs = (NarrowSeg *)gh_malloc(sizeof(NarrowSeg) * (size_t)nseg);
-  int n = 0, blocks = 0;
-  for (int32_t k = 0; k < nseg; ++k) {
-    const cuda_model *m = (const cuda_model *)segs[k].m;
-    if (segs[k].rows <= 0) continue;
-    hs[n] = NarrowSeg{m->dParams, m->dGconst, m->dBlocks, m->dPerm, m->dNg, out + (size_t)segs[k].row0 * ldo,
-                      (long long)segs[k].row0, segs[k].rows, blocks};
-    blocks += (segs[k].rows + fb - 1) / fb;
-    ++n;
-  }
-  if (n > 0) {
+  for (int W = 8; W <= 32; W *= 2) {
+    const int Y = narrow_y(W, tf, nb), fb = Y * tf;
+    int n = 0, blocks = 0;
+    for (int32_t k = 0; k < nseg; ++k) {
+      if (narrow[k] * 8 != W || segs[k].rows <= 0) continue;
+      const cuda_model *m = (const cuda_model *)segs[k].m;
+      if (segs[k].subset) {
+        const SubView *v = subset_view(c, (cuda_model *)m, segs[k].map, segs[k].ncols);
+        hs[n] = NarrowSeg{v->dParams, v->dGconst, v->dBlocks, v->dPerm, v->dNg, out + (size_t)segs[k].row0 * ldo,
+                          (long long)segs[k].row0, segs[k].rows, blocks};
+      } else {
+        hs[n] = NarrowSeg{m->dParams, m->dGconst, m->dBlocks, m->dPerm, m->dNg, out + (size_t)segs[k].row0 * ldo,
+                          (long long)segs[k].row0, segs[k].rows, blocks};
+      }
+      ++n;
+      blocks += (segs[k].rows + fb - 1) / fb;
+    }
+    if (n == 0) continue;
     dgrow((void **)&c->dNarrowSegs, &c->capNarrowSegs, (size_t)n, sizeof(NarrowSeg), 0);
     upload_small(c, c->dNarrowSegs, hs, sizeof(NarrowSeg) * (size_t)n);
     const size_t shm = (size_t)fb * nb * sizeof(float4);
@@ -2093,6 +2254,25 @@ extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *seg
     CK(cudaGetLastError()); /* launched; a fault is reported at the caller's next synchronisation */
   }
   free(hs);
+  free(narrow);
+}
+
+/* backend.h loglikes_subset: pdfs[0..n) of m (loglikes_subset_ok said so)
+ * on rows row0 .. row0 + T - 1 of d's resident frames into host out
+ * (columns 0 .. n - 1, row stride ld): the narrow launch of a subset
+ * segment into device scratch, then one copy. */
+static void cuda_loglikes_subset(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
+                                 const int32_t *pdfs, int32_t n, float *out, int32_t ld) {
+  cuda_ctx *c = (cuda_ctx *)b->ctx;
+  if (T <= 0 || n <= 0) return;
+  if (ld < n) gh_die("loglikes subset: output stride %d below the %d pdfs", ld, n);
+  dgrow((void **)&c->dSubsetOut, &c->capSubsetOut, (size_t)(row0 + T) * n, sizeof(float), 0);
+  gh_score_seg sg;
+  memset(&sg, 0, sizeof sg);
+  sg.m = dm; sg.row0 = row0; sg.rows = T; sg.ncols = n; sg.map = pdfs; sg.subset = 1;
+  gh_cuda_loglikes_segs_dev(b, &sg, 1, dd, c->dSubsetOut, n);
+  CK(cudaMemcpy2D(out, (size_t)ld * sizeof(float), c->dSubsetOut + (size_t)row0 * n, (size_t)n * sizeof(float),
+                  (size_t)n * sizeof(float), (size_t)T, cudaMemcpyDeviceToHost));
 }
 
 static void cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
@@ -2273,6 +2453,8 @@ static const gh_backend_ops cuda_ops = {
     .hmm_reweight = gh_cuda_hmm_reweight,
     .loglikes_data = cuda_loglikes_data,
     .hmm_estep_pairs = gh_cuda_hmm_estep_pairs,
+    .loglikes_subset_ok = cuda_loglikes_subset_ok,
+    .loglikes_subset = cuda_loglikes_subset,
 };
 
 /* The slot of the backend's HMM scratch (kernels/cuda/cuda-hmm.cu). */

@@ -655,20 +655,35 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     t->graphs_stale = 0;
   }
   st->graphs_seconds = gh_seconds() - t0;
-  /* models on the backend: all pdfs (E-step), one sub-model per score group */
+  /* models on the backend: all pdfs (E-step); per score group, its pdfs
+   * scored from that model where the backend can (loglikes_subset_ok: the
+   * sub-model's bits), else a sub-model of them */
   double tp = gh_seconds();
   gh_dev_model *dm = b->ops->model_upload(b, t->model);
   gh_dev_model **gdm = gh_calloc(t->num_groups + 1, sizeof *gdm);
+  unsigned char *gsub = gh_calloc(t->num_groups + 1, 1); /* 1: group g scored as a subset of dm */
   gdm[t->num_groups] = dm;
+  const int can_subset = b->ops->loglikes_subset_ok && b->ops->loglikes_subset;
   if (bw || align)
     for (int64_t k = 0; k < t->num_batches; ++k) {
       int32_t g = t->batches[k].group;
       if (gdm[g]) continue;
+      if (can_subset && b->ops->loglikes_subset_ok(b, dm, t->groups[g].pdfs, t->groups[g].n)) {
+        gdm[g] = dm;
+        gsub[g] = 1;
+        continue;
+      }
       gh_gmm_set s;
       sub_model(t->model, &t->groups[g], &s);
       gdm[g] = b->ops->model_upload(b, &s);
       free(s.pdfs);
     }
+  if (gh_verbose >= 2) {
+    int32_t ns = 0;
+    for (int32_t g = 0; g < t->num_groups; ++g) ns += gsub[g];
+    gh_vlog(2, "iteration %d: %d of %d score groups scored from the whole model, the rest from sub-models", it, ns,
+            t->num_groups);
+  }
   st->upload_seconds = gh_seconds() - tp;
   gh_accs_set accs;
   gh_accs_init(&accs, t->model);
@@ -724,7 +739,8 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         const sbatch *sb = &t->batches[k];
         const int grp = sb->group < t->num_groups;
         segs[k - rb->b0] = (gh_score_seg){gdm[sb->group], (int32_t)(sb->row0 - rb->row0), (int32_t)sb->rows,
-                                          grp ? t->groups[sb->group].n : t->P, grp ? t->groups[sb->group].pdfs : NULL};
+                                          grp ? t->groups[sb->group].n : t->P, grp ? t->groups[sb->group].pdfs : NULL,
+                                          gsub[sb->group]};
       }
       if (bw) memset(t->stats, 0, rb->gstats_off[rb->ng] * sizeof(double));
       double sec[4] = {0, 0, 0, 0};
@@ -853,8 +869,9 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     if (!try_dev_mstep) o->acc_fetch(b, dm, &accs); /* into zeroed accs */
   }
   for (int32_t g = 0; g < t->num_groups; ++g) /* the score groups' models (dm, all pdfs: after the M-step) */
-    if (gdm[g]) o->model_free(b, gdm[g]);
+    if (gdm[g] && !gsub[g]) o->model_free(b, gdm[g]);
   free(gdm);
+  free(gsub);
   gh_dd_acc_reduce(&hdd, t->comm, buf);
   gh_dd_acc_free(&hdd);
   if (!dd_dev) gmm_accs_pack(&accs, buf, 1);
