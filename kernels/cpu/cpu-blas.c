@@ -117,7 +117,14 @@ static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->Ld); fre
  * differently in the last partial tile and in its small-matrix path, so a
  * fixed shape keeps a frame's log-likelihoods independent of where it sits
  * in a batch (the same bits whatever the batch size, job split or thread
- * count; test/bats/score.bats, train.bats). */
+ * count; test/bats/score.bats, train.bats).  OpenBLAS's AVX2 kernels
+ * (Haswell, Zen) also round a row by its position in the tile: 126 of 256
+ * copies of one row differed in their last bits in an SGEMM of 256 x 16 x
+ * 27 on an AMD EPYC (doc/perf.md, twenty-second session), and a frame's
+ * scores with the batch size, by up to 5e-5 nats on the AMI fixture
+ * (within the numerical contract's 5e-4).  The fixed blocks of the resident
+ * trainers (lib/train) put every frame at the same place whatever R, so
+ * their results still do not depend on R. */
 static void expand_rows(scratch *s, const float *X, int32_t D, int full, int32_t K, const double *c,
                         const int32_t *frames, int64_t first, int n, int want_double, int rows) {
   s->xe = grow(s->xe, &s->xe_cap, sizeof(double) * (size_t)(want_double ? rows : 1) * K);

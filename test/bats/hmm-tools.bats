@@ -130,7 +130,9 @@ EOF
   awk -v a="$o0" -v b="$o1" -v f="$frames" 'BEGIN { split(f, n, " "); exit !(a - n[1] < 1e-2 && n[1] - a < 1e-2 && b - n[2] < 1e-2 && n[2] - b < 1e-2) }'
   run gmm-info --occs=m.occs m2.mdl
   [ "$status" -eq 0 ]
-  [[ "$output" == *"pdf 0 occupancy ${o0%%.*}"* ]] && [[ "$output" == *"pdf 1 occupancy ${o1%%.*}"* ]]
+  # the same occupancies within 1e-3 (two sums of float posteriors: 774.0000305 and 773.99997 are both right)
+  awk -v a="$o0" -v b="$o1" '/^pdf 0 occupancy / { x = $4 } /^pdf 1 occupancy / { y = $4 }
+    END { exit !(x != "" && y != "" && x - a < 1e-3 && a - x < 1e-3 && y - b < 1e-3 && b - y < 1e-3) }' <<<"$output"
   # accumulators of another model: one clear error
   gmm-init --device=cpu --num-gauss=2 scp:f.scp g.mdl 2>/dev/null
   run gmm-info --accs=m.acc g.mdl
