@@ -92,9 +92,12 @@ int main(int argc, char **argv) {
   model.pdfs = gh_calloc(P, sizeof(gh_gmm));
   model.form = (!*labels && global_form) ? GH_SET_GLOBAL : GH_SET_AM;
   model.trans = NULL;
+  int64_t *poff, *pidx; /* each pdf's pairs */
+  gh_data_pdf_index(&data, P, &poff, &pidx);
   for (int32_t p = 0; p < P; ++p) {
     float *X, *w;
-    int64_t n = gh_data_pdf_frames(&data, p, &X, &w);
+    const int64_t n = poff[p + 1] - poff[p];
+    gh_data_pairs_frames(&data, pidx + poff[p], n, &X, &w);
     gh_init_opts po_p = io;
     po_p.seed = (uint64_t)seed * 1000003ULL + (uint64_t)p;
     char what[64];
@@ -109,6 +112,8 @@ int main(int argc, char **argv) {
     free(X);
     free(w);
   }
+  free(poff);
+  free(pidx);
 
   if (num_iters > 0) {
     for (int32_t it = 1; it <= num_iters; ++it) {

@@ -102,7 +102,7 @@ static void nearest_screened(gh_dev_kmeans *z, const double *C, int32_t k0, int3
   for (int64_t i0 = 0; i0 < N; i0 += FB) {
     const int nf = N - i0 < FB ? (int)(N - i0) : (int)FB;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nf, nk, D, -2.0, z->Z + i0 * D, D, C, D, 0.0, A, nk);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)nf * nk * D > 1e6)
     for (int f = 0; f < nf; ++f) {
       const int64_t i = i0 + f;
       const double *zi = z->Z + i * D, zz = z->zz[i], zn = sqrt(zz);

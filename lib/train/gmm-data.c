@@ -228,19 +228,31 @@ void gh_data_free(gh_data *d) {
   memset(d, 0, sizeof *d);
 }
 
-int64_t gh_data_pdf_frames(const gh_data *d, int32_t pdf, float **X, float **w) {
-  int64_t n = 0;
-  for (int64_t i = 0; i < d->num_pairs; ++i) n += d->pairs[i].pdf == pdf;
+void gh_data_pdf_index(const gh_data *d, int32_t num_pdfs, int64_t **off, int64_t **idx) {
+  int64_t *o = gh_calloc((size_t)num_pdfs + 2, sizeof(int64_t));
+  for (int64_t i = 0; i < d->num_pairs; ++i) {
+    const int32_t p = d->pairs[i].pdf;
+    if (p >= 0 && p < num_pdfs) o[p + 2]++;
+  }
+  for (int32_t p = 0; p < num_pdfs; ++p) o[p + 2] += o[p + 1]; /* o[p + 1] = start of pdf p */
+  int64_t *x = gh_malloc(sizeof(int64_t) * (size_t)(o[num_pdfs + 1] ? o[num_pdfs + 1] : 1));
+  for (int64_t i = 0; i < d->num_pairs; ++i) {
+    const int32_t p = d->pairs[i].pdf;
+    if (p >= 0 && p < num_pdfs) x[o[p + 1]++] = i;
+  }
+  /* now o[p + 1] = end of pdf p = start of pdf p + 1, o[0] = 0 */
+  *off = o;
+  *idx = x;
+}
+
+void gh_data_pairs_frames(const gh_data *d, const int64_t *idx, int64_t n, float **X, float **w) {
   *X = gh_malloc(sizeof(float) * (size_t)(n ? n : 1) * d->dim);
   *w = gh_malloc(sizeof(float) * (size_t)(n ? n : 1));
-  int64_t k = 0;
-  for (int64_t i = 0; i < d->num_pairs; ++i) {
-    if (d->pairs[i].pdf != pdf) continue;
-    memcpy(*X + k * d->dim, d->feats + (int64_t)d->pairs[i].frame * d->dim, sizeof(float) * d->dim);
-    (*w)[k] = d->pairs[i].weight;
-    ++k;
+  for (int64_t k = 0; k < n; ++k) {
+    const gh_frame_pdf *q = &d->pairs[idx[k]];
+    memcpy(*X + k * d->dim, d->feats + (int64_t)q->frame * d->dim, sizeof(float) * d->dim);
+    (*w)[k] = q->weight;
   }
-  return n;
 }
 
 gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d) {

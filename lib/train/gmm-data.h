@@ -90,9 +90,18 @@ void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *mod
                             const char *feats_rspec, const char *labels_rspec, const char *label_type);
 void gh_data_free(gh_data *d);
 
-/* Frames that carry pdf `pdf`: *X [n x dim] copies of the rows and *w [n]
- * their weights (malloc'd; caller frees).  Returns n. */
-int64_t gh_data_pdf_frames(const gh_data *d, int32_t pdf, float **X, float **w);
+/* The pairs of d by pdf: a stable counting sort of the pair indices,
+ * O(pairs + num_pdfs) (one scan of every pair per pdf took ~2 minutes for
+ * 5,000 pdfs over 8 M frames; doc/perf.md, twenty-second session).  Pdf
+ * p's pairs are idx[off[p] .. off[p + 1]), in pair order; pairs whose pdf
+ * is outside [0, num_pdfs) are left out.  *off [num_pdfs + 1] and *idx
+ * (malloc'd; caller frees). */
+void gh_data_pdf_index(const gh_data *d, int32_t num_pdfs, int64_t **off, int64_t **idx);
+
+/* The frames of pairs idx[0 .. n) (gh_data_pdf_index: one pdf's): *X [n x
+ * dim] copies of their rows and *w [n] their weights (malloc'd; caller
+ * frees). */
+void gh_data_pairs_frames(const gh_data *d, const int64_t *idx, int64_t n, float **X, float **w);
 
 /* One E-step of the whole data set on backend b (a one-iteration gh_em,
  * below): uploads d and the model, zeroes and fills the device
