@@ -432,9 +432,9 @@ __device__ __forceinline__ void stat_index(int e, int D, int full, int &i, int &
  * (with a trailing 1.0, so occupancy and means are products with the
  * constant), their posteriors of the block's Gaussians (at most gspan
  * chunks: stats_launch) as doubles, converted once per block instead of
- * once per element: the conversions, three per element and pair, bound the
- * kernel that owned one element per thread (doc/perf.md, twenty-second
- * session).  Each element's sum is the same additions in the same order as
+ * once per element: the conversions, three per element and pair, were by
+ * the CUDA guide's rates about the whole time of the kernel that owned one
+ * element per thread (doc/perf.md, twenty-second session).  Each element's sum is the same additions in the same order as
  * that kernel's, so the same bits.  Written as Task says. */
 #define GC 8 /* Gaussians per thread of k_estep_stats */
 __global__ void __launch_bounds__(256)
