@@ -30,6 +30,7 @@ work=/tmp/gmmhmm-bench-hmm
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "hmm-train.sh: unexpected argument $1" >&2; exit 1; }
 src=$shared/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+[ -f "$src" ] || [ ! -f "$src.gz" ] || src=$src.gz   # plain or gzipped
 [ -f "$src" ] || { echo "hmm-train.sh: missing $src (set GH_SHARED)" >&2; exit 1; }
 command -v hmm-train >/dev/null || { echo "hmm-train.sh: hmm-train not built (make in $root)" >&2; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}

@@ -39,6 +39,7 @@ for t in gmm-init gmm-acc-stats-gpu gmm-sum-accs gmm-est gmm-score-gpu hmm-bw hm
   command -v $t >/dev/null || { echo "multi-gpu.sh: $t not built (run make in $root)" >&2; exit 1; }
 done
 src=$shared/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+[ -f "$src" ] || [ ! -f "$src.gz" ] || src=$src.gz   # plain or gzipped
 [ -f "$src" ] || { echo "multi-gpu.sh: missing $src (set GH_SHARED)" >&2; exit 1; }
 gpu_list=()
 if [ "$device" != cpu ]; then

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 export GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
 DEVICE=${DEVICE:-auto}; NJ=${RECIPE_NJ:-1}
-if [ ! -f "$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt" ]; then
+if [ ! -f "$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt" ] && [ ! -f "$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt.gz" ]; then
   echo "recipe arabic-digits: skipped (no $GH_SHARED/data/spoken-arabic-digit)"; exit 0
 fi
 keep=1; work=${RECIPE_WORK:-}

@@ -35,6 +35,7 @@ ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 src=$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+[ -f "$src" ] || [ ! -f "$src.gz" ] || src=$src.gz   # plain or gzipped
 [ -f "$src" ] || { notok "hmm-train: missing $src"; exit 0; }
 egs/arabic-digits/local/prepare_data.sh "$src" "$tmp/adata" >/dev/null 2>&1
 awk 'NR <= 8 { print $1 }' "$tmp/adata/train/spk2utt" > "$tmp/spk8"

@@ -129,8 +129,9 @@ fi
 #    full covariance, 5 iterations from the same initial model; and a
 #    --write-accs comparison (E-step statistics summed on the GPU vs CPU).
 ar=$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+[ -f "$ar" ] || [ ! -f "$ar.gz" ] || ar=$ar.gz   # plain or gzipped
 if [ -f "$ar" ]; then
-  awk -f egs/arabic-digits/local/uci2text-ark.awk "$ar" | bin/copy-feats ark,t:- "ark:$tmp/ar.ark" 2>/dev/null
+  gzip -dcf "$ar" | awk -f egs/arabic-digits/local/uci2text-ark.awk | bin/copy-feats ark,t:- "ark:$tmp/ar.ark" 2>/dev/null
   bin/feat-to-len "ark:$tmp/ar.ark" ark,t:- 2>/dev/null |
     awk '{ split($1, a, "-"); d = substr(a[2], 2); printf "%s", $1; for (i = 0; i < $2; i++) printf " %s", d; printf "\n" }' |
     bin/copy-int-vector ark,t:- "ark:$tmp/ar.ali" 2>/dev/null

@@ -44,6 +44,7 @@ check "hmm-viterbi, 50-frame batches" 0 $B/hmm-viterbi --device=cpu-ref --batch-
 # hmm-train: the transcripts read on a thread of their own beside the feature
 # index (io/table.h gh_rand_reader_open_bg); inputs made by the ordinary build
 ARABIC=$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+[ -f "$ARABIC" ] || [ ! -f "$ARABIC.gz" ] || ARABIC=$ARABIC.gz   # plain or gzipped
 if [ -f "$ARABIC" ] && [ -x bin/hmm-train ]; then
   ( export PATH=$PWD/bin:$PATH
     egs/arabic-digits/local/prepare_data.sh "$ARABIC" "$t/a" > /dev/null 2>&1

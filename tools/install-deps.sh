@@ -23,6 +23,8 @@ command -v make >/dev/null || need+=(make)
 dpkg -s libopenblas-dev >/dev/null 2>&1 || need+=(libopenblas-dev)
 command -v bats >/dev/null || need+=(bats)
 command -v gzip >/dev/null || need+=(gzip)
+# flac: test/bats/compressed.bats makes FLAC copies of recordings (the FSDD recipe reads either form).
+command -v flac >/dev/null || need+=(flac)
 command -v python3 >/dev/null || need+=(python3)
 # A one-node Slurm cluster for test/bats/slurm.bats (utils/slurm.sh).
 [ -x /usr/sbin/slurmctld ] || command -v slurmctld >/dev/null || need+=(slurm-wlm)

@@ -55,6 +55,7 @@ egs=$(dirname "$here"); root=$(dirname "$egs")
 export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools (make test-asan)
 shared=${GH_SHARED:-$root/../shared}
 src=$shared/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+[ -f "$src" ] || [ ! -f "$src.gz" ] || src=$src.gz   # the corpus as shipped: plain or gzipped
 
 work=/tmp/gmmhmm-$(id -un)/arabic-digits
 nj=4; cmd=utils/run.sh; device=auto

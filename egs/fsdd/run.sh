@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# egs/fsdd/run.sh -- English spoken digits from raw WAV (Free Spoken Digit
-# Dataset, 4 speakers x 10 digits x 50 repetitions, 8 kHz), every step a
+# egs/fsdd/run.sh -- English spoken digits from raw audio (Free Spoken Digit
+# Dataset, 4 speakers x 10 digits x 50 repetitions, 8 kHz WAV or FLAC), every step a
 # gmmhmm tool, run as --nj jobs through --cmd:
 #   stage 0  data: local/prepare_data.sh -> <work>/data/all (wav.scp, text,
 #            utt2spk, spk2utt), data/lang/words.txt

@@ -20,6 +20,7 @@ setup() {
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
   T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
   ARABIC=$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+  [ -f "$ARABIC" ] || [ ! -f "$ARABIC.gz" ] || ARABIC=$ARABIC.gz   # plain or gzipped
 }
 
 arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)

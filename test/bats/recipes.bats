@@ -14,6 +14,7 @@ setup() {
   export PATH="${GH_BIN:-$ROOT/bin}:$PATH"
   T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
   ARABIC=$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+  [ -f "$ARABIC" ] || [ ! -f "$ARABIC.gz" ] || ARABIC=$ARABIC.gz   # plain or gzipped
 }
 
 # A data dir of K speakers with 1..6 utterances each (keys not in speaker order

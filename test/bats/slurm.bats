@@ -138,7 +138,7 @@ setup() {
 }
 
 @test "recipe on Slurm: arabic-digits GMM training with --ranks 0 --nj 4 --cmd utils/slurm.sh equals --nj 1" {
-  [ -f "$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt" ] || skip "Arabic digits not found under $GH_SHARED/data"
+  [ -f "$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt" ] || [ -f "$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt.gz" ] || skip "Arabic digits not found under $GH_SHARED/data"
   opts="--device cpu --configs diag:2 --seed 1 --iters 2 --sklearn false --hmm false --ranks 0"
   run "$EGS/arabic-digits/run.sh" --work "$T/w4" --nj 4 --cmd utils/slurm.sh $opts
   echo "$output"

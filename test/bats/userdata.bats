@@ -13,6 +13,7 @@ setup() {
   export PATH="${GH_BIN:-$ROOT/bin}:$PATH"
   T=${BATS_TEST_TMPDIR:-$(mktemp -d)}
   ARABIC=$GH_SHARED/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+  [ -f "$ARABIC" ] || [ ! -f "$ARABIC.gz" ] || ARABIC=$ARABIC.gz   # plain or gzipped
 }
 
 valid_png() {  # the file decodes as a PNG image of at least 100 x 100 pixels

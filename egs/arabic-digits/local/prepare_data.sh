@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # local/prepare_data.sh -- Kaldi data directories for UCI Spoken Arabic Digit:
 #
-#   local/prepare_data.sh <Train_Arabic_Digit.txt> <data-root>
+#   local/prepare_data.sh <Train_Arabic_Digit.txt[.gz]> <data-root>
 #
-# writes <data-root>/all/{feats.ark,feats.scp} (13 MFCCs, copy-feats from the
+# reads the UCI text, plain or gzipped (gzip -dcf), and writes
+# <data-root>/all/{feats.ark,feats.scp} (13 MFCCs, copy-feats from the
 # UCI text), <data-root>/train and <data-root>/dev (feats.scp, utt2spk,
 # spk2utt, text: one digit word "0".."9" per utterance) and
 # <data-root>/lang/words.txt (the digits, one a line; word i = pdf/HMM i).
@@ -19,7 +20,7 @@ utils=$here/../../utils
 [ -f "$src" ] || { echo "prepare_data.sh: missing $src (set GH_SHARED)" >&2; exit 1; }
 mkdir -p $data/all $data/train $data/dev $data/lang
 all=$(cd $data/all && pwd)
-awk -f $here/uci2text-ark.awk "$src" | copy-feats ark,t:- ark,scp:$all/feats.ark,$all/feats.scp.tmp 2> $data/all/copy-feats.log
+gzip -dcf "$src" | awk -f $here/uci2text-ark.awk | copy-feats ark,t:- ark,scp:$all/feats.ark,$all/feats.scp.tmp 2> $data/all/copy-feats.log
 LC_ALL=C sort -k1,1 $all/feats.scp.tmp > $all/feats.scp; rm $all/feats.scp.tmp
 dev_spk="tr_m25 tr_m26 tr_m27 tr_m28 tr_m29 tr_m30 tr_m31 tr_m32 tr_f25 tr_f26 tr_f27 tr_f28 tr_f29 tr_f30 tr_f31 tr_f32"
 echo "$dev_spk" | tr ' ' '\n' > $data/dev.spk

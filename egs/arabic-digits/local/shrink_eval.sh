@@ -29,6 +29,7 @@ root=$(cd "$here/../.." && pwd)
 export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools (make test-asan)
 shared=${GH_SHARED:-$root/../shared}
 src=$shared/data/spoken-arabic-digit/Train_Arabic_Digit.txt
+[ -f "$src" ] || [ ! -f "$src.gz" ] || src=$src.gz   # the corpus as shipped: plain or gzipped
 
 work=exp-shrink
 device=auto
@@ -73,7 +74,7 @@ make_labels() {  # <scp> <utt2label-out> <ali-out>
 if [ ! -s "$data/dev.ali" ]; then
   echo "== data preparation in $data"
   mkdir -p "$data"
-  awk -f "$here/local/uci2text-ark.awk" "$src" | copy-feats ark,t:- ark,scp:$data/all.ark,$data/all.scp
+  gzip -dcf "$src" | awk -f "$here/local/uci2text-ark.awk" | copy-feats ark,t:- ark,scp:$data/all.ark,$data/all.scp
   echo "$dev_spk" | tr ' ' '\n' > $data/dev.spk
   awk 'NR == FNR { dev[$1] = 1; next } { split($1, a, "-"); print > (a[1] in dev ? "'$data'/dev.scp" : "'$data'/train.scp") }' \
     $data/dev.spk $data/all.scp

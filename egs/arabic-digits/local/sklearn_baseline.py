@@ -4,10 +4,11 @@ speaker split and with the same model sizes as run.sh; classifies each dev
 utterance by the digit whose GMM gives the highest total log-likelihood.
 
 Reads the UCI text file directly (independently of our tools).
-Usage: local/sklearn_baseline.py [--seeds="1 2 3"] <Train_Arabic_Digit.txt> <dev-speakers-file> <configs...>
+Usage: local/sklearn_baseline.py [--seeds="1 2 3"] <Train_Arabic_Digit.txt[.gz]> <dev-speakers-file> <configs...>
        configs like diag:8 full:4 ; prints one accuracy line per config and seed
        (random_state = seed: k-means initialisation differs per seed).
 """
+import gzip
 import sys
 import time
 
@@ -17,7 +18,7 @@ from sklearn.mixture import GaussianMixture
 
 def read_uci(path):
     utts, cur = [], []
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         for line in f:
             if line.strip() == "":
                 if cur:

@@ -55,8 +55,9 @@ done
 mkdir -p $work/data
 data=$work/data
 if [ ! -s $data/feats.scp ]; then
-  for f in "$wavdir"/*.wav; do
-    b=$(basename $f .wav); IFS=_ read -r d s i <<< "$b"; echo "$s-$d-$i $f"
+  ext=wav; compgen -G "$wavdir/*.wav" > /dev/null || ext=flac   # the recordings as shipped: WAV or FLAC
+  for f in "$wavdir"/*.$ext; do
+    b=$(basename $f .$ext); IFS=_ read -r d s i <<< "$b"; echo "$s-$d-$i $f"
   done | sort > $data/wav.scp
   awk '{ split($1, a, "-"); print $1, a[2] }' $data/wav.scp > $data/utt2word
   awk '{ split($1, a, "-"); print $1, a[1] }' $data/wav.scp > $data/utt2spk

@@ -4,7 +4,8 @@
 #
 #   local/prepare_data.sh <recordings-dir> <data-root>
 #
-# <digit>_<speaker>_<index>.wav -> <data-root>/all with wav.scp (key
+# <digit>_<speaker>_<index>.wav (or .flac, if the directory has no WAV files;
+# libsndfile decodes both) -> <data-root>/all with wav.scp (key
 # <speaker>-<digit>-<index>, sorted), text (the digit word "0".."9"), utt2spk,
 # spk2utt; <data-root>/lang/words.txt (0..9, word i = HMM i).
 set -euo pipefail
@@ -13,8 +14,10 @@ wavdir=$1; data=$2
 utils=$(cd "$(dirname "$0")/../../utils" && pwd)
 [ -d "$wavdir" ] || { echo "prepare_data.sh: missing $wavdir (set GH_SHARED)" >&2; exit 1; }
 mkdir -p $data/all $data/lang
-for f in "$wavdir"/*.wav; do
-  b=$(basename $f .wav)                       # <digit>_<speaker>_<index>
+ext=wav; compgen -G "$wavdir/*.wav" > /dev/null || ext=flac   # the recordings as shipped
+compgen -G "$wavdir/*.$ext" > /dev/null || { echo "prepare_data.sh: no .wav or .flac files in $wavdir" >&2; exit 1; }
+for f in "$wavdir"/*.$ext; do
+  b=$(basename $f .$ext)                      # <digit>_<speaker>_<index>
   IFS=_ read -r d s i <<< "$b"
   echo "$s-$d-$i $f"
 done | LC_ALL=C sort > $data/all/wav.scp
