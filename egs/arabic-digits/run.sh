@@ -22,7 +22,7 @@
 #            dev speaker (steps/adapt_words.sh: unsupervised, from the first
 #            pass's recognised digits; MAP tau 2, 2 passes, the setting picked
 #            on FSDD by leaving a TRAINING speaker out, not on these dev
-#            speakers; every setting tried: local/adapt_grid.sh, README)
+#            speakers; every setting tried: local/adapt_grid.sh, RESULTS)
 #   stage 4  summary -> <work>/results.txt (printed)
 #
 # Every configuration is trained once per seed (k-means++ seeding differs), and

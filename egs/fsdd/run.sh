@@ -25,7 +25,7 @@
 #   unsupervised, from the first pass's recognised digits; picked by leaving
 #   a TRAINING speaker out, egs/fsdd/local/adapt_experiment.sh --dev true)
 # (defaults chosen on these folds from states 5..15 x Gaussians 1..8: with 3
-# training speakers, small models generalise best; see README)
+# training speakers, small models generalise best; see RESULTS)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(dirname "$here"); root=$(dirname "$egs")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # steps/adapt_words.sh -- second decoding pass of isolated words with speaker
-# adaptation to each test speaker, unsupervised (issue 12; doc/adapt.md):
+# adaptation to each test speaker, unsupervised (doc/adapt.md):
 #
 #   steps/adapt_words.sh [options] <data-dir> <words.txt> <model-dir> <first-pass-dir> <decode-dir>
 #   e.g. steps/adapt_words.sh --method map --mean-tau 5 data/test data/lang/words.txt exp/hmm \

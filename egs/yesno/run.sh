@@ -44,7 +44,7 @@
 #   --ranks 1: training as resident jobs (hmm-train) of N MPI ranks started by
 #     --cmd; 0: one process per step per iteration (--nj, --cmd)
 # The defaults were chosen by 5-fold cross-validation over all 30 files
-# (local/cv_experiment.sh; the table is in the README).
+# (local/cv_experiment.sh; the table is in RESULTS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(dirname "$here"); root=$(dirname "$egs")
@@ -55,14 +55,14 @@ src=$shared/data/yesno/waves
 work=/tmp/gmmhmm-$(id -un)/yesno
 nj=2; cmd=utils/run.sh; device=auto; seed=1; stage=0; stop_stage=4
 train_data=; test_data=; words=
-states=8        # per word (5-fold CV over the 30 files, README)
+states=8        # per word (5-fold CV over the 30 files, RESULTS)
 sil_states=3
 gauss=8         # Gaussians per pdf after mixing up
 iters=30
 word_penalty=20 # nats per word entered in the loop
 loop_silence_prob=1 # after a word, the loop's silence with this probability (decode_words.sh)
 acoustic_scale=1
-train=viterbi   # viterbi: local/train_viterbi.sh; bw: steps/train_word_hmm.sh (see README)
+train=viterbi   # viterbi: local/train_viterbi.sh; bw: steps/train_word_hmm.sh (see RESULTS)
 ranks=1         # training as resident jobs (hmm-train) of N MPI ranks; 0: per-iteration jobs
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # local/adapt_grid.sh -- every second-pass adaptation setting tried on Arabic
-# digits (README), on the HMM-GMMs a run.sh --work <work> already trained
+# digits (RESULTS), on the HMM-GMMs a run.sh --work <work> already trained
 # (exp/hmm_s8_diag8 = Baum-Welch, exp/hmm_s8_diag8_vit = Viterbi, their
 # first-pass decode_dev), by steps/adapt_words.sh:
 #
@@ -8,7 +8,7 @@
 #
 # writes one accuracy line per (model, method, tau, passes) to <out>
 # [<work>/adapt_grid.txt].  To pick a setting WITHOUT the dev speakers, run it
-# on a run.sh whose --test-data are held-out TRAINING speakers (README: 8 of
+# on a run.sh whose --test-data are held-out TRAINING speakers (RESULTS: 8 of
 # the 50, models trained on the other 42); the dev run only reports.
 set -euo pipefail
 device=cpu; taus="1 2 5 10"; passes="1 2"; models="exp/hmm_s8_diag8 exp/hmm_s8_diag8_vit"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # egs/arabic-digits/local/shrink_eval.sh -- does covariance shrinkage help
-# full-covariance GMMs when training data are short?  (issue 10, doc/shrink.md)
+# full-covariance GMMs when training data are short?  (doc/shrink.md; results in ../RESULTS)
 #
 # UCI Spoken Arabic Digit, 13 MFCCs, the split of run.sh (16 dev speakers
 # tr_m25..32, tr_f25..32; 50 training speakers).  For each training-set size
@@ -18,7 +18,7 @@
 # then gmm-score-gpu | matrix-sum-rows -> best digit -> dev accuracy
 # (../steps/score_words.sh).  Writes everything under --work (default
 # exp-shrink in the current directory), never into the source tree; the
-# last lines are the markdown table of the README (mean over seeds, min..max).
+# last lines are the markdown table of RESULTS (mean over seeds, min..max).
 #
 # Options: --work=DIR --device=auto|cpu|cuda --sizes="5 10 20 50" --seeds="1 2 3"
 #          --gauss="4 8" --iters=20 --methods="fixed:0.5 occupancy:200 oas lw ss"

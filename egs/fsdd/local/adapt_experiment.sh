@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # local/adapt_experiment.sh -- speaker adaptation on FSDD, leave-one-speaker-out
-# (issue 12).  Every step a gmmhmm tool; shell/awk only for lists.
+# (results: ../RESULTS).  Every step a gmmhmm tool; shell/awk only for lists.
 #
 # For a held-out (test) speaker T and training speakers R (the other three):
 #   si     speaker-independent per-digit HMM-GMMs (steps/train_word_hmm.sh, or
@@ -29,7 +29,7 @@
 #          [--gauss=2] [--iters=12] [--train=bw|viterbi] [--passes=2]
 #          [--sat-iters=1] [--fmllr-iters=40] [--mean-tau=10[,20...]] [--map-passes=1] [--dev=false]
 #          [--device=cpu] [--tag=NAME] [--speakers="george jackson nicolas yweweler"]
-# (the README's numbers for BW were made with steps/train_word_hmm.sh before
+# (the RESULTS numbers for BW were made with steps/train_word_hmm.sh before
 # the egs/ restructuring; it now runs the restructured one, --nj 1)
 # Prints one line per fold and system, and the means.
 set -euo pipefail
