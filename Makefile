@@ -162,7 +162,7 @@ bench: all
 print-ldlibs:
 	@echo $(LDLIBS)
 
-# ---- make install (issue 27): the tools; the two static libraries (kernels and
+# ---- make install: the tools; the two static libraries (kernels and
 # lib; they call each other, hence the link group in gmmhmm.pc); the public headers
 # under include/gmmhmm/ laid out as in the source tree (lib/<folder>/*.h ->
 # <folder>/*.h, kernels/backend.h -> backend.h), so that their includes

@@ -1,6 +1,6 @@
 /* bench-comm -- the cost of one reduction of the accumulators over R ranks
- * (issue 24: "reduction cost per iteration, MPI host path and NCCL path, for
- * 1.8 MB and 225 MB accumulators"), as gmm-train pays it:
+ * (MPI host path and NCCL path, for 1.8 MB and 225 MB accumulators;
+ * bench/RESULTS.md C1, C2), as gmm-train pays it:
  *   host: acc_raw_get (device -> host, CUDA) + gh_comm_sum_f64 + acc_raw_set,
  *         or gh_comm_sum_f64 alone on backends without raw accumulators;
  *   nccl: gh_comm_sum_f64_device on the accumulators in device memory.

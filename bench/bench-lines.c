@@ -16,7 +16,7 @@
 
 static char *old_line;
 static size_t old_cap;
-/* the byte loop gh_read_line was until the nineteenth session */
+/* the byte loop gh_read_line was before memchr (bench/RESULTS.md D33) */
 static char *getc_read_line(gh_istream *s) {
   size_t n = 0;
   int c;

@@ -1,4 +1,4 @@
-/* bench-read.c -- the archive reader alone (issue 8 item 6): what
+/* bench-read.c -- the archive reader alone (bench/RESULTS.md B12): what
  * gmm-score-gpu's reader thread does, without the scoring and writing
  * threads: read a feature rspecifier sequentially and copy every matrix,
  * checked finite, into a batch buffer of --batch-frames rows (reused round

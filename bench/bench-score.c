@@ -4,7 +4,7 @@
  * diagonal covariance), --frames random frames, --iters timed calls of
  * backend->loglikes after one warm-up call.  Prints frames/s, 1/RTF (at 100
  * frames per second of speech) and GFLOP/s with Vaněk et al.'s flop count
- * (seed 000 Sec. V: 5 per off-diagonal, 4 per diagonal element, 9 per
+ * (Vaněk et al. 2012a, Sec. V: 5 per off-diagonal, 4 per diagonal element, 9 per
  * addLog; diag: 4 per dimension + 9; gh_gauss_flops in backend.h), both
  * end to end (host->device copies, kernel, device->host copy) and for the
  * kernel alone (backend->kernel_seconds).

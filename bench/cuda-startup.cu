@@ -1,5 +1,5 @@
 /* cuda-startup.cu -- what one CUDA process pays before its first kernel
- * (doc/perf.md "Process start"): the driver's first call, the context, the
+ * (bench/RESULTS.md D22): the driver's first call, the context, the
  * cuBLAS library load and handle, and a 64 MB page-locked allocation, in
  * the order the tools meet them.  Every process of a Kaldi-style pipeline
  * pays these once.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/hmm-train.sh -- the resident HMM-GMM trainer (hmm-train) on R = 1 and
-# R = 2 ranks (one GPU each), issue 24's HMM-GMM row: the Arabic-digits
+# R = 2 ranks (one GPU each), bench/RESULTS.md H1-H3: the Arabic-digits
 # HMM-GMM topology (egs/arabic-digits stage 3: MFCC + deltas + per-utterance
 # CMN, 10 words x --states 8 states, mixed up to --gauss 8 diagonal Gaussians
 # per pdf) on --frames frames (default 8M) made by replicating the 6,600
@@ -8,7 +8,7 @@
 # archive bytes, so nothing is copied), --iters Baum-Welch iterations.
 # Reports per configuration: whole-job wall time (start to the written
 # model), the median wall time of iterations 3..N (the timing convention of
-# issue 24), its E-step part and the reduction, and whether the R = 2 model
+# bench/RESULTS.md), its E-step part and the reduction, and whether the R = 2 model
 # equals the R = 1 model (utils/compare_gmms.sh); optionally (--loop true)
 # the per-iteration recipe (steps/train_word_hmm.sh --ranks 0 --nj 1)
 # on the same data for two iterations.  Prints a table, also written to

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/init.sh -- issue 24 items 4 and 5, run by bench/run.sh (INIT=0 skips):
+# bench/init.sh -- initialisation and the device M-step (bench/RESULTS.md I1-I3),
+# run by bench/run.sh (INIT=0 skips):
 #  init    gmm-init --num-iters=0 --max-frames=30000 (k-means++ seeding and
 #          Lloyd iterations; the distances on the backend, kernels/backend.h
 #          kmeans_*): 2048 diag and 1024 full Gaussians on DEVICE and on the

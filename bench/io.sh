@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/io.sh -- I/O overlap (issue 8 item 6) for `make bench` (bench/run.sh):
+# bench/io.sh -- I/O overlap (bench/RESULTS.md B12) for `make bench` (bench/run.sh):
 # gmm-score-gpu end to end on an archive in the page cache against its own
 # loglikes kernel time, with the output to ark:/dev/null.  The tool reads,
 # scores and writes in three overlapped threads (lib/gmm/score-pipeline.c); the

@@ -134,13 +134,13 @@ for g in $gpus; do
   echo "synthetic GMM ($frames x $dim, $gauss full) $g $g $(mean_iter $dir/train.out 0) $(mean_logs $dir 0 $((iters - 1)) acc) $(mean_logs $dir 0 $((iters - 1)) update) $syn_acc_bytes $frames" >> $results
 done
 
-# the same synthetic job as ONE resident job of 1 and 2 ranks (gmm-train, MPI; issue 24)
+# the same synthetic job as ONE resident job of 1 and 2 ranks (gmm-train, MPI)
 echo "== synthetic GMM, resident: gmm-train as 1 and $(echo $gpus | awk '{ print $NF }') rank(s) (bench/train.sh)"
 GH_SHARED=$shared "$root/bench/train.sh" --device $device --ranks "$gpus" --frames $frames --dim $dim \
   --gauss $gauss --iters $iters --work "$work" --peer false || echo "(bench/train.sh failed)"
 
 # the Arabic HMM-GMM topology on --frames replicated frames as ONE resident job of 1 and 2
-# ranks (hmm-train, MPI; issue 24): bench/hmm-train.sh's table
+# ranks (hmm-train, MPI): bench/hmm-train.sh's table
 echo "== Arabic HMM-GMM, resident: hmm-train as 1 and $(echo $gpus | awk '{ print $NF }') rank(s), $frames frames (bench/hmm-train.sh)"
 GH_SHARED=$shared "$root/bench/hmm-train.sh" --device $device --ranks "$gpus" --frames $frames --iters 6 \
   --work "$work/hmm-train" || echo "(bench/hmm-train.sh failed)"

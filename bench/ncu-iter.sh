@@ -9,8 +9,8 @@
 # Usage (the command with its iteration option last but one, "--num-iters=", and
 # the rest after "--"):
 #   bench/ncu-iter.sh N TOOL --num-iters= -- ARGS...
-# e.g. in bench/hmm-train.sh's work directory (8 M frames; doc/perf.md,
-# twenty-first session, call 2: N = 2):
+# e.g. in bench/hmm-train.sh's work directory (8 M frames, N = 2; bench/RESULTS.md
+# H5):
 #   bench/ncu-iter.sh 2 hmm-train --num-iters= -- --device=cuda --mode=bw --gauss=8 --mixup-start=1 \
 #     --mixup-end=1 init/0.hmm init/0.mdl scp:data/rep/feats.scp ark,t:data/rep/text /tmp/o.hmm /tmp/o.mdl
 set -euo pipefail

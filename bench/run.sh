@@ -5,7 +5,7 @@
 # one table (bench/table.py) of the default configuration against the peers.
 #   ceilings   bench/peers/ceilings.py: copy bandwidth, SGEMM fp32 / TF32
 #   EM         build/bench/bench-em (gmm-est-gpu's iteration: resident frames and
-#              model, E-step and M-step on the GPU) at the shapes of issue 8:
+#              model, E-step and M-step on the GPU) at these shapes:
 #              full N=150k D=19 M=16; full 500k D=36 M=128; UBM 1 x 1024 full
 #              and 1 x 2048 diag at N=262,144, D=40; each with --precision
 #              auto / fp32 / tf32x3, the fused kernels (GH_CUDA_ESTEP=fused)
@@ -48,9 +48,13 @@
 #              1M-frame archives in the page cache (IO=0 skips)
 #   init       bench/init.sh: gmm-init 2048 diag / 1024 full (--max-frames=30000)
 #              on DEVICE and on the CPU, and gmm-est-gpu's floored M-step on the
-#              issue-24 job, device vs GH_MSTEP=host (INIT=0 skips)
+#              2 M x 512 full job, device vs GH_MSTEP=host (INIT=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
+# Where results go: everything to stdout and the log BENCH_LOG
+# (build/bench/bench.log), then bench/table.py's table of the log. The current
+# figures are kept in bench/RESULTS.md: a new measurement replaces its row
+# there, with the command, the machine and the date.
 # Options via the environment: DEVICE (default cuda), FRAMES (4096), ITERS
 # (5), UBM_FRAMES (65536), BENCH_LOG (build/bench/bench.log), CPU_SHAPES
 # ("type N D M;..."), OMP_NUM_THREADS (our CPU backend's threads).
@@ -137,7 +141,7 @@ fi
     GH_CUDA_SCORE=fused $S $a 2>&1 | grep '^score'
     for prec in fp32 tf32x3; do GH_CUDA_SCORE=gemm $S $a --precision=$prec 2>&1 | grep '^score'; done
   done
-  # OpenCL rows, same shapes, same run (seed 001 compared CUDA and OpenCL so).
+  # OpenCL rows, same shapes, same run (Vaněk et al. 2012b compared CUDA and OpenCL so).
   # A failure here does not stop the run.
   if [ "${OPENCL:-1}" != 0 ] && make -s print-ldlibs | grep -q OpenCL; then
     OCL=${OCL_DEVICE:-opencl}
@@ -166,3 +170,4 @@ fi
   fi
 } 2>&1 | tee "$LOG"
 python3 bench/table.py "$LOG"
+echo "bench/run.sh: log in $LOG; the current figures are kept in bench/RESULTS.md (a new measurement replaces its row there, with the command, machine and date)" >&2

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench/train.sh -- the whole GMM training job (issue 24): gmm-train as a plain
+# bench/train.sh -- the whole GMM training job (bench/RESULTS.md T1-T4): gmm-train as a plain
 # process and as R MPI ranks (one per GPU), against the PyTorch user's job
 # ($GH_SHARED/peers/e2e_job.py) and gmm-est-gpu on the same feats.scp, same run.
 #   data: bench/gen-feats.c, --frames (2M) x --dim (40), --gauss clusters;
 #   model: gmm-init, --gauss (512) full-covariance Gaussians (k-means on 100k frames);
 #   job: --iters (20) EM iterations.
-# Timing convention (issue 24): per-iteration = median wall time of iterations
+# Timing convention (bench/RESULTS.md): per-iteration = median wall time of iterations
 # 3..--iters (gmm-train's own "wall" per iteration; the peer reports only its
 # mean); whole job = wall time from the start of the process (mpirun) to the
 # written model.  For R > 1 also: the MPI host reduction (--comm=mpi) against

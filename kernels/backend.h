@@ -11,14 +11,14 @@
  *    evaluated and log-added in one pass; output per-pdf log-likelihoods
  *    log sum_g exp(gconst_g + x.mu_invvar_g - 0.5 x'InvCov_g x) (natural
  *    log), variable Gaussians per pdf.
- *  - accumulate: the EM E-step (Araújo et al., seed 002; Cook et al., seed
- *    003): for weighted (frame, pdf) pairs, Gaussian posteriors within the
+ *  - accumulate: the EM E-step (Araújo et al. 2014; Cook et al.
+ *    2011): for weighted (frame, pdf) pairs, Gaussian posteriors within the
  *    pdf, then occupancy, first- and second-order statistics, summed in
  *    double on the device and fetched once per pass.
  *  - hmm_forward / hmm_viterbi / hmm_fb: forward, Viterbi and
  *    forward-backward (Baum-Welch E-step) over a batch of utterances of
  *    different lengths, each with its own compiled HMM graph or one shared
- *    graph (Liu, cuHMM, seed 004: one time step of all sequences and states
+ *    graph (Liu 2009, cuHMM: one time step of all sequences and states
  *    in parallel -- the 3-D trellis), with per-pdf log-likelihood matrices as
  *    emissions.  CPU reference: kernels/cpu/cpu-hmm.c; algorithms: doc/hmm.md.
  */
@@ -339,7 +339,7 @@ typedef struct {
   void (*kmeans_fetch)(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
   void (*kmeans_free)(gh_backend *b, gh_dev_kmeans *z);
 
-  /* ---- optional: double-double accumulation over blocks (issue 24:
+  /* ---- optional: double-double accumulation over blocks (for
    * results that do not depend on the number of ranks; lib/train/dd.h,
    * lib/train/dist-em.c) ----
    * Each model m has, besides its double accumulators (the acc_raw_*
@@ -588,9 +588,9 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
                                    double sec[4]);
 
 /* Flop count of one Gaussian evaluated on one frame, as defined by Vaněk et
- * al. (seed 000, Sec. V): full covariance 5 per off-diagonal element
+ * al. 2012a (Sec. V): full covariance 5 per off-diagonal element
  * (D(D-1)/2 of them) + 4 per diagonal element + 9 for the addLog; diagonal
- * (seed 001, Sec. V) 4 per dimension + 9.  Used by the benchmark's GFLOP/s. */
+ * (Vaněk et al. 2012b, Sec. V) 4 per dimension + 9.  Used by the benchmark's GFLOP/s. */
 static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
   double d = dim;
   return type == GH_COV_FULL ? 5.0 * d * (d - 1) / 2 + 4.0 * d + 9.0 : 4.0 * d + 9.0;
@@ -611,8 +611,8 @@ void gh_backend_check_name(const char *device);
 
 /* gh_backend_create on a thread of its own, so that a tool reads its input
  * while the device starts (a CUDA process pays 0.25-0.35 s for the driver,
- * the context and cuBLAS before its first kernel: doc/perf.md, "Process
- * start"; an accumulation job of doc/scaling.md pays it every iteration).
+ * the context and cuBLAS before its first kernel: bench/RESULTS.md
+ * D22; an accumulation job of doc/scaling.md pays it every iteration).
  * gh_backend_create_end waits for the start and returns the backend; it
  * logs the device choice then, in the calling thread, so a tool that dies
  * on bad input meanwhile prints its one error line and nothing else.  An
@@ -690,7 +690,7 @@ void gh_backend_host_free(gh_backend *b, void *p);
  * padded with zeros to ld: a backend's packing of frames into its staging
  * buffer before a copy to the device.  OpenMP over the rows when n x ld is
  * at least 256 K floats (the CUDA upload of 8 M frames packed 1.26 GB in one
- * thread before the copies, doc/perf.md eighteenth session). */
+ * thread before the copies, bench/RESULTS.md D32). */
 void gh_pack_rows(float *dst, size_t ld, const float *src, size_t D, size_t n);
 
 /* Shrinkage statistics on b (its acc_shrink, or the CPU reference when b

@@ -197,8 +197,8 @@ static double row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_g
     if (xm * xm > big) return INFINITY;
     double grad = 0.0; /* (P e)_i */
     /* diagonal: only j = i has pij != 0 (the other j's were skipped: the same operations, without the O(D^2)
-     * loop that made a model upload's error estimates ~70% of hmm-train's model uploads, doc/perf.md
-     * eighteenth session) */
+     * loop that made a model upload's error estimates ~70% of hmm-train's model uploads, bench/RESULTS.md
+     * D31) */
     for (int32_t j = full ? 0 : i; j < (full ? D : i + 1); ++j) {
       const double pij = full ? P[i >= j ? gh_packed_index(i, j) : gh_packed_index(j, i)] : (i == j ? P[i] : 0.0);
       if (pij == 0.0) continue;
@@ -247,7 +247,7 @@ void gh_gemm_set_errors(const gh_gmm_set *s, const double *c, double *e_unc, dou
    * INFINITY.  (A score group's sub-model of 64 diagonal Gaussians took
    * 4-9 ms in a parallel region of 16 threads on an H200 host, the
    * iteration's other uploads of the same size 0.2 ms: hmm-train uploads
-   * ~10 such models every iteration; doc/perf.md, seventeenth session.) */
+   * ~10 such models every iteration; bench/RESULTS.md D26.) */
   int any_full = 0;
   for (int32_t p = 0; p < P; ++p) any_full |= s->pdfs[p].type == GH_COV_FULL;
   int32_t *gp = gh_malloc(sizeof(int32_t) * (size_t)(Gt ? Gt : 1));

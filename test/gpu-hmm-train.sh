@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/gpu-hmm-train.sh -- hmm-train (issue 24, resident HMM-GMM training) on
+# test/gpu-hmm-train.sh -- hmm-train (resident HMM-GMM training) on
 # the GPU machine, called by test/run-gpu.sh (section 10); prints
 # "ok - ..." / "not ok - ..." lines.  Data: 8 speakers of the Arabic digits
 # (800 utterances, 33,996 frames, MFCC 13), 10 word HMMs of 4 states, 4

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/gpu-train.sh -- gmm-train (issue 24) on the GPU machine, called by
+# test/gpu-train.sh -- gmm-train (resident, R ranks) on the GPU machine, called by
 # test/run-gpu.sh (section 9); prints "ok - ..." / "not ok - ..." lines.
 #  a. one process with one block = gmm-est-gpu --device=$DEV, bit for bit;
 #  b. --device=$DEV against --device=cpu (BLAS; average log-likelihood per
@@ -114,7 +114,7 @@ else notok "2 ranks: NCCL and MPI models differ ($(egs/utils/compare_gmms.sh "$t
 if cmp -s "$tmp/dnccl1.mdl" "$tmp/dnccl.mdl"; then ok "2 ranks NCCL: two runs byte-identical"; else notok "2 NCCL runs differ"; fi
 if cmp -s "$tmp/d1.mdl" "$tmp/dnccl.mdl"; then ok "2 ranks (NCCL, device M-steps) vs 1: models byte-identical"
 else notok "2 ranks (NCCL, device M-steps) vs 1: models differ ($(egs/utils/compare_gmms.sh "$tmp/d1.mdl" "$tmp/dnccl.mdl" 2>&1 | tail -1))"; fi
-# 20 iterations (eigenvalue floors on this data): the drift issue 24 measured is gone
+# 20 iterations (eigenvalue floors on this data): the 2-rank models once drifted from the 1-rank model here
 gmm-train --device=$DEV --num-iters=20 "$tmp/0.mdl" "$F" "$tmp/l1.mdl" 2>"$tmp/l1.log"
 $M gmm-train --device=$DEV --num-iters=20 "$tmp/0.mdl" "$F" "$tmp/l2.mdl" 2>"$tmp/l2.log"
 if cmp -s "$tmp/l1.mdl" "$tmp/l2.mdl"; then ok "20 iterations: 2 ranks ($(grep -o 'reduce [0-9.]* s ([a-z-]*)' "$tmp/l2.log" | tail -1)) vs 1: models byte-identical"

@@ -8,7 +8,7 @@
 #     chunked inputs), and CUDA vs CPU on a chunked problem; the device
 #     M-step (eigenvalue floors by Jacobi, --rel-variance-floor) against the
 #     host M-step, the k-means ops and gmm-init on CUDA bit-identical to the
-#     CPU (issue 24 items 4, 5).
+#     CPU.
 #  2. gmm-score-gpu --device=cuda vs --device=cpu-ref on real data (AMI
 #     features with Kaldi's diag/full global GMMs; yes/no features with a
 #     Kaldi monophone .mdl), and --device=cuda vs Kaldi's own frame
@@ -28,7 +28,7 @@
 #  9. gmm-train: test/gpu-train.sh (one process vs gmm-est-gpu, cuda vs cpu,
 #     --max-device-memory, 2 ranks vs 1 and NCCL vs MPI where there are 2 GPUs,
 #     byte-identical); build/test/test_dist_em's CUDA acc_commit checks.
-#  10. Kaldi's global-GMM tools (issue 26): test/bats/kaldi-ubm.bats with
+#  10. Kaldi's global-GMM tools: test/bats/kaldi-ubm.bats with
 #     GSEL_DEVICE=cuda (its device test: the acc_gselect op,
 #     kernels/cuda/gselect.cu, and the tools' CUDA paths vs the CPU
 #     reference and Kaldi; the file's other tests run on the CPU), and the
@@ -207,7 +207,7 @@ else
   notok "missing $yn (set GH_SHARED)"
 fi
 
-# 7. speaker adaptation (issue 12): gmm-est-fmllr / gmm-adapt-map, statistics by
+# 7. speaker adaptation: gmm-est-fmllr / gmm-adapt-map, statistics by
 # the CUDA E-step vs the CPU one (AMI global GMM per speaker and per utterance,
 # also vs Kaldi's transforms; the yes/no .mdl with pdf alignments).
 fx=$D/kaldi-fixtures
@@ -237,7 +237,7 @@ if [ -f "$yn" ]; then
   if r=$(cmp_nums "$tmp/ynmap.cuda" "$tmp/ynmap.cpu" 1e-4); then ok "gmm-adapt-map with alignments (yes/no .mdl) cuda vs cpu ($r)"; else notok "gmm-adapt-map yes/no cuda vs cpu ($r)"; fi
 fi
 
-# 5. GEMM forms and reproducibility (kernels/cuda/cuda-gemm.cu, issue 8):
+# 5. GEMM forms and reproducibility (kernels/cuda/cuda-gemm.cu):
 #    gmm-score-gpu through the GEMM forms (forced: GH_CUDA_SCORE=gemm) in
 #    fp32 and 3xTF32 vs Kaldi's own frame likelihoods on real AMI MFCCs;
 #    two runs of gmm-est-gpu --device=cuda write byte-identical models (full
@@ -249,8 +249,8 @@ fi
 #    other chunks round otherwise.  On this data the GPU E-step's own error
 #    against the double reference (cpu-ref) is 1.7e-4 (full) and 1.2e-5
 #    (diag) of 1 + |x|; the 3-job sums differed from the 1-job ones by 9.4e-5
-#    and 1.5e-5 on an H200 (doc/perf.md, eighth session): 3e-4.  (With each
-#    job's own data mean as the centre, before the eighth session, 1.1e-4;
+#    and 1.5e-5 on an H200 (bench/RESULTS.md D16): 3e-4.  (With each
+#    job's own data mean as the centre 1.1e-4;
 #    with an unweighted mean of Gaussian means 2.2e-4.)
 for pr in fp32 tf32x3; do
   GH_CUDA_SCORE=gemm bin/gmm-score-gpu --device=cuda --precision=$pr "$D/kaldi-fixtures/ami-full16.fgmm" \
@@ -337,7 +337,7 @@ else notok "gmm-acc-stats-gpu --shrinkage-stats cuda vs cpu ($r)"; fi
 if r=$(python3 test/python/compare_models.py "$tmp/shr.cuda.mdl" "$tmp/shr.cpu.mdl" --rtol 1e-4 --cov-rtol 1e-3 2>&1); then
   ok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; else notok "gmm-est-gpu --shrink=lw cuda vs cpu ($r)"; fi
 
-# 9. gmm-train (issue 24): 1 process = gmm-est-gpu, cuda vs cpu, streamed = resident,
+# 9. gmm-train: 1 process = gmm-est-gpu, cuda vs cpu, streamed = resident,
 #    and with 2+ GPUs 2 ranks vs 1, NCCL vs MPI (test/gpu-train.sh).
 out=$(test/gpu-train.sh 2>&1)
 echo "$out" | grep -E '^(ok|not ok) '
@@ -364,7 +364,7 @@ else
   notok "bats is not installed: test/bats/kaldi-ubm.bats, kaldi-sid.bats not run on CUDA"
 fi
 
-# 11. hmm-train (issue 24): cuda vs cpu (BW, Viterbi), resident vs the per-iteration
+# 11. hmm-train: cuda vs cpu (BW, Viterbi), resident vs the per-iteration
 #     recipe loop, 2 ranks vs 1 where there are 2 GPUs (test/gpu-hmm-train.sh).
 out=$(test/gpu-hmm-train.sh 2>&1)
 echo "$out" | grep -E '^(ok|not ok) |^# '

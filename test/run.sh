@@ -19,7 +19,7 @@ run_unit() {
   local out rc p f k
   if [ -n "${GH_SANITIZED:-}" ] && [ "$(basename "$t")" = test_opencl ]; then
     # PoCL's worker threads crash LeakSanitizer's stop-the-world tracer at exit ("Tracer caught
-    # signal 11"; seen twice in this session's make test): test_opencl runs with AddressSanitizer's
+    # signal 11"; seen in two runs of make test): test_opencl runs with AddressSanitizer's
     # memory checks and UBSan, without the leak check
     out=$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@" 2>&1); rc=$?
   else
@@ -69,7 +69,7 @@ if [ -n "${GH_SANITIZED:-}" ] && [ -n "${GH_SAN_LOGS:-}" ]; then
     fail=$((fail + 1)); echo "not ok - sanitizer report $r:"; head -30 "$r"
   done
 fi
-# Hardening (issue 7, doc/reliability.md): the whole suite again under
+# Hardening (doc/reliability.md): the whole suite again under
 # ASan+UBSan+LSan, the fuzz regression inputs, and a short run of every fuzz
 # harness.  GH_HARDENING=0 skips it (make test-asan sets it for its own run).
 hard() { # NAME CMD...: one test line per hardening step

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
    * One Gaussian per pdf and no EM iterations (a flat start) is host work
    * whatever the device (the k-means of one centre gives the same bits
    * everywhere): the device is not started, which on a GPU would cost more
-   * than the job (0.3 s on an H200, doc/perf.md nineteenth session). */
+   * than the job (0.3-0.5 s on an H200, bench/RESULTS.md D35). */
   const int device_work = num_gauss > 1 || num_iters > 0;
   gh_backend_check_name(device);
   gh_backend_start *bs = device_work ? gh_backend_create_begin(device) : NULL;

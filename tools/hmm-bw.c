@@ -1,5 +1,5 @@
 /* hmm-bw -- Baum-Welch E-step (forward-backward, Rabiner 1989 eqs. 24-27,
- * 36-38) batched over utterances on the backend (hmm_fb; cuHMM, seed 004):
+ * 36-38) batched over utterances on the backend (hmm_fb; Liu 2009, cuHMM):
  * per-frame pdf posteriors, transition counts, and optionally the
  * re-estimated HMM set (eqs. 40a-b). */
 #include <math.h>

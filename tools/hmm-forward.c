@@ -1,6 +1,6 @@
 /* hmm-forward -- total log-likelihood of each utterance under each HMM of a
  * set (forward algorithm, Rabiner 1989 eqs. 19-21), batched over utterances
- * on the backend (kernels/backend.h hmm_forward; cuHMM, seed 004). */
+ * on the backend (kernels/backend.h hmm_forward; Liu 2009, cuHMM). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* hmm-viterbi -- best state path per utterance (Viterbi, Rabiner 1989 eqs.
- * 30-35), batched over utterances on the backend (hmm_viterbi; cuHMM,
- * seed 004), written as Kaldi int32-vector alignments. */
+ * 30-35), batched over utterances on the backend (hmm_viterbi; Liu
+ * 2009, cuHMM), written as Kaldi int32-vector alignments. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@ float64, numpy), for M = 40, 25, 20, 15.
   copy-feats scp:SOME.scp ark,t:feats.txt
   bench/experiments/cand-count.py model.txt feats.txt
 
-(doc/perf.md, fourteenth session: the 512-full UBM of bench/train.sh.)
+(bench/RESULTS.md D40: the 512-full UBM of bench/train.sh.)
 """
 import re
 import sys

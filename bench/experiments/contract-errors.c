@@ -9,7 +9,7 @@
  * Build (repository root, after make):
  *   cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -Ikernels bench/experiments/contract-errors.c \
  *      build/libgmmhmm-kernels.a build/libgmmhmm.a -fopenmp $(make -s print-ldlibs) -o build/contract-errors
- * Usage: build/contract-errors <model>   (doc/perf.md, twenty-second session:
+ * Usage: build/contract-errors <model>   (bench/RESULTS.md M2:
  * a 250-pdf x 16 full model from gmm-init on bench/gen-feats.c data) */
 #include <stdio.h>
 #include <stdlib.h>

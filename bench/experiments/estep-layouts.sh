@@ -2,8 +2,8 @@
 # Run on the GPU machine from the repository root (OUT: a folder for the logs).  Builds the
 # E-step as measured (kernels/cuda/cuda-gemm.cu of commit 9c30882, before the split-K rule; the
 # patch applies to it) and its K-major variant (estep-kmajor.patch), times both (bench-em) and
-# prints per-kernel times (ncu); restores kernels/cuda/cuda-gemm.cu at the end.  doc/perf.md,
-# third session.  base = frame-major statistics operands; kmajor = the patch.
+# prints per-kernel times (ncu); restores kernels/cuda/cuda-gemm.cu at the end (an experiment not
+# kept; its figures are in the git history of doc/perf.md).  base = frame-major statistics operands; kmajor = the patch.
 set -u
 git show 9c30882:kernels/cuda/cuda-gemm.cu > kernels/cuda/cuda-gemm.cu || exit 1
 summ() { python3 - "$1" <<'PY'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# kmeans-cpu.sh -- the CPU speed-up of gmm-init's k-means distances (issue 24
-# item 5; doc/gmm-init.md quotes it): bench/experiments/kmeans-cpu.c times the
+# kmeans-cpu.sh -- the CPU speed-up of gmm-init's k-means distances
+# (doc/gmm-init.md quotes it): bench/experiments/kmeans-cpu.c times the
 # CPU implementation of the kmeans ops (kernels/cpu/kmeans.c) against the plain
 # loop gmm-init ran before, one thread (OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1;
 # set them to compare with threads), and checks the same bits; then gmm-init

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/experiments/read-speed.sh -- how fast gh_data_load reads a job's
-# features (doc/perf.md, eighth session, "The shard's reading"): 1M frames x
+# features (bench/RESULTS.md D17): 1M frames x
 # 40 from bench/gen-feats.c, a 1-Gaussian model so that the read is most of
 # the run, gmm-acc-stats-gpu --device=cpu on the scp (read by index, in
 # parallel) and on the archive (sequential reader), wall seconds of five

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/experiments/score-pipeline.sh -- gmm-score-gpu's pipeline start and
-# end (doc/perf.md, tenth session): OLD_BIN (another build's tools, e.g. of
+# end (bench/RESULTS.md D20): OLD_BIN (another build's tools, e.g. of
 # 084bee5, before the tail batches and the early threads) against this
 # tree's bin/, alternating, ROUNDS rounds.  1M frames x 40 from
 # bench/gen-feats.c in the page cache and a random UBM of 2048 diagonal

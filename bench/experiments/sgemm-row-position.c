@@ -4,7 +4,7 @@
  * C that differ from row 0, and compares row 0 of an A that holds the row
  * only at row 0 (rows 1.. zero).  kernels/cpu/cpu-blas.c's scoring relies on
  * the first; OpenBLAS 0.3.21's AVX2 kernels (Haswell, Zen) break it
- * (doc/perf.md, twenty-second session: 126 of 255 rows differ at N = 16, K =
+ * (bench/RESULTS.md D39: 126 of 255 rows differ at N = 16, K =
  * 27 on an AMD EPYC; OPENBLAS_CORETYPE=Sandybridge: none).
  * Build: cc -O2 bench/experiments/sgemm-row-position.c -o build/sgemm-row-position -lblas
  * Usage: build/sgemm-row-position N K   (e.g. 16 27: 16 diagonal Gaussians, D = 13) */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/experiments/small-job-start.sh -- what a small CUDA job pays to start
-# (doc/perf.md, ninth session, "A CUDA process's start, measured again"):
+# (bench/RESULTS.md D21, D22):
 # bench/cuda-startup.cu three times and two at once, then gmm-score-gpu
 # (80 pdfs x 8 diagonal Gaussians, the Arabic recipe's shape) and
 # gmm-acc-stats-gpu (1 x 8) on 100,000 frames x 39 from bench/gen-feats.c,

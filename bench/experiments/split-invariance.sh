@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# bench/experiments/split-invariance.sh -- the eighth session's diagnosis of
-# --nj N against --nj 1 on a GPU (doc/perf.md, "N-job models against 1-job
-# models"): on a machine with 2 GPUs, from the repository root, tools built.
+# bench/experiments/split-invariance.sh -- the diagnosis of --nj N against
+# --nj 1 on a GPU (bench/RESULTS.md D16): on a machine with 2 GPUs, from the repository root, tools built.
 #  1. synthetic 2M x 40, 512 full Gaussians (bench/gen-feats.c, gmm-init):
 #     accumulators of 1 job against the sum of 2 jobs (utils/split_data.sh,
 #     one job per GPU), with --precision=auto and fp32, and the CPU backend's

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The statistics GEMM's split-K slice count against the E-step time (doc/perf.md,
-# third session): GH_CUDA_SPLITK=k sets the largest number of slices (the rule:
+# The statistics GEMM's split-K slice count against the E-step time (bench/RESULTS.md
+# D2): GH_CUDA_SPLITK=k sets the largest number of slices (the rule:
 # kernels/cuda/cuda-gemm.cu GG_MIN_SLICES).
 # Run on the GPU machine from the repository root; OUT: a folder for the logs.
 make -j16 build/libgmmhmm-kernels.a build/libgmmhmm.a >${OUT:-/tmp}/build.log 2>&1 || { tail -20 ${OUT:-/tmp}/build.log; exit 1; }

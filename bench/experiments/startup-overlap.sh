@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/experiments/startup-overlap.sh -- the backend started on a thread
 # while gmm-acc-stats-gpu / gmm-est-gpu read their data, and the staged
-# upload (doc/perf.md, ninth session): OLD_BIN (another build's tools, e.g.
+# upload (bench/RESULTS.md D22): OLD_BIN (another build's tools, e.g.
 # of 0c89913, before the change) against this tree's bin/, on one GPU.
 # 2M frames x 40 from bench/gen-feats.c and a 512-Gaussian full model:
 # gmm-acc-stats-gpu on all of it and on a twentieth (102 utterances), three

@@ -1,4 +1,4 @@
-"""(Copied from ../shared/peers/ -- the peer of issue 8's figures; bench/run.sh runs it.)
+"""(Copied from ../shared/peers/ -- the peer of the EM rows of bench/RESULTS.md; bench/run.sh runs it.)
 The strongest plain-PyTorch EM a GPU user would write: expanded features [1, x, vech(xx')] (full) or [1, x, x^2]
 (diag), so that the E-step log-likelihoods AND the sufficient statistics are each one fp32 GEMM per chunk.
 Times one EM iteration for the shapes given; prints JSON.

@@ -120,8 +120,8 @@ static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->Ld); fre
  * count; test/bats/score.bats, train.bats).  OpenBLAS's AVX2 kernels
  * (Haswell, Zen) also round a row by its position in the tile: 126 of 256
  * copies of one row differed in their last bits in an SGEMM of 256 x 16 x
- * 27 on an AMD EPYC (bench/experiments/sgemm-row-position.c; doc/perf.md,
- * twenty-second session), and a frame's
+ * 27 on an AMD EPYC (bench/experiments/sgemm-row-position.c; bench/RESULTS.md
+ * D39), and a frame's
  * scores with the batch size, by up to 5e-5 nats on the AMI fixture
  * (within the numerical contract's 5e-4).  The fixed blocks of the resident
  * trainers (lib/train) put every frame at the same place whatever R, so

@@ -17,7 +17,7 @@
  * Per-pdf log-likelihood: log-sum-exp over the pdf's Gaussians (max + log
  * sum exp(ll - max)).
  *
- * E-step (Araújo et al., seed 002, eq. for gamma; Kaldi AccumDiagGmm /
+ * E-step (Araújo et al. 2014, eq. for gamma; Kaldi AccumDiagGmm /
  * AccumFullGmm): for a pair (x, pdf, w), gamma_g = w exp(ll_g - lse), then
  * occ_g += gamma_g, mean_g += gamma_g x, var_g += gamma_g x.^2 (diag) or
  * gamma_g x x' (full, packed lower triangle), all in double.

@@ -303,7 +303,7 @@ k_lse_warp(const T *__restrict__ L, long long Gt, const long long *__restrict__ 
  * rows G..ld-1 zeroed, tot[r] = w_r lse_r (0 when every Gaussian is -inf).
  * NV > 0: G <= 32 NV, the row held in registers and read once; NV = 0: any
  * G, the row read three times (UBM 1 x 1024 full EM on an H200: 12.75 ms
- * with NV = 0, 12.38 with 32; doc/perf.md, fifth session). */
+ * with NV = 0, 12.38 with 32; bench/RESULTS.md D8). */
 template <int NV, typename T>
 __global__ void __launch_bounds__(256)
 k_post(T *__restrict__ L, float *__restrict__ Rs, int G, int ld, int n, const float *__restrict__ w,
@@ -631,7 +631,7 @@ __device__ __forceinline__ void block_sum_fixed(const double *__restrict__ v, lo
 /* Partial sums of gg_sum_into for long vectors: block b sums
  * v[b chunk, min(n, (b + 1) chunk)) into g_sum_part[b]; k_sum_into then adds
  * the parts in block order.  (One block over 262,144 values took 76 us of a
- * 4.0 ms UBM EM iteration on an H200; doc/perf.md, tenth session.)  The
+ * 4.0 ms UBM EM iteration on an H200; bench/RESULTS.md D19.)  The
  * scratch is a device global: gg_sum_into is for the default stream only. */
 #define SUM_PARTS 128
 __device__ double g_sum_part[SUM_PARTS];
@@ -749,7 +749,7 @@ const double *gg_model_centre(const gg_model *m) { return m->model_centre; }
  * dimension and C's contiguous dimension are multiples of 8.  cuBLAS picks
  * Ampere "align1" kernels when G is not a multiple of 4: on the H200 the
  * E-step of 505 full Gaussians (D = 40) took 0.49 s for 8 M frames, 2.0x
- * the per-frame time at G = 500 (doc/perf.md, thirteenth session).  Rows
+ * the per-frame time at G = 500 (bench/RESULTS.md D23).  Rows
  * G..Gp-1 of a pdf are the next pdf's (or these zeros): k_post zeroes
  * their posteriors, and k_lse and k_acc_add never read them. */
 #define GG_ROW_TAIL 8
@@ -1168,7 +1168,7 @@ void gg_loglikes(gg_ctx *g, gg_model *m, const float *dX, int Dp, int64_t n, flo
   }
   if (gg_model_tc(m, prec)) {
     /* the warpgroup kernels only when forced (GH_CUDA_WG=1: tests): k_tc_lse
-     * scores faster (0.53 against 0.62 ms at 1 x 2048; doc/perf.md, fifth session) */
+     * scores faster (0.53 against 0.62 ms at 1 x 2048; bench/RESULTS.md D9) */
     if (prec != GH_PREC_TF32 && gw_mode() == 1 && row_pad(m->D, 0) <= GW_MAX_EP) loglikes_wg(g, m, dX, Dp, n, dOut);
     else loglikes_tc(g, m, dX, Dp, n, dOut, prec);
     return;
@@ -1281,7 +1281,7 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
  * UBM's statistics GEMM (1 x 1024 full D=40 on an H200: E-step 14.3 /
  * 14.4 / 16.1 ms with 2 / 3 / 5 slices, 12.3-12.4 with 8, 12 or 20; 500k
  * x 128 full D=36: 10.0 / 7.3 / 7.6 / 5.1 / 4.4 / 4.2 ms with 2 / 3 / 5
- * / 8 / 12 / 20, 4.2 with the rule's 44; doc/perf.md, third session). */
+ * / 8 / 12 / 20, 4.2 with the rule's 44; bench/RESULTS.md D2). */
 static long long splitk_slices(const gg_ctx *g, int G, int E) {
   const long long tiles = (long long)((E + 127) / 128) * ((G + 127) / 128);
   long long nsl_max = (2 * g->sms + tiles - 1) / tiles;

@@ -37,8 +37,8 @@ typedef struct gg_model gg_model; /* expanded parameter rows of a GMM set */
 int gg_available(void);
 /* Starts loading cuBLAS on a thread of its own (once per process), so that
  * the library's ~50 ms dlopen runs while the CUDA context is created
- * (gh_backend_cuda_new) instead of in the first model upload (doc/perf.md,
- * tenth session).  Does nothing when no thread can be started. */
+ * (gh_backend_cuda_new) instead of in the first model upload (bench/RESULTS.md
+ * D21).  Does nothing when no thread can be started. */
 void gg_preload(void);
 gg_ctx *gg_ctx_new(void);
 void gg_ctx_free(gg_ctx *g);
@@ -79,7 +79,7 @@ int gg_model_gauss(const gg_model *m, int p);
 int64_t gg_model_total_gauss(const gg_model *m);
 int gg_model_full(const gg_model *m, int p);
 
-/* Resolves GH_PREC_AUTO (measured on an H200, doc/perf.md 2026-11-23):
+/* Resolves GH_PREC_AUTO (measured on an H200, bench/RESULTS.md D3):
  * with `cols` output columns (Gaussians: all of them when scoring, the
  * pdf's in the E-step) and `depth` expanded features (padded E): TF32X3
  * when cols >= GG_SPLIT_MIN_COLS and depth >= GG_SPLIT_MIN_DEPTH
@@ -101,7 +101,7 @@ int gg_resolve_precision(int prec, int64_t cols, int depth);
  * pdf) at least min_gauss Gaussians, at any precision but FP32 (AUTO and
  * TF32X3: 3xTF32; TF32: one TF32 product); FP32 keeps the cuBLAS SGEMM
  * forms.  GH_CUDA_TC=0|1 forces the choice (benchmarks, tests).
- * Thresholds measured on an H200 (doc/perf.md, fourth session): scoring
+ * Thresholds measured on an H200 (bench/RESULTS.md D5): scoring
  * GG_TC_MIN_GAUSS (5000 pdfs x 64 diag D=36: 5.7 ms against 7.8 for the
  * fused kernel; x 32: 5.5 against 4.0), the E-step
  * GG_TC_MIN_ESTEP_GAUSS (262k frames, D=40: 64 Gaussians 0.70 ms against

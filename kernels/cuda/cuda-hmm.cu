@@ -4,7 +4,7 @@
  * equations: doc/hmm.md; design and speeds: doc/kernels.md, "HMM kernels
  * (CUDA)").
  *
- * Mapping (Liu, cuHMM, seed 004, Sec. 3: one time step of all sequences and
+ * Mapping (Liu 2009, cuHMM, Sec. 3: one time step of all sequences and
  * all states in parallel, each state a log-sum-exp / max over its incoming
  * arcs): ONE THREAD BLOCK PER UTTERANCE, threads over the utterance's states
  * (thread k owns states k, k + blockDim, ...), the block loops over the
@@ -44,7 +44,7 @@
  * alpha output): hmm_forward and hmm_viterbi take the dense batched path
  * below ("dense batched path"): one GEMM (forward) or max-plus product
  * (Viterbi) per frame over all running sequences; rule and figures in
- * doc/kernels.md "Dense graphs" and doc/perf.md.
+ * doc/kernels.md "Dense graphs" and bench/RESULTS.md B6-B9.
  *
  * Every CUDA call is checked; failures die with the call and CUDA's message.
  */
@@ -934,7 +934,7 @@ __global__ void k_vit_pairs(HArrays g, const UDesc *__restrict__ ud, const int *
 /* ------------------------------------------------- dense batched path
  * For a batch whose utterances all use ONE graph that is dense (S >= 64 and
  * A >= S^2/4: ergodic models, cuHMM's and the PyTorch peer's shapes), each
- * time step of all M sequences is one matrix product (Liu, cuHMM, seed 004:
+ * time step of all M sequences is one matrix product (Liu 2009, cuHMM:
  * "one time step of all sequences as a matrix product"): the rows of the
  * M x S matrix alpha (or delta) are the sequences, sorted by length, longest
  * first, so the sequences still running at frame t are the first M_t rows
@@ -1533,7 +1533,7 @@ static int cmp_udesc(const void *a, const void *b) {
 /* a[0 .. n) in cmp_udesc's order (a total order: u is unique), by a
  * counting sort on T when the longest utterance is short beside n (a
  * block of hmm-train: 6,500 utterances of ~40 frames; qsort took ~0.9 ms
- * of it, per block and iteration, doc/perf.md eighteenth session), else
+ * of it, per block and iteration, bench/RESULTS.md D30), else
  * qsort.  Input in ascending u, as hmm_run fills it. */
 static void sort_udesc(UDesc *a, int n) {
   int maxT = 0;
@@ -2676,8 +2676,8 @@ static void dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, int 
 
 /* The dense scaled forward's arithmetic for S states at the backend's
  * --precision prec: FP32, TF32X3 or TF32 as asked; AUTO: TF32X3 from
- * HMM_SPLIT_MIN_S states, else FP32.  Measured on an H200 (doc/perf.md,
- * ninth session; 256 sequences x 100 frames, time / max |log P - ref| /
+ * HMM_SPLIT_MIN_S states, else FP32.  Measured on an H200 (bench/RESULTS.md
+ * D18; 256 sequences x 100 frames, time / max |log P - ref| /
  * |log P| against the CPU double reference): S = 4096 fp32 19.6 ms 5.9e-9,
  * tf32x3 11.4 ms 4.1e-5, tf32 6.0 ms 5.2e-5; S = 2048 6.44 / 5.27 ms;
  * S = 1024 2.80 / 2.51 ms (3.6e-8 in test_hmm_cuda); S = 512 (512

@@ -1,5 +1,5 @@
-/* cuda-mstep.cu -- the EM M-step on the GPU (backend.h mstep, model_fetch;
- * issue 8 item 3: the EM loop stays on the device).
+/* cuda-mstep.cu -- the EM M-step on the GPU (backend.h mstep, model_fetch:
+ * the EM loop stays on the device).
  *
  * From the device accumulators of a model (cuda.cu's E-step: per Gaussian
  * [occupancy, first order, second order] in double, uncentred) to the new

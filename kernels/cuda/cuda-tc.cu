@@ -46,8 +46,8 @@ extern "C" {
  * Gaussians), 2 warps along the Gaussians: MT = 2 (4 x 2 warps, 256
  * threads) by default, MT = 4 (2 x 2 warps, 128 threads) with
  * GH_CUDA_TC_LSE=4 (slower on an H200: 21.7 against 19.5 ms for the
- * 5000 x 256 diag scoring, with the code of 19c666c; doc/perf.md, fourth
- * session). */
+ * 5000 x 256 diag scoring, with the code of 19c666c; bench/RESULTS.md
+ * D6). */
 #define LSE_BM 128 /* frames per k_tc_lse block */
 #define LSE_BN 64  /* Gaussians per k_tc_lse tile */
 #define LSE_WM(MT) (LSE_BM / (16 * (MT)))

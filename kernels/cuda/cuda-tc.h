@@ -6,7 +6,7 @@
  * matrix L = Xe A^T to memory and read it back for the per-pdf log-sum-exp
  * (scoring) or the posteriors and the statistics (E-step).  With diagonal
  * covariances the inner dimension is only E = 1 + 2D, so that traffic, not
- * the arithmetic, bounds those paths (doc/perf.md, third session: 8.4 GB
+ * the arithmetic, bounds those paths (bench/RESULTS.md D4: 8.4 GB
  * per iteration for a 1 x 2048 UBM at 262k frames).  These kernels keep L on
  * the chip: tiles of L are computed with TF32 tensor-core instructions
  * (mma.sync m16n8k8) from operands in shared memory and consumed in the
@@ -60,7 +60,7 @@ static __device__ __forceinline__ uint32_t gt_to_tf32(float x) {
  * fp32), passed to the tensor cores as it is: they read the top 19 bits of
  * a TF32 operand, so small is cut to TF32 there -- a relative error below
  * 2^-21 of x, one instruction fewer than rounding it (issue slots bound
- * these kernels: doc/perf.md, fourth session). */
+ * these kernels: bench/RESULTS.md D6). */
 static __device__ __forceinline__ void gt_split_tf32(float x, uint32_t &big, uint32_t &small) {
   big = gt_to_tf32(x);
   small = __float_as_uint(x - __uint_as_float(big));

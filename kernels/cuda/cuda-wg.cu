@@ -36,13 +36,13 @@
  *              sets: the next tile is split while this one's product runs);
  *              L read from global memory into registers in the fragment
  *              order above, one tile ahead; R = w exp(L - lse) in
- *              registers, S += R^T Xe (wgmma, R from registers).  (Until
- *              the sixth session this kernel computed L^T again from the
- *              model's rows, half its tensor work.)
- * Every configuration tried on the way (software pipelining within a
+ *              registers, S += R^T Xe (wgmma, R from registers).  (Computing
+ *              L^T again from the model's rows instead was half its
+ *              tensor work: bench/RESULTS.md D12.)
+ * Configurations measured and not kept (software pipelining within a
  * warpgroup, ping-pong between the two, pre-split and transposed frame
  * copies in global memory, independent warpgroups with the resident
- * operand in registers) is in doc/perf.md, fifth session, with its time.
+ * operand in registers): bench/RESULTS.md D11.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -152,7 +152,7 @@ template <int BF> static __device__ __forceinline__ int xt_off(int e, int f) {
  * rows are frames, K = EP).  All threads of the block; warp chunks of 8 rows x 4
  * columns, lane (row & 7 = lane / 4, column & 3 = lane % 4), a mapping
  * chosen to spread each warp's reads and writes over the 32 banks (ncu still
- * counts some conflicts: doc/perf.md).  src in global or shared memory. */
+ * counts some conflicts).  src in global or shared memory. */
 template <int R, int K, int BF>
 static __device__ __forceinline__ void split_tile(const float *src, long long ld, int valid, float *big, float *small,
                                                   float *tb, float *ts) {
@@ -327,7 +327,7 @@ k_wg_stats(const float *__restrict__ Xe, int n, const float *__restrict__ ll, in
    * (lv[4 j + 2 h + q] = (Gaussian row + 8 h, frame 8 j + 2 t + q)), loaded
    * from global memory into registers one tile ahead (a warp's load reads 8
    * Gaussians x 4 frames, 32 bytes each; through shared memory by cp.async
-   * it was slower: doc/perf.md, sixth session) */
+   * it was slower: bench/RESULTS.md D12) */
   float lv[BF / 2];
   auto load_ll = [&](int i) {
     if (i >= ntiles) return;
@@ -470,7 +470,7 @@ static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(2 * WL_BM(Ep) *
  * four and two for rows of <= 88 floats, else three and two (H100, UBM
  * diag 2048 D=40, with the log-likelihoods through shared memory: EM 4.43
  * ms against 4.61 / 4.82 / 4.90 with 4 / 3 / 3 + ovl; in registers, as
- * now, 4.15-4.17; doc/perf.md, sixth session).  GH_CUDA_WG_STATS=<nw>[o]
+ * now, 4.15-4.17; bench/RESULTS.md D12).  GH_CUDA_WG_STATS=<nw>[o]
  * picks one for experiments where it is built (rows of 88 and 128 floats;
  * nw 4 for 88 only). */
 typedef struct { int nw, ovl; } stats_cfg;
@@ -491,7 +491,7 @@ int gw_slice_rows(int64_t n, int G, int Ep, int sms, int *nslices) {
   /* one block per SM at a time: at most two whole waves (the frames split
    * into nsl slices, gblocks x nsl <= 2 x sms; a few blocks more would
    * make a third wave: UBM diag 2048 D=60 on an H200, 16 x 17 blocks, 12.3
-   * ms per EM iteration against 9.6; doc/perf.md, fifth session) */
+   * ms per EM iteration against 9.6; bench/RESULTS.md D10) */
   int64_t nsl = 2LL * (sms > 0 ? sms : 1) / gblocks;
   if (nsl < 1) nsl = 1;
   int64_t rows = (n + nsl - 1) / nsl;

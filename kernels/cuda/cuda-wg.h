@@ -8,10 +8,10 @@
  * (wgmma.mma_async m64nNk8 TF32: one instruction per 64 x N x 8 product,
  * operands read by the tensor cores straight from shared memory, issued
  * asynchronously), which on an H200 leaves the SM's issue slots to the
- * exponentials (the mma.sync kernels were issue-bound: doc/perf.md, fourth
- * session).  For the E-step, gw_lse also writes L (one pdf's [n x G]
+ * exponentials (the mma.sync kernels were issue-bound: bench/RESULTS.md
+ * D6).  For the E-step, gw_lse also writes L (one pdf's [n x G]
  * log-likelihoods) and gw_post_stats reads it back instead of computing it
- * again (half of its tensor work; doc/perf.md, sixth session).  Precision:
+ * again (half of its tensor work; bench/RESULTS.md D12).  Precision:
  * 3xTF32 only (a_s b + a b_s + a b, Ootomo & Yokota 2022), fp32-level
  * error; the operands come split into TF32 big + small parts (big rounded
  * to TF32, small = the remainder, which the tensor cores truncate to TF32).

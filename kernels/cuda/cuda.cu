@@ -3,7 +3,7 @@
  * Kernels (layouts and blocking are described in doc/kernels.md):
  *
  *  k_loglikes<TF, FULL>: the single fused likelihood kernel of Vaněk et al.
- *    (seed 000 Algorithm 1; seed 001 Sec. IV).  A thread block is
+ *    (2012a Algorithm 1; 2012b Sec. IV).  A thread block is
  *    PB = 64 pdfs ("states") x TF frames; one thread per pdf keeps TF
  *    running log-sums in registers, loops over its pdf's Gaussians and, per
  *    Gaussian, over the packed lower triangle of the inverse covariance in
@@ -14,8 +14,8 @@
  *    trick: c_ii = -0.5 P_ii, c_ij = -P_ij (off-diagonals doubled), so
  *      ll_g(x) = gconst_g + sum_i x_i (b_i + sum_{j<=i} c_ij x_j)
  *    (Kaldi's natural form, lib/gmm/gmm.h; b = means_invvars).  Pdfs are sorted
- *    by (covariance type, number of Gaussians) into 64-pdf blocks (seed 000
- *    Sec. IV.C), so a block is homogeneous in type and nearly so in the
+ *    by (covariance type, number of Gaussians) into 64-pdf blocks (Vaněk et
+ *    al. 2012a Sec. IV.C), so a block is homogeneous in type and nearly so in the
  *    Gaussian count; each thread loops over its own Gaussian count.  Log-add
  *    is the running max + scaled sum form (one exp per Gaussian per frame).
  *    grid = (frame blocks, pdf blocks): consecutive blocks share one pdf
@@ -26,13 +26,13 @@
  *    k_combine log-adds each split pdf's segments into the output.  Only
  *    when that cuts the issued work by a quarter; else nothing changes.
  *
- *  k_estep_post: E-step posteriors (Araújo et al., seed 002, the p- and
+ *  k_estep_post: E-step posteriors (Araújo et al. 2014, the p- and
  *    p^- kernels fused): one block per task (<= SEG or SEG_DIAG pairs of one pdf), one
  *    warp per (frame, pdf, weight) pair, lanes over the pdf's Gaussians,
  *    warp-shuffle log-sum-exp; writes gamma_g = w exp(ll_g - lse) and the
  *    task's sum of w*lse (summed over tasks in a fixed order).
- *  k_estep_stats: statistics (seed 002's mu- and Sigma-kernels as one
- *    reduction; the "V2"-like variant of Cook et al., seed 003): one block
+ *  k_estep_stats: statistics (Araújo et al.'s mu- and Sigma-kernels as one
+ *    reduction; the "V2"-like variant of Cook et al. 2011): one block
  *    per (task, chunk of the pdf's [G x E] statistic elements); threads own
  *    elements (occupancy, x_i, x_i x_j of the packed triangle, per
  *    Gaussian) and sum gamma * product over the task's pairs in double, with
@@ -420,8 +420,8 @@ __device__ __forceinline__ void stat_index(int e, int D, int full, int &i, int &
   j = q - r * (r + 1) / 2;
 }
 
-/* Statistics of the fused E-step (seed 002's mu- and Sigma-kernels as
- * one reduction; the "V2"-like variant of Cook et al., seed 003).  The
+/* Statistics of the fused E-step (Araújo et al. 2014's mu- and Sigma-kernels
+ * as one reduction; the "V2"-like variant of Cook et al. 2011).  The
  * task's pdf's [G x E] statistics (E = 1 + D + S: occupancy, x_i, x_i x_j
  * of the packed triangle) are cut into items (c, e): statistic e of the GC
  * Gaussians of chunk c (Gaussians c GC .. c GC + GC - 1), item q = c E + e.
@@ -434,7 +434,7 @@ __device__ __forceinline__ void stat_index(int e, int D, int full, int &i, int &
  * chunks: stats_launch) as doubles, converted once per block instead of
  * once per element: the conversions, three per element and pair, were by
  * the CUDA guide's rates about the whole time of the kernel that owned one
- * element per thread (doc/perf.md, twenty-second session).  Each element's sum is the same additions in the same order as
+ * element per thread (bench/RESULTS.md D37).  Each element's sum is the same additions in the same order as
  * that kernel's, so the same bits.  Written as Task says. */
 #define GC 8 /* Gaussians per thread of k_estep_stats */
 __global__ void __launch_bounds__(256)
@@ -548,8 +548,8 @@ typedef struct {
   long long seq, seq_timed;
   struct { long long first, last; cudaEvent_t done; } call[2]; /* chunks first .. last - 1 */
   int ninflight;
-  /* GH_CUDA_TIMELINE=<file>: one line per chunk (doc/perf.md, sixth
-   * session): the host's enqueue time, the upload's and the kernels' device
+  /* GH_CUDA_TIMELINE=<file>: one line per chunk (how the host wait of
+   * bench/RESULTS.md D15 was found): the host's enqueue time, the upload's and the kernels' device
    * start and end, in ms from evBase (recorded at the first chunk) */
   FILE *tl;
   cudaEvent_t evBase;
@@ -1116,9 +1116,9 @@ static gg_ctx *ctx_gg(cuda_ctx *c) {
   return c->gg;
 }
 
-/* Variant of the likelihood computation for model m (Cook et al.'s
- * variant selection, seed 003, by a fixed rule from the measurements in
- * doc/perf.md, so that the choice -- and so the output -- does not depend
+/* Variant of the likelihood computation for model m (Cook et al. 2011's
+ * variant selection, by a fixed rule from the measurements of
+ * bench/RESULTS.md D3 and D5, so that the choice -- and so the output -- does not depend
  * on timing noise): 1 = GEMM forms (cuda-gemm.cu), 0 = the fused kernel.
  * GEMM needs cuBLAS and one covariance type in the set, and is chosen for
  * at least GEMM_SCORE_MIN_GAUSS Gaussians in all when the covariances are
@@ -1150,15 +1150,15 @@ static int score_variant(cuda_ctx *c, cuda_model *m) {
   return gemm;
 }
 
-/* Chunk of the pipelined loglikes, frames (doc/perf.md, fourth session:
+/* Chunk of the pipelined loglikes, frames (bench/RESULTS.md D7:
  * 32,768 frames keep the UBM kernels' grids a full wave on an H200). */
 #define OVL_CHUNK 32768
 
 /* k_loglikes_narrow's frames per thread: 4, or $GH_CUDA_NARROW = 1|2|4|8|16
  * (benchmarks; the same bits whatever it is); 0 when GH_CUDA_NARROW=0 turns
  * the narrow kernel off.  tf = 4: a score group's segment (~26,000 frames)
- * fills 400 blocks, not 100 (hmm-train 8 M frames, H200, call 10 of
- * doc/perf.md's eighteenth session: scoring 0.0287 / 0.0235 / 0.0168 /
+ * fills 400 blocks, not 100 (hmm-train 8 M frames, H200, bench/RESULTS.md
+ * D29: scoring 0.0287 / 0.0235 / 0.0168 /
  * 0.0184 / 0.0197 s per iteration at tf 16 / 8 / 4 / 2 / 1). */
 static int narrow_tf(void) {
   const char *nw = getenv("GH_CUDA_NARROW");
@@ -1264,7 +1264,7 @@ static void cuda_loglikes_end(gh_backend *b) {
   if (c->ninflight == 0) return;
   /* the call's own event: evOut of its last chunk's parity may have been
    * recorded again by the next call's chunks (waiting on it held the scorer
-   * until the next call was nearly done: doc/perf.md, seventh session) */
+   * until the next call was nearly done: bench/RESULTS.md D15) */
   if (c->call[0].last > c->call[0].first) CK(cudaEventSynchronize(c->call[0].done));
   CK(cudaGetLastError());
   sum_chunk_times(b, c, c->call[0].last);
@@ -1415,7 +1415,7 @@ static void cuda_acc_zero(gh_backend *b, gh_dev_model *dm) {
  * features cached in xc stay valid across EM iterations.  A centre taken
  * from the model, not from the data, makes each frame's arithmetic the same
  * however the frames are split into jobs (--nj N against --nj 1: only the
- * summation order of the statistics differs; doc/perf.md, eighth session).
+ * summation order of the statistics differs; bench/RESULTS.md D16).
  * The caller's host pairs are read again by
  * the fused path (which builds its task lists on the host). */
 typedef struct {
@@ -1455,7 +1455,7 @@ static gh_dev_data *cuda_data_upload(gh_backend *b, const float *X, int32_t T, i
   /* frames, padded, through two page-locked staging buffers of 16 MB: one
    * is filled while the other's copy runs.  (One staging buffer of the whole
    * data page-locked 1.28 GB for 8M frames at D=40; page-locking costs ~1 s
-   * per 3 GB: doc/perf.md, seventh session.) */
+   * per 3 GB: bench/RESULTS.md D14.) */
   const size_t Dp = (size_t)d->Dp, total = (size_t)T * Dp;
   cudaError_t e = cudaMalloc((void **)&d->dX, (total ? total : 1) * sizeof(float));
   if (e != cudaSuccess)
@@ -1849,7 +1849,7 @@ static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, 
   CK(cudaGetLastError()); /* (the caller's CK_LAUNCH after its last batch) */
 }
 
-/* Which E-step a pdf takes (Cook et al.'s variant selection, seed 003, by
+/* Which E-step a pdf takes (Cook et al. 2011's variant selection, by
  * a fixed rule, as score_variant, so that the choice -- and so the bits --
  * depends on the model and the data block only): the GEMM forms
  * (cuda-gemm.cu, when cuBLAS is there) for a pdf whose uncentred fp32 form
@@ -1858,7 +1858,7 @@ static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, 
  * FUSED_DIAG_MAX_GAUSS Gaussians and fewer than FUSED_DIAG_MAX_PAIRS pairs,
  * the GEMM forms otherwise.  The GEMM E-step launches ~10 kernels per pdf;
  * an HMM-GMM block of 80 diagonal pdfs of 8 Gaussians (hmm-train) spent
- * most of its E-step launching them (doc/perf.md, seventeenth session).
+ * most of its E-step launching them (bench/RESULTS.md D25).
  * GH_CUDA_ESTEP=fused|gemm forces one path for every pdf that may take it
  * (benchmarks).  Both paths are bitwise reproducible. */
 #define GEMM_ESTEP_MIN_PAIRS SEG
@@ -1930,8 +1930,8 @@ static double cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   /* the fused pdfs: tasks of <= SEG (full) or SEG_DIAG (diagonal) pairs in pdf order, in batches.  A diagonal
    * pdf's task is cheap (G (1 + 2D) statistics), so short ones keep the GPU full: hmm-train's 80 pdfs of 8
    * Gaussians gave 160 blocks of 2,048 pairs per 262,144-frame block (GMM accumulation 0.043 s per 8 M-frame
-   * iteration; tasks of 1,024 / 512 / 256 pairs: 0.0255 / 0.0235 / 0.0193 s, H200, doc/perf.md eighteenth
-   * session).  GH_CUDA_ESTEP_SEG=N: tasks of N pairs for every pdf (benchmarks; the task size sets the order
+   * iteration; tasks of 1,024 / 512 / 256 pairs: 0.0255 / 0.0235 / 0.0193 s, H200, bench/RESULTS.md
+   * D28).  GH_CUDA_ESTEP_SEG=N: tasks of N pairs for every pdf (benchmarks; the task size sets the order
    * of the sums, so the bits). */
   const char *se = getenv("GH_CUDA_ESTEP_SEG");
   const int64_t seg_env = se && atoi(se) >= 64 && atoi(se) <= (1 << 20) ? atoi(se) : 0;
@@ -2180,8 +2180,8 @@ static int narrow_w_of(int count) { return count <= 8 ? 8 : count <= 16 ? 16 : 3
  * sub-models would take; scored from their views, subset_view, made at the
  * first use of a model's subset) are scored in ONE launch of
  * k_loglikes_narrow_segs per lane width: the score groups' ~26,000-frame
- * segments filled a fifth of an H200 each (doc/perf.md nineteenth
- * session); the others one call each.  The same bits either way. */
+ * segments filled a fifth of an H200 each (bench/RESULTS.md
+ * D36); the others one call each.  The same bits either way. */
 extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *segs, int32_t nseg, gh_dev_data *dd,
                                           float *out, int32_t ldo) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;

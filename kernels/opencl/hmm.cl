@@ -2,7 +2,7 @@
  * forward (log domain and Rabiner-scaled), Viterbi and forward-backward over
  * a batch of utterances, each with its own compiled graph (backend.h).
  *
- * Mapping (cuHMM, seed 004, Sec. 3): one work-group per utterance; work-item
+ * Mapping (Liu 2009, cuHMM, Sec. 3): one work-group per utterance; work-item
  * l owns states l, l + L, l + 2L, ... (L = local size, a power of two); the
  * work-group walks its own frames with one barrier per frame, so every state
  * of every utterance advances one time step in parallel.  Rows (alpha,

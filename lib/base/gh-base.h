@@ -155,7 +155,7 @@ int gh_isfinite_f(float x);
  * LAPACK on many small matrices (D x D per Gaussian, D <= ~100), where a
  * threaded BLAS spends more time waking its threads than computing: on the
  * 16-core H200 machine the M-step of 128 full Gaussians (D=36) took 13.7 ms
- * threaded (doc/perf.md); the CPU BLAS backend (kernels/cpu/cpu-blas.c)
+ * threaded (bench/RESULTS.md D1); the CPU BLAS backend (kernels/cpu/cpu-blas.c)
  * threads around its BLAS calls.  Returns 1 if OpenBLAS was found. */
 int gh_host_blas_serial(void);
 

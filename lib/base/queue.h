@@ -1,6 +1,6 @@
 /* queue.h -- a bounded blocking queue of pointers between threads, for the
- * tools' pipelines (read / compute / write overlapped, doc/perf.md "I/O
- * overlap"): one producer and one consumer per queue, FIFO order, so a
+ * tools' pipelines (read / compute / write overlapped; bench/RESULTS.md
+ * B12): one producer and one consumer per queue, FIFO order, so a
  * pipeline keeps its input order.  Built on POSIX threads.
  *
  * gh_queue_push blocks while the queue holds `capacity` items; gh_queue_pop

@@ -70,7 +70,7 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
   /* Kaldi's gmm-global-init-from-feats asserts num_frames >= 10 num_gauss
    * (InitGmmFromRandomFrames): Gaussians beyond frames / 10 would start
    * from splitting and EM would leave them untrained (below the minimum
-   * occupancy), a model that looks trained but is not (issue 25, ex. 9). */
+   * occupancy), a model that looks trained but is not. */
   if (o->min_frames_per_gauss > 0 && (double)M < (double)o->min_frames_per_gauss * (double)target)
     gh_die("%s: --num-gauss=%d needs at least %lld frames (%d per Gaussian, --min-frames-per-gauss, as Kaldi's "
            "gmm-global-init-from-feats), got %lld; %lld Gaussians would stay untrained: lower --num-gauss to "

@@ -101,7 +101,7 @@ static void unpack_sym_d(const double *packed, int32_t D, double *A) {
  * (Cholesky-Crout, sums in double): for the small matrices of GMMs (D <=
  * ~100) several times faster than LAPACKE's row-major dpotrf, whose
  * transposition copies and (with a threaded OpenBLAS) thread wake-ups
- * dominate there (doc/perf.md 2026-11-23, the M-step).  Returns 0, or k + 1
+ * dominate there (bench/RESULTS.md D1).  Returns 0, or k + 1
  * if the leading minor of order k + 1 is not positive definite (LAPACK's
  * info convention). */
 static int chol(double *A, int32_t D) {
@@ -231,7 +231,7 @@ int gh_gmm_set_moments(gh_gmm *g, const double *weights, const double *means, co
       /* b = P_f mu with P_f the stored (float) inverse covariance, so that
        * P_f^-1 b is the mean up to b's own rounding; with the double
        * inverse the implied mean would be off by ~ cond(P) 6e-8 |mu|
-       * (issue 25, example 12; doc/reliability.md) */
+       * (doc/reliability.md) */
       for (int32_t i = 0; i < D; ++i) {
         double s = 0;
         for (int32_t j = 0; j < D; ++j) s += (double)(float)A[(size_t)i * D + j] * means[(size_t)k * D + j];

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Three stages, overlapped (doc/perf.md "I/O overlap"): a reader thread
+/* Three stages, overlapped (bench/RESULTS.md B12): a reader thread
  * parses utterances into batches of about --batch-frames frames, the main
  * thread scores batches while the reader fills the next, and a writer
  * thread writes the scored batches' matrices.  The scorer keeps two batches
@@ -133,8 +133,8 @@ static float *batch_add(pipeline *pl, batch *bt, const char *key, int32_t rows) 
 /* Batches start at an eighth of --batch-frames (at least 4096 frames) and
  * grow by half, so that the scorer starts on a small first batch instead of
  * waiting for a whole one; each batch is read while the one before, two
- * thirds its size, is scored (the parallel reader alone runs at ~1.2x the
- * UBM diag kernel's rate on an H100 host: doc/perf.md, sixth session). */
+ * thirds its size, is scored (the tool's own path alone runs at ~1.2x the
+ * UBM diag kernel's rate: bench/RESULTS.md D13). */
 static int32_t first_target(int32_t batch_frames) { return batch_frames / 8 > 4096 ? batch_frames / 8 : batch_frames < 4096 ? batch_frames : 4096; }
 static void next_target(pipeline *pl) {
   const int64_t t = (int64_t)pl->target * 3 / 2;
@@ -145,7 +145,7 @@ static void next_target(pipeline *pl) {
  * down to the first batch's size, so that what the scorer has left to do
  * after the last read is a small batch, not a whole one: with whole batches
  * the last 32 MB batch's kernels (~1.9 ms of a 1M-frame UBM diag run on an
- * H200) came after everything else (doc/perf.md, tenth session). */
+ * H200) came after everything else (bench/RESULTS.md D20). */
 static void tail_target(pipeline *pl, int64_t remaining_bytes) {
   const int64_t left = remaining_bytes / (4 * (int64_t)(pl->D > 0 ? pl->D : 1)), low = first_target(pl->batch_frames);
   if (left >= 2 * (int64_t)pl->target) return;
@@ -430,7 +430,7 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
      * pdfs: output batches of ~32 MB (1024 to 16384 frames), so that the
      * page-locked output buffers are few and small: page-locking runs at
      * ~3 GB/s (three 410 MB buffers took ~400 ms of a 0.65 s run at 5000
-     * pdfs, doc/perf.md seventh session), and a call of 1,677 frames x
+     * pdfs, bench/RESULTS.md D14), and a call of 1,677 frames x
      * 80,000 Gaussians still fills the GPU. */
     const int64_t in = (8 << 20) / (D > 0 ? D : 1), out = (8 << 20) / P;
     batch_frames = P <= 64 ? (in > 262144 ? 262144 : in < 16384 ? 16384 : (int32_t)in)
@@ -478,7 +478,7 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
   /* The threads start before the set-up below and wait for the batches,
    * which go to free_b when the pipeline starts: started with it, the reader
    * took its first batch 0.6-1 ms into a 12 ms pipeline on the H200 host
-   * (doc/perf.md, tenth session).  The reader first, then the copy threads. */
+   * (bench/RESULTS.md D20).  The reader first, then the copy threads. */
   if (pthread_create(&reader, NULL, pl.sc ? reader_par_main : reader_main, &pl))
     gh_die("cannot start the reader thread");
   for (int i = 0; i < pl.io_threads; ++i)

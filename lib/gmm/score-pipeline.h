@@ -2,7 +2,7 @@
  * archive under a GMM set, streamed through a backend (kernels/backend.h)
  * in batches, with reading, scoring and writing overlapped (the pipeline
  * behind tools/gmm-score-gpu: Kaldi's gmm-compute-likes /
- * fgmm-global-get-frame-likes; doc/perf.md "I/O overlap").
+ * fgmm-global-get-frame-likes; bench/RESULTS.md B12).
  *
  * Stages: a reader thread parses utterances into batches of about
  * batch_frames frames (for a plain binary archive file, one scanning thread

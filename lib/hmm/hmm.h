@@ -225,7 +225,7 @@ void gh_hmm_update_opts_default(gh_hmm_update_opts *o);
 int64_t gh_hmm_update(gh_hmm_set *s, const gh_hmm_accs *a, const gh_hmm_update_opts *o, int64_t *num_kept);
 
 /* ---------------- emissions ---------------- */
-/* Discrete emissions (cuHMM, seed 004): read a Kaldi matrix B (pdfs x
+/* Discrete emissions (Liu 2009, cuHMM): read a Kaldi matrix B (pdfs x
  * symbols, probabilities, rows summing to 1; text or binary) and store
  * log B in logB.  Dies naming the file on a negative or non-finite entry. */
 void gh_hmm_read_discrete(const char *rxfilename, gh_matrix *logB);
@@ -319,7 +319,7 @@ typedef struct {
 int32_t gh_hmm_batcher_fill(gh_hmm_batcher *bt, gh_hmm_input *in, int64_t batch_frames,
                             const gh_hmm_transcripts *tr, int64_t *num_err);
 
-/* The same loop with reading overlapped (doc/perf.md "I/O overlap"): a
+/* The same loop with reading overlapped (as gmm-score-gpu's: bench/RESULTS.md B12): a
  * reader thread fills the next batch (gh_hmm_batcher_fill on a second
  * batcher) while the caller runs the kernels on the current one.
  *   pf = gh_hmm_prefetch_start(in, num_pdfs, acoustic_scale, batch_frames, tr);

@@ -479,7 +479,7 @@ int32_t *gh_read_int32_vector_basic(gh_istream *s, int binary, int32_t *n) {
 
 char *gh_read_line(gh_istream *s) {
   /* the buffered bytes scanned with memchr, not byte by byte (a 200,000-line
-   * scp: doc/perf.md nineteenth session) */
+   * scp: bench/RESULTS.md D33) */
   size_t n = 0;
   int newline = 0;
   while (!newline && (s->pos < s->len || ensure(s, 1) > 0)) {

@@ -15,14 +15,14 @@
  * trainer asks for NCCL on top with gh_comm_nccl_start when its backend is
  * CUDA and libnccl loads.
  *
- * Determinism (issue 24): gh_comm_sum_f64 is a sum whose order is ours, not
+ * Determinism: gh_comm_sum_f64 is a sum whose order is ours, not
  * the library's (MPI and NCCL choose theirs by algorithm, message size,
  * rank count and version): the buffer is cut into R contiguous slices,
  * rank r owns slice r, receives every rank's part of it (all-to-all), adds
  * the parts in rank order 0..R-1 in double, and the slices are gathered
  * back, so every rank ends with the same bytes.
  *
- * Failure (issue 24, item 8): in "mpi"/"nccl" mode gh_die is routed through
+ * Failure: in "mpi"/"nccl" mode gh_die is routed through
  * gh_set_die_hook: the failing rank prints its one ERROR line followed by
  * "[rank R of N on host H, <context>]" (gh_comm_set_context: the shard) and
  * calls MPI_Abort(…, 1), which ends every rank with a non-zero exit.  A

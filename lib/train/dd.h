@@ -1,6 +1,6 @@
 /* dd.h -- double-double sums whose rounded result does not depend on how
- * the terms are grouped (issue 24: the trainers' results must not depend on
- * the number of ranks R).
+ * the terms are grouped (the trainers' results must not depend on the
+ * number of ranks R).
  *
  * A value is an unevaluated pair hi + lo of doubles (|lo| <= ulp(hi)/2
  * after each step: ~106 significant bits).  Terms are added with Knuth's

@@ -1,4 +1,4 @@
-/* dist-em.h -- EM of a GMM set over R ranks (gmm-train; issue 24): each
+/* dist-em.h -- EM of a GMM set over R ranks (gmm-train): each
  * rank keeps its shard (lib/train/shard.h) resident on its backend, one
  * frame block per gh_dev_data, and every iteration
  *   1. E-step: accumulate() block after block in the global block order:

@@ -129,8 +129,8 @@ static void add_utt(gh_data *d, const gh_data_opts *o, const char *key, const vo
  * allocation of exactly the frames used, then the payloads read in
  * parallel straight into place, each checked finite in the same pass
  * (what one thread reading a job's shard took, ~0.33 us a frame on the
- * device machine, was most of an accumulation job: doc/perf.md, eighth
- * session).  Features of utterances without labels are not read. */
+ * device machine, was most of an accumulation job: bench/RESULTS.md
+ * D17).  Features of utterances without labels are not read. */
 static void load_indexed(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, const gh_scp_index *x) {
   int64_t *base = gh_malloc(sizeof(int64_t) * (size_t)(x->n ? x->n : 1));
   for (int64_t i = 0; i < x->n; ++i)

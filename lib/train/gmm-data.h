@@ -92,7 +92,7 @@ void gh_data_free(gh_data *d);
 
 /* The pairs of d by pdf: a stable counting sort of the pair indices,
  * O(pairs + num_pdfs) (one scan of every pair per pdf took ~2 minutes for
- * 5,000 pdfs over 8 M frames; doc/perf.md, twenty-second session).  Pdf
+ * 5,000 pdfs over 8 M frames; bench/RESULTS.md D38).  Pdf
  * p's pairs are idx[off[p] .. off[p + 1]), in pair order; pairs whose pdf
  * is outside [0, num_pdfs) are left out.  *off [num_pdfs + 1] and *idx
  * (malloc'd; caller frees). */

@@ -192,7 +192,7 @@ static void compile_tx(const gh_hmm_trainer *t, const tscript *x, gh_hmm_compile
  * the plan's (sorted-key) order, and each utterance's (t->ents[u].tx),
  * through a string map of the texts of tr (lib/base/strmap.h).  A
  * 200,000-utterance plan of 10 distinct texts: a sort of the utterances by
- * text took ~0.1 s (doc/perf.md nineteenth session). */
+ * text took ~0.1 s (bench/RESULTS.md D34). */
 static void make_txs(gh_hmm_trainer *t, gh_rand_reader *tr) {
   const int64_t m = t->num_ents;
   gh_strmap seen = {0}; /* text -> its tx */
@@ -409,8 +409,8 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   /* ordinary memory: the frames go to the device once, through the
    * backend's own staging (a streamed block keeps its own page-locked copy);
    * page-locking them is the likely part of the ~0.5 s of the 8 M x 39
-   * frames' load that the logged parts did not cover (doc/perf.md,
-   * seventeenth session) */
+   * frames' load that the logged parts did not cover (bench/RESULTS.md
+   * D27) */
   t->X = gh_malloc((size_t)(rows ? rows : 1) * t->D * sizeof(float));
   const double tf0 = gh_seconds();
   /* only this shard's matrices are kept (a non-indexed table was read whole) */

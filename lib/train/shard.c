@@ -342,8 +342,8 @@ void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_
    * frames, then the payloads pread in parallel straight into place, each
    * checked finite in the same pass; read errors are reported in key order.
    * (Read into one buffer and copied into the blocks, 2 M x 40 frames took
-   * 0.37-0.39 s on 2 cores, now 0.20-0.21 s; doc/perf.md, thirteenth
-   * session.)  Otherwise one matrix at a time. */
+   * 0.37-0.39 s on 2 cores, now 0.20-0.21 s: bench/RESULTS.md
+   * D24.)  Otherwise one matrix at a time. */
   if (t->x) {
     const int64_t nu = u1 - u0;
     int64_t *base = gh_malloc(sizeof(int64_t) * (size_t)(nu ? nu : 1));

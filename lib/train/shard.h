@@ -1,4 +1,4 @@
-/* shard.h -- the data of a distributed training job (issue 24): every rank
+/* shard.h -- the data of a distributed training job: every rank
  * reads the feature rspecifier's table of contents, so that every rank
  * knows all keys and frame counts, and keeps only the features of its own
  * shard.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Bad input (issue 7, doc/reliability.md): every case must end with exit
+# Bad input (doc/reliability.md): every case must end with exit
 # status 1 (no signal, no hang: run under `timeout`, and under `ulimit -v` so
 # an allocation sized by a corrupt header fails the test), exactly one ERROR
 # line naming the file (and the key, for tables), and no output file left.
@@ -50,7 +50,7 @@ expect_error() {
 @test "badinput 2: gmm-init --num-gauss=100000000 on 150 frames finishes (bounded by the frames)" {
   "$BIN/copy-feats" "ark:$FIX/mfcc.ark" ark,t:- 2>/dev/null | head -n 151 | sed '$ s/$/ ]/' > "$T/f.txt"
   [ "$(grep -c '^  ' "$T/f.txt")" -eq 150 ]
-  # refused at once (10 frames per Gaussian, as Kaldi; issue 25 example 9) ...
+  # refused at once (10 frames per Gaussian, as Kaldi) ...
   bounded "$BIN/gmm-init" --num-iters=0 --num-gauss=100000000 "ark:$T/f.txt" "$T/m.mdl"
   echo "$output"
   [ "$status" -eq 1 ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Failure semantics (doc/reliability.md "Failure semantics", issue 25): a
+# Failure semantics (doc/reliability.md "Failure semantics"): a
 # failed input (pipe, gzip, read error) is an error; the file outputs of a
 # tool commit together at success or not at all; stdout and close errors are
 # errors; closed standard descriptors are detected; duplicate keys in
@@ -263,7 +263,7 @@ alive() {
   one_error "scp:$TMP/dup.scp" "duplicate key 'u1'"
 }
 
-# ---- model/input mismatches (issue 25, example 11) ----
+# ---- model/input mismatches ----
 
 @test "failures: hmm-forward refuses loglikes with more columns than the HMMs' pdfs, naming the key" {
   printf 'a 0 0\nb 0 0 0\n' > "$TMP/words"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Issue 27, for hmmlearn and Kaldi users: hmm-init-topo --topology=ergodic,
+# For hmmlearn and Kaldi users: hmm-init-topo --topology=ergodic,
 # hmm-info (our HMM sets and Kaldi transition models), hmm-copy, gmm-info's
 # weights and occupancies (--print-weights, --accs, --occs from gmm-est
 # --write-occs), gmm-copy --split-gaussians, and egs/hmmlearn-demo/run.sh

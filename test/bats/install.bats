@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# make install (issue 27): tools, static libraries, public headers (each one
+# make install: tools, static libraries, public headers (each one
 # compiles on its own from the installed tree), gmmhmm.pc, man pages; a small C
 # program built against the installed tree with pkg-config computes the
 # per-frame log-likelihoods of a tiny GMM set through the kernels' backend and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Kaldi's feature and archive helper tools (issues 26 and 27) against real
+# Kaldi's feature and archive helper tools against real
 # Kaldi's outputs (kaldi-fixtures/ubm: the sid recipes' pipeline on ten FSDD
 # utterances; kaldi-fixtures: compressed archives) and against numpy/kaldiio
 # references computed here: compute-vad, add-deltas --delta-window,
@@ -35,7 +35,7 @@ sys.exit(0 if worst <= tol else 1)
 PYEOF
 }
 
-# ---------------- issue 26: the sid feature pipeline ----------------
+# ---------------- the sid feature pipeline ----------------
 
 @test "compute-vad with the fixture's options gives Kaldi's decisions exactly" {
   "$BIN/compute-vad" --vad-energy-threshold=5.5 --vad-energy-mean-scale=0.5 "ark:$UBM/feats.ark" "ark,t:$TMP/vad.txt"
@@ -233,7 +233,7 @@ y = dict(kaldiio.load_ark('$TMP/o.ark'))['u']
 assert np.isfinite(y).all() and (np.abs(y[:, 1]) < 1e-10).all(), y[:, 1]"
 }
 
-# ---------------- issue 27: compressed matrices ----------------
+# ---------------- compressed matrices ----------------
 
 @test "copy-feats --compress=true writes Kaldi's CM, CM2 and CM3 archives byte for byte" {
   A=$GH_SHARED/data/kaldi-ami-feats
@@ -319,7 +319,7 @@ PYEOF
   cmp "$TMP/t.txt" "$TMP/b.txt"
 }
 
-# ---------------- issue 27: archive helpers ----------------
+# ---------------- archive helpers ----------------
 
 @test "copy-matrix: tables and single files, --scale, --apply-log/exp/power/softmax-per-row against numpy" {
   "$BIN/copy-matrix" "ark:$UBM/feats.ark" "ark:$TMP/same.ark"
@@ -480,7 +480,7 @@ PYEOF
   [ "$status" -ne 0 ]; [[ "$output" == *"expected a Kaldi model starting with <TransitionModel>"* ]]
 }
 
-# ---------------- issue 26 item 2: run.pl, slurm.pl, queue.pl ----------------
+# ---------------- run.pl, slurm.pl, queue.pl ----------------
 
 UTILS=$BATS_TEST_DIRNAME/../../egs/utils
 

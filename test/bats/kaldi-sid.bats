@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Acceptance (issue 26): the tool calls of Kaldi's sid/train_diag_ubm.sh and
+# Acceptance: the tool calls of Kaldi's sid/train_diag_ubm.sh and
 # sid/train_full_ubm.sh, same options and pipes (egs/fsdd/local/sid_ubm.sh,
 # our own script; run.pl jobs, gselect lists through gzip pipes, accumulators
 # summed in an rxfilename pipe), on all 2,000 FSDD recordings with our own

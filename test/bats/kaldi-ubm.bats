@@ -89,7 +89,7 @@ assert a.keys() == b.keys() and all([x[:3] for x in b[k]] == a[k] for k in a)
 PY
 }
 
-# Since rel-num (issue 25, doc/reliability.md "Numerical contract") the backends
+# Under the numerical contract (doc/reliability.md "Numerical contract") the backends
 # evaluate a Gaussian with its normaliser recomputed in double from the weight
 # and variances; Kaldi uses its stored float gconst (here up to 3.2e-5 nats
 # from the recomputed one).  Measured (rel. measure above, all 32 x 121

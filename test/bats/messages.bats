@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Messages a new user meets first (issue 27): an unknown option is one error
+# Messages a new user meets first: an unknown option is one error
 # line naming the nearest option; per-utterance labels read as an alignment,
 # swapped arguments and ark:/scp: mix-ups get a hint; the covariance floor
 # warning says how many Gaussians, the worst condition number and the option.

@@ -4,7 +4,7 @@
 # test/python/numerics_ref.py (numpy, from the stored float32 parameters,
 # normaliser recomputed in double) within 1e-3 nats + 1e-5 relative per
 # frame, over sweeps of feature offsets, variance scales, condition numbers
-# and distances; the extreme inputs of issue 25 give the right result or one
+# and distances; extreme inputs give the right result or one
 # clear error.  Devices: cpu, cpu-ref, and opencl when an OpenCL device
 # (PoCL in CI) is present; GH_NUMERICS_DEVICES overrides (test/run-gpu.sh
 # runs this file with cuda).

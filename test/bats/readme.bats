@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The README's first-screen example (issue 27): "your own features with
+# The README's first-screen example: "your own features with
 # kaldiio", run exactly as written (the lines between the kaldiio-example
 # markers), and its output checked: one frames x 1 matrix per utterance, whose
 # mean equals the average log-likelihood per frame gmm-est-gpu reports for the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Reproducibility of training (issue 8), CPU device; test/run-gpu.sh checks
+# Reproducibility of training, CPU device; test/run-gpu.sh checks
 # the same on CUDA.  What is guaranteed: the same data, model and options on
 # the same device give byte-identical models and accumulators (statistics
 # are summed in a fixed order, no order-dependent atomics); splitting the

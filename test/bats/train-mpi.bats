@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# gmm-train as one job of R ranks (Open MPI, CPU backend; issue 24): the model
+# gmm-train as one job of R ranks (Open MPI, CPU backend): the model
 # and accumulators do not depend on R -- byte-identical for R = 1, 2, 3 (the
 # blocks' double contributions are combined in double-double and rounded
 # once: lib/train/dd.h) --, runs are reproducible bit for bit, a plain

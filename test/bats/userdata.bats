@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Recipes on a user's own data (issue 27): a standard one-speaker yes/no data
+# Recipes on a user's own data: a standard one-speaker yes/no data
 # directory with the default --nj 2 (split_data.sh falls back to per-utterance
 # parts), the yes/no trainer's jobs, logs (Kaldi's header lines) and --seed;
 # kaldiio's relative paths in feats.scp (egs/arabic-digits/run.sh

@@ -360,7 +360,7 @@ static void test_init_and_em(void) {
     gh_backend_free(be);
     gh_gmm_free(&a); gh_gmm_free(&b); gh_gmm_free(&c);
   }
-  /* fewer frames than num_gauss * min_frames_per_gauss: refused by default (issue 25; the
+  /* fewer frames than num_gauss * min_frames_per_gauss: refused by default (as Kaldi; the
    * refusal is tested in numerics.bats), allowed with min_frames_per_gauss = 0 */
   gh_init_opts io;
   gh_init_opts_default(&io);

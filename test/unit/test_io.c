@@ -597,7 +597,7 @@ static void test_specifiers(void) {
   GH_TEST_OK(!gh_is_wspecifier("-") && !gh_is_wspecifier("ark,s:x"), "invalid wspecifiers");
 }
 
-/* gh_commit_outputs (issue 25): with the commit deferred, finished outputs
+/* gh_commit_outputs (doc/reliability.md "Failure semantics"): with the commit deferred, finished outputs
  * appear only when committed, all together; gh_wait_status_str words. */
 static void test_deferred_commit(void) {
   char a[700], b[700];

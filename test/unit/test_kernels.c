@@ -653,7 +653,7 @@ static void run_mstep_cases(gh_backend *b, int with_variants) {
   /* eigenvalues to floor, on the device (Jacobi, kernels/jacobi-eig.h):
    * a constant dimension (every Gaussian floored at min_variance), and
    * dimensions scaled down so that max-condition floors some eigenvalues
-   * of most Gaussians (as on the 2 M x 40 job of issue 24), at even and
+   * of most Gaussians (as on the 2 M x 40 job of bench/train.sh), at even and
    * odd D (the padded Jacobi), D = 64, and D = 100 (on CUDA 164 KB of
    * shared memory; devices with less decline, and the check is skipped) */
   struct { const char *name; int P, D, G, T, constant; double scale; } fl[] = {
