@@ -29,8 +29,9 @@ keep=1; work=${UBM_WORK:-}
 [ -n "$work" ] || { work=$(mktemp -d); keep=0; }
 trap '[ $keep = 1 ] || rm -rf "$work"' EXIT
 mkdir -p "$work/fsdd"
-for f in "$W"/*.wav; do
-  b=$(basename "$f" .wav); IFS=_ read -r d s i <<< "$b"; echo "${s}_${d}_$i $f"
+e=wav; compgen -G "$W/*.wav" > /dev/null || e=flac   # the recordings as shipped: WAV or FLAC
+for f in "$W"/*.$e; do
+  b=$(basename "$f" .$e); IFS=_ read -r d s i <<< "$b"; echo "${s}_${d}_$i $f"
 done | LC_ALL=C sort > "$work/wav.scp"
 compute-mfcc-feats --sample-frequency=8000 --num-ceps=20 --use-energy=true --dither=0 scp:"$work/wav.scp" \
   ark,scp:"$work/feats.ark,$work/fsdd/feats.scp" 2>/dev/null &&

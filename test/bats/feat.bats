@@ -96,7 +96,15 @@ EOF
   need_audio
   python3 -c 'import kaldi_native_fbank' || skip "kaldi-native-fbank not installed"
   for d in fsdd/recordings yesno/waves; do
-    for f in "$GH_SHARED/data/$d"/*.wav; do k=$(basename "$f" .wav); echo "$k $f"; done
+    src=$GH_SHARED/data/$d
+    if ! compgen -G "$src/*.wav" > /dev/null && compgen -G "$src/*.flac" > /dev/null; then
+      # shipped as FLAC only: the reference reads WAV, so decode a copy (flac -d)
+      command -v flac > /dev/null || skip "$d is FLAC and flac is not installed"
+      mkdir -p "$TMP/$d"
+      for f in "$src"/*.flac; do flac -s -d -o "$TMP/$d/$(basename "$f" .flac).wav" "$f"; done
+      src=$TMP/$d
+    fi
+    for f in "$src"/*.wav; do k=$(basename "$f" .wav); echo "$k $f"; done
   done > "$TMP/wav.scp"
   [ "$(wc -l < "$TMP/wav.scp")" -ge 2000 ]
   "$BIN/compute-mfcc-feats" --sample-frequency=8000 --dither=0 "scp:$TMP/wav.scp" "ark:$TMP/m.ark"

@@ -32,8 +32,9 @@ overall() { # tool model rspecifier: the average frame log-likelihood
   W=$GH_SHARED/data/fsdd/recordings
   D=$WORK/data
   mkdir -p "$D"
-  for f in "$W"/*.wav; do
-    b=$(basename "$f" .wav); IFS=_ read -r d s i <<< "$b"; echo "${s}_${d}_$i $f"
+  e=wav; compgen -G "$W/*.wav" > /dev/null || e=flac   # the recordings as shipped: WAV or FLAC
+  for f in "$W"/*.$e; do
+    b=$(basename "$f" .$e); IFS=_ read -r d s i <<< "$b"; echo "${s}_${d}_$i $f"
   done | LC_ALL=C sort > "$D/wav.scp"
   [ "$(wc -l < "$D/wav.scp")" -eq 2000 ]
   awk '{ split($1, a, "_"); print $1, a[1] }' "$D/wav.scp" > "$D/utt2spk"

@@ -148,15 +148,16 @@ EOF
 
 @test "fsdd --train-data (2 training speakers, 1 test speaker): results.txt names the data; loglike.png and confusion.png" {
   W=$GH_SHARED/data/fsdd/recordings
-  [ -f "$W/0_george_0.wav" ] || skip "FSDD not found under $GH_SHARED/data"
-  echo "k $W/0_george_0.wav" | compute-mfcc-feats --sample-frequency=8000 scp:- ark:/dev/null 2>/dev/null || skip "no libsndfile"
+  e=wav; [ -f "$W/0_george_0.wav" ] || e=flac   # the recordings as shipped: WAV or FLAC
+  [ -f "$W/0_george_0.$e" ] || skip "FSDD not found under $GH_SHARED/data"
+  echo "k $W/0_george_0.$e" | compute-mfcc-feats --sample-frequency=8000 scp:- ark:/dev/null 2>/dev/null || skip "no libsndfile"
   need_matplotlib
   cd "$T"
   for s in train test; do
     mkdir -p $s
     if [ $s = train ]; then spk="george jackson"; n=4; else spk=nicolas; n=2; fi
     for sp in $spk; do for d in 0 1 2 3 4 5 6 7 8 9; do for r in $(seq 0 $((n - 1))); do
-      echo "${sp}_${d}_$r $W/${d}_${sp}_$r.wav"; done; done; done | LC_ALL=C sort > $s/wav.scp
+      echo "${sp}_${d}_$r $W/${d}_${sp}_$r.$e"; done; done; done | LC_ALL=C sort > $s/wav.scp
     awk '{ split($1, a, "_"); print $1, a[2] }' $s/wav.scp > $s/text
     awk '{ split($1, a, "_"); print $1, a[1] }' $s/wav.scp > $s/utt2spk
     "$EGS/utils/utt2spk_to_spk2utt.sh" $s/utt2spk > $s/spk2utt
