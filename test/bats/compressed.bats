@@ -50,7 +50,7 @@ to_flac() {
   [ -f "$ARABIC" ] || skip "Arabic digits (uncompressed) not found under $GH_SHARED/data"
   python3 -c 'import numpy, sklearn' 2> /dev/null || skip "scikit-learn not installed"
   gzip -c "$ARABIC" > "$T/a.txt.gz"
-  run python3 - "$EGS/arabic-digits/local" "$ARABIC" "$T/a.txt.gz" <<'PY'
+  run env PYTHONDONTWRITEBYTECODE=1 python3 - "$EGS/arabic-digits/local" "$ARABIC" "$T/a.txt.gz" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
