@@ -209,15 +209,74 @@ extern "C" void gh_cuda_thread_attach(gh_backend *b) {
   CK(cudaSetDevice(((cuda_ctx *)b->ctx)->device));
 }
 
+/* The architectures this build has code for, as the Makefile's -gencode
+ * list gives them ("sm_90a compute_90": SASS for sm_90a, PTX for
+ * compute_90). */
+#ifndef GH_CUDA_ARCHS
+#error "GH_CUDA_ARCHS: the Makefile passes the -gencode list's code= values (e.g. \"sm_90a compute_90\")"
+#endif
+
+/* The build's architectures (GH_CUDA_ARCHS, e.g. "sm_90a compute_90"). */
+extern "C" const char *gh_cuda_build_archs(void) { return GH_CUDA_ARCHS; }
+
+/* The current device's compute capability: 0, or -1 with gh_last_error()
+ * set when CUDA cannot say. */
+extern "C" int gh_cuda_device_capability(int *major, int *minor) {
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(major, cudaDevAttrComputeCapabilityMajor, dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(minor, cudaDevAttrComputeCapabilityMinor, dev);
+  if (e != cudaSuccess) {
+    gh_set_error("%s", cudaGetErrorString(e));
+    cudaGetLastError();
+    return -1;
+  }
+  return 0;
+}
+
+/* 1 when the architectures archs (GH_CUDA_ARCHS's form: sm_XY[a|f] and
+ * compute_XY[a|f], space-separated) hold code that a device of compute
+ * capability major.minor runs, else 0: SASS sm_XY on X.y for y >= Y
+ * (sm_XYa: on X.Y only; sm_XYf: X.y, y >= Y), PTX compute_XY, which the
+ * driver compiles, on every capability >= X.Y (compute_XYa: X.Y only;
+ * compute_XYf: X.y, y >= Y).  Other words are ignored. */
+extern "C" int gh_cuda_archs_run_on(const char *archs, int major, int minor) {
+  const int cc = 10 * major + minor;
+  for (const char *p = archs; *p;) {
+    while (*p == ' ') ++p;
+    const int sass = !strncmp(p, "sm_", 3), ptx = !strncmp(p, "compute_", 8);
+    if (sass || ptx) {
+      char *end;
+      const long v = strtol(p + (sass ? 3 : 8), &end, 10);
+      const char suf = *end;
+      if (v > 0 && (suf == 'a' ? v == cc
+                                : suf == 'f' || sass ? v / 10 == major && v % 10 <= minor
+                                                     : v <= cc))
+        return 1;
+    }
+    while (*p && *p != ' ') ++p;
+  }
+  return 0;
+}
+
 /* The CUDA backend on the current device (cudaGetDevice, so
  * CUDA_VISIBLE_DEVICES chooses); NULL with gh_last_error() set if no
- * device can be used. */
+ * device can be used, among them a device whose compute capability this
+ * build has no code for (GH_CUDA_ARCHS: "CUDA device 0 (NAME) has compute
+ * capability 8.0; this build has code for sm_90a compute_90 only"):
+ * --device=cuda dies with that line, --device=auto warns and takes the
+ * next choice (backend.c). */
 extern "C" gh_backend *gh_backend_cuda_new(void) {
   if (gh_cuda_device_count() <= 0) return NULL;
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   cudaDeviceProp prop;
   if (e == cudaSuccess) e = cudaGetDeviceProperties(&prop, dev);
+  if (e == cudaSuccess && !gh_cuda_archs_run_on(GH_CUDA_ARCHS, prop.major, prop.minor)) {
+    gh_set_error("CUDA device %d (%s) has compute capability %d.%d; this build has code for %s only (the "
+                 "Makefile's -gencode list)", dev, prop.name, prop.major, prop.minor, GH_CUDA_ARCHS);
+    return NULL;
+  }
   if (e == cudaSuccess) {
     gg_preload(); /* cuBLAS's dlopen beside the context's creation */
     e = cudaFree(0); /* create the context now */
@@ -225,11 +284,6 @@ extern "C" gh_backend *gh_backend_cuda_new(void) {
   if (e != cudaSuccess) {
     gh_set_error("%s", cudaGetErrorString(e));
     cudaGetLastError();
-    return NULL;
-  }
-  if (prop.major < 6) {
-    gh_set_error("CUDA device %d (%s) has compute capability %d.%d; 6.0 or newer is needed", dev,
-                 prop.name, prop.major, prop.minor);
     return NULL;
   }
   gh_backend *b = (gh_backend *)gh_calloc(1, sizeof *b);
