@@ -13,6 +13,7 @@
 
 extern "C" {
 #include "backend.h"
+#include "base/env.h"
 #include "base/gh-base.h"
 #include "cuda-check.h"
 #include "cuda-pool.h"

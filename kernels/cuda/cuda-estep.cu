@@ -352,8 +352,8 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   }
   if (d->npairs == 0 || d->T <= 0) return 0.0;
   CK(cudaMemset(c->dTotal, 0, sizeof(double)));
-  const char *ev = getenv("GH_CUDA_ESTEP");
-  const int force = ev && !strcmp(ev, "fused") ? 0 : ev && !strcmp(ev, "gemm") ? 1 : -1;
+  static const char *const words[] = {"fused", "gemm", NULL};
+  const int force = gh_env_word("GH_CUDA_ESTEP", -1, words);
   const int npdf = d->max_pdf + 1;
   int any_gemm = 0; /* the cuBLAS handle only when some pdf takes the GEMM path */
   for (int p = 0; p < npdf && !any_gemm; ++p) {
@@ -387,8 +387,7 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
    * iteration; tasks of 1,024 / 512 / 256 pairs: 0.0255 / 0.0235 / 0.0193 s, H200, doc/perf.md eighteenth
    * session).  GH_CUDA_ESTEP_SEG=N: tasks of N pairs for every pdf (benchmarks; the task size sets the order
    * of the sums, so the bits). */
-  const char *se = getenv("GH_CUDA_ESTEP_SEG");
-  const int64_t seg_env = se && atoi(se) >= 64 && atoi(se) <= (1 << 20) ? atoi(se) : 0;
+  const int64_t seg_env = gh_env_int("GH_CUDA_ESTEP_SEG", 0, 64, 1 << 20);
   const int64_t max_pairs = 1 << 20;
   const long long max_gamma = 32LL << 20, max_part = 32LL << 20;
   int nt = 0, nr = 0;

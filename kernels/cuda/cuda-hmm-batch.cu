@@ -832,8 +832,9 @@ static size_t pack_shm(int gw, int Amax, int use_stats) {
  * block per utterance) for larger graphs, heavy states, accumulators beyond
  * 48 KB of shared memory, or $GH_CUDA_HMM_PACK=0. */
 static int pack_width(int Smax, int Amax, int heavy, int use_stats) {
-  const char *e = getenv("GH_CUDA_HMM_PACK"); /* per chunk: the tests compare both in one process */
-  if ((e && !strcmp(e, "0")) || heavy || Smax > 16) return 0;
+  static const char *const words[] = {"0", "1", NULL};
+  if (gh_env_word("GH_CUDA_HMM_PACK", 1, words) == 0 || heavy || Smax > 16) /* per chunk: the tests compare both */
+    return 0;
   const int gw = Smax <= 4 ? 4 : Smax <= 8 ? 8 : 16;
   return pack_shm(gw, Amax, use_stats) <= 48 * 1024 ? gw : 0;
 }

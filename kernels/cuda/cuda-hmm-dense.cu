@@ -263,8 +263,8 @@ __global__ void k_dn_vback(const DRow *__restrict__ rows, int M, const int *__re
  * asked for, cuBLAS is loaded (forward) and the batch fits half the free
  * device memory in one piece; else -1 (the sparse per-utterance kernels). */
 int gh_cuda_hmm_dense_graph(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *outs) {
-  const char *e = getenv("GH_CUDA_HMM");
-  if ((e && !strcmp(e, "sparse")) || outs || bt->num_utts <= 0) return -1;
+  static const char *const words[] = {"sparse", "dense", "timepar", NULL}; /* GH_CUDA_HMM */
+  if (gh_env_word("GH_CUDA_HMM", -1, words) == 0 || outs || bt->num_utts <= 0) return -1;
   const int g = bt->graph ? bt->graph[0] : 0;
   if (g < 0 || g >= h->num_graphs || !h->dLogA[g]) return -1;
   for (int32_t u = 1; u < bt->num_utts; ++u)

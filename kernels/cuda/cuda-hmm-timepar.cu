@@ -460,9 +460,10 @@ __global__ void k_tp_fbsum(const double *__restrict__ xiK, int K, int S, int A, 
  * on a valid graph of <= TP_MAX_S states with enough loglike columns and at
  * least TP_MIN_T frames ($GH_CUDA_HMM=timepar: any length, for tests). */
 int gh_cuda_hmm_tp_batch(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *alpha) {
-  const char *e = getenv("GH_CUDA_HMM");
-  const int force = e && !strcmp(e, "timepar");
-  if ((e && (!strcmp(e, "sparse") || !strcmp(e, "dense"))) || alpha || (op != OP_FWD && op != OP_VIT && op != OP_FB)) return 0;
+  static const char *const words[] = {"sparse", "dense", "timepar", NULL}; /* GH_CUDA_HMM */
+  const int e = gh_env_word("GH_CUDA_HMM", -1, words);
+  const int force = e == 2;
+  if (e == 0 || e == 1 || alpha || (op != OP_FWD && op != OP_VIT && op != OP_FB)) return 0;
   if (bt->num_utts <= 0 || bt->num_utts > TP_MAX_UTTS) return 0;
   for (int32_t u = 0; u < bt->num_utts; ++u) {
     const int32_t gi = bt->graph ? bt->graph[u] : 0;

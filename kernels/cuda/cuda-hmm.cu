@@ -214,8 +214,9 @@ extern "C" gh_dev_hmm *gh_cuda_hmm_upload(gh_backend *b, const gh_hmm_graph *con
   h->dA3 = (float **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(float *));
   h->dAtp = (double **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(double *));
   h->dAtpV = (double **)gh_calloc(num_graphs > 0 ? num_graphs : 1, sizeof(double *));
-  const char *env = getenv("GH_CUDA_HMM");
-  const int force = env && !strcmp(env, "dense"), never = env && !strcmp(env, "sparse");
+  static const char *const words[] = {"sparse", "dense", "timepar", NULL}; /* GH_CUDA_HMM */
+  const int env = gh_env_word("GH_CUDA_HMM", -1, words);
+  const int force = env == 1, never = env == 0;
   for (int32_t k = 0; k < num_graphs && !never; ++k) {
     const gh_hmm_graph *s = graphs[k];
     const long long S = s->num_states;

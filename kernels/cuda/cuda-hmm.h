@@ -14,6 +14,7 @@
 
 extern "C" {
 #include "backend.h"
+#include "base/env.h"
 #include "base/gh-base.h"
 #include "cuda-check.h"
 }

@@ -286,8 +286,8 @@ k_combine(const float *__restrict__ scratch, int V, int T, const int *__restrict
 static int full_tf(void) {
   static int tf = 0;
   if (!tf) {
-    const char *e = getenv("GH_CUDA_FULL_TF");
-    tf = e && atoi(e) == 8 ? 8 : 16;
+    static const char *const words[] = {"16", "8", NULL};
+    tf = gh_env_word("GH_CUDA_FULL_TF", 0, words) ? 8 : 16;
   }
   return tf;
 }
@@ -333,13 +333,18 @@ static void upload_frames(cuda_ctx *c, const cuda_model *m, const float *X, size
  * one (for benchmarks). */
 #define GEMM_SCORE_MIN_GAUSS 64
 #define GEMM_SCORE_MIN_PDF_GAUSS 512
+/* GH_CUDA_SCORE: -1 unset, 0 fused, 1 gemm. */
+static int score_force(void) {
+  static const char *const words[] = {"fused", "gemm", NULL};
+  return gh_env_word("GH_CUDA_SCORE", -1, words);
+}
 int gh_cuda_score_variant(cuda_ctx *c, cuda_model *m) {
   if (!m->gg || !gg_model_homogeneous(m->gg)) return 0;
-  const char *e = getenv("GH_CUDA_SCORE");
+  const int force = score_force();
   int gemm;
   if (m->any_nofused) gemm = 1; /* the numerical contract (model_upload) */
-  else if (e && !strcmp(e, "fused")) gemm = 0;
-  else if (e && !strcmp(e, "gemm")) gemm = 1;
+  else if (force == 0) gemm = 0;
+  else if (force == 1) gemm = 1;
   else if (gg_model_total_gauss(m->gg) < GEMM_SCORE_MIN_GAUSS) gemm = 0;
   else if (m->P > 0 && gg_model_full(m->gg, 0)) gemm = 1;
   else if (gg_model_tc(m->gg, m->precision)) gemm = 1; /* the tensor-core kernels (cuda-tc.h) */
@@ -362,10 +367,9 @@ int gh_cuda_score_variant(cuda_ctx *c, cuda_model *m) {
  * doc/perf.md's eighteenth session: scoring 0.0287 / 0.0235 / 0.0168 /
  * 0.0184 / 0.0197 s per iteration at tf 16 / 8 / 4 / 2 / 1). */
 static int narrow_tf(void) {
-  const char *nw = getenv("GH_CUDA_NARROW");
-  if (nw && !strcmp(nw, "0")) return 0;
-  const int v = nw ? atoi(nw) : 4;
-  return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? v : 4;
+  static const char *const words[] = {"0", "1", "2", "4", "8", "16", NULL};
+  static const int tf[] = {0, 1, 2, 4, 8, 16};
+  return tf[gh_env_word("GH_CUDA_NARROW", 3, words)];
 }
 /* ... and its frame groups per block: one block of <= 32 diagonal entries is W
  * lanes x Y frame groups of tf frames, Y tf nb float4 of shared memory within 48 KB. */
@@ -528,8 +532,8 @@ void gh_cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X, int
       CK(cudaEventCreate(&c->evT0[k])); CK(cudaEventCreate(&c->evT1[k]));
       CK(cudaEventCreate(&c->evU0[k])); CK(cudaEventCreate(&c->evU1[k]));
     }
-    const char *tl = getenv("GH_CUDA_TIMELINE");
-    if (tl && *tl) {
+    const char *tl = gh_env_str("GH_CUDA_TIMELINE");
+    if (tl) {
       if (!(c->tl = fopen(tl, "a"))) gh_die("GH_CUDA_TIMELINE: cannot open %s: %s", tl, strerror(errno));
       CK(cudaEventCreate(&c->evBase));
       CK(cudaEventRecord(c->evBase));
@@ -686,9 +690,9 @@ extern "C" void gh_cuda_loglikes_data_dev(gh_backend *b, gh_dev_model *dm, gh_de
  * sub-model path). */
 int gh_cuda_loglikes_subset_ok(gh_backend *b, gh_dev_model *dm, const int32_t *pdfs, int32_t n) {
   const cuda_model *m = (const cuda_model *)dm;
-  const char *env = getenv("GH_CUDA_SUBSET");
+  static const char *const words[] = {"0", "1", NULL};
   if (!m || m->host_m || m->scoring_stale || !m->hLanePoff || n <= 0 || n > 32 || !narrow_tf() ||
-      (env && !strcmp(env, "0")))
+      gh_env_word("GH_CUDA_SUBSET", 1, words) == 0)
     return 0;
   long long gt = 0;
   int maxG = 0;
@@ -717,10 +721,10 @@ int gh_cuda_loglikes_subset_ok(gh_backend *b, gh_dev_model *dm, const int32_t *p
   free(soff);
   if (nsplit) return 0;
   /* the sub-model's gh_cuda_score_variant */
-  if (!gg_available() || getenv("GH_CUDA_NO_GEMM")) return 1; /* no GEMM forms: fused */
-  const char *e = getenv("GH_CUDA_SCORE");
-  if (e && !strcmp(e, "fused")) return 1;
-  if (e && !strcmp(e, "gemm")) return 0;
+  if (!gg_available()) return 1; /* no GEMM forms: fused */
+  const int force = score_force();
+  if (force == 0) return 1;
+  if (force == 1) return 0;
   if (gt < GEMM_SCORE_MIN_GAUSS) return 1;
   if (gg_diag_set_tc(m->D, maxG, b->precision)) return 0;
   return maxG < GEMM_SCORE_MIN_PDF_GAUSS;

@@ -54,11 +54,8 @@ static long long layout_cost(const Unit *u, int n) {
 #define SPLIT_K_FULL 8
 #define SPLIT_K_DIAG 16
 int gh_cuda_split_k(const gh_gmm_set *s, int type) {
-  const char *e = getenv("GH_CUDA_SPLIT_K");
-  if (e && *e) {
-    int k = atoi(e);
-    return k < 0 ? 0 : k;
-  }
+  const long long k = gh_env_int("GH_CUDA_SPLIT_K", -1, 0, 1 << 30);
+  if (k >= 0) return (int)k;
   int K = type ? SPLIT_K_FULL : SPLIT_K_DIAG;
   while (K > 4) {
     long long n = 0;
@@ -157,7 +154,7 @@ gh_dev_model *gh_cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
    * from the centre: the host's reference form), or when a nofused pdf
    * would have to take the fused kernels (no cuBLAS; mixed diagonal and
    * full pdfs, which the GEMM scoring does not serve). */
-  const int have_gemm = gg_available() && !getenv("GH_CUDA_NO_GEMM");
+  const int have_gemm = gg_available();
   double *centre0 = (double *)gh_calloc(D, sizeof(double));
   gh_gemm_model_centre(s, centre0);
   long long gtot = 0;
@@ -311,7 +308,7 @@ gh_dev_model *gh_cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
     m->dSplitOff = (decltype(m->dSplitOff))gh_cuda_pool_alloc((m->nsplit + 1) * sizeof(int));
     CK(cudaMemcpy(m->dSplitOff, split_off, (m->nsplit + 1) * sizeof(int), cudaMemcpyHostToDevice));
   }
-  if (getenv("GH_CUDA_SPLIT_VERBOSE"))
+  if (gh_env_set("GH_CUDA_SPLIT_VERBOSE"))
     fprintf(stderr, "cuda model upload: %d pdfs -> %d layout entries (%d pdfs split into %d segments; "
             "K diag %d, full %d)\n", P, nunits, m->nsplit, m->V, K[0], K[1]);
   free(hp); free(hg); free(blk); free(perm); free(ng); free(units); free(split_pdf); free(split_off);
