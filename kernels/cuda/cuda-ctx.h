@@ -183,7 +183,7 @@ gh_dev_model *gh_cuda_model_upload(gh_backend *b, const gh_gmm_set *s);
 void gh_cuda_model_free(gh_backend *b, gh_dev_model *dm);
 int gh_cuda_split_k(const gh_gmm_set *s, int type);
 Unit *gh_cuda_plan_units(const gh_gmm_set *s, const int K[2], int *n, int *V, int *nsplit, int **split_pdf,
-                 int **split_off);
+                         int **split_off);
 
 /* cuda-loglikes.cu: backend.h loglikes, loglikes_begin / _end,
  * loglikes_data, loglikes_subset_ok / _subset, and the scoring variant of a
@@ -193,10 +193,10 @@ void gh_cuda_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T
 void gh_cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out);
 void gh_cuda_loglikes_end(gh_backend *b);
 void gh_cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T, float *out,
-                        int32_t ldo);
+                           int32_t ldo);
 int gh_cuda_loglikes_subset_ok(gh_backend *b, gh_dev_model *dm, const int32_t *pdfs, int32_t n);
 void gh_cuda_loglikes_subset(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
-                          const int32_t *pdfs, int32_t n, float *out, int32_t ld);
+                             const int32_t *pdfs, int32_t n, float *out, int32_t ld);
 
 /* cuda-estep.cu: backend.h accumulate and the accumulator ops; the E-step
  * statistics kernel's shared-memory limit (set at the backend's creation) */
@@ -215,7 +215,7 @@ size_t gh_cuda_estep_smem_limit(size_t optin);
 /* cuda-data.cu: backend.h data_upload, data_set_pairs, data_free,
  * data_bytes / data_evict / data_reload, and d's pairs on the host */
 gh_dev_data *gh_cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D, const gh_frame_pdf *pairs,
-                              int64_t npairs);
+                                 int64_t npairs);
 void gh_cuda_data_set_pairs(gh_backend *b, gh_dev_data *dd, const gh_frame_pdf *pairs, int64_t npairs);
 void gh_cuda_data_free(gh_backend *b, gh_dev_data *dd);
 int64_t gh_cuda_data_bytes(gh_backend *b, gh_dev_data *dd);

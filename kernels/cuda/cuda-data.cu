@@ -21,7 +21,7 @@
 static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs, int64_t npairs);
 
 gh_dev_data *gh_cuda_data_upload(gh_backend *b, const float *X, int32_t T, int32_t D,
-                                     const gh_frame_pdf *pairs, int64_t npairs) {
+                                 const gh_frame_pdf *pairs, int64_t npairs) {
   cuda_data *d = (cuda_data *)gh_calloc(1, sizeof *d);
   d->T = T; d->D = D; d->Dp = round4(D); d->pairs = pairs; d->npairs = npairs;
   d->hXin = X;

@@ -339,7 +339,8 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   cuda_model *m = (cuda_model *)dm;
   cuda_data *d = (cuda_data *)dd;
   if (m->host_m) {
-    if (!d->host_d) d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, gh_cuda_data_host_pairs(d), d->npairs);
+    if (!d->host_d)
+      d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, gh_cuda_data_host_pairs(d), d->npairs);
     return c->host->ops->accumulate(c->host, m->host_m, d->host_d);
   }
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);

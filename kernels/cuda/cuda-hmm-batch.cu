@@ -864,7 +864,7 @@ static int32_t *dup_i32(const int32_t *a, size_t n) {
 }
 
 void gh_cuda_hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, float *outs,
-                    int32_t *path, double *stats, const PairReq *pq) {
+                     int32_t *path, double *stats, const PairReq *pq) {
   const int32_t B = bt->num_utts;
   const int P = bt->num_pdfs;
   if (B <= 0) return;

@@ -318,7 +318,8 @@ static void dense_forward_steps(gh_dev_hmm *h, int g, int M, const int *Mt, int 
  * or Viterbi (OP_VIT) of a whole batch on graph g (see "dense batched path"
  * above).  vals: loglik / score [B] (natural log); path: [frames] (OP_VIT).
  * gh_die on a negative or too long utterance, or a CUDA/cuBLAS failure. */
-void gh_cuda_hmm_dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, int prec, double *vals, int32_t *path) {
+void gh_cuda_hmm_dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op, int prec, double *vals,
+                           int32_t *path) {
   const int32_t B = bt->num_utts;
   const int P = bt->num_pdfs;
   const HGraph &G = h->hG[g];

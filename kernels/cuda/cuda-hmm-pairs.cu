@@ -108,8 +108,8 @@ __global__ void k_vit_pairs(HArrays g, const UDesc *__restrict__ ud, const int *
  * (int), on the device; dUd its utterance descriptors and col the column
  * maps (NULL: none) on the device; F the chunk's frames, f0 its first
  * frame in the batch. */
-void gh_cuda_hmm_chunk_pairs(gh_dev_hmm *h, const UDesc *dUd, const int *col, const PairReq *pq, int op, const void *src,
-                        int32_t nu, int nt, int64_t F, int64_t f0) {
+void gh_cuda_hmm_chunk_pairs(gh_dev_hmm *h, const UDesc *dUd, const int *col, const PairReq *pq, int op,
+                             const void *src, int32_t nu, int nt, int64_t F, int64_t f0) {
   if (F == 0) return;
   const long long fbase = (long long)pq->frame_base + f0;
   /* cnt [F + 1] (cnt[F] = 0) and its exclusive prefix sums off [F + 1]:

@@ -484,7 +484,7 @@ int gh_cuda_hmm_tp_batch(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const fl
  * (gh_cuda_hmm_tp_batch said yes), one after the other (each fills the GPU with its
  * chunks). */
 void gh_cuda_hmm_tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, int32_t *path, float *gamma,
-                   double *stats) {
+                        double *stats) {
   static int smem_set = 0;
   if (!smem_set) {
     CK(cudaFuncSetAttribute(k_tp_chunk<0>, cudaFuncAttributeMaxDynamicSharedMemorySize,

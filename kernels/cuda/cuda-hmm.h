@@ -225,13 +225,13 @@ void gh_cuda_hmm_kernel_time_end(cudaEvent_t ev0, cudaEvent_t ev1);
  * utterance) of op (OP_*) on batch bt; pq: hmm_fb_pairs' / hmm_estep_pairs'
  * request, or NULL.  gh_cuda_hmm_plan_free: frees a plan of hmm_estep_pairs' batches. */
 void gh_cuda_hmm_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, float *outs, int32_t *path,
-             double *stats, const PairReq *pq = NULL);
+                     double *stats, const PairReq *pq = NULL);
 void gh_cuda_hmm_plan_free(HPlan *p);
 
 /* cuda-hmm-pairs.cu: a chunk's E-step pairs from its gamma (OP_FB) or
  * Viterbi path (OP_VIT) on the device */
-void gh_cuda_hmm_chunk_pairs(gh_dev_hmm *h, const UDesc *dUd, const int *col, const PairReq *pq, int op, const void *src,
-                 int32_t nu, int nt, int64_t F, int64_t f0);
+void gh_cuda_hmm_chunk_pairs(gh_dev_hmm *h, const UDesc *dUd, const int *col, const PairReq *pq, int op,
+                             const void *src, int32_t nu, int nt, int64_t F, int64_t f0);
 
 /* cuda-hmm-dense.cu: the dense batched path (one dense graph for the batch) */
 int gh_cuda_hmm_dense_graph(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *outs);
@@ -240,6 +240,6 @@ void gh_cuda_hmm_dense_run(gh_dev_hmm *h, int g, const gh_hmm_batch *bt, int op,
 /* cuda-hmm-timepar.cu: the time-parallel path (a few long utterances) */
 int gh_cuda_hmm_tp_batch(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, const float *alpha);
 void gh_cuda_hmm_tp_run(gh_dev_hmm *h, const gh_hmm_batch *bt, int op, double *vals, int32_t *path, float *gamma,
-            double *stats);
+                        double *stats);
 
 #endif

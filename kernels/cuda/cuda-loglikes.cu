@@ -661,7 +661,7 @@ static void loglikes_data_to(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, i
   }
 }
 void gh_cuda_loglikes_data(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
-                               float *out, int32_t ldo) {
+                           float *out, int32_t ldo) {
   loglikes_data_to(b, dm, dd, row0, T, out, ldo, 0);
 }
 
@@ -886,7 +886,7 @@ extern "C" void gh_cuda_loglikes_segs_dev(gh_backend *b, const gh_score_seg *seg
  * (columns 0 .. n - 1, row stride ld): the narrow launch of a subset
  * segment into device scratch, then one copy. */
 void gh_cuda_loglikes_subset(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd, int32_t row0, int32_t T,
-                                 const int32_t *pdfs, int32_t n, float *out, int32_t ld) {
+                             const int32_t *pdfs, int32_t n, float *out, int32_t ld) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   if (T <= 0 || n <= 0) return;
   if (ld < n) gh_die("loglikes subset: output stride %d below the %d pdfs", ld, n);

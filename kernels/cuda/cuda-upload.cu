@@ -83,7 +83,7 @@ int gh_cuda_split_k(const gh_gmm_set *s, int type) {
  * [nsplit + 1] their first scratch columns (gh_malloc'd); for candidate 1
  * all zero / NULL. */
 Unit *gh_cuda_plan_units(const gh_gmm_set *s, const int K[2], int *n, int *V, int *nsplit, int **split_pdf,
-                        int **split_off) {
+                         int **split_off) {
   const int P = s->num_pdfs;
   Unit *whole = (Unit *)gh_malloc((P ? P : 1) * sizeof(Unit));
   long long nseg_total = 0;

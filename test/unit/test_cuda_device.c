@@ -61,7 +61,7 @@ int main(void) {
 }
 #else
 int main(void) {
-  printf("ok 1 - # SKIP built without CUDA\n");
-  return 0;
+  GH_TEST_OK(1, "# SKIP built without CUDA");
+  return gh_test_done();
 }
 #endif
