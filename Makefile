@@ -34,8 +34,12 @@ NVCCFLAGS ?= -O3 -lineinfo
 NVCC_MAJOR := $(if $(NVCC),$(shell $(NVCC) --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p'),0)
 comma := ,
 NVCC_SM90 := $(if $(filter 1 2 3 4 5 6 7 8 9 10 11,$(NVCC_MAJOR)),arch=compute_90$(comma)code=sm_90,arch=compute_90a$(comma)code=sm_90a)
+NVCC_GENCODE := $(NVCC_SM90) arch=compute_90$(comma)code=compute_90
+# GH_CUDA_ARCHS: the code= values ("sm_90a compute_90"), for the device check
+# at start-up (kernels/cuda/cuda.cu: a GPU the build has no code for is refused).
 NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Ikernels/cuda -MMD -MP -Xcompiler -Wall \
-  -gencode $(NVCC_SM90) -gencode arch=compute_90,code=compute_90
+  $(foreach g,$(NVCC_GENCODE),-gencode $(g)) \
+  -DGH_CUDA_ARCHS='"$(foreach g,$(NVCC_GENCODE),$(lastword $(subst =, ,$(g))))"'
 
 B ?= build
 BIN ?= bin

@@ -67,7 +67,8 @@ static gh_backend *create_quiet(const char *device) {
     b = gh_backend_opencl_new(device[6] == ':' ? device + 7 : NULL, 0);
     if (!b) gh_die("--device=%s: %s", device, gh_last_error());
   } else if (!strcmp(device, "auto")) {
-    if (gh_cuda_device_count() > 0) b = gh_backend_cuda_new();
+    if (gh_cuda_device_count() > 0 && !(b = gh_backend_cuda_new())) /* e.g. a GPU the build has no code for */
+      gh_warn("--device=auto: not using CUDA: %s", gh_last_error());
     if (!b && gh_opencl_gpu_count() > 0) b = gh_backend_opencl_new(NULL, 1);
     if (!b) b = gh_backend_blas_new();
   }

@@ -1,11 +1,13 @@
 /* gemm-forms.c -- host helpers of the GEMM forms (gemm-forms.h). */
 #include "gemm-forms.h"
+#include "base/env.h"
 #include "base/gh-base.h"
 #include "base/matrix.h"
 #include "gmm/numerics.h"
 
 #include <stdio.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,9 +223,7 @@ static double row_error(const gh_gmm *g, int32_t k, const double *mu, const gh_g
 }
 
 double gh_gemm_max_row_error(void) {
-  const char *e = getenv("GH_GEMM_MAX_ROW_ERROR");
-  const double x = e && *e ? strtod(e, NULL) : 5e-4;
-  return x > 0 ? x : 5e-4;
+  return gh_env_double("GH_GEMM_MAX_ROW_ERROR", 5e-4, DBL_MIN, DBL_MAX);
 }
 
 double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c) {

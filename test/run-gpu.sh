@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test/run-gpu.sh -- `make test-gpu`: the CUDA backend against the CPU
 # reference.  Run on a machine with an NVIDIA GPU (fails if none is usable).
+#  0. build/test/test_cuda_device: the backend starts on the GPU exactly when
+#     the build has code for its compute capability (GH_CUDA_ARCHS).
 #  1. build/test/test_kernels: CPU and CUDA loglikes and E-step statistics vs
 #     a float64 reference on random diagonal, full and mixed models with a
 #     variable number of Gaussians per pdf (D = 1..128, G up to 1024 incl.
@@ -48,6 +50,19 @@ notok() { fail=$((fail + 1)); echo "not ok - $*"; }
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "not ok - no NVIDIA GPU visible (nvidia-smi)"; echo "0 passed, 1 failed"; exit 1
+fi
+
+# 0. the device check (kernels/cuda/cuda.cu): the backend starts on this GPU
+#    exactly when the build has code for its compute capability
+if [ -x build/test/test_cuda_device ]; then
+  out=$(build/test/test_cuda_device 2>&1); rc=$?
+  p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+  pass=$((pass + p)); fail=$((fail + f))
+  grep -E '^not ok' <<<"$out"
+  if grep -q 'no CUDA device' <<<"$out"; then notok "test_cuda_device found no CUDA device although a GPU is present"; fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_cuda_device exited $rc"; fi
+else
+  notok "build/test/test_cuda_device not built (make build/test/test_cuda_device)"
 fi
 
 # 1. unit tests (must not skip the CUDA part here)

@@ -32,6 +32,7 @@
 
 extern "C" {
 #include "backend.h"
+#include "base/env.h"
 #include "base/gh-base.h"
 #include "cuda-check.h"
 #include "cuda-pool.h"
@@ -66,7 +67,7 @@ static struct {
  * setenv of the caller's: the unit tests set variables between cases). */
 static int blas_off = -1;
 static void blas_load(void) {
-  if (blas_off < 0) blas_off = getenv("GH_CUDA_NO_CUBLAS") != NULL;
+  if (blas_off < 0) blas_off = gh_env_set("GH_CUDA_NO_CUBLAS");
   if (blas_off) return;
   const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
                          "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so"};
@@ -96,7 +97,7 @@ static void *preload_main(void *arg) {
   return NULL;
 }
 static void preload_start(void) {
-  if (blas_off < 0) blas_off = getenv("GH_CUDA_NO_CUBLAS") != NULL; /* here, before the thread starts */
+  if (blas_off < 0) blas_off = gh_env_set("GH_CUDA_NO_CUBLAS"); /* here, before the thread starts */
   pthread_t t;
   pthread_attr_t at;
   if (pthread_attr_init(&at)) return;
@@ -861,9 +862,9 @@ int gg_resolve_precision(int prec, int64_t cols, int depth) {
 
 int gg_use_tc(int full, int Ep, int maxG, int prec, int min_gauss) {
   if (full || Ep > GT_MAX_EP || prec == GH_PREC_FP32) return 0;
-  const char *e = getenv("GH_CUDA_TC"); /* benchmarks and tests: 0 = never, 1 = always */
-  if (e && !strcmp(e, "0")) return 0;
-  if (e && !strcmp(e, "1")) return 1;
+  static const char *const words[] = {"0", "1", NULL};
+  const int e = gh_env_word("GH_CUDA_TC", -1, words); /* benchmarks and tests: 0 = never, 1 = always */
+  if (e >= 0) return e;
   return maxG >= min_gauss;
 }
 
@@ -1048,8 +1049,8 @@ void gg_xcache_free(gg_xcache *c) {
  * scratch. */
 static int xc_take(gg_xcache *c, int p, int kind, int Ep, long long n, int nb, const size_t *bytes, float **out) {
   if (!c || p < 0 || p >= c->npdf) return -1;
-  const char *ev = getenv("GH_CUDA_XCACHE"); /* benchmarks: 0 = expand at every E-step */
-  if (ev && !strcmp(ev, "0")) return -1;
+  static const char *const words[] = {"0", "1", NULL};
+  if (gh_env_word("GH_CUDA_XCACHE", 1, words) == 0) return -1; /* benchmarks: 0 = expand at every E-step */
   gg_xent *e = &c->e[p];
   if (e->kind == kind && e->Ep == Ep && e->n == n) {
     for (int i = 0; i < nb; ++i) out[i] = e->buf[i];
@@ -1247,9 +1248,8 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
   float *Xe = NULL;
   const int have = n <= nc ? xc_take(xc, p, xkind(0, 0, 0), E, n, 1, &bytes, &Xe) : -1;
   if (have < 0) { grow((void **)&g->Xe, &g->capX, bytes); Xe = g->Xe; }
-  long long ll_bytes = (long long)g->ll_bytes;
-  const char *ev = getenv("GH_CUDA_WG_LL_BYTES"); /* tests: several parts on small problems */
-  if (ev && atoll(ev) > 0) ll_bytes = atoll(ev);
+  /* GH_CUDA_WG_LL_BYTES: tests, several parts on small problems */
+  const long long ll_bytes = gh_env_int("GH_CUDA_WG_LL_BYTES", (long long)g->ll_bytes, 1, 1LL << 40);
   const long long nparts = ((long long)sizeof(float) * rows * Gp + ll_bytes - 1) / ll_bytes;
   const long long prow = (rows + nparts - 1) / nparts; /* rows per part */
   grow((void **)&g->L, &g->capL, sizeof(float) * prow * Gp); /* the part's log-likelihoods */
@@ -1265,8 +1265,7 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
       gw_lse(Xp, E, ns, AB, AS, NULL, 1, G, g->lse, 1, Wp, g->tot, g->L, Gp);
       gg_sum_into(g->tot, ns, dTotal);
       int nsl = 0;
-      const char *es = getenv("GH_CUDA_WG_SLICES"); /* experiments: "tc" = the mma.sync kernels' rule */
-      const int rs = es && !strcmp(es, "tc") ? gt_slice_rows(ns, G, g->sms, &nsl) : gw_slice_rows(ns, G, E, g->sms, &nsl);
+      const int rs = gw_slice_rows(ns, G, E, g->sms, &nsl);
       grow((void **)&g->S, &g->capS, sizeof(float) * (size_t)G * E * nsl);
       gw_post_stats(Xp, E, ns, g->L, Gp, G, g->lse, Wp, rs, nsl, g->S);
       k_acc_add<<<G, 256, sizeof(double) * (1 + D)>>>(g->S, nsl, (long long)G * E, E, E0, D, 0, m->dIJ, m->dC, dAcc);
@@ -1276,7 +1275,7 @@ static void estep_wg(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, con
 }
 
 /* The statistics split-K's slice count: enough 128 x 128 output tiles to
- * fill the GPU twice, at least GG_MIN_SLICES (or $GH_CUDA_SPLITK).
+ * fill the GPU twice, at least GG_MIN_SLICES (or $GH_CUDA_ESTEP_SLICES).
  * At least GG_MIN_SLICES: cuBLAS picked slow kernels for 2-5 slices of the
  * UBM's statistics GEMM (1 x 1024 full D=40 on an H200: E-step 14.3 /
  * 14.4 / 16.1 ms with 2 / 3 / 5 slices, 12.3-12.4 with 8, 12 or 20; 500k
@@ -1286,9 +1285,8 @@ static long long splitk_slices(const gg_ctx *g, int G, int E) {
   const long long tiles = (long long)((E + 127) / 128) * ((G + 127) / 128);
   long long nsl_max = (2 * g->sms + tiles - 1) / tiles;
   if (nsl_max < GG_MIN_SLICES) nsl_max = GG_MIN_SLICES;
-  const char *ev = getenv("GH_CUDA_SPLITK"); /* benchmarks (bench/experiments/splitk-sweep.sh) */
-  if (ev && atoi(ev) >= 1) nsl_max = atoi(ev);
-  return nsl_max;
+  /* benchmarks (bench/experiments/splitk-sweep.sh) */
+  return gh_env_int("GH_CUDA_ESTEP_SLICES", nsl_max, 1, 1 << 20);
 }
 
 /* gg_estep_pdf in double (an exact pdf at GH_PREC_AUTO, as the cpu
@@ -1416,9 +1414,9 @@ static void estep_cand(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, c
 #define GG_CAND_MAX_EPS 2.0
 static int use_cand(const gg_model *m, int p) {
   if (!m->full[p] || m->D > GG_CAND_MAX_D || !(m->eps[p] <= GG_CAND_MAX_EPS)) return 0;
-  const char *e = getenv("GH_CUDA_CAND");
-  if (e && !strcmp(e, "0")) return 0;
-  if (e && !strcmp(e, "1")) return 1;
+  static const char *const words[] = {"0", "1", NULL};
+  const int e = gh_env_word("GH_CUDA_CAND", -1, words);
+  if (e >= 0) return e;
   return m->G[p] >= GG_CAND_MIN_GAUSS;
 }
 

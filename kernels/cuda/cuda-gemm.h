@@ -141,7 +141,7 @@ void gg_xcache_free(gg_xcache *c);
  * into slices summed in double (a deterministic split-K).  xc: the data's
  * cache (gg_xcache_new; NULL: none), where dX, dFrames, dW and centre are
  * that data's. */
-#define GG_PREC_FP64 64 /* gg_estep_pdf's prec: the double path whatever the estimate (cuda.cu: the pdfs of few
+#define GG_PREC_FP64 64 /* gg_estep_pdf's prec: the double path whatever the estimate (cuda-estep.cu: the pdfs of few
                            pairs that the fused kernels would take but cannot serve within the contract) */
 void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames,
                   const float *dW, int64_t n, const double *centre, double *dAcc, double *dTotal,
@@ -156,7 +156,7 @@ void gg_sum_into(const double *v, int64_t n, double *dst);
 enum { GG_HMM_FP32 = 0, GG_HMM_FP64 = 1, GG_HMM_TF32 = 2 };
 
 /* Plain column-major C = A B (no transposes) on the default stream for the
- * dense HMM path (cuda-hmm.cu): A [m x k] lda, B [k x n] ldb, C [m x n] ldc,
+ * dense HMM path (cuda-hmm-dense.cu): A [m x k] lda, B [k x n] ldb, C [m x n] ldc,
  * all device pointers.  type GG_HMM_FP64: double with CUBLAS_COMPUTE_64F;
  * GG_HMM_FP32: float with CUBLAS_COMPUTE_32F (fp32 FMAs, no TF32);
  * GG_HMM_TF32: float with CUBLAS_COMPUTE_32F_FAST_TF32 (one TF32 tensor-core

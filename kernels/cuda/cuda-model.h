@@ -1,5 +1,5 @@
 /* cuda-model.h -- the CUDA backend's device model (internal to
- * kernels/cuda/): the layouts that cuda.cu's model_upload builds and its
+ * kernels/cuda/): the layouts that model_upload (cuda-upload.cu) builds and its
  * kernels read, shared with the device M-step (cuda-mstep.cu). */
 #ifndef GH_CUDA_MODEL_H
 #define GH_CUDA_MODEL_H
@@ -20,7 +20,7 @@ struct BlockDesc {
 /* A pdf subset of a model in the narrow layout of its sub-model (one
  * diagonal block, lane j = pdfs[j], output column j): what model_upload
  * would build from the sub-model's set, gathered on the device from the
- * model's own records (cuda.cu subset_view). */
+ * model's own records (cuda-loglikes.cu subset_view). */
 struct SubView {
   int n;
   int32_t *pdfs;      /* [n] host copy, the key */
@@ -68,10 +68,10 @@ typedef struct {
   int *dSplitPdf, *dSplitOff;
   /* [P] whole pdf p's first parameter record (float4 index into dParams)
    * and gconst (index into dGconst): its block's offsets plus its lane;
-   * -1 for a split pdf.  loglikes_subset's lanes (cuda.cu). */
+   * -1 for a split pdf.  loglikes_subset's lanes (cuda-loglikes.cu). */
   long long *hLanePoff, *hLaneGoff;
   /* loglikes_subset's views: per pdf subset scored so far, its pdfs' records
-   * gathered on the device into a sub-model's narrow layout (cuda.cu
+   * gathered on the device into a sub-model's narrow layout (cuda-loglikes.cu
    * subset_view); freed with the model */
   struct SubView *views;
   int nviews, capviews;
@@ -92,7 +92,7 @@ typedef struct {
   double *dVfloor;              /* [P x D] --rel-variance-floor's per-pdf floors */
   unsigned long long *dHash;    /* [1] cuda_model_hash's sum */
   int scoring_stale;            /* dParams / dGconst predate a device M-step */
-  /* numerical contract (cuda.cu model_upload, doc/reliability.md): the
+  /* numerical contract (cuda-upload.cu model_upload, doc/reliability.md): the
    * model on the host cpu backend (every op forwards to it) when its fp32
    * forms would err grossly; NULL otherwise */
   gh_dev_model *host_m;

@@ -43,11 +43,10 @@ extern "C" {
 #define TC_THREADS 256 /* k_tc_stats block */
 /* k_tc_lse: blocks of 128 frames in LSE_WM (MT) warps along the frames
  * with warp tiles of MT m16 tiles (16 MT frames) x 4 n8 tiles (32
- * Gaussians), 2 warps along the Gaussians: MT = 2 (4 x 2 warps, 256
- * threads) by default, MT = 4 (2 x 2 warps, 128 threads) with
- * GH_CUDA_TC_LSE=4 (slower on an H200: 21.7 against 19.5 ms for the
- * 5000 x 256 diag scoring, with the code of 19c666c; bench/RESULTS.md
- * D6). */
+ * Gaussians), 2 warps along the Gaussians: gt_lse launches MT = 2 (4 x 2
+ * warps, 256 threads); MT = 4 (2 x 2 warps, 128 threads) was slower on an
+ * H200 (21.7 against 19.5 ms for the 5000 x 256 diag scoring, with the
+ * code of 19c666c; bench/RESULTS.md D6). */
 #define LSE_BM 128 /* frames per k_tc_lse block */
 #define LSE_BN 64  /* Gaussians per k_tc_lse tile */
 #define LSE_WM(MT) (LSE_BM / (16 * (MT)))
@@ -368,19 +367,12 @@ void gt_lse(const float *Xe, int Ep, int n, const float *A, const long long *gof
   if (n <= 0 || P <= 0) return;
   if (P > 65535) gh_die("gt_lse: %d pdfs in one launch (at most 65535)", P);
   dim3 grid((unsigned)((n + LSE_BM - 1) / LSE_BM), (unsigned)P);
-  static int mt = 0;
-  if (!mt) {
-    const char *e = getenv("GH_CUDA_TC_LSE"); /* experiments: the warp tile */
-    mt = e && atoi(e) == 4 ? 4 : 2;
-  }
 #define LAUNCH(S, M)                                                                              \
   do {                                                                                            \
     allow_smem((const void *)k_tc_lse<S, M>, &ok[S][M / 4]);                                      \
     k_tc_lse<S, M><<<grid, LSE_THREADS(M), lse_smem(Ep)>>>(Xe, Ep, n, A, goff, G0, out, ldo, w, tot); \
   } while (0)
-  if (split && mt == 4) LAUNCH(true, 4);
-  else if (split) LAUNCH(true, 2);
-  else if (mt == 4) LAUNCH(false, 4);
+  if (split) LAUNCH(true, 2);
   else LAUNCH(false, 2);
 #undef LAUNCH
   CK(cudaGetLastError());

@@ -51,6 +51,7 @@
 #include <string.h>
 
 extern "C" {
+#include "base/env.h"
 #include "base/gh-base.h"
 #include "cuda-check.h"
 }
@@ -441,8 +442,9 @@ __global__ void k_wg_built(int *out) {
 
 int gw_mode(void) {
   static int dev_ok = -1;
-  const char *e = getenv("GH_CUDA_WG"); /* benchmarks, tests */
-  if (e && !strcmp(e, "0")) return 0;
+  static const char *const words[] = {"0", "1", NULL};
+  const int e = gh_env_word("GH_CUDA_WG", -1, words); /* benchmarks, tests */
+  if (e == 0) return 0;
   if (dev_ok < 0) {
     dev_ok = 0;
     int dev = 0, major = 0, minor = 0, *d = NULL, built = 0;
@@ -456,7 +458,7 @@ int gw_mode(void) {
     cudaGetLastError();
   }
   if (!dev_ok) return 0;
-  return e && !strcmp(e, "1") ? 1 : 2;
+  return e == 1 ? 1 : 2;
 }
 
 static void check_ep(int Ep, const char *what) {
@@ -476,8 +478,9 @@ static size_t lse_smem(int Ep) { return sizeof(float) * (size_t)(2 * WL_BM(Ep) *
 typedef struct { int nw, ovl; } stats_cfg;
 static stats_cfg stats_config(int Ep) {
   stats_cfg c = {Ep <= 88 ? 4 : 3, 1};
-  const char *e = getenv("GH_CUDA_WG_STATS");
-  if (e && (e[0] == '3' || (e[0] == '4' && Ep <= 88))) { c.nw = e[0] - '0'; c.ovl = e[1] == 'o'; }
+  static const char *const words[] = {"3", "3o", "4", "4o", NULL};
+  const int e = gh_env_word("GH_CUDA_WG_STATS", -1, words);
+  if (e >= 0 && (e < 2 || Ep <= 88)) { c.nw = e < 2 ? 3 : 4; c.ovl = e & 1; }
   return c;
 }
 static size_t stats_smem(int Ep, stats_cfg c) {

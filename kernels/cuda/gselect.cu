@@ -31,6 +31,7 @@
 
 extern "C" {
 #include "backend.h"
+#include "base/env.h"
 #include "base/gh-base.h"
 #include "cuda-check.h"
 }
@@ -152,9 +153,7 @@ template <typename T> static void up(T *d, const T *h, size_t n) {
 /* GS_CHUNK_ENT and GS_SEG, or $GH_GSELECT_CHUNK / $GH_GSELECT_SEG when set
  * (tests: many chunks and work items on small data). */
 static int64_t gs_env(const char *name, int64_t dflt) {
-  const char *v = getenv(name);
-  long long x = v && *v ? strtoll(v, NULL, 10) : 0;
-  return x > 0 ? (int64_t)x : dflt;
+  return (int64_t)gh_env_int(name, dflt, 1, INT64_MAX);
 }
 
 extern "C" double gh_cuda_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T,

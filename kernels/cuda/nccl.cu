@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 extern "C" {
+#include "base/env.h"
 #include "base/gh-base.h"
 }
 #include "gh-nccl.h"
@@ -42,9 +43,9 @@ static void *try_open(const char *path) { return dlopen(path, RTLD_NOW | RTLD_GL
 /* libnccl.so.2: $GH_NCCL_LIB (file or directory), the loader's path, then
  * python's site-packages (pip's nvidia-nccl-cu1x wheels). */
 static void *open_nccl(void) {
-  const char *env = getenv("GH_NCCL_LIB");
+  const char *env = gh_env_str("GH_NCCL_LIB");
   void *h = NULL;
-  if (env && *env) {
+  if (env) {
     struct stat st;
     if (stat(env, &st) == 0 && S_ISDIR(st.st_mode)) {
       char p[4096];

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/gh-base.h"
 #include "opencl.h"
 
@@ -25,9 +26,7 @@ static cl_kernel mk(ocl_ctx *c, const char *name) {
 /* GS_CHUNK_ENT and GS_SEG, or $GH_GSELECT_CHUNK / $GH_GSELECT_SEG when set
  * (tests: many chunks and work items on small data). */
 static int64_t gs_env(const char *name, int64_t dflt) {
-  const char *v = getenv(name);
-  long long x = v && *v ? strtoll(v, NULL, 10) : 0;
-  return x > 0 ? (int64_t)x : dflt;
+  return (int64_t)gh_env_int(name, dflt, 1, INT64_MAX);
 }
 
 double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,

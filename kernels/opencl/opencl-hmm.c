@@ -13,6 +13,7 @@
  */
 #include "opencl.h"
 
+#include "base/env.h"
 #include "base/gh-base.h"
 
 #include <math.h>
@@ -391,9 +392,10 @@ long long gh_ocl_hmm_timepar_utts(void) { return g_tp_utts; }
 
 /* Whether the batch takes the time-parallel path (the rule above). */
 static int tp_batch(const gh_dev_hmm *h, const gh_hmm_batch *bt) {
-  const char *e = getenv("GH_OPENCL_HMM");
-  const int force = e && !strcmp(e, "timepar");
-  if ((e && !strcmp(e, "sequential")) || bt->num_utts <= 0 || bt->num_utts > TP_MAX_UTTS) return 0;
+  static const char *const words[] = {"sequential", "timepar", NULL};
+  const int e = gh_env_word("GH_OPENCL_HMM", -1, words);
+  const int force = e == 1;
+  if (e == 0 || bt->num_utts <= 0 || bt->num_utts > TP_MAX_UTTS) return 0;
   for (int32_t u = 0; u < bt->num_utts; ++u) {
     const int32_t g = bt->graph ? bt->graph[u] : 0;
     if (g < 0 || g >= h->num_graphs) return 0; /* hmm_run dies with the message */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/gh-base.h"
 #include "gemm-forms.h"
 #include "gmm/gmm-est.h"
@@ -126,8 +127,8 @@ int gh_ocl_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_s
    * M-step.  GH_OPENCL_JACOBI=1 uses it anyway (to investigate). */
   cl_device_type dtype = 0;
   clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof dtype, &dtype, NULL);
-  const char *force = getenv("GH_OPENCL_JACOBI");
-  const int cpu_device = (dtype & CL_DEVICE_TYPE_CPU) && !(force && !strcmp(force, "1"));
+  static const char *const words[] = {"0", "1", NULL};
+  const int cpu_device = (dtype & CL_DEVICE_TYPE_CPU) && gh_env_word("GH_OPENCL_JACOBI", 0, words) == 0;
   if (cpu_device) jacobi = 0;
   if (m->Gf && shm + MS_WG * sizeof(double) + 64 > local_mem) {
     gh_set_error("dimension %d is too large for the device M-step (%zu bytes of local memory)", D, shm);

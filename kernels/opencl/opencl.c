@@ -16,6 +16,7 @@
 #include "opencl.h"
 #include "gemm-forms.h"
 
+#include "base/env.h"
 #include "base/gh-base.h"
 
 #include <errno.h>
@@ -159,8 +160,8 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
 /* Cache folder: $XDG_CACHE_HOME/gmmhmm or ~/.cache/gmmhmm (created); NULL if
  * neither is set or GH_OPENCL_CACHE=0. */
 static char *cache_dir(void) {
-  const char *off = getenv("GH_OPENCL_CACHE");
-  if (off && !strcmp(off, "0")) return NULL;
+  static const char *const words[] = {"0", "1", NULL};
+  if (gh_env_word("GH_OPENCL_CACHE", 1, words) == 0) return NULL;
   const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   char buf[4096];
   if (x && *x) snprintf(buf, sizeof buf, "%s/gmmhmm", x);
@@ -1173,7 +1174,7 @@ static int pick_device(const char *spec, int gpu_only, cl_platform_id *pl_out, c
   cl_uint np, nd;
   cl_platform_id *pl = platforms(&np);
   if (!np) { gh_set_error("no OpenCL platform found (no ICD registered in /etc/OpenCL/vendors, or libOpenCL cannot load it)"); return -1; }
-  if ((!spec || !*spec) && !gpu_only) spec = getenv("GH_OPENCL_DEVICE");
+  if ((!spec || !*spec) && !gpu_only) spec = gh_env_str("GH_OPENCL_DEVICE");
   int rc = -1;
   if (spec && *spec) {
     char *end;
@@ -1233,15 +1234,16 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
   c->k_gemm128 = kernel(c, "gh_sgemm_nt128");
   /* chunk buffers: a quarter of the largest allocation, at most 1 GiB, at
    * least 16 MiB; GH_OPENCL_CHUNK_MB sets it (tests: small chunks) */
-  const char *cmb = getenv("GH_OPENCL_CHUNK_MB");
-  int64_t cbytes = cmb && atol(cmb) > 0 ? atol(cmb) << 20 : (int64_t)(c->max_alloc / 4);
-  if (!(cmb && atol(cmb) > 0)) {
+  const int64_t cmb = gh_env_int("GH_OPENCL_CHUNK_MB", 0, 1, 1 << 20);
+  int64_t cbytes = cmb ? cmb << 20 : (int64_t)(c->max_alloc / 4);
+  if (!cmb) {
     if (cbytes > ((int64_t)1 << 30)) cbytes = (int64_t)1 << 30;
     if (cbytes < ((int64_t)16 << 20)) cbytes = (int64_t)16 << 20;
   }
   c->chunk = cbytes / 4;
-  const char *tile = getenv("GH_OPENCL_SGEMM");
-  c->sgemm_tile = tile ? atoi(tile) : 0;
+  static const char *const tiles[] = {"64", "128", NULL};
+  const int tile = gh_env_word("GH_OPENCL_SGEMM", -1, tiles);
+  c->sgemm_tile = tile < 0 ? 0 : tile ? 128 : 64;
   c->k_lse_narrow = kernel(c, "gh_lse_narrow");
   c->k_lse_wide = kernel(c, "gh_lse_wide");
   if (c->fp64) {
@@ -1277,8 +1279,8 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
     c->k_tp_fbsum = kernel(c, "gh_tp_fbsum");
   }
 #ifdef GH_HAVE_CLBLAST
-  const char *gm = getenv("GH_OPENCL_GEMM");
-  c->use_clblast = !(gm && !strcmp(gm, "own"));
+  static const char *const gemms[] = {"clblast", "own", NULL};
+  c->use_clblast = gh_env_word("GH_OPENCL_GEMM", 0, gemms) == 0;
 #endif
   gh_backend *b = gh_calloc(1, sizeof *b);
   b->ops = c->fp64 ? &ocl_ops : &ocl_ops_nofp64;

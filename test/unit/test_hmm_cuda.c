@@ -180,7 +180,7 @@ static void test_correctness(gh_backend *cu) {
   for (int k = 0; k < NG; ++k) tg_free(&tg[k]);
 }
 
-/* Dense graphs (the dense batched path of cuda-hmm.cu: one graph for the
+/* Dense graphs (the dense batched path of cuda-hmm-dense.cu: one graph for the
  * whole batch, A >= S^2/4, S >= 64, no alpha output): S = 64 and 100
  * (ergodic, 4/5 of the arcs; 100 is not a multiple of the 64-state tile),
  * 256 and 1024 (all arcs); a batch of lengths 0, 1, 2, 7, 37, 60, 100, 100
@@ -273,7 +273,7 @@ static void test_dense(gh_backend *cu) {
   }
 }
 
-/* The time-parallel forward (cuda-hmm.cu: 1-8 utterances of >= 1024
+/* The time-parallel forward (cuda-hmm-timepar.cu: 1-8 utterances of >= 1024
  * frames on graphs of <= 64 states; $GH_CUDA_HMM=timepar forces it for any
  * length): one-state graphs with and without a self-loop (the latter has
  * no path: -inf, redone by the sequential kernels), ergodic 12 and 64
@@ -627,7 +627,7 @@ static void test_reweight(gh_backend *cu) {
 }
 
 /* Small graphs (<= 16 states, no heavy states): the packed kernels of
- * cuda-hmm.cu ("packed small graphs": groups of 4, 8 or 16 lanes per
+ * cuda-hmm-batch.cu ("packed small graphs": groups of 4, 8 or 16 lanes per
  * utterance) against the CPU reference (compare_batch's tolerances), and
  * bit for bit against the one-block-per-utterance kernels
  * ($GH_CUDA_HMM_PACK=0): log P, scaled log P, Viterbi scores and paths,

@@ -360,7 +360,7 @@ static void run_backend(gh_backend *b, const char *bname) {
       {"global diag P=1 D=63 G=200, 3000 pairs", 1, 63, 200, 200, 0, 1500, 3000, 0},
       {"global diag P=1 D=2 G=130, 20000 pairs", 1, 2, 130, 130, 0, 4000, 20000, 0},
       /* more frames than two chunks of the CUDA backend's overlapped
-       * uploads (cuda.cu OVL_CHUNK, D a multiple of 4) */
+       * uploads (cuda-loglikes.cu OVL_CHUNK, D a multiple of 4) */
       {"UBM diag P=1 D=40 G=64, 70000 frames", 1, 40, 64, 64, 0, 70000, 500, 0},
       /* the CUDA fused E-step's tasks of several segments per pdf (diagonal
        * pdfs of <= 32 Gaussians with more than 2048 pairs: an HMM-GMM
@@ -919,7 +919,7 @@ int main(int argc, char **argv) {
     GH_TEST_OK(cu && !strcmp(cu->ops->name, "cuda"), "create cuda backend (%s)", cu->device_name);
     /* Every variant of the CUDA backend: its automatic choice, the fused
      * kernels alone, the GEMM forms alone in fp32 and in 3xTF32 (the
-     * GH_CUDA_SCORE / GH_CUDA_ESTEP overrides of kernels/cuda/cuda.cu). */
+     * GH_CUDA_SCORE / GH_CUDA_ESTEP overrides, doc/kernels.md "Environment knobs"). */
     /* GH_CUDA_TC: the tensor-core kernels for every diagonal pdf (1) or for
      * none (0: cuBLAS 3xTF32); GH_CUDA_WG: of those, the mma.sync kernels
      * of cuda-tc.cu (0) or the warpgroup kernels of cuda-wg.cu (1, on an
