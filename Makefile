@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g
 # "override": a CFLAGS given on the command line adds to these (flags the build
 # needs are appended with "override CFLAGS +=" so `make CFLAGS=...` keeps them).
-override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Ilib -Ikernels -MMD -MP
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Ilib -Ikernels -Idrivers -MMD -MP
 LDLIBS := -llapacke -llapack -lblas -lz -lm
 
 # Audio input (lib/feat/wav.c) needs libsndfile, the FFT (lib/feat/feat.c) FFTW.  Without
@@ -34,12 +34,12 @@ NVCCFLAGS ?= -O3 -lineinfo
 NVCC_MAJOR := $(if $(NVCC),$(shell $(NVCC) --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p'),0)
 comma := ,
 NVCC_SM90 := $(if $(filter 1 2 3 4 5 6 7 8 9 10 11,$(NVCC_MAJOR)),arch=compute_90$(comma)code=sm_90,arch=compute_90a$(comma)code=sm_90a)
-NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Ikernels/cuda -MMD -MP -Xcompiler -Wall \
+NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Idrivers -Ikernels/cuda -MMD -MP -Xcompiler -Wall \
   -gencode $(NVCC_SM90) -gencode arch=compute_90,code=compute_90
 
 B ?= build
 BIN ?= bin
-LIB_SRC := $(wildcard lib/*/*.c)
+LIB_SRC := $(wildcard lib/*/*.c drivers/*/*.c)
 KER_SRC := $(wildcard kernels/*.c kernels/cpu/*.c)
 CU_SRC  := $(if $(NVCC),$(wildcard kernels/cuda/*.cu),)
 TOOL_SRC := $(wildcard tools/*.c)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "train/dd.h"
+#include "base/dd.h"
 
 static inline void gh_cpu_acc_commit(double *acc, double *hi, double *lo, int64_t n, int flags) {
 #pragma omp parallel for schedule(static) if (n > ((int64_t)1 << 16))

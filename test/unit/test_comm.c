@@ -14,7 +14,7 @@
 
 #include "gh-test.h"
 #include "train/comm.h"
-#include "train/dd.h"
+#include "base/dd.h"
 
 /* rank r's buffer: values of mixed sign and magnitude (so the order of
  * the additions matters) */

@@ -19,7 +19,7 @@
 
 #include "gh-test.h"
 #include "train/comm.h"
-#include "train/dd.h"
+#include "base/dd.h"
 
 static uint64_t rng_state = 0x243f6a8885a308d3ULL;
 static uint64_t next_u64(void) {

@@ -1,5 +1,5 @@
 /* dd.c -- double-double accumulators; see dd.h. */
-#include "train/dd.h"
+#include "base/dd.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "base/opts.h"
-#include "train/dd.h"
+#include "base/dd.h"
 #ifdef GH_HAVE_MPI
 #include <mpi.h>
 #endif
