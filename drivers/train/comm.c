@@ -516,3 +516,11 @@ int gh_comm_nccl_start(gh_comm *c) {
   return -1;
 #endif
 }
+
+void gh_dd_acc_reduce(const gh_dd_acc *a, gh_comm *c, double *out) {
+  if (c) {
+    gh_comm_sum_dd(c, a->hi, a->lo, a->n, out);
+    return;
+  }
+  for (size_t i = 0; i < a->n; ++i) out[i] = a->hi[i] + a->lo[i];
+}
