@@ -199,16 +199,6 @@ int64_t gh_hmm_stats_offset(const gh_hmm_graph *const *graphs, int32_t g) {
   return off;
 }
 
-void gh_pair_buf_reserve(gh_pair_buf *p, int64_t more) {
-  if (more < 0 || p->n > INT64_MAX / 2 - more) gh_die("pair buffer: %lld + %lld pairs: too many", (long long)p->n,
-                                                       (long long)more);
-  if (p->n + more <= p->cap) return;
-  int64_t cap = p->cap ? p->cap : 65536;
-  while (cap < p->n + more) cap *= 2;
-  p->v = gh_realloc(p->v, (size_t)cap * sizeof(gh_frame_pdf));
-  p->cap = cap;
-}
-
 void gh_hmm_gamma_pairs(const gh_hmm_batch *bt, const gh_hmm_graph *const *graphs, const float *gamma,
                         const double *loglik, const int32_t *col_pdf, int32_t frame_base, double min_post,
                         gh_pair_buf *out) {
