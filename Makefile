@@ -40,7 +40,7 @@ NVCCFLAGS += -std=c++17 -Ilib -Ikernels -Idrivers -Ikernels/cuda -MMD -MP -Xcomp
 B ?= build
 BIN ?= bin
 LIB_SRC := $(wildcard lib/*/*.c drivers/*/*.c)
-KER_SRC := $(wildcard kernels/*.c kernels/cpu/*.c)
+KER_SRC := $(wildcard kernels/*.c kernels/cpu/*.c kernels/registry/*.c)
 CU_SRC  := $(if $(NVCC),$(wildcard kernels/cuda/*.cu),)
 TOOL_SRC := $(wildcard tools/*.c)
 UNIT_SRC := $(wildcard test/unit/*.c)

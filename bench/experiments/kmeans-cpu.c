@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 
 static double now(void) {
   struct timespec t;
