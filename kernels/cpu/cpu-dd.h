@@ -1,5 +1,5 @@
 /* cpu-dd.h -- backend.h acc_commit for the CPU backends (kernels/cpu/cpu.c,
- * cpu-blas.c): the elementwise double-double step of lib/train/dd.h over
+ * cpu-blas.c): the elementwise double-double step of lib/base/dd.h over
  * one stretch of accumulators acc[n] and its master hi[n], lo[n]. */
 #ifndef GH_CPU_DD_H
 #define GH_CPU_DD_H

@@ -29,7 +29,7 @@ void gh_backend_check_name(const char *device);
  * gh_backend_create's error.  An explicitly named OpenCL device, "auto"
  * where CUDA cannot start (not built in, or no driver library), or any
  * device when no thread can be started, is created in
- * gh_backend_create_end instead (backend.c says why). */
+ * gh_backend_create_end instead (registry.c says why). */
 typedef struct gh_backend_start gh_backend_start;
 gh_backend_start *gh_backend_create_begin(const char *device);
 gh_backend *gh_backend_create_end(gh_backend_start *s);

@@ -1,4 +1,4 @@
-/* test_dd.c -- lib/train/dd.h: the double-double block sums of the
+/* test_dd.c -- lib/base/dd.h: the double-double block sums of the
  * distributed trainers.  Reference: the exact sum of the terms, computed
  * in 128-bit integers (every term is an integer multiple of 2^-40 below
  * 2^80, so the sum of up to 2^20 terms is exact) and rounded to double
