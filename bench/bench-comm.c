@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "gmm/gmm.h"
 #include "train/comm.h"

@@ -20,7 +20,7 @@
  *        [--dim=19] [--gauss=16] [--iters=3] [--check=16384] [--precision=auto]
  * Prints one line: "em <type> N D M: <ms>/iter <frames/s> <GFLOP/s> err ...".
  */
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "bench-args.h"
 #include "train/gmm-data.h"

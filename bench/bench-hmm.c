@@ -31,7 +31,7 @@
  *        [--iters=5] [--check=4] [--ragged=0] [--precision=auto]
  *        [--ops=log,scaled,viterbi,fb]
  */
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "bench-args.h"
 

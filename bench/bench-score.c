@@ -22,7 +22,7 @@
  * parameters) to FILE as a binary GMM set and exit (bench/io.sh scores
  * archives with it through gmm-score-gpu).
  */
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "bench-args.h"
 

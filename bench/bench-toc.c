@@ -1,6 +1,6 @@
 /* bench-toc.c -- the table of contents a resident trainer reads before its
- * first iteration (hmm-train's read_plan, lib/train/hmm-train.c; gmm-est-gpu's
- * shard loader, lib/train/shard.c): the feature index of an scp
+ * first iteration (hmm-train's read_plan, drivers/train/hmm-train.c; gmm-est-gpu's
+ * shard loader, drivers/train/shard.c): the feature index of an scp
  * (gh_feat_toc_open: the list, one header pread per entry, the key order),
  * one transcript lookup per utterance in a text archive (gh_rand_reader_has_key,
  * as hmm-train), and the plan (gh_shard_plan_make: sorted keys, blocks,

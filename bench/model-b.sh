@@ -36,8 +36,8 @@ if [ "$init" = kmeans ]; then
   gmm-init --labels=ark,t:utt.lab --label-type=utt --num-pdfs=$pdfs --num-gauss=$gauss --cov-type=full --num-iters=0 \
     --device=$device scp:data/feats.scp b.0 2> init.log || { tail -3 init.log >&2; exit 1; }
 else
-  (cd "$root" && make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o &&
-    cc -o build/bench/bench-score build/bench/bench-score.o build/libgmmhmm-kernels.a build/libgmmhmm.a \
+  (cd "$root" && make -s build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o &&
+    cc -o build/bench/bench-score build/bench/bench-score.o build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a \
       -fopenmp $(make -s print-ldlibs))
   "$root/build/bench/bench-score" --device=cpu --type=full --pdfs=$pdfs --gauss=$gauss --dim=$dim --write-model=b.0
   occ=(--min-gaussian-occupancy=10 --remove-low-count-gaussians=false)

@@ -63,10 +63,10 @@ cd "$(dirname "$0")/.."
 DEVICE=${DEVICE:-cuda}; FRAMES=${FRAMES:-4096}; ITERS=${ITERS:-5}; UBM_FRAMES=${UBM_FRAMES:-65536}
 LOG=${BENCH_LOG:-build/bench/bench.log}
 GH_SHARED=${GH_SHARED:-$(cd .. && pwd)/shared}
-make -s build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o build/bench/bench-em.o build/bench/bench-hmm.o || exit 1
+make -s build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a build/bench/bench-score.o build/bench/bench-em.o build/bench/bench-hmm.o || exit 1
 LIBS="-fopenmp $(make -s print-ldlibs)" # the Makefile's link line: CUDA and OpenCL libraries where built
 for p in bench-score bench-em bench-hmm; do
-  cc -o build/bench/$p build/bench/$p.o build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS || exit 1
+  cc -o build/bench/$p build/bench/$p.o build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a $LIBS || exit 1
 done
 mkdir -p "$(dirname "$LOG")"
 E="build/bench/bench-em --device=$DEVICE --iters=3"

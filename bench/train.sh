@@ -105,7 +105,7 @@ done
 # one reduction of 1.8 MB and 450 MB (225 MB in float) of accumulators, MPI host path and NCCL
 for R in $ranks; do
   [ $R -gt 1 ] || continue
-  ( cd "$root" && make -s build/bench/bench-comm.o build/libgmmhmm-kernels.a build/libgmmhmm.a &&
+  ( cd "$root" && make -s build/bench/bench-comm.o build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a &&
     cc -fopenmp -o build/bench/bench-comm build/bench/bench-comm.o -Wl,--start-group build/libgmmhmm-kernels.a \
       build/libgmmhmm.a -Wl,--end-group $(make -s print-ldlibs) ) || { echo "train.sh: bench-comm did not build" >&2; continue; }
   mpirun -np $R --bind-to none --oversubscribe "$root/build/bench/bench-comm" --device=$device --iters=10 \

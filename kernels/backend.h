@@ -26,16 +26,8 @@
 #define GH_BACKEND_H
 #include <stdint.h>
 #include "gmm/gmm.h"
-
-/* One weighted frame-to-pdf assignment for the E-step: frame index into the
- * feature block passed to accumulate(), pdf id, weight (posterior, or 1 for
- * an alignment / a global GMM). */
-typedef struct { int32_t frame; int32_t pdf; float weight; } gh_frame_pdf;
-/* A growable host array of pairs (hmm_fb_pairs appends to it): v[0 .. n),
- * room for cap.  Zero-initialise; free(v) when done. */
-typedef struct { gh_frame_pdf *v; int64_t n, cap; } gh_pair_buf;
-/* Room for `more` pairs after p->n (gh_realloc, doubling; dies when out of memory). */
-void gh_pair_buf_reserve(gh_pair_buf *p, int64_t more);
+#include "gmm/frame-pdf.h"  /* gh_frame_pdf, gh_pair_buf: the E-step's pairs */
+#include "hmm/graph.h"      /* gh_hmm_graph, gh_hmm_batch: the HMM kernels' input */
 
 typedef struct gh_backend gh_backend;
 typedef struct gh_dev_model gh_dev_model;
@@ -45,57 +37,6 @@ typedef struct gh_dev_kmeans gh_dev_kmeans;
 struct gh_est_opts;  /* lib/gmm/gmm-est.h */
 struct gh_est_stats;
 struct gh_score_seg; /* below */
-
-/* ---------------- HMM graphs and batches ----------------
- * An HMM graph is an HMM (lib/hmm/hmm.h) compiled for the kernels: S states,
- * each with a pdf id (column of the loglike matrices), initial and final
- * log-probabilities, and A arcs stored by DESTINATION in CSR form: the arcs
- * entering state j are in_off[j] .. in_off[j+1]-1, arc a goes from
- * arc_src[a] to arc_dst[a] (= j) with log-probability arc_logp[a].  Every
- * per-state step of forward / Viterbi is then a log-sum-exp / max over the
- * incoming arcs of one state (cuHMM's "one thread per state").  Log-probs are
- * natural logs; -inf means impossible.  Self-loops are ordinary arcs.
- * Model (Rabiner 1989, eqs. 19-21, with explicit exits):
- *   alpha_0(j)   = init[j] + ll_0(pdf[j])
- *   alpha_t(j)   = logsumexp_{a in in(j)} (alpha_{t-1}(src a) + logp a) + ll_t(pdf[j])
- *   log P(O)     = logsumexp_j (alpha_{T-1}(j) + final[j])
- * so final[] = 0 everywhere gives Rabiner's P(O) = sum_j alpha_T(j). */
-typedef struct gh_hmm_graph {
-  int32_t num_states, num_arcs;  /* S, A */
-  int32_t num_pdfs;              /* 1 + max pdf id used (loglike columns needed) */
-  const int32_t *pdf;            /* [S] pdf id of each state */
-  const float *init;             /* [S] log initial probabilities */
-  const float *final;            /* [S] log exit probabilities at the last frame */
-  const int32_t *in_off;         /* [S + 1] CSR offsets of the incoming arcs */
-  const int32_t *arc_src;        /* [A] source state of each arc */
-  const int32_t *arc_dst;        /* [A] destination state (non-decreasing) */
-  const float *arc_logp;         /* [A] log transition probability */
-} gh_hmm_graph;
-
-/* Flag of hmm_forward: scaled (Rabiner eqs. 91-92) instead of log domain. */
-#define GH_HMM_SCALED 1
-
-/* A batch of B utterances for the HMM kernels.  loglikes is one host float
- * matrix of sum_u T_u rows and num_pdfs columns, row-major: utterance u owns
- * rows frame_off[u] .. frame_off[u+1]-1 (frame_off[0] = 0, lengths may
- * differ; T_u = 0 is allowed and gives loglik -inf).  num_pdfs must be >=
- * every used graph's num_pdfs.  graph[u] is the index (into the uploaded
- * set) of utterance u's graph, or graph == NULL: graph 0 for all.
- * Per-state outputs (alpha, gamma) use the same row offsets: utterance u's
- * block starts at element state_off[u] = sum_{v<u} T_v S_g(v) and is
- * T_u x S_g(u) row-major (gh_hmm_batch_state_off computes these). */
-typedef struct {
-  int32_t num_utts;          /* B */
-  int32_t num_pdfs;          /* columns of loglikes */
-  const float *loglikes;     /* [frame_off[B] x num_pdfs] */
-  const int64_t *frame_off;  /* [B + 1] */
-  const int32_t *graph;      /* [B] or NULL */
-} gh_hmm_batch;
-
-/* Size of the stats block of one graph in hmm_fb: 2 S + A doubles. */
-static inline int64_t gh_hmm_graph_stats_size(const gh_hmm_graph *g) {
-  return 2 * (int64_t)g->num_states + g->num_arcs;
-}
 
 /* The op list.  Tables are written with designated initializers
  * (`.loglikes = ...`) so that optional ops can be appended at the end
@@ -478,23 +419,12 @@ int gh_precision_parse(const char *s, int *p);
 void gh_backend_loglikes_begin(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
 void gh_backend_loglikes_end(gh_backend *b);
 
-/* The k-means ops of b (backend.h kmeans_*), or the CPU implementation
- * (kernels/cpu/kmeans.c) when b is NULL or has none; the handle belongs to
- * the implementation that made it, so pass the same b to all four. */
-gh_dev_kmeans *gh_backend_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
-void gh_backend_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
-void gh_backend_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
-void gh_backend_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
 /* The CPU implementation (OpenMP over frames, centres in SIMD lanes). */
 gh_dev_kmeans *gh_cpu_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
 void gh_cpu_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
 void gh_cpu_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
 void gh_cpu_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
 
-/* The ops table to use for the HMM kernels of b: b->ops when the backend
- * implements them, else the CPU reference's table (logged once per
- * backend).  The CPU HMM ops never touch b->ctx, so they run with any b. */
-const gh_backend_ops *gh_backend_hmm_ops(gh_backend *b);
 /* The CPU reference backend's ops table (also the HMM fallback). */
 const gh_backend_ops *gh_backend_cpu_ops(void);
 /* Element offsets of the per-state outputs (alpha, gamma) of a batch:
@@ -521,15 +451,6 @@ int64_t gh_hmm_stats_offset(const gh_hmm_graph *const *graphs, int32_t g);
 void gh_hmm_gamma_pairs(const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs, const float *gamma,
                         const double *loglik, const int32_t *col_pdf, int32_t frame_base, double min_post,
                         gh_pair_buf *out);
-/* hmm_reweight of b's HMM ops (gh_backend_hmm_ops), or hmm_free of *h and
- * a new hmm_upload of graphs into *h. */
-void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
-/* hmm_fb_pairs of b's HMM ops (gh_backend_hmm_ops), or their hmm_fb then
- * gh_hmm_gamma_pairs on the host (gamma in a temporary host buffer). */
-void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
-                             const gh_hmm_graph *const *graphs, const int32_t *col_pdf, int32_t frame_base,
-                             double min_post, double *loglik, double *stats, gh_pair_buf *out);
-
 /* One score segment of a block's HMM-GMM E-step
  * (gh_backend_hmm_estep_pairs): rows row0 .. row0 + rows - 1 of the block
  * (whole utterances) scored with model m, whose pdfs are the loglike
@@ -558,35 +479,6 @@ int32_t *gh_score_seg_maps(const gh_hmm_batch *batch, const gh_hmm_graph *const 
  * (the best path's pdfs, weight 1). */
 enum { GH_HMM_ESTEP_FB = 0, GH_HMM_ESTEP_VITERBI = 1 };
 
-/* The Baum-Welch E-step of one block up to its GMM E-step data (hmm-train):
- * the loglikes of each segment (gh_backend_loglikes_rows from *d's frames X
- * [rows x D], host, where b scores resident frames) into ll ([rows x
- * batch->num_pdfs] host scratch, the batch's loglikes; its columns past a
- * segment's ncols are not read by its utterances' graphs), forward-backward over
- * batch with the pdf posteriors of gh_hmm_gamma_pairs (min_post), their
- * columns mapped to pdf ids by the segments' maps, set as *d's pairs
- * (gh_backend_data_pairs: *d created when NULL).  loglik [num_utts] set,
- * stats added to (hmm_fb).  Returns the number of pairs; *wsum = their
- * total weight.  All of it on the device where b has hmm_estep_pairs and
- * its own HMM ops (GH_HMM_ESTEP=host: the host path, for tests and
- * benchmarks); else through pb (host pairs; kept until the next call; the
- * device path leaves pb empty).
- * sec[0..3] += seconds of scoring, forward-backward with the posteriors,
- * mapping the columns, setting the pairs (the device path: scoring and the
- * rest).  Dies on segments that do not tile the batch's rows.
- * op GH_HMM_ESTEP_VITERBI (Viterbi training's alignment): hmm_viterbi
- * instead of forward-backward (Rabiner 1989 eqs. 32-35), one pair per frame
- * of each utterance with a complete path, (frame, pdf of the path's state,
- * weight 1), in frame order before the sort; loglik[u] = the path's score
- * (natural log, total over the utterance), -inf without a complete path
- * (then none of its frames has a pair); min_post and stats unused (stats
- * may be NULL).  On the device the path never reaches the host. */
-int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
-                                   const gh_hmm_graph *const *graphs, gh_dev_data **d, const float *X, int32_t D,
-                                   int32_t rows, const gh_score_seg *segs, int32_t nseg, int op, float *ll,
-                                   double min_post, double *loglik, double *stats, gh_pair_buf *pb, double *wsum,
-                                   double sec[4]);
-
 /* Flop count of one Gaussian evaluated on one frame, as defined by Vaněk et
  * al. 2012a (Sec. V): full covariance 5 per off-diagonal element
  * (D(D-1)/2 of them) + 4 per diagonal element + 9 for the addLog; diagonal
@@ -596,34 +488,8 @@ static inline double gh_gauss_flops(gh_covtype type, int32_t dim) {
   return type == GH_COV_FULL ? 5.0 * d * (d - 1) / 2 + 4.0 * d + 9.0 : 4.0 * d + 9.0;
 }
 
-/* device: "auto" (CUDA when a GPU is present, else an OpenCL GPU, else the
- * CPU BLAS backend), "cpu" (BLAS backend), "cpu-ref" (reference), "cuda", "opencl" or "opencl:P:D" (gh_backend_opencl_new).
- * Logs the choice ("using device cuda (NVIDIA H200)").  Dies if "cuda" is
- * asked for and unavailable, or on an unknown name. */
-gh_backend *gh_backend_create(const char *device);
+/* Frees b (its free op); b may be NULL. */
 void gh_backend_free(gh_backend *b);
-
-/* Dies with gh_backend_create's message if device is not a name it accepts
- * (syntax only: cuda:N's N a number; starts nothing, looks for no device).
- * For a tool that may finish without the device (gmm-init of one Gaussian
- * per pdf and no EM iterations) but must still reject a mistyped name. */
-void gh_backend_check_name(const char *device);
-
-/* gh_backend_create on a thread of its own, so that a tool reads its input
- * while the device starts (a CUDA process pays 0.25-0.35 s for the driver,
- * the context and cuBLAS before its first kernel: bench/RESULTS.md
- * D22; an accumulation job of doc/scaling.md pays it every iteration).
- * gh_backend_create_end waits for the start and returns the backend; it
- * logs the device choice then, in the calling thread, so a tool that dies
- * on bad input meanwhile prints its one error line and nothing else.  An
- * unusable device ends the process from the start-up thread with
- * gh_backend_create's error.  An explicitly named OpenCL device, "auto"
- * where CUDA cannot start (not built in, or no driver library), or any
- * device when no thread can be started, is created in
- * gh_backend_create_end instead (backend.c says why). */
-typedef struct gh_backend_start gh_backend_start;
-gh_backend_start *gh_backend_create_begin(const char *device);
-gh_backend *gh_backend_create_end(gh_backend_start *s);
 
 /* Constructors of the individual backends (NULL if unavailable, with the
  * reason in gh_last_error()). */
@@ -693,16 +559,6 @@ void gh_backend_host_free(gh_backend *b, void *p);
  * thread before the copies, bench/RESULTS.md D32). */
 void gh_pack_rows(float *dst, size_t ld, const float *src, size_t D, size_t n);
 
-/* Shrinkage statistics on b (its acc_shrink, or the CPU reference when b
- * has none; see acc_shrink above).  Dies if a pair is out of range or a
- * pdf with pairs is diagonal. */
-void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
-                           const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
-/* The E-step over Gaussian selections on b (its acc_gselect, or the CPU
- * reference when b has none; see acc_gselect above). */
-double gh_backend_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
-                              const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post,
-                              double *frame_ll);
 /* The CPU reference of acc_gselect (kernels/cpu/gselect.c, OpenMP over
  * frames, per-thread sums added in thread order); never touches b. */
 double gh_cpu_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,

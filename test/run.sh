@@ -45,6 +45,11 @@ if [ -x "$GH_BUILD/test/test_kernels" ]; then
   run_unit "$GH_BUILD/test/test_kernels (mstep, GH_OPENCL_JACOBI=1, one PoCL thread)" \
     env GH_OPENCL_JACOBI=1 POCL_MAX_PTHREAD_COUNT=1 POCL_CPU_MAX_CU_NUM=1 "$GH_BUILD/test/test_kernels" mstep
 fi
+# The layer check (doc/DESIGN.md, the Makefile's #LAYER lines): no cycle between
+# folders, no include into a higher layer; one test line.
+out=$(test/check-layers.sh 2>&1); rc=$?
+if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok - layers: $(tail -1 <<<"$out")"
+else fail=$((fail + 1)); failed_names+=(test/check-layers.sh); echo "not ok - layers (test/check-layers.sh):"; echo "$out"; fi
 if ls test/bats/*.bats >/dev/null 2>&1; then
   out=$(bats --tap test/bats 2>&1); rc=$?
   p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out"); k=$(count_skips "$out")

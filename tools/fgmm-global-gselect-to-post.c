@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gselect.h"

@@ -3,7 +3,7 @@
  * accumulate -> gmm-sum-accs -> gmm-est for cluster jobs). */
 #include <stdlib.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "train/gmm-data.h"
 #include "gmm/gmm.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "adapt/fmllr.h"
 #include "base/gh-base.h"
 #include "train/gmm-data.h"

@@ -6,7 +6,7 @@
  * log-likelihoods from the backend's loglikes kernel. */
 #include <stdlib.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "io/table.h"

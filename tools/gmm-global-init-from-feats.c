@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gmm-est.h"

@@ -6,7 +6,7 @@
  * from the backend's loglikes kernel (lib/gmm/gselect.h). */
 #include <stdlib.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "train/global-acc.h"

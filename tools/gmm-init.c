@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "train/gmm-data.h"
 #include "gmm/gmm-est.h"

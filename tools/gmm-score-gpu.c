@@ -3,7 +3,7 @@
  * GPU when there is one.  Utterances are batched (--batch-frames) into one
  * call of the backend's loglikes (kernels/backend.h); reading, scoring and
  * writing overlap (lib/gmm/score-pipeline.h). */
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gmm.h"

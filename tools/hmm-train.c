@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gmm-est.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "hmm/hmm.h"
 #include "base/opts.h"

@@ -8,7 +8,7 @@
  * line per form: pdfs over the budget, median and worst estimate.
  * Build (repository root, after make):
  *   cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -Ikernels bench/experiments/contract-errors.c \
- *      build/libgmmhmm-kernels.a build/libgmmhmm.a -fopenmp $(make -s print-ldlibs) -o build/contract-errors
+ *      build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a -fopenmp $(make -s print-ldlibs) -o build/contract-errors
  * Usage: build/contract-errors <model>   (bench/RESULTS.md M2:
  * a 250-pdf x 16 full model from gmm-init on bench/gen-feats.c data) */
 #include <stdio.h>

@@ -21,8 +21,8 @@ PY
 }
 for v in base kmajor; do
   [ $v = kmajor ] && git apply bench/experiments/estep-kmajor.patch
-  make -j16 build/libgmmhmm-kernels.a build/libgmmhmm.a >${OUT:-/tmp}/build-$v.log 2>&1 || { tail -20 ${OUT:-/tmp}/build-$v.log; exit 1; }
-  make -s build/bench/bench-em.o && cc -o build/bench/bench-em build/bench/bench-em.o build/libgmmhmm-kernels.a build/libgmmhmm.a -fopenmp $(make -s print-ldlibs) || exit 1
+  make -j16 build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a >${OUT:-/tmp}/build-$v.log 2>&1 || { tail -20 ${OUT:-/tmp}/build-$v.log; exit 1; }
+  make -s build/bench/bench-em.o && cc -o build/bench/bench-em build/bench/bench-em.o build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a -fopenmp $(make -s print-ldlibs) || exit 1
   for a in "--type=full --frames=262144 --dim=40 --gauss=1024" "--type=full --frames=500000 --dim=36 --gauss=128"; do
     build/bench/bench-em --device=cuda --iters=3 --check=1024 $a 2>&1 | grep '^em' | sed -E 's/GFLOP.*stats err (\S+).*/stats \1/' | cut -c1-170
     f=${OUT:-/tmp}/ncu-$v-$(echo $a | tr -dc 0-9 | cut -c1-12).log

@@ -1,6 +1,6 @@
 /* kmeans-cpu.c -- times the k-means distance op of the CPU implementation
  * (kernels/cpu/kmeans.c, backend.h kmeans_*) against the plain loop that
- * lib/gmm/gmm-init.c ran before it (sum_d (z_d - c_d)^2 per frame and
+ * drivers/gmm/gmm-init.c ran before it (sum_d (z_d - c_d)^2 per frame and
  * centre), and checks that both give the same bits: Lloyd's assignment
  * step (all K centres) and k-means++'s update (one centre per call).
  * Built and run by bench/experiments/kmeans-cpu.sh. */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 
 static double now(void) {
   struct timespec t;

@@ -10,11 +10,11 @@
 # Usage: bench/experiments/kmeans-cpu.sh [M K D]   (default 30000 2048 40)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-make -s build/libgmmhmm-kernels.a build/libgmmhmm.a bin/gmm-init
+make -s build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a bin/gmm-init
 mkdir -p build/bench
 # shellcheck disable=SC2046 # the link line splits into words
 cc -O2 -std=c11 -D_GNU_SOURCE -Ilib -Ikernels -fopenmp -o build/bench/kmeans-cpu bench/experiments/kmeans-cpu.c \
-  build/libgmmhmm-kernels.a build/libgmmhmm.a $(make -s print-ldlibs)
+  build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a $(make -s print-ldlibs)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 for K in 256 ${2:-2048}; do build/bench/kmeans-cpu "${1:-30000}" "$K" "${3:-40}" 1; done
 if [ -n "${OLD:-}" ]; then

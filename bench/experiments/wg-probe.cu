@@ -2,7 +2,7 @@
  * small random operands against a double reference, printing the first
  * mismatches (for layout faults).  Build on an H100 / H200 after `make`:
  *   nvcc -std=c++17 -O2 -gencode arch=compute_90a,code=sm_90a -Ilib -Ikernels -Ikernels/cuda \
- *     bench/experiments/wg-probe.cu build/libgmmhmm-kernels.a build/libgmmhmm.a -o build/wg-probe -lz -lgomp
+ *     bench/experiments/wg-probe.cu build/libgmmhmm-drivers.a build/libgmmhmm-kernels.a build/libgmmhmm.a -o build/wg-probe -lz -lgomp
  */
 #include <cuda_runtime.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* kmeans.c -- the CPU implementation of the k-means distance ops
  * (backend.h kmeans_*; the fallback of every backend without them, and
- * what lib/gmm/gmm-init.c runs with no backend).  Each frame's squared
+ * what drivers/gmm/gmm-init.c runs with no backend).  Each frame's squared
  * distance to each centre is summed over d = 0..D-1 in order, with separate
  * rounded products and sums (C11 with GCC: no contraction into fused
  * multiply-adds), exactly as the plain loop sum_d (z_d - c_d)^2; the speed

@@ -1,6 +1,6 @@
 /* dd.cl -- backend.h acc_commit for the opencl backend (host side:
  * opencl.c ocl_acc_commit; the CUDA twin: kernels/cuda/cuda.cu
- * k_acc_commit; the arithmetic: lib/train/dd.h).  One work-item per
+ * k_acc_commit; the arithmetic: lib/base/dd.h).  One work-item per
  * accumulator value: the block's double accumulators acc[0, n) are added
  * into the double-double master (hi at master[off_hi + i], lo at
  * master[off_lo + i]) with Knuth's TwoSum, renormalised, and zeroed.

@@ -33,6 +33,7 @@
 #define GH_GMM_H
 #include <stdint.h>
 #include "io/kaldi-io.h"
+#include "io/model-write.h"
 
 typedef enum { GH_COV_DIAG = 0, GH_COV_FULL = 1 } gh_covtype;
 
@@ -130,20 +131,7 @@ void gh_gmm_set_write_stream(gh_ostream *out, int binary, const gh_gmm_set *s);
  * FullGmm::Read/Write); g is overwritten.  Read dies via gh_istream_fail. */
 void gh_gmm_read(gh_istream *in, int binary, gh_gmm *g);
 void gh_gmm_write(gh_ostream *out, int binary, const gh_gmm *g);
-/* Writers used for model and accumulator files.  Binary: exactly
- * gh_write_vector / gh_write_matrix / gh_write_packed / gh_write_float /
- * gh_write_double.  Text: Kaldi's layout (" [ v v ]\n", " [\n  row \n  row ]\n",
- * "[\n a \n b c ]\n", "v "), each value printed as Kaldi does ("%.7g") when
- * that reads back to the same float, otherwise with the fewest extra digits
- * that do (at most 9 for float, 17 for double), so a text model converts
- * back to binary byte-identically.  Where Kaldi's own text is exact, the
- * output is identical to Kaldi's. */
-void gh_model_write_float(gh_ostream *out, int binary, float v);
-void gh_model_write_double(gh_ostream *out, int binary, double v);
-void gh_model_write_vector(gh_ostream *out, int binary, int32_t n, const float *v);
-void gh_model_write_dvector(gh_ostream *out, int binary, int32_t n, const double *v);
-void gh_model_write_matrix(gh_ostream *out, int binary, int32_t rows, int32_t cols, const float *m);
-void gh_model_write_packed(gh_ostream *out, int binary, int32_t n, const float *p);
+/* Writers used for model and accumulator files: io/model-write.h. */
 /* Sanity checks after reading: at least one pdf, every pdf of dimension
  * s->dim with >= 1 Gaussian, finite values, weights >= 0 summing to 1
  * within 0.01 (warns beyond 1e-4), positive (diagonal) inverse variances,

@@ -4,7 +4,7 @@
 #include "hmm/hmm.h"
 #include "base/queue.h"
 #include "base/gh-base.h"
-#include "gmm/gmm.h"
+#include "io/model-write.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* hmm.h -- sets of named HMMs over pdf ids: file I/O, common topologies,
  * compilation (one HMM, or the concatenation of a transcript's word HMMs with
- * optional silence) into the kernel graphs of kernels/backend.h, transition
+ * optional silence) into the kernel graphs of hmm/graph.h, transition
  * accumulators and their re-estimation (Baum-Welch M-step for transitions).
  *
  * An HMM has S states; state j emits with pdf pdf[j] (a column of the
@@ -19,7 +19,7 @@
 #ifndef GH_HMM_H
 #define GH_HMM_H
 #include <stdint.h>
-#include "backend.h"
+#include "hmm/graph.h"
 #include "io/kaldi-io.h"
 #include "base/opts.h"
 #include "io/table.h"

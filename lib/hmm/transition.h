@@ -25,7 +25,10 @@
 #define GH_MAX_PHONE (1 << 20)
 #include <stdint.h>
 #include "io/kaldi-io.h"
-#include "gmm/gmm.h"
+#include "io/model-write.h"
+
+/* The same typedef as gmm/gmm.h's (a GMM set holds the .mdl's transition model). */
+typedef struct gh_transition_model gh_transition_model;
 
 typedef struct {
   int32_t forward_pdf_class;   /* -1: non-emitting */

@@ -1,9 +1,12 @@
 #!/usr/bin/env bats
-# make install: tools, static libraries, public headers (each one
-# compiles on its own from the installed tree), gmmhmm.pc, man pages; a small C
-# program built against the installed tree with pkg-config computes the
-# per-frame log-likelihoods of a tiny GMM set through the kernels' backend and
-# checks them against the closed form (|diff| <= 1e-4 nats, float kernels).
+# make install: tools, the three static archives (drivers, kernels, lib),
+# public headers (each one compiles on its own from the installed tree),
+# gmmhmm.pc (no path of the build machine in it), the recipes' job launchers,
+# man pages; a small C program built against the installed tree with
+# pkg-config computes the per-frame log-likelihoods of a tiny GMM set through
+# the kernels' backend and checks them against the closed form (|diff| <=
+# 1e-4 nats, float kernels), and sums them over one rank through the drivers'
+# communicator (double-double, lib/base).
 
 setup() {
   ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
@@ -22,11 +25,14 @@ install_tree() {
   install_tree
   P=$T/prefix
   [ -x "$P/bin/gmm-init" ] && [ -x "$P/bin/hmm-viterbi" ]
-  [ -f "$P/lib/libgmmhmm.a" ] && [ -f "$P/lib/libgmmhmm-kernels.a" ]
-  [ -f "$P/include/gmmhmm/backend.h" ] && [ -f "$P/include/gmmhmm/gmm/gmm.h" ] && [ -f "$P/include/gmmhmm/io/table.h" ]
-  # every public header of the source tree is installed, and none refers outside the tree
-  n_src=$(ls "$ROOT"/lib/*/*.h | wc -l)
-  [ "$(find "$P/include/gmmhmm" -name '*.h' | wc -l)" -eq $((n_src + 1)) ]
+  [ -f "$P/lib/libgmmhmm.a" ] && [ -f "$P/lib/libgmmhmm-kernels.a" ] && [ -f "$P/lib/libgmmhmm-drivers.a" ]
+  [ -f "$P/include/gmmhmm/backend.h" ] && [ -f "$P/include/gmmhmm/registry/registry.h" ]
+  [ -f "$P/include/gmmhmm/gmm/gmm.h" ] && [ -f "$P/include/gmmhmm/io/table.h" ]
+  [ -f "$P/include/gmmhmm/train/gmm-data.h" ] && [ -f "$P/include/gmmhmm/gmm/gselect.h" ]
+  # every public header of the source tree is installed (lib/*/*.h, drivers/*/*.h,
+  # backend.h, registry.h), and none refers outside the tree
+  n_src=$(ls "$ROOT"/lib/*/*.h "$ROOT"/drivers/*/*.h | wc -l)
+  [ "$(find "$P/include/gmmhmm" -name '*.h' | wc -l)" -eq $((n_src + 2)) ]
   ! grep -rn '#include "\.\./' "$P/include/gmmhmm"
   # each installed header compiles on its own with pkg-config's flags
   export PKG_CONFIG_PATH=$P/lib/pkgconfig
@@ -44,6 +50,41 @@ install_tree() {
   fi
   [ "$(pkg-config --modversion gmmhmm)" != "" ]
   pkg-config --static --libs gmmhmm | grep -q -- '-lfftw3'
+  # the archives in link order, no link group
+  pkg-config --libs gmmhmm | grep -q -- '-lgmmhmm-drivers -lgmmhmm-kernels -lgmmhmm\( \|$\)'
+  ! grep -q -- '--start-group' "$P/lib/pkgconfig/gmmhmm.pc"
+}
+
+@test "gmmhmm.pc names no path of the build machine" {
+  install_tree
+  pc=$T/prefix/lib/pkgconfig/gmmhmm.pc
+  cat "$pc"
+  # libdir and includedir follow prefix
+  grep -qx 'libdir=${prefix}/lib' "$pc" && grep -qx 'includedir=${prefix}/include' "$pc"
+  # Libs, Libs.private: -l names, -L${libdir}..., -fopenmp, -Wl flags; nothing else (no
+  # absolute path such as CUDA's lib64 or the OpenCL loader's .so)
+  bad=$(sed -n 's/^Libs\(\.private\)\{0,1\}: //p' "$pc" | tr ' ' '\n' |
+        grep -v -e '^$' -e '^-l[A-Za-z0-9_+.-]*$' -e '^-L\${libdir}' -e '^-fopenmp$' -e '^-Wl,' || true)
+  [ -z "$bad" ] || { echo "build-machine paths in gmmhmm.pc: $bad"; return 1; }
+  ! grep -q -e "$ROOT" -e '/usr/' -e '/opt/' "$pc"
+}
+
+@test "make install: the recipes' job launchers run from share/gmmhmm/utils" {
+  install_tree
+  U=$T/prefix/share/gmmhmm/utils
+  for f in run.pl slurm.pl queue.pl run.sh slurm.sh; do [ -x "$U/$f" ] || { echo "$f missing"; return 1; }; done
+  [ -f "$U/launcher_args.sh" ]
+  # run.pl (a wrapper of its sibling run.sh) from another directory: two jobs, their logs
+  cd "$T"
+  run "$U/run.pl" JOB=1:2 "$T/log/job.JOB.log" echo hello JOB
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -qx 'hello 1' "$T/log/job.1.log" && grep -qx 'hello 2' "$T/log/job.2.log"
+  grep -q '^# Ended (code 0)' "$T/log/job.2.log"
+  # a failing job: non-zero exit, its log named
+  run "$U/run.pl" "$T/log/bad.log" false
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"bad.log"* ]]
 }
 
 @test "a C program against the installed tree (pkg-config --static): log-likelihoods of a tiny GMM set" {
@@ -55,9 +96,10 @@ install_tree() {
  * backend (cpu-ref and cpu) against the closed form in double. */
 #include <math.h>
 #include <stdio.h>
-#include "backend.h"
+#include "registry/registry.h"
 #include "gmm/gmm.h"
 #include "base/gh-base.h"
+#include "train/comm.h"
 
 static double lognorm(const double *x, const double *mu, const double *var) {
   double s = 0;
@@ -95,6 +137,17 @@ int main(int argc, char **argv) {
     gh_backend_free(b);
   }
   printf("worst abs diff %.3g\n", worst);
+  /* the drivers' archive: the sum of the worst differences over this one rank */
+  gh_comm *c = gh_comm_init(&argc, &argv, "none");
+  gh_dd_acc acc;
+  gh_dd_acc_init(&acc, 1);
+  gh_dd_acc_add(&acc, &worst);
+  double sum = -1;
+  gh_dd_acc_reduce(&acc, c, &sum);
+  printf("ranks %d, sum %.3g\n", gh_comm_size(c), sum);
+  gh_dd_acc_free(&acc);
+  gh_comm_finalize(c);
+  if (sum != worst) return 1;
   gh_gmm_free(&s.pdfs[0]);
   gh_gmm_free(&s.pdfs[1]);
   return worst <= 1e-4 ? 0 : 1;
@@ -105,6 +158,7 @@ EOF
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"cpu-ref frame 2: "* ]] && [[ "$output" == *"cpu frame 2: "* ]]
+  [[ "$output" == *"ranks 1, sum "* ]]
   # the number itself: pdf 1 at frame 0 is log N((0.5,-0.2); (-2,4), diag(4, 0.25)) = -37.899127
   # (sum over d of -0.5 log(2 pi v_d) - 0.5 (x_d - mu_d)^2 / v_d, by hand)
   [[ "$output" == *"cpu-ref frame 0: -3.51664"?" -37.89912"* ]]

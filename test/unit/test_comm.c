@@ -1,4 +1,4 @@
-/* test_comm.c -- lib/train/comm.h.  As a plain process: every collective is
+/* test_comm.c -- drivers/train/comm.h.  As a plain process: every collective is
  * the identity.  Under `mpirun -np R` (test/bats/train-mpi.bats): the
  * deterministic sum equals ((b_0 + b_1) + ...) + b_{R-1} computed here in
  * rank order from every rank's buffer (regenerated locally from the seeds),
@@ -14,7 +14,7 @@
 
 #include "gh-test.h"
 #include "train/comm.h"
-#include "train/dd.h"
+#include "base/dd.h"
 
 /* rank r's buffer: values of mixed sign and magnitude (so the order of
  * the additions matters) */

@@ -1,4 +1,4 @@
-/* test_dd.c -- lib/train/dd.h: the double-double block sums of the
+/* test_dd.c -- lib/base/dd.h: the double-double block sums of the
  * distributed trainers.  Reference: the exact sum of the terms, computed
  * in 128-bit integers (every term is an integer multiple of 2^-40 below
  * 2^80, so the sum of up to 2^20 terms is exact) and rounded to double
@@ -19,7 +19,7 @@
 
 #include "gh-test.h"
 #include "train/comm.h"
-#include "train/dd.h"
+#include "base/dd.h"
 
 static uint64_t rng_state = 0x243f6a8885a308d3ULL;
 static uint64_t next_u64(void) {

@@ -1,9 +1,9 @@
-/* test_dist_em.c -- lib/train/dist-em.h helpers the distributed trainers
+/* test_dist_em.c -- drivers/train/dist-em.h helpers the distributed trainers
  * share: the accumulators' flat form (the reduction buffer) and the model
  * hash (the per-iteration same-model check); and backend.h acc_commit on
  * every backend (cpu-ref, cpu; OpenCL when a device exists, CUDA when a GPU
  * does): the double-double master after three blocks equals, bit for bit,
- * lib/train/dd.h's host accumulation of the three blocks' raw accumulators
+ * lib/base/dd.h's host accumulation of the three blocks' raw accumulators
  * (each block alone: acc_zero, accumulate, acc_raw_get), and ROUND writes
  * hi + lo into the accumulators. */
 #include <stdint.h>

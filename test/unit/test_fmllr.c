@@ -1,7 +1,7 @@
-/* test_fmllr.c -- unit tests of lib/adapt/fmllr.c (fMLLR statistics through the
+/* test_fmllr.c -- unit tests of drivers/adapt/fmllr.c (fMLLR statistics through the
  * CPU backend's full-covariance E-step vs a direct double computation from
  * the diagonal model's posteriors; the row update: monotone auxiliary
- * function, zero gradient at the result; applying transforms) and lib/adapt/map.c
+ * function, zero gradient at the result; applying transforms) and drivers/adapt/map.c
  * (MAP closed form on one Gaussian). */
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "gh-test.h"
 #include "hmm/hmm.h"
 

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "gh-test.h"
 

@@ -41,7 +41,7 @@
  *
  * "test_kernels mstep" runs only the M-step and k-means checks.
  */
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "gh-test.h"
 #include "gemm-forms.h"

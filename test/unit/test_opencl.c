@@ -30,7 +30,7 @@
  * CPU reference; no assertion on speed).
  * Without an OpenCL device (or a build without OpenCL): one "# SKIP" line.
  */
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "gh-test.h"
 

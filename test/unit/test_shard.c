@@ -1,4 +1,4 @@
-/* test_shard.c -- lib/train/shard.h: sorted order, fixed blocks that do not
+/* test_shard.c -- drivers/train/shard.h: sorted order, fixed blocks that do not
  * depend on the number of shards, contiguous shards balanced by frames. */
 #include <stdio.h>
 #include <stdlib.h>

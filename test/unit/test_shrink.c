@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "gh-test.h"
 #include "gmm/gmm-est.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "base/opts.h"
-#include "train/dd.h"
+#include "base/dd.h"
 #ifdef GH_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -515,4 +515,12 @@ int gh_comm_nccl_start(gh_comm *c) {
   gh_set_error("this build has no MPI: NCCL cannot be started");
   return -1;
 #endif
+}
+
+void gh_dd_acc_reduce(const gh_dd_acc *a, gh_comm *c, double *out) {
+  if (c) {
+    gh_comm_sum_dd(c, a->hi, a->lo, a->n, out);
+    return;
+  }
+  for (size_t i = 0; i < a->n; ++i) out[i] = a->hi[i] + a->lo[i];
 }

@@ -13,7 +13,7 @@
 #include "base/gh-base.h"
 #include "gmm/gmm-est.h"
 #include "base/matrix.h"
-#include "backend.h"
+#include "registry/registry.h"
 
 void gh_init_opts_default(gh_init_opts *o) {
   o->num_gauss = 1;

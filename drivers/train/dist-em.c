@@ -6,6 +6,7 @@
 
 #include "base/gh-base.h"
 #include "gmm/shrink.h"
+#include "registry/registry.h"
 
 /* ---------------- flat accumulators ---------------- */
 static int64_t var_size(const gh_gmm_accs *a) {

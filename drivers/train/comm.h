@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "base/gh-base.h"
+#include "base/dd.h"
 
 typedef struct gh_comm gh_comm;
 struct gh_opts;
@@ -99,6 +100,10 @@ void gh_comm_sum_f64(gh_comm *c, double *buf, size_t n);
  * (checked: dies otherwise).  Costs two all-to-alls of n doubles and one
  * all-gather. */
 void gh_comm_sum_dd(gh_comm *c, const double *hi, const double *lo, size_t n, double *out);
+/* The sum over the ranks of c (rank order, gh_comm_sum_dd) rounded to
+ * double: out[a->n] (the caller's memory; may be a->hi; a->lo is not
+ * changed).  c may be NULL: this process alone (out[i] = hi[i] + lo[i]). */
+void gh_dd_acc_reduce(const gh_dd_acc *a, gh_comm *c, double *out);
 /* Dies on every rank ("ranks differ in <what>: ...", printed by rank 0,
  * naming the ranks whose value differs from rank 0's) unless bytes[n] is
  * the same on every rank (compared by a 64-bit hash and the length). */

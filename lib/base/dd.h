@@ -26,8 +26,6 @@
 #define GH_DD_H
 #include <stddef.h>
 
-struct gh_comm;
-
 /* s + e = a + b exactly, s = fl(a + b) (Knuth's TwoSum, no branch). */
 static inline void gh_two_sum(double a, double b, double *s, double *e) {
   const double t = a + b, bb = t - a;
@@ -67,10 +65,7 @@ void gh_dd_acc_init(gh_dd_acc *a, size_t n);
 void gh_dd_acc_zero(gh_dd_acc *a);
 /* a[i] += x[i] (gh_dd_add), i < a->n: one block's contribution. */
 void gh_dd_acc_add(gh_dd_acc *a, const double *x);
-/* The sum over the ranks of c (rank order, gh_comm_sum_dd) rounded to
- * double: out[a->n] (the caller's memory; may be a->hi; a->lo is not
- * changed).  c may be NULL: this process alone (out[i] = hi[i] + lo[i]). */
-void gh_dd_acc_reduce(const gh_dd_acc *a, struct gh_comm *c, double *out);
+/* The sum over the ranks: gh_dd_acc_reduce (drivers/train/comm.h). */
 void gh_dd_acc_free(gh_dd_acc *a);
 
 #endif

@@ -10,7 +10,7 @@
 #include "base/strmap.h"
 #include "io/table.h"
 #include "train/comm.h"
-#include "train/dd.h"
+#include "base/dd.h"
 #include "train/shard.h"
 
 int gh_hmm_train_mode_parse(const char *s, gh_hmm_train_mode *m) {

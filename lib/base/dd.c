@@ -1,11 +1,10 @@
 /* dd.c -- double-double accumulators; see dd.h. */
-#include "train/dd.h"
+#include "base/dd.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/gh-base.h"
-#include "train/comm.h"
 
 void gh_dd_acc_init(gh_dd_acc *a, size_t n) {
   a->n = n;
@@ -21,14 +20,6 @@ void gh_dd_acc_zero(gh_dd_acc *a) {
 void gh_dd_acc_add(gh_dd_acc *a, const double *x) {
   double *hi = a->hi, *lo = a->lo;
   for (size_t i = 0; i < a->n; ++i) gh_dd_add(&hi[i], &lo[i], x[i]);
-}
-
-void gh_dd_acc_reduce(const gh_dd_acc *a, gh_comm *c, double *out) {
-  if (c) {
-    gh_comm_sum_dd(c, a->hi, a->lo, a->n, out);
-    return;
-  }
-  for (size_t i = 0; i < a->n; ++i) out[i] = a->hi[i] + a->lo[i];
 }
 
 void gh_dd_acc_free(gh_dd_acc *a) {

@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "backend.h"
+#include "registry/registry.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gselect.h"

@@ -5,7 +5,7 @@
 #ifndef GH_GLOBAL_ACC_H
 #define GH_GLOBAL_ACC_H
 #include <stdint.h>
-#include "backend.h"
+#include "registry/registry.h"
 #include "gmm/gmm.h"
 #include "gmm/gselect.h"
 

@@ -47,7 +47,7 @@
 #define GH_HMM_TRAIN_H
 #include <stddef.h>
 #include <stdint.h>
-#include "backend.h"
+#include "registry/registry.h"
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
 #include "hmm/hmm.h"

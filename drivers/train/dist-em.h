@@ -32,7 +32,7 @@
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
 #include "train/comm.h"
-#include "train/dd.h"
+#include "base/dd.h"
 #include "train/shard.h"
 
 typedef struct {

@@ -19,7 +19,7 @@
  * Statistics on the GPU: with the diagonal set viewed as a full-covariance
  * set whose inverse covariances are diagonal (gh_gmm_diag_to_full; same
  * Gaussians, same posteriors), the existing full-covariance E-step of the
- * backend (lib/train/gmm-data.h gh_data_estep) gives per Gaussian occ_g,
+ * backend (drivers/train/gmm-data.h gh_data_estep) gives per Gaussian occ_g,
  * m_g = sum_t gamma x_t and S_g = sum_t gamma x_t x_t', from which
  *   K  += (mu_g / var_g) [m_g; occ_g]'      G_i += (1/var_gi) [S_g m_g; m_g' occ_g]
  * exactly (what Kaldi's gmm-global-est-fmllr does with AccumFullGmm).
