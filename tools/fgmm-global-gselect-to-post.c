@@ -13,6 +13,7 @@
 #include "base/opts.h"
 #include "gmm/gselect.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 
 #ifndef GH_DIAG
 #define TOOL "fgmm-global-gselect-to-post"
@@ -39,18 +40,18 @@ int main(int argc, char **argv) {
       "e.g.: " TOOL " 1.ubm ark:- 'ark:gunzip -c 1.gselect|' ark:-\n";
   gh_opts *po = gh_opts_new(usage);
   float min_post = 0.0f;
-  const char *device = "auto";
   gh_opts_float(po, "min-post", &min_post,
                 "If nonzero, posteriors below this threshold will be pruned away and the rest will be renormalized "
                 "to sum to one.");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   if (gh_opts_parse(po, argc, argv) != 4) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats = gh_opts_arg(po, 1), *gs_spec = gh_opts_arg(po, 2),
              *out = gh_opts_arg(po, 3);
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
   gh_gmm *gmm = gh_global_gmm(&model, COV, model_in);
-  gh_backend *b = gh_backend_create(device);
+  gh_backend *b = gh_device_opts_open(&dev);
   gh_seq_reader *fr = gh_seq_reader_open(feats, GH_OBJ_MATRIX);
   gh_rand_reader *gs = gh_rand_reader_open(gs_spec, GH_OBJ_INT32_VECTOR_VECTOR);
   gh_writer *w = gh_writer_open(out);

@@ -12,6 +12,7 @@
 #include "base/opts.h"
 #include "io/table.h"
 #include "train/global-acc.h"
+#include "train/device-opts.h"
 
 #ifdef GH_FULL
 #define TOOL "fgmm-global-get-frame-likes"
@@ -85,17 +86,18 @@ int main(int argc, char **argv) {
       "e.g.: " TOOL " 1.mdl scp:train.scp ark:1.likes\n";
   gh_opts *po = gh_opts_new(usage);
   int average = 0;
-  const char *gselect = "", *device = "auto";
+  const char *gselect = "";
   gh_opts_bool(po, "average", &average,
                "If true, print out the average per-frame log-likelihood as a single float per utterance.");
   gh_opts_string(po, "gselect", &gselect, "rspecifier for gselect objects to limit the #Gaussians accessed on each frame.");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats = gh_opts_arg(po, 1), *out = gh_opts_arg(po, 2);
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
   gh_gmm *gmm = gh_global_gmm(&model, COV, model_in);
-  gh_backend *b = gh_backend_create(device);
+  gh_backend *b = gh_device_opts_open(&dev);
   gh_dev_model *dm = b->ops->model_upload(b, &model);
   like_ctx c = {0};
   c.b = b;

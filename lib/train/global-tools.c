@@ -8,6 +8,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gselect.h"
+#include "train/device-opts.h"
 #include "train/global-acc.h"
 
 static const char *type_name(gh_covtype type) { return type == GH_COV_FULL ? "full-covariance" : "diagonal-covariance"; }
@@ -15,19 +16,20 @@ static const char *type_name(gh_covtype type) { return type == GH_COV_FULL ? "fu
 int gh_global_acc_stats_main(int argc, char **argv, gh_covtype type, const char *usage) {
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
-  const char *update_flags = "mvw", *gselect = "", *weights = "", *device = "auto";
+  const char *update_flags = "mvw", *gselect = "", *weights = "";
   gh_opts_bool(po, "binary", &binary, "Write output in binary mode");
   gh_opts_string(po, "update-flags", &update_flags, "Which GMM parameters will be updated: subset of mvw.");
   gh_opts_string(po, "gselect", &gselect, "rspecifier for gselect objects to limit the #Gaussians accessed on each frame.");
   gh_opts_string(po, "weights", &weights, "rspecifier for a vector of floats for each utterance, that's a per-frame weight.");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats = gh_opts_arg(po, 1), *accs_out = gh_opts_arg(po, 2);
   uint32_t flags = gh_gmm_flags_parse(update_flags, "update-flags");
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
   gh_gmm *gmm = gh_global_gmm(&model, type, model_in);
-  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
+  gh_device_opts_begin(&dev); /* the device starts while we read */
   gh_backend *b = NULL;
   gh_accs_set accs = {0};
   accs.num_pdfs = 1;
@@ -35,7 +37,7 @@ int gh_global_acc_stats_main(int argc, char **argv, gh_covtype type, const char 
   accs.pdfs = gh_calloc(1, sizeof(gh_gmm_accs));
   int32_t num_done, num_err;
   double tot_like, tot_t;
-  gh_global_acc(start, &b, gmm, feats, gselect, weights, flags, &accs.pdfs[0], &num_done, &num_err, &tot_like, &tot_t);
+  gh_global_acc(&dev, &b, gmm, feats, gselect, weights, flags, &accs.pdfs[0], &num_done, &num_err, &tot_like, &tot_t);
   gh_log("Done %d files; %d with errors.", num_done, num_err);
   gh_log("Overall likelihood per frame = %.7g over %.7g (weighted) frames.", tot_like / tot_t, tot_t);
   accs.total_frames = tot_t;
