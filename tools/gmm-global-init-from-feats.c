@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
               "uses its own threads)");
   gh_device_opts dev;
   gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
-  gh_est_opts_register(po, &eo);
+  gh_est_opts_register_cov(po, &eo, GH_COV_DIAG);
   if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
   const char *feats = gh_opts_arg(po, 0), *model_out = gh_opts_arg(po, 1);
   if (num_frames <= 0) gh_die("--num-frames must be positive (got %d)", num_frames);
