@@ -38,21 +38,28 @@ static int is_number(const char *s, const char *end, long max) {
   return strtol(s, NULL, 10) <= max;
 }
 
-static int device_ok(const char *dev) {
+/* Dies with one line unless dev is one of the spellings of gh_device_help. */
+static void check_device(const char *dev) {
   if (!strcmp(dev, "auto") || !strcmp(dev, "cpu") || !strcmp(dev, "cpu-ref") || !strcmp(dev, "cuda") ||
       !strcmp(dev, "opencl"))
-    return 1;
-  if (!strncmp(dev, "cuda:", 5)) return is_number(dev + 5, NULL, 1024);
+    return;
+  if (!strncmp(dev, "cuda:", 5)) {
+    if (!is_number(dev + 5, NULL, 1024)) gh_die("--device=%s: expected cuda:N with N a device number (0, 1, ...)", dev);
+    return;
+  }
   if (!strncmp(dev, "opencl:", 7)) {
     const char *p = dev + 7, *colon = strchr(p, ':');
-    return colon && is_number(p, colon, 1024) && is_number(colon + 1, NULL, 1024);
+    if (!colon || !is_number(p, colon, 1024) || !is_number(colon + 1, NULL, 1024))
+      gh_die("--device=%s: expected opencl:P:D with P and D numbers (platform and device, as clinfo -l numbers "
+             "them)", dev);
+    return;
   }
-  return 0;
+  gh_die("unknown --device=%s (%s)", dev, accepted);
 }
 
 void gh_device_opts_check(gh_device_opts *d) {
   if (!d->device || !*d->device) d->device = "auto";
-  if (!device_ok(d->device)) gh_die("unknown --device=%s (%s)", d->device, accepted);
+  check_device(d->device);
   if (!d->precision || !*d->precision) d->precision = "auto";
   if (gh_precision_parse(d->precision, &d->prec) != 0)
     gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", d->precision);

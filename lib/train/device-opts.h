@@ -49,7 +49,11 @@ void gh_device_opts_register(struct gh_opts *po, gh_device_opts *d, unsigned wha
 /* Checks the syntax of d->device (auto, cpu, cpu-ref, cuda, cuda:N with N
  * a number 0..1024, opencl, opencl:P:D with P and D numbers) and
  * d->precision (auto, fp32, tf32x3, tf32), sets d->prec.  Looks for no
- * device.  Dies with one line naming the bad value and the accepted ones. */
+ * device.  Dies with one line naming the bad value and what was expected:
+ * "unknown --device=gpu (expected auto, cpu, ...)", "--device=cuda:x:
+ * expected cuda:N with N a device number (0, 1, ...)", "--device=opencl:1:
+ * expected opencl:P:D ...", "--precision must be auto, fp32, tf32x3 or tf32
+ * (got 'fp16')".  An empty --device means auto. */
 void gh_device_opts_check(gh_device_opts *d);
 
 /* Checks d (as above), creates the backend of d->device
