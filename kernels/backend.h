@@ -402,7 +402,16 @@ struct gh_backend {
   int precision;                  /* gh_precision: arithmetic of the GEMM paths,
                                      read by model_upload and the CUDA dense
                                      scaled HMM forward (default 0 = auto) */
+  unsigned caps;                  /* GH_BACKEND_CAP_*: what the backend offers
+                                     beyond its op table (0 = nothing) */
 };
+
+/* gh_backend caps.  NCCL: the backend's buffers are CUDA device memory on
+ * the device the calling thread uses, so the trainers' communicator can sum
+ * them with NCCL (lib/train/comm.h gh_comm_sum_f64_device). */
+#define GH_BACKEND_CAP_NCCL 1u
+/* 1 if b (may be NULL: 0) has GH_BACKEND_CAP_NCCL. */
+static inline int gh_backend_supports_nccl(const gh_backend *b) { return b && (b->caps & GH_BACKEND_CAP_NCCL) != 0; }
 
 /* Arithmetic of a backend's GEMM-shaped loglikes / E-step (--precision).
  * AUTO: the backend's fastest choice within its stated error budget

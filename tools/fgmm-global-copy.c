@@ -1,7 +1,8 @@
 /* fgmm-global-copy -- Kaldi's fgmmbin/fgmm-global-copy: copy a full-covariance global GMM,
  * e.g. between binary and text (lib/gmm/gmm.c readers and writers).
- * Body: lib/train/global-tools.c gh_global_convert_main. */
+ * Body: lib/train/global-tools.c gh_global_convert. */
 #include "base/gh-base.h"
+#include "base/opts.h"
 #include "train/global-tools.h"
 
 int main(int argc, char **argv) {
@@ -10,5 +11,11 @@ int main(int argc, char **argv) {
       "Copy a full-covariance GMM\n"
       "Usage:  fgmm-global-copy [options] <model-in> <model-out>\n"
       "e.g.: fgmm-global-copy --binary=false 1.model - | less\n";
-  return gh_global_convert_main(argc, argv, GH_COV_FULL, GH_COV_FULL, usage);
+  gh_opts *po = gh_opts_new(usage);
+  int binary = 1;
+  gh_opts_bool(po, "binary", &binary, "Write output in binary mode");
+  if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
+  const int rc = gh_global_convert(GH_COV_FULL, GH_COV_FULL, binary, gh_opts_arg(po, 0), gh_opts_arg(po, 1));
+  gh_opts_free(po);
+  return rc;
 }

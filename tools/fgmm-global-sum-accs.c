@@ -2,8 +2,11 @@
  * global-GMM accumulators (<GMMACCS>); also used as an rxfilename pipe
  * ("fgmm-global-sum-accs - 1.*.acc |", the output "-" is stdout).  The same
  * summation as gmm-sum-accs (lib/gmm/accs.c gh_accs_add).
- * Body: lib/train/global-tools.c gh_sum_accs_main. */
+ * Body: lib/train/global-tools.c gh_sum_accs. */
+#include <stdlib.h>
+
 #include "base/gh-base.h"
+#include "base/opts.h"
 #include "train/global-tools.h"
 
 int main(int argc, char **argv) {
@@ -13,5 +16,15 @@ int main(int argc, char **argv) {
       "Usage: fgmm-global-sum-accs [options] stats-out stats-in1 stats-in2 ...\n"
       "e.g.: fgmm-global-sum-accs 1.acc 1.1.acc 1.2.acc\n"
       "      fgmm-global-est 1.mdl \"fgmm-global-sum-accs - 1.*.acc |\" 2.mdl\n";
-  return gh_sum_accs_main(argc, argv, GH_COV_FULL, usage);
+  gh_opts *po = gh_opts_new(usage);
+  int binary = 1;
+  gh_opts_bool(po, "binary", &binary, "Write accumulators in binary mode.");
+  const int n = gh_opts_parse(po, argc, argv);
+  if (n < 2) gh_opts_usage_exit(po);
+  const char **in = gh_malloc(sizeof(char *) * (size_t)(n - 1));
+  for (int i = 1; i < n; ++i) in[i - 1] = gh_opts_arg(po, i);
+  const int rc = gh_sum_accs(GH_COV_FULL, binary, gh_opts_arg(po, 0), n - 1, in);
+  free(in);
+  gh_opts_free(po);
+  return rc;
 }

@@ -1,8 +1,9 @@
 /* fgmm-global-to-gmm -- Kaldi's fgmmbin/fgmm-global-to-gmm: a full-covariance
  * global GMM as a diagonal one (gh_gmm_full_to_diag, Kaldi
  * DiagGmm::CopyFromFullGmm).
- * Body: lib/train/global-tools.c gh_global_convert_main. */
+ * Body: lib/train/global-tools.c gh_global_convert. */
 #include "base/gh-base.h"
+#include "base/opts.h"
 #include "train/global-tools.h"
 
 int main(int argc, char **argv) {
@@ -10,5 +11,11 @@ int main(int argc, char **argv) {
   const char *usage =
       "Convert single full-covariance GMM to single diagonal-covariance GMM.\n"
       "Usage: fgmm-global-to-gmm [options] 1.fgmm 1.gmm\n";
-  return gh_global_convert_main(argc, argv, GH_COV_FULL, GH_COV_DIAG, usage);
+  gh_opts *po = gh_opts_new(usage);
+  int binary = 1;
+  gh_opts_bool(po, "binary", &binary, "Write output in binary mode");
+  if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
+  const int rc = gh_global_convert(GH_COV_FULL, GH_COV_DIAG, binary, gh_opts_arg(po, 0), gh_opts_arg(po, 1));
+  gh_opts_free(po);
+  return rc;
 }

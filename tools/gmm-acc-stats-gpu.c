@@ -9,6 +9,7 @@
 #include "gmm/gmm.h"
 #include "base/opts.h"
 #include "gmm/shrink.h"
+#include "train/device-opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -21,13 +22,10 @@ int main(int argc, char **argv) {
       "e.g.:   gmm-acc-stats-gpu 1.mdl scp:split4/1/feats.scp ark:1.pdf.ali 1.1.acc\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
-  const char *device = "auto", *label_type = "ali";
+  const char *label_type = "ali";
   gh_opts_bool(po, "binary", &binary, "Write the accumulators in binary mode");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
-  const char *precision = "auto";
-  gh_opts_string(po, "precision", &precision,
-                 "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
-                 "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
   int shrinkage_stats = 0;
   gh_opts_bool(po, "shrinkage-stats", &shrinkage_stats,
@@ -38,16 +36,12 @@ int main(int argc, char **argv) {
   const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
   const char *labels_rspec = nargs == 4 ? gh_opts_arg(po, 2) : NULL, *accs_out = gh_opts_arg(po, nargs - 1);
 
-  int prec = 0;
-  if (gh_precision_parse(precision, &prec) != 0)
-    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
-  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
+  gh_device_opts_begin(&dev); /* the device starts while we read */
   gh_data data;
   gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
-  gh_backend *be = gh_backend_create_end(start);
-  be->precision = prec;
+  gh_backend *be = gh_device_opts_end(&dev);
   gh_accs_set accs;
   double secs = 0;
   double avg = gh_data_estep(be, &model, &data, &accs, &secs);

@@ -14,6 +14,7 @@
 #include "adapt/map.h"
 #include "base/opts.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 
 typedef struct {
   const gh_gmm_set *prior;
@@ -92,7 +93,7 @@ int main(int argc, char **argv) {
   gh_opts *po = gh_opts_new(usage);
   gh_map_opts mo;
   gh_map_opts_default(&mo);
-  const char *device = "auto", *label_type = "ali", *spk2utt_rspec = "", *flags_str = "m";
+  const char *label_type = "ali", *spk2utt_rspec = "", *flags_str = "m";
   int binary = 1;
   double tau = -1;
   gh_opts_double(po, "mean-tau", &mo.mean_tau, "Relevance factor (tau) for the means");
@@ -102,7 +103,8 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "update-flags", &flags_str, "What to adapt: any of m (means), v (variances), w (weights)");
   gh_opts_string(po, "spk2utt", &spk2utt_rspec, "rspecifier for speaker to utterance-list map (table output)");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda or cuda:N");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   gh_opts_bool(po, "binary", &binary, "Write the models in binary mode");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
@@ -126,7 +128,7 @@ int main(int argc, char **argv) {
   c.mo = &mo;
   c.binary = binary;
   gh_adapt_input_open(&c.in, &prior, model_in, feats_spec, labels_spec, label_type);
-  c.be = gh_backend_create(device);
+  c.be = gh_device_opts_open(&dev);
   if (table_out) c.ark = open_model_table(out_name, &c.binary);
 
   if (*spk2utt_rspec) {

@@ -13,6 +13,7 @@
 #include "gmm/gmm.h"
 #include "base/opts.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 
 typedef struct {
   const gh_gmm_set *model, *full;
@@ -66,7 +67,7 @@ int main(int argc, char **argv) {
       "Usage:  gmm-est-fmllr [options] <model-in> <feats-rspecifier> [<post-or-ali-rspecifier>] <transforms-wspecifier>\n"
       "e.g.:   gmm-est-fmllr --spk2utt=ark:spk2utt final.mdl scp:feats.scp ark:1.pdf.ali ark:trans.ark\n";
   gh_opts *po = gh_opts_new(usage);
-  const char *device = "auto", *label_type = "ali", *spk2utt_rspec = "";
+  const char *label_type = "ali", *spk2utt_rspec = "";
   int32_t iters = 40;
   double min_count = 500.0;
   int binary = 1;
@@ -75,7 +76,8 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "fmllr-min-count", &min_count,
                  "Minimum count (weighted frames) to estimate a transform; below it the identity is written");
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda or cuda:N");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   gh_opts_bool(po, "binary", &binary, "Write the transforms in binary mode");
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
@@ -93,7 +95,7 @@ int main(int argc, char **argv) {
   c.iters = iters;
   c.min_count = min_count;
   gh_adapt_input_open(&c.in, &model, model_in, feats_spec, labels_spec, label_type);
-  c.be = gh_backend_create(device);
+  c.be = gh_device_opts_open(&dev);
   c.out = gh_writer_open_binary(out_spec, binary);
   int64_t num_groups = 0;
   if (*spk2utt_rspec) {

@@ -15,6 +15,7 @@
 #include "gmm/gmm.h"
 #include "base/opts.h"
 #include "gmm/shrink.h"
+#include "train/device-opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -33,16 +34,13 @@ int main(int argc, char **argv) {
   int32_t num_iters = 1, seed = 0;
   int64_t mix_up = 0;
   double power = 0.2, min_count = 20.0, perturb = 0.01;
-  const char *device = "auto", *label_type = "ali", *write_accs = "";
+  const char *label_type = "ali", *write_accs = "";
   gh_est_opts eo;
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
-  const char *precision = "auto";
-  gh_opts_string(po, "precision", &precision,
-                 "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
-                 "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
   gh_opts_int64(po, "mix-up", &mix_up,
                 "Increase the total number of Gaussians to this after the first iteration's M-step (0 = no)");
@@ -63,18 +61,14 @@ int main(int argc, char **argv) {
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
 
-  int prec = 0;
-  if (gh_precision_parse(precision, &prec) != 0)
-    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
   gh_mstep_shrink_parse(&ms);
   gh_mstep_shrink_attach(&ms, &model, model_in, write_accs, &eo);
-  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
+  gh_device_opts_begin(&dev); /* the device starts while we read */
   gh_data data;
   gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
   gh_log("loaded %d utterances, %d frames of dimension %d (%lld frame-pdf pairs)", data.num_utts,
          data.num_frames, data.dim, (long long)data.num_pairs);
-  gh_backend *be = gh_backend_create_end(start);
-  be->precision = prec;
+  gh_backend *be = gh_device_opts_end(&dev);
   gh_host_blas_serial(); /* the M-step's small LAPACK calls run faster on one thread */
   gh_em em;
   gh_em_init(&em, be, &model, &data); /* frames resident across iterations */

@@ -11,6 +11,7 @@
 #include "base/opts.h"
 #include "io/table.h"
 #include "train/global-acc.h"
+#include "train/device-opts.h"
 
 typedef struct {
   int32_t G, n;
@@ -64,11 +65,11 @@ int main(int argc, char **argv) {
   gh_opts *po = gh_opts_new(usage);
   int32_t n = 50;
   float min_post = 0.0f;
-  const char *device = "auto";
   gh_opts_int(po, "n", &n, "Number of Gaussians to keep per frame");
   gh_opts_float(po, "min-post", &min_post,
                 "Minimum posterior we will output before pruning and renormalizing (e.g. 0.01)");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats = gh_opts_arg(po, 1), *out = gh_opts_arg(po, 2);
@@ -79,7 +80,7 @@ int main(int argc, char **argv) {
   gh_gmm *gmm = gh_global_gmm(&model, GH_COV_DIAG, model_in);
   if (n > gmm->num_gauss) n = gmm->num_gauss;
   gh_gmm_explode(gmm, &ex);
-  gh_backend *b = gh_backend_create(device);
+  gh_backend *b = gh_device_opts_open(&dev);
   gh_dev_model *dm = b->ops->model_upload(b, &ex);
   post_ctx c = {0};
   c.G = gmm->num_gauss;

@@ -20,6 +20,7 @@
 #include "gmm/gmm.h"
 #include "io/table.h"
 #include "train/gmm-data.h"
+#include "train/device-opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -32,7 +33,6 @@ int main(int argc, char **argv) {
   int binary = 1;
   int32_t num_gauss = 100, num_gauss_init = 0, num_iters = 50, num_frames = 200000, srand_seed = 0,
           num_threads = 4;
-  const char *device = "auto";
   gh_est_opts eo;
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write output in binary mode");
@@ -47,8 +47,9 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "num-threads", &num_threads,
               "Number of threads used for statistics accumulation (accepted for Kaldi compatibility; the backend "
               "uses its own threads)");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
-  gh_est_opts_register(po, &eo);
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
+  gh_est_opts_register_cov(po, &eo, GH_COV_DIAG);
   if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
   const char *feats = gh_opts_arg(po, 0), *model_out = gh_opts_arg(po, 1);
   if (num_frames <= 0) gh_die("--num-frames must be positive (got %d)", num_frames);
@@ -56,7 +57,7 @@ int main(int argc, char **argv) {
   if (num_iters < 0) gh_die("--num-iters must be >= 0 (got %d)", num_iters);
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)(uint32_t)srand_seed);
-  gh_backend_start *start = gh_backend_create_begin(device);
+  gh_device_opts_begin(&dev);
 
   /* the random subset (Kaldi: reservoir sampling, WithProb + RandInt) */
   gh_log("Reading features (will keep %d frames.)", num_frames);
@@ -159,7 +160,7 @@ int main(int argc, char **argv) {
   gh_data_add_utt(&d, &o, NULL, "subset", &kv);
   free(keep);
   d.total_weight = (double)d.num_frames;
-  gh_backend *b = gh_backend_create_end(start);
+  gh_backend *b = gh_device_opts_end(&dev);
   gh_em em;
   gh_em_init(&em, b, &model, &d);
   int32_t cur = num_gauss_init, half = num_iters / 2 > 0 ? num_iters / 2 : 1;

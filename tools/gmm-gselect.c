@@ -11,6 +11,7 @@
 #include "base/opts.h"
 #include "train/global-acc.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 
 typedef struct {
   int32_t G, n;
@@ -85,11 +86,12 @@ int main(int argc, char **argv) {
       "\"ark,t:|gzip -c >gselect.1.gz\"\n";
   gh_opts *po = gh_opts_new(usage);
   int32_t n = 50;
-  const char *gselect = "", *likes = "", *device = "auto";
+  const char *gselect = "", *likes = "";
   gh_opts_int(po, "n", &n, "Number of Gaussians to keep per frame");
   gh_opts_string(po, "write-likes", &likes, "wspecifier for likelihoods per utterance");
   gh_opts_string(po, "gselect", &gselect, "rspecifier for gselect objects to limit the search to");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *model_in = gh_opts_arg(po, 0), *feats = gh_opts_arg(po, 1), *out = gh_opts_arg(po, 2);
   if (n <= 0) gh_die("--n must be positive (got %d)", n);
@@ -102,7 +104,7 @@ int main(int argc, char **argv) {
     n = gmm->num_gauss;
   }
   gh_gmm_explode(gmm, &ex);
-  gh_backend *b = gh_backend_create(device);
+  gh_backend *b = gh_device_opts_open(&dev);
   gh_dev_model *dm = b->ops->model_upload(b, &ex);
   sel_ctx c = {0};
   c.G = gmm->num_gauss;

@@ -11,6 +11,7 @@
 #include "gmm/gmm-init.h"
 #include "gmm/gmm.h"
 #include "base/opts.h"
+#include "train/device-opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -20,14 +21,15 @@ int main(int argc, char **argv) {
       "fewer), then --num-iters EM iterations.  Without --labels: one global GMM (a set of 1 pdf);\n"
       "with --labels=<rspecifier>, one GMM per pdf, --label-type saying what the table holds:\n"
       "ali = per-frame pdf ids (int32 vectors), utt = one pdf id per utterance (int32),\n"
-      "post = posteriors (frames weighted).\n"
+      "post = posteriors (frames weighted).  The device (--device) computes the k-means distances\n"
+      "and the EM iterations; it is not started for --num-gauss=1 --num-iters=0 (host work).\n"
       "Usage:  gmm-init [options] <feats-rspecifier> <model-out>\n"
       "e.g.:   gmm-init --num-gauss=64 scp:feats.scp ubm.0\n"
       "        gmm-init --labels=ark:pdf.ali --num-gauss=4 --cov-type=full ark:feats.ark 0.mdl\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1, global_form = 0;
   int32_t num_gauss = 1, num_pdfs = 0, num_iters = 10, seed = 1;
-  const char *cov_type = "diag", *labels = "", *label_type = "ali", *device = "auto";
+  const char *cov_type = "diag", *labels = "", *label_type = "ali";
   gh_init_opts io;
   gh_init_opts_default(&io);
   gh_est_opts eo;
@@ -45,7 +47,8 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "max-frames", &io.max_frames, "Use at most this many frames per pdf for k-means");
   gh_opts_int(po, "min-frames-per-gauss", &io.min_frames_per_gauss,
               "k-means uses at most frames/this centres; the rest come from splitting");
-  gh_opts_string(po, "device", &device, "Compute device for the k-means distances and the EM iterations: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D); not started for --num-gauss=1 --num-iters=0 (host work)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   gh_opts_bool(po, "binary", &binary, "Write the model in binary mode");
   gh_opts_bool(po, "global-form", &global_form,
                "Without --labels: write a bare Kaldi <DiagGMM>/<FullGMM> (gmm-global-* form)");
@@ -74,12 +77,11 @@ int main(int argc, char **argv) {
    * everywhere): the device is not started, which on a GPU would cost more
    * than the job (0.3-0.5 s on an H200, bench/RESULTS.md D35). */
   const int device_work = num_gauss > 1 || num_iters > 0;
-  gh_backend_check_name(device);
-  gh_backend_start *bs = device_work ? gh_backend_create_begin(device) : NULL;
+  if (device_work) gh_device_opts_begin(&dev);
   gh_data data;
   gh_data_load(&data, &dopt);
-  gh_backend *be = bs ? gh_backend_create_end(bs) : NULL;
-  if (!be) gh_log("one Gaussian per pdf and no EM iterations: computed on the host (--device=%s not started)", device);
+  gh_backend *be = device_work ? gh_device_opts_end(&dev) : NULL;
+  if (!be) gh_log("one Gaussian per pdf and no EM iterations: computed on the host (--device=%s not started)", dev.device);
   io.backend = be;
   int32_t P = num_pdfs > 0 ? num_pdfs : data.max_pdf + 1;
   gh_log("loaded %d utterances, %d frames of dimension %d; initialising %d pdf(s) with %d %s Gaussians",

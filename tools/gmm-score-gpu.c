@@ -9,6 +9,7 @@
 #include "gmm/gmm.h"
 #include "gmm/numerics.h"
 #include "gmm/score-pipeline.h"
+#include "train/device-opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -22,12 +23,8 @@ int main(int argc, char **argv) {
   gh_opts *po = gh_opts_new(usage);
   gh_score_opts so;
   gh_score_opts_default(&so);
-  const char *device = "auto";
-  gh_opts_string(po, "device", &device, "Compute device: auto (CUDA if a GPU is present, else an OpenCL GPU, else cpu), cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
-  const char *precision = "auto";
-  gh_opts_string(po, "precision", &precision,
-                 "GPU GEMM arithmetic: auto (fastest within fp32-level error, doc/kernels.md), fp32, "
-                 "tf32x3 (split-precision tensor cores) or tf32 (fast, ~1e-3 relative error)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_opts_int(po, "batch-frames", &so.batch_frames,
               "Score utterances in batches of about this many frames (one kernel call each); 0: "
               "for models of at most 64 pdfs 32 MB of features (16384 to 262144 frames: large "
@@ -46,11 +43,7 @@ int main(int argc, char **argv) {
   gh_gmm_set_read(model_rx, &set);
   gh_gmm_set_contract_check(&set, model_rx);
   if (set.num_pdfs <= 0) gh_die("%s: model has no pdfs", model_rx);
-  int prec = 0;
-  if (gh_precision_parse(precision, &prec) != 0)
-    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
-  gh_backend *be = gh_backend_create(device);
-  be->precision = prec;
+  gh_backend *be = gh_device_opts_open(&dev);
 
   gh_score_stats st;
   gh_score_pipeline_run(be, &set, feats_rspec, out_wspec, &so, &st);

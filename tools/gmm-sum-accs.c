@@ -3,8 +3,11 @@
  * first- and second-order statistics, transition counts and the frame /
  * log-likelihood totals are added; all inputs must have the same shape.
  * A set of bare global accs is written back as a bare global acc.
- * Body: lib/train/global-tools.c gh_sum_accs_main. */
+ * Body: lib/train/global-tools.c gh_sum_accs. */
+#include <stdlib.h>
+
 #include "base/gh-base.h"
+#include "base/opts.h"
 #include "train/global-tools.h"
 
 int main(int argc, char **argv) {
@@ -14,5 +17,15 @@ int main(int argc, char **argv) {
       "Usage: gmm-sum-accs [options] <stats-out> <stats-in1> <stats-in2> ...\n"
       "e.g.:\n"
       " gmm-sum-accs 1.acc 1.1.acc 1.2.acc\n";
-  return gh_sum_accs_main(argc, argv, -1, usage);
+  gh_opts *po = gh_opts_new(usage);
+  int binary = 1;
+  gh_opts_bool(po, "binary", &binary, "Write output in binary mode");
+  const int n = gh_opts_parse(po, argc, argv);
+  if (n < 2) gh_opts_usage_exit(po);
+  const char **in = gh_malloc(sizeof(char *) * (size_t)(n - 1));
+  for (int i = 1; i < n; ++i) in[i - 1] = gh_opts_arg(po, i);
+  const int rc = gh_sum_accs(-1, binary, gh_opts_arg(po, 0), n - 1, in);
+  free(in);
+  gh_opts_free(po);
+  return rc;
 }

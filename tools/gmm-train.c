@@ -20,11 +20,9 @@
 #include "gmm/gmm.h"
 #include "gmm/shrink.h"
 #include "train/comm.h"
+#include "train/device-opts.h"
 #include "train/dist-em.h"
 #include "train/shard.h"
-
-#include <omp.h>
-#include <unistd.h>
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -35,7 +33,8 @@ int main(int argc, char **argv) {
       "rank order, so the model does not depend on R (bit for bit).  Options as gmm-est-gpu; without a\n"
       "label argument every frame trains pdf 0 (the model must have 1 pdf); --label-type says\n"
       "what the labels hold: ali (per-frame pdf ids), utt (one pdf id per utterance), post\n"
-      "(posteriors).  Rank 0 logs each iteration and writes the models.\n"
+      "(posteriors).  Rank 0 logs each iteration and writes the models.  Under mpirun / srun, local\n"
+      "rank k of a host takes its GPU k mod GPUs (--device=auto or cuda) and cores / ranks threads.\n"
       "Usage:  gmm-train [options] <model-in> <feats-rspecifier> [<labels-rspecifier>] <model-out>\n"
       "e.g.:   gmm-train --num-iters=20 ubm.0 scp:data/train/feats.scp ubm.final\n"
       "        mpirun -np 2 gmm-train --num-iters=20 --iter-models=exp/ubm ubm.0 scp:feats.scp ubm.20\n"
@@ -46,7 +45,7 @@ int main(int argc, char **argv) {
   int32_t num_iters = 1, seed = 0, first_iter = 1;
   int64_t mix_up = 0, block_frames = 65536;
   double power = 0.2, min_count = 20.0, perturb = 0.01;
-  const char *device = "auto", *label_type = "ali", *write_accs = "", *iter_models = "";
+  const char *label_type = "ali", *write_accs = "", *iter_models = "";
   gh_est_opts eo;
   gh_est_opts_default(&eo);
   gh_comm_opts co;
@@ -59,12 +58,8 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "iter-models", &iter_models,
                  "Directory: rank 0 also writes the model after iteration N as DIR/N.mdl (atomically), so a "
                  "failed job resumes from the last complete iteration");
-  gh_opts_string(po, "device", &device,
-                 "Compute device: auto, cpu (BLAS), cpu-ref, cuda (rank k takes GPU local-rank k), cuda:N, "
-                 "opencl or opencl:P:D");
-  const char *precision = "auto";
-  gh_opts_string(po, "precision", &precision,
-                 "GPU GEMM arithmetic: auto, fp32, tf32x3 or tf32 (doc/kernels.md)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
   gh_opts_int64(po, "mix-up", &mix_up,
                 "Increase the total number of Gaussians to this after iteration 1's M-step (0 = no)");
@@ -92,9 +87,6 @@ int main(int argc, char **argv) {
   if (num_iters < 1) gh_die("--num-iters must be >= 1 (got %d)", num_iters);
   if (first_iter < 1) gh_die("--first-iter must be >= 1 (got %d)", first_iter);
   if (block_frames < 1) gh_die("--block-frames must be >= 1 (got %lld)", (long long)block_frames);
-  int prec = 0;
-  if (gh_precision_parse(precision, &prec) != 0)
-    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
   gh_mstep_shrink_parse(&ms);
   int64_t max_device_bytes = 0;
   if (*max_mem && gh_parse_size(max_mem, &max_device_bytes) != 0)
@@ -124,22 +116,8 @@ int main(int argc, char **argv) {
   if (!labels_rspec && model.num_pdfs != 1)
     gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
 
-  /* the device: rank k of a host takes GPU k (modulo the GPUs there) */
-  char devbuf[64];
-  const int lsize = gh_comm_local_size(comm), lrank = gh_comm_local_rank(comm);
-  if (lsize > 1 && (!strcmp(device, "auto") || !strcmp(device, "cuda"))) {
-    const int ng = gh_cuda_device_count();
-    if (ng > 0) {
-      snprintf(devbuf, sizeof devbuf, "cuda:%d", lrank % ng);
-      device = devbuf;
-    }
-  }
-  if (lsize > 1) { /* the host's cores shared among its ranks (CPU backend, M-step) */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int nth = (int)(cores / lsize);
-    omp_set_num_threads(nth > 0 ? nth : 1);
-  }
-  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
+  gh_device_opts_bind_rank(&dev, comm); /* rank k of a host: GPU k mod its GPUs */
+  gh_device_opts_begin(&dev); /* the device starts while we read */
 
   /* the data: every rank reads the table, keeps its shard */
   const double t_load = gh_seconds();
@@ -173,25 +151,12 @@ int main(int argc, char **argv) {
     }
   }
 
-  gh_backend *be = gh_backend_create_end(start);
+  gh_backend *be = gh_device_opts_end(&dev);
   const double t_ready = gh_seconds() - t_load;
-  be->precision = prec;
   gh_host_blas_serial();
   gh_dist_em em;
   gh_dist_em_init(&em, comm, be, &model, &sd, max_device_bytes);
-  if (!strcmp(co.kind, "nccl") && strcmp(be->ops->name, "cuda"))
-    gh_die("--comm=nccl needs the CUDA backend (--device=cuda; this run uses %s)", be->device_name);
-  if (!strcmp(co.kind, "nccl") || (!strcmp(co.kind, "auto") && R > 1 && !strcmp(be->ops->name, "cuda"))) {
-    gh_cuda_thread_attach(be);
-    if (gh_comm_nccl_start(comm) != 0) {
-      if (!strcmp(co.kind, "nccl")) {
-        /* every rank knows the outcome: rank 0 says it once and ends the job */
-        if (rank != 0) gh_comm_barrier(comm);
-        gh_die("--comm=nccl: %s", gh_last_error());
-      }
-      gh_log("NCCL not used (%s): the accumulators are summed through MPI on the host", gh_last_error());
-    }
-  }
+  gh_comm_use_nccl(comm, &co, be);
   gh_log("loaded and uploaded in %.3f s (read %.3f s; device ready at %.3f s: its start overlaps the read); device %s, "
          "communicator %s", gh_seconds() - t_load, t_read, t_ready, be->device_name, gh_comm_kind(comm));
 

@@ -11,6 +11,7 @@
 #include "hmm/hmm.h"
 #include "base/opts.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -31,6 +32,8 @@ int main(int argc, char **argv) {
   int binary = 1;
   gh_hmm_update_opts uo;
   gh_hmm_update_opts_default(&uo);
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   gh_hmm_input_opts io;
   gh_hmm_input_opts_register(po, &io);
   gh_opts_string(po, "hmm", &hmm_name, "Use the HMM of this name for every utterance");
@@ -63,7 +66,7 @@ int main(int argc, char **argv) {
     gh_die("%s has %d HMMs: give --hmm or --transcripts", hmm_rx, set.num_hmms);
   gh_hmm_compiled fixed;
   memset(&fixed, 0, sizeof fixed);
-  gh_backend *be = gh_backend_create(io.device);
+  gh_backend *be = gh_device_opts_open(&dev);
   const gh_backend_ops *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = NULL;
   if (!per_utt) {

@@ -10,6 +10,7 @@
 #include "hmm/hmm.h"
 #include "base/opts.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -18,20 +19,19 @@ int main(int argc, char **argv) {
       "log) log P(O | HMM) of every HMM in the set, in set order (or of --hmm only).\n"
       "Emissions: per-pdf log-likelihood matrices (frames x pdfs, e.g. from gmm-score-gpu), or\n"
       "with --discrete-emissions=B int32 symbol sequences, loglike[t][pdf] = log B[pdf][sym_t].\n"
+      "--precision applies to the GPU products of the --scaled forward on dense HMMs (auto: tf32x3\n"
+      "from 1024 states, else fp32); the log-domain forward is always double.\n"
       "Usage:  hmm-forward [options] <hmm-in> <loglikes-rspecifier> <loglik-wspecifier>\n"
       "e.g.:   gmm-score-gpu final.mdl ark:feats.ark ark:- | hmm-forward words.hmm ark:- ark,t:ll.txt\n";
   gh_opts *po = gh_opts_new(usage);
   const char *hmm_name = "";
   int scaled = 0;
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_hmm_input_opts io;
   gh_hmm_input_opts_register(po, &io);
   gh_opts_string(po, "hmm", &hmm_name, "Score only the HMM with this name (output vectors of dimension 1)");
   gh_opts_bool(po, "scaled", &scaled, "Scaled arithmetic (per-frame normalisation, Rabiner) instead of log domain");
-  const char *precision = "auto";
-  gh_opts_string(po, "precision", &precision,
-                 "GPU products of the --scaled forward on dense HMMs: auto (tf32x3 from 1024 states, else "
-                 "fp32), fp32, tf32x3 (split-precision tensor cores, fp32-level error) or tf32 (fast, "
-                 "~1e-3 relative error); the log-domain forward is always double");
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *out_wspec = gh_opts_arg(po, 2);
 
@@ -50,11 +50,7 @@ int main(int argc, char **argv) {
     gh_hmm_compile(&set, &id, 1, -1, 0.0, &comp[k]);
     graphs[k] = &comp[k].graph;
   }
-  int prec = 0;
-  if (gh_precision_parse(precision, &prec) != 0)
-    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
-  gh_backend *be = gh_backend_create(io.device);
-  be->precision = prec;
+  gh_backend *be = gh_device_opts_open(&dev);
   const gh_backend_ops *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = ops->hmm_upload(be, graphs, num);
 

@@ -2,11 +2,9 @@
  * Viterbi) as one process or R MPI ranks: the loop of
  * egs/steps/train_word_hmm.sh / train_word_hmm_viterbi.sh in one program
  * that reads the features once (lib/train/hmm-train.h). */
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "registry/registry.h"
 #include "base/gh-base.h"
@@ -15,6 +13,7 @@
 #include "gmm/gmm.h"
 #include "hmm/hmm.h"
 #include "train/comm.h"
+#include "train/device-opts.h"
 #include "train/hmm-train.h"
 
 /* 64-bit hash of a GMM set's and an HMM set's parameters (every rank must
@@ -66,7 +65,8 @@ int main(int argc, char **argv) {
       "--realign-iters), the GMM E-step on the posteriors or the alignment, the reduction over the\n"
       "ranks, the M-step and the mix-up schedule of steps/train_word_hmm.sh.  The outputs are\n"
       "written (atomically) after every iteration.  Transcripts: utterance -> HMM name or word\n"
-      "sequence (words joined, with --optional-silence), as hmm-bw --transcripts.\n"
+      "sequence (words joined, with --optional-silence), as hmm-bw --transcripts.  Under mpirun /\n"
+      "srun, local rank k of a host takes its GPU k mod GPUs (--device=auto or cuda) and cores / ranks threads.\n"
       "Usage:  hmm-train [options] <hmm-in> <model-in> <feats-rspecifier> <transcripts-rspecifier> "
       "<hmm-out> <model-out>\n"
       "e.g.:   hmm-train --mode=bw --num-iters=12 --gauss=8 0.hmm 0.mdl scp:data/feats.scp \\\n"
@@ -75,14 +75,14 @@ int main(int argc, char **argv) {
   gh_opts *po = gh_opts_new(usage);
   gh_hmm_train_opts o;
   gh_hmm_train_opts_default(&o);
-  const char *mode = "bw", *device = "auto", *precision = "auto", *sil = "", *realign = "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38";
+  const char *mode = "bw", *sil = "", *realign = "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38";
   int32_t num_iters = 12, first_iter = 1, mixup_end = -1;
   int binary = 1;
   gh_opts_string(po, "mode", &mode, "Training: bw (Baum-Welch) or viterbi (realign on --realign-iters, GMMs on the alignment)");
   gh_opts_int(po, "num-iters", &num_iters, "Number of the last iteration");
   gh_opts_int(po, "first-iter", &first_iter, "Number of the first iteration (resume from the models of iteration N-1)");
-  gh_opts_string(po, "device", &device, "Compute device: auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D");
-  gh_opts_string(po, "precision", &precision, "GPU GEMM arithmetic: auto, fp32, tf32x3 or tf32 (as gmm-est-gpu)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_opts_string(po, "optional-silence", &sil, "Optional silence HMM between words and at the ends of the transcripts");
   gh_opts_double(po, "silence-prob", &o.silence_prob, "Probability of taking each optional silence");
   gh_opts_double(po, "edge-silence-prob", &o.edge_silence_prob,
@@ -132,27 +132,10 @@ int main(int argc, char **argv) {
   if (o.mixup_end < o.mixup_start) o.mixup_end = o.mixup_start;
   o.silence = sil;
   o.realign = parse_iters(realign, &o.num_realign);
-  int prec = 0;
-  if (gh_precision_parse(precision, &prec) != 0)
-    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
 
   gh_comm *comm = gh_comm_start(&argc, &argv, &co);
   const int rank = gh_comm_rank(comm), size = gh_comm_size(comm);
-  /* the device: rank k of a host takes GPU k (modulo the GPUs there), as gmm-train */
-  char devbuf[64];
-  const int lsize = gh_comm_local_size(comm), lrank = gh_comm_local_rank(comm);
-  if (lsize > 1 && (!strcmp(device, "auto") || !strcmp(device, "cuda"))) {
-    const int ng = gh_cuda_device_count();
-    if (ng > 0) {
-      snprintf(devbuf, sizeof devbuf, "cuda:%d", lrank % ng);
-      device = devbuf;
-    }
-  }
-  if (lsize > 1) { /* the host's cores shared among its ranks (CPU backend) */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int nth = (int)(cores / lsize);
-    omp_set_num_threads(nth > 0 ? nth : 1);
-  }
+  gh_device_opts_bind_rank(&dev, comm); /* rank k of a host: GPU k mod its GPUs */
   gh_hmm_set set;
   gh_hmm_set_read(hmm_rx, &set);
   gh_gmm_set model;
@@ -160,10 +143,9 @@ int main(int argc, char **argv) {
   uint64_t h = models_hash(&model, &set);
   gh_comm_check_same(comm, &h, sizeof h, "the input models");
   double t0 = gh_seconds();
-  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while the features are read */
+  gh_device_opts_begin(&dev); /* the device starts while the features are read */
   gh_backend *be = NULL;
-  gh_hmm_trainer *tr = gh_hmm_trainer_new(start, &be, comm, &set, &model, feats, trans, &o);
-  be->precision = prec;
+  gh_hmm_trainer *tr = gh_hmm_trainer_new(&dev, &be, comm, &set, &model, feats, trans, &o);
   gh_host_blas_serial();
   int64_t nu, nf, ru, rf, nb, rb0, rnb;
   gh_hmm_trainer_sizes(tr, &nu, &nf, &ru, &rf, &nb, &rb0, &rnb);

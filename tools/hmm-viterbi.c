@@ -10,6 +10,7 @@
 #include "hmm/hmm.h"
 #include "base/opts.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -32,6 +33,8 @@ int main(int argc, char **argv) {
   int write_states = 0;
   double edge_sil_prob = 0.0;
   double sil_prob = 0.5;
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
   gh_hmm_input_opts io;
   gh_hmm_input_opts_register(po, &io);
   gh_opts_string(po, "hmm", &hmm_name, "Align every utterance with the HMM of this name");
@@ -68,7 +71,7 @@ int main(int argc, char **argv) {
     gh_hmm_compile(&set, &id, 1, -1, 0.0, &fixed[k]);
     graphs[k] = &fixed[k].graph;
   }
-  gh_backend *be = gh_backend_create(io.device);
+  gh_backend *be = gh_device_opts_open(&dev);
   const gh_backend_ops *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = num ? ops->hmm_upload(be, graphs, num) : NULL;
   gh_rand_reader *trans = per_utt ? gh_rand_reader_open(transcripts, GH_OBJ_TOKEN_VECTOR) : NULL;

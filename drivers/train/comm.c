@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "base/opts.h"
 #include "base/dd.h"
 #ifdef GH_HAVE_MPI
@@ -457,6 +458,22 @@ void gh_comm_check_build(gh_comm *c) {
 }
 
 /* ---------------- NCCL ---------------- */
+int gh_comm_use_nccl(gh_comm *c, const gh_comm_opts *o, gh_backend *be) {
+  const int forced = !strcmp(o->kind, "nccl");
+  if (forced && !gh_backend_supports_nccl(be))
+    gh_die("--comm=nccl needs the CUDA backend (--device=cuda; this run uses %s)", be->device_name);
+  if (!forced && !(!strcmp(o->kind, "auto") && c->size > 1 && gh_backend_supports_nccl(be))) return 0;
+  gh_cuda_thread_attach(be);
+  if (gh_comm_nccl_start(c) == 0) return 1;
+  if (forced) {
+    /* every rank knows the outcome: rank 0 says it once and ends the job */
+    if (c->rank != 0) gh_comm_barrier(c);
+    gh_die("--comm=nccl: %s", gh_last_error());
+  }
+  gh_log("NCCL not used (%s): the accumulators are summed through MPI on the host", gh_last_error());
+  return 0;
+}
+
 int gh_comm_nccl_start(gh_comm *c) {
 #if defined(GH_HAVE_MPI) && defined(GH_HAVE_CUDA)
   if (!c->mpi) {

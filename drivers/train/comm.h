@@ -125,6 +125,16 @@ void gh_comm_abort(gh_comm *c, const char *msg) GH_NORETURN;
  * build, no MPI, libnccl not found, init failed); the same answer on every
  * rank (the outcome is agreed through MPI). */
 int gh_comm_nccl_start(gh_comm *c);
+/* The trainers' NCCL policy, after the backend be is open: NCCL is asked
+ * for with --comm=nccl (o->kind "nccl"), or with "auto" when R > 1 and be
+ * reports GH_BACKEND_CAP_NCCL (gh_backend_supports_nccl: its buffers are
+ * CUDA device memory); then be's device is made the calling thread's and
+ * gh_comm_nccl_start runs.  Returns 1 if NCCL is in use, 0 if not (with
+ * "auto" a failed start is logged once: the sums go through MPI on the
+ * host).  Dies with one line on --comm=nccl with a backend without the
+ * capability, or when NCCL does not start (rank 0 says it, every rank
+ * exits non-zero).  Every rank must call it. */
+int gh_comm_use_nccl(gh_comm *c, const gh_comm_opts *o, struct gh_backend *be);
 /* 1 after a successful gh_comm_nccl_start. */
 int gh_comm_has_nccl(const gh_comm *c);
 /* gh_comm_sum_f64 on a CUDA device buffer dbuf[n] (double), same order and

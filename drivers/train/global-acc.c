@@ -7,6 +7,7 @@
 
 #include "base/gh-base.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 #include "train/gmm-data.h"
 
 typedef struct { char *key; int32_t T; int64_t off; } utt_t;
@@ -66,7 +67,7 @@ void gh_score_utts(gh_backend *b, gh_dev_model *m, int32_t P, int32_t dim, const
   free(u);
 }
 
-void gh_global_acc(gh_backend_start *start, gh_backend **bp, const gh_gmm *gmm, const char *feats_rspec,
+void gh_global_acc(gh_device_opts *dev, gh_backend **bp, const gh_gmm *gmm, const char *feats_rspec,
                    const char *gselect_rspec, const char *weights_rspec, uint32_t flags, gh_gmm_accs *accs, int32_t *num_done,
                    int32_t *num_err, double *tot_like, double *tot_t) {
   const int have_gs = gselect_rspec && *gselect_rspec, have_w = weights_rspec && *weights_rspec;
@@ -145,7 +146,7 @@ void gh_global_acc(gh_backend_start *start, gh_backend **bp, const gh_gmm *gmm, 
   if (gs) gh_rand_reader_close(gs);
   if (wr) gh_rand_reader_close(wr);
   if (d.num_frames == 0) gh_die("no frames to accumulate on in %s", feats_rspec);
-  gh_backend *b = *bp = gh_backend_create_end(start);
+  gh_backend *b = *bp = gh_device_opts_end(dev);
   d.total_weight = 0.0;
   for (int64_t k = 0; k < d.num_pairs; ++k) d.total_weight += d.pairs[k].weight;
   *tot_t = d.total_weight;

@@ -24,9 +24,9 @@ void gh_score_utts(gh_backend *b, gh_dev_model *m, int32_t P, int32_t dim, const
 
 /* Accumulation of Kaldi's gmm-global-acc-stats / fgmm-global-acc-stats
  * (gmmbin/gmm-global-acc-stats.cc, fgmmbin/fgmm-global-acc-stats.cc) over
- * the backend started by start (gh_backend_create_begin; ended here, after
- * the input is read and checked, and returned in *bp for the caller to
- * free): every utterance of feats_rspec (dimension gmm->dim), frame
+ * the backend started by gh_device_opts_begin(dev) (train/device-opts.h;
+ * ended here, after the input is read and checked, and returned in *bp for
+ * the caller to free): every utterance of feats_rspec (dimension gmm->dim), frame
  * weights from weights_rspec (per-utterance float vectors; NULL/"" all 1);
  * with gselect_rspec (per-utterance gselect lists, random access): the
  * posteriors over each frame's selected Gaussians only (acc_gselect op),
@@ -36,7 +36,8 @@ void gh_score_utts(gh_backend *b, gh_dev_model *m, int32_t P, int32_t dim, const
  * zeroed here, shaped like gmm, flags = gh_gmm_flags_augment(flags).
  * *tot_like: sum of weight x frame log-likelihood (natural log), *tot_t:
  * sum of weights.  Dies if no frame is left. */
-void gh_global_acc(gh_backend_start *start, gh_backend **bp, const gh_gmm *gmm, const char *feats_rspec,
+struct gh_device_opts;
+void gh_global_acc(struct gh_device_opts *dev, gh_backend **bp, const gh_gmm *gmm, const char *feats_rspec,
                    const char *gselect_rspec, const char *weights_rspec, uint32_t flags, gh_gmm_accs *accs, int32_t *num_done,
                    int32_t *num_err, double *tot_like, double *tot_t);
 

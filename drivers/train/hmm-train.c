@@ -11,6 +11,7 @@
 #include "io/table.h"
 #include "train/comm.h"
 #include "base/dd.h"
+#include "train/device-opts.h"
 #include "train/shard.h"
 
 int gh_hmm_train_mode_parse(const char *s, gh_hmm_train_mode *m) {
@@ -129,7 +130,8 @@ struct gh_hmm_trainer {
   double toc_seconds[6];  /* ... the first's parts: the feature list's index (keys, headers) and the transcripts' table
                              read side by side, the transcripts' lookups, the plan (sorted keys, blocks, shards), the
                              transcripts compiled; then the index alone, the transcripts alone (their thread) */
-  gh_backend_start *start; /* the backend's start, ended in load_shard once the features are read */
+  gh_device_opts *dev;     /* the backend's start (gh_device_opts_begin), ended in load_shard once the
+                              features are read */
   gh_backend **bp;
   tscript *txs;         /* distinct transcripts */
   int64_t num_txs;
@@ -430,8 +432,7 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   free(idx);
   t->load_seconds[1] = gh_seconds() - tf0;
   const double tw0 = gh_seconds();
-  t->b = *t->bp = gh_backend_create_end(t->start); /* started while the features were read */
-  t->start = NULL;
+  t->b = *t->bp = gh_device_opts_end(t->dev); /* started while the features were read */
   t->hops = gh_backend_hmm_ops(t->b);
   t->load_seconds[3] = gh_seconds() - tw0;
   const double tg0 = gh_seconds();
@@ -489,11 +490,11 @@ static void load_shard(gh_hmm_trainer *t, gh_feat_toc *toc) {
   t->uloglik = gh_malloc((size_t)(t->uloglik_cap ? t->uloglik_cap : 1) * sizeof(double));
 }
 
-gh_hmm_trainer *gh_hmm_trainer_new(gh_backend_start *start, gh_backend **bp, gh_comm *comm, gh_hmm_set *set,
+gh_hmm_trainer *gh_hmm_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm *comm, gh_hmm_set *set,
                                    gh_gmm_set *model, const char *feats_rspec, const char *transcripts_rspec,
                                    const gh_hmm_train_opts *o) {
   gh_hmm_trainer *t = gh_calloc(1, sizeof *t);
-  t->start = start;
+  t->dev = dev;
   t->bp = bp;
   t->comm = comm;
   t->rank = comm ? gh_comm_rank(comm) : 0;

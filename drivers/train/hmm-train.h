@@ -122,6 +122,7 @@ typedef struct {
 
 typedef struct gh_hmm_trainer gh_hmm_trainer;
 struct gh_comm;
+struct gh_device_opts;
 
 /* Loads this rank's shard of feats_rspec (lib/train/shard.h: every rank
  * reads the table of contents; utterances without frames or without an
@@ -133,10 +134,11 @@ struct gh_comm;
  * the table and key) on features of another dimension than the model's,
  * non-finite features, a transcript word that is not an HMM of the set, a
  * set using more pdfs than the model has, and when no utterance is left.
- * The backend: start (gh_backend_create_begin) is ended once the features
- * are read, so the device starts while they are (as gmm-train's); *bp is
+ * The backend: dev's start (gh_device_opts_begin, train/device-opts.h) is
+ * ended once the features are read (gh_device_opts_end: dev's precision
+ * set), so the device starts while they are (as gmm-train's); *bp is
  * set to it (the trainer uses it; the caller frees it after the trainer). */
-gh_hmm_trainer *gh_hmm_trainer_new(gh_backend_start *start, gh_backend **bp, struct gh_comm *comm, gh_hmm_set *set,
+gh_hmm_trainer *gh_hmm_trainer_new(struct gh_device_opts *dev, gh_backend **bp, struct gh_comm *comm, gh_hmm_set *set,
                                    gh_gmm_set *model, const char *feats_rspec, const char *transcripts_rspec,
                                    const gh_hmm_train_opts *o);
 /* Number of utterances / frames used in the whole data and in this rank's shard;

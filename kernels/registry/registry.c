@@ -37,6 +37,13 @@ void gh_backend_check_name(const char *device) {
   gh_die("unknown --device=%s (expected auto, cpu, cpu-ref, cuda, cuda:N, opencl or opencl:P:D)", device);
 }
 
+/* The CUDA backend with the capabilities it brings (NULL as gh_backend_cuda_new). */
+static gh_backend *cuda_new(void) {
+  gh_backend *b = gh_backend_cuda_new();
+  if (b) b->caps |= GH_BACKEND_CAP_NCCL;
+  return b;
+}
+
 /* gh_backend_create without its log line. */
 static gh_backend *create_quiet(const char *device) {
   if (!device || !*device) device = "auto";
@@ -50,7 +57,7 @@ static gh_backend *create_quiet(const char *device) {
     if (gh_cuda_device_count() <= 0)
       gh_die("--device=cuda: no usable CUDA device (%s)",
              *gh_last_error() ? gh_last_error() : "built without CUDA or no GPU present");
-    b = gh_backend_cuda_new();
+    b = cuda_new();
     if (!b) gh_die("--device=cuda: cannot start the CUDA backend: %s", gh_last_error());
   } else if (!strncmp(device, "cuda:", 5)) {
     /* cuda:N -- device N as CUDA numbers them (after CUDA_VISIBLE_DEVICES; syntax checked above) */
@@ -63,13 +70,13 @@ static gh_backend *create_quiet(const char *device) {
       gh_die("--device=%s: there %s only %d CUDA device%s (0..%d)", device, count == 1 ? "is" : "are",
              count, count == 1 ? "" : "s", count - 1);
     if (gh_cuda_set_device((int)n) != 0) gh_die("--device=%s: %s", device, gh_last_error());
-    b = gh_backend_cuda_new();
+    b = cuda_new();
     if (!b) gh_die("--device=%s: cannot start the CUDA backend: %s", device, gh_last_error());
   } else if (!strcmp(device, "opencl") || !strncmp(device, "opencl:", 7)) {
     b = gh_backend_opencl_new(device[6] == ':' ? device + 7 : NULL, 0);
     if (!b) gh_die("--device=%s: %s", device, gh_last_error());
   } else if (!strcmp(device, "auto")) {
-    if (gh_cuda_device_count() > 0 && !(b = gh_backend_cuda_new())) /* e.g. a GPU the build has no code for */
+    if (gh_cuda_device_count() > 0 && !(b = cuda_new())) /* e.g. a GPU the build has no code for */
       gh_warn("--device=auto: not using CUDA: %s", gh_last_error());
     if (!b && gh_opencl_gpu_count() > 0) b = gh_backend_opencl_new(NULL, 1);
     if (!b) b = gh_backend_blas_new();

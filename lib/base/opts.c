@@ -31,6 +31,9 @@ struct gh_opts {
   const char *config;
   int help;
   int config_depth; /* --config files being read (nested through --config lines) */
+  void (*check[8])(void *); /* gh_opts_check's validators, run at the end of gh_opts_parse */
+  void *check_ctx[8];
+  int num_checks;
 };
 
 /* Config files may name further config files; deeper nesting than this is
@@ -84,6 +87,13 @@ void gh_opts_int64(gh_opts *o, const char *n, int64_t *v, const char *h) { add(o
 void gh_opts_double(gh_opts *o, const char *n, double *v, const char *h) { add(o, n, OPT_DOUBLE, v, h); }
 void gh_opts_float(gh_opts *o, const char *n, float *v, const char *h) { add(o, n, OPT_FLOAT, v, h); }
 void gh_opts_string(gh_opts *o, const char *n, const char **v, const char *h) { add(o, n, OPT_STRING, v, h); }
+
+void gh_opts_check(gh_opts *o, void (*fn)(void *ctx), void *ctx) {
+  if (o->num_checks == (int)(sizeof o->check / sizeof o->check[0]))
+    gh_die("internal error: more than %d option validators", o->num_checks);
+  o->check[o->num_checks] = fn;
+  o->check_ctx[o->num_checks++] = ctx;
+}
 
 static void print_usage(gh_opts *o) {
   fprintf(stderr, "\n%s\n", o->usage);
@@ -260,6 +270,7 @@ int gh_opts_parse(gh_opts *o, int argc, char **argv) {
   }
   gh_verbose = o->verbose;
   if (o->help) { print_usage(o); exit(0); }
+  for (int i = 0; i < o->num_checks; ++i) o->check[i](o->check_ctx[i]);
   return o->num_args;
 }
 

@@ -20,6 +20,12 @@ void gh_opts_double(gh_opts *o, const char *name, double *v, const char *help);
 void gh_opts_float(gh_opts *o, const char *name, float *v, const char *help);
 /* *v points to a string that the parser replaces (with a malloc'd copy). */
 void gh_opts_string(gh_opts *o, const char *name, const char **v, const char *help);
+/* A validator of option values: gh_opts_parse calls fn(ctx) once every
+ * option is parsed (before it returns; not on --help), in registration
+ * order, so a bad value ends the tool with fn's one error line before any
+ * input is read.  fn dies (gh_die) on a bad value.  At most 8 per parser
+ * (dies otherwise: an internal error). */
+void gh_opts_check(gh_opts *o, void (*fn)(void *ctx), void *ctx);
 /* Parse argv; returns the number of positional args; gh_opts_arg(o, i)
  * (0-based) gives them.  Prints usage and exits 0 on --help. */
 int gh_opts_parse(gh_opts *o, int argc, char **argv);

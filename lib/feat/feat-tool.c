@@ -1,27 +1,17 @@
-/* feat-tool.c -- the body of compute-mfcc-feats and compute-fbank-feats
- * (Kaldi's featbin ComputeFeatures): one loop over a wav.scp table, features
- * per utterance, a feature archive out.  See feat.h. */
+/* feat-tool.c -- the shared loop of compute-mfcc-feats and
+ * compute-fbank-feats (Kaldi's featbin ComputeFeatures): one pass over a
+ * wav.scp table, features per utterance, a feature archive out.  The
+ * tools' mains (usage, options) are in tools/.  See feat.h. */
 #include "feat/feat.h"
 #include "base/gh-base.h"
-#include "base/opts.h"
 #include "io/table.h"
 #include "feat/wav.h"
 
-int gh_compute_feats_main(int argc, char **argv, gh_feat_type type, const char *usage) {
-  gh_init(argv[0]);
-  gh_feat_opts fo;
-  gh_feat_opts_default(&fo, type);
-  int32_t channel = -1;
-  float min_duration = 0.0f;
-  int subtract_mean = 0;
-  gh_opts *po = gh_opts_new(usage);
-  gh_feat_opts_register(&fo, po);
-  gh_opts_int(po, "channel", &channel, "Channel to extract (-1 -> expect mono, 0 -> left, 1 -> right)");
-  gh_opts_float(po, "min-duration", &min_duration, "Minimum duration of segments to process (in seconds).");
-  gh_opts_bool(po, "subtract-mean", &subtract_mean, "Subtract mean of each feature file [CMS]; not recommended to do it this way.");
-  if (gh_opts_parse(po, argc, argv) != 2) gh_opts_usage_exit(po);
-  const char *wav_rspec = gh_opts_arg(po, 0), *feat_wspec = gh_opts_arg(po, 1);
-
+int gh_compute_feats(const gh_compute_feats_args *a, const char *wav_rspec, const char *feat_wspec) {
+  const gh_feat_opts fo = a->fo;
+  const int32_t channel = a->channel;
+  const float min_duration = a->min_duration;
+  const int subtract_mean = a->subtract_mean;
   gh_feat_computer *comp = gh_feat_computer_new(&fo);
   if (!comp) gh_die("%s", gh_last_error());
   gh_wave_reader *reader = gh_wave_reader_open(wav_rspec);
@@ -75,6 +65,5 @@ int gh_compute_feats_main(int argc, char **argv, gh_feat_type type, const char *
   gh_feat_computer_free(comp);
   gh_log("Done %lld out of %lld utterances (%lld frames).", (long long)num_success, (long long)num_utts,
          (long long)num_frames);
-  gh_opts_free(po);
   return num_success != 0 ? 0 : 1;
 }

@@ -140,14 +140,23 @@ int gh_cmvn_apply(const gh_dmatrix *stats, int norm_vars, gh_matrix *feats);
  * normalization leaves them alone (apply-cmvn --skip-dims). */
 void gh_cmvn_fake_stats_for_dims(gh_dmatrix *stats, const int32_t *dims, int32_t n);
 
-/* The whole main of compute-mfcc-feats / compute-fbank-feats (type picks
- * which): options (Kaldi's names, plus --channel, --min-duration,
- * --subtract-mean), then for each utterance of <wav-rspecifier> the feature
- * matrix [frames x dim] to <feats-wspecifier>.  As in Kaldi, an utterance
- * whose sample frequency differs from --sample-frequency, or that lacks the
- * requested --channel, is skipped with a warning; an unreadable audio file is
- * fatal (scp option "p" skips it).  Returns the exit status: 0 if at least
- * one utterance was done. */
-int gh_compute_feats_main(int argc, char **argv, gh_feat_type type, const char *usage);
+/* compute-mfcc-feats / compute-fbank-feats: the options besides fo's
+ * (gh_feat_opts_register), Kaldi's names. */
+typedef struct {
+  gh_feat_opts fo;       /* fo.type picks MFCC or fbank */
+  int32_t channel;       /* --channel: -1 expect mono (channel 0 used, warned otherwise), 0 left, 1 right */
+  float min_duration;    /* --min-duration: shorter utterances (seconds) are skipped with a warning */
+  int subtract_mean;     /* --subtract-mean: subtract each file's per-dimension mean */
+} gh_compute_feats_args;
+
+/* The shared body of compute-mfcc-feats and compute-fbank-feats: for each
+ * utterance of <wav-rspecifier> the feature matrix [frames x dim] to
+ * <feats-wspecifier>.  As in Kaldi, an utterance whose sample frequency
+ * differs from --sample-frequency, or that lacks the requested --channel,
+ * is skipped with a warning; an unreadable audio file is fatal (scp option
+ * "p" skips it); invalid options die (gh_feat_computer_new's message).
+ * Logs the counts.  Returns the exit status: 0 if at least one utterance
+ * was done, else 1. */
+int gh_compute_feats(const gh_compute_feats_args *a, const char *wav_rspec, const char *feat_wspec);
 
 #endif

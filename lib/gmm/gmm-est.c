@@ -31,22 +31,35 @@ void gh_est_opts_default(gh_est_opts *o) {
   o->shrink_stats = NULL;
 }
 
-void gh_est_opts_register(gh_opts *po, gh_est_opts *o) {
+void gh_est_opts_register_cov(gh_opts *po, gh_est_opts *o, int cov) {
+  const int diag = cov != GH_COV_FULL, full = cov != GH_COV_DIAG;
   gh_opts_double(po, "min-gaussian-weight", &o->min_gaussian_weight,
                  "Minimum weight of a Gaussian (occ/total); below it the Gaussian is not updated, and removed");
   gh_opts_double(po, "min-gaussian-occupancy", &o->min_gaussian_occupancy,
-                 "Minimum occupancy of a Gaussian to update it (and to keep it); -1 = Kaldi's default: 10 diag, 100 full");
+                 cov == GH_COV_DIAG   ? "Minimum occupancy of a Gaussian to update it (and to keep it); -1 = Kaldi's default: 10"
+                 : cov == GH_COV_FULL ? "Minimum occupancy of a Gaussian to update it (and to keep it); -1 = Kaldi's default: 100"
+                                      : "Minimum occupancy of a Gaussian to update it (and to keep it); -1 = Kaldi's default: 10 diag, 100 full");
   gh_opts_double(po, "min-variance", &o->min_variance,
-                 "Absolute variance floor (diag); floor on covariance eigenvalues (full)");
-  gh_opts_double(po, "variance-floor", &o->variance_floor,
-                 "Same as --min-variance (Kaldi's name in the fgmm tools); -1 = unset");
-  gh_opts_double(po, "rel-variance-floor", &o->rel_variance_floor,
-                 "Diag: also floor variances at this fraction of the pdf's data variance per dimension (0 = off)");
-  gh_opts_double(po, "max-condition", &o->max_condition,
-                 "Full: floor covariance eigenvalues at max-eigenvalue / max-condition");
+                 cov == GH_COV_DIAG   ? "Absolute variance floor"
+                 : cov == GH_COV_FULL ? "Floor on covariance eigenvalues"
+                                      : "Absolute variance floor (diag); floor on covariance eigenvalues (full)");
+  if (full)
+    gh_opts_double(po, "variance-floor", &o->variance_floor,
+                   "Same as --min-variance (Kaldi's name in the fgmm tools); -1 = unset");
+  if (diag)
+    gh_opts_double(po, "rel-variance-floor", &o->rel_variance_floor,
+                   cov == GH_COV_DIAG
+                       ? "Also floor variances at this fraction of the pdf's data variance per dimension (0 = off)"
+                       : "Diag: also floor variances at this fraction of the pdf's data variance per dimension (0 = off)");
+  if (full)
+    gh_opts_double(po, "max-condition", &o->max_condition,
+                   cov == GH_COV_FULL ? "Floor covariance eigenvalues at max-eigenvalue / max-condition"
+                                      : "Full: floor covariance eigenvalues at max-eigenvalue / max-condition");
   gh_opts_bool(po, "remove-low-count-gaussians", &o->remove_low_count_gaussians,
                "Remove Gaussians whose occupancy or weight is below the minimum");
 }
+
+void gh_est_opts_register(gh_opts *po, gh_est_opts *o) { gh_est_opts_register_cov(po, o, -1); }
 
 /* ---------------- random numbers ---------------- */
 void gh_rng_seed(gh_rng *r, uint64_t seed) {

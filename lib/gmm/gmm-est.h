@@ -50,6 +50,11 @@ void gh_est_opts_default(gh_est_opts *o);
  * --remove-low-count-gaussians. */
 struct gh_opts;
 void gh_est_opts_register(struct gh_opts *po, gh_est_opts *o);
+/* The options of one covariance type only, for tools that take one:
+ * cov GH_COV_DIAG leaves out the full-covariance --variance-floor and
+ * --max-condition, GH_COV_FULL the diagonal --rel-variance-floor; any
+ * other value registers all (gh_est_opts_register). */
+void gh_est_opts_register_cov(struct gh_opts *po, gh_est_opts *o, int cov);
 
 typedef struct gh_est_stats {
   double objf_change;   /* sum over updated pdfs of the auxiliary-function change

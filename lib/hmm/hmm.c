@@ -1089,11 +1089,9 @@ int64_t gh_hmm_prefetch_finish(gh_hmm_prefetch *pf) {
 }
 
 void gh_hmm_input_opts_register(gh_opts *po, gh_hmm_input_opts *o) {
-  o->device = "auto";
   o->discrete = "";
   o->batch_frames = 65536;
   o->acoustic_scale = 1.0f;
-  gh_opts_string(po, "device", &o->device, "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, opencl or opencl:P:D (platform P, device D)");
   gh_opts_string(po, "discrete-emissions", &o->discrete,
                  "Kaldi matrix B (pdfs x symbols, probabilities): input is int32 symbol vectors");
   gh_opts_int(po, "batch-frames", &o->batch_frames, "Process utterances in batches of about this many frames");

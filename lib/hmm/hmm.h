@@ -255,12 +255,12 @@ void gh_hmm_input_close(gh_hmm_input *in);
 const char *gh_hmm_input_spec(const gh_hmm_input *in);
 
 /* The emission-side options shared by hmm-forward, hmm-viterbi and hmm-bw:
- * --device (auto|cpu|cuda|opencl[:P:D]), --discrete-emissions (rxfilename of B, or ""),
- * --batch-frames (frames per batched kernel call) and --acoustic-scale
- * (emission weight, gh_hmm_batcher).  _register sets the defaults (auto,
- * "", 65536, 1) and registers the four options on po. */
+ * --discrete-emissions (rxfilename of B, or ""), --batch-frames (frames
+ * per batched kernel call) and --acoustic-scale (emission weight,
+ * gh_hmm_batcher).  _register sets the defaults ("", 65536, 1) and
+ * registers the three options on po (the tools' --device is
+ * train/device-opts.h's). */
 typedef struct {
-  const char *device;
   const char *discrete;
   int32_t batch_frames;
   float acoustic_scale;
