@@ -18,6 +18,7 @@
 #ifndef GH_DEVICE_OPTS_H
 #define GH_DEVICE_OPTS_H
 #include "backend.h"
+#include "registry/registry.h"
 
 struct gh_opts;
 struct gh_comm;
