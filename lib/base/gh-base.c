@@ -263,16 +263,25 @@ static void gh_tmpfile_free(gh_tmpfile *t) {
 
 /* The tmpfile's stdio stream writes through these (fopencookie), so that
  * the first write error's errno is kept (t->err) for the message at commit:
- * stdio keeps only a flag, and a buffer flushed mid-run loses errno. */
+ * stdio keeps only a flag, and a buffer flushed mid-run loses errno.
+ * glibc's contract for a cookie write function (<bits/types/
+ * cookie_io_functions_t.h>, fopencookie(3)): return the number of bytes
+ * written, 0 on error, never a negative value.  glibc passes the value on
+ * as the byte count of its own write: a -1 there makes fwrite of a block
+ * larger than the stdio buffer copy from past the end of the caller's data
+ * (a SIGSEGV in _IO_default_xsputn when the disk filled mid-model).  After
+ * the first error nothing more is written (the output is lost anyway) and
+ * every call returns 0, so the stream's error flag stays set. */
 static ssize_t gh_tf_write(void *c, const char *buf, size_t n) {
   gh_tmpfile *t = c;
+  if (t->err) return 0;
   size_t done = 0;
   while (done < n) {
     ssize_t w = write(t->fd, buf + done, n - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      if (!t->err) t->err = w < 0 ? errno : EIO;
-      return -1;
+      t->err = w < 0 ? errno : EIO;
+      return 0;
     }
     done += (size_t)w;
   }
@@ -407,7 +416,9 @@ void gh_tmpfile_commit(gh_tmpfile *t) {
   if (bad) gh_tmpfile_fail(t, "error writing", e);
   FILE *fp = t->fp;
   t->fp = NULL;
-  fclose(fp); /* the cookie's close does nothing: the descriptor is t->fd */
+  /* the cookie's close does nothing (the descriptor is t->fd); fclose can
+   * still fail on a write of its own: checked, as everything before the rename */
+  if (fclose(fp) != 0 || t->err) gh_tmpfile_fail(t, "error writing", t->err ? t->err : errno);
   if (t->direct || !t->anon) { /* devices, FIFOs and named temporary files: close now */
     int fd = t->fd;
     t->fd = -1;

@@ -4,8 +4,12 @@
  * parallel reader, specifier parsing. */
 #include <dirent.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gh-test.h"
@@ -597,7 +601,7 @@ static void test_specifiers(void) {
   GH_TEST_OK(!gh_is_wspecifier("-") && !gh_is_wspecifier("ark,s:x"), "invalid wspecifiers");
 }
 
-/* gh_commit_outputs (issue 25): with the commit deferred, finished outputs
+/* gh_commit_outputs: with the commit deferred, finished outputs
  * appear only when committed, all together; gh_wait_status_str words. */
 static void test_deferred_commit(void) {
   char a[700], b[700];
@@ -643,6 +647,65 @@ static void test_deferred_commit(void) {
   GH_TEST_OK(strstr(gh_wait_status_str(127 << 8, w, sizeof w), "command not found") != NULL, "wait status 127 << 8: '%s'", w);
 }
 
+/* A write that fails part-way (the file size limit, as a full disk: write(2)
+ * returns -1) under gh_tmpfile's stdio stream: in a child process, one
+ * fwrite larger than the stdio buffer and many small ones, each onto an
+ * existing file.  Each must end in one error naming the file and the cause,
+ * the old file intact, never a crash (glibc's cookie write must not see -1). */
+static void test_write_failure(void) {
+  const char *path = tmp_path("full.mdl");
+  for (int big = 0; big < 2; ++big) {
+    FILE *f = fopen(path, "w");
+    fputs("OLD MODEL\n", f);
+    fclose(f);
+    int fds[2];
+    if (pipe(fds) != 0) { GH_TEST_OK(0, "pipe"); return; }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      struct rlimit rl = {256 << 10, 256 << 10};
+      signal(SIGXFSZ, SIG_IGN); /* write returns EFBIG instead */
+      setrlimit(RLIMIT_FSIZE, &rl);
+      static int out;
+      out = fds[1];
+      gh_set_die_hook(NULL);
+      if (setjmp(die_jmp) == 0) {
+        gh_set_die_hook(die_to_jmp);
+        gh_ostream *o = gh_ostream_open(path);
+        /* the data ends where a page without access begins, so that a read past its end (stdio
+         * after a cookie write returned -1) crashes here as it would somewhere in a tool */
+        size_t n = 1 << 20, pg = (size_t)sysconf(_SC_PAGESIZE);
+        char *buf = mmap(NULL, n + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (buf == MAP_FAILED || mprotect(buf + n, pg, PROT_NONE) != 0) _exit(5);
+        if (big) fwrite(buf, 1, n, gh_ostream_fp(o));
+        else for (size_t i = 0; i < n / 100; ++i) fwrite(buf, 1, 100, gh_ostream_fp(o));
+        gh_ostream_close(o);
+        _exit(0);
+      }
+      if (write(out, die_msg, strlen(die_msg)) < 0) _exit(4);
+      _exit(3);
+    }
+    close(fds[1]);
+    char msg[512] = "";
+    ssize_t m = read(fds[0], msg, sizeof msg - 1);
+    msg[m > 0 ? m : 0] = '\0';
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    size_t n;
+    unsigned char *old = slurp(path, &n);
+    int intact = old && n == 10 && !memcmp(old, "OLD MODEL\n", 10);
+    free(old);
+    char want[600];
+    snprintf(want, sizeof want, "error writing '%s': File too large", path);
+    GH_TEST_OK(WIFEXITED(st) && WEXITSTATUS(st) == 3 && strstr(msg, want) && intact,
+               "write failure (%s): one error naming the file and the cause, old file intact (status %d%s, '%s')",
+               big ? "one 1 MB fwrite" : "100-byte fwrites", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+               WIFSIGNALED(st) ? " signal" : "", msg);
+  }
+}
+
 int main(void) {
   gh_init("test_io");
   gh_set_deferred_commit(0); /* the tests read back what they write */
@@ -658,6 +721,7 @@ int main(void) {
   test_ark_scan();
   test_specifiers();
   test_deferred_commit();
+  test_write_failure();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) printf("# could not remove %s\n", tmpdir);
