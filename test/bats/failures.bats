@@ -263,6 +263,33 @@ alive() {
   one_error "scp:$TMP/dup.scp" "duplicate key 'u1'"
 }
 
+@test "failures: a duplicate key after every key looked up is an error too (the table is read to its end)" {
+  # labels: u0 again as the last line, after u1 and u2 (the lookups never read past u2)
+  python3 - "$TMP/f.txt" <<'PY'
+import sys
+with open(sys.argv[1], 'w') as f:
+    for u, k in (('u0', 1), ('u1', 2), ('u2', 3)):
+        f.write(u + '  [\n' + '\n'.join('%d.5 %d.25 -%d' % (k * i, i, k + i) for i in range(20)) + ' ]\n')
+PY
+  printf 'u0 0\nu1 1\nu2 0\nu0 1\n' > "$TMP/lab.utt"
+  run "$BIN/gmm-init" --labels="ark,t:$TMP/lab.utt" --label-type=utt --num-iters=0 "ark:$TMP/f.txt" "$TMP/m1"
+  [ "$status" -eq 1 ]
+  one_error "ark,t:$TMP/lab.utt" "duplicate key 'u0'"
+  [ ! -e "$TMP/m1" ]
+  # a VAD table with u0 twice, all of it used by select-voiced-frames
+  for u in u0 u1 u2 u0; do echo "$u [ $(printf '1 %.0s' $(seq 20))]"; done > "$TMP/vad.txt"
+  run "$BIN/select-voiced-frames" "ark:$TMP/f.txt" "ark:$TMP/vad.txt" "ark:$TMP/o.ark"
+  [ "$status" -eq 1 ]
+  one_error "ark:$TMP/vad.txt" "duplicate key 'u0'"
+  [ ! -e "$TMP/o.ark" ]
+  # the labels through an scp list naming u0 twice
+  echo 0 > "$TMP/l0"; echo 1 > "$TMP/l1"
+  printf 'u0 %s\nu1 %s\nu2 %s\nu0 %s\n' "$TMP/l0" "$TMP/l1" "$TMP/l0" "$TMP/l1" > "$TMP/lab.scp"
+  run "$BIN/gmm-init" --labels="scp:$TMP/lab.scp" --label-type=utt --num-iters=0 "ark:$TMP/f.txt" "$TMP/m1"
+  [ "$status" -eq 1 ]
+  one_error "scp:$TMP/lab.scp" "duplicate key 'u0'"
+}
+
 # ---- model/input mismatches (issue 25, example 11) ----
 
 @test "failures: hmm-forward refuses loglikes with more columns than the HMMs' pdfs, naming the key" {
