@@ -305,6 +305,32 @@ PY
   nothing_left words h.hmm ll.ark
 }
 
+@test "failures: a loglikes writer that dies mid-object upstream of hmm-forward ark:- is a truncation, not a mismatch" {
+  printf 'a 0 1 2\nb 3 4 5\n' > "$TMP/words"
+  "$BIN/hmm-init-topo" "$TMP/words" "$TMP/h.hmm" 2>/dev/null
+  python3 - "$TMP/ll.ark" <<'PY'
+import struct, sys
+import numpy as np
+x = -np.arange(300, dtype='<f4').reshape(50, 6) / 7
+with open(sys.argv[1], 'wb') as f:
+    for u in range(3):
+        f.write(b'u%d \0BFM \x04' % u + struct.pack('<i', 50) + b'\x04' + struct.pack('<i', 6) + x.tobytes())
+PY
+  "$BIN/copy-matrix" "ark:$TMP/ll.ark" "ark,t:$TMP/ll.txt" 2>/dev/null
+  # every byte of u1's key and header, then some of its payload (binary); u1's first rows (text)
+  for f in ll.ark ll.txt; do
+    start=$(grep -abo 'u1 ' "$TMP/$f" | head -1 | cut -d: -f1)
+    if [ $f = ll.ark ]; then cuts="$(seq $((start + 1)) $((start + 22))) $((start + 100))"
+    else cuts=$(seq $((start + 1)) 3 $((start + 120))); fi
+    for cut in $cuts; do
+      run bash -c "head -c $cut '$TMP/$f' | '$BIN/hmm-forward' --device=cpu '$TMP/h.hmm' ark:- ark:/dev/null"
+      echo "cut $cut of $f"
+      [ "$status" -eq 1 ]
+      one_error "ark:-, key 'u" "unexpected end of file"
+    done
+  done
+}
+
 @test "failures: hmm-init-topo refuses a word loop with no words" {
   printf 'sil 0 1 2\n' > "$TMP/words"
   run "$BIN/hmm-init-topo" --silence=sil --word-loop=loop "$TMP/words" "$TMP/h.hmm"

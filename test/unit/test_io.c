@@ -706,6 +706,100 @@ static void test_write_failure(void) {
   }
 }
 
+/* The message of reading rspec to its end with a sequential reader of type
+ * t (every key; "" if it read to the end without dying) into msg[n]. */
+static void read_all_msg(const char *rspec, gh_objtype t, char *msg, size_t n) {
+  msg[0] = '\0';
+  gh_seq_reader *volatile r = NULL;
+  gh_set_die_hook(die_to_jmp);
+  if (setjmp(die_jmp) == 0) {
+    r = gh_seq_reader_open(rspec, t);
+    for (; !gh_seq_reader_done(r); gh_seq_reader_next(r)) {}
+  } else {
+    snprintf(msg, n, "%s", die_msg);
+    r = NULL; /* abandoned mid-read, as a tool's gh_die abandons it */
+  }
+  gh_set_die_hook(NULL);
+  if (r) gh_seq_reader_close(r);
+}
+
+/* The message of looking key up in the random-access table rspec ("" if
+ * it did not die) into msg[n]. */
+static void rand_msg(const char *rspec, const char *key, char *msg, size_t n) {
+  msg[0] = '\0';
+  gh_rand_reader *volatile r = gh_rand_reader_open(rspec, GH_OBJ_MATRIX);
+  gh_set_die_hook(die_to_jmp);
+  if (setjmp(die_jmp) == 0) {
+    gh_rand_reader_value(r, key);
+    gh_set_die_hook(NULL);
+    gh_rand_reader_close(r);
+  } else {
+    snprintf(msg, n, "%s", die_msg);
+  }
+  gh_set_die_hook(NULL);
+}
+
+/* A writer that dies mid-object (a truncated archive, from a file and from a
+ * pipe): cut at every byte of the second and third objects (and at every
+ * 7th byte of their payloads), the reader must say "unexpected end of file"
+ * naming the table and the key, whatever byte it stopped in (key, binary
+ * marker, token, size byte, dimension, payload, text number), never report
+ * what it read as something else (a text object, a wrong token, a
+ * dimension).  Random access (a lookup reading up to the last key) too. */
+static void test_truncated(void) {
+  gh_matrix m = {0};
+  gh_matrix_resize(&m, 4, 6);
+  for (int i = 0; i < 24; ++i) m.data[i] = -1.25f * (float)i - 0.5f;
+  for (int k = 0; k < 2; ++k) {
+    char w[700], path[600];
+    snprintf(path, sizeof path, "%s/trunc-full.%s", tmpdir, k ? "txt" : "ark");
+    snprintf(w, sizeof w, "ark%s:%s", k ? ",t" : "", path);
+    gh_writer *wr = gh_writer_open(w);
+    gh_writer_write(wr, "u0", GH_OBJ_MATRIX, &m);
+    gh_writer_write(wr, "u1", GH_OBJ_MATRIX, &m);
+    gh_writer_write(wr, "u2", GH_OBJ_MATRIX, &m);
+    gh_writer_close(wr);
+    size_t n;
+    unsigned char *full = slurp(path, &n);
+    const unsigned char *u1 = memmem(full, n, "u1 ", 3);
+    size_t start = u1 ? (size_t)(u1 - full) : n; /* where u1's entry begins */
+    int bad = 0, cases = 0;
+    char first_bad[800] = "";
+    for (size_t cut = start; cut < n - 1; ++cut) {
+      if (cut > start + 40 && (cut - start) % 7) continue;
+      const char *tp = tmp_path("trunc.ark");
+      FILE *f = fopen(tp, "wb");
+      fwrite(full, 1, cut, f);
+      fclose(f);
+      for (int pipe_in = 0; pipe_in < 2; ++pipe_in) {
+        char spec[800], msg[600];
+        if (pipe_in) snprintf(spec, sizeof spec, "ark:cat %s |", tp);
+        else snprintf(spec, sizeof spec, "ark:%s", tp);
+        read_all_msg(spec, GH_OBJ_MATRIX, msg, sizeof msg);
+        ++cases;
+        /* a cut right before u1, or right after a text matrix's ']', leaves whole objects: no error */
+        int ok = cut == start || (k && full[cut - 1] == ']') ? !msg[0] :
+                 strstr(msg, "unexpected end of file") && strstr(msg, spec) &&
+                 (strstr(msg, "key 'u1'") || strstr(msg, "key 'u2'") || strstr(msg, "key 'u'"));
+        if (!ok && !bad++) snprintf(first_bad, sizeof first_bad, "cut %zu: '%s'", cut, msg);
+      }
+    }
+    GH_TEST_OK(!bad, "truncated %s archive: %d of %d cuts (file, pipe) not reported as an end of file naming the key%s%s",
+               k ? "text" : "binary", bad, cases, bad ? ": " : "", first_bad);
+    /* random access: the lookup of u2 reads through the truncated u1 */
+    FILE *f = fopen(tmp_path("trunc.ark"), "wb");
+    fwrite(full, 1, start + 12, f);
+    fclose(f);
+    char spec[800], msg[600];
+    snprintf(spec, sizeof spec, "ark:%s", tmp_path("trunc.ark"));
+    rand_msg(spec, "u2", msg, sizeof msg);
+    GH_TEST_OK(strstr(msg, "unexpected end of file") && strstr(msg, "key 'u1'") && (k || strstr(msg, " read")),
+               "truncated %s archive, random access: '%s'", k ? "text" : "binary", msg);
+    free(full);
+  }
+  gh_matrix_free(&m);
+}
+
 int main(void) {
   gh_init("test_io");
   gh_set_deferred_commit(0); /* the tests read back what they write */
@@ -722,6 +816,7 @@ int main(void) {
   test_specifiers();
   test_deferred_commit();
   test_write_failure();
+  test_truncated();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) printf("# could not remove %s\n", tmpdir);
