@@ -215,6 +215,31 @@ PYEOF
   [ ! -e "$TMP/o.ark" ]
 }
 
+@test "select-voiced-frames and compute-vad with nothing voiced: the ERROR says which key and why" {
+  python3 - "$UBM/feats.ark" "$TMP" <<'PYEOF'
+import sys, kaldiio, numpy as np
+f = list(kaldiio.load_ark(sys.argv[1]))
+kaldiio.save_ark(sys.argv[2] + "/zero.ark", {k: np.zeros(len(x), np.float32) for k, x in f})
+PYEOF
+  first=$(python3 -c "import kaldiio, sys; print(next(iter(kaldiio.load_ark(sys.argv[1])))[0])" "$UBM/feats.ark")
+  run "$BIN/select-voiced-frames" "ark:$UBM/feats.ark" "ark:$TMP/zero.ark" "ark:$TMP/o.ark"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [[ "$(grep ERROR <<<"$output")" == *"key '$first'"*"no frame is voiced in ark:$TMP/zero.ark"* ]]
+  [[ "$(grep ERROR <<<"$output")" != *"exiting with status"* ]]
+  [ ! -e "$TMP/o.ark" ]
+  for omit in false true; do
+    run "$BIN/compute-vad" --vad-energy-threshold=1000 --omit-unvoiced-utts=$omit "ark:$UBM/feats.ark" "ark,t:$TMP/v.txt"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+    [[ "$(grep ERROR <<<"$output")" == *"ark:$UBM/feats.ark"*"key '$first'"*"no frame was judged voiced"*"--vad-energy-threshold=1000"* ]]
+    [[ "$(grep ERROR <<<"$output")" != *"exiting with status"* ]]
+    [ ! -e "$TMP/v.txt" ]
+  done
+}
+
 @test "apply-cmvn-sliding --norm-vars: a constant column is floored, with at most --max-warnings warnings per utterance" {
   python3 - "$TMP/c.ark" <<'PYEOF'
 import sys, kaldiio, numpy as np
