@@ -590,6 +590,31 @@ check_log() {
   [ "$status" -ne 0 ]; [[ "$output" == *"must contain JOB"* ]]
 }
 
+@test "run.pl: failures name run.pl and the logs; a log directory it cannot create is one line naming it and the cause" {
+  cd "$TMP"
+  run "$UTILS/run.pl" JOB=1:2 log/x.JOB.log false
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "${lines[0]}" == "run.pl: 2 / 2 failed (jobs 1 2), log is in log/x.1.log, log/x.2.log" ]]
+  run "$UTILS/run.pl" log/y.log false
+  [ "$status" -eq 1 ]
+  [[ "$output" == "run.pl: job failed, log is in log/y.log" ]]
+  # the same through run.sh says run.sh
+  run "$UTILS/run.sh" JOB=1:2 log/x.JOB.log false
+  [[ "$output" == "run.sh: 2 / 2 failed (jobs 1 2), log is in log/x.1.log, log/x.2.log" ]]
+  # a log directory under a regular file: no job runs, one line, no log named
+  touch afile
+  for launcher in run.pl run.sh; do
+    run "$UTILS/$launcher" JOB=1:2 afile/log/x.JOB.log touch ran.JOB
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ "${lines[0]}" == "$launcher: cannot create the log directory afile/log: Not a directory" ]]
+    [ ! -e ran.1 ] && [ ! -e ran.2 ]
+  done
+}
+
 @test "run.pl: a sid-script style call (a quoted feature pipeline rspecifier, an escaped pipe to gzip) gives Kaldi's features" {
   cd "$TMP"
   head -5 "$UBM/utts.txt" > first5
