@@ -15,10 +15,12 @@
 
 #ifdef GH_FULL
 #define TOOL "fgmm-global-est"
+#define SUM_TOOL "fgmm-global-sum-accs"
 #define KIND "full-covariance"
 #define COV GH_COV_FULL
 #else
 #define TOOL "gmm-global-est"
+#define SUM_TOOL "gmm-global-sum-accs"
 #define KIND "diagonal-covariance"
 #define COV GH_COV_DIAG
 #endif
@@ -28,7 +30,7 @@ int main(int argc, char **argv) {
   const char *usage =
       "Estimate a " KIND " GMM from the accumulated stats.\n"
       "Usage:  " TOOL " [options] <model-in> <stats-in> <model-out>\n"
-      "e.g.: " TOOL " --min-gaussian-weight=0.0001 1.mdl \"" TOOL "-sum-accs - 1.*.acc |\" 2.mdl\n";
+      "e.g.: " TOOL " --min-gaussian-weight=0.0001 1.mdl \"" SUM_TOOL " - 1.*.acc |\" 2.mdl\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
   int32_t mixup = 0;

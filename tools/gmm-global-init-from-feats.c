@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
       "This program initializes a single diagonal GMM and does multiple iterations of\n"
       "training from features stored in memory.\n"
       "Usage:  gmm-global-init-from-feats [options] <feature-rspecifier> <model-out>\n"
-      "e.g.: gmm-global-init-from-feats scp:train.scp ark:1.ark\n";
+      "e.g.: gmm-global-init-from-feats scp:train.scp 1.dubm\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
   int32_t num_gauss = 100, num_gauss_init = 0, num_iters = 50, num_frames = 200000, srand_seed = 0,

@@ -136,3 +136,84 @@ EOF2
   awk -v a="$matched" -v b="$sk" 'BEGIN { d = a - b; exit !(d < 0.001 && d > -0.001) }'
   awk -v a="$dflt" -v b="$sk" 'BEGIN { exit !(b - a > 1) }'
 }
+
+@test "--help examples: every tool they name exists; no table specifier where a plain file goes" {
+  # Each tool's examples ("e.g.:" up to a blank line or "Options:", "\"-continued lines joined) are
+  # read as shell words.  (1) A word shaped like one of this toolkit's tool names (gmm-, fgmm-,
+  # hmm-, ali-, copy-, compute-, feat-to-, ... with no '.' or '/'), anywhere, quoted pipes
+  # included, must be a tool in bin/.  (2) A command of a tool in bin/ is aligned with its
+  # "Usage:" line (the required arguments, or all of them; skipped with "..."); an argument
+  # whose slot names no rspecifier/wspecifier (<model-out>, <stats-in>) must not be a table
+  # specifier (ark:..., scp:..., ark,t:...).
+  run python3 - "$BIN" <<'PY'
+import os, re, shlex, subprocess, sys
+bindir = sys.argv[1]
+tools = sorted(os.listdir(bindir))
+prefixes = ('gmm-', 'fgmm-', 'hmm-', 'ali-', 'copy-', 'compute-', 'apply-', 'add-', 'feat-to-',
+            'select-', 'subset-', 'subsample-', 'splice-', 'paste-', 'transform-', 'matrix-', 'fc-')
+table = re.compile(r'^(ark|scp)(,[a-z]+)*:')
+problems, checked = [], 0
+def usage_slots(text, tool):
+    m = re.search(r'^\s*Usage:\s+' + re.escape(tool) + r'\s+(.*)$', text, re.M)
+    if not m: return None
+    words = re.findall(r'\[[^\]]*\]|\([^)]*\)|<[^>]*>|\S+', m.group(1))
+    slots = []
+    for w in words:
+        if w.startswith('[options') or w == '[options...]': continue
+        if '...' in w: return None
+        slots.append((w.startswith('['), 'specifier' in w, w))
+    return slots
+for tool in tools:
+    text = subprocess.run([os.path.join(bindir, tool), '--help'], capture_output=True, text=True).stdout
+    text += subprocess.run([os.path.join(bindir, tool), '--help'], capture_output=True, text=True).stderr
+    lines, block = text.split('\n'), []
+    on = False
+    for l in lines:
+        if re.match(r'^\s*e\.g\.', l): on = True
+        if on and (not l.strip() or l.startswith('Options:')): on = False
+        if on: block.append(l)
+    joined = re.sub(r'\\\n', ' ', '\n'.join(block))
+    for l in joined.split('\n'):
+        l = re.sub(r'^\s*(e\.g\.:?|or:)\s*', '', l)
+        l = re.sub(r'\s#\s.*$', '', l)
+        if not l.strip() or not re.match(r'^\s*[a-z]', l): continue  # prose ("--split-gaussians: ...")
+        try:
+            lex = shlex.shlex(l, posix=True, punctuation_chars='|;&<>')
+            lex.whitespace_split = True
+            words = list(lex)
+        except ValueError:
+            problems.append('%s: cannot parse example: %s' % (tool, l)); continue
+        # (1) tool-shaped words, inside quoted strings too
+        for w in words:
+            for part in re.split(r'[\s:=|]+', w):
+                if part.startswith(prefixes) and re.fullmatch(r'[a-z0-9]+(-[a-z0-9]+)+', part) and part not in tools:
+                    problems.append('%s: example names %s, which is not a tool: %s' % (tool, part, l.strip()))
+        # (2) each command segment of a tool in bin/
+        seg = []
+        for w in words + ['|']:
+            if w in ('|', ';', '&&', '>', '<', '&'):
+                while seg and seg[0] in ('mpirun', 'srun') or (seg and seg[0].startswith('-')) or (seg and seg[0].isdigit()):
+                    seg.pop(0)
+                if seg and seg[0] in tools:
+                    slots = usage_slots(text if seg[0] == tool else '', seg[0]) if seg[0] == tool else None
+                    pos = [a for a in seg[1:] if not a.startswith('--') or a == '-']
+                    if slots:
+                        req = [s for s in slots if not s[0]]
+                        use = req if len(pos) == len(req) else slots if len(pos) == len(slots) else None
+                        if use is None:
+                            problems.append('%s: example has %d arguments, usage %d to %d: %s' % (tool, len(pos), len(req), len(slots), l.strip()))
+                        else:
+                            checked += 1
+                            for (opt, spec, name), a in zip(use, pos):
+                                if not spec and table.match(a):
+                                    problems.append('%s: example passes table specifier %s as %s (a plain file): %s' % (tool, a, name, l.strip()))
+                seg = []
+            else:
+                seg.append(w)
+print('%d tools, %d example commands aligned with their usage' % (len(tools), checked))
+for p in problems: print(p)
+sys.exit(1 if problems else 0)
+PY
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
