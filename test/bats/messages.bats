@@ -80,7 +80,7 @@ feats() {  # f.ark, f.scp, m.mdl (2 Gaussians) from Kaldi's MFCC fixture
   [[ "$output" == *"did you mean scp:f.scp?"* ]]
 }
 
-@test "full-covariance floor warning: Gaussians floored, worst condition number, --max-condition" {
+@test "full-covariance floor: a LOG line (Gaussians floored, worst condition number, --max-condition), no warning at Kaldi's defaults" {
   # two clusters, per-dimension standard deviations 1000, 1, 3: condition ~1e6
   python3 - <<'EOF'
 import numpy as np, kaldiio
@@ -95,10 +95,20 @@ EOF
   run "$BIN/gmm-init" --device=cpu --cov-type=full --num-gauss=2 --num-iters=2 ark:fc.ark fc.mdl
   [ "$status" -eq 0 ]
   line=$(grep "eigenvalues floored" <<<"$output" | tail -1)
+  [[ "$line" == *": LOG: "* ]]
   [[ "$line" =~ floored\ in\ 2\ Gaussians:\ worst\ condition\ number\ ([0-9.e+]+) ]]
   # the worst condition number is that of the larger cluster's covariance, about (1000/1)^2
   awk -v c=${BASH_REMATCH[1]} 'BEGIN { exit !(c > 3e5 && c < 3e6) }'
   [[ "$line" == *"--max-condition=10000"* ]]
+  [[ "$output" != *"WARNING"* ]]
+  # Kaldi's sid recipe: fgmm-global-acc-stats + fgmm-global-est with Kaldi's own defaults: no warning
+  "$BIN/gmm-init" --device=cpu --cov-type=full --num-gauss=2 --num-iters=0 --global-form ark:fc.ark fc.ubm 2>/dev/null
+  "$BIN/fgmm-global-acc-stats" fc.ubm ark:fc.ark fc.acc 2>/dev/null
+  run "$BIN/fgmm-global-est" fc.ubm fc.acc fc2.ubm
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"eigenvalues floored"* ]]
+  [[ "$output" != *"WARNING"* ]]
   run "$BIN/gmm-est-gpu" --device=cpu --max-condition=1e6 --num-iters=1 fc.mdl ark:fc.ark fc2.mdl
   [ "$status" -eq 0 ]
   [[ "$output" != *"floored"* ]]
