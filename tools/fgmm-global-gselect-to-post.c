@@ -62,11 +62,14 @@ int main(int argc, char **argv) {
     const char *key = gh_seq_reader_key(fr);
     const gh_matrix *m = gh_seq_reader_value(fr);
     const int32_t T = m->rows;
-    if (T > 0 && m->cols != gmm->dim)
-      gh_die("%s, key '%s': feature dimension %d, the model's is %d", feats, key, m->cols, gmm->dim);
+    if (T > 0 && m->cols != gmm->dim) {
+      char against[600];
+      snprintf(against, sizeof against, "the model %s", model_in);
+      gh_die_dim(feats, key, "features", m->cols, gmm->dim, against);
+    }
     gh_check_finite_matrix(m, feats, key);
     const gh_ivecvec *g = gh_rand_reader_value(gs, key);
-    if (!g) { gh_warn("No gselect information for utterance %s", key); num_err++; continue; }
+    if (!g) { gh_warn_no_key(gs_spec, key, "gselect information", "utterance skipped"); num_err++; continue; }
     if (g->num_vecs != T) {
       gh_warn("gselect information for utterance %s has wrong size %d vs. %d", key, g->num_vecs, T);
       num_err++;

@@ -41,7 +41,7 @@ static void one_utt(void *vc, const char *key, int32_t T, const float *X, const 
   gh_vector_resize(&c->v, T);
   if (c->gs) {
     const gh_ivecvec *g = gh_rand_reader_value(c->gs, key);
-    if (!g) { gh_warn("No gselect information for utterance %s", key); c->num_err++; return; }
+    if (!g) { gh_warn_no_key(gh_rand_reader_spec(c->gs), key, "gselect information", "utterance skipped"); c->num_err++; return; }
     if (g->num_vecs != T) {
       gh_warn("gselect information for utterance %s has wrong size %d vs. %d", key, g->num_vecs, T);
       c->num_err++;

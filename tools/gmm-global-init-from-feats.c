@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
       dim = v->cols;
       row = gh_malloc(sizeof(float) * (size_t)dim);
     } else if (v->cols != dim) {
-      gh_die("%s, key '%s': features have inconsistent dims %d vs. %d", feats, key, v->cols, dim);
+      gh_die_dim(feats, key, "features", v->cols, dim, "the earlier utterances");
     }
     for (int32_t t = 0; t < v->rows; ++t) {
       memcpy(row, (const char *)v->bytes + (size_t)t * dim * 4, sizeof(float) * (size_t)dim);

@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
     }
     const gh_vector *voiced = gh_rand_reader_value(vad_reader, key);
     if (!voiced) {
-      gh_warn("%s: no VAD input found for utterance '%s'", vad_rspec, key);
+      gh_warn_no_key(vad_rspec, key, "VAD vector", "utterance skipped");
       if (!num_err++) snprintf(first_err, sizeof first_err, "key '%s': no VAD entry in %s", key, vad_rspec);
       continue;
     }

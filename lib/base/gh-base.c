@@ -149,6 +149,29 @@ void gh_die(const char *fmt, ...) {
   _exit(1);
 }
 
+void gh_die_dim(const char *file, const char *key, const char *what, int64_t got, int64_t want,
+                const char *against) {
+  char where[1200] = "";
+  if (file && key) snprintf(where, sizeof where, "%s, key '%s': ", file, key);
+  else if (file || key) snprintf(where, sizeof where, file ? "%s: " : "key '%s': ", file ? file : key);
+  char from[600] = "";
+  if (against && *against) snprintf(from, sizeof from, " (%s)", against);
+  gh_die("%s%s of dimension %lld, expected %lld%s", where, what, (long long)got, (long long)want, from);
+}
+
+void gh_die_no_key(const char *table, const char *key, const char *what, const char *note) {
+  if (note && *note) gh_die("%s: no %s for key '%s' (%s)", table, what, key, note);
+  gh_die("%s: no %s for key '%s'", table, what, key);
+}
+
+void gh_die_type(const char *file, const char *want, const char *expected, const char *got) {
+  gh_die("%s: not %s: expected %s, got %s", file, want, expected, got);
+}
+
+void gh_warn_no_key(const char *table, const char *key, const char *what, const char *then) {
+  gh_warn("%s: no %s for key '%s'%s%s", table, what, key, then && *then ? "; " : "", then && *then ? then : "");
+}
+
 void gh_set_error(const char *fmt, ...) {
   va_list ap; va_start(ap, fmt); vsnprintf(gh_errbuf, sizeof gh_errbuf, fmt, ap); va_end(ap);
 }

@@ -1153,6 +1153,22 @@ const char *gh_printable_token(const char *t) {
   return buf;
 }
 
+void gh_istream_fail_type(gh_istream *s, const char *want, const char *tokens, const char *tok,
+                          const char *example) {
+  static const struct { const char *tok, *is; } kinds[] = {
+      {"<GMMACCS>", "GMM accumulators"},  {"<NUMPDFS>", "GMM accumulators"},
+      {"<HmmAccs>", "HMM accumulators"},  {"<HmmSet>", "an HMM set"},
+      {"<DIMENSION>", "a GMM model"},     {"<TransitionModel>", "a Kaldi model"},
+      {"<DiagGMM>", "a diagonal GMM"},    {"<FullGMM>", "a full-covariance GMM"},
+  };
+  char is[600] = "";
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i)
+    if (!strcmp(tok, kinds[i].tok)) snprintf(is, sizeof is, " (that is %s)", kinds[i].is);
+  if (!*is && tok[0] != '<' && example)
+    snprintf(is, sizeof is, " (an archive or scp list? %s is the first argument, e.g. %s)", want, example);
+  gh_istream_fail(s, "not %s: expected %s, got '%s'%s", want, tokens, gh_printable_token(tok), is);
+}
+
 const char *gh_rspecifier_hint(const char *rx) {
   static char buf[600];
   size_t n = strcspn(rx, ":");

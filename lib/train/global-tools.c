@@ -59,7 +59,13 @@ int gh_sum_accs_main(int argc, char **argv, int global_type, const char *usage) 
   gh_accs_set sum;
   gh_accs_read(gh_opts_arg(po, 1), &sum);
   if (global_type >= 0 && (!sum.global_form || sum.pdfs[0].type != (gh_covtype)global_type))
-    gh_die("%s: not a %s global-GMM accumulator (<GMMACCS>)", gh_opts_arg(po, 1), type_name((gh_covtype)global_type));
+  {
+    char want[64], got[96];
+    snprintf(want, sizeof want, "%s global-GMM accumulators", type_name((gh_covtype)global_type));
+    if (!sum.global_form) snprintf(got, sizeof got, "<NUMPDFS> (that is the accumulators of a GMM set)");
+    else snprintf(got, sizeof got, "<GMMACCS> (that is accumulators of %s Gaussians)", type_name(sum.pdfs[0].type));
+    gh_die_type(gh_opts_arg(po, 1), want, "<GMMACCS>", got);
+  }
   for (int i = 2; i < nargs; ++i) {
     gh_accs_set a;
     gh_accs_read(gh_opts_arg(po, i), &a);

@@ -301,7 +301,7 @@ PY
   key=$(head -c 100 "$FIX/mfcc-deltas.ark" | cut -d' ' -f1)
   run "$BIN/hmm-forward" --device=cpu "$TMP/h.hmm" "ark:$TMP/ll.ark" "ark:$TMP/o.ark"
   [ "$status" -ne 0 ]
-  one_error "key '$key'" "loglikes have 22 columns" "use 1 pdfs"
+  one_error "key '$key'" "loglikes of dimension 22, expected 1" "pdfs 0..0"
   nothing_left words h.hmm ll.ark
 }
 

@@ -57,7 +57,7 @@ feats() {  # f.ark, f.scp, m.mdl (2 Gaussians) from Kaldi's MFCC fixture
   run "$BIN/gmm-score-gpu" --device=cpu scp:f.scp m.mdl ark:ll.ark
   one_error_line "cannot open 'scp:f.scp'" "arguments swapped" "model comes first"
   run "$BIN/gmm-score-gpu" --device=cpu f.ark m.mdl ark:ll.ark
-  one_error_line "not a GMM model" "the model file is the first argument"
+  one_error_line "not a GMM model" "a GMM model is the first argument"
   run "$BIN/hmm-forward" ark:f.ark x y
   one_error_line "arguments swapped"
   [ ! -e ll.ark ]
@@ -226,4 +226,40 @@ sys.exit(1 if problems else 0)
 PY
   echo "$output"
   [ "$status" -eq 0 ]
+}
+
+# the_error LINE: a failure whose only ERROR line is LINE (LOG lines may come before it)
+the_error() {
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [ "$(grep ERROR <<<"$output")" = "$1" ] || { echo "expected: $1"; return 1; }
+}
+
+@test "one wording per kind of error, the same in every tool: dimension, missing key, wrong object type" {
+  feats                                  # f.ark (13 dimensions), m.mdl
+  "$BIN/copy-feats" "ark:$FIX/mfcc-deltas.ark" ark:d.ark 2>/dev/null    # 39 dimensions
+  "$BIN/gmm-init" --device=cpu --num-gauss=2 --num-iters=0 --global-form ark:f.ark g.ubm 2>/dev/null
+  key=$(head -c 100 d.ark | cut -d' ' -f1)
+  # a dimension: "<file>, key '<key>': features of dimension 39, expected 13 (<what fixes it>)"
+  run "$BIN/gmm-score-gpu" --device=cpu m.mdl ark:d.ark ark:ll.ark
+  the_error "gmm-score-gpu: ERROR: ark:d.ark, key '$key': features of dimension 39, expected 13 (the model)"
+  run "$BIN/gmm-est-gpu" --device=cpu m.mdl ark:d.ark m2.mdl
+  the_error "gmm-est-gpu: ERROR: ark:d.ark, key '$key': features of dimension 39, expected 13 (the model m.mdl)"
+  run "$BIN/gmm-global-get-frame-likes" g.ubm ark:d.ark ark:l.ark
+  the_error "gmm-global-get-frame-likes: ERROR: ark:d.ark, key '$key': features of dimension 39, expected 13 (the model)"
+  # a missing key: "<table>: no <what> for key '<key>'; <what the tool does>"
+  k1=$(head -c 100 f.ark | cut -d' ' -f1)
+  "$BIN/gmm-gselect" --n=1 g.ubm ark:f.ark ark:gs.ark 2>/dev/null
+  "$BIN/copy-int-vector" ark:/dev/null ark:empty.ark 2>/dev/null || : > empty.ark
+  run "$BIN/gmm-global-get-frame-likes" --gselect=ark:empty.ark g.ubm ark:f.ark ark:l.ark
+  [[ "$output" == *"gmm-global-get-frame-likes: WARNING: ark:empty.ark: no gselect information for key '$k1'; utterance skipped"* ]]
+  run "$BIN/select-voiced-frames" ark:f.ark ark:empty.ark ark:o.ark
+  [[ "$output" == *"select-voiced-frames: WARNING: ark:empty.ark: no VAD vector for key '$k1'; utterance skipped"* ]]
+  # a wrong object type: "<file>, offset N: not <want>: expected <tokens>, got '<tok>' (that is <kind>)"
+  "$BIN/gmm-acc-stats-gpu" --device=cpu m.mdl ark:f.ark m.acc 2>/dev/null
+  run "$BIN/gmm-info" m.acc
+  the_error "gmm-info: ERROR: m.acc, offset 2: not a GMM model: expected <TransitionModel>, <DIMENSION>, <DiagGMM> or <FullGMM>, got '<NUMPDFS>' (that is GMM accumulators)"
+  run "$BIN/hmm-info" m.acc
+  the_error "hmm-info: ERROR: m.acc, offset 2: not an HMM set or a Kaldi model: expected <HmmSet> or <TransitionModel>, got '<NUMPDFS>' (that is GMM accumulators)"
 }
