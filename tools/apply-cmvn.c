@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
         if (utt2spk) {
           const char *spk = gh_rand_reader_value(utt2spk, utt);
           if (!spk) {
-            gh_warn("%s: no speaker for utterance '%s', producing no output for this utterance", utt2spk_rspecifier, utt);
+            gh_warn_no_key(utt2spk_rspecifier, utt, "speaker", "no output for this utterance");
             num_err++;
             continue;
           }
@@ -87,8 +87,7 @@ int main(int argc, char **argv) {
         }
         st = gh_rand_reader_value(cmvn_reader, stats_key);
         if (!st) {
-          gh_warn("%s: no normalization statistics available for key '%s', producing no output for this utterance",
-                  cmvn_in, stats_key);
+          gh_warn_no_key(cmvn_in, stats_key, "normalization statistics", "no output for this utterance");
           num_err++;
           continue;
         }

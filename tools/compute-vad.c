@@ -35,13 +35,14 @@ int main(int argc, char **argv) {
   gh_vector voiced = {0, NULL};
   int64_t num_done = 0, num_err = 0, num_unvoiced = 0;
   double tot_length = 0.0, tot_decision = 0.0;
+  char first_unvoiced[256] = "", first_empty[256] = ""; /* for the error when nothing was voiced */
   for (; !gh_seq_reader_done(reader); gh_seq_reader_next(reader)) {
     const char *key = gh_seq_reader_key(reader);
     const gh_matrix *feats = gh_seq_reader_value(reader);
     gh_check_finite_matrix(feats, rspec, key);
     if (feats->rows == 0) {
       gh_warn("%s, key '%s': empty feature matrix", rspec, key);
-      num_err++;
+      if (!num_err++) snprintf(first_empty, sizeof first_empty, "%s", key);
       continue;
     }
     if (!gh_compute_vad_energy(&vo, feats, &voiced)) gh_die("%s, key '%s': %s", rspec, key, gh_last_error());
@@ -49,7 +50,7 @@ int main(int argc, char **argv) {
     for (int32_t t = 0; t < voiced.dim; ++t) sum += voiced.data[t];
     if (sum == 0.0) {
       gh_warn("%s, key '%s': no frames were judged voiced", rspec, key);
-      num_unvoiced++;
+      if (!num_unvoiced++) snprintf(first_unvoiced, sizeof first_unvoiced, "%s", key);
     } else {
       num_done++;
     }
@@ -65,6 +66,16 @@ int main(int argc, char **argv) {
          (long long)num_done, (long long)num_err, (long long)num_unvoiced);
   gh_log("Proportion of voiced frames was %g over %g frames.", tot_length > 0 ? tot_decision / tot_length : 0.0,
          tot_length);
+  /* Kaldi's exit status 1 when no utterance had a voiced frame, with its cause */
+  if (!num_done && num_unvoiced)
+    gh_die("%s: no utterance has a voiced frame (%lld of %lld: key '%s' first): no frame was judged voiced with "
+           "--vad-energy-threshold=%g --vad-energy-mean-scale=%g (the threshold on column 0, the log energy: "
+           "features without it, or a threshold too high?)",
+           rspec, (long long)num_unvoiced, (long long)(num_unvoiced + num_err), first_unvoiced,
+           vo.energy_threshold, vo.energy_mean_scale);
+  if (!num_done && num_err) gh_die("%s: no utterance has a voiced frame: all %lld have empty features (key '%s' first)", rspec,
+                      (long long)num_err, first_empty);
+  if (!num_done) gh_die("%s: no utterances", rspec);
   gh_opts_free(po);
-  return num_done != 0 ? 0 : 1;
+  return 0;
 }

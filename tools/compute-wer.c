@@ -167,7 +167,11 @@ int main(int argc, char **argv) {
     if (text) words_set_text(&ref, rv); else words_set_ints(&ref, rv);
     if (!hv) {
       if (!strcmp(mode, "strict"))
-        gh_die("%s: no hypothesis for key '%s' (reference %s) and --mode=strict", hyp_spec, key, ref_spec);
+      {
+        char note[1200];
+        snprintf(note, sizeof note, "reference %s, --mode=strict", ref_spec);
+        gh_die_no_key(hyp_spec, key, "hypothesis", note);
+      }
       ++num_absent;
       gh_vlog(1, "%s: no hypothesis for key '%s'%s", hyp_spec, key,
               !strcmp(mode, "present") ? ", not scored" : ", scored as empty");

@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
       "This program initializes a single diagonal GMM and does multiple iterations of\n"
       "training from features stored in memory.\n"
       "Usage:  gmm-global-init-from-feats [options] <feature-rspecifier> <model-out>\n"
-      "e.g.: gmm-global-init-from-feats scp:train.scp ark:1.ark\n";
+      "e.g.: gmm-global-init-from-feats scp:train.scp 1.dubm\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
   int32_t num_gauss = 100, num_gauss_init = 0, num_iters = 50, num_frames = 200000, srand_seed = 0,
@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
       dim = v->cols;
       row = gh_malloc(sizeof(float) * (size_t)dim);
     } else if (v->cols != dim) {
-      gh_die("%s, key '%s': features have inconsistent dims %d vs. %d", feats, key, v->cols, dim);
+      gh_die_dim(feats, key, "features", v->cols, dim, "the earlier utterances");
     }
     for (int32_t t = 0; t < v->rows; ++t) {
       memcpy(row, (const char *)v->bytes + (size_t)t * dim * 4, sizeof(float) * (size_t)dim);

@@ -30,7 +30,7 @@ static void one_utt(void *vc, const char *key, int32_t T, const float *X, const 
   const gh_ivecvec *pre = NULL;
   if (c->pre) {
     pre = gh_rand_reader_value(c->pre, key);
-    if (!pre) { gh_warn("No gselect information for utterance %s", key); c->num_err++; return; }
+    if (!pre) { gh_warn_no_key(gh_rand_reader_spec(c->pre), key, "gselect information", "utterance skipped"); c->num_err++; return; }
     if (pre->num_vecs != T) {
       gh_warn("Input gselect for utterance %s has wrong size %d vs. %d", key, pre->num_vecs, T);
       c->num_err++;

@@ -47,8 +47,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(tok, "<HmmSet>"))
-    gh_istream_fail(in, "neither an HMM set (<HmmSet>) nor a Kaldi model (<TransitionModel>): got '%s'",
-                    gh_printable_token(tok));
+    gh_istream_fail_type(in, "an HMM set or a Kaldi model", "<HmmSet> or <TransitionModel>", tok, NULL);
   gh_hmm_set s;
   gh_hmm_set_read_stream(in, binary, &s);
   gh_istream_close(in);

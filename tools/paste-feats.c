@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
     for (i = 1; i < nin; ++i) {
       in[i] = gh_rand_reader_value(others[i], utt);
       if (!in[i]) {
-        gh_warn("missing utt '%s' from input %s", utt, gh_opts_arg(po, i));
+        gh_warn_no_key(gh_opts_arg(po, i), utt, "features", "utterance skipped");
         break;
       }
     }

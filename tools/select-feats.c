@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
     const char *key = gh_seq_reader_key(reader);
     const gh_matrix *m = gh_seq_reader_value(reader);
     if (m->cols != dim_in)
-      gh_die("%s, key '%s': features have dimension %d, but the first matrix had %d", rspec, key, m->cols, dim_in);
+      gh_die_dim(rspec, key, "features", m->cols, dim_in, "the earlier utterances");
     gh_select_columns(m, cols, n, &out);
     gh_writer_write(writer, key, GH_OBJ_MATRIX, &out);
   }

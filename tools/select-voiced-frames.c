@@ -25,31 +25,36 @@ int main(int argc, char **argv) {
   gh_writer *writer = gh_writer_open(wspec);
   gh_matrix out = {0, 0, NULL};
   int64_t num_done = 0, num_err = 0, frames_in = 0, frames_out = 0;
+  char first_err[1024] = ""; /* the first utterance's failure: the cause when none was written */
   for (; !gh_seq_reader_done(reader); gh_seq_reader_next(reader)) {
     const char *key = gh_seq_reader_key(reader);
     const gh_matrix *feats = gh_seq_reader_value(reader);
     gh_check_finite_matrix(feats, feat_rspec, key);
     if (feats->rows == 0) {
       gh_warn("%s, key '%s': empty feature matrix", feat_rspec, key);
-      num_err++;
+      if (!num_err++) snprintf(first_err, sizeof first_err, "%s, key '%s': empty feature matrix", feat_rspec, key);
       continue;
     }
     const gh_vector *voiced = gh_rand_reader_value(vad_reader, key);
     if (!voiced) {
-      gh_warn("%s: no VAD input found for utterance '%s'", vad_rspec, key);
-      num_err++;
+      gh_warn_no_key(vad_rspec, key, "VAD vector", "utterance skipped");
+      if (!num_err++) snprintf(first_err, sizeof first_err, "key '%s': no VAD entry in %s", key, vad_rspec);
       continue;
     }
     if (voiced->dim != feats->rows) {
       gh_warn("key '%s': mismatch in number of frames: %d for features (%s) and %d for VAD (%s)", key, feats->rows,
               feat_rspec, voiced->dim, vad_rspec);
-      num_err++;
+      if (!num_err++)
+        snprintf(first_err, sizeof first_err, "key '%s': %d frames in %s but %d in the VAD of %s", key, feats->rows,
+                 feat_rspec, voiced->dim, vad_rspec);
       continue;
     }
     if (!gh_select_voiced_frames(feats, voiced, &out)) gh_die("%s, key '%s': %s", vad_rspec, key, gh_last_error());
     if (out.rows == 0) {
       gh_warn("key '%s': no features were judged as voiced", key);
-      num_err++;
+      if (!num_err++)
+        snprintf(first_err, sizeof first_err, "key '%s': no frame is voiced in %s (all %d VAD values are 0)", key,
+                 vad_rspec, voiced->dim);
       continue;
     }
     gh_writer_write(writer, key, GH_OBJ_MATRIX, &out);
@@ -63,6 +68,10 @@ int main(int argc, char **argv) {
   gh_matrix_free(&out);
   gh_log("Done selecting voiced frames; processed %lld utterances, %lld had errors (%lld of %lld frames kept).",
          (long long)num_done, (long long)num_err, (long long)frames_out, (long long)frames_in);
+  /* Kaldi's exit status 1 when nothing was written, with its cause */
+  if (!num_done && num_err)
+    gh_die("no utterance written: all %lld failed, the first: %s", (long long)num_err, first_err);
+  if (!num_done) gh_die("%s: no utterances", feat_rspec);
   gh_opts_free(po);
-  return num_done != 0 ? 0 : 1;
+  return 0;
 }

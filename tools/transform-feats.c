@@ -54,10 +54,18 @@ int main(int argc, char **argv) {
     if (trans) {
       if (utt2spk) {
         tkey = gh_rand_reader_value(utt2spk, utt);
-        if (!tkey) gh_die("%s: utterance '%s' (of %s) has no speaker", utt2spk_rspec, utt, feats_spec);
+        if (!tkey) {
+          char note[1200];
+          snprintf(note, sizeof note, "an utterance of %s", feats_spec);
+          gh_die_no_key(utt2spk_rspec, utt, "speaker", note);
+        }
       }
       W = gh_rand_reader_value(trans, tkey);
-      if (!W) gh_die("%s: no transform for key '%s' (utterance '%s')", trans_in, tkey, utt);
+      if (!W) {
+        char note[1200] = "";
+        if (strcmp(tkey, utt)) snprintf(note, sizeof note, "the speaker of utterance '%s'", utt);
+        gh_die_no_key(trans_in, tkey, "transform", note);
+      }
       gh_check_finite_matrix(W, trans_in, tkey);
     }
     if (gh_fmllr_apply(W, m, &out) != 0)

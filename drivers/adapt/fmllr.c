@@ -47,7 +47,7 @@ void gh_fmllr_full_view(gh_gmm_set *full, const gh_gmm_set *diag, const char *na
 
 void gh_fmllr_stats_add_accs(gh_fmllr_stats *s, const gh_gmm_set *diag, const gh_accs_set *accs) {
   const int32_t D = s->dim, D1 = D + 1;
-  if (diag->dim != D) gh_die("fMLLR statistics of dimension %d, model of dimension %d", D, diag->dim);
+  if (diag->dim != D) gh_die_dim(NULL, NULL, "fMLLR statistics", D, diag->dim, "the model");
   if (accs->num_pdfs != diag->num_pdfs)
     gh_die("fMLLR: accumulators have %d pdfs, the model %d", accs->num_pdfs, diag->num_pdfs);
   double *E = gh_malloc(sizeof(double) * (size_t)D1 * D1);
@@ -278,7 +278,11 @@ int64_t gh_adapt_for_each_speaker(gh_adapt_input *in, const char *spk2utt_rspec,
     int n = 0;
     for (char *utt = strtok_r(list, " \t", &save); utt; utt = strtok_r(NULL, " \t", &save), ++n) {
       const gh_matrix *m = gh_rand_reader_value(feats, utt);
-      if (!m) gh_die("%s: no features for utterance '%s' of speaker '%s' (in %s)", feats_spec, utt, spk, spk2utt_rspec);
+      if (!m) {
+        char note[1200];
+        snprintf(note, sizeof note, "an utterance of speaker '%s' in %s", spk, spk2utt_rspec);
+        gh_die_no_key(feats_spec, utt, "features", note);
+      }
       gh_adapt_input_add(in, &d, utt, m);
     }
     free(list);

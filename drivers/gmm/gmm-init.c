@@ -59,24 +59,32 @@ void gh_gmm_init_from_data(gh_gmm *g, const float *X, const float *w, int64_t N,
   for (int64_t i = 0; i < N; ++i)
     if (!w || w[i] > 0) idx[M++] = i;
   if (M == 0) gh_die("%s: all frame weights are zero", what);
-  /* Bounded work: never more Gaussians than frames to estimate them from
-   * (--num-gauss=1e8 on 150 frames would otherwise split for hours). */
-  int64_t target = o->num_gauss;
-  if (target > M) {
-    gh_warn("%s: --num-gauss=%d but only %lld frames; initialising %lld Gaussians", what, o->num_gauss,
-            (long long)M, (long long)M);
-    target = M;
-  }
   /* Kaldi's gmm-global-init-from-feats asserts num_frames >= 10 num_gauss
    * (InitGmmFromRandomFrames): Gaussians beyond frames / 10 would start
    * from splitting and EM would leave them untrained (below the minimum
-   * occupancy), a model that looks trained but is not. */
-  if (o->min_frames_per_gauss > 0 && (double)M < (double)o->min_frames_per_gauss * (double)target)
-    gh_die("%s: --num-gauss=%d needs at least %lld frames (%d per Gaussian, --min-frames-per-gauss, as Kaldi's "
-           "gmm-global-init-from-feats), got %lld; %lld Gaussians would stay untrained: lower --num-gauss to "
-           "%lld or set --min-frames-per-gauss=0 to allow it", what, o->num_gauss,
-           (long long)o->min_frames_per_gauss * target, o->min_frames_per_gauss, (long long)M,
-           (long long)(target - M / o->min_frames_per_gauss), (long long)(M / o->min_frames_per_gauss));
+   * occupancy), a model that looks trained but is not.  Checked on the
+   * Gaussians asked for, before anything else is said about them. */
+  const int64_t mfpg = o->min_frames_per_gauss;
+  if (mfpg > 0 && (double)M < (double)mfpg * (double)o->num_gauss) {
+    const int64_t can = M / mfpg;
+    char remedy[160];
+    if (can >= 1)
+      snprintf(remedy, sizeof remedy, "lower --num-gauss to %lld or set --min-frames-per-gauss=0 to allow it",
+               (long long)can);
+    else
+      snprintf(remedy, sizeof remedy, "give it more frames or set --min-frames-per-gauss=0 to allow it");
+    gh_die("%s: --num-gauss=%d needs at least %lld frames (%lld per Gaussian, --min-frames-per-gauss, as Kaldi's "
+           "gmm-global-init-from-feats), got %lld; %lld Gaussians would stay untrained: %s",
+           what, o->num_gauss, (long long)(mfpg * o->num_gauss), (long long)mfpg, (long long)M,
+           (long long)(o->num_gauss - can), remedy);
+  }
+  /* Bounded work (--min-frames-per-gauss=0): never more Gaussians than
+   * frames to estimate them from (--num-gauss=1e8 on 150 frames would
+   * otherwise split for hours). */
+  const int64_t target = o->num_gauss < M ? o->num_gauss : M;
+  if (o->num_gauss > M)
+    gh_warn("%s: --num-gauss=%d but only %lld frames; initialising %lld Gaussians", what, o->num_gauss,
+            (long long)M, (long long)M);
   if (o->max_frames > 0 && M > o->max_frames) {
     for (int64_t i = 0; i < o->max_frames; ++i) { /* partial Fisher-Yates */
       int64_t j = i + (int64_t)(gh_rng_uniform(&rng) * (double)(M - i));

@@ -123,12 +123,15 @@ uint32_t gh_gmm_flags_augment(uint32_t flags) {
 }
 
 gh_gmm *gh_global_gmm(gh_gmm_set *s, gh_covtype type, const char *name) {
-  if (s->num_pdfs != 1)
-    gh_die("%s: expected a global GMM (one <%s>), found a set of %d pdfs", name,
-           type == GH_COV_DIAG ? "DiagGMM" : "FullGMM", s->num_pdfs);
+  const int diag = type == GH_COV_DIAG;
+  if (s->num_pdfs != 1) {
+    char got[64];
+    snprintf(got, sizeof got, "a GMM set of %d pdfs", s->num_pdfs);
+    gh_die_type(name, "a global GMM", diag ? "one <DiagGMM>" : "one <FullGMM>", got);
+  }
   if (s->pdfs[0].type != type)
-    gh_die("%s: expected a %s-covariance GMM (<%s>), found a %s one", name, type == GH_COV_DIAG ? "diagonal" : "full",
-           type == GH_COV_DIAG ? "DiagGMM" : "FullGMM", type == GH_COV_DIAG ? "full" : "diagonal");
+    gh_die_type(name, diag ? "a diagonal-covariance GMM" : "a full-covariance GMM", diag ? "<DiagGMM>" : "<FullGMM>",
+                diag ? "<FullGMM> (that is a full-covariance GMM)" : "<DiagGMM> (that is a diagonal-covariance GMM)");
   return &s->pdfs[0];
 }
 

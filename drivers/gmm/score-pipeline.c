@@ -98,8 +98,7 @@ static void push_full(pipeline *pl, batch *bt) {
 /* Dies unless an utterance of rows x cols matches the model dimension. */
 static void check_dim(const pipeline *pl, const char *key, int32_t rows, int32_t cols) {
   if (rows > 0 && cols != pl->D)
-    gh_die("feats rspecifier %s, key %s: dimension %d does not match model dimension %d", pl->feats_rspec, key,
-           cols, pl->D);
+    gh_die_dim(pl->feats_rspec, key, "features", cols, pl->D, "the model");
 }
 
 /* 1 when bt's frame buffer holds `rows` more frames without growing. */

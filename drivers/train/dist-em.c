@@ -246,7 +246,7 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
   int32_t next = 0, loaded = 0;
   for (int32_t k = 0; k < sd->num_blocks; ++k) {
     if (em->model->dim != sd->blocks[k].dim)
-      gh_die("model dimension %d does not match feature dimension %d", em->model->dim, sd->blocks[k].dim);
+      gh_die_dim(NULL, NULL, "features", sd->blocks[k].dim, em->model->dim, "the model");
     if (em->num_streamed) {
       if (next <= k) next = k;
       while (loaded < 2 && next < sd->num_blocks) {

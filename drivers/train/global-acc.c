@@ -42,7 +42,7 @@ void gh_score_utts(gh_backend *b, gh_dev_model *m, int32_t P, int32_t dim, const
     if (done) break;
     const char *key = gh_seq_reader_key(r);
     if (v->rows > 0 && v->cols != dim)
-      gh_die("%s, key '%s': feature dimension %d, the model's is %d", feats_rspec, key, v->cols, dim);
+      gh_die_dim(feats_rspec, key, "features", v->cols, dim, "the model");
     if (nfr + v->rows > cap) {
       int64_t nc = cap ? cap : 4096;
       while (nc < nfr + v->rows) nc *= 2;
@@ -80,7 +80,7 @@ void gh_global_acc(gh_device_opts *dev, gh_backend **bp, const gh_gmm *gmm, cons
   o.label_type = GH_LABELS_NONE;
   o.num_pdfs = 1;
   o.dim = gmm->dim;
-  o.dim_source = "the model";
+  o.dim_source = NULL; /* the messages say "the model" */
   int32_t *sel_off = NULL, *sel = NULL;
   int64_t off_cap = 0, sel_cap = 0, nsel = 0;
   float *w = NULL;
@@ -96,7 +96,7 @@ void gh_global_acc(gh_device_opts *dev, gh_backend **bp, const gh_gmm *gmm, cons
     const gh_ivecvec *g = NULL;
     if (have_w) {
       wv = gh_rand_reader_value(wr, key);
-      if (!wv) { gh_warn("no weights for utterance %s", key); ++*num_err; continue; }
+      if (!wv) { gh_warn_no_key(weights_rspec, key, "weights", "utterance skipped"); ++*num_err; continue; }
       if (wv->dim != T) {
         gh_warn("weights for utterance %s have wrong size %d vs. %d", key, wv->dim, T);
         ++*num_err; continue;
@@ -104,7 +104,7 @@ void gh_global_acc(gh_device_opts *dev, gh_backend **bp, const gh_gmm *gmm, cons
     }
     if (have_gs) {
       g = gh_rand_reader_value(gs, key);
-      if (!g) { gh_warn("no gselect information for utterance %s", key); ++*num_err; continue; }
+      if (!g) { gh_warn_no_key(gselect_rspec, key, "gselect information", "utterance skipped"); ++*num_err; continue; }
       if (g->num_vecs != T) {
         gh_warn("gselect information for utterance %s has wrong size %d vs. %d", key, g->num_vecs, T);
         ++*num_err; continue;

@@ -46,7 +46,13 @@ int gh_sum_accs(int global_type, int binary, const char *out, int num_in, const 
   gh_accs_set sum;
   gh_accs_read(in[0], &sum);
   if (global_type >= 0 && (!sum.global_form || sum.pdfs[0].type != (gh_covtype)global_type))
-    gh_die("%s: not a %s global-GMM accumulator (<GMMACCS>)", in[0], type_name((gh_covtype)global_type));
+  {
+    char want[64], got[96];
+    snprintf(want, sizeof want, "%s global-GMM accumulators", type_name((gh_covtype)global_type));
+    if (!sum.global_form) snprintf(got, sizeof got, "<NUMPDFS> (that is the accumulators of a GMM set)");
+    else snprintf(got, sizeof got, "<GMMACCS> (that is accumulators of %s Gaussians)", type_name(sum.pdfs[0].type));
+    gh_die_type(in[0], want, "<GMMACCS>", got);
+  }
   for (int i = 1; i < num_in; ++i) {
     gh_accs_set a;
     gh_accs_read(in[i], &a);
@@ -161,7 +167,7 @@ static void one_utt(void *vc, const char *key, int32_t T, const float *X, const 
   gh_vector_resize(&c->v, T);
   if (c->gs) {
     const gh_ivecvec *g = gh_rand_reader_value(c->gs, key);
-    if (!g) { gh_warn("No gselect information for utterance %s", key); c->num_err++; return; }
+    if (!g) { gh_warn_no_key(gh_rand_reader_spec(c->gs), key, "gselect information", "utterance skipped"); c->num_err++; return; }
     if (g->num_vecs != T) {
       gh_warn("gselect information for utterance %s has wrong size %d vs. %d", key, g->num_vecs, T);
       c->num_err++;
@@ -238,11 +244,14 @@ int gh_global_gselect_to_post(gh_covtype type, gh_global_post_args *a, const cha
     const char *key = gh_seq_reader_key(fr);
     const gh_matrix *m = gh_seq_reader_value(fr);
     const int32_t T = m->rows;
-    if (T > 0 && m->cols != gmm->dim)
-      gh_die("%s, key '%s': feature dimension %d, the model's is %d", feats, key, m->cols, gmm->dim);
+    if (T > 0 && m->cols != gmm->dim) {
+      char against[600];
+      snprintf(against, sizeof against, "the model %s", model_in);
+      gh_die_dim(feats, key, "features", m->cols, gmm->dim, against);
+    }
     gh_check_finite_matrix(m, feats, key);
     const gh_ivecvec *g = gh_rand_reader_value(gs, key);
-    if (!g) { gh_warn("No gselect information for utterance %s", key); num_err++; continue; }
+    if (!g) { gh_warn_no_key(gselect, key, "gselect information", "utterance skipped"); num_err++; continue; }
     if (g->num_vecs != T) {
       gh_warn("gselect information for utterance %s has wrong size %d vs. %d", key, g->num_vecs, T);
       num_err++;

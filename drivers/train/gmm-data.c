@@ -62,16 +62,17 @@ static int take_utt(gh_data *d, const gh_data_opts *o, gh_rand_reader *lab, cons
   if (rows == 0) { gh_warn("%s, key '%s': empty feature matrix, skipping", o->feats_rspec, key); return 0; }
   if (d->dim == 0) d->dim = cols;
   if (cols != d->dim) {
-    if (o->dim > 0)
-      gh_die("%s, key '%s': feature dimension %d does not match the model's dimension %d%s%s", o->feats_rspec,
-             key, cols, o->dim, o->dim_source ? " in " : "", o->dim_source ? o->dim_source : "");
-    gh_die("%s, key '%s': feature dimension %d differs from %d of the earlier utterances", o->feats_rspec, key,
-           cols, d->dim);
+    if (o->dim > 0) {
+      char model[600];
+      snprintf(model, sizeof model, "the model%s%s", o->dim_source ? " " : "", o->dim_source ? o->dim_source : "");
+      gh_die_dim(o->feats_rspec, key, "features", cols, o->dim, model);
+    }
+    gh_die_dim(o->feats_rspec, key, "features", cols, d->dim, "the earlier utterances");
   }
   if (!lab) return 1;
   *lv = gh_rand_reader_value(lab, key);
   if (!*lv) {
-    gh_warn("no labels for utterance '%s' in %s: skipping it", key, o->labels_rspec);
+    gh_warn_no_key(o->labels_rspec, key, "labels", "utterance skipped");
     d->num_skipped++;
     return 0;
   }
@@ -317,7 +318,7 @@ double gh_em_estep(gh_em *em, gh_accs_set *accs) {
   gh_backend *b = em->b;
   const gh_data *d = em->d;
   if (em->model->dim != d->dim)
-    gh_die("model dimension %d does not match feature dimension %d", em->model->dim, d->dim);
+    gh_die_dim(NULL, NULL, "features", d->dim, em->model->dim, "the model");
   double t0 = gh_seconds();
   if (!em->dm) em->dm = b->ops->model_upload(b, em->model);
   b->ops->acc_zero(b, em->dm);

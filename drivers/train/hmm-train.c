@@ -246,13 +246,12 @@ static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
       continue;
     }
     if (!gh_rand_reader_has_key(tr, key)) {
-      if (t->rank == 0) gh_warn("%s: no transcript for utterance '%s'; skipped", t->trans_rspec, key);
+      if (t->rank == 0) gh_warn_no_key(t->trans_rspec, key, "transcript", "utterance skipped");
       ++t->num_skipped;
       continue;
     }
     if (gh_feat_toc_cols(toc, i) != t->D)
-      gh_die("%s, key '%s': features of dimension %d, but the model has dimension %d", t->feats_rspec, key,
-             gh_feat_toc_cols(toc, i), t->D);
+      gh_die_dim(t->feats_rspec, key, "features", gh_feat_toc_cols(toc, i), t->D, "the model");
     keys[m] = key;
     frames[m] = rows;
     t->total_frames += rows;

@@ -94,7 +94,7 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   rm -rf data/train data/dev data/*_dcmn
   if [ -n "$train_data" ]; then
     mkdir -p data/lang
-    for s in train:$train_data dev:$test_data; do
+    for s in "train:$train_data" "dev:$test_data"; do
       set_=${s%%:*}; d=${s#*:}; mkdir -p data/"$set_"
       # relative names in the scp files (kaldiio writes them) made absolute, or an error naming the line
       (cd "$origin" && "$egs/utils/copy_data_dir.sh" "$d" "$work/data/$set_")

@@ -63,7 +63,7 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   echo "== stage 0: data directories"
   rm -rf data/all data/train data/test data/*_feats data/heldout_*
   if [ -n "$train_data" ]; then
-    for s in train:$train_data test:$test_data; do
+    for s in "train:$train_data" "test:$test_data"; do
       set_=${s%%:*}; d=${s#*:}; mkdir -p data/"$set_" data/lang
       # relative names in the scp files (kaldiio writes them) made absolute, or an error naming the line
       (cd "$origin" && "$egs/utils/copy_data_dir.sh" "$d" "$work/data/$set_")

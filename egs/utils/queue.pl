@@ -158,11 +158,12 @@ for ((j = first; j <= last; j++)); do
   [ "$rc" = 0 ] || { failed+=("$j"); failed_logs+=("${log//$jobname/$j}"); }
 done
 if [ ${#failed[@]} -gt 0 ]; then
-  n=$(( last - first + 1 )); more=; [ ${#failed[@]} -le 3 ] || more=" ..."
+  n=$(( last - first + 1 )); more=; [ ${#failed[@]} -le 3 ] || more=", ..."
+  logs=$(printf '%s, ' "${failed_logs[@]:0:3}")
   if [ ${#failed[@]} -eq $n ] && ! ls "$qdir/$name".*.rc >/dev/null 2>&1; then
     echo "$me: no task ran (qsub exited $qsub_rc: $(head -c 300 "$qdir/$name.qsub.out" | tr '\n' ' ')); script $script" >&2
   else
-    echo "$me: ${#failed[@]} / $n failed (jobs ${failed[*]}), logs: ${failed_logs[*]:0:3}$more (Grid Engine's output: $qdir/$name.<job>.out)" >&2
+    echo "$me: ${#failed[@]} / $n failed (jobs ${failed[*]}), log is in ${logs%, }$more (Grid Engine's output: $qdir/$name.<job>.out)" >&2
   fi
   exit 1
 fi

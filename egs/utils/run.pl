@@ -34,6 +34,7 @@ args=()
 [ -z "$la_max_jobs_run" ] || args+=(--max-jobs-run "$la_max_jobs_run")
 [ "$la_gpu" = 0 ] || args+=(--gpu "$la_gpu")
 [ -z "$la_num_threads" ] || args+=(--num-threads "$la_num_threads")
+export GH_LAUNCHER_NAME=$me  # run.sh's messages name run.pl
 if [ "${la_num_threads:-1}" = 1 ]; then
   exec "$here/run.sh" "${args[@]}" ${la_jobspec:+"$la_jobspec"} "${la_rest[@]}"
 fi

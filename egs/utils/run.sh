@@ -32,7 +32,9 @@
 # The jobs run in the launcher's process group and die with it, even when it
 # is SIGKILLed (a watcher process stops them within about a second).
 set -uo pipefail
-me=run.sh
+# the name in messages: run.sh, or the wrapper that runs it (utils/run.pl sets GH_LAUNCHER_NAME)
+me=${GH_LAUNCHER_NAME:-run.sh}
+unset GH_LAUNCHER_NAME
 max_jobs_run=; gpu=0; ranks=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -134,13 +136,15 @@ trap 'on_signal HUP 1' HUP
 run_one() {  # run_one <job-id> <slot>
   local j=$1 slot=$2 jlog=$log jcmd=$cmd
   if [ -n "$jobname" ]; then jlog=${log//$jobname/$j}; jcmd=${cmd//$jobname/$j}; fi
-  mkdir -p "$(dirname "$jlog")" || { echo 1 > "$status_dir/$j"; return; }
-  local start=$(date +%s.%N) rc
-  {
+  local start=$(date +%s.%N) rc err
+  if ! err=$( {
     echo "# $jcmd"
     echo "# Started at $(date)"
     if [ ${#gpus[@]} -gt 0 ]; then echo "# CUDA_VISIBLE_DEVICES=${gpus[$slot]}"; fi
-  } > "$jlog"
+  } 2>&1 > "$jlog"); then
+    echo "$me: job $j not run: cannot write its log $jlog: ${err##*: }" >&2
+    echo nolog > "$status_dir/$j"; return
+  fi
   local jp
   if [ ${#gpus[@]} -gt 0 ]; then
     CUDA_VISIBLE_DEVICES=${gpus[$slot]} bash -o pipefail -c "$jcmd" >> "$jlog" 2>&1 < /dev/null &
@@ -155,6 +159,22 @@ run_one() {  # run_one <job-id> <slot>
   echo "# Ended (code $rc) at $(date), elapsed time $el seconds" >> "$jlog"
   echo $rc > "$status_dir/$j"
 }
+
+# The log directories, before any job runs: one that cannot be made is one
+# line naming it and the cause, and nothing runs.
+prev=
+for ((j = first; j <= last; j++)); do
+  jlog=$log; [ -z "$jobname" ] || jlog=${log//$jobname/$j}
+  d=.; [[ $jlog != */* ]] || d=${jlog%/*}; [ -n "$d" ] || d=/
+  [ "$d" != "$prev" ] || continue
+  prev=$d
+  [ -d "$d" ] && continue
+  if [ -e "$d" ]; then echo "$me: cannot create the log directory $d: a file of that name exists" >&2; exit 1; fi
+  if ! err=$(mkdir -p -- "$d" 2>&1); then
+    echo "$me: cannot create the log directory $d: ${err##*: }" >&2
+    exit 1
+  fi
+done
 
 # Slot k runs jobs first+k, first+k+S, ... (S = number of slots), one at a time.
 nslots=$(( last - first + 1 )); [ $nslots -le "$max_jobs_run" ] || nslots=$max_jobs_run
@@ -172,16 +192,21 @@ for ((j = first; j <= last; j++)); do
   rc=$(cat "$status_dir/$j" 2>/dev/null || echo killed)
   if [ "$rc" != 0 ]; then
     failed+=($j)
+    [ "$rc" = nolog ] && continue  # said above; no log to point to
     if [ -n "$jobname" ]; then failed_logs+=("${log//$jobname/$j}"); else failed_logs+=("$log"); fi
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
   n=$(( last - first + 1 ))
-  if [ $n -eq 1 ]; then
+  if [ ${#failed_logs[@]} -eq 0 ]; then
+    [ $n -eq 1 ] || echo "$me: ${#failed[@]} / $n failed (jobs ${failed[*]}), their logs could not be written (above)" >&2
+  elif [ $n -eq 1 ]; then
     echo "$me: job failed, log is in ${failed_logs[0]}" >&2
   else
-    more=; [ ${#failed[@]} -le 3 ] || more=" ..."
-    echo "$me: ${#failed[@]} / $n failed (jobs ${failed[*]}), logs: ${failed_logs[*]:0:3}$more" >&2
+    # Kaldi's run.pl: "run.pl: 2 / 8 failed, log is in ..."; here with the jobs and (at most 3 of) their logs
+    more=; [ ${#failed[@]} -le 3 ] || more=", ..."
+    logs=$(printf '%s, ' "${failed_logs[@]:0:3}")
+    echo "$me: ${#failed[@]} / $n failed (jobs ${failed[*]}), log is in ${logs%, }$more" >&2
   fi
   exit 1
 fi

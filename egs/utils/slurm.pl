@@ -28,4 +28,5 @@ args=()
 [ -z "$la_num_threads" ] || args+=(--num-threads "$la_num_threads")
 [ -z "$la_mem" ] || args+=(--mem "$la_mem")
 [ -z "$la_time" ] || args+=(--time "$la_time")
+export GH_LAUNCHER_NAME=$me  # slurm.sh's messages name slurm.pl
 exec "$here/slurm.sh" "${args[@]}" ${la_jobspec:+"$la_jobspec"} "${la_rest[@]}"

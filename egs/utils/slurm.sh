@@ -38,7 +38,9 @@
 # naming the failed jobs and their logs (a task killed by Slurm, e.g. at its
 # time limit, counts as failed: see its q/<name>.k.out).
 set -uo pipefail
-me=slurm.sh
+# the name in messages: slurm.sh, or the wrapper that runs it (utils/slurm.pl sets GH_LAUNCHER_NAME)
+me=${GH_LAUNCHER_NAME:-slurm.sh}
+unset GH_LAUNCHER_NAME
 gpu=0; mem=; time_limit=; threads=; max_jobs_run=; ranks=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -153,8 +155,9 @@ for ((j = first; j <= last; j++)); do
 done
 if [ ${#failed[@]} -gt 0 ]; then
   n=$(( last - first + 1 ))
-  more=; [ ${#failed[@]} -le 3 ] || more=" ..."
-  echo "$me: ${#failed[@]} / $n failed (Slurm job $jobid, jobs ${failed[*]}), logs: ${failed_logs[*]:0:3}$more (Slurm's output: $qdir/$name.<job>.out)" >&2
+  more=; [ ${#failed[@]} -le 3 ] || more=", ..."
+  logs=$(printf '%s, ' "${failed_logs[@]:0:3}")
+  echo "$me: ${#failed[@]} / $n failed (Slurm job $jobid, jobs ${failed[*]}), log is in ${logs%, }$more (Slurm's output: $qdir/$name.<job>.out)" >&2
   exit 1
 fi
 [ $sbatch_rc -eq 0 ] || echo "$me: warning: sbatch --wait exited with $sbatch_rc though every task reported 0" >&2

@@ -149,6 +149,29 @@ void gh_die(const char *fmt, ...) {
   _exit(1);
 }
 
+void gh_die_dim(const char *file, const char *key, const char *what, int64_t got, int64_t want,
+                const char *against) {
+  char where[1200] = "";
+  if (file && key) snprintf(where, sizeof where, "%s, key '%s': ", file, key);
+  else if (file || key) snprintf(where, sizeof where, file ? "%s: " : "key '%s': ", file ? file : key);
+  char from[600] = "";
+  if (against && *against) snprintf(from, sizeof from, " (%s)", against);
+  gh_die("%s%s of dimension %lld, expected %lld%s", where, what, (long long)got, (long long)want, from);
+}
+
+void gh_die_no_key(const char *table, const char *key, const char *what, const char *note) {
+  if (note && *note) gh_die("%s: no %s for key '%s' (%s)", table, what, key, note);
+  gh_die("%s: no %s for key '%s'", table, what, key);
+}
+
+void gh_die_type(const char *file, const char *want, const char *expected, const char *got) {
+  gh_die("%s: not %s: expected %s, got %s", file, want, expected, got);
+}
+
+void gh_warn_no_key(const char *table, const char *key, const char *what, const char *then) {
+  gh_warn("%s: no %s for key '%s'%s%s", table, what, key, then && *then ? "; " : "", then && *then ? then : "");
+}
+
 void gh_set_error(const char *fmt, ...) {
   va_list ap; va_start(ap, fmt); vsnprintf(gh_errbuf, sizeof gh_errbuf, fmt, ap); va_end(ap);
 }
@@ -263,16 +286,25 @@ static void gh_tmpfile_free(gh_tmpfile *t) {
 
 /* The tmpfile's stdio stream writes through these (fopencookie), so that
  * the first write error's errno is kept (t->err) for the message at commit:
- * stdio keeps only a flag, and a buffer flushed mid-run loses errno. */
+ * stdio keeps only a flag, and a buffer flushed mid-run loses errno.
+ * glibc's contract for a cookie write function (<bits/types/
+ * cookie_io_functions_t.h>, fopencookie(3)): return the number of bytes
+ * written, 0 on error, never a negative value.  glibc passes the value on
+ * as the byte count of its own write: a -1 there makes fwrite of a block
+ * larger than the stdio buffer copy from past the end of the caller's data
+ * (a SIGSEGV in _IO_default_xsputn when the disk filled mid-model).  After
+ * the first error nothing more is written (the output is lost anyway) and
+ * every call returns 0, so the stream's error flag stays set. */
 static ssize_t gh_tf_write(void *c, const char *buf, size_t n) {
   gh_tmpfile *t = c;
+  if (t->err) return 0;
   size_t done = 0;
   while (done < n) {
     ssize_t w = write(t->fd, buf + done, n - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      if (!t->err) t->err = w < 0 ? errno : EIO;
-      return -1;
+      t->err = w < 0 ? errno : EIO;
+      return 0;
     }
     done += (size_t)w;
   }
@@ -407,7 +439,9 @@ void gh_tmpfile_commit(gh_tmpfile *t) {
   if (bad) gh_tmpfile_fail(t, "error writing", e);
   FILE *fp = t->fp;
   t->fp = NULL;
-  fclose(fp); /* the cookie's close does nothing: the descriptor is t->fd */
+  /* the cookie's close does nothing (the descriptor is t->fd); fclose can
+   * still fail on a write of its own: checked, as everything before the rename */
+  if (fclose(fp) != 0 || t->err) gh_tmpfile_fail(t, "error writing", t->err ? t->err : errno);
   if (t->direct || !t->anon) { /* devices, FIFOs and named temporary files: close now */
     int fd = t->fd;
     t->fd = -1;

@@ -72,6 +72,34 @@ void gh_vlog(int level, const char *fmt, ...) GH_PRINTF(2, 3);
  * files, exits 1.  Never returns. */
 void gh_die(const char *fmt, ...) GH_PRINTF(1, 2) GH_NORETURN;
 
+/* One wording per kind of error, shared by every tool (tests pin them:
+ * test/bats/messages.bats).
+ *
+ * A dimension that differs from the one something else fixes:
+ *   "<file>, key '<key>': <what> of dimension <got>, expected <want> (<against>)"
+ * e.g. "ark:feats.ark, key 'u1': features of dimension 39, expected 13 (the
+ * model final.mdl)".  file: the table or file read, key: the entry (either
+ * NULL when there is none); what: the object ("features", "CMVN stats");
+ * against: what fixes want ("the model final.mdl", "the earlier
+ * utterances"), NULL for none.  Never returns. */
+void gh_die_dim(const char *file, const char *key, const char *what, int64_t got, int64_t want,
+                const char *against) GH_NORETURN;
+/* A key a random-access table lacks:
+ *   "<table>: no <what> for key '<key>'[ (<note>)]"   (gh_die_no_key, never
+ *   returns; note, e.g. where the key came from, may be NULL)
+ *   "<table>: no <what> for key '<key>'; <then>"   (gh_warn_no_key: a warning;
+ *   then says what the tool does instead, e.g. "utterance skipped")
+ * e.g. "ark:vad.ark: no VAD vector for key 'u3'; utterance skipped". */
+void gh_die_no_key(const char *table, const char *key, const char *what, const char *note) GH_NORETURN;
+void gh_warn_no_key(const char *table, const char *key, const char *what, const char *then);
+/* An object of another kind than the one expected, found after it was read
+ * (the stream's own check is gh_istream_fail_type, io/kaldi-io.h, in the
+ * same words):
+ *   "<file>: not <want>: expected <expected>, got <got>"
+ * e.g. "f.ubm: not a diagonal-covariance GMM: expected <DiagGMM>, got
+ * <FullGMM> (that is a full-covariance GMM)".  Never returns. */
+void gh_die_type(const char *file, const char *want, const char *expected, const char *got) GH_NORETURN;
+
 /* For fuzzing harnesses and unit tests of error paths: when a hook is set,
  * gh_die() removes unfinished outputs, then calls hook(message) instead of
  * printing and exiting.  The hook must not return (it longjmps back to the

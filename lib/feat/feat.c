@@ -453,7 +453,7 @@ void gh_cmvn_init(gh_dmatrix *stats, int32_t dim) { gh_dmatrix_resize(stats, 2, 
 int gh_cmvn_acc(gh_dmatrix *stats, const gh_matrix *feats) {
   int32_t dim = stats->cols - 1;
   if (stats->rows != 2 || feats->cols != dim) {
-    gh_set_error("feature dimension %d does not match CMVN stats dimension %d", feats->cols, dim);
+    gh_set_error("features of dimension %d, expected %d (the CMVN stats)", feats->cols, dim); /* gh_die_dim's wording */
     return 0;
   }
   double *mean = gh_drow(stats, 0), *var = gh_drow(stats, 1);

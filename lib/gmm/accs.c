@@ -373,8 +373,7 @@ void gh_accs_read_stream(gh_istream *in, int binary, gh_accs_set *a) {
   if (strcmp(tok, "<NUMPDFS>")) {
     /* Transition accs (Vector<double>) as gmm-acc-stats-ali writes them. */
     if (binary ? (strcmp(tok, "DV") && strcmp(tok, "FV")) : strcmp(tok, "["))
-      gh_istream_fail(in, "not an accumulator file: expected <GMMACCS>, <NUMPDFS> or a transition-accs vector, "
-                          "got '%s'", gh_printable_token(tok));
+      gh_istream_fail_type(in, "GMM accumulators", "<GMMACCS>, <NUMPDFS> or a transition-accs vector", tok, NULL);
     gh_dvector t = {0, NULL};
     gh_read_dvector(in, binary, &t);
     a->num_trans_accs = t.dim;

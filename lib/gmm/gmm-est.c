@@ -409,23 +409,26 @@ void gh_est_stats_finish(const gh_est_stats *local, int32_t num_pdfs, gh_est_sta
   if (local->num_not_updated > local->num_removed)
     gh_warn("%d Gaussians had too little data and were not updated", local->num_not_updated - local->num_removed);
   if (local->num_floored) {
-    /* Say how many Gaussians, how ill-conditioned, and which option: at the
-     * defaults full covariances of data with condition numbers above 1e4 are
-     * regularised much more than scikit-learn's (reg_covar=1e-6) are
-     * (doc/gmm-init.md, "Matching scikit-learn"). */
+    /* How many Gaussians, how ill-conditioned, and which option: a LOG line,
+     * not a warning.  The floors are part of Kaldi's estimation (its
+     * MleDiagGmmUpdate / MleFullGmmUpdate floor at these same defaults, and
+     * Kaldi's sid recipes floor in every pass); the model they give is inside
+     * the numerical contract (doc/reliability.md: condition number <= 1e4).
+     * Settings outside it are warned about where they are given
+     * (gh_max_condition_check: --max-condition above 1e4).  Matching
+     * scikit-learn's regularisation (reg_covar=1e-6): doc/gmm-init.md. */
     char in_gauss[64] = "";
     if (local->num_gauss_floored) snprintf(in_gauss, sizeof in_gauss, " in %d Gaussians", local->num_gauss_floored);
     int n_eig = local->num_eig_floored, n_var = local->num_floored - n_eig;
     if (n_eig > 0)
-      gh_warn("%d covariance eigenvalues floored%s: worst condition number %.3g before the floor "
-              "(--max-condition=%g floors eigenvalues below the largest / max-condition, and below "
-              "--min-variance); raise --max-condition (up to 1e6) to regularise less, as scikit-learn's "
-              "reg_covar=1e-6 does", n_eig, in_gauss, local->worst_condition, local->max_condition);
+      gh_log("%d covariance eigenvalues floored%s: worst condition number %.3g before the floor "
+             "(--max-condition=%g floors eigenvalues below the largest / max-condition, and below "
+             "--min-variance)", n_eig, in_gauss, local->worst_condition, local->max_condition);
     if (n_var > 0 && local->num_gauss_floored == 0) /* a device M-step: counts only */
-      gh_warn("%d variances (or eigenvalues) floored (--min-variance, --variance-floor; full covariances: "
-              "--max-condition)", n_var);
+      gh_log("%d variances (or eigenvalues) floored (--min-variance, --variance-floor; full covariances: "
+             "--max-condition)", n_var);
     else if (n_var > 0)
-      gh_warn("%d variances floored%s (--min-variance, --variance-floor, --rel-variance-floor)", n_var, in_gauss);
+      gh_log("%d variances floored%s (--min-variance, --variance-floor, --rel-variance-floor)", n_var, in_gauss);
   }
   if (st) est_stats_add(st, local);
 }

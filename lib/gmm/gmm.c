@@ -521,10 +521,8 @@ void gh_gmm_set_read_stream(gh_istream *in, int binary, gh_gmm_set *s) {
   }
   if (!*tok) gh_istream_fail(in, "unexpected end of file (expected a GMM model)");
   if (strcmp(tok, "<DIMENSION>"))
-    gh_istream_fail(in, "not a GMM model: expected <TransitionModel>, <DIMENSION>, <DiagGMM> or <FullGMM>, got '%s'%s",
-                    gh_printable_token(tok),
-                    tok[0] != '<' ? " (an archive or scp list? the model file is the first argument, e.g. "
-                                    "gmm-score-gpu final.mdl scp:feats.scp ark:loglikes.ark)" : "");
+    gh_istream_fail_type(in, "a GMM model", "<TransitionModel>, <DIMENSION>, <DiagGMM> or <FullGMM>", tok,
+                         "gmm-score-gpu final.mdl scp:feats.scp ark:loglikes.ark");
   s->form = GH_SET_AM;
   gh_expect_token(in, binary, "<DIMENSION>");
   int32_t D = gh_read_int32(in, binary);
@@ -563,7 +561,11 @@ void gh_gmm_set_check(const gh_gmm_set *s, const char *name) {
   if (s->num_pdfs <= 0) gh_die("%s: model has no pdfs", name);
   for (int32_t p = 0; p < s->num_pdfs; ++p) {
     const gh_gmm *g = &s->pdfs[p];
-    if (g->dim != s->dim) gh_die("%s: pdf %d has dimension %d, model dimension is %d", name, p, g->dim, s->dim);
+    if (g->dim != s->dim) {
+      char what[32];
+      snprintf(what, sizeof what, "pdf %d", p);
+      gh_die_dim(name, NULL, what, g->dim, s->dim, "the model's <DIMENSION>");
+    }
     if (g->num_gauss <= 0) gh_die("%s: pdf %d has no Gaussians", name, p);
     double sum = 0;
     for (int32_t k = 0; k < g->num_gauss; ++k) {

@@ -208,9 +208,7 @@ void gh_hmm_set_read_stream(gh_istream *in, int binary, gh_hmm_set *s) {
   memset(s, 0, sizeof *s);
   const char *tok = gh_read_token(in, binary);
   if (strcmp(tok, "<HmmSet>"))
-    gh_istream_fail(in, "not an HMM set: expected <HmmSet>, got '%s'%s", gh_printable_token(tok),
-                    tok[0] != '<' ? " (an archive or scp list? the HMM set is the first argument, e.g. "
-                                    "hmm-viterbi words.hmm ark:loglikes.ark ark:ali.ark)" : "");
+    gh_istream_fail_type(in, "an HMM set", "<HmmSet>", tok, "hmm-viterbi words.hmm ark:loglikes.ark ark:ali.ark");
   gh_expect_token(in, binary, "<NumHmms>");
   int32_t N = gh_read_int32(in, binary);
   if (N < 1 || N > 10000000) gh_istream_fail(in, "bad <NumHmms> %d", N);
@@ -696,7 +694,8 @@ void gh_hmm_accs_read(const char *rx, gh_hmm_accs *a) {
   if (!in) gh_die("cannot open HMM accumulators %s: %s", rx, gh_last_error());
   int binary = gh_read_binary_marker(in);
   memset(a, 0, sizeof *a);
-  gh_expect_token(in, binary, "<HmmAccs>");
+  const char *tok = gh_read_token(in, binary);
+  if (strcmp(tok, "<HmmAccs>")) gh_istream_fail_type(in, "HMM accumulators", "<HmmAccs>", tok, NULL);
   gh_expect_token(in, binary, "<NumHmms>");
   int32_t N = gh_read_int32(in, binary);
   if (N < 1 || N > 10000000) gh_istream_fail(in, "bad <NumHmms> %d", N);
@@ -905,9 +904,11 @@ static void input_load(gh_hmm_input *in) {
     m = gh_seq_reader_value(in->r);
   }
   if (m->rows == 0) gh_die("%s, key '%s': empty utterance (no frames)", in->spec, key);
-  if (m->cols != in->num_pdfs) /* as Kaldi's DecodableMatrixScaledMapped: more columns is the wrong model too */
-    gh_die("%s, key '%s': loglikes have %d columns (pdfs) but the HMMs use %d pdfs (ids 0..%d): "
-           "log-likelihoods of another model?", in->spec, key, m->cols, in->num_pdfs, in->num_pdfs - 1);
+  if (m->cols != in->num_pdfs) { /* as Kaldi's DecodableMatrixScaledMapped: more columns is the wrong model too */
+    char against[160];
+    snprintf(against, sizeof against, "the HMMs use pdfs 0..%d: log-likelihoods of another model?", in->num_pdfs - 1);
+    gh_die_dim(in->spec, key, "loglikes", m->cols, in->num_pdfs, against);
+  }
   for (int64_t i = 0; i < (int64_t)m->rows * m->cols; ++i)
     if (isnan(m->data[i]) || m->data[i] == INFINITY)
       gh_die("%s, key '%s': %s at row %d, col %d", in->spec, key, isnan(m->data[i]) ? "NaN" : "+inf",
@@ -1006,7 +1007,7 @@ int32_t gh_hmm_batcher_fill(gh_hmm_batcher *bt, gh_hmm_input *in, int64_t batch_
     if (tr) {
       const char *text = gh_rand_reader_value(tr->reader, key);
       if (!text) {
-        gh_warn("%s: no transcript for utterance '%s'; skipped", tr->spec, key);
+        gh_warn_no_key(tr->spec, key, "transcript", "utterance skipped");
         if (num_err) ++*num_err;
         gh_hmm_input_next(in);
         continue;

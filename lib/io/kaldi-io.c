@@ -271,6 +271,7 @@ int gh_istream_getc(gh_istream *s) {
 
 void gh_istream_read(gh_istream *s, void *dst, size_t n) {
   if (n == 0) return; /* dst may be NULL for an empty object */
+  const size_t want = n;
   unsigned char *d = dst;
   size_t have = s->len - s->pos;
   size_t k = have < n ? have : n;
@@ -285,12 +286,13 @@ void gh_istream_read(gh_istream *s, void *dst, size_t n) {
     int r = gzread(s->gz, d, chunk);
     if (r <= 0) {
       read_ended(s, r);
-      gh_istream_fail(s, "unexpected end of file (%zu more bytes expected)", n);
+      gh_istream_fail(s, "unexpected end of file: %zu bytes expected, %zu read", want, want - n);
     }
     s->base += r; d += r; n -= (size_t)r;
   }
   if (n > 0) {
-    if (ensure(s, n) < n) gh_istream_fail(s, "unexpected end of file (%zu more bytes expected)", n);
+    const size_t got = ensure(s, n);
+    if (got < n) gh_istream_fail(s, "unexpected end of file: %zu bytes expected, %zu read", want, want - n + got);
     memcpy(d, s->buf, n);
     s->pos = n;
   }
@@ -298,7 +300,8 @@ void gh_istream_read(gh_istream *s, void *dst, size_t n) {
 
 const void *gh_istream_view(gh_istream *s, size_t n) {
   if (n == 0) return NULL;
-  if (ensure(s, n) < n) gh_istream_fail(s, "unexpected end of file (%zu more bytes expected)", n);
+  const size_t got = ensure(s, n);
+  if (got < n) gh_istream_fail(s, "unexpected end of file: %zu bytes expected, %zu read", n, got);
   const void *p = s->buf + s->pos;
   s->pos += n;
   return p;
@@ -331,10 +334,14 @@ void gh_istream_need(gh_istream *s, uint64_t count, uint64_t bytes_each, const c
 int gh_istream_eof(gh_istream *s) { return gh_istream_peek(s) < 0; }
 
 int gh_read_binary_marker(gh_istream *s) {
-  if (ensure(s, 2) >= 2 && s->buf[s->pos] == 0 && s->buf[s->pos + 1] == 'B') {
+  const size_t have = ensure(s, 2);
+  if (have >= 2 && s->buf[s->pos] == 0 && s->buf[s->pos + 1] == 'B') {
     s->pos += 2;
     return 1;
   }
+  /* a lone NUL at the end: a binary object cut after its first byte */
+  if (have == 1 && s->buf[s->pos] == 0)
+    gh_istream_fail(s, "unexpected end of file in the binary marker: 2 bytes expected, 1 read");
   return 0;
 }
 
@@ -417,6 +424,8 @@ const char *gh_read_token(gh_istream *s, int binary) {
   const char *w = read_word(s, 0);
   if (!*w) gh_istream_fail(s, "unexpected end of file reading a token");
   int c = gh_istream_getc(s);
+  /* binary tokens end with a space: one cut short is not a token */
+  if (c < 0 && binary) gh_istream_fail(s, "unexpected end of file in token '%s' (no space after it)", w);
   if (c >= 0 && !isspace(c)) gh_istream_fail(s, "expected space after token '%s'", w);
   return w;
 }
@@ -444,10 +453,14 @@ static void *read_text_list(gh_istream *s, char kind, int64_t *n_out) {
   size_t esz = kind == 'd' ? 8 : 4, cap = 64, n = 0;
   char *data = gh_malloc(cap * esz);
   gh_skip_ws(s);
-  if (gh_istream_getc(s) != '[') gh_istream_fail(s, "expected '[' in text object");
+  const int open = gh_istream_getc(s);
+  if (open < 0) gh_istream_fail(s, "unexpected end of file in text object (no '[')");
+  if (open != '[') gh_istream_fail(s, "expected '[' in text object");
   for (;;) {
     const char *w = read_word(s, 1);
-    if (!*w) gh_istream_fail(s, "unexpected end of file in text object (no ']')");
+    /* a word the end of the input cut (a number's first digits) is the end of the file, not a bad number */
+    if (!*w || (gh_istream_peek(s) < 0 && strcmp(w, "]")))
+      gh_istream_fail(s, "unexpected end of file in text object (no ']')");
     if (strcmp(w, "]") == 0) break;
     if (w[0] == ']') gh_istream_fail(s, "unexpected text '%s'", w);
     if (n == cap) data = gh_realloc(data, (cap *= 2) * esz);
@@ -595,7 +608,9 @@ static void *read_text_matrix(gh_istream *s, char kind, int32_t *rows, int32_t *
   int64_t nrows = 0, ncols = -1, row_len = 0;
   int c;
   gh_skip_ws(s);
-  if (gh_istream_getc(s) != '[') gh_istream_fail(s, "expected '[' at start of text matrix");
+  const int open = gh_istream_getc(s);
+  if (open < 0) gh_istream_fail(s, "unexpected end of file in text matrix (no '[')");
+  if (open != '[') gh_istream_fail(s, "expected '[' at start of text matrix");
   for (;;) {
     while ((c = gh_istream_peek(s)) == ' ' || c == '\t' || c == '\r') s->pos++;
     if (c < 0) gh_istream_fail(s, "unexpected end of file in text matrix (no ']')");
@@ -613,6 +628,8 @@ static void *read_text_matrix(gh_istream *s, char kind, int32_t *rows, int32_t *
       continue;
     }
     const char *w = read_word(s, 1);
+    /* a number the end of the input cut short is the end of the file, not a bad number */
+    if (gh_istream_peek(s) < 0) gh_istream_fail(s, "unexpected end of file in text matrix (no ']')");
     if (n == cap) data = gh_realloc(data, (cap *= 2) * esz);
     if (kind == 'f') ((float *)data)[n++] = parse_float(s, w);
     else ((double *)data)[n++] = parse_double(s, w);
@@ -1134,6 +1151,22 @@ const char *gh_printable_token(const char *t) {
   if (strlen(t) > 40 && n < sizeof buf - 4) { buf[n++] = '.'; buf[n++] = '.'; buf[n++] = '.'; }
   buf[n] = '\0';
   return buf;
+}
+
+void gh_istream_fail_type(gh_istream *s, const char *want, const char *tokens, const char *tok,
+                          const char *example) {
+  static const struct { const char *tok, *is; } kinds[] = {
+      {"<GMMACCS>", "GMM accumulators"},  {"<NUMPDFS>", "GMM accumulators"},
+      {"<HmmAccs>", "HMM accumulators"},  {"<HmmSet>", "an HMM set"},
+      {"<DIMENSION>", "a GMM model"},     {"<TransitionModel>", "a Kaldi model"},
+      {"<DiagGMM>", "a diagonal GMM"},    {"<FullGMM>", "a full-covariance GMM"},
+  };
+  char is[600] = "";
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i)
+    if (!strcmp(tok, kinds[i].tok)) snprintf(is, sizeof is, " (that is %s)", kinds[i].is);
+  if (!*is && tok[0] != '<' && example)
+    snprintf(is, sizeof is, " (an archive or scp list? %s is the first argument, e.g. %s)", want, example);
+  gh_istream_fail(s, "not %s: expected %s, got '%s'%s", want, tokens, gh_printable_token(tok), is);
 }
 
 const char *gh_rspecifier_hint(const char *rx) {

@@ -108,6 +108,18 @@ void gh_expect_token(gh_istream *s, int binary, const char *tok);
  * Returns a static buffer, valid until the next call. */
 const char *gh_printable_token(const char *t);
 
+/* A file of another kind than the one expected, in the one wording every
+ * reader uses (tests pin it: test/bats/messages.bats):
+ *   "<name>, offset N: not <want>: expected <tokens>, got '<tok>' (<is>)"
+ * want: "a GMM model", "an HMM set", ...; tokens: what may start one
+ * ("<HmmSet>"); tok: the token found.  <is> says what tok starts, when it
+ * is a kind this toolkit reads ("that is GMM accumulators", "that is an
+ * HMM set", "that is a GMM model", ...), or, for text that is no token at
+ * all, "an archive or scp list? <want> is the first argument, e.g.
+ * <example>" (example may be NULL: then no such hint).  Never returns. */
+void gh_istream_fail_type(gh_istream *s, const char *want, const char *tokens, const char *tok,
+                          const char *example) GH_NORETURN;
+
 /* For an error opening a model or other single file (an rxfilename): if
  * `rx` looks like a table specifier ("ark:...", "scp:...", "ark,t:..."),
  * a hint that the arguments are probably swapped (the model comes first),

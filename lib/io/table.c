@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ======================= specifiers ======================= */
 
@@ -532,8 +533,29 @@ void *gh_rand_reader_value(gh_rand_reader *r, const char *key) {
 
 const char *gh_rand_reader_spec(const gh_rand_reader *r) { return r->spec; }
 
+/* 1 if rx names a regular file (gzip'd or not): not stdin, not "cmd |". */
+static int rx_is_regular_file(const char *rx) {
+  size_t n = strlen(rx);
+  while (n > 0 && isspace((unsigned char)rx[n - 1])) n--;
+  struct stat st;
+  return n > 0 && strcmp(rx, "-") && rx[n - 1] != '|' && stat(rx, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The entries of an archive file after the last one looked up: read, their
+ * objects dropped, so that a key found twice anywhere in the table is an
+ * error, as the lookups that read on would have found it.  Not for stdin
+ * and pipes: those may not end (a command writing forever, stopped by
+ * SIGPIPE when the reader closes), and Kaldi does not read them on. */
+static void rand_check_rest(gh_rand_reader *r) {
+  if (!rx_is_regular_file(r->sp.rest)) return;
+  for (; !r->seq->done; gh_seq_reader_next(r->seq))
+    if (!gh_strmap_put(&r->index, r->seq->key, INT32_MAX))
+      gh_die("%s: duplicate key '%s' in the archive (a random-access table needs unique keys)", r->spec, r->seq->key);
+}
+
 void gh_rand_reader_close(gh_rand_reader *r) {
   if (!r) return;
+  if (r->seq) rand_check_rest(r);
   for (int32_t i = 0; i < r->nobj; i++) obj_free(r->type, &r->objs[i]);
   free(r->objs);
   for (int32_t i = 0; i < r->nrx; i++) free(r->rx[i]);

@@ -75,6 +75,13 @@ gh_rand_reader_opening *gh_rand_reader_open_bg(const char *rspecifier, gh_objtyp
 gh_rand_reader *gh_rand_reader_open_wait(gh_rand_reader_opening *op, double *seconds);
 /* NULL if the key is absent. */
 void *gh_rand_reader_value(gh_rand_reader *r, const char *key);
+/* A key twice in a table is an error naming the key and the table, as in
+ * Kaldi's random-access readers: an scp list's keys are all checked when it
+ * is opened; an archive's as it is read, and an archive file's entries after
+ * the last key looked up are read (and dropped) by gh_rand_reader_close,
+ * which dies on a duplicate there (stdin and "cmd |" are not read on: a
+ * command may write forever, as Kaldi's readers allow).  Close the reader
+ * before the tool's outputs commit. */
 void gh_rand_reader_close(gh_rand_reader *r);
 const char *gh_rand_reader_spec(const gh_rand_reader *r);
 

@@ -12,6 +12,7 @@ setup() {
 
 teardown() {
   [ -n "${reader:-}" ] && kill "$reader" 2>/dev/null
+  [ -n "${mounted:-}" ] && umount "$mounted"
   rm -rf "$TMP"
 }
 
@@ -103,5 +104,57 @@ teardown() {
   run "$BIN/copy-feats" "ark:$TMP/in.ark" "ark:$TMP/out.ark"
   [ "$status" -eq 1 ]
   [ "$(cat "$TMP/out.ark")" = old ]
+  [ -z "$(find "$TMP" -name "*.tmp.*")" ]
+}
+
+# A 1,000-Gaussian x 200-dim diagonal model (1.6 MB binary) and 3,000 frames to re-estimate it with.
+big_model() {
+  python3 - "$TMP/feats.ark" <<'PY'
+import struct, sys
+import numpy as np
+x = np.random.default_rng(0).standard_normal((3000, 200)).astype('<f4')
+with open(sys.argv[1], 'wb') as f:
+    f.write(b'u0 \0BFM \x04' + struct.pack('<i', 3000) + b'\x04' + struct.pack('<i', 200) + x.tobytes())
+PY
+  "$BIN/gmm-init" --num-gauss=1000 --num-iters=0 --min-frames-per-gauss=1 --kmeans-iters=1 --device=cpu \
+    "ark:$TMP/feats.ark" "$TMP/model.0" 2>/dev/null
+}
+
+# One ERROR line naming the file and the cause (and no other ERROR line), exit 1.
+one_write_error() { # <file> <cause>
+  [ "$status" -eq 1 ]
+  [ "$(printf '%s\n' "${lines[@]}" | grep -c 'ERROR')" -eq 1 ]
+  [[ "$output" == *"ERROR: error writing '$1': $2"* ]]
+}
+
+@test "outputs: a disk that fills while a model is written: one error, the old model intact (tmpfs)" {
+  [ "$(id -u)" -eq 0 ] || skip "mounting a 2 MB tmpfs needs root"
+  mkdir "$TMP/small"
+  mount -t tmpfs -o size=2m tmpfs "$TMP/small" 2>/dev/null || skip "mounting a tmpfs is not permitted here"
+  mounted=$TMP/small
+  big_model
+  head -c 400000 /dev/zero > "$TMP/small/filler"
+  cp "$TMP/model.0" "$TMP/small/model"
+  for dev in cpu cpu-ref; do
+    run "$BIN/gmm-est-gpu" --device=$dev --remove-low-count-gaussians=false "$TMP/model.0" "ark:$TMP/feats.ark" "$TMP/small/model"
+    one_write_error "$TMP/small/model" "No space left on device"
+    cmp "$TMP/small/model" "$TMP/model.0"
+  done
+  run "$BIN/gmm-copy" "$TMP/model.0" "$TMP/small/model"
+  one_write_error "$TMP/small/model" "No space left on device"
+  cmp "$TMP/small/model" "$TMP/model.0"
+  [ -z "$(ls "$TMP/small" | grep -v -e '^filler$' -e '^model$')" ]
+}
+
+@test "outputs: a write refused part-way (file size limit) is one error, the old model intact" {
+  big_model
+  echo old > "$TMP/out.mdl"
+  # ulimit -f counts 1024-byte blocks; SIGXFSZ ignored, so write(2) fails with EFBIG as on a full disk
+  run bash -c "trap '' XFSZ; ulimit -f 256; \"\$@\"" _ "$BIN/gmm-copy" "$TMP/model.0" "$TMP/out.mdl"
+  one_write_error "$TMP/out.mdl" "File too large"
+  run bash -c "trap '' XFSZ; ulimit -f 256; \"\$@\"" _ "$BIN/gmm-est-gpu" --device=cpu --remove-low-count-gaussians=false \
+    "$TMP/model.0" "ark:$TMP/feats.ark" "$TMP/out.mdl"
+  one_write_error "$TMP/out.mdl" "File too large"
+  [ "$(cat "$TMP/out.mdl")" = old ]
   [ -z "$(find "$TMP" -name "*.tmp.*")" ]
 }

@@ -66,6 +66,25 @@ expect_error() {
   [[ "$output" == *150* ]]
 }
 
+@test "badinput 2b: gmm-init with too few frames for its Gaussians: one message, the refusal with its remedy" {
+  "$BIN/copy-feats" "ark:$FIX/mfcc.ark" ark,t:- 2>/dev/null | head -n 61 | sed '$ s/$/ ]/' > "$T/f.txt"
+  # 60 frames, 100 Gaussians asked (more than frames), 10 per Gaussian needed
+  bounded "$BIN/gmm-init" --num-iters=0 --num-gauss=100 "ark:$T/f.txt" "$T/m.mdl"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c -e ERROR -e WARNING <<<"$output")" -eq 1 ]
+  [[ "$output" == *"ERROR: "*"--num-gauss=100 needs at least 1000 frames"*"got 60"*"lower --num-gauss to 6 "* ]]
+  [ ! -e "$T/m.mdl" ]
+  # 5 frames: not even one Gaussian's 10; the remedy is not --num-gauss=0
+  head -n 6 "$T/f.txt" | sed '$ s/$/ ]/' > "$T/f5.txt"
+  bounded "$BIN/gmm-init" --num-iters=0 --num-gauss=1 "ark:$T/f5.txt" "$T/m.mdl"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c -e ERROR -e WARNING <<<"$output")" -eq 1 ]
+  [[ "$output" == *"needs at least 10 frames"*"got 5"* ]]
+  [[ "$output" != *"--num-gauss to 0"* ]]
+}
+
 @test "badinput 3: a topology naming phone 500000000 or 2147483647 is one error, no 2 GB table" {
   "$BIN/gmm-copy" --binary=false "$MDL" "$T/0.txt" 2>/dev/null
   for ph in 500000000 2147483647; do

@@ -263,6 +263,33 @@ alive() {
   one_error "scp:$TMP/dup.scp" "duplicate key 'u1'"
 }
 
+@test "failures: a duplicate key after every key looked up is an error too (the table is read to its end)" {
+  # labels: u0 again as the last line, after u1 and u2 (the lookups never read past u2)
+  python3 - "$TMP/f.txt" <<'PY'
+import sys
+with open(sys.argv[1], 'w') as f:
+    for u, k in (('u0', 1), ('u1', 2), ('u2', 3)):
+        f.write(u + '  [\n' + '\n'.join('%d.5 %d.25 -%d' % (k * i, i, k + i) for i in range(20)) + ' ]\n')
+PY
+  printf 'u0 0\nu1 1\nu2 0\nu0 1\n' > "$TMP/lab.utt"
+  run "$BIN/gmm-init" --labels="ark,t:$TMP/lab.utt" --label-type=utt --num-iters=0 "ark:$TMP/f.txt" "$TMP/m1"
+  [ "$status" -eq 1 ]
+  one_error "ark,t:$TMP/lab.utt" "duplicate key 'u0'"
+  [ ! -e "$TMP/m1" ]
+  # a VAD table with u0 twice, all of it used by select-voiced-frames
+  for u in u0 u1 u2 u0; do echo "$u [ $(printf '1 %.0s' $(seq 20))]"; done > "$TMP/vad.txt"
+  run "$BIN/select-voiced-frames" "ark:$TMP/f.txt" "ark:$TMP/vad.txt" "ark:$TMP/o.ark"
+  [ "$status" -eq 1 ]
+  one_error "ark:$TMP/vad.txt" "duplicate key 'u0'"
+  [ ! -e "$TMP/o.ark" ]
+  # the labels through an scp list naming u0 twice
+  echo 0 > "$TMP/l0"; echo 1 > "$TMP/l1"
+  printf 'u0 %s\nu1 %s\nu2 %s\nu0 %s\n' "$TMP/l0" "$TMP/l1" "$TMP/l0" "$TMP/l1" > "$TMP/lab.scp"
+  run "$BIN/gmm-init" --labels="scp:$TMP/lab.scp" --label-type=utt --num-iters=0 "ark:$TMP/f.txt" "$TMP/m1"
+  [ "$status" -eq 1 ]
+  one_error "scp:$TMP/lab.scp" "duplicate key 'u0'"
+}
+
 # ---- model/input mismatches ----
 
 @test "failures: hmm-forward refuses loglikes with more columns than the HMMs' pdfs, naming the key" {
@@ -274,8 +301,34 @@ alive() {
   key=$(head -c 100 "$FIX/mfcc-deltas.ark" | cut -d' ' -f1)
   run "$BIN/hmm-forward" --device=cpu "$TMP/h.hmm" "ark:$TMP/ll.ark" "ark:$TMP/o.ark"
   [ "$status" -ne 0 ]
-  one_error "key '$key'" "loglikes have 22 columns" "use 1 pdfs"
+  one_error "key '$key'" "loglikes of dimension 22, expected 1" "pdfs 0..0"
   nothing_left words h.hmm ll.ark
+}
+
+@test "failures: a loglikes writer that dies mid-object upstream of hmm-forward ark:- is a truncation, not a mismatch" {
+  printf 'a 0 1 2\nb 3 4 5\n' > "$TMP/words"
+  "$BIN/hmm-init-topo" "$TMP/words" "$TMP/h.hmm" 2>/dev/null
+  python3 - "$TMP/ll.ark" <<'PY'
+import struct, sys
+import numpy as np
+x = -np.arange(300, dtype='<f4').reshape(50, 6) / 7
+with open(sys.argv[1], 'wb') as f:
+    for u in range(3):
+        f.write(b'u%d \0BFM \x04' % u + struct.pack('<i', 50) + b'\x04' + struct.pack('<i', 6) + x.tobytes())
+PY
+  "$BIN/copy-matrix" "ark:$TMP/ll.ark" "ark,t:$TMP/ll.txt" 2>/dev/null
+  # every byte of u1's key and header, then some of its payload (binary); u1's first rows (text)
+  for f in ll.ark ll.txt; do
+    start=$(grep -abo 'u1 ' "$TMP/$f" | head -1 | cut -d: -f1)
+    if [ $f = ll.ark ]; then cuts="$(seq $((start + 1)) $((start + 22))) $((start + 100))"
+    else cuts=$(seq $((start + 1)) 3 $((start + 120))); fi
+    for cut in $cuts; do
+      run bash -c "head -c $cut '$TMP/$f' | '$BIN/hmm-forward' --device=cpu '$TMP/h.hmm' ark:- ark:/dev/null"
+      echo "cut $cut of $f"
+      [ "$status" -eq 1 ]
+      one_error "ark:-, key 'u" "unexpected end of file"
+    done
+  done
 }
 
 @test "failures: hmm-init-topo refuses a word loop with no words" {

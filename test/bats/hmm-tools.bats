@@ -60,7 +60,7 @@ EOF
   # neither: one error line
   copy-feats "ark:$FIX/mfcc.ark" ark:f.ark 2>/dev/null
   run hmm-info f.ark
-  [ "$status" -ne 0 ] && [[ "$output" == *"neither an HMM set"* ]]
+  [ "$status" -ne 0 ] && [[ "$output" == *"not an HMM set or a Kaldi model"* ]]
 }
 
 @test "hmm-copy: binary/text round trip is exact; --hmms keeps a subset; errors leave no output" {

@@ -200,7 +200,7 @@ expect_fail() {
 @test "bad input: wrong pdf count, empty utterance, dead-end HMM, garbage HMM file, bad --precision" {
   make_words
   printf 'u1  [\n  0 1 \n  1 2 ]\n' > "$T/narrow.txt"
-  expect_fail "ark,t:$T/narrow.txt, key 'u1': loglikes have 2 columns" \
+  expect_fail "ark,t:$T/narrow.txt, key 'u1': loglikes of dimension 2, expected " \
     "$BIN/hmm-forward" --device=cpu "$T/w.hmm" "ark,t:$T/narrow.txt" "ark:$T/out.ark"
   python3 -c "print('ok  [\n' + ' '.join(['0'] * 12) + ' ]\nu2  [ ]')" > "$T/empty.txt"
   expect_fail "key 'u2': empty utterance" \

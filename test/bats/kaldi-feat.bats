@@ -207,12 +207,37 @@ PYEOF
   run "$BIN/select-voiced-frames" "ark:$UBM/feats.ark" "ark:$TMP/short.ark" "ark:$TMP/o.ark"
   [ "$status" -eq 1 ]
   [[ "$output" == *"mismatch in number of frames"* ]]
-  [[ "$output" == *"no VAD input found for utterance 'george_0_12'"* ]]
+  [[ "$output" == *"ark:$TMP/short.ark: no VAD vector for key 'george_0_12'; utterance skipped"* ]]
   rm -f "$TMP/o.ark"
   run "$BIN/select-voiced-frames" "ark:$UBM/feats.ark" "ark:$TMP/half.ark" "ark:$TMP/o.ark"
   [ "$status" -ne 0 ]
   [[ "$output" == *"key 'george_0_0': VAD value 0.5 at frame 0 (must be 0 or 1)"* ]]
   [ ! -e "$TMP/o.ark" ]
+}
+
+@test "select-voiced-frames and compute-vad with nothing voiced: the ERROR says which key and why" {
+  python3 - "$UBM/feats.ark" "$TMP" <<'PYEOF'
+import sys, kaldiio, numpy as np
+f = list(kaldiio.load_ark(sys.argv[1]))
+kaldiio.save_ark(sys.argv[2] + "/zero.ark", {k: np.zeros(len(x), np.float32) for k, x in f})
+PYEOF
+  first=$(python3 -c "import kaldiio, sys; print(next(iter(kaldiio.load_ark(sys.argv[1])))[0])" "$UBM/feats.ark")
+  run "$BIN/select-voiced-frames" "ark:$UBM/feats.ark" "ark:$TMP/zero.ark" "ark:$TMP/o.ark"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+  [[ "$(grep ERROR <<<"$output")" == *"key '$first'"*"no frame is voiced in ark:$TMP/zero.ark"* ]]
+  [[ "$(grep ERROR <<<"$output")" != *"exiting with status"* ]]
+  [ ! -e "$TMP/o.ark" ]
+  for omit in false true; do
+    run "$BIN/compute-vad" --vad-energy-threshold=1000 --omit-unvoiced-utts=$omit "ark:$UBM/feats.ark" "ark,t:$TMP/v.txt"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
+    [[ "$(grep ERROR <<<"$output")" == *"ark:$UBM/feats.ark"*"key '$first'"*"no frame was judged voiced"*"--vad-energy-threshold=1000"* ]]
+    [[ "$(grep ERROR <<<"$output")" != *"exiting with status"* ]]
+    [ ! -e "$TMP/v.txt" ]
+  done
 }
 
 @test "apply-cmvn-sliding --norm-vars: a constant column is floored, with at most --max-warnings warnings per utterance" {
@@ -563,6 +588,31 @@ check_log() {
   [ "$status" -ne 0 ]; [[ "$output" == *"unknown option --bogus"* ]]
   run "$UTILS/run.pl" JOB=1:2 log/nojob.log true
   [ "$status" -ne 0 ]; [[ "$output" == *"must contain JOB"* ]]
+}
+
+@test "run.pl: failures name run.pl and the logs; a log directory it cannot create is one line naming it and the cause" {
+  cd "$TMP"
+  run "$UTILS/run.pl" JOB=1:2 log/x.JOB.log false
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "${lines[0]}" == "run.pl: 2 / 2 failed (jobs 1 2), log is in log/x.1.log, log/x.2.log" ]]
+  run "$UTILS/run.pl" log/y.log false
+  [ "$status" -eq 1 ]
+  [[ "$output" == "run.pl: job failed, log is in log/y.log" ]]
+  # the same through run.sh says run.sh
+  run "$UTILS/run.sh" JOB=1:2 log/x.JOB.log false
+  [[ "$output" == "run.sh: 2 / 2 failed (jobs 1 2), log is in log/x.1.log, log/x.2.log" ]]
+  # a log directory under a regular file: no job runs, one line, no log named
+  touch afile
+  for launcher in run.pl run.sh; do
+    run "$UTILS/$launcher" JOB=1:2 afile/log/x.JOB.log touch ran.JOB
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ "${lines[0]}" == "$launcher: cannot create the log directory afile/log: Not a directory" ]]
+    [ ! -e ran.1 ] && [ ! -e ran.2 ]
+  done
 }
 
 @test "run.pl: a sid-script style call (a quoted feature pipeline rspecifier, an escaped pipe to gzip) gives Kaldi's features" {

@@ -107,7 +107,7 @@ sys.exit(0 if tail >= min_tail and abs(ref - float(sys.argv[2])) <= 1e-3 else 1)
 @test "score: wrong feature dimension is a one-line error and leaves no output" {
   run "$BIN/gmm-score-gpu" --device=cpu "$FIX/ami-diag16.gmm" "ark:$FIX/mfcc-deltas.ark" "ark:$TMP/out.ark"
   [ "$status" -ne 0 ]
-  [[ "$output" == *"dimension 39 does not match model dimension 13"* ]]
+  [[ "$output" == *"features of dimension 39, expected 13 (the model)"* ]]
   [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
   [ ! -e "$TMP/out.ark" ]
   [ -z "$(ls "$TMP")" ]
@@ -125,7 +125,7 @@ sys.exit(0 if tail >= min_tail and abs(ref - float(sys.argv[2])) <= 1e-3 else 1)
   for dev in cpu cpu-ref; do
     run timeout 60 "$BIN/gmm-score-gpu" --device=$dev --batch-frames=1 "$FIX/ami-diag16.gmm" "ark:$TMP/all.txt" "ark:$TMP/out.ark"
     [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
-    [[ "$output" == *"key bad: dimension 3 does not match model dimension 13"* ]]
+    [[ "$output" == *"key 'bad': features of dimension 3, expected 13 (the model)"* ]]
     [ "$(grep -c ERROR <<<"$output")" -eq 1 ]
     [ ! -e "$TMP/out.ark" ]
   done

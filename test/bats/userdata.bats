@@ -171,3 +171,43 @@ EOF
   valid_png "$T/w/loglike.png"
   valid_png "$T/w/confusion.png"
 }
+
+@test "recipes: --train-data and --test-data paths with a space (yesno run through, fsdd and arabic-digits stage 0)" {
+  ls "$GH_SHARED"/data/yesno/waves/*.wav >/dev/null 2>&1 || skip "yesno WAVs not found"
+  wav=$(ls "$GH_SHARED"/data/yesno/waves/*.wav | head -1)
+  echo "k $wav" | compute-mfcc-feats --sample-frequency=8000 scp:- ark:/dev/null 2>/dev/null || skip "no libsndfile"
+  D="$T/my data"
+  for s in train test; do
+    mkdir -p "$D/$s"
+    ls "$GH_SHARED"/data/yesno/waves/*.wav | LC_ALL=C sort |
+      if [ $s = train ]; then head -n 20; else tail -n 10; fi |
+      while read -r f; do echo "$(basename "$f" .wav) $f"; done > "$D/$s/wav.scp"
+    awk '{ n = split($1, w, "_"); printf "%s", $1; for (i = 1; i <= n; i++) printf " %s", w[i] == "1" ? "yes" : "no"; print "" }' \
+      "$D/$s/wav.scp" > "$D/$s/text"
+    awk '{ print $1, "global" }' "$D/$s/wav.scp" > "$D/$s/utt2spk"
+    awk '{ printf "%s%s", NR == 1 ? "global" : "", " " $1 } END { print "" }' "$D/$s/wav.scp" > "$D/$s/spk2utt"
+  done
+  run "$EGS/yesno/run.sh" --work "$T/y" --device cpu --iters 2 --gauss 1 --seed 7 \
+    --train-data "$D/train" --test-data "$D/test"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -q "^# data: --train-data $D/train, --test-data $D/test$" "$T/y/results.txt"
+  grep -q '^test (10 files): %WER ' "$T/y/results.txt"
+  # the other two recipes read the same loop at stage 0 (their own data: yes/no files as FSDD's layout)
+  run "$EGS/fsdd/run.sh" --work "$T/f" --device cpu --stop-stage 0 --train-data "$D/train" --test-data "$D/test"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  cmp "$T/f/data/train/text" "$D/train/text" && cmp "$T/f/data/test/text" "$D/test/text"
+  if [ -f "$ARABIC" ]; then
+    (cd "$T" && "$EGS/arabic-digits/local/prepare_data.sh" "$ARABIC" adata > /dev/null 2>&1)
+    mkdir -p "$T/a data"
+    awk 'NR <= 1 { print $1 }' "$T/adata/train/spk2utt" > "$T/s1"
+    "$EGS/utils/subset_data_dir.sh" --spk-list "$T/s1" "$T/adata/train" "$T/a data/train"
+    "$EGS/utils/subset_data_dir.sh" --spk-list "$T/s1" "$T/adata/train" "$T/a data/dev"
+    run "$EGS/arabic-digits/run.sh" --work "$T/a" --device cpu --stop-stage 0 \
+      --train-data "$T/a data/train" --test-data "$T/a data/dev"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    cmp "$T/a/data/train/text" "$T/a data/train/text"
+  fi
+}

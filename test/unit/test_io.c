@@ -4,8 +4,12 @@
  * parallel reader, specifier parsing. */
 #include <dirent.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gh-test.h"
@@ -597,7 +601,7 @@ static void test_specifiers(void) {
   GH_TEST_OK(!gh_is_wspecifier("-") && !gh_is_wspecifier("ark,s:x"), "invalid wspecifiers");
 }
 
-/* gh_commit_outputs (doc/reliability.md "Failure semantics"): with the commit deferred, finished outputs
+/* gh_commit_outputs: with the commit deferred, finished outputs
  * appear only when committed, all together; gh_wait_status_str words. */
 static void test_deferred_commit(void) {
   char a[700], b[700];
@@ -643,6 +647,159 @@ static void test_deferred_commit(void) {
   GH_TEST_OK(strstr(gh_wait_status_str(127 << 8, w, sizeof w), "command not found") != NULL, "wait status 127 << 8: '%s'", w);
 }
 
+/* A write that fails part-way (the file size limit, as a full disk: write(2)
+ * returns -1) under gh_tmpfile's stdio stream: in a child process, one
+ * fwrite larger than the stdio buffer and many small ones, each onto an
+ * existing file.  Each must end in one error naming the file and the cause,
+ * the old file intact, never a crash (glibc's cookie write must not see -1). */
+static void test_write_failure(void) {
+  const char *path = tmp_path("full.mdl");
+  for (int big = 0; big < 2; ++big) {
+    FILE *f = fopen(path, "w");
+    fputs("OLD MODEL\n", f);
+    fclose(f);
+    int fds[2];
+    if (pipe(fds) != 0) { GH_TEST_OK(0, "pipe"); return; }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      struct rlimit rl = {256 << 10, 256 << 10};
+      signal(SIGXFSZ, SIG_IGN); /* write returns EFBIG instead */
+      setrlimit(RLIMIT_FSIZE, &rl);
+      static int out;
+      out = fds[1];
+      gh_set_die_hook(NULL);
+      if (setjmp(die_jmp) == 0) {
+        gh_set_die_hook(die_to_jmp);
+        gh_ostream *o = gh_ostream_open(path);
+        /* the data ends where a page without access begins, so that a read past its end (stdio
+         * after a cookie write returned -1) crashes here as it would somewhere in a tool */
+        size_t n = 1 << 20, pg = (size_t)sysconf(_SC_PAGESIZE);
+        char *buf = mmap(NULL, n + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (buf == MAP_FAILED || mprotect(buf + n, pg, PROT_NONE) != 0) _exit(5);
+        if (big) fwrite(buf, 1, n, gh_ostream_fp(o));
+        else for (size_t i = 0; i < n / 100; ++i) fwrite(buf, 1, 100, gh_ostream_fp(o));
+        gh_ostream_close(o);
+        _exit(0);
+      }
+      if (write(out, die_msg, strlen(die_msg)) < 0) _exit(4);
+      _exit(3);
+    }
+    close(fds[1]);
+    char msg[512] = "";
+    ssize_t m = read(fds[0], msg, sizeof msg - 1);
+    msg[m > 0 ? m : 0] = '\0';
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    size_t n;
+    unsigned char *old = slurp(path, &n);
+    int intact = old && n == 10 && !memcmp(old, "OLD MODEL\n", 10);
+    free(old);
+    char want[600];
+    snprintf(want, sizeof want, "error writing '%s': File too large", path);
+    GH_TEST_OK(WIFEXITED(st) && WEXITSTATUS(st) == 3 && strstr(msg, want) && intact,
+               "write failure (%s): one error naming the file and the cause, old file intact (status %d%s, '%s')",
+               big ? "one 1 MB fwrite" : "100-byte fwrites", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+               WIFSIGNALED(st) ? " signal" : "", msg);
+  }
+}
+
+/* The message of reading rspec to its end with a sequential reader of type
+ * t (every key; "" if it read to the end without dying) into msg[n]. */
+static void read_all_msg(const char *rspec, gh_objtype t, char *msg, size_t n) {
+  msg[0] = '\0';
+  gh_seq_reader *volatile r = NULL;
+  gh_set_die_hook(die_to_jmp);
+  if (setjmp(die_jmp) == 0) {
+    r = gh_seq_reader_open(rspec, t);
+    for (; !gh_seq_reader_done(r); gh_seq_reader_next(r)) {}
+  } else {
+    snprintf(msg, n, "%s", die_msg);
+    r = NULL; /* abandoned mid-read, as a tool's gh_die abandons it */
+  }
+  gh_set_die_hook(NULL);
+  if (r) gh_seq_reader_close(r);
+}
+
+/* The message of looking key up in the random-access table rspec ("" if
+ * it did not die) into msg[n]. */
+static void rand_msg(const char *rspec, const char *key, char *msg, size_t n) {
+  msg[0] = '\0';
+  gh_rand_reader *volatile r = gh_rand_reader_open(rspec, GH_OBJ_MATRIX);
+  gh_set_die_hook(die_to_jmp);
+  if (setjmp(die_jmp) == 0) {
+    gh_rand_reader_value(r, key);
+    gh_set_die_hook(NULL);
+    gh_rand_reader_close(r);
+  } else {
+    snprintf(msg, n, "%s", die_msg);
+  }
+  gh_set_die_hook(NULL);
+}
+
+/* A writer that dies mid-object (a truncated archive, from a file and from a
+ * pipe): cut at every byte of the second and third objects (and at every
+ * 7th byte of their payloads), the reader must say "unexpected end of file"
+ * naming the table and the key, whatever byte it stopped in (key, binary
+ * marker, token, size byte, dimension, payload, text number), never report
+ * what it read as something else (a text object, a wrong token, a
+ * dimension).  Random access (a lookup reading up to the last key) too. */
+static void test_truncated(void) {
+  gh_matrix m = {0};
+  gh_matrix_resize(&m, 4, 6);
+  for (int i = 0; i < 24; ++i) m.data[i] = -1.25f * (float)i - 0.5f;
+  for (int k = 0; k < 2; ++k) {
+    char w[700], path[600];
+    snprintf(path, sizeof path, "%s/trunc-full.%s", tmpdir, k ? "txt" : "ark");
+    snprintf(w, sizeof w, "ark%s:%s", k ? ",t" : "", path);
+    gh_writer *wr = gh_writer_open(w);
+    gh_writer_write(wr, "u0", GH_OBJ_MATRIX, &m);
+    gh_writer_write(wr, "u1", GH_OBJ_MATRIX, &m);
+    gh_writer_write(wr, "u2", GH_OBJ_MATRIX, &m);
+    gh_writer_close(wr);
+    size_t n;
+    unsigned char *full = slurp(path, &n);
+    const unsigned char *u1 = memmem(full, n, "u1 ", 3);
+    size_t start = u1 ? (size_t)(u1 - full) : n; /* where u1's entry begins */
+    int bad = 0, cases = 0;
+    char first_bad[800] = "";
+    for (size_t cut = start; cut < n - 1; ++cut) {
+      if (cut > start + 40 && (cut - start) % 7) continue;
+      const char *tp = tmp_path("trunc.ark");
+      FILE *f = fopen(tp, "wb");
+      fwrite(full, 1, cut, f);
+      fclose(f);
+      for (int pipe_in = 0; pipe_in < 2; ++pipe_in) {
+        char spec[800], msg[600];
+        if (pipe_in) snprintf(spec, sizeof spec, "ark:cat %s |", tp);
+        else snprintf(spec, sizeof spec, "ark:%s", tp);
+        read_all_msg(spec, GH_OBJ_MATRIX, msg, sizeof msg);
+        ++cases;
+        /* a cut right before u1, or right after a text matrix's ']', leaves whole objects: no error */
+        int ok = cut == start || (k && full[cut - 1] == ']') ? !msg[0] :
+                 strstr(msg, "unexpected end of file") && strstr(msg, spec) &&
+                 (strstr(msg, "key 'u1'") || strstr(msg, "key 'u2'") || strstr(msg, "key 'u'"));
+        if (!ok && !bad++) snprintf(first_bad, sizeof first_bad, "cut %zu: '%s'", cut, msg);
+      }
+    }
+    GH_TEST_OK(!bad, "truncated %s archive: %d of %d cuts (file, pipe) not reported as an end of file naming the key%s%s",
+               k ? "text" : "binary", bad, cases, bad ? ": " : "", first_bad);
+    /* random access: the lookup of u2 reads through the truncated u1 */
+    FILE *f = fopen(tmp_path("trunc.ark"), "wb");
+    fwrite(full, 1, start + 12, f);
+    fclose(f);
+    char spec[800], msg[600];
+    snprintf(spec, sizeof spec, "ark:%s", tmp_path("trunc.ark"));
+    rand_msg(spec, "u2", msg, sizeof msg);
+    GH_TEST_OK(strstr(msg, "unexpected end of file") && strstr(msg, "key 'u1'") && (k || strstr(msg, " read")),
+               "truncated %s archive, random access: '%s'", k ? "text" : "binary", msg);
+    free(full);
+  }
+  gh_matrix_free(&m);
+}
+
 int main(void) {
   gh_init("test_io");
   gh_set_deferred_commit(0); /* the tests read back what they write */
@@ -658,6 +815,8 @@ int main(void) {
   test_ark_scan();
   test_specifiers();
   test_deferred_commit();
+  test_write_failure();
+  test_truncated();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
   if (system(cmd) != 0) printf("# could not remove %s\n", tmpdir);
