@@ -108,6 +108,11 @@ int main(int argc, char **argv) {
   const int R = gh_comm_size(comm), rank = gh_comm_rank(comm);
   if (rank > 0) gh_verbose = gh_verbose > -1 ? -1 : gh_verbose; /* rank 0 logs; warnings stay */
   gh_comm_check_build(comm);
+  /* every option that changes the arithmetic (--block-frames, floors,
+   * --precision, shrinkage ...) or the schedule (--num-iters, --first-iter,
+   * --mix-up, --seed ...) is the same on every rank, or the job stops here */
+  gh_comm_check_options(comm, po,
+                        (const char *const[]){"device", "max-device-memory", "iter-models", "write-accs", "binary", NULL});
   if (rank == 0 && *iter_models) { /* only rank 0 writes there */
     struct stat st;
     if (stat(iter_models, &st) != 0 || !S_ISDIR(st.st_mode))

@@ -138,6 +138,11 @@ int main(int argc, char **argv) {
 
   gh_comm *comm = gh_comm_start(&argc, &argv, &co);
   const int rank = gh_comm_rank(comm), size = gh_comm_size(comm);
+  /* every option that changes the arithmetic (--block-frames, floors,
+   * --precision, --min-post ...) or the schedule (--num-iters, --first-iter,
+   * --realign-iters, mix-up, --seed ...) is the same on every rank, or the
+   * job stops here */
+  gh_comm_check_options(comm, po, (const char *const[]){"device", "max-device-memory", "iter-models", "binary", NULL});
   /* the device: rank k of a host takes GPU k (modulo the GPUs there), as gmm-train */
   char devbuf[64];
   const int lsize = gh_comm_local_size(comm), lrank = gh_comm_local_rank(comm);

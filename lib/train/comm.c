@@ -443,6 +443,80 @@ void gh_comm_check_same(gh_comm *c, const void *bytes, size_t n, const char *wha
   _exit(1);
 }
 
+/* Line `i` of text t ("--name=value\n" lines) as name and value, into
+ * name[nn] / val[nv]; 0 if t has fewer lines. */
+static int opt_line(const char *t, int i, char *name, size_t nn, char *val, size_t nv) {
+  for (; i > 0 && *t; --i) {
+    const char *nl = strchr(t, '\n');
+    if (!nl) return 0;
+    t = nl + 1;
+  }
+  if (!*t) return 0;
+  const char *nl = strchr(t, '\n'), *eq = strchr(t, '=');
+  if (!nl) nl = t + strlen(t);
+  if (!eq || eq > nl) eq = nl;
+  snprintf(name, nn, "%.*s", (int)(eq - t), t);
+  snprintf(val, nv, "%.*s", (int)(eq < nl ? nl - eq - 1 : 0), eq < nl ? eq + 1 : eq);
+  return 1;
+}
+
+void gh_comm_check_options(gh_comm *c, const struct gh_opts *po, const char *const *skip) {
+  if (!c->mpi || c->size == 1) return;
+  const char *never[64];
+  int ns = 0;
+  for (const char *const *q = (const char *const[]){"verbose", "config", "help", "comm", "comm-timeout", NULL}; *q;)
+    never[ns++] = *q++;
+  for (const char *const *q = skip; q && *q && ns < 63;) never[ns++] = *q++;
+  never[ns] = NULL;
+  const size_t n = gh_opts_values(po, never, NULL, 0);
+  char *opts = gh_malloc(n + 1);
+  gh_opts_values(po, never, opts, n + 1);
+  uint64_t mine[2] = {gh_hash64(opts, n, GH_HASH64_INIT), n};
+  uint64_t *all = gh_malloc(sizeof mine * (size_t)c->size);
+  gh_comm_allgather(c, mine, sizeof mine, all);
+  int bad = -1;
+  uint64_t maxn = 0;
+  for (int r = 0; r < c->size; ++r) {
+    if (all[2 * r + 1] > maxn) maxn = all[2 * r + 1];
+    if (bad < 0 && r > 0 && (all[2 * r] != all[0] || all[2 * r + 1] != all[1])) bad = r;
+  }
+  free(all);
+  if (bad < 0) { free(opts); return; }
+  /* they differ: every rank's text (every rank takes part), rank 0 names the option */
+  const size_t L = (size_t)maxn + 1;
+  char *mine_t = gh_calloc(L, 1), *texts = gh_malloc(L * (size_t)c->size);
+  memcpy(mine_t, opts, n);
+  gh_comm_allgather(c, mine_t, L, texts);
+  char msg[1024] = "";
+  const char *t0 = texts, *tb = texts + (size_t)bad * L;
+  for (int i = 0;; ++i) {
+    char n0[128], v0[256], nb[128], vb[256];
+    const int h0 = opt_line(t0, i, n0, sizeof n0, v0, sizeof v0), hb = opt_line(tb, i, nb, sizeof nb, vb, sizeof vb);
+    if (!h0 && !hb) break; /* equal texts of different hash: cannot happen */
+    if (h0 && hb && !strcmp(n0, nb) && !strcmp(v0, vb)) continue;
+    if (h0 && hb && !strcmp(n0, nb))
+      snprintf(msg, sizeof msg, "ranks differ in option %s: rank 0 (host %s) has %s, rank %d (host %s) has %s", n0,
+               c->hosts[0], *v0 ? v0 : "\"\"", bad, c->hosts[bad], *vb ? vb : "\"\"");
+    else
+      snprintf(msg, sizeof msg, "ranks differ in their options: rank 0 (host %s) has %s, rank %d (host %s) has %s",
+               c->hosts[0], h0 ? n0 : "no more options", bad, c->hosts[bad], hb ? nb : "no more options");
+    break;
+  }
+  if (!*msg)
+    snprintf(msg, sizeof msg, "ranks differ in their options: rank 0 and rank %d (host %s)", bad, c->hosts[bad]);
+  free(mine_t);
+  free(texts);
+  free(opts);
+  if (c->rank == 0) fprintf(stderr, "%s: ERROR: %s\n", gh_progname, msg);
+  fflush(NULL);
+#ifdef GH_HAVE_MPI
+  gh_comm_barrier(c);
+  gh_set_die_hook(NULL);
+  MPI_Finalize();
+#endif
+  _exit(1);
+}
+
 void gh_comm_check_build(gh_comm *c) {
   if (!c->mpi || c->size == 1) return;
   uint64_t h = GH_HASH64_INIT;

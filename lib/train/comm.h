@@ -103,6 +103,17 @@ void gh_comm_sum_dd(gh_comm *c, const double *hi, const double *lo, size_t n, do
  * naming the ranks whose value differs from rank 0's) unless bytes[n] is
  * the same on every rank (compared by a 64-bit hash and the length). */
 void gh_comm_check_same(gh_comm *c, const void *bytes, size_t n, const char *what);
+/* The start-up agreement on options: dies on every rank unless every rank
+ * runs with the same values of po's options (opts.h gh_opts_values; the
+ * options that change the arithmetic or the schedule: all but those named
+ * in skip, a NULL-terminated list of names without "--", and --verbose,
+ * --config, --help, --comm, --comm-timeout, which never do).  Rank 0
+ * prints one line naming the first option that differs and both values,
+ * "ranks differ in option --block-frames: rank 0 (host H) has 500, rank 1
+ * (host H) has 3000" (the first rank that differs from rank 0).  Compared
+ * by a 64-bit hash and the length; the texts are gathered only when they
+ * differ.  Returns at once with one rank. */
+void gh_comm_check_options(gh_comm *c, const struct gh_opts *po, const char *const *skip);
 /* gh_comm_check_same on the running executable's bytes (/proc/self/exe):
  * ranks of different builds refuse to start together. */
 void gh_comm_check_build(gh_comm *c);

@@ -227,6 +227,40 @@ with open('$T/bad.ark', 'r+b') as f:
   [ ! -e $T/x.mdl ]
 }
 
+# (before: --block-frames 500 and 3000 trained on 4,692 of the 5,051 frames
+# with exit status 0; --num-iters 2 and 3 waited for the watchdog, which
+# blamed a dead peer)
+@test "gmm-train, hmm-train: ranks started with different options refuse at once, naming the option and both values" {
+  make_data; make_models
+  SECONDS=0
+  local a b
+  for pair in "--block-frames=500 --block-frames=3000" "--num-iters=2 --num-iters=3" "--mix-up=6 --mix-up=8" \
+              "--min-variance=0.001 --min-variance=0.002" "--precision=fp32 --precision=tf32"; do
+    read -r a b <<<"$pair"
+    run timeout 60 $MPIRUN -np 1 "$BIN/gmm-train" --device=cpu $a "$T/g_diag.0" scp:$T/f.scp $T/x.mdl : \
+      -np 1 "$BIN/gmm-train" --device=cpu $b "$T/g_diag.0" scp:$T/f.scp $T/x.mdl
+    echo "$output"
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    [ "$(echo "$output" | grep -c ': ERROR: ')" -eq 1 ]
+    echo "$output" | grep ': ERROR: ' | \
+      grep -q "ranks differ in option ${a%%=*}: rank 0 (host .*) has ${a#*=}, rank 1 (host .*) has ${b#*=}$"
+    [ ! -e $T/x.mdl ]
+  done
+  # options that do not change the result may differ: the output file, the device memory limit
+  $MPIRUN -np 1 "$BIN/gmm-train" --device=cpu --num-iters=2 --max-device-memory=1G "$T/g_diag.0" scp:$T/f.scp $T/y.mdl : \
+    -np 1 "$BIN/gmm-train" --device=cpu --num-iters=2 "$T/g_diag.0" scp:$T/f.scp $T/y.mdl 2>/dev/null
+  [ -s $T/y.mdl ]
+  # hmm-train agrees before reading anything (these inputs do not exist)
+  run timeout 60 $MPIRUN -np 1 "$BIN/hmm-train" --device=cpu --num-iters=2 $T/no.hmm $T/no.mdl scp:$T/no.scp \
+    ark:$T/no.txt $T/o.hmm $T/o.mdl : -np 1 "$BIN/hmm-train" --device=cpu --num-iters=3 $T/no.hmm $T/no.mdl \
+    scp:$T/no.scp ark:$T/no.txt $T/o.hmm $T/o.mdl
+  echo "$output"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+  [ "$(echo "$output" | grep -c ': ERROR: ')" -eq 1 ]
+  echo "$output" | grep ': ERROR: ' | grep -q "ranks differ in option --num-iters: rank 0 (host .*) has 2, rank 1 (host .*) has 3$"
+  [ "$SECONDS" -lt 60 ]
+}
+
 @test "gmm-train: option errors and --comm=none under a launcher" {
   make_data; make_models
   run gmm-train --comm=bogus --device=cpu "$T/g_full.0" scp:$T/f.scp $T/x.mdl
