@@ -36,6 +36,11 @@ struct gh_comm {
   pthread_cond_t cv;
   const char *coll;        /* collective in progress (NULL: none) */
   double coll_since;
+  /* arrival check before every collective (coll_begin) */
+  long long seq;           /* collectives begun by this rank */
+#ifdef GH_HAVE_MPI
+  MPI_Comm arrive;         /* MPI_COMM_WORLD's duplicate for the arrival messages */
+#endif
   /* scratch of gh_comm_sum_f64 */
   double *parts;
   size_t parts_cap;
@@ -134,8 +139,82 @@ MAYBE_UNUSED static void *watchdog_main(void *arg) {
   return NULL;
 }
 
+/* Before a collective: every rank tells every other one that it arrived
+ * (its count of collectives begun; MPI keeps a pair's messages in order)
+ * and waits for their messages, up to the timeout.  A rank that hangs or
+ * died is then named by every waiting rank ("rank 1 (host H) never reached
+ * it"), which the watchdog, blocked in the collective, cannot know.  Costs
+ * 2 (R - 1) messages of 8 bytes per collective. */
+MAYBE_UNUSED static void arrive(gh_comm *c, const char *what) {
+#ifdef GH_HAVE_MPI
+  const int R = c->size;
+  if (R < 2) return;
+  const long long mine = ++c->seq;
+  long long *got = gh_malloc(sizeof(long long) * (size_t)R);
+  MPI_Request *rq = gh_malloc(sizeof(MPI_Request) * 2 * (size_t)R);
+  int nr = 0;
+  for (int r = 0; r < R; ++r) {
+    got[r] = mine;
+    if (r == c->rank) continue;
+    MPI_Irecv(&got[r], 1, MPI_LONG_LONG, r, 0, c->arrive, &rq[nr++]);
+  }
+  const int nrecv = nr;
+  for (int r = 0; r < R; ++r)
+    if (r != c->rank) MPI_Isend(&mine, 1, MPI_LONG_LONG, r, 0, c->arrive, &rq[nr++]);
+  const double t0 = gh_seconds();
+  pthread_mutex_lock(&c->mu);
+  const double timeout = c->timeout;
+  pthread_mutex_unlock(&c->mu);
+  /* poll: a short spin, then sleeps growing from 20 us to 1 ms (a rank
+   * still reading its data must not lose its core to the waiting ones) */
+  int done = 0;
+  useconds_t nap = 20;
+  for (long spin = 0;; ++spin) {
+    MPI_Testall(nrecv, rq, &done, MPI_STATUSES_IGNORE);
+    if (done) break;
+    if (timeout > 0 && gh_seconds() - t0 > timeout) break;
+    if (spin < 100) continue;
+    usleep(nap);
+    if (nap < 1000) nap *= 2;
+  }
+  if (!done) {
+    /* which ranks arrived: their messages came */
+    char late[384] = "", came[256] = "";
+    size_t kl = 0, kc = 0;
+    int nl = 0;
+    for (int i = 0, r = 0; r < R; ++r) {
+      int flag = 1;
+      if (r != c->rank) MPI_Test(&rq[i++], &flag, MPI_STATUS_IGNORE);
+      if (!flag && kl < sizeof late) {
+        kl += (size_t)snprintf(late + kl, sizeof late - kl, "%s%d (host %s)", nl ? ", " : "", r, c->hosts[r]);
+        nl++;
+      } else if (flag && kc < sizeof came) {
+        kc += (size_t)snprintf(came + kc, sizeof came - kc, "%s%d", kc ? ", " : "", r);
+      }
+    }
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s did not finish within %g s (--comm-timeout): rank%s %s never reached it (died or "
+             "hangs); ranks that arrived: %s", what, timeout, nl > 1 ? "s" : "", late, came);
+    gh_comm_abort(c, msg);
+  }
+  MPI_Waitall(nr - nrecv, rq + nrecv, MPI_STATUSES_IGNORE);
+  for (int r = 0; r < R; ++r)
+    if (got[r] != mine) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s: rank %d (host %s) is at collective %lld, this rank at %lld (the ranks run "
+               "different schedules)", what, r, c->hosts[r], got[r], mine);
+      gh_comm_abort(c, msg);
+    }
+  free(got);
+  free(rq);
+#else
+  (void)c; (void)what;
+#endif
+}
+
 MAYBE_UNUSED static void coll_begin(gh_comm *c, const char *what) {
   if (!c->mpi) return;
+  arrive(c, what);
   pthread_mutex_lock(&c->mu);
   c->coll = what;
   c->coll_since = gh_seconds();
@@ -208,6 +287,7 @@ gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind) {
   MPI_Comm_rank(local, &c->local_rank);
   MPI_Comm_size(local, &c->local_size);
   MPI_Comm_free(&local);
+  MPI_Comm_dup(MPI_COMM_WORLD, &c->arrive);
   char me[HOST_LEN];
   memcpy(me, c->hosts[0], HOST_LEN);
   free(c->hosts);
@@ -244,6 +324,7 @@ void gh_comm_finalize(gh_comm *c) {
 #ifdef GH_HAVE_MPI
   if (c->mpi) {
     MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&c->arrive);
     gh_set_die_hook(NULL);
     MPI_Finalize();
   }

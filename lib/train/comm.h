@@ -25,10 +25,14 @@
  * Failure (issue 24, item 8): in "mpi"/"nccl" mode gh_die is routed through
  * gh_set_die_hook: the failing rank prints its one ERROR line followed by
  * "[rank R of N on host H, <context>]" (gh_comm_set_context: the shard) and
- * calls MPI_Abort(…, 1), which ends every rank with a non-zero exit.  A
- * watchdog thread aborts the job the same way when a collective has not
- * finished after the timeout (gh_comm_set_timeout; a peer that died or
- * hangs), so no rank waits for a dead peer for ever.
+ * calls MPI_Abort(…, 1), which ends every rank with a non-zero exit.
+ * Before every collective each rank tells every other one that it arrived
+ * (8 bytes to each) and waits for theirs up to the timeout
+ * (gh_comm_set_timeout): a rank that died or hangs is named by every
+ * waiting rank, with the ranks that did arrive, and the job is aborted the
+ * same way; a watchdog thread aborts it too when a collective that every
+ * rank entered has not finished after the timeout, so no rank waits for a
+ * dead peer for ever.
  */
 #ifndef GH_COMM_H
 #define GH_COMM_H

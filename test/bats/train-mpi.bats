@@ -182,7 +182,7 @@ print('<DIMENSION> 5 <NUMPDFS> 2'); print(g); print(g)" > $T/s.0
   [ -f $T/it/1.mdl ] && [ ! -e $T/it/2.mdl ]
 }
 
-@test "gmm-train: a hung rank: the watchdog (--comm-timeout) aborts the job with one error naming rank and shard" {
+@test "gmm-train: a hung rank: --comm-timeout aborts the job with one error naming the hung rank, the ranks that arrived, the rank and shard" {
   make_data; make_models
   SECONDS=0
   GH_TEST_HANG=1:2 run timeout 60 $MPIRUN -np 2 "$BIN/gmm-train" --device=cpu --num-iters=4 --block-frames=500 \
@@ -191,6 +191,16 @@ print('<DIMENSION> 5 <NUMPDFS> 2'); print(g); print(g)" > $T/s.0
   [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
   [ "$SECONDS" -lt 30 ]
   echo "$output" | grep "ERROR" | grep -q "did not finish within 2 s.*rank 0 of 2 on host .*shard 0 (utterances 1\.\."
+  # the waiting rank names the one that hung (before: "a peer rank died or hangs")
+  echo "$output" | grep "ERROR" | grep -q "rank 1 (host [^)]*) never reached it (died or hangs); ranks that arrived: 0 \["
+  [ ! -e $T/h.mdl ]
+  # three ranks, rank 2 hangs: both waiting ranks name it and say who arrived
+  GH_TEST_HANG=2:2 run timeout 60 $MPIRUN -np 3 "$BIN/gmm-train" --device=cpu --num-iters=4 --block-frames=500 \
+    --comm-timeout=2 "$T/g_full.0" scp:$T/f.scp $T/h.mdl
+  echo "$output"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+  [ "$SECONDS" -lt 50 ]
+  echo "$output" | grep "ERROR" | grep -q "rank 2 (host [^)]*) never reached it (died or hangs); ranks that arrived: 0, 1 \["
   [ ! -e $T/h.mdl ]
 }
 
