@@ -60,18 +60,15 @@ size_t gh_opts_values(const gh_opts *o, const char *const *skip, char *buf, size
     int skipped = 0;
     for (const char *const *q = skip; q && *q && !skipped; ++q) skipped = !strcmp(*q, e->name);
     if (skipped) continue;
-    char v[512];
+    char v[64];
+    const char *val = v; /* strings whole, however long */
     switch (e->kind) {
       case OPT_DOUBLE: snprintf(v, sizeof v, "%.17g", *(double *)e->ptr); break;
       case OPT_FLOAT: snprintf(v, sizeof v, "%.9g", (double)*(float *)e->ptr); break;
-      case OPT_STRING: {
-        const char *s = *(const char **)e->ptr;
-        snprintf(v, sizeof v, "%s", s ? s : "");
-        break;
-      }
+      case OPT_STRING: val = *(const char **)e->ptr ? *(const char **)e->ptr : ""; break;
       default: value_to_text(e, v, sizeof v);
     }
-    const int w = snprintf(k < n ? buf + k : NULL, k < n ? n - k : 0, "--%s=%s\n", e->name, v);
+    const int w = snprintf(k < n ? buf + k : NULL, k < n ? n - k : 0, "--%s=%s\n", e->name, val);
     k += (size_t)(w > 0 ? w : 0);
   }
   return k;
