@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
    * the host M-step (lib/gmm/gmm-est.c, double) from the same accumulators, max
    * |got - ref| / (1 + |ref|) over every float parameter. */
   double merr = -1;
-  gh_comm *comm = gh_comm_init(NULL, NULL, "none");
+  gh_comm *comm = gh_comm_single();
   gh_shard_data sd;
   gh_shard_data_from_data(&sd, &d, "bench");
   if (check > 0 && b->ops->mstep) {

@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
     gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
   if (!labels_rspec && model.num_pdfs != 1)
     gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
-  gh_comm *comm = gh_comm_init(NULL, NULL, "none"); /* one rank: gmm-train's EM as a plain process */
+  gh_comm *comm = gh_comm_single(); /* one rank: gmm-train's EM as a plain process */
   gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
   gh_data_opts dopt = {feats_rspec, labels_rspec, labels_rspec ? lt : GH_LABELS_NONE, model.num_pdfs, model.dim,
                        model_in};

@@ -165,7 +165,7 @@ int main(int argc, char **argv) {
   gh_shard_data sd;
   gh_shard_data_from_data(&sd, &d, "subset");
   gh_backend *b = gh_backend_create_end(start);
-  gh_comm *comm = gh_comm_init(NULL, NULL, "none");
+  gh_comm *comm = gh_comm_single();
   gh_dist_em em;
   gh_dist_em_init(&em, comm, b, &model, &sd, 0);
   int32_t cur = num_gauss_init, half = num_iters / 2 > 0 ? num_iters / 2 : 1;

@@ -249,6 +249,17 @@ static long launched_size(void) {
   return 0;
 }
 
+gh_comm *gh_comm_single(void) {
+  gh_comm *c = gh_calloc(1, sizeof *c);
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_cond_init(&c->cv, NULL);
+  c->timeout = 600.0;
+  c->size = c->local_size = 1;
+  c->hosts = gh_calloc(1, sizeof *c->hosts);
+  if (gethostname(c->hosts[0], HOST_LEN - 1) != 0) strcpy(c->hosts[0], "?");
+  return c;
+}
+
 gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind) {
   if (!kind) kind = "auto";
   if (strcmp(kind, "auto") && strcmp(kind, "none") && strcmp(kind, "mpi") && strcmp(kind, "nccl"))
@@ -265,13 +276,7 @@ gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind) {
            world);
   use_mpi = 0;
 #endif
-  gh_comm *c = gh_calloc(1, sizeof *c);
-  pthread_mutex_init(&c->mu, NULL);
-  pthread_cond_init(&c->cv, NULL);
-  c->timeout = 600.0;
-  c->size = c->local_size = 1;
-  c->hosts = gh_calloc(1, sizeof *c->hosts);
-  if (gethostname(c->hosts[0], HOST_LEN - 1) != 0) strcpy(c->hosts[0], "?");
+  gh_comm *c = gh_comm_single();
   g_comm = c;
   if (!use_mpi) return c;
 #ifdef GH_HAVE_MPI

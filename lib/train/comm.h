@@ -61,6 +61,11 @@ void gh_comm_opts_register(struct gh_opts *po, gh_comm_opts *o);
  * (R > 1 ranks) in a build without MPI.  In MPI mode also installs the die
  * hook and starts the watchdog (timeout 600 s until gh_comm_set_timeout). */
 gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind);
+/* The communicator "none" of a tool that is one process by design
+ * (gmm-est-gpu, gmm-global-init-from-feats: gh_dist_em as one rank): R = 1
+ * whatever the environment says (no launcher check, no MPI, no die hook).
+ * Free with gh_comm_finalize. */
+gh_comm *gh_comm_single(void);
 /* gh_comm_init(kind o->kind) and gh_comm_set_timeout(o->timeout). */
 gh_comm *gh_comm_start(int *argc, char ***argv, const gh_comm_opts *o);
 /* Ends the communicator (MPI_Finalize after a barrier in MPI mode; the
