@@ -1,5 +1,5 @@
 /* bench-em -- time of one EM iteration of a global GMM, as gmm-est-gpu runs
- * it (lib/train/gmm-data.h gh_em: frames resident on the backend, the E-step and
+ * it (lib/train/dist-em.h gh_dist_em, one rank, the frames one resident block; the E-step and
  * the M-step on the device where the backend has one (CUDA), else on the
  * host, lib/gmm/gmm-est.c; GH_MSTEP=host forces the host), on the
  * data of the PyTorch peer (bench/gemm_em_peer.py): N frames of dimension D,
@@ -23,7 +23,10 @@
 #include "registry/registry.h"
 #include "base/gh-base.h"
 #include "bench-args.h"
+#include "train/comm.h"
+#include "train/dist-em.h"
 #include "train/gmm-data.h"
+#include "train/shard.h"
 #include "gmm/gmm-est.h"
 
 #include <math.h>
@@ -126,36 +129,39 @@ int main(int argc, char **argv) {
    * the host M-step (lib/gmm/gmm-est.c, double) from the same accumulators, max
    * |got - ref| / (1 + |ref|) over every float parameter. */
   double merr = -1;
+  gh_comm *comm = gh_comm_single();
+  gh_shard_data sd;
+  gh_shard_data_from_data(&sd, &d, "bench");
   if (check > 0 && b->ops->mstep) {
     gh_gmm_set dev, host;
     memset(&dev, 0, sizeof dev); memset(&host, 0, sizeof host);
     gh_gmm_set_copy(&dev, &s); gh_gmm_set_copy(&host, &s);
-    gh_em e1, e2;
+    gh_dist_em e1, e2;
     gh_est_stats st;
-    gh_em_init(&e1, b, &dev, &d);
-    gh_em_estep(&e1, NULL);
-    gh_em_mstep(&e1, &eo, NULL, &st);
-    gh_em_sync(&e1);
-    gh_em_init(&e2, b, &host, &d);
+    gh_dist_em_init(&e1, comm, b, &dev, &sd, 0);
+    gh_dist_em_estep(&e1, NULL);
+    gh_dist_em_mstep(&e1, &eo, NULL, &st);
+    gh_dist_em_sync(&e1);
+    gh_dist_em_init(&e2, comm, b, &host, &sd, 0);
     e2.device_mstep = 0;
-    gh_em_estep(&e2, NULL);
-    gh_em_mstep(&e2, &eo, NULL, &st);
+    gh_dist_em_estep(&e2, NULL);
+    gh_dist_em_mstep(&e2, &eo, NULL, &st);
     merr = e1.mstep_on_device ? gh_gmm_set_max_diff(&dev, &host) : -1;
-    gh_em_free(&e1); gh_em_free(&e2);
+    gh_dist_em_free(&e1); gh_dist_em_free(&e2);
     gh_gmm_set_free(&dev); gh_gmm_set_free(&host);
   }
-  gh_em em;
-  gh_em_init(&em, b, &s, &d);
+  gh_dist_em em;
+  gh_dist_em_init(&em, comm, b, &s, &sd, 0);
   double tsum = 0, avg = 0, esum = 0;
   for (int it = 0; it < 2 + iters; ++it) {
     double t0 = gh_seconds();
-    avg = gh_em_estep(&em, NULL);
+    avg = gh_dist_em_estep(&em, NULL);
     gh_est_stats st;
     memset(&st, 0, sizeof st);
-    gh_em_mstep(&em, &eo, NULL, &st);
-    if (it >= 2) { tsum += gh_seconds() - t0; esum += em.estep_seconds; }
+    gh_dist_em_mstep(&em, &eo, NULL, &st);
+    if (it >= 2) { tsum += gh_seconds() - t0; esum += em.estep_seconds + em.reduce_seconds; }
   }
-  gh_em_sync(&em);
+  gh_dist_em_sync(&em);
   const double t = tsum / iters;
   const double E = full ? 1 + D + D * (D + 1) / 2.0 : 1 + 2.0 * D;
   const char *var = getenv("GH_CUDA_ESTEP"), *mv = getenv("GH_MSTEP");
@@ -170,10 +176,11 @@ int main(int argc, char **argv) {
          vs, t * 1e3, esum / iters * 1e3, (t - esum / iters) * 1e3,
          N / t, 4.0 * N * M * E / t * 1e-9, es, ts, em.mstep_on_device ? "device" : "host", ms, avg,
          s.pdfs[0].num_gauss);
-  gh_em_free(&em);
+  gh_dist_em_free(&em);
   gh_backend_free(b);
   gh_gmm_set_free(&s);
-  gh_data_free(&d);
+  gh_shard_data_free(&sd);
+  gh_comm_finalize(comm);
   free(cent);
   return 0;
 }

@@ -136,7 +136,7 @@ typedef struct {
   void *(*host_alloc)(gh_backend *b, size_t bytes);
   void (*host_free)(gh_backend *b, void *p);
 
-  /* ---- optional: the M-step on the device (lib/train/gmm-data.h gh_em_mstep) ----
+  /* ---- optional: the M-step on the device (lib/train/dist-em.h gh_dist_em_mstep) ----
    * After accumulate(): the maximum-likelihood update of every pdf of m
    * from m's own accumulators, with the arithmetic of lib/gmm/gmm-est.c
    * gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate: weights

@@ -1,21 +1,26 @@
-/* gmm-est-gpu -- EM re-estimation of a GMM set on the GPU (CPU fallback).
- * Features are read once into one frame block and uploaded once to the
- * backend (resident across iterations); the model stays on the device too
- * when the backend does the M-step there (CUDA), else every iteration
- * fetches the accumulators, runs the M-step on the host (lib/gmm/gmm-est.c,
- * Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate) and uploads the new model
- * (lib/train/gmm-data.h gh_em). */
+/* gmm-est-gpu -- EM re-estimation of a GMM set on the GPU (CPU fallback):
+ * gmm-train as one plain process (communicator "none", one rank), with the
+ * same EM engine (lib/train/dist-em.h gh_dist_em): the features are read
+ * into frame blocks (lib/train/shard.h, --block-frames) uploaded once and
+ * resident across iterations; the blocks' accumulators are combined in
+ * double-double; the model stays on the device too when the backend does
+ * the M-step there (CUDA), else every iteration runs the M-step on the host
+ * (lib/gmm/gmm-est.c, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate) and
+ * uploads the new model.  With the same --block-frames its model is
+ * gmm-train's, bit for bit. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "registry/registry.h"
 #include "base/gh-base.h"
-#include "train/gmm-data.h"
+#include "base/opts.h"
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
-#include "base/opts.h"
 #include "gmm/shrink.h"
 #include "train/device-opts.h"
+#include "train/comm.h"
+#include "train/dist-em.h"
+#include "train/shard.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -49,6 +54,10 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
   gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
   gh_opts_string(po, "write-accs", &write_accs, "Write the accumulators of the last E-step to this file");
+  int64_t block_frames = 65536;
+  gh_opts_int64(po, "block-frames", &block_frames,
+                "Frames per block of the E-step (utterances in key order, cut at utterance boundaries), as "
+                "gmm-train's");
   gh_est_opts_register(po, &eo);
   gh_mstep_shrink ms;
   gh_mstep_shrink_register(po, &ms);
@@ -57,21 +66,34 @@ int main(int argc, char **argv) {
   const char *model_in = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
   const char *labels_rspec = nargs == 4 ? gh_opts_arg(po, 2) : NULL, *model_out = gh_opts_arg(po, nargs - 1);
   if (num_iters < 1) gh_die("--num-iters must be >= 1 (got %d)", num_iters);
+  if (block_frames < 1) gh_die("--block-frames must be >= 1 (got %lld)", (long long)block_frames);
 
   gh_gmm_set model;
   gh_gmm_set_read(model_in, &model);
 
   gh_mstep_shrink_parse(&ms);
   gh_mstep_shrink_attach(&ms, &model, model_in, write_accs, &eo);
+  gh_label_type lt = GH_LABELS_NONE;
+  if (labels_rspec && (gh_label_type_parse(label_type, &lt) != 0 || lt == GH_LABELS_NONE))
+    gh_die("--label-type must be ali, utt or post (got '%s')", label_type);
+  if (!labels_rspec && model.num_pdfs != 1)
+    gh_die("%s has %d pdfs: a labels argument is needed", model_in, model.num_pdfs);
+  gh_comm *comm = gh_comm_single(); /* one rank: gmm-train's EM as a plain process */
   gh_device_opts_begin(&dev); /* the device starts while we read */
-  gh_data data;
-  gh_data_load_for_model(&data, &model, model_in, feats_rspec, labels_rspec, label_type);
-  gh_log("loaded %d utterances, %d frames of dimension %d (%lld frame-pdf pairs)", data.num_utts,
-         data.num_frames, data.dim, (long long)data.num_pairs);
+  gh_data_opts dopt = {feats_rspec, labels_rspec, labels_rspec ? lt : GH_LABELS_NONE, model.num_pdfs, model.dim,
+                       model_in};
+  gh_shard_data sd;
+  gh_shard_data_load(&sd, &dopt, block_frames, 1, 0, NULL);
+  gh_shard_data_warn(&sd, &dopt);
+  int64_t num_pairs = 0;
+  for (int32_t k = 0; k < sd.num_blocks; ++k) num_pairs += sd.blocks[k].num_pairs;
+  const int64_t num_frames = sd.plan.frame_off[sd.plan.num_utts];
+  gh_log("loaded %lld utterances, %lld frames of dimension %d (%lld frame-pdf pairs) in %d blocks",
+         (long long)sd.plan.num_utts, (long long)num_frames, model.dim, (long long)num_pairs, sd.num_blocks);
   gh_backend *be = gh_device_opts_end(&dev);
   gh_host_blas_serial(); /* the M-step's small LAPACK calls run faster on one thread */
-  gh_em em;
-  gh_em_init(&em, be, &model, &data); /* frames resident across iterations */
+  gh_dist_em em;
+  gh_dist_em_init(&em, comm, be, &model, &sd, 0); /* frames resident across iterations */
   gh_rng rng;
   gh_rng_seed(&rng, (uint64_t)seed);
   gh_accs_set accs;
@@ -79,19 +101,19 @@ int main(int argc, char **argv) {
   for (int32_t it = 1; it <= num_iters; ++it) {
     /* The accumulators come to the host (and the M-step runs there) only
      * when something here needs them; else the M-step stays on the device
-     * when the backend has one (gh_em). */
+     * when the backend has one (gh_dist_em). */
     const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) || (it == num_iters && *write_accs);
-    avg = gh_em_estep(&em, want_accs ? &accs : NULL);
+    avg = gh_dist_em_estep(&em, want_accs ? &accs : NULL);
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
-           data.total_weight, em.estep_seconds > 0 ? data.num_frames / em.estep_seconds : 0.0);
+           em.total_weight, em.estep_seconds > 0 ? num_frames / em.estep_seconds : 0.0);
     if (gh_shrink_needs_stats(ms.so.method) || (ms.shrinkage_stats && it == num_iters && *write_accs)) {
       gh_accs_shrink_init(&accs, &model); /* second pass, centres = this E-step model's means */
-      gh_backend_acc_shrink(be, &model, data.feats, data.num_frames, data.pairs, data.num_pairs, &accs);
+      gh_dist_em_acc_shrink(&em, &accs);
     }
     gh_est_stats st;
     memset(&st, 0, sizeof st);
     gh_shrink_stats_init(&ms.sst);
-    gh_em_mstep(&em, &eo, want_accs ? &accs : NULL, &st);
+    gh_dist_em_mstep(&em, &eo, want_accs ? &accs : NULL, &st);
     if (ms.so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&ms.so, &ms.sst);
     gh_vlog(1, "iteration %d: auxiliary function change per frame %.6f over %.0f frames (M-step on the %s, %.3g s)",
             it, st.count > 0 ? st.objf_change / st.count : 0.0, st.count, em.mstep_on_device ? "device" : "host",
@@ -105,7 +127,7 @@ int main(int argc, char **argv) {
         double *occs = gh_malloc(sizeof(double) * model.num_pdfs);
         gh_accs_pdf_occs(&accs, occs);
         int64_t after = gh_gmm_set_mixup(&model, mix_up, occs, power, min_count, perturb, &rng);
-        gh_em_model_changed(&em);
+        gh_dist_em_model_changed(&em);
         gh_log("mixed up from %lld to %lld Gaussians", (long long)before, (long long)after);
         free(occs);
       }
@@ -116,14 +138,15 @@ int main(int argc, char **argv) {
     gh_accs_write(write_accs, binary, &accs);
     gh_accs_free(&accs);
   }
-  gh_em_sync(&em);
+  gh_dist_em_sync(&em);
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("wrote %s: %d pdfs, %lld Gaussians; last avg loglike per frame %.6f over %.0f frames", model_out,
-         model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), avg, data.total_weight);
-  gh_em_free(&em);
+         model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), avg, em.total_weight);
+  gh_dist_em_free(&em);
   gh_backend_free(be);
-  gh_data_free(&data);
+  gh_shard_data_free(&sd);
   gh_gmm_set_free(&model);
+  gh_comm_finalize(comm);
   gh_opts_free(po);
   return 0;
 }

@@ -8,7 +8,8 @@
  * (DiagGmm::Split, perturbation 0.1) by (num_gauss - num_gauss_init) /
  * (num_iters / 2) Gaussians until --num-gauss.  The random draws come from
  * our RNG (gh_rng, seed --srand), not Kaldi's rand().  EM runs on the
- * backend with the subset resident (lib/train/gmm-data.h gh_em). */
+ * backend with the subset resident, through the trainers' EM engine as
+ * one rank (lib/train/dist-em.h gh_dist_em; the subset is one block). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@
 #include "io/table.h"
 #include "train/gmm-data.h"
 #include "train/device-opts.h"
+#include "train/comm.h"
+#include "train/dist-em.h"
+#include "train/shard.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -160,32 +164,36 @@ int main(int argc, char **argv) {
   gh_data_add_utt(&d, &o, NULL, "subset", &kv);
   free(keep);
   d.total_weight = (double)d.num_frames;
+  gh_shard_data sd;
+  gh_shard_data_from_data(&sd, &d, "subset");
   gh_backend *b = gh_device_opts_end(&dev);
-  gh_em em;
-  gh_em_init(&em, b, &model, &d);
+  gh_comm *comm = gh_comm_single();
+  gh_dist_em em;
+  gh_dist_em_init(&em, comm, b, &model, &sd, 0);
   int32_t cur = num_gauss_init, half = num_iters / 2 > 0 ? num_iters / 2 : 1;
   const int32_t inc = (num_gauss - num_gauss_init) / half;
   for (int32_t iter = 0; iter < num_iters; ++iter) {
-    double avg = gh_em_estep(&em, NULL);
-    gh_log("Likelihood per frame on iteration %d was %.6g over %d frames.", iter, avg, d.num_frames);
+    double avg = gh_dist_em_estep(&em, NULL);
+    gh_log("Likelihood per frame on iteration %d was %.6g over %d frames.", iter, avg, sd.blocks[0].num_frames);
     gh_est_stats st = {0};
-    gh_em_mstep(&em, &eo, NULL, &st);
+    gh_dist_em_mstep(&em, &eo, NULL, &st);
     gh_log("Objective-function change on iteration %d was %.6g over %.6g frames.", iter,
            st.count > 0 ? st.objf_change / st.count : 0.0, st.count);
     int32_t next = cur + inc < num_gauss ? cur + inc : num_gauss;
-    gh_em_sync(&em);
+    gh_dist_em_sync(&em);
     if (next > model.pdfs[0].num_gauss) {
       gh_log("Splitting to %d Gaussians.", next);
       gh_gmm_split(&model.pdfs[0], next, 0.1, &rng);
-      gh_em_model_changed(&em);
+      gh_dist_em_model_changed(&em);
       cur = next;
     }
   }
-  gh_em_sync(&em);
-  gh_em_free(&em);
+  gh_dist_em_sync(&em);
+  gh_dist_em_free(&em);
+  gh_comm_finalize(comm);
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("Wrote model to %s", model_out);
-  gh_data_free(&d);
+  gh_shard_data_free(&sd);
   gh_backend_free(b);
   gh_gmm_set_free(&model);
   gh_opts_free(po);

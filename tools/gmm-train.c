@@ -100,6 +100,11 @@ int main(int argc, char **argv) {
   const int R = gh_comm_size(comm), rank = gh_comm_rank(comm);
   if (rank > 0) gh_verbose = gh_verbose > -1 ? -1 : gh_verbose; /* rank 0 logs; warnings stay */
   gh_comm_check_build(comm);
+  /* every option that changes the arithmetic (--block-frames, floors,
+   * --precision, shrinkage ...) or the schedule (--num-iters, --first-iter,
+   * --mix-up, --seed ...) is the same on every rank, or the job stops here */
+  gh_comm_check_options(comm, po,
+                        (const char *const[]){"device", "max-device-memory", "iter-models", "write-accs", "binary", NULL});
   if (rank == 0 && *iter_models) { /* only rank 0 writes there */
     struct stat st;
     if (stat(iter_models, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -138,10 +143,7 @@ int main(int argc, char **argv) {
   gh_log("%lld utterances, %lld frames of dimension %d in %d blocks of <= %lld frames, %d rank%s",
          (long long)sd.plan.num_utts, (long long)sd.plan.frame_off[sd.plan.num_utts], model.dim, sd.plan.num_blocks,
          (long long)block_frames, R, R > 1 ? "s" : "");
-  if (sd.num_skipped && rank == 0) /* every rank counts them: rank 0 says it */
-    gh_warn("%lld utterances had no labels in %s and were skipped", (long long)sd.num_skipped, labels_rspec);
-  if (sd.num_empty && rank == 0)
-    gh_warn("%lld empty feature matrices in %s were skipped", (long long)sd.num_empty, feats_rspec);
+  if (rank == 0) gh_shard_data_warn(&sd, &dopt); /* every rank counts them: rank 0 says it */
   if (R > 1 || gh_verbose >= 1) {
     /* the rank -> host -> shard table, known to every rank, logged by rank 0 */
     for (int r = 0; r < R; ++r) {

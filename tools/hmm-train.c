@@ -64,9 +64,11 @@ int main(int argc, char **argv) {
       "(--mode=bw: Baum-Welch, transitions re-estimated) or Viterbi alignment (--mode=viterbi, on\n"
       "--realign-iters), the GMM E-step on the posteriors or the alignment, the reduction over the\n"
       "ranks, the M-step and the mix-up schedule of steps/train_word_hmm.sh.  The outputs are\n"
-      "written (atomically) after every iteration.  Transcripts: utterance -> HMM name or word\n"
-      "sequence (words joined, with --optional-silence), as hmm-bw --transcripts.  Under mpirun /\n"
-      "srun, local rank k of a host takes its GPU k mod GPUs (--device=auto or cuda) and cores / ranks threads.\n"
+      "written once, after the last iteration (atomically: a failed run leaves none); --iter-models\n"
+      "also writes every iteration's models, as checkpoints to resume from with --first-iter.\n"
+      "Transcripts: utterance -> HMM name or word sequence (words joined, with --optional-silence),\n"
+      "as hmm-bw --transcripts.\n"
+      "Under mpirun / srun, local rank k of a host takes its GPU k mod GPUs (--device=auto or cuda) and cores / ranks threads.\n"
       "Usage:  hmm-train [options] <hmm-in> <model-in> <feats-rspecifier> <transcripts-rspecifier> "
       "<hmm-out> <model-out>\n"
       "e.g.:   hmm-train --mode=bw --num-iters=12 --gauss=8 0.hmm 0.mdl scp:data/feats.scp \\\n"
@@ -135,6 +137,11 @@ int main(int argc, char **argv) {
 
   gh_comm *comm = gh_comm_start(&argc, &argv, &co);
   const int rank = gh_comm_rank(comm), size = gh_comm_size(comm);
+  /* every option that changes the arithmetic (--block-frames, floors,
+   * --precision, --min-post ...) or the schedule (--num-iters, --first-iter,
+   * --realign-iters, mix-up, --seed ...) is the same on every rank, or the
+   * job stops here */
+  gh_comm_check_options(comm, po, (const char *const[]){"device", "max-device-memory", "iter-models", "binary", NULL});
   gh_device_opts_bind_rank(&dev, comm); /* rank k of a host: GPU k mod its GPUs */
   gh_hmm_set set;
   gh_hmm_set_read(hmm_rx, &set);

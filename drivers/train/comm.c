@@ -37,6 +37,11 @@ struct gh_comm {
   pthread_cond_t cv;
   const char *coll;        /* collective in progress (NULL: none) */
   double coll_since;
+  /* arrival check before every collective (coll_begin) */
+  long long seq;           /* collectives begun by this rank */
+#ifdef GH_HAVE_MPI
+  MPI_Comm arrive;         /* MPI_COMM_WORLD's duplicate for the arrival messages */
+#endif
   /* scratch of gh_comm_sum_f64 */
   double *parts;
   size_t parts_cap;
@@ -135,8 +140,82 @@ MAYBE_UNUSED static void *watchdog_main(void *arg) {
   return NULL;
 }
 
+/* Before a collective: every rank tells every other one that it arrived
+ * (its count of collectives begun; MPI keeps a pair's messages in order)
+ * and waits for their messages, up to the timeout.  A rank that hangs or
+ * died is then named by every waiting rank ("rank 1 (host H) never reached
+ * it"), which the watchdog, blocked in the collective, cannot know.  Costs
+ * 2 (R - 1) messages of 8 bytes per collective. */
+MAYBE_UNUSED static void arrive(gh_comm *c, const char *what) {
+#ifdef GH_HAVE_MPI
+  const int R = c->size;
+  if (R < 2) return;
+  const long long mine = ++c->seq;
+  long long *got = gh_malloc(sizeof(long long) * (size_t)R);
+  MPI_Request *rq = gh_malloc(sizeof(MPI_Request) * 2 * (size_t)R);
+  int nr = 0;
+  for (int r = 0; r < R; ++r) {
+    got[r] = mine;
+    if (r == c->rank) continue;
+    MPI_Irecv(&got[r], 1, MPI_LONG_LONG, r, 0, c->arrive, &rq[nr++]);
+  }
+  const int nrecv = nr;
+  for (int r = 0; r < R; ++r)
+    if (r != c->rank) MPI_Isend(&mine, 1, MPI_LONG_LONG, r, 0, c->arrive, &rq[nr++]);
+  const double t0 = gh_seconds();
+  pthread_mutex_lock(&c->mu);
+  const double timeout = c->timeout;
+  pthread_mutex_unlock(&c->mu);
+  /* poll: a short spin, then sleeps growing from 20 us to 1 ms (a rank
+   * still reading its data must not lose its core to the waiting ones) */
+  int done = 0;
+  useconds_t nap = 20;
+  for (long spin = 0;; ++spin) {
+    MPI_Testall(nrecv, rq, &done, MPI_STATUSES_IGNORE);
+    if (done) break;
+    if (timeout > 0 && gh_seconds() - t0 > timeout) break;
+    if (spin < 100) continue;
+    usleep(nap);
+    if (nap < 1000) nap *= 2;
+  }
+  if (!done) {
+    /* which ranks arrived: their messages came */
+    char late[384] = "", came[256] = "";
+    size_t kl = 0, kc = 0;
+    int nl = 0;
+    for (int i = 0, r = 0; r < R; ++r) {
+      int flag = 1;
+      if (r != c->rank) MPI_Test(&rq[i++], &flag, MPI_STATUS_IGNORE);
+      if (!flag && kl < sizeof late) {
+        kl += (size_t)snprintf(late + kl, sizeof late - kl, "%s%d (host %s)", nl ? ", " : "", r, c->hosts[r]);
+        nl++;
+      } else if (flag && kc < sizeof came) {
+        kc += (size_t)snprintf(came + kc, sizeof came - kc, "%s%d", kc ? ", " : "", r);
+      }
+    }
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s did not finish within %g s (--comm-timeout): rank%s %s never reached it (died or "
+             "hangs); ranks that arrived: %s", what, timeout, nl > 1 ? "s" : "", late, came);
+    gh_comm_abort(c, msg);
+  }
+  MPI_Waitall(nr - nrecv, rq + nrecv, MPI_STATUSES_IGNORE);
+  for (int r = 0; r < R; ++r)
+    if (got[r] != mine) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s: rank %d (host %s) is at collective %lld, this rank at %lld (the ranks run "
+               "different schedules)", what, r, c->hosts[r], got[r], mine);
+      gh_comm_abort(c, msg);
+    }
+  free(got);
+  free(rq);
+#else
+  (void)c; (void)what;
+#endif
+}
+
 MAYBE_UNUSED static void coll_begin(gh_comm *c, const char *what) {
   if (!c->mpi) return;
+  arrive(c, what);
   pthread_mutex_lock(&c->mu);
   c->coll = what;
   c->coll_since = gh_seconds();
@@ -171,6 +250,17 @@ static long launched_size(void) {
   return 0;
 }
 
+gh_comm *gh_comm_single(void) {
+  gh_comm *c = gh_calloc(1, sizeof *c);
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_cond_init(&c->cv, NULL);
+  c->timeout = 600.0;
+  c->size = c->local_size = 1;
+  c->hosts = gh_calloc(1, sizeof *c->hosts);
+  if (gethostname(c->hosts[0], HOST_LEN - 1) != 0) strcpy(c->hosts[0], "?");
+  return c;
+}
+
 gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind) {
   if (!kind) kind = "auto";
   if (strcmp(kind, "auto") && strcmp(kind, "none") && strcmp(kind, "mpi") && strcmp(kind, "nccl"))
@@ -187,13 +277,7 @@ gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind) {
            world);
   use_mpi = 0;
 #endif
-  gh_comm *c = gh_calloc(1, sizeof *c);
-  pthread_mutex_init(&c->mu, NULL);
-  pthread_cond_init(&c->cv, NULL);
-  c->timeout = 600.0;
-  c->size = c->local_size = 1;
-  c->hosts = gh_calloc(1, sizeof *c->hosts);
-  if (gethostname(c->hosts[0], HOST_LEN - 1) != 0) strcpy(c->hosts[0], "?");
+  gh_comm *c = gh_comm_single();
   g_comm = c;
   if (!use_mpi) return c;
 #ifdef GH_HAVE_MPI
@@ -209,6 +293,7 @@ gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind) {
   MPI_Comm_rank(local, &c->local_rank);
   MPI_Comm_size(local, &c->local_size);
   MPI_Comm_free(&local);
+  MPI_Comm_dup(MPI_COMM_WORLD, &c->arrive);
   char me[HOST_LEN];
   memcpy(me, c->hosts[0], HOST_LEN);
   free(c->hosts);
@@ -245,6 +330,7 @@ void gh_comm_finalize(gh_comm *c) {
 #ifdef GH_HAVE_MPI
   if (c->mpi) {
     MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&c->arrive);
     gh_set_die_hook(NULL);
     MPI_Finalize();
   }
@@ -434,6 +520,80 @@ void gh_comm_check_same(gh_comm *c, const void *bytes, size_t n, const char *wha
   free(all);
   if (!bad) return;
   /* every rank knows: rank 0 says it once, all end with status 1 */
+  if (c->rank == 0) fprintf(stderr, "%s: ERROR: %s\n", gh_progname, msg);
+  fflush(NULL);
+#ifdef GH_HAVE_MPI
+  gh_comm_barrier(c);
+  gh_set_die_hook(NULL);
+  MPI_Finalize();
+#endif
+  _exit(1);
+}
+
+/* Line `i` of text t ("--name=value\n" lines) as name and value, into
+ * name[nn] / val[nv]; 0 if t has fewer lines. */
+static int opt_line(const char *t, int i, char *name, size_t nn, char *val, size_t nv) {
+  for (; i > 0 && *t; --i) {
+    const char *nl = strchr(t, '\n');
+    if (!nl) return 0;
+    t = nl + 1;
+  }
+  if (!*t) return 0;
+  const char *nl = strchr(t, '\n'), *eq = strchr(t, '=');
+  if (!nl) nl = t + strlen(t);
+  if (!eq || eq > nl) eq = nl;
+  snprintf(name, nn, "%.*s", (int)(eq - t), t);
+  snprintf(val, nv, "%.*s", (int)(eq < nl ? nl - eq - 1 : 0), eq < nl ? eq + 1 : eq);
+  return 1;
+}
+
+void gh_comm_check_options(gh_comm *c, const struct gh_opts *po, const char *const *skip) {
+  if (!c->mpi || c->size == 1) return;
+  const char *never[64];
+  int ns = 0;
+  for (const char *const *q = (const char *const[]){"verbose", "config", "help", "comm", "comm-timeout", NULL}; *q;)
+    never[ns++] = *q++;
+  for (const char *const *q = skip; q && *q && ns < 63;) never[ns++] = *q++;
+  never[ns] = NULL;
+  const size_t n = gh_opts_values(po, never, NULL, 0);
+  char *opts = gh_malloc(n + 1);
+  gh_opts_values(po, never, opts, n + 1);
+  uint64_t mine[2] = {gh_hash64(opts, n, GH_HASH64_INIT), n};
+  uint64_t *all = gh_malloc(sizeof mine * (size_t)c->size);
+  gh_comm_allgather(c, mine, sizeof mine, all);
+  int bad = -1;
+  uint64_t maxn = 0;
+  for (int r = 0; r < c->size; ++r) {
+    if (all[2 * r + 1] > maxn) maxn = all[2 * r + 1];
+    if (bad < 0 && r > 0 && (all[2 * r] != all[0] || all[2 * r + 1] != all[1])) bad = r;
+  }
+  free(all);
+  if (bad < 0) { free(opts); return; }
+  /* they differ: every rank's text (every rank takes part), rank 0 names the option */
+  const size_t L = (size_t)maxn + 1;
+  char *mine_t = gh_calloc(L, 1), *texts = gh_malloc(L * (size_t)c->size);
+  memcpy(mine_t, opts, n);
+  gh_comm_allgather(c, mine_t, L, texts);
+  char msg[1024] = "";
+  const char *t0 = texts, *tb = texts + (size_t)bad * L;
+  for (int i = 0;; ++i) {
+    char n0[128], v0[256], nb[128], vb[256];
+    const int h0 = opt_line(t0, i, n0, sizeof n0, v0, sizeof v0), hb = opt_line(tb, i, nb, sizeof nb, vb, sizeof vb);
+    if (!h0 && !hb) break; /* equal texts of different hash: cannot happen */
+    if (h0 && hb && !strcmp(n0, nb) && !strcmp(v0, vb)) continue;
+    if (h0 && hb && !strcmp(n0, nb))
+      snprintf(msg, sizeof msg, "ranks differ in option %s: rank 0 (host %s) has %s, rank %d (host %s) has %s", n0,
+               c->hosts[0], *v0 ? v0 : "\"\"", bad, c->hosts[bad], *vb ? vb : "\"\"");
+    else
+      snprintf(msg, sizeof msg, "ranks differ in their options: rank 0 (host %s) has %s, rank %d (host %s) has %s",
+               c->hosts[0], h0 ? n0 : "no more options", bad, c->hosts[bad], hb ? nb : "no more options");
+    break;
+  }
+  if (!*msg)
+    snprintf(msg, sizeof msg, "ranks differ in their options: rank 0 and rank %d (host %s)", bad, c->hosts[bad]);
+  free(mine_t);
+  free(texts);
+  free(opts);
   if (c->rank == 0) fprintf(stderr, "%s: ERROR: %s\n", gh_progname, msg);
   fflush(NULL);
 #ifdef GH_HAVE_MPI

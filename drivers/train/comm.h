@@ -25,10 +25,14 @@
  * Failure: in "mpi"/"nccl" mode gh_die is routed through
  * gh_set_die_hook: the failing rank prints its one ERROR line followed by
  * "[rank R of N on host H, <context>]" (gh_comm_set_context: the shard) and
- * calls MPI_Abort(…, 1), which ends every rank with a non-zero exit.  A
- * watchdog thread aborts the job the same way when a collective has not
- * finished after the timeout (gh_comm_set_timeout; a peer that died or
- * hangs), so no rank waits for a dead peer for ever.
+ * calls MPI_Abort(…, 1), which ends every rank with a non-zero exit.
+ * Before every collective each rank tells every other one that it arrived
+ * (8 bytes to each) and waits for theirs up to the timeout
+ * (gh_comm_set_timeout): a rank that died or hangs is named by every
+ * waiting rank, with the ranks that did arrive, and the job is aborted the
+ * same way; a watchdog thread aborts it too when a collective that every
+ * rank entered has not finished after the timeout, so no rank waits for a
+ * dead peer for ever.
  */
 #ifndef GH_COMM_H
 #define GH_COMM_H
@@ -58,6 +62,11 @@ void gh_comm_opts_register(struct gh_opts *po, gh_comm_opts *o);
  * (R > 1 ranks) in a build without MPI.  In MPI mode also installs the die
  * hook and starts the watchdog (timeout 600 s until gh_comm_set_timeout). */
 gh_comm *gh_comm_init(int *argc, char ***argv, const char *kind);
+/* The communicator "none" of a tool that is one process by design
+ * (gmm-est-gpu, gmm-global-init-from-feats: gh_dist_em as one rank): R = 1
+ * whatever the environment says (no launcher check, no MPI, no die hook).
+ * Free with gh_comm_finalize. */
+gh_comm *gh_comm_single(void);
 /* gh_comm_init(kind o->kind) and gh_comm_set_timeout(o->timeout). */
 gh_comm *gh_comm_start(int *argc, char ***argv, const gh_comm_opts *o);
 /* Ends the communicator (MPI_Finalize after a barrier in MPI mode; the
@@ -108,6 +117,17 @@ void gh_dd_acc_reduce(const gh_dd_acc *a, gh_comm *c, double *out);
  * naming the ranks whose value differs from rank 0's) unless bytes[n] is
  * the same on every rank (compared by a 64-bit hash and the length). */
 void gh_comm_check_same(gh_comm *c, const void *bytes, size_t n, const char *what);
+/* The start-up agreement on options: dies on every rank unless every rank
+ * runs with the same values of po's options (opts.h gh_opts_values; the
+ * options that change the arithmetic or the schedule: all but those named
+ * in skip, a NULL-terminated list of names without "--", and --verbose,
+ * --config, --help, --comm, --comm-timeout, which never do).  Rank 0
+ * prints one line naming the first option that differs and both values,
+ * "ranks differ in option --block-frames: rank 0 (host H) has 500, rank 1
+ * (host H) has 3000" (the first rank that differs from rank 0).  Compared
+ * by a 64-bit hash and the length; the texts are gathered only when they
+ * differ.  Returns at once with one rank. */
+void gh_comm_check_options(gh_comm *c, const struct gh_opts *po, const char *const *skip);
 /* gh_comm_check_same on the running executable's bytes (/proc/self/exe):
  * ranks of different builds refuse to start together. */
 void gh_comm_check_build(gh_comm *c);

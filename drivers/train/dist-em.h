@@ -1,4 +1,6 @@
-/* dist-em.h -- EM of a GMM set over R ranks (gmm-train): each
+/* dist-em.h -- the EM engine of the GMM tools: EM of a GMM set over R
+ * ranks (gmm-train; gmm-est-gpu, gmm-global-init-from-feats and bench-em
+ * run it as one rank, communicator "none"): each
  * rank keeps its shard (lib/train/shard.h) resident on its backend, one
  * frame block per gh_dev_data, and every iteration
  *   1. E-step: accumulate() block after block in the global block order:

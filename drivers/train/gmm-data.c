@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "base/gh-base.h"
-#include "gmm/gmm-est.h"
 #include "io/table.h"
 
 int gh_label_type_parse(const char *s, gh_label_type *t) {
@@ -262,14 +261,32 @@ gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d) {
 
 double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
                      gh_accs_set *accs, double *seconds) {
-  gh_em em;
-  /* the cast is safe: a gh_em writes its model only when syncing after a
-   * device M-step, and this one runs none */
-  gh_em_init(&em, b, (gh_gmm_set *)model, d);
-  const double avg = gh_em_estep(&em, accs);
-  if (seconds) *seconds = em.estep_seconds;
-  gh_em_free(&em);
-  return avg;
+  if (model->dim != d->dim)
+    gh_die("model dimension %d does not match feature dimension %d", model->dim, d->dim);
+  gh_dev_data *dd = gh_data_upload(b, d);
+  const double t0 = gh_seconds();
+  gh_dev_model *dm = b->ops->model_upload(b, model);
+  b->ops->acc_zero(b, dm);
+  const double t1 = gh_seconds();
+  const double ll = b->ops->accumulate(b, dm, dd);
+  const double t2 = gh_seconds();
+  /* numerical contract (doc/reliability.md): a frame whose likelihood is
+   * NaN, or -inf under every Gaussian of its pdf, gives no statistics; the
+   * pdf would look as if it had no data */
+  if (d->total_weight > 0 && !isfinite(ll))
+    gh_die("E-step: total log-likelihood %g: some frame is %s under its pdf (outside the numerical contract, "
+           "doc/reliability.md; gmm-score-gpu names the frame)", ll, isnan(ll) ? "NaN" : "-inf under every Gaussian");
+  gh_accs_init(accs, model);
+  b->ops->acc_fetch(b, dm, accs);
+  accs->total_frames = d->total_weight;
+  accs->total_loglike = ll;
+  const double t3 = gh_seconds();
+  if (seconds) *seconds = t3 - t0;
+  gh_vlog(2, "E-step: model upload %.2f ms, accumulate %.2f ms, fetch %.2f ms", 1e3 * (t1 - t0), 1e3 * (t2 - t1),
+          1e3 * (t3 - t2));
+  b->ops->model_free(b, dm);
+  b->ops->data_free(b, dd);
+  return d->total_weight > 0 ? ll / d->total_weight : 0.0;
 }
 
 void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *model_name,
@@ -282,95 +299,4 @@ void gh_data_load_for_model(gh_data *d, const gh_gmm_set *model, const char *mod
     gh_die("%s has %d pdfs: a labels argument is needed", model_name, model->num_pdfs);
   }
   gh_data_load(d, &o);
-}
-
-
-/* ---------------- EM with resident data (gmm-data.h gh_em) ---------------- */
-void gh_em_init(gh_em *em, gh_backend *b, gh_gmm_set *model, const gh_data *d) {
-  memset(em, 0, sizeof *em);
-  em->b = b;
-  em->model = model;
-  em->d = d;
-  em->dd = gh_data_upload(b, d);
-  const char *e = getenv("GH_MSTEP");
-  em->device_mstep = !(e && !strcmp(e, "host"));
-}
-
-void gh_em_sync(gh_em *em) {
-  if (!em->host_stale) return;
-  em->b->ops->model_fetch(em->b, em->dm, em->model);
-  em->host_stale = 0;
-}
-
-void gh_em_model_changed(gh_em *em) {
-  if (em->dm) em->b->ops->model_free(em->b, em->dm);
-  em->dm = NULL;
-  em->host_stale = 0;
-}
-
-void gh_em_free(gh_em *em) {
-  gh_em_model_changed(em);
-  if (em->dd) em->b->ops->data_free(em->b, em->dd);
-  em->dd = NULL;
-}
-
-double gh_em_estep(gh_em *em, gh_accs_set *accs) {
-  gh_backend *b = em->b;
-  const gh_data *d = em->d;
-  if (em->model->dim != d->dim)
-    gh_die_dim(NULL, NULL, "features", d->dim, em->model->dim, "the model");
-  double t0 = gh_seconds();
-  if (!em->dm) em->dm = b->ops->model_upload(b, em->model);
-  b->ops->acc_zero(b, em->dm);
-  double t1 = gh_seconds();
-  double ll = b->ops->accumulate(b, em->dm, em->dd);
-  double t2 = gh_seconds();
-  /* numerical contract (doc/reliability.md): a frame whose likelihood is
-   * NaN, or -inf under every Gaussian of its pdf, gives no statistics; the
-   * pdf would look as if it had no data */
-  if (d->total_weight > 0 && !isfinite(ll))
-    gh_die("E-step: total log-likelihood %g: some frame is %s under its pdf (outside the numerical contract, "
-           "doc/reliability.md; gmm-score-gpu names the frame)", ll, isnan(ll) ? "NaN" : "-inf under every Gaussian");
-  if (accs) {
-    gh_em_sync(em);
-    gh_accs_init(accs, em->model);
-    b->ops->acc_fetch(b, em->dm, accs);
-    accs->total_frames = d->total_weight;
-    accs->total_loglike = ll;
-  }
-  em->estep_seconds = gh_seconds() - t0;
-  gh_vlog(2, "E-step: model upload %.2f ms, accumulate %.2f ms, fetch %.2f ms", 1e3 * (t1 - t0),
-          1e3 * (t2 - t1), 1e3 * (t0 + em->estep_seconds - t2));
-  return d->total_weight > 0 ? ll / d->total_weight : 0.0;
-}
-
-void gh_em_mstep(gh_em *em, const gh_est_opts *eo, const gh_accs_set *accs, gh_est_stats *st) {
-  gh_backend *b = em->b;
-  double t0 = gh_seconds();
-  em->mstep_on_device = 0;
-  for (int32_t p = 0; p < em->model->num_pdfs; ++p)
-    if (em->model->pdfs[p].type == GH_COV_FULL) { gh_max_condition_check(eo->max_condition, "--max-condition"); break; }
-  if (!accs && em->device_mstep && b->ops->mstep && em->dm) {
-    gh_est_stats local;
-    memset(&local, 0, sizeof local);
-    if (b->ops->mstep(b, em->dm, eo, &local) == 0) {
-      gh_est_stats_finish(&local, em->model->num_pdfs, st);
-      em->host_stale = 1;
-      em->mstep_on_device = 1;
-      em->mstep_seconds = gh_seconds() - t0;
-      return;
-    }
-    gh_vlog(1, "M-step on the host: %s", gh_last_error());
-  }
-  gh_accs_set own;
-  if (!accs) {
-    gh_em_sync(em);
-    gh_accs_init(&own, em->model);
-    b->ops->acc_fetch(b, em->dm, &own);
-    accs = &own;
-  }
-  gh_gmm_set_update(em->model, accs, eo, st);
-  if (accs == &own) gh_accs_free(&own);
-  gh_em_model_changed(em); /* the next E-step uploads the new model */
-  em->mstep_seconds = gh_seconds() - t0;
 }

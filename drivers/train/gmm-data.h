@@ -103,64 +103,22 @@ void gh_data_pdf_index(const gh_data *d, int32_t num_pdfs, int64_t **off, int64_
  * frees). */
 void gh_data_pairs_frames(const gh_data *d, const int64_t *idx, int64_t n, float **X, float **w);
 
-/* One E-step of the whole data set on backend b (a one-iteration gh_em,
- * below): uploads d and the model, zeroes and fills the device
- * accumulators with one accumulate() call over the data, and fetches them
- * into *accs (initialised here with gh_accs_init; caller frees with
- * gh_accs_free).  Sets accs->total_frames = d->total_weight and
- * accs->total_loglike = sum of weight * log p(x|pdf) (natural log, total).
- * Dies if the model's dimension differs from the data's.  *seconds (if
- * non-NULL) gets the wall time (model upload, accumulate, fetch; not the
- * data upload).  Returns the average log-likelihood per (weighted) frame. */
+/* One E-step of the whole data set on backend b (gmm-acc-stats-gpu,
+ * gmm-init, the adaptation tools; EM over iterations is gh_dist_em,
+ * lib/train/dist-em.h): uploads d and the model, zeroes and fills the
+ * device accumulators with one accumulate() call over the data, fetches
+ * them into *accs (initialised here with gh_accs_init; caller frees with
+ * gh_accs_free) and frees the device copies.  Sets accs->total_frames =
+ * d->total_weight and accs->total_loglike = sum of weight * log p(x|pdf)
+ * (natural log, total).  Dies if the model's dimension differs from the
+ * data's, or if the total log-likelihood is not finite (a frame outside
+ * the numerical contract).  *seconds (if non-NULL) gets the wall time
+ * (model upload, accumulate, fetch; not the data upload).  Returns the
+ * average log-likelihood per (weighted) frame. */
 double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
                      gh_accs_set *accs, double *seconds);
 /* d's frames and pairs on backend b (backend.h data_upload): d must stay
  * unchanged until the handle is freed with b->ops->data_free(b, dd). */
 gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d);
-
-/* EM on data resident on a backend (gmm-est-gpu, bench-em): the frames are
- * uploaded once (gh_em_init); the model is uploaded when the device has no
- * current copy and stays there across iterations while the backend
- * re-estimates it on the device (backend.h mstep); otherwise (no mstep,
- * or it declines, or the caller wants the accumulators) the accumulators
- * are fetched, the host M-step (lib/gmm/gmm-est.c) runs and the next E-step
- * uploads the new model.  The host copy *model is current only after
- * gh_em_sync (or a host M-step).  GH_MSTEP=host in the environment keeps
- * every M-step on the host (benchmarks). */
-struct gh_est_opts;
-struct gh_est_stats;
-typedef struct {
-  gh_backend *b;
-  gh_gmm_set *model;    /* host copy */
-  const gh_data *d;
-  gh_dev_data *dd;      /* d resident on b */
-  gh_dev_model *dm;     /* device copy of the current model, or NULL */
-  int host_stale;       /* *model is older than dm (device M-step since the last sync) */
-  int device_mstep;     /* try b's mstep (1 unless GH_MSTEP=host) */
-  int mstep_on_device;  /* where the last M-step ran */
-  double estep_seconds, mstep_seconds; /* wall time of the last E-step (model upload if
-                                          any, accumulate, fetch) and M-step */
-} gh_em;
-/* Uploads d (dies as gh_data_upload); model and d must outlive em. */
-void gh_em_init(gh_em *em, gh_backend *b, gh_gmm_set *model, const gh_data *d);
-/* E-step with the current model.  accs NULL: the accumulators stay on the
- * device for gh_em_mstep; else they are fetched into *accs (gh_accs_init
- * here; caller frees; totals set as gh_data_estep does) and *model is
- * synced (so it is the E-step model, e.g. for a shrinkage pass).  Returns
- * the average log-likelihood per (weighted) frame (natural log).  Dies if
- * the model's dimension differs from the data's. */
-double gh_em_estep(gh_em *em, gh_accs_set *accs);
-/* M-step after gh_em_estep with the same accs argument (NULL: on the
- * device when it can, else fetched and on the host; non-NULL: those
- * accumulators, on the host).  Adds the counts to *st (may be NULL) and
- * logs gh_gmm_set_update's warnings either way. */
-void gh_em_mstep(gh_em *em, const struct gh_est_opts *eo, const gh_accs_set *accs, struct gh_est_stats *st);
-/* Make *model current (backend model_fetch after device M-steps). */
-void gh_em_sync(gh_em *em);
-/* The caller changed *model on the host (mix-up): drops the device copy. */
-void gh_em_model_changed(gh_em *em);
-/* Frees the device copies (not *model, not d). */
-void gh_em_free(gh_em *em);
-
 
 #endif

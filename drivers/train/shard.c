@@ -301,7 +301,17 @@ void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_
   for (int64_t i = 0; i < n; ++i) {
     const char *key = gh_feat_toc_key(t, i);
     if (gh_feat_toc_rows(t, i) == 0) { sd->num_empty++; continue; }
-    if (lab && !gh_rand_reader_has_key(lab, key)) { sd->num_skipped++; continue; }
+    if (lab && !gh_rand_reader_has_key(lab, key)) {
+      if (sd->num_skipped < 3) {
+        size_t l = strlen(sd->skipped_keys);
+        snprintf(sd->skipped_keys + l, sizeof sd->skipped_keys - l, "%s'%s'", l ? ", " : "", key);
+      } else if (sd->num_skipped == 3) {
+        size_t l = strlen(sd->skipped_keys);
+        snprintf(sd->skipped_keys + l, sizeof sd->skipped_keys - l, ", ...");
+      }
+      sd->num_skipped++;
+      continue;
+    }
     keys[m] = key;
     frames[m] = gh_feat_toc_rows(t, i);
     ++m;
@@ -399,4 +409,23 @@ void gh_shard_data_free(gh_shard_data *sd) {
   free(sd->blocks);
   gh_shard_plan_free(&sd->plan);
   memset(sd, 0, sizeof *sd);
+}
+
+void gh_shard_data_warn(const gh_shard_data *sd, const gh_data_opts *o) {
+  if (sd->num_skipped)
+    gh_warn("%lld utterances had no labels in %s and were skipped: %s", (long long)sd->num_skipped, o->labels_rspec,
+            sd->skipped_keys);
+  if (sd->num_empty) gh_warn("%lld empty feature matrices in %s were skipped", (long long)sd->num_empty, o->feats_rspec);
+}
+
+void gh_shard_data_from_data(gh_shard_data *sd, gh_data *d, const char *key) {
+  if (d->num_frames <= 0) gh_die("%s: no frames to train on", key);
+  memset(sd, 0, sizeof *sd);
+  const int32_t frames = d->num_frames;
+  gh_shard_plan_make(&sd->plan, &key, &frames, 1, frames, 1, key);
+  sd->num_blocks = 1;
+  sd->blocks = gh_calloc(1, sizeof(gh_data));
+  sd->blocks[0] = *d;
+  sd->total_weight = d->total_weight;
+  memset(d, 0, sizeof *d);
 }

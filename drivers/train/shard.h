@@ -92,6 +92,7 @@ typedef struct {
   gh_data *blocks;       /* [num_blocks]: each block's frames and (frame, pdf) pairs, block-local frame
                             indices (gmm-data.h) */
   int64_t num_skipped;   /* utterances of the table not used: no labels (counted by every rank) */
+  char skipped_keys[256]; /* the first of them in table order, quoted: "'a', 'b', 'c', ..." ("" if none) */
   int64_t num_empty;     /* utterances with 0 frames */
   double total_weight;   /* this shard's sum of pair weights */
 } gh_shard_data;
@@ -109,5 +110,15 @@ struct gh_comm;
 void gh_shard_data_load(gh_shard_data *sd, const gh_data_opts *o, int64_t block_frames, int32_t num_shards,
                         int32_t shard, struct gh_comm *comm);
 void gh_shard_data_free(gh_shard_data *sd);
+/* The loader's warnings, for one rank to print: "N utterances had no
+ * labels in <labels> and were skipped: 'k1', 'k2', 'k3', ..." (the first
+ * keys, table order) and "N empty feature matrices in <feats> were
+ * skipped"; nothing when there are none. */
+void gh_shard_data_warn(const gh_shard_data *sd, const gh_data_opts *o);
+/* A one-shard, one-block gh_shard_data of data already in memory (d is
+ * moved in and left empty; gh_shard_data_free frees it), for EM on it with
+ * gh_dist_em (gmm-global-init-from-feats' frame subset): one utterance
+ * named key holding all d->num_frames (> 0) frames. */
+void gh_shard_data_from_data(gh_shard_data *sd, gh_data *d, const char *key);
 
 #endif

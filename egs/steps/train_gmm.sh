@@ -31,8 +31,8 @@
 #                        than this many jobs: parallel gmm-sum-accs jobs first)
 #   --stage -1           resume: -1 = from the initialisation; N >= 0 = from
 #                        iteration N (needs <dir>/N.mdl)
-# With --nj N each job's accumulators are rounded to float and summed in
-# another order, so the model equals the --nj 1 model within 1e-5 + 1e-4 x
+# With --nj N each job's accumulators (double files) are summed in another
+# order, so the model equals the --nj 1 model within 1e-5 + 1e-4 x
 # the largest entry of each vector or matrix (utils/compare_gmms.sh, checked
 # by test/bats/recipes.bats), not bitwise.  With --ranks N the accumulators stay in
 # double and are summed in a fixed order, so any N gives the --ranks 1 model

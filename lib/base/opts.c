@@ -55,6 +55,28 @@ static void value_to_text(const opt_entry *e, char *buf, size_t n) {
   }
 }
 
+size_t gh_opts_values(const gh_opts *o, const char *const *skip, char *buf, size_t n) {
+  size_t k = 0;
+  if (n > 0) buf[0] = 0;
+  for (int i = 0; i < o->num_opts; ++i) {
+    const opt_entry *e = &o->opts[i];
+    int skipped = 0;
+    for (const char *const *q = skip; q && *q && !skipped; ++q) skipped = !strcmp(*q, e->name);
+    if (skipped) continue;
+    char v[64];
+    const char *val = v; /* strings whole, however long */
+    switch (e->kind) {
+      case OPT_DOUBLE: snprintf(v, sizeof v, "%.17g", *(double *)e->ptr); break;
+      case OPT_FLOAT: snprintf(v, sizeof v, "%.9g", (double)*(float *)e->ptr); break;
+      case OPT_STRING: val = *(const char **)e->ptr ? *(const char **)e->ptr : ""; break;
+      default: value_to_text(e, v, sizeof v);
+    }
+    const int w = snprintf(k < n ? buf + k : NULL, k < n ? n - k : 0, "--%s=%s\n", e->name, val);
+    k += (size_t)(w > 0 ? w : 0);
+  }
+  return k;
+}
+
 static void add(gh_opts *o, const char *name, opt_kind kind, void *ptr, const char *help) {
   if (o->num_opts == o->cap) {
     o->cap = o->cap ? 2 * o->cap : 16;

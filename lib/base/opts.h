@@ -8,6 +8,7 @@
  */
 #ifndef GH_OPTS_H
 #define GH_OPTS_H
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct gh_opts gh_opts;
@@ -31,6 +32,14 @@ void gh_opts_check(gh_opts *o, void (*fn)(void *ctx), void *ctx);
 int gh_opts_parse(gh_opts *o, int argc, char **argv);
 const char *gh_opts_arg(gh_opts *o, int i);
 int gh_opts_num_args(gh_opts *o);
+/* The registered options' current values as "--name=value\n" lines in
+ * registration order (booleans true/false, numbers exactly: doubles with
+ * 17 digits, strings as given), leaving out those named in skip (a
+ * NULL-terminated list of names without "--"; may be NULL).  Writes at
+ * most n bytes to buf (NUL-terminated when n > 0) and returns the length
+ * of the whole text (without the NUL), as snprintf.  For processes that
+ * must run with the same options (comm.h gh_comm_check_options). */
+size_t gh_opts_values(const gh_opts *o, const char *const *skip, char *buf, size_t n);
 /* Print usage + options on stderr and exit 1 (wrong argument count). */
 void gh_opts_usage_exit(gh_opts *o);
 void gh_opts_free(gh_opts *o);

@@ -77,7 +77,7 @@ typedef struct gh_est_stats {
 /* The warnings of one M-step over a set of num_pdfs pdfs (pdfs without data,
  * Gaussians removed / not updated, variances floored) from its counts
  * `local`, then local added into *st (if non-NULL).  Shared by the host
- * M-step (gh_gmm_set_update) and the backends' device M-step (gh_em_mstep),
+ * M-step (gh_gmm_set_update) and the backends' device M-step (gh_dist_em_mstep),
  * so both log alike. */
 void gh_est_stats_finish(const gh_est_stats *local, int32_t num_pdfs, gh_est_stats *st);
 

@@ -145,12 +145,13 @@ int64_t gh_gmm_set_total_gauss(const gh_gmm_set *s);
  * <GMMACCS> token, the variance token tells them apart):
  *   <GMMACCS> <VECSIZE> D <NUMCOMPONENTS> G <FLAGS> uint16 (binary: size byte
  *   0xFE = -2, i.e. unsigned 2 bytes, then LE value; text: "7 ")
- *   <OCCUPANCY> FV <MEANACCS> FM (0x0 if no kGmmMeans)
- *   diag: <DIAGVARACCS> FM (0x0 if no kGmmVariances)
- *   full: [<FULLVARACCS> G x FP, centred]  (only if kGmmVariances)
+ *   <OCCUPANCY> DV <MEANACCS> DM (0x0 if no kGmmMeans)
+ *   diag: <DIAGVARACCS> DM (0x0 if no kGmmVariances)
+ *   full: [<FULLVARACCS> G x DP, centred]  (only if kGmmVariances)
  *   </GMMACCS>
- * Values are written as float (Kaldi converts to BaseFloat); read as
- * float or double.
+ * Values are written as double (Kaldi converts to float before writing,
+ * which loses the variances E[x^2] - mu^2 of features offset by 1e3
+ * sigma); read as float (Kaldi's files) or double, as Kaldi's readers do.
  *
  * Statistics for the EM M-step, in double (Kaldi AccumDiagGmm /
  * AccumFullGmm with flags = kGmmAll):

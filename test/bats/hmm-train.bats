@@ -347,3 +347,12 @@ PY
     cmp "$T/device.hmm" "$T/d2.hmm"
   fi
 }
+
+@test "hmm-train --help: the final outputs are written once, at the end; --iter-models checkpoints every iteration" {
+  # (before, the help promised every output "written (atomically) after every iteration";
+  # the --iter-models test above shows what happens)
+  run hmm-train --help
+  [[ "$output" == *"written once, after the last iteration"* ]]
+  [[ "$output" == *"--iter-models"*"also writes every iteration's models"* ]]
+  [[ "$output" != *"written (atomically) after every iteration"* ]]
+}

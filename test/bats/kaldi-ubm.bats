@@ -183,11 +183,25 @@ assert max(abs(x - 0.5 * y) for x, y in zip(a, b)) <= 1e-5 * max(b)
 PY
 }
 
-@test "gmm-global-sum-accs / fgmm-global-sum-accs: bytes; as an rxfilename pipe to the estimators" {
+@test "gmm-global-sum-accs / fgmm-global-sum-accs: Kaldi's float accs rewritten in double with the same values; sums" {
+  # Kaldi's float accumulators, rewritten in double (DV/DM, DP): the diagonal
+  # values exactly (the same text as Kaldi's file read directly), the full
+  # ones (centred, un-centred and re-centred in double) to 1e-9
   "$BIN/gmm-global-sum-accs" "$TMP/s.acc" "$F/diag.acc"
-  cmp "$TMP/s.acc" "$F/diag.acc"
+  grep -qa '<DIAGVARACCS> DM' "$TMP/s.acc"
+  "$BIN/gmm-global-sum-accs" --binary=false "$TMP/s.txt" "$TMP/s.acc"
+  "$BIN/gmm-global-sum-accs" --binary=false "$TMP/k.txt" "$F/diag.acc"
+  cmp "$TMP/s.txt" "$TMP/k.txt"
   "$BIN/fgmm-global-sum-accs" - "$F/full.acc" > "$TMP/f.acc"
-  cmp "$TMP/f.acc" "$F/full.acc"
+  grep -qa '<FULLVARACCS> DP' "$TMP/f.acc"
+  "$BIN/fgmm-global-sum-accs" --binary=false "$TMP/f.txt" "$TMP/f.acc"
+  "$BIN/fgmm-global-sum-accs" --binary=false "$TMP/kf.txt" "$F/full.acc"
+  python3 - "$TMP/f.txt" "$TMP/kf.txt" <<'PY'
+import re, sys
+def vals(p): return [float(x) for x in re.sub(r'<[^>]*>|[][]', ' ', open(p).read()).split()]
+a, b = vals(sys.argv[1]), vals(sys.argv[2]); m = max(abs(y) for y in b)
+assert len(a) == len(b) > 1000 and max(abs(x - y) for x, y in zip(a, b)) <= 1e-9 * m
+PY
   "$BIN/gmm-global-sum-accs" --binary=false "$TMP/two.txt" "$F/diag.acc" "$F/diag.acc"
   python3 - "$TMP/two.txt" "$F/diag.acc.txt" <<'PY'
 import sys

@@ -5,8 +5,8 @@
 # once: lib/train/dd.h) --, runs are reproducible bit for bit, a plain
 # process equals one rank, failures end the whole job with one error naming
 # the rank, and ranks with different models refuse to start.
-# References: the 1-rank run (byte for byte) and gmm-est-gpu (the
-# single-process trainer it replaces: utils/compare_gmms.sh's tolerance).
+# References: the 1-rank run (byte for byte) and gmm-est-gpu (the same EM
+# engine as one plain process: byte for byte).
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
@@ -83,9 +83,11 @@ print('%.3g' % np.max(np.abs(a - b) / den))"
     grep -q "communicator mpi" "$T/log1"
     cmp "$T/pb_$ct" "$T/r1_$ct"
     cmp "$T/p_$ct.acc" "$T/r1_$ct.acc"
-    # one block (the default 65536 frames > the data) is gmm-est-gpu's single block
+    # gmm-est-gpu is gmm-train as one plain process (the same EM engine and blocks)
     gmm-est-gpu --device=cpu --num-iters=4 "$T/g_$ct.0" scp:$T/f.scp "$T/e_$ct" 2>/dev/null
-    "$EGS/utils/compare_gmms.sh" --rel-tol 1e-6 --abs-tol 1e-7 "$T/e_$ct" "$T/p_$ct"
+    cmp "$T/e_$ct" "$T/p_$ct"
+    gmm-est-gpu --device=cpu --num-iters=4 --block-frames=500 "$T/g_$ct.0" scp:$T/f.scp "$T/eb_$ct" 2>/dev/null
+    cmp "$T/eb_$ct" "$T/pb_$ct"
     # one block, three ranks: ranks 1 and 2 have empty shards and still take part
     $MPIRUN -np 3 "$BIN/gmm-train" --device=cpu --num-iters=4 "$T/g_$ct.0" scp:$T/f.scp "$T/e3_$ct" 2>"$T/log3"
     grep -q "rank 2 on host .*shard 2 (empty" "$T/log3"
@@ -180,7 +182,7 @@ print('<DIMENSION> 5 <NUMPDFS> 2'); print(g); print(g)" > $T/s.0
   [ -f $T/it/1.mdl ] && [ ! -e $T/it/2.mdl ]
 }
 
-@test "gmm-train: a hung rank: the watchdog (--comm-timeout) aborts the job with one error naming rank and shard" {
+@test "gmm-train: a hung rank: --comm-timeout aborts the job with one error naming the hung rank, the ranks that arrived, the rank and shard" {
   make_data; make_models
   SECONDS=0
   GH_TEST_HANG=1:2 run timeout 60 $MPIRUN -np 2 "$BIN/gmm-train" --device=cpu --num-iters=4 --block-frames=500 \
@@ -189,6 +191,16 @@ print('<DIMENSION> 5 <NUMPDFS> 2'); print(g); print(g)" > $T/s.0
   [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
   [ "$SECONDS" -lt 30 ]
   echo "$output" | grep "ERROR" | grep -q "did not finish within 2 s.*rank 0 of 2 on host .*shard 0 (utterances 1\.\."
+  # the waiting rank names the one that hung (before: "a peer rank died or hangs")
+  echo "$output" | grep "ERROR" | grep -q "rank 1 (host [^)]*) never reached it (died or hangs); ranks that arrived: 0 \["
+  [ ! -e $T/h.mdl ]
+  # three ranks, rank 2 hangs: both waiting ranks name it and say who arrived
+  GH_TEST_HANG=2:2 run timeout 60 $MPIRUN -np 3 "$BIN/gmm-train" --device=cpu --num-iters=4 --block-frames=500 \
+    --comm-timeout=2 "$T/g_full.0" scp:$T/f.scp $T/h.mdl
+  echo "$output"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+  [ "$SECONDS" -lt 50 ]
+  echo "$output" | grep "ERROR" | grep -q "rank 2 (host [^)]*) never reached it (died or hangs); ranks that arrived: 0, 1 \["
   [ ! -e $T/h.mdl ]
 }
 
@@ -223,6 +235,40 @@ with open('$T/bad.ark', 'r+b') as f:
   [ "$status" -ne 0 ]
   echo "$output" | grep ERROR | grep -q "ranks differ in the initial model.*rank 1"
   [ ! -e $T/x.mdl ]
+}
+
+# (before: --block-frames 500 and 3000 trained on 4,692 of the 5,051 frames
+# with exit status 0; --num-iters 2 and 3 waited for the watchdog, which
+# blamed a dead peer)
+@test "gmm-train, hmm-train: ranks started with different options refuse at once, naming the option and both values" {
+  make_data; make_models
+  SECONDS=0
+  local a b
+  for pair in "--block-frames=500 --block-frames=3000" "--num-iters=2 --num-iters=3" "--mix-up=6 --mix-up=8" \
+              "--min-variance=0.001 --min-variance=0.002" "--precision=fp32 --precision=tf32"; do
+    read -r a b <<<"$pair"
+    run timeout 60 $MPIRUN -np 1 "$BIN/gmm-train" --device=cpu $a "$T/g_diag.0" scp:$T/f.scp $T/x.mdl : \
+      -np 1 "$BIN/gmm-train" --device=cpu $b "$T/g_diag.0" scp:$T/f.scp $T/x.mdl
+    echo "$output"
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+    [ "$(echo "$output" | grep -c ': ERROR: ')" -eq 1 ]
+    echo "$output" | grep ': ERROR: ' | \
+      grep -q "ranks differ in option ${a%%=*}: rank 0 (host .*) has ${a#*=}, rank 1 (host .*) has ${b#*=}$"
+    [ ! -e $T/x.mdl ]
+  done
+  # options that do not change the result may differ: the output file, the device memory limit
+  $MPIRUN -np 1 "$BIN/gmm-train" --device=cpu --num-iters=2 --max-device-memory=1G "$T/g_diag.0" scp:$T/f.scp $T/y.mdl : \
+    -np 1 "$BIN/gmm-train" --device=cpu --num-iters=2 "$T/g_diag.0" scp:$T/f.scp $T/y.mdl 2>/dev/null
+  [ -s $T/y.mdl ]
+  # hmm-train agrees before reading anything (these inputs do not exist)
+  run timeout 60 $MPIRUN -np 1 "$BIN/hmm-train" --device=cpu --num-iters=2 $T/no.hmm $T/no.mdl scp:$T/no.scp \
+    ark:$T/no.txt $T/o.hmm $T/o.mdl : -np 1 "$BIN/hmm-train" --device=cpu --num-iters=3 $T/no.hmm $T/no.mdl \
+    scp:$T/no.scp ark:$T/no.txt $T/o.hmm $T/o.mdl
+  echo "$output"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+  [ "$(echo "$output" | grep -c ': ERROR: ')" -eq 1 ]
+  echo "$output" | grep ': ERROR: ' | grep -q "ranks differ in option --num-iters: rank 0 (host .*) has 2, rank 1 (host .*) has 3$"
+  [ "$SECONDS" -lt 60 ]
 }
 
 @test "gmm-train: option errors and --comm=none under a launcher" {

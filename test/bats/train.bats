@@ -125,6 +125,18 @@ assert all(np.linalg.eigvalsh(c).min() > 0 for c in g['covs'])"
   [ "$status" -eq 0 ]
 }
 
+@test "gmm-est-gpu, gmm-global-init-from-feats: one process by design, also inside a launcher's environment" {
+  # (they run gh_dist_em as one rank: a per-job tool started in an MPI or
+  # srun step of several tasks must not take itself for one of the ranks)
+  "$BIN/gmm-init" --num-gauss=4 --num-iters=0 "$FEATS" "$T/m0" 2>/dev/null
+  "$BIN/gmm-est-gpu" --device=cpu --num-iters=2 "$T/m0" "$FEATS" "$T/a" 2>/dev/null
+  OMPI_COMM_WORLD_SIZE=2 SLURM_STEP_ID=0 SLURM_NTASKS=4 "$BIN/gmm-est-gpu" --device=cpu --num-iters=2 "$T/m0" \
+    "$FEATS" "$T/b"
+  cmp "$T/a" "$T/b"
+  OMPI_COMM_WORLD_SIZE=2 "$BIN/gmm-global-init-from-feats" --device=cpu --num-gauss=4 --num-iters=2 "$FEATS" "$T/c"
+  [ -s "$T/c" ]
+}
+
 @test "gmm-est-gpu: --write-accs, and gmm-est from them gives the same model" {
   "$BIN/gmm-init" --num-gauss=4 --num-iters=0 "$FEATS" "$T/m0" 2>/dev/null
   "$BIN/gmm-est-gpu" --device=cpu --num-iters=2 --write-accs="$T/last.acc" "$T/m0" "$FEATS" "$T/m2" 2>/dev/null
@@ -282,6 +294,14 @@ EOF
   [[ "$output" == *"WARNING"*"utt2"* ]]
   [[ "$output" == *"1 utterances had no labels"* ]]
   [ -e "$T/out" ]
+  # gmm-train names the keys too (before: the count only), the first three
+  run "$BIN/gmm-train" --device=cpu "$T/p0" "ark:$T/s.feats" "ark:$T/part.ali" "$T/outt"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"WARNING: 1 utterances had no labels in ark:$T/part.ali and were skipped: 'utt2'"* ]]
+  head -1 "$T/s.ali" > "$T/one.ali"
+  run "$BIN/gmm-train" --device=cpu "$T/p0" "ark:$T/s.feats" "ark:$T/one.ali" "$T/outt"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"3 utterances had no labels in ark:$T/one.ali and were skipped: 'utt1', 'utt2', 'utt3'"* ]]
   sed 's/^utt/other/' "$T/s.ali" > "$T/none.ali"
   run "$BIN/gmm-est-gpu" --device=cpu "$T/p0" "ark:$T/s.feats" "ark:$T/none.ali" "$T/out2"
   [ "$status" -ne 0 ]
