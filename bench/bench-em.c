@@ -1,5 +1,5 @@
 /* bench-em -- time of one EM iteration of a global GMM, as gmm-est-gpu runs
- * it (lib/train/dist-em.h gh_dist_em, one rank, the frames one resident block; the E-step and
+ * it (drivers/train/dist-em.h gh_dist_em, one rank, the frames one resident block; the E-step and
  * the M-step on the device where the backend has one (CUDA), else on the
  * host, lib/gmm/gmm-est.c; GH_MSTEP=host forces the host), on the
  * data of the PyTorch peer (bench/gemm_em_peer.py): N frames of dimension D,

@@ -2,7 +2,7 @@
 # bench/io.sh -- I/O overlap (bench/RESULTS.md B12) for `make bench` (bench/run.sh):
 # gmm-score-gpu end to end on an archive in the page cache against its own
 # loglikes kernel time, with the output to ark:/dev/null.  The tool reads,
-# scores and writes in three overlapped threads (lib/gmm/score-pipeline.c); the
+# scores and writes in three overlapped threads (drivers/gmm/score-pipeline.c); the
 # target is end to end >= 80% of the kernel's frames/s where the output size
 # allows.  Shapes (random models from bench-score --write-model, synthetic
 # features from bench/gen-feats.c, 1,000-frame utterances):

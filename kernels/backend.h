@@ -136,7 +136,7 @@ typedef struct {
   void *(*host_alloc)(gh_backend *b, size_t bytes);
   void (*host_free)(gh_backend *b, void *p);
 
-  /* ---- optional: the M-step on the device (lib/train/dist-em.h gh_dist_em_mstep) ----
+  /* ---- optional: the M-step on the device (drivers/train/dist-em.h gh_dist_em_mstep) ----
    * After accumulate(): the maximum-likelihood update of every pdf of m
    * from m's own accumulators, with the arithmetic of lib/gmm/gmm-est.c
    * gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate: weights
@@ -188,7 +188,7 @@ typedef struct {
   void (*loglikes_begin)(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
   void (*loglikes_end)(gh_backend *b);
 
-  /* ---- optional: the raw accumulators (distributed training, lib/train/dist-em.h) ----
+  /* ---- optional: the raw accumulators (distributed training, drivers/train/dist-em.h) ----
    * m's device accumulators as one array of acc_raw_size(b, m) doubles in
    * the backend's own layout (a function of the model's shapes only, so
    * the same on every rank): acc_raw_get copies it to host[], acc_raw_set
@@ -202,7 +202,7 @@ typedef struct {
   void (*acc_raw_set)(gh_backend *b, gh_dev_model *m, const double *host);
   double *(*acc_raw_device)(gh_backend *b, gh_dev_model *m);
 
-  /* ---- optional: data larger than device memory (lib/train/dist-em.h,
+  /* ---- optional: data larger than device memory (drivers/train/dist-em.h,
    * gmm-train --max-device-memory) ----
    * data_bytes: the device memory d's frames and pairs take while resident.
    * data_evict: frees that memory, keeping the handle, a host copy of what
@@ -246,7 +246,7 @@ typedef struct {
   double (*acc_gselect)(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                         const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
 
-  /* ---- optional: new pairs for resident data (lib/train/hmm-train.h) ----
+  /* ---- optional: new pairs for resident data (drivers/train/hmm-train.h) ----
    * Replace d's weighted (frame, pdf) pairs by pairs[npairs] (checked as in
    * data_upload: dies naming the first bad pair), keeping d's frames where
    * they are (uploaded once) and its GEMM centre (CUDA), so that an HMM-GMM
@@ -258,7 +258,7 @@ typedef struct {
    * a backend leaves this NULL.  CPU: kernels/cpu/cpu.c, cpu-blas.c; CUDA:
    * kernels/cuda/cuda.cu; OpenCL: kernels/opencl/opencl.c. */
   void (*data_set_pairs)(gh_backend *b, gh_dev_data *d, const gh_frame_pdf *pairs, int64_t npairs);
-  /* ---- optional: k-means distances (lib/gmm/gmm-init.c, doc/gmm-init.md) ----
+  /* ---- optional: k-means distances (drivers/gmm/gmm-init.c, doc/gmm-init.md) ----
    * Callers go through gh_backend_kmeans_* below, which run the CPU
    * implementation (kernels/cpu/kmeans.c) when a backend leaves these NULL.
    * kmeans_upload: the frames Z [N x D] (row-major double; copied, the
@@ -269,7 +269,7 @@ typedef struct {
    * k0 .. k0 + nk - 1: for every frame i and k = k0 .. k0 + nk - 1 in
    * increasing order, e = sum_{d = 0..D-1} (z_id - c_kd)^2 summed in that
    * order with every operation rounded (no fused multiply-add: the same
-   * bits as lib/gmm/gmm-init.c's loops on every backend); with reset the
+   * bits as drivers/gmm/gmm-init.c's loops on every backend); with reset the
    * first centre's e replaces d2[i] (asg[i] = k0), otherwise and for the
    * rest d2[i], asg[i] = e, k when e < d2[i].  So one call with reset and
    * all K centres is Lloyd's assignment step, and a call with one new
@@ -281,15 +281,15 @@ typedef struct {
   void (*kmeans_free)(gh_backend *b, gh_dev_kmeans *z);
 
   /* ---- optional: double-double accumulation over blocks (for
-   * results that do not depend on the number of ranks; lib/train/dd.h,
-   * lib/train/dist-em.c) ----
+   * results that do not depend on the number of ranks; lib/base/dd.h,
+   * drivers/train/dist-em.c) ----
    * Each model m has, besides its double accumulators (the acc_raw_*
    * array of n = acc_raw_size(b, m) doubles), a "master" pair hi[n],
    * lo[n] (allocated on first use, freed with m).  acc_commit does, in
    * this order, what flags asks:
    *   GH_ACC_MASTER_ZERO   hi = lo = 0 (start of an iteration);
    *   GH_ACC_COMMIT        (hi, lo) += accumulators elementwise in
-   *                        double-double (lib/train/dd.h gh_dd_add: Knuth's
+   *                        double-double (lib/base/dd.h gh_dd_add: Knuth's
    *                        TwoSum, renormalised), then the accumulators = 0
    *                        (after each block's accumulate());
    *   GH_ACC_MASTER_ROUND  accumulators = hi + lo rounded to double (one
@@ -307,7 +307,7 @@ typedef struct {
   double *(*acc_master_device)(gh_backend *b, gh_dev_model *m);
 
   /* ---- optional: forward-backward straight to pdf posteriors
-   * (lib/train/hmm-train.c; semantics: gh_hmm_gamma_pairs below) ----
+   * (drivers/train/hmm-train.c; semantics: gh_hmm_gamma_pairs below) ----
    * hmm_fb whose state occupancies stay on the device: appends to out the
    * (frame, pdf, weight) pairs that gh_hmm_gamma_pairs makes from this
    * backend's hmm_fb gamma -- the same pairs bit for bit, in the same
@@ -319,7 +319,7 @@ typedef struct {
   void (*hmm_fb_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs,
                        const int32_t *col_pdf, int32_t frame_base, double min_post, double *loglik, double *stats,
                        gh_pair_buf *out);
-  /* ---- optional: new log-probabilities for uploaded graphs (lib/train/hmm-train.c) ----
+  /* ---- optional: new log-probabilities for uploaded graphs (drivers/train/hmm-train.c) ----
    * Replace the initial, final and arc log-probabilities of the num_graphs
    * graphs uploaded as h by those of graphs[], which have the structure of
    * the uploaded ones (states, pdfs, arcs with their sources and
@@ -331,7 +331,7 @@ typedef struct {
    * gh_backend_hmm_reweight, which frees h and uploads graphs again where
    * a backend leaves this NULL.  CUDA: kernels/cuda/cuda-hmm.cu. */
   void (*hmm_reweight)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
-  /* ---- optional: loglikes of resident frames (lib/train/hmm-train.c) ----
+  /* ---- optional: loglikes of resident frames (drivers/train/hmm-train.c) ----
    * loglikes (above) of rows row0 .. row0 + T - 1 of d's frames under m
    * into host out (row t at out + t ldo, ldo >= P; the columns P .. ldo - 1
    * are not written), without uploading the frames again: the same
@@ -344,7 +344,7 @@ typedef struct {
   void (*loglikes_data)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T, float *out,
                         int32_t ldo);
   /* ---- optional: a block's Baum-Welch E-step up to its GMM pairs, on the
-   * device (lib/train/hmm-train.c; semantics: gh_backend_hmm_estep_pairs
+   * device (drivers/train/hmm-train.c; semantics: gh_backend_hmm_estep_pairs
    * below, with the same pairs in the same order, so the same bits) ----
    * The loglikes of segs scored from d's resident frames into a device
    * matrix, forward-backward on it, the pdf posteriors mapped to pdf ids and
@@ -408,7 +408,7 @@ struct gh_backend {
 
 /* gh_backend caps.  NCCL: the backend's buffers are CUDA device memory on
  * the device the calling thread uses, so the trainers' communicator can sum
- * them with NCCL (lib/train/comm.h gh_comm_sum_f64_device). */
+ * them with NCCL (drivers/train/comm.h gh_comm_sum_f64_device). */
 #define GH_BACKEND_CAP_NCCL 1u
 /* 1 if b (may be NULL: 0) has GH_BACKEND_CAP_NCCL. */
 static inline int gh_backend_supports_nccl(const gh_backend *b) { return b && (b->caps & GH_BACKEND_CAP_NCCL) != 0; }

@@ -13,7 +13,7 @@
 #     against hmm-train on $DEV, the same tolerances;
 #  c. with 2 or more GPUs: 2 ranks (one per GPU) against 1 rank: reduced
 #     sums (GH_TRAIN_DUMP_ACCS), models and HMMs byte-identical (double-double
-#     sums, lib/train/dd.h); two 2-rank runs byte-identical;
+#     sums, lib/base/dd.h); two 2-rank runs byte-identical;
 #  d. --max-device-memory (blocks of 600 frames, room for two resident, the
 #     rest streamed) = the resident run bit for bit, BW and Viterbi (realigning
 #     in iteration 1 only: the blocks keep the alignment's pairs);

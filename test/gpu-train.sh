@@ -9,7 +9,7 @@
 #  e. the candidate E-step against the double GEMM path and the cpu backend (accumulators, 1e-7);
 #  d. with 2 or more GPUs: 2 ranks (one per GPU) against 1 rank: accumulators
 #     and models byte-identical (the blocks combined in double-double on the
-#     device, reduced in rank order, rounded once: lib/train/dd.h), through
+#     device, reduced in rank order, rounded once: lib/base/dd.h), through
 #     the MPI host path (--comm=mpi) and NCCL (--comm=nccl), with the
 #     accumulators fetched (GH_TRAIN_DUMP_ACCS) and with every M-step on the
 #     device, also after 20 iterations; two NCCL runs byte-identical.

@@ -357,7 +357,7 @@ if r=$(python3 test/python/compare_models.py "$tmp/shr.cuda.mdl" "$tmp/shr.cpu.m
 out=$(test/gpu-train.sh 2>&1)
 echo "$out" | grep -E '^(ok|not ok) '
 pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
-#    acc_commit on CUDA (the double-double block sums) = lib/train/dd.h's host sums, bitwise
+#    acc_commit on CUDA (the double-double block sums) = lib/base/dd.h's host sums, bitwise
 if [ -x build/test/test_dist_em ]; then
   out=$(build/test/test_dist_em 2>&1)
   echo "$out" | grep -E '^(ok|not ok) .*(cuda|CUDA)'

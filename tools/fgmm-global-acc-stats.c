@@ -2,8 +2,8 @@
  * the EM statistics of a full-covariance global GMM (<GMMACCS>), with --gselect
  * (posteriors over each frame's selected Gaussians only: the backends'
  * acc_gselect op) or over all Gaussians (the dense E-step); on the GPU when
- * there is one (--device).  Core: lib/train/global-acc.c gh_global_acc.
- * Body: lib/train/global-tools.c gh_global_acc_stats (shared with its twin). */
+ * there is one (--device).  Core: drivers/train/global-acc.c gh_global_acc.
+ * Body: drivers/train/global-tools.c gh_global_acc_stats (shared with its twin). */
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "train/global-tools.h"

@@ -1,6 +1,6 @@
 /* fgmm-global-copy -- Kaldi's fgmmbin/fgmm-global-copy: copy a full-covariance global GMM,
  * e.g. between binary and text (lib/gmm/gmm.c readers and writers).
- * Body: lib/train/global-tools.c gh_global_convert. */
+ * Body: drivers/train/global-tools.c gh_global_convert. */
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "train/global-tools.h"

@@ -1,7 +1,7 @@
 /* fgmm-global-est -- Kaldi's fgmmbin/fgmm-global-est: one M-step of a full-covariance
  * global GMM from its accumulators (lib/gmm/gmm-est.c gh_gmm_update,
  * Kaldi's MleFullGmmUpdate), then optional mixing up (gh_gmm_split, Kaldi
- * FullGmm::Split).  Body: lib/train/global-tools.c gh_global_est (shared with
+ * FullGmm::Split).  Body: drivers/train/global-tools.c gh_global_est (shared with
  * its twin). */
 #include "base/gh-base.h"
 #include "base/opts.h"

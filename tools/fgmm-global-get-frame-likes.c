@@ -3,7 +3,7 @@
  * utterance, or with --average=true the utterance's average as one float;
  * with --gselect, the log-sum over each frame's selected Gaussians only
  * (the backends' acc_gselect op), else over all (the loglikes kernel).
- * Body: lib/train/global-tools.c gh_global_get_frame_likes (shared with its
+ * Body: drivers/train/global-tools.c gh_global_get_frame_likes (shared with its
  * twin). */
 #include "base/gh-base.h"
 #include "base/opts.h"

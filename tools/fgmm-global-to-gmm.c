@@ -1,7 +1,7 @@
 /* fgmm-global-to-gmm -- Kaldi's fgmmbin/fgmm-global-to-gmm: a full-covariance
  * global GMM as a diagonal one (gh_gmm_full_to_diag, Kaldi
  * DiagGmm::CopyFromFullGmm).
- * Body: lib/train/global-tools.c gh_global_convert. */
+ * Body: drivers/train/global-tools.c gh_global_convert. */
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "train/global-tools.h"

@@ -2,7 +2,7 @@
  * gmm-adapt-map; Reynolds et al. 2000 eq. 14): one adapted model from all
  * the data (model file output), or one per speaker (--spk2utt) or per
  * utterance written to a table (wspecifier output).  E-step on the backend
- * (GPU when there is one), update on the host (lib/adapt/map.h). */
+ * (GPU when there is one), update on the host (drivers/adapt/map.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +20,7 @@ typedef struct {
   const gh_gmm_set *prior;
   gh_backend *be;
   const gh_map_opts *mo;
-  gh_adapt_input in;  /* features, labels, utterance counts (lib/adapt/fmllr.h) */
+  gh_adapt_input in;  /* features, labels, utterance counts (drivers/adapt/fmllr.h) */
   gh_ostream *ark;   /* table output: archive stream */
   int binary;
   double tot_change, tot_count;

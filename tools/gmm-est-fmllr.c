@@ -2,7 +2,7 @@
  * utterance for a diagonal-covariance GMM set (Kaldi's gmm-est-fmllr, and
  * with a one-pdf model and no labels Kaldi's gmm-global-est-fmllr).
  * Statistics by the backend's E-step (GPU when there is one), the row-by-row
- * update on the host (lib/adapt/fmllr.h). */
+ * update on the host (drivers/adapt/fmllr.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +18,7 @@
 typedef struct {
   const gh_gmm_set *model, *full;
   gh_backend *be;
-  gh_adapt_input in;  /* features, labels, utterance counts (lib/adapt/fmllr.h) */
+  gh_adapt_input in;  /* features, labels, utterance counts (drivers/adapt/fmllr.h) */
   int32_t iters;
   double min_count;
   gh_writer *out;

@@ -1,7 +1,7 @@
 /* gmm-est-gpu -- EM re-estimation of a GMM set on the GPU (CPU fallback):
  * gmm-train as one plain process (communicator "none", one rank), with the
- * same EM engine (lib/train/dist-em.h gh_dist_em): the features are read
- * into frame blocks (lib/train/shard.h, --block-frames) uploaded once and
+ * same EM engine (drivers/train/dist-em.h gh_dist_em): the features are read
+ * into frame blocks (drivers/train/shard.h, --block-frames) uploaded once and
  * resident across iterations; the blocks' accumulators are combined in
  * double-double; the model stays on the device too when the backend does
  * the M-step there (CUDA), else every iteration runs the M-step on the host

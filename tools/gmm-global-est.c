@@ -1,7 +1,7 @@
 /* gmm-global-est -- Kaldi's gmmbin/gmm-global-est: one M-step of a diagonal-covariance
  * global GMM from its accumulators (lib/gmm/gmm-est.c gh_gmm_update,
  * Kaldi's MleDiagGmmUpdate), then optional mixing up (gh_gmm_split, Kaldi
- * DiagGmm::Split).  Body: lib/train/global-tools.c gh_global_est (shared with
+ * DiagGmm::Split).  Body: drivers/train/global-tools.c gh_global_est (shared with
  * its twin). */
 #include "base/gh-base.h"
 #include "base/opts.h"

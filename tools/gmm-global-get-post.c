@@ -1,7 +1,7 @@
 /* gmm-global-get-post -- Kaldi's gmmbin/gmm-global-get-post: per frame the
  * top-n Gaussian posteriors of a diagonal global GMM (over all Gaussians,
  * then pruned below --min-post and renormalised: Kaldi
- * VectorToPosteriorEntry, lib/gmm/gselect.c gh_post_topn), as a Posterior
+ * VectorToPosteriorEntry, drivers/gmm/gselect.c gh_post_topn), as a Posterior
  * archive (what i-vector extraction consumes); per-Gaussian
  * log-likelihoods from the backend's loglikes kernel. */
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * Gaussian-selection list (the backends' acc_gselect op), pruned below
  * --min-post and renormalised (the largest kept if all fall below), in the
  * list's order, as a Posterior archive.
- * Body: lib/train/global-tools.c gh_global_gselect_to_post (shared with its
+ * Body: drivers/train/global-tools.c gh_global_gselect_to_post (shared with its
  * twin). */
 #include "base/gh-base.h"
 #include "base/opts.h"

@@ -9,7 +9,7 @@
  * (num_iters / 2) Gaussians until --num-gauss.  The random draws come from
  * our RNG (gh_rng, seed --srand), not Kaldi's rand().  EM runs on the
  * backend with the subset resident, through the trainers' EM engine as
- * one rank (lib/train/dist-em.h gh_dist_em; the subset is one block). */
+ * one rank (drivers/train/dist-em.h gh_dist_em; the subset is one block). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

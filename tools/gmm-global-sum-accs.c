@@ -2,7 +2,7 @@
  * global-GMM accumulators (<GMMACCS>); also used as an rxfilename pipe
  * ("gmm-global-sum-accs - 1.*.acc |", the output "-" is stdout).  The same
  * summation as gmm-sum-accs (lib/gmm/accs.c gh_accs_add).
- * Body: lib/train/global-tools.c gh_sum_accs. */
+ * Body: drivers/train/global-tools.c gh_sum_accs. */
 #include <stdlib.h>
 
 #include "base/gh-base.h"

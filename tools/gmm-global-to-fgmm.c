@@ -1,7 +1,7 @@
 /* gmm-global-to-fgmm -- Kaldi's gmmbin/gmm-global-to-fgmm: a diagonal
  * global GMM as a full-covariance one (gh_gmm_diag_to_full, Kaldi
  * FullGmm::CopyFromDiagGmm).
- * Body: lib/train/global-tools.c gh_global_convert. */
+ * Body: drivers/train/global-tools.c gh_global_convert. */
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "train/global-tools.h"

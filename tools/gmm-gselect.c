@@ -3,7 +3,7 @@
  * best first (Kaldi DiagGmm::GaussianSelection), as an Int32VectorVector
  * archive; with --gselect, chosen among the given lists only
  * (GaussianSelectionPreselect).  The per-Gaussian log-likelihoods come
- * from the backend's loglikes kernel (lib/gmm/gselect.h). */
+ * from the backend's loglikes kernel (drivers/gmm/gselect.h). */
 #include <stdlib.h>
 
 #include "registry/registry.h"

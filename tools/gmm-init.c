@@ -1,6 +1,6 @@
 /* gmm-init -- initialise a GMM set from features: one global GMM, or one
  * GMM per pdf from labels.  k-means++ seeding + Lloyd iterations + split
- * (lib/gmm/gmm-init.c), then EM iterations on the backend (see doc/gmm-init.md). */
+ * (drivers/gmm/gmm-init.c), then EM iterations on the backend (see doc/gmm-init.md). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * GMM set (Kaldi's gmm-compute-likes / fgmm-global-get-frame-likes), on the
  * GPU when there is one.  Utterances are batched (--batch-frames) into one
  * call of the backend's loglikes (kernels/backend.h); reading, scoring and
- * writing overlap (lib/gmm/score-pipeline.h). */
+ * writing overlap (drivers/gmm/score-pipeline.h). */
 #include "registry/registry.h"
 #include "base/gh-base.h"
 #include "base/opts.h"

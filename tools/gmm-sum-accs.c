@@ -3,7 +3,7 @@
  * first- and second-order statistics, transition counts and the frame /
  * log-likelihood totals are added; all inputs must have the same shape.
  * A set of bare global accs is written back as a bare global acc.
- * Body: lib/train/global-tools.c gh_sum_accs. */
+ * Body: drivers/train/global-tools.c gh_sum_accs. */
 #include <stdlib.h>
 
 #include "base/gh-base.h"

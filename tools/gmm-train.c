@@ -1,7 +1,7 @@
 /* gmm-train -- multi-iteration EM training of a GMM set as one job of R
  * ranks (mpirun -np R / srun; or one plain process), each with its shard of
- * the data resident on its device (lib/train/dist-em.h, shard.h, comm.h).
- * The result does not depend on R, bit for bit (lib/train/dd.h); only rank 0
+ * the data resident on its device (drivers/train/dist-em.h, shard.h, comm.h).
+ * The result does not depend on R, bit for bit (lib/base/dd.h); only rank 0
  * writes.  Test hooks (environment): GH_TEST_KILL=RANK:ITER makes rank RANK
  * kill itself (SIGKILL) after its E-step of iteration ITER; GH_TEST_HANG=RANK:ITER
  * makes it stop there for ever (the other ranks' watchdog ends the job);

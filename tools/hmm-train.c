@@ -1,7 +1,7 @@
 /* hmm-train -- resident multi-iteration HMM-GMM training (Baum-Welch or
  * Viterbi) as one process or R MPI ranks: the loop of
  * egs/steps/train_word_hmm.sh / train_word_hmm_viterbi.sh in one program
- * that reads the features once (lib/train/hmm-train.h). */
+ * that reads the features once (drivers/train/hmm-train.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

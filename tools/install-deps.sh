@@ -35,7 +35,7 @@ command -v python3 >/dev/null || need+=(python3)
 [ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || [ -e /usr/lib64/libOpenCL.so ] || need+=(ocl-icd-opencl-dev)
 ls /etc/OpenCL/vendors/pocl*.icd >/dev/null 2>&1 || need+=(pocl-opencl-icd)
 [ -f /usr/include/clblast_c.h ] || need+=(libclblast-dev)
-# Open MPI: the distributed trainers (lib/train/comm.c, gmm-train under mpirun / srun)
+# Open MPI: the distributed trainers (drivers/train/comm.c, gmm-train under mpirun / srun)
 # and test/bats/train-mpi.bats.
 command -v mpicc >/dev/null || need+=(libopenmpi-dev)
 command -v mpirun >/dev/null || need+=(openmpi-bin)

@@ -1,6 +1,6 @@
 /* comm.h -- the communicator of the distributed trainers (gmm-train,
  * doc/scaling.md): R ranks, one per GPU (or per CPU socket), each with its
- * shard of the data (lib/train/shard.h), that end every EM iteration with
+ * shard of the data (drivers/train/shard.h), that end every EM iteration with
  * the same model bytes.  One verb set hides how the ranks talk:
  *   "none"  a plain single process (R = 1): never calls MPI_Init and needs
  *           no MPI library at run time; every collective is the identity;
@@ -99,7 +99,7 @@ void gh_comm_barrier(gh_comm *c);
  * identical bytes on every rank, independent of the MPI library's
  * algorithms.  n must be the same on every rank (checked: dies otherwise). */
 void gh_comm_sum_f64(gh_comm *c, double *buf, size_t n);
-/* The double-double version (lib/train/dd.h), for sums that must not
+/* The double-double version (lib/base/dd.h), for sums that must not
  * depend on R at all: every rank brings hi[n], lo[n] (its own
  * double-double partial sums); the owner of each slice adds the R pairs in
  * rank order with gh_dd_add_dd, starting from rank 0's, rounds each to

@@ -1,12 +1,12 @@
 /* dist-em.h -- the EM engine of the GMM tools: EM of a GMM set over R
  * ranks (gmm-train; gmm-est-gpu, gmm-global-init-from-feats and bench-em
  * run it as one rank, communicator "none"): each
- * rank keeps its shard (lib/train/shard.h) resident on its backend, one
+ * rank keeps its shard (drivers/train/shard.h) resident on its backend, one
  * frame block per gh_dev_data, and every iteration
  *   1. E-step: accumulate() block after block in the global block order:
  *      the fp32 work of the kernels happens inside a block; after each
  *      block its double accumulators are added into a double-double
- *      master (lib/train/dd.h: on the device with backend.h acc_commit,
+ *      master (lib/base/dd.h: on the device with backend.h acc_commit,
  *      else on the host after acc_raw_get or acc_fetch; the environment's
  *      GH_TRAIN_COMMIT=host-raw|host-accs forces these, for tests) and
  *      zeroed;

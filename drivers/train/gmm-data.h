@@ -105,7 +105,7 @@ void gh_data_pairs_frames(const gh_data *d, const int64_t *idx, int64_t n, float
 
 /* One E-step of the whole data set on backend b (gmm-acc-stats-gpu,
  * gmm-init, the adaptation tools; EM over iterations is gh_dist_em,
- * lib/train/dist-em.h): uploads d and the model, zeroes and fills the
+ * drivers/train/dist-em.h): uploads d and the model, zeroes and fills the
  * device accumulators with one accumulate() call over the data, fetches
  * them into *accs (initialised here with gh_accs_init; caller frees with
  * gh_accs_free) and frees the device copies.  Sets accs->total_frames =

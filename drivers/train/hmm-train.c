@@ -222,7 +222,7 @@ static void make_txs(gh_hmm_trainer *t, gh_rand_reader *tr) {
   t->txs = gh_realloc(t->txs, sizeof(tscript) * (size_t)(t->num_txs ? t->num_txs : 1));
 }
 
-/* The table of contents of the features and the plan (lib/train/shard.h):
+/* The table of contents of the features and the plan (drivers/train/shard.h):
  * every utterance with frames and a transcript, sorted keys, fixed blocks,
  * shards; the transcripts of all of them (for the score groups). */
 static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
@@ -689,7 +689,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   gh_accs_init(&accs, t->model);
   gh_hmm_accs haccs;
   gh_hmm_accs_init(&haccs, t->set);
-  /* Results that do not depend on R (lib/train/dist-em.h, dd.h): each
+  /* Results that do not depend on R (drivers/train/dist-em.h, dd.h): each
    * block's contributions -- GMM accumulators, transition counts, totals --
    * are summed in double within the block, added into double-double
    * masters block by block, reduced over the ranks in rank order and

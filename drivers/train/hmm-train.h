@@ -9,7 +9,7 @@
  * Data layout (doc/hmm-train.md): the utterances that have a transcript are
  * taken in sorted-key order (strcmp) and cut into fixed frame blocks at
  * utterance boundaries and shards of contiguous blocks balanced by frames
- * (lib/train/shard.h gh_shard_plan).  Every fp32 computation (loglikes, forward-backward /
+ * (drivers/train/shard.h gh_shard_plan).  Every fp32 computation (loglikes, forward-backward /
  * Viterbi, the E-step of the GMMs) runs on whole blocks, so it is the same
  * arithmetic whatever R is; per block the GMM accumulators are fetched in
  * double and added in block order, the transition counts in utterance
@@ -124,11 +124,11 @@ typedef struct gh_hmm_trainer gh_hmm_trainer;
 struct gh_comm;
 struct gh_device_opts;
 
-/* Loads this rank's shard of feats_rspec (lib/train/shard.h: every rank
+/* Loads this rank's shard of feats_rspec (drivers/train/shard.h: every rank
  * reads the table of contents; utterances without frames or without an
  * entry in the transcripts table transcripts_rspec are warned about and
  * skipped), compiles its utterances' graphs and uploads them.  comm: the
- * ranks (lib/train/comm.h; NULL: one process); the reduction is
+ * ranks (drivers/train/comm.h; NULL: one process); the reduction is
  * gh_comm_sum_f64.  set and model are the caller's, the same on every rank,
  * and are updated in place by gh_hmm_trainer_iter.  Dies (one line naming
  * the table and key) on features of another dimension than the model's,

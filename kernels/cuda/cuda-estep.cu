@@ -474,7 +474,7 @@ void gh_cuda_acc_raw_set(gh_backend *b, gh_dev_model *dm, const double *host) {
 double *gh_cuda_acc_raw_device(gh_backend *b, gh_dev_model *dm) { return ((cuda_model *)dm)->dAcc; }
 
 /* backend.h acc_commit: one elementwise pass over the accumulators.
- * lib/train/dd.h gh_dd_add on the device (no multiplications: nothing for
+ * lib/base/dd.h gh_dd_add on the device (no multiplications: nothing for
  * the compiler to contract into an FMA). */
 __device__ __forceinline__ void dd_two_sum(double a, double b, double &s, double &e) {
   const double t = a + b, bb = t - a;

@@ -1,5 +1,5 @@
 /* cuda-kmeans.cu -- the k-means distance ops on the GPU (backend.h
- * kmeans_*; lib/gmm/gmm-init.c's k-means++ seeding and Lloyd assignment).
+ * kmeans_*; drivers/gmm/gmm-init.c's k-means++ seeding and Lloyd assignment).
  *
  * The frames stay on the device (transposed, Zt [D x N], so that a warp's
  * loads of one coordinate are coalesced) with the per-frame state d2 / asg.

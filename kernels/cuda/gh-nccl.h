@@ -1,4 +1,4 @@
-/* gh-nccl.h -- NCCL for lib/train/comm.c's device reductions
+/* gh-nccl.h -- NCCL for drivers/train/comm.c's device reductions
  * (gh_comm_sum_f64_device), loaded at run time with dlopen (NCCL is not
  * part of the CUDA toolkit; NVIDIA's nvidia-nccl wheel puts libnccl.so.2
  * under python's site-packages nvidia/nccl/lib).  Built with CUDA only
@@ -28,7 +28,7 @@ void *gh_nccl_init(int nranks, const void *id, int rank);
  * Dies naming the NCCL or CUDA error. */
 void gh_nccl_sum_f64(void *comm, double *dbuf, size_t n);
 /* comm.h gh_comm_sum_dd_device: the double-double partial sums dhi[n],
- * dlo[n] of every rank added in rank order (lib/train/dd.h
+ * dlo[n] of every rank added in rank order (lib/base/dd.h
  * gh_dd_add_dd), rounded once, into dout[n] on every rank. */
 void gh_nccl_sum_dd(void *comm, const double *dhi, const double *dlo, double *dout, size_t n);
 /* ncclCommAbort (the watchdog; safe from another thread). */

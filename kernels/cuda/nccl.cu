@@ -1,5 +1,5 @@
 /* nccl.cu -- NCCL by dlopen for the deterministic device reduction of
- * lib/train/comm.c (gh-nccl.h).  Only the few NCCL entry points used are
+ * drivers/train/comm.c (gh-nccl.h).  Only the few NCCL entry points used are
  * declared here (the ABI of nccl.h since NCCL 2.7: ncclUniqueId is 128
  * bytes, ncclFloat64 = 8, grouped point-to-point calls). */
 #include <cuda_runtime.h>
@@ -209,7 +209,7 @@ extern "C" void gh_nccl_sum_f64(void *comm, double *dbuf, size_t n) {
   cuda_check(cudaStreamSynchronize(g->s), "the reduction");
 }
 
-/* lib/train/dd.h on the device: TwoSum and the accurate pair addition
+/* lib/base/dd.h on the device: TwoSum and the accurate pair addition
  * (no multiplications, so nothing for the compiler to contract). */
 __device__ __forceinline__ void d_two_sum(double a, double b, double &s, double &e) {
   const double t = a + b, bb = t - a;

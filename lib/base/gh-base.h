@@ -121,7 +121,7 @@ void *gh_realloc(void *p, size_t nbytes);
 char *gh_strdup(const char *s);
 
 /* 64-bit FNV-1a hash of bytes[n], continuing from h (GH_HASH64_INIT to
- * start): model checksums in logs and checks (lib/train/comm.h), the
+ * start): model checksums in logs and checks (drivers/train/comm.h), the
  * string map's keys (base/strmap.h). */
 uint64_t gh_hash64(const void *bytes, size_t n, uint64_t h);
 #define GH_HASH64_INIT 0xcbf29ce484222325ULL

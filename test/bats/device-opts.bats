@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The --device / --precision registrar (lib/train/device-opts.h) seen from
+# The --device / --precision registrar (drivers/train/device-opts.h) seen from
 # the tools: every tool in bin/ that offers --device shows the same help
 # line, accepts every spelling that line documents and rejects a bad one
 # with one error line before reading any input; likewise --precision.

@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
-# hmm-train (lib/train/hmm-train.c): the resident HMM-GMM trainer against the
+# hmm-train (drivers/train/hmm-train.c): the resident HMM-GMM trainer against the
 # per-iteration recipe loop it replaces (steps/train_word_hmm.sh and
 # train_word_hmm_viterbi.sh with --ranks 0: gmm-score-gpu | hmm-bw /
 # hmm-viterbi -> gmm-acc-stats-gpu / gmm-est-gpu -> sums -> hmm-est, gmm-est),
 # on 8 speakers of the Arabic digits, CPU backend; and under Open MPI, 1, 2 and
 # 3 ranks (byte-identical models and HMMs for any number of ranks: every sum
-# over blocks and ranks in double-double, rounded once, lib/train/dd.h).
+# over blocks and ranks in double-double, rounded once, lib/base/dd.h).
 # Tolerances against the loop: models within utils/compare_gmms.sh's 1e-5 +
 # 1e-4 x the largest entry of each vector or matrix (the recipes' job-split tolerance);
 # per-iteration average log-likelihoods within 1e-6 relative; per-utterance
@@ -138,7 +138,7 @@ max_rel_diff() {
     done
     grep -q 'rank 2 of 3: [1-9][0-9]* utterances' "$T/${mode}3.log"
     for R in 2 3; do
-      # byte-identical to 1 rank (sums in double-double, rounded once: lib/train/dd.h)
+      # byte-identical to 1 rank (sums in double-double, rounded once: lib/base/dd.h)
       echo "$mode, $R ranks: $("$EGS/utils/compare_gmms.sh" "$T/${mode}1.mdl" "$T/$mode$R.mdl" 2>&1 | tail -1)"
       cmp "$T/${mode}1.acc" "$T/$mode$R.acc"  # the last iteration's reduced sums
       cmp "$T/${mode}1.mdl" "$T/$mode$R.mdl"

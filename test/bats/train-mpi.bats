@@ -2,7 +2,7 @@
 # gmm-train as one job of R ranks (Open MPI, CPU backend): the model
 # and accumulators do not depend on R -- byte-identical for R = 1, 2, 3 (the
 # blocks' double contributions are combined in double-double and rounded
-# once: lib/train/dd.h) --, runs are reproducible bit for bit, a plain
+# once: lib/base/dd.h) --, runs are reproducible bit for bit, a plain
 # process equals one rank, failures end the whole job with one error naming
 # the rank, and ranks with different models refuse to start.
 # References: the 1-rank run (byte for byte) and gmm-est-gpu (the same EM

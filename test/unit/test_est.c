@@ -1,6 +1,6 @@
 /* test_est.c -- unit tests of the M-step (lib/gmm/gmm-est.c), mix-up targets and
- * splitting, initialisation (lib/gmm/gmm-init.c), and EM monotonicity through
- * the CPU backend (lib/train/gmm-data.c gh_data_estep). */
+ * splitting, initialisation (drivers/gmm/gmm-init.c), and EM monotonicity through
+ * the CPU backend (drivers/train/gmm-data.c gh_data_estep). */
 #include <math.h>
 #ifdef _OPENMP
 #include <omp.h>
