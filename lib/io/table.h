@@ -38,8 +38,10 @@ typedef enum {
                           binary FM matrix in place in the reader's input buffer
                           (no copy, no allocation), any other matrix decoded;
                           read-only, valid until the next call on the reader */
-  GH_OBJ_CMATRIX       /* gh_cmatrix (io/compressed-matrix.h), writers only: CM, CM2
+  GH_OBJ_CMATRIX,      /* gh_cmatrix (io/compressed-matrix.h), writers only: CM, CM2
                           or CM3 in binary; the decompressed FM matrix in text, as Kaldi */
+  GH_OBJ_FST           /* gh_fst (fst/fst.h): Kaldi's VectorFstHolder (training graphs,
+                          fsts.JOB.gz): OpenFst binary without the "\0B" marker, or text */
 } gh_objtype;
 
 /* ---- sequential reader ---- */
