@@ -42,9 +42,13 @@ int main(int argc, char **argv) {
   gh_opts_bool(po, "share-silence-phones", &o.share_silence_phones,
                "Share one tree root (and so the pdfs) among all silence phones");
   gh_opts_double(po, "sil-prob", &o.sil_prob, "Probability of optional silence between words in L.fst (0: none)");
+  const char *table = "";
+  gh_opts_string(po, "phone-symbol-table", &table,
+                 "An existing phones.txt whose phone ids to keep (e.g. a new dictionary for an existing setup)");
   if (gh_opts_parse(po, argc, argv) != 4) gh_opts_usage_exit(po);
   const char *dict = gh_opts_arg(po, 0), *oov = gh_opts_arg(po, 1), *tmp = gh_opts_arg(po, 2),
              *lang = gh_opts_arg(po, 3);
+  if (*table) o.phone_symbol_table = table;
   make_dir(tmp);
   make_dir(lang);
   char *phones = gh_malloc(strlen(lang) + 8);

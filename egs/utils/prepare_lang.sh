@@ -14,7 +14,8 @@
 #   --position-dependent-phones true _B _E _I _S word-position variants of the phones
 #   --share-silence-phones false     one tree root (shared pdfs) for all silence phones
 #   --sil-prob 0.5                   probability of optional silence between words (0: none)
-# Kaldi's --phone-symbol-table, --unk-fst, --extra-word-disambig-syms and
+#   --phone-symbol-table ""          an existing phones.txt whose phone ids to keep
+# Kaldi's --unk-fst, --extra-word-disambig-syms and
 # --num-extra-phone-disambig-syms other than 1 are not supported (an error).
 # The work is done by the prepare-lang tool; unlike Kaldi's script, <dict-src-dir> is
 # never written to (Kaldi's adds lexiconp.txt there).
@@ -34,7 +35,7 @@ me=prepare_lang.sh
 if [ $# -ne 4 ]; then
   sed -n '2,/^set -eu/{/^#/!d;s/^# \{0,1\}//;p}' "$0" >&2; exit 1
 fi
-for o in unk_fst phone_symbol_table extra_word_disambig_syms; do
+for o in unk_fst extra_word_disambig_syms; do
   if [ -n "${!o}" ]; then echo "$me: --${o//_/-} is not supported" >&2; exit 1; fi
 done
 [ "$num_extra_phone_disambig_syms" = 1 ] || \
@@ -47,4 +48,5 @@ done
 [ -d "$4/phones" ] && rm -r "$4/phones"
 exec prepare-lang --num-sil-states="$num_sil_states" --num-nonsil-states="$num_nonsil_states" \
   --position-dependent-phones="$position_dependent_phones" \
-  --share-silence-phones="$share_silence_phones" --sil-prob="$sil_prob" "$1" "$2" "$3" "$4"
+  --share-silence-phones="$share_silence_phones" --sil-prob="$sil_prob" \
+  ${phone_symbol_table:+--phone-symbol-table="$phone_symbol_table"} "$1" "$2" "$3" "$4"

@@ -17,6 +17,7 @@ void gh_lang_opts_default(gh_lang_opts *o) {
   o->num_nonsil_states = 3;
   o->share_silence_phones = 0;
   o->sil_prob = 0.5;
+  o->phone_symbol_table = NULL;
 }
 
 /* ---------------- small containers ---------------- */
@@ -424,6 +425,74 @@ static void write_fst(const char *lang, const char *name, const gh_fst *f) {
   free(p);
 }
 
+/* --phone-symbol-table: phones.txt with the ids of an existing table (the script's
+ * sanity checks, then "<eps>" and the phones sorted by their ids, then #0 ... #n numbered
+ * from the table's #0). */
+typedef struct { const char *sym; int32_t id; } symid;
+static int cmp_symid(const void *a, const void *b) {
+  const symid *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return strcmp(x->sym, y->sym);
+}
+static void write_phones_from_table(lang_t *L, const char *lang, const char *table) {
+  textfile tf;
+  read_lines(table, &tf, 1);
+  gh_strmap ids = {0}, names = {0}, bases = {0};
+  int32_t start = -1;
+  for (int i = 0; i < tf.lines.n; i++) {
+    strlist t = {0};
+    split_ws(tf.lines.v[i], &t);
+    if (t.n == 0) { sl_free(&t); continue; }
+    char *end;
+    long v = t.n == 2 ? strtol(t.v[1], &end, 10) : -1;
+    if (t.n != 2 || *end || v < 0 || v > INT32_MAX)
+      gh_die("%s, line %d: expected \"symbol integer-id\"", table, i + 1);
+    gh_strmap_put(&ids, t.v[0], (int32_t)v);
+    if (!strcmp(t.v[0], "#0")) start = (int32_t)v;
+    int disambig = t.v[0][0] == '#' && t.v[0][1] >= '0' && t.v[0][1] <= '9' && strspn(t.v[0] + 1, "0123456789") == strlen(t.v[0] + 1);
+    if (!disambig) {
+      gh_strmap_put(&names, t.v[0], 1);
+      size_t n = strlen(t.v[0]);
+      char *b = gh_strdup(t.v[0]);
+      if (n >= 2 && b[n - 2] == '_' && strchr("BIES", b[n - 1])) b[n - 2] = '\0';
+      gh_strmap_put(&bases, b, 1);
+      free(b);
+    }
+    sl_free(&t);
+  }
+  int pos = L->o->position_dependent_phones;
+  if (pos && names.n == bases.n)
+    gh_die("%s: position-dependent phones requested, but the table has none", table);
+  if (!pos && names.n != bases.n)
+    gh_die("%s: position-dependent phones not requested, but the table has them", table);
+  if (start < 0) gh_die("%s: no symbol #0", table);
+  int n = 1 + L->silv.n + L->nonsilv.n;
+  symid *v = gh_malloc((size_t)n * sizeof *v);
+  v[0].sym = "<eps>";
+  for (int k = 0, j = 1; k < 2; k++) {
+    const strlist *l = k ? &L->nonsilv : &L->silv;
+    for (int i = 0; i < l->n; i++, j++) v[j].sym = l->v[i];
+  }
+  for (int j = 0; j < n; j++) {
+    v[j].id = gh_strmap_get(&ids, v[j].sym);
+    if (v[j].id < 0) gh_die("%s: phone '%s' of the dictionary is not in the table", table, v[j].sym);
+  }
+  qsort(v, (size_t)n, sizeof *v, cmp_symid); /* sort -k2 -g */
+  out_t ph = out_open(lang, "phones.txt");
+  for (int j = 0; j < n; j++) {
+    fprintf(ph.fp, "%s %d\n", v[j].sym, v[j].id);
+    gh_strmap_put(&L->phones, v[j].sym, v[j].id);
+  }
+  for (int i = 0; i < L->disambig.n; i++) {
+    fprintf(ph.fp, "%s %d\n", L->disambig.v[i], start + i);
+    gh_strmap_put(&L->phones, L->disambig.v[i], start + i);
+  }
+  out_close(&ph);
+  free(v);
+  gh_strmap_free(&ids); gh_strmap_free(&names); gh_strmap_free(&bases);
+  tf_free(&tf);
+}
+
 void gh_prepare_lang(const gh_lang_opts *o, const char *dict, const char *oov_word,
                      const char *tmp, const char *lang) {
   if (o->num_nonsil_states < 1 || o->num_nonsil_states > 100)
@@ -465,18 +534,21 @@ void gh_prepare_lang(const gh_lang_opts *o, const char *dict, const char *oov_wo
     snprintf(b, sizeof b, "#%d", i);
     sl_push(&L->disambig, b);
   }
-  out_t ph = out_open(lang, "phones.txt");
-  int32_t id = 0;
-  fprintf(ph.fp, "<eps> %d\n", id);
-  gh_strmap_put(&L->phones, "<eps>", id++);
-  const strlist *lists[3] = {&L->silv, &L->nonsilv, &L->disambig};
-  for (int k = 0; k < 3; k++)
-    for (int i = 0; i < lists[k]->n; i++) {
-      if (!gh_strmap_put(&L->phones, lists[k]->v[i], id))
-        gh_die("phones.txt: phone '%s' occurs twice (a base phone clashes with a word-position variant)", lists[k]->v[i]);
-      fprintf(ph.fp, "%s %d\n", lists[k]->v[i], id++);
-    }
-  out_close(&ph);
+  if (o->phone_symbol_table) write_phones_from_table(L, lang, o->phone_symbol_table);
+  else {
+    out_t ph = out_open(lang, "phones.txt");
+    int32_t id = 0;
+    fprintf(ph.fp, "<eps> %d\n", id);
+    gh_strmap_put(&L->phones, "<eps>", id++);
+    const strlist *lists[3] = {&L->silv, &L->nonsilv, &L->disambig};
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < lists[k]->n; i++) {
+        if (!gh_strmap_put(&L->phones, lists[k]->v[i], id))
+          gh_die("phones.txt: phone '%s' occurs twice (a base phone clashes with a word-position variant)", lists[k]->v[i]);
+        fprintf(ph.fp, "%s %d\n", lists[k]->v[i], id++);
+      }
+    out_close(&ph);
+  }
 
   /* words.txt: sorted unique words, then #0 <s> </s> */
   char **ws = gh_malloc((size_t)L->nlex * sizeof *ws);

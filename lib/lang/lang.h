@@ -16,7 +16,9 @@
  * Errors: gh_die with the file and line: a missing input file, a phone of the
  * lexicon or of extra_questions.txt that no phone list has, a phone listed twice,
  * a word without pronunciation, a bad or non-positive probability, an empty lexicon,
- * <s> or </s> or <eps> as a word, an OOV word missing from the lexicon.  Outputs go
+ * <s> or </s> or <eps> as a word, an OOV word missing from the lexicon; with a phone
+ * symbol table, a phone missing from it, no #0 in it, or position-dependent phones in
+ * it when not asked for (or the reverse).  Outputs go
  * through gh_ostream_open (committed together when the tool succeeds).
  */
 #ifndef GH_LANG_H
@@ -28,6 +30,7 @@ typedef struct {
   int num_nonsil_states;         /* default 3 */
   int share_silence_phones;      /* 1: all silence phones in one tree root (default 0) */
   double sil_prob;               /* optional-silence probability in L.fst, [0, 1) (0.5) */
+  const char *phone_symbol_table; /* an existing phones.txt whose ids to keep, or NULL */
 } gh_lang_opts;
 
 void gh_lang_opts_default(gh_lang_opts *o);

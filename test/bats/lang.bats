@@ -142,7 +142,17 @@ EOF
   head -n 300 "$DICT/lexicon.txt" | awk '{ w = $1; $1 = ""; p = (NR % 7 == 0) ? 0.25 : (NR % 5 == 0 ? 0.6 : 1.0);
     print w, p $0 }' > dict/lexiconp.txt
   printf 'ZZA 0.5 AA1 B\nZZB 1.0 AA1 B\nZZC 1.0 AA1\n' >> dict/lexiconp.txt
+  # a phone table with other ids (reversed, with gaps), for --phone-symbol-table
+  python3 - "$FIX/lang/phones.txt" > ptab.txt <<'EOF'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+ph = [r[0] for r in rows if not r[0].startswith('#')]
+print('<eps> 0')
+for i, p in enumerate(reversed(ph[1:])): print(p, 3 * i + 5)
+for i, r in enumerate(r for r in rows if r[0].startswith('#')): print(r[0], 2000 + i)
+EOF
   for opts in "--sil-prob 0.3 --num-sil-states 3 --num-nonsil-states 4" \
+              "--phone-symbol-table $T/ptab.txt" \
               "--sil-prob 0 --share-silence-phones true --num-sil-states 1" \
               "--position-dependent-phones false --sil-prob 0.5"; do
     rm -rf k o
