@@ -21,6 +21,18 @@
  * int64 numarcs (0); then per state: float final weight, int64 narcs, narcs x
  * (int32 ilabel, int32 olabel, float weight, int32 nextstate).
  *
+ * Use, e.g. a training graph per utterance (compile-train-graphs):
+ *   gh_fst f; gh_fst_init(&f);
+ *   int32_t s0 = gh_fst_add_state(&f), s1 = gh_fst_add_state(&f);
+ *   gh_fst_set_start(&f, s0);
+ *   gh_fst_add_arc(&f, s0, tid, word, cost, s1);      // labels int32, cost = -log p
+ *   gh_fst_set_final(&f, s1, GH_FST_ONE);
+ *   gh_fst_arcsort(&f, GH_FST_SORT_ILABEL);             // if the consumer wants it
+ *   gh_writer_write(w, key, GH_OBJ_FST, &f);            // io/table.h: "ark:|gzip -c > fsts.1.gz"
+ *   gh_fst_free(&f);
+ * and back: gh_seq_reader_open(rspec, GH_OBJ_FST), gh_seq_reader_value() is a gh_fst *
+ * owned by the reader (valid until the next call on it).
+ *
  * Errors: readers die (gh_istream_fail: stream name, key, offset) on a bad magic, a
  * type other than vector/standard, symbol tables in the header, sizes beyond what
  * the input holds (checked with gh_istream_need before any allocation), a state id

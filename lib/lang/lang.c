@@ -102,7 +102,7 @@ static void out_close(out_t *o) { gh_ostream_close(o->s); }
 
 /* ---------------- the lexicon ---------------- */
 typedef struct {
-  char *word, *prob_str, *raw; /* raw: the line as read (for the script's copies) */
+  char *word, *prob_str;      /* prob_str: the probability as written ("1.0" for lexicon.txt) */
   double prob;
   strlist pron;                /* word-position phones when position dependent */
   strlist dpron;               /* pron + the disambiguation symbol, if any */
@@ -183,7 +183,6 @@ static void read_lexicon(lang_t *L, const char *dict) {
     split_ws(tf.lines.v[i], &t);
     if (t.n == 0) gh_die("%s, line %d: empty line", tf.path, i + 1);
     lexentry *e = &L->lex[L->nlex++];
-    e->raw = gh_strdup(tf.lines.v[i]);
     e->word = gh_strdup(t.v[0]);
     if (!strcmp(e->word, "<eps>") || !strcmp(e->word, "<s>") || !strcmp(e->word, "</s>"))
       gh_die("%s, line %d: '%s' is reserved and cannot be a word", tf.path, i + 1, e->word);
@@ -773,7 +772,7 @@ void gh_prepare_lang(const gh_lang_opts *o, const char *dict, const char *oov_wo
   /* cleanup */
   for (int i = 0; i < L->nlex; i++) {
     lexentry *e = &L->lex[i];
-    free(e->word); free(e->prob_str); free(e->raw);
+    free(e->word); free(e->prob_str);
     sl_free(&e->pron); sl_free(&e->dpron);
   }
   free(L->lex);
