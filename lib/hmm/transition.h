@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include "io/kaldi-io.h"
 #include "gmm/gmm.h"
+#include "tree/context-dep.h"
 
 typedef struct {
   int32_t forward_pdf_class;   /* -1: non-emitting */
@@ -80,5 +81,23 @@ int32_t gh_transition_tid2hmm_state(const gh_transition_model *tm, int32_t tid);
 int gh_transition_is_self_loop(const gh_transition_model *tm, int32_t tid);
 /* Natural-log transition probability of tid. */
 float gh_transition_log_prob(const gh_transition_model *tm, int32_t tid);
+
+
+/* Read a standalone HmmTopology (a lang's "topo" file, Kaldi
+ * HmmTopology::Read: text "<Topology> <TopologyEntry> ... </Topology>" or
+ * binary).  Returns a model holding only the topology (num_tuples = 0, no
+ * log-probs), for gh_transition_init and gh_topology_num_pdf_classes.  Dies
+ * naming the file and offset on malformed input or a topology that fails
+ * the checks of gh_transition_read. */
+gh_transition_model *gh_topology_read(const char *rxfilename);
+/* Kaldi HmmTopology::NumPdfClasses: 1 + the largest pdf-class of the phone's
+ * entry.  Dies if the phone is not in the topology. */
+int32_t gh_topology_num_pdf_classes(const gh_transition_model *topo, int32_t phone);
+/* Kaldi TransitionModel(ctx_dep, topo): tuples (phone, HMM state, pdf) for
+ * every (phone, pdf-class) the tree can map (GetPdfInfo), sorted; log-probs
+ * = log of the topology's transition probabilities.  Dies naming "what" if
+ * the topology has separate self-loop pdf-classes (not supported) or the
+ * tree and topology disagree. */
+gh_transition_model *gh_transition_init(const gh_transition_model *topo, const gh_ctx_dep *ctx, const char *what);
 
 #endif
