@@ -620,3 +620,47 @@ gh_transition_model *gh_transition_init(const gh_transition_model *topo, const g
   }
   return tm;
 }
+
+gh_transition_model *gh_transition_read_file(const char *rxfilename) {
+  gh_istream *in = gh_istream_open(rxfilename);
+  if (!in) gh_die("reading model: %s%s", gh_last_error(), gh_rspecifier_hint(rxfilename));
+  int binary = gh_read_binary_marker(in);
+  if (strcmp(gh_peek_token(in, binary), "<TransitionModel>"))
+    gh_istream_fail(in, "expected a Kaldi model starting with <TransitionModel>, got '%s'",
+                    gh_printable_token(gh_peek_token(in, binary)));
+  gh_transition_model *tm = gh_transition_read(in, binary);
+  gh_istream_close(in);
+  return tm;
+}
+
+int32_t gh_transition_tid2tstate(const gh_transition_model *tm, int32_t tid) {
+  check_tid(tm, tid);
+  return tm->id2state[tid];
+}
+
+int gh_transition_is_final(const gh_transition_model *tm, int32_t tid) {
+  check_tid(tm, tid);
+  int32_t ts = tm->id2state[tid];
+  const gh_trans_tuple *t = &tm->tuples[ts - 1];
+  const gh_topo_entry *en = entry_for_phone(tm, t->phone);
+  return en->states[t->hmm_state].dst[tid - tm->state2id[ts]] == en->num_states - 1;
+}
+
+int32_t gh_transition_tid2index(const gh_transition_model *tm, int32_t tid) {
+  check_tid(tm, tid);
+  return tid - tm->state2id[tm->id2state[tid]];
+}
+
+const gh_topo_entry *gh_transition_entry(const gh_transition_model *tm, int32_t phone) {
+  const gh_topo_entry *en = entry_for_phone(tm, phone);
+  if (!en) gh_die("phone %d is not in the topology", phone);
+  return en;
+}
+
+void gh_transition_check_alignment(const gh_transition_model *tm, const int32_t *ali, int32_t n, const char *spec,
+                                   const char *key, const char *model) {
+  for (int32_t t = 0; t < n; ++t)
+    if (ali[t] < 1 || ali[t] > tm->num_tids)
+      gh_die("%s, key '%s': transition-id %d at frame %d is out of range [1, %d] for the model %s", spec, key, ali[t],
+             t, tm->num_tids, model);
+}

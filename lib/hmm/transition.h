@@ -99,5 +99,21 @@ int32_t gh_topology_num_pdf_classes(const gh_transition_model *topo, int32_t pho
  * the topology has separate self-loop pdf-classes (not supported) or the
  * tree and topology disagree. */
 gh_transition_model *gh_transition_init(const gh_transition_model *topo, const gh_ctx_dep *ctx, const char *what);
+/* Read only the TransitionModel at the start of a .mdl (Kaldi
+ * ReadKaldiObject(file, &trans_model)); dies naming the file and offset if
+ * it does not start with <TransitionModel> or is malformed. */
+gh_transition_model *gh_transition_read_file(const char *rxfilename);
+/* Queries on tid in [1, num_tids] (die otherwise): its transition-state
+ * (1-based tuple index), whether it goes to the final state of its phone's
+ * HMM (Kaldi IsFinal), its index among its state's transitions. */
+int32_t gh_transition_tid2tstate(const gh_transition_model *tm, int32_t tid);
+int gh_transition_is_final(const gh_transition_model *tm, int32_t tid);
+int32_t gh_transition_tid2index(const gh_transition_model *tm, int32_t tid);
+/* Topology entry of a phone; dies if the phone has none. */
+const gh_topo_entry *gh_transition_entry(const gh_transition_model *tm, int32_t phone);
+/* Dies with one line naming spec, key, frame and model if an alignment
+ * holds a transition-id outside [1, num_tids]. */
+void gh_transition_check_alignment(const gh_transition_model *tm, const int32_t *ali, int32_t n, const char *spec,
+                                   const char *key, const char *model);
 
 #endif
