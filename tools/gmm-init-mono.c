@@ -11,6 +11,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "gmm/gmm.h"
+#include "gmm/kaldi-gconst.h"
 #include "hmm/transition.h"
 #include "io/table.h"
 #include "tree/context-dep.h"
@@ -136,8 +137,7 @@ int main(int argc, char **argv) {
   gh_ctx_dep *ctx = gh_ctx_dep_monophone(nsets, sets, sizes, ncls, max_phone, *shared_rx ? shared_rx : topo_rx);
   int32_t num_pdfs = gh_ctx_dep_num_pdfs(ctx);
 
-  /* One Gaussian (Kaldi DiagGmm::SetInvVarsAndMeans + ComputeGconsts, in
-   * Kaldi's float/double mix so that the gconst is bit-identical). */
+  /* One Gaussian (Kaldi DiagGmm::SetInvVarsAndMeans + ComputeGconsts). */
   gh_gmm g = {0};
   gh_gmm_init(&g, GH_COV_DIAG, 1, (int32_t)dim);
   g.weights[0] = 1.0f;
@@ -145,13 +145,7 @@ int main(int argc, char **argv) {
     g.inv_vars[d] = inv_var[d];
     g.means_invvars[d] = mean[d] * inv_var[d];
   }
-  {
-    float gc = logf(g.weights[0]) + (float)(-0.5 * 1.8378770664093454835606594728112 * (double)dim);
-    for (long d = 0; d < dim; ++d)
-      gc = (float)((double)gc + (0.5 * (double)logf(g.inv_vars[d]) -
-                                 0.5 * (double)g.means_invvars[d] * (double)g.means_invvars[d] / (double)g.inv_vars[d]));
-    g.gconsts[0] = gc;
-  }
+  gh_gmm_kaldi_gconsts(&g, topo_rx);
   gh_gmm_set set = {0};
   set.dim = (int32_t)dim;
   set.num_pdfs = num_pdfs;
