@@ -664,3 +664,49 @@ void gh_transition_check_alignment(const gh_transition_model *tm, const int32_t 
       gh_die("%s, key '%s': transition-id %d at frame %d is out of range [1, %d] for the model %s", spec, key, ali[t],
              t, tm->num_tids, model);
 }
+
+void gh_transition_mle_update(gh_transition_model *tm, const double *stats, int32_t num_stats, float floor,
+                              float min_count, double *objf_impr, double *count, int32_t *num_floored,
+                              int32_t *num_skipped) {
+  if (num_stats != tm->num_tids + 1)
+    gh_die("transition statistics have %d entries, the model has %d transition-ids (+1)", num_stats, tm->num_tids);
+  float count_sum = 0.0f, impr_sum = 0.0f;
+  int32_t nfl = 0, nsk = 0;
+  for (int32_t ts = 1; ts <= tm->num_tuples; ++ts) {
+    int32_t first = tm->state2id[ts], n = tm->state2id[ts + 1] - first;
+    if (n <= 1) continue;
+    double tot = 0;
+    for (int32_t i = 0; i < n; ++i) tot += stats[first + i];
+    count_sum += (float)tot;
+    if (tot < min_count) {
+      nsk++;
+      continue;
+    }
+    float newp[n], oldp[n];
+    for (int32_t i = 0; i < n; ++i) {
+      oldp[i] = expf(tm->log_probs[first + i]);
+      newp[i] = (float)(stats[first + i] / tot);
+    }
+    for (int it = 0; it < 3; ++it) { /* floor and renormalise three times (Kaldi) */
+      double s = 0;
+      for (int32_t i = 0; i < n; ++i) s += newp[i];
+      float scale = (float)(1.0 / s);
+      for (int32_t i = 0; i < n; ++i) newp[i] *= scale;
+      for (int32_t i = 0; i < n; ++i)
+        if (newp[i] < floor) newp[i] = floor;
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      if (newp[i] == floor) nfl++;
+      impr_sum += (float)(stats[first + i] * (double)(logf(newp[i]) - logf(oldp[i])));
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      tm->log_probs[first + i] = logf(newp[i]);
+      if (!isfinite(tm->log_probs[first + i]))
+        gh_die("transition update: log-probability of transition-id %d is not finite (bad statistics?)", first + i);
+    }
+  }
+  if (objf_impr) *objf_impr = impr_sum;
+  if (count) *count = count_sum;
+  if (num_floored) *num_floored = nfl;
+  if (num_skipped) *num_skipped = nsk;
+}

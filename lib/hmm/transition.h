@@ -115,5 +115,17 @@ const gh_topo_entry *gh_transition_entry(const gh_transition_model *tm, int32_t 
  * holds a transition-id outside [1, num_tids]. */
 void gh_transition_check_alignment(const gh_transition_model *tm, const int32_t *ali, int32_t n, const char *spec,
                                    const char *key, const char *model);
+/* Kaldi TransitionModel::MleUpdate (no sharing across pdfs): for each
+ * transition-state with more than one transition and at least min_count
+ * counts (Kaldi --transition-min-count, default 5), probabilities :=
+ * counts / total, then three rounds of renormalise + floor at `floor`
+ * (--transition-floor, default 0.01); others keep theirs.  stats[num_stats]
+ * indexed by transition-id ([0] unused; num_stats must be num_tids + 1,
+ * dies otherwise).  Outputs (any may be NULL): total auxiliary-function
+ * change (natural log, counts x log-prob change), total count, probabilities
+ * floored, transition-states skipped.  Arithmetic in Kaldi's float. */
+void gh_transition_mle_update(gh_transition_model *tm, const double *stats, int32_t num_stats, float floor,
+                              float min_count, double *objf_impr, double *count, int32_t *num_floored,
+                              int32_t *num_skipped);
 
 #endif
