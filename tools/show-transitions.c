@@ -8,6 +8,7 @@
 #include <string.h>
 #include "base/gh-base.h"
 #include "base/opts.h"
+#include "hmm/hmm-utils.h"
 #include "hmm/transition.h"
 #include "io/kaldi-io.h"
 
@@ -17,37 +18,6 @@ static const char *usage =
     "e.g.: \n"
     " show-transitions phones.txt 1.mdl 1.occs\n";
 
-/* A text symbol table ("symbol id" per line) as names[id]; *n = 1 + largest id. */
-static char **read_symbols(const char *rx, int32_t *n) {
-  gh_istream *in = gh_istream_open(rx);
-  if (!in) gh_die("Could not read symbol table from file %s: %s", rx, gh_last_error());
-  char **names = NULL;
-  int32_t cap = 0, line_no = 0;
-  *n = 0;
-  while (!gh_istream_eof(in)) {
-    char *line = gh_read_line(in), *save = NULL;
-    line_no++;
-    char *sym = strtok_r(line, " \t", &save), *id_s = strtok_r(NULL, " \t", &save);
-    if (!sym) continue;
-    char *end = NULL;
-    long id = id_s ? strtol(id_s, &end, 10) : -1;
-    if (!id_s || *end || id < 0 || id > 100000000 || strtok_r(NULL, " \t", &save))
-      gh_die("%s: line %d is not \"symbol id\"", rx, line_no);
-    if (id >= cap) {
-      int32_t nc = cap ? cap : 64;
-      while (nc <= id) nc *= 2;
-      names = gh_realloc(names, (size_t)nc * sizeof(char *));
-      memset(names + cap, 0, (size_t)(nc - cap) * sizeof(char *));
-      cap = nc;
-    }
-    free(names[id]);
-    names[id] = gh_strdup(sym);
-    if (id + 1 > *n) *n = (int32_t)id + 1;
-  }
-  gh_istream_close(in);
-  return names;
-}
-
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   gh_opts *po = gh_opts_new(usage);
@@ -56,7 +26,7 @@ int main(int argc, char **argv) {
   const char *syms_rx = gh_opts_arg(po, 0), *model_rx = gh_opts_arg(po, 1);
   const char *occs_rx = nargs == 3 ? gh_opts_arg(po, 2) : NULL;
   int32_t nsyms;
-  char **names = read_symbols(syms_rx, &nsyms);
+  char **names = gh_phone_names_read(syms_rx, &nsyms);
   gh_transition_model *tm = gh_transition_read_file(model_rx);
   for (int32_t i = 0; i < tm->num_tuples; ++i)
     if (tm->tuples[i].phone >= nsyms || !names[tm->tuples[i].phone])
