@@ -10,6 +10,7 @@
 #include "base/gh-base.h"
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
+#include "gmm/kaldi-gconst.h"
 #include "base/opts.h"
 #include "gmm/shrink.h"
 #include "hmm/transition.h"
@@ -109,6 +110,30 @@ int main(int argc, char **argv) {
   gh_est_stats st;
   memset(&st, 0, sizeof st);
   gh_gmm_set_update(&model, &accs, &eo, &st);
+  if (model.trans && eo.remove_low_count_gaussians) {
+    /* Kaldi's MleDiagGmmUpdate on a pdf without data removes every Gaussian
+     * but the last (all are below the occupancy minimum), which keeps its
+     * parameters with weight 1; the host M-step leaves such pdfs as they were. */
+    int32_t reduced = 0;
+    for (int32_t p = 0; p < model.num_pdfs; ++p) {
+      gh_gmm *g = &model.pdfs[p];
+      double occ = 0;
+      for (int32_t k = 0; k < accs.pdfs[p].num_gauss; ++k) occ += accs.pdfs[p].occupancy[k];
+      if (occ != 0.0 || g->num_gauss <= 1 || g->type != GH_COV_DIAG) continue;
+      gh_gmm one = {0};
+      gh_gmm_init(&one, GH_COV_DIAG, 1, g->dim);
+      int32_t last = g->num_gauss - 1;
+      memcpy(one.means_invvars, g->means_invvars + (int64_t)last * g->dim, sizeof(float) * (size_t)g->dim);
+      memcpy(one.inv_vars, g->inv_vars + (int64_t)last * g->dim, sizeof(float) * (size_t)g->dim);
+      one.weights[0] = 1.0f;
+      gh_gmm_kaldi_gconsts(&one, model_in);
+      gh_gmm_free(g);
+      *g = one;
+      reduced++;
+    }
+    if (reduced)
+      gh_log("%d pdfs without data reduced to their last Gaussian (Kaldi removes the others)", reduced);
+  }
   if (so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&so, &sst);
   if (model.trans) {
     gh_log("GMM update: Overall %g objective function improvement per frame over %g frames",

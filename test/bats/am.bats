@@ -207,6 +207,24 @@ EOF
   [ "$status" -eq 0 ]
 }
 
+@test "gmm-est on a .mdl, 50 utterances: pdfs without data end as Kaldi's (last Gaussian, weight 1)" {
+  head -n 50 "$TMP/feats1.scp" > "$TMP/f50.scp"
+  "$BIN/copy-feats" "ark:apply-cmvn --utt2spk=ark:$D/utt2spk scp:$TMP/cmvn.scp scp:$TMP/f50.scp ark:- | add-deltas ark:- ark:- |" \
+    ark:"$TMP/f50.ark"
+  gunzip -c "$F/mono_ali/ali.1.gz" > "$TMP/ali1.ark"
+  run "$BIN/gmm-acc-stats-ali" --device=cpu "$F/mono/final.mdl" ark:"$TMP/f50.ark" ark:"$TMP/ali1.ark" "$TMP/50.acc"
+  [ "$status" -eq 0 ]
+  avg=$(grep "Overall avg like per frame" <<< "$output" | sed 's/.*= \([^ ]*\) over.*/\1/')
+  run "$BIN/gmm-est" --min-gaussian-occupancy=3 "$F/mono/final.mdl" "$TMP/50.acc" "$TMP/50.mdl"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"8 pdfs without data reduced to their last Gaussian"* ]]
+  "$BIN/gmm-copy" --binary=false "$F/mono/final.mdl" "$TMP/old.txt"
+  "$BIN/gmm-copy" --binary=false "$TMP/50.mdl" "$TMP/new.txt"
+  run python3 "$PY/am_ref.py" --min-gaussian-occupancy=3 "$TMP/old.txt" "$TMP/f50.ark" "$TMP/ali1.ark" "$avg" "$TMP/new.txt"
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
 @test "convert-ali: identity with the same tree; converts to the tri1 tree" {
   "$BIN/convert-ali" "$F/mono/final.mdl" "$F/mono/final.mdl" "$F/mono/tree" "ark:gunzip -c $F/mono_ali/ali.1.gz|" \
     ark,t:"$TMP/c1"
