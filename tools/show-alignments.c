@@ -26,6 +26,10 @@ int main(int argc, char **argv) {
   int32_t nsyms;
   char **names = gh_phone_names_read(syms_rx, &nsyms);
   if (nsyms == 0) gh_die("Error opening symbol table file %s (no symbols)", syms_rx);
+  for (int32_t i = 0; i < tm->num_tuples; ++i)
+    if (tm->tuples[i].phone >= nsyms || !names[tm->tuples[i].phone])
+      gh_die("%s: phone %d of the model %s is not in the symbol table (a model of another lang?)", syms_rx,
+             tm->tuples[i].phone, model_rx);
   gh_seq_reader *r = gh_seq_reader_open(rspec, GH_OBJ_INT32_VECTOR);
   int32_t *ends = NULL, nph = 0;
   size_t cap = 256;
@@ -50,7 +54,7 @@ int main(int argc, char **argv) {
         for (int32_t t = s; t < ends[i]; ++t) la += (size_t)sprintf(a + la, "%d ", ali->data[t]);
         la += (size_t)sprintf(a + la, "] ");
         int32_t phone = gh_transition_tid2phone(tm, ali->data[s]);
-        const char *name = phone < nsyms && names[phone] ? names[phone] : "";
+        const char *name = names[phone];
         size_t lb = strlen(name) + 1;
         const char *text = pass ? name : a;
         size_t len = pass ? lb : la, other = pass ? la : lb;

@@ -255,6 +255,9 @@ EOF
   [ "$status" -ne 0 ]
   [[ "$output" == *"ERROR: $F/lang_nopos/phones.txt: phone 92 of the model $F/mono/final.mdl is not in the symbol table"* ]]
   [ "${#lines[@]}" -eq 1 ]
+  run "$BIN/show-alignments" "$F/lang_nopos/phones.txt" "$F/mono/final.mdl" "ark:gunzip -c $F/mono_ali/ali.1.gz|"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"ERROR: $F/lang_nopos/phones.txt: phone 92 of the model $F/mono/final.mdl is not in the symbol table"* ]]
   # alignments with transition-ids out of range (2196 transition-ids in the model)
   printf 'utt1 4 16 18 17\nutt2 4 16 9999 17\n' > "$TMP/bad.ali"
   for tool in ali-to-phones ali-to-pdf; do
@@ -267,6 +270,7 @@ EOF
   "$BIN/copy-feats" ark,t:"$TMP/f.txt" ark:"$TMP/f3.ark"
   run "$BIN/gmm-acc-stats-ali" --device=cpu "$F/mono/final.mdl" ark:"$TMP/f3.ark" ark:"$TMP/bad.ali" "$TMP/acc"
   [ "$status" -ne 0 ]
+  [[ "$output" == *"ERROR: ark:$TMP/bad.ali, key 'utt2': transition-id 9999 at frame 2 is out of range [1, 2196] for the model $F/mono/final.mdl"* ]]
   [ ! -e "$TMP/acc" ]
   # a tree file that is not a tree
   run "$BIN/tree-info" "$F/mono/final.mdl"
