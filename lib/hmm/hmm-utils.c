@@ -94,25 +94,6 @@ static int same_entry(const gh_topo_entry *a, const gh_topo_entry *b) {
   return 1;
 }
 
-/* Transition-state (1-based) of a tuple in tm, or 0 (tuples are sorted). */
-static int32_t tuple_to_tstate(const gh_transition_model *tm, gh_trans_tuple key) {
-  int32_t lo = 0, hi = tm->num_tuples;
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    const gh_trans_tuple *t = &tm->tuples[mid];
-    int less = t->phone != key.phone             ? t->phone < key.phone
-               : t->hmm_state != key.hmm_state   ? t->hmm_state < key.hmm_state
-               : t->forward_pdf != key.forward_pdf ? t->forward_pdf < key.forward_pdf
-                                                   : t->self_loop_pdf < key.self_loop_pdf;
-    if (less)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo < tm->num_tuples && !memcmp(&tm->tuples[lo], &key, sizeof key)) return lo + 1;
-  return 0;
-}
-
 int gh_convert_alignment(const gh_transition_model *old_tm, const gh_transition_model *new_tm, const gh_ctx_dep *ctx,
                          const int32_t *ali, int32_t n, int reorder, int32_t *out, char *err, size_t errlen) {
   int old_reordered = is_reordered(old_tm, ali, n);
@@ -154,14 +135,14 @@ int gh_convert_alignment(const gh_transition_model *old_tm, const gh_transition_
         break;
       }
       gh_trans_tuple key = {phone, ot->hmm_state, fwd, loop};
-      int32_t ts = tuple_to_tstate(new_tm, key);
+      int32_t ts = gh_transition_tuple_to_tstate(new_tm, key.phone, key.hmm_state, key.forward_pdf, key.self_loop_pdf);
       if (!ts) {
         snprintf(err, errlen, "(phone %d, HMM state %d, pdf %d) is not in the new model (tree and model disagree?)",
                  phone, ot->hmm_state, fwd);
         ok = 0;
         break;
       }
-      out[t] = new_tm->state2id[ts] + (ali[t] - old_tm->state2id[old_tm->id2state[ali[t]]]);
+      out[t] = gh_transition_pair_to_tid(new_tm, ts, ali[t] - old_tm->state2id[old_tm->id2state[ali[t]]]);
     }
     if (ok && reorder != old_reordered) change_reordering(new_tm, out + b, ends[i] - b);
   }

@@ -710,3 +710,32 @@ void gh_transition_mle_update(gh_transition_model *tm, const double *stats, int3
   if (num_floored) *num_floored = nfl;
   if (num_skipped) *num_skipped = nsk;
 }
+
+int32_t gh_transition_tuple_to_tstate(const gh_transition_model *tm, int32_t phone, int32_t hmm_state,
+                                      int32_t forward_pdf, int32_t self_loop_pdf) {
+  gh_trans_tuple key = {phone, hmm_state, forward_pdf, self_loop_pdf};
+  int32_t lo = 0, hi = tm->num_tuples;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    const gh_trans_tuple *t = &tm->tuples[mid];
+    int less = t->phone != key.phone             ? t->phone < key.phone
+               : t->hmm_state != key.hmm_state   ? t->hmm_state < key.hmm_state
+               : t->forward_pdf != key.forward_pdf ? t->forward_pdf < key.forward_pdf
+                                                   : t->self_loop_pdf < key.self_loop_pdf;
+    if (less)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < tm->num_tuples && !memcmp(&tm->tuples[lo], &key, sizeof key)) return lo + 1;
+  return 0;
+}
+
+int32_t gh_transition_pair_to_tid(const gh_transition_model *tm, int32_t tstate, int32_t index) {
+  if (tstate < 1 || tstate > tm->num_tuples)
+    gh_die("transition-state %d out of range [1, %d]", tstate, tm->num_tuples);
+  if (index < 0 || index >= tm->state2id[tstate + 1] - tm->state2id[tstate])
+    gh_die("transition index %d out of range for transition-state %d (%d transitions)", index, tstate,
+           tm->state2id[tstate + 1] - tm->state2id[tstate]);
+  return tm->state2id[tstate] + index;
+}

@@ -109,6 +109,18 @@ gh_transition_model *gh_transition_read_file(const char *rxfilename);
 int32_t gh_transition_tid2tstate(const gh_transition_model *tm, int32_t tid);
 int gh_transition_is_final(const gh_transition_model *tm, int32_t tid);
 int32_t gh_transition_tid2index(const gh_transition_model *tm, int32_t tid);
+/* Kaldi TupleToTransitionState: the transition-state (1-based) of
+ * (phone, HMM state, forward pdf, self-loop pdf; for HMM topologies the two
+ * pdfs are equal), or 0 if the model has no such tuple (binary search: the
+ * tuples are sorted). */
+int32_t gh_transition_tuple_to_tstate(const gh_transition_model *tm, int32_t phone, int32_t hmm_state,
+                                      int32_t forward_pdf, int32_t self_loop_pdf);
+/* Kaldi PairToTransitionId: the transition-id of the index-th transition
+ * (order of the topology entry's <Transition> lines) of transition-state
+ * tstate.  Dies if either is out of range.  With gh_ctx_dep_compute (the
+ * pdf of a phone window and pdf-class) this gives a graph compiler the
+ * transition-id of every arc of a phone's HMM. */
+int32_t gh_transition_pair_to_tid(const gh_transition_model *tm, int32_t tstate, int32_t index);
 /* Topology entry of a phone; dies if the phone has none. */
 const gh_topo_entry *gh_transition_entry(const gh_transition_model *tm, int32_t phone);
 /* Dies with one line naming spec, key, frame and model if an alignment

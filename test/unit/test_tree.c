@@ -8,6 +8,7 @@
 #include "gh-test.h"
 #include "base/gh-base.h"
 #include "tree/context-dep.h"
+#include "hmm/transition.h"
 
 static int cmp_i32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -97,5 +98,30 @@ int main(void) {
     }
   GH_TEST_OK(ok, "stub tree: shared phones 1, 2 share pdfs 0-2; phone 3 -> 3; phone 4 -> 4, 5");
   gh_ctx_dep_free(m);
+
+  /* the fixture's monophone model and tree: every transition-id comes back
+   * through (phone window, pdf-class) -> pdf -> tuple -> transition-id */
+  char mdl[512], tree[512];
+  snprintf(mdl, sizeof mdl, "%s/data/kaldi-fixtures/align/mono/final.mdl", gh_test_shared());
+  snprintf(tree, sizeof tree, "%s/data/kaldi-fixtures/align/mono/tree", gh_test_shared());
+  if (access(mdl, R_OK) == 0) {
+    gh_transition_model *tm = gh_transition_read_file(mdl);
+    gh_ctx_dep *t = gh_ctx_dep_read(tree);
+    int bad = 0;
+    for (int32_t tid = 1; tid <= tm->num_tids; ++tid) {
+      int32_t ph = gh_transition_tid2phone(tm, tid), hs = gh_transition_tid2hmm_state(tm, tid), p2 = -1;
+      int32_t cls = gh_transition_entry(tm, ph)->states[hs].forward_pdf_class;
+      if (!gh_ctx_dep_compute(t, &ph, cls, &p2) || p2 != gh_transition_tid2pdf(tm, tid)) bad++;
+      int32_t ts = gh_transition_tuple_to_tstate(tm, ph, hs, p2, p2);
+      if (ts != gh_transition_tid2tstate(tm, tid) || gh_transition_pair_to_tid(tm, ts, gh_transition_tid2index(tm, tid)) != tid)
+        bad++;
+    }
+    GH_TEST_OK(bad == 0, "mono/final.mdl: %d transition-ids rebuilt from tree + tuples (%d wrong)", tm->num_tids, bad);
+    GH_TEST_OK(gh_transition_tuple_to_tstate(tm, 1, 0, 5, 5) == 0, "absent tuple -> transition-state 0");
+    gh_ctx_dep_free(t);
+    gh_transition_free(tm);
+  } else {
+    printf("# skipped the fixture check: %s not found (set GH_SHARED)\n", mdl);
+  }
   return gh_test_done();
 }
