@@ -146,7 +146,8 @@ void gh_model_write_matrix(gh_ostream *out, int binary, int32_t rows, int32_t co
 void gh_model_write_packed(gh_ostream *out, int binary, int32_t n, const float *p);
 /* Sanity checks after reading: at least one pdf, every pdf of dimension
  * s->dim with >= 1 Gaussian, finite values, weights >= 0 summing to 1
- * within 0.01 (warns beyond 1e-4), positive (diagonal) inverse variances,
+ * within 0.01 (warns beyond 1e-4; for a Kaldi .mdl only a positive sum,
+ * as gmm-boost-silence scales the weights of silence pdfs), positive (diagonal) inverse variances,
  * no NaN / +inf gconst.  Dies naming "name", the pdf and Gaussian index. */
 void gh_gmm_set_check(const gh_gmm_set *s, const char *name);
 /* Total number of Gaussians over all pdfs. */
