@@ -101,7 +101,8 @@ int main(int argc, char **argv) {
   if (nargs < 4 || nargs > 5) gh_opts_usage_exit(po);
   const char *model_rx = gh_opts_arg(po, 0), *fst_rspec = gh_opts_arg(po, 1), *feats_rspec = gh_opts_arg(po, 2),
              *ali_wspec = gh_opts_arg(po, 3), *scores_wspec = nargs == 5 ? gh_opts_arg(po, 4) : "";
-  if (beam <= 0.0f) exact = 1;
+  if (beam < 0.0f || retry_beam < 0.0f) gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
+  if (beam == 0.0f) exact = 1;
   if (!exact && retry_beam != 0.0f && retry_beam <= beam)
     gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
   if (!(acoustic_scale > 0.0f)) gh_die("--acoustic-scale must be > 0 (got %g)", acoustic_scale);
