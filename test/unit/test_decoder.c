@@ -136,6 +136,40 @@ int main(void) {
     gh_fst_free(&f);
   }
 
+  /* Ties go to the token visited first, in Kaldi's HashList order: states 1, 2,
+   * 1001 entered in that order, 1 and 1001 share bucket 1 (hash size 1000), so the
+   * list is 1, 1001, 2 and 1001's token reaches state 3 first (insertion order
+   * would give 2's). */
+  {
+    gh_fst f;
+    gh_fst_init(&f);
+    for (int i = 0; i < 1002; ++i) gh_fst_add_state(&f);
+    gh_fst_set_start(&f, 0);
+    gh_fst_add_arc(&f, 0, 1, 0, 0.0f, 1);
+    gh_fst_add_arc(&f, 0, 1, 0, 0.0f, 2);
+    gh_fst_add_arc(&f, 0, 1, 0, 0.0f, 1001);
+    gh_fst_add_arc(&f, 2, 2, 0, 0.0f, 3);
+    gh_fst_add_arc(&f, 1001, 3, 0, 0.0f, 3);
+    gh_fst_set_final(&f, 3, 0.0f);
+    const float ll[2] = {-1.0f, -1.0f};
+    const int32_t col[4] = {0, 0, 0, 0};
+    gh_dec_graph g;
+    gh_dec_graph_from_fst(&g, &f, 0);
+    gh_decoder *d = gh_decoder_new();
+    gh_dec_opts o;
+    gh_dec_opts_default(&o);
+    o.beam = 10.0f;
+    gh_decoder_decode(d, &g, &o, ll, 2, 1, col, 3, 1.0f, "tie");
+    gh_dec_path p;
+    gh_decoder_best_path(d, &p);
+    GH_TEST_OK(p.num_ilabels == 2 && p.ilabels[1] == 3, "tie: Kaldi's hash-list order decides (label %d)",
+               p.num_ilabels == 2 ? p.ilabels[1] : -1);
+    gh_dec_path_free(&p);
+    gh_decoder_free(d);
+    gh_dec_graph_free(&g);
+    gh_fst_free(&f);
+  }
+
   /* Random graphs against brute force. */
   int exact_ok = 0, exact_cost_ok = 0, wide_ok = 0, narrow_ok = 0, nfound = 0, nnone_ok = 0, ntrials = 300;
   gh_decoder *d = gh_decoder_new();
