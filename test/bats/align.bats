@@ -5,8 +5,9 @@
 # our compile-train-graphs and on graphs built independently by test/python/align_graphs.py
 # from the transcripts and the lexicon; the per-frame acoustic log-likelihoods against
 # gmm-score-gpu's matrix; the scores against the transition probabilities of
-# show-transitions (Kaldi's AddTransitionProbs, re-derived in Python); failures and bad input.
-# The whole-corpus check takes about a minute on 2 cores.
+# show-transitions (Kaldi's AddTransitionProbs, re-derived in Python); failures and bad input;
+# Kaldi's own steps/align_si.sh ($GH_SHARED/kaldi-scripts) on our tools with Kaldi's final.mdl.
+# The whole-corpus checks take about a minute each on 2 cores.
 
 setup_file() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
@@ -246,4 +247,37 @@ EOF
   run gmm-align-compiled "$F/mono/tree" ark:g40.ark scp:f2.scp ark,t:x.ali
   [ "$status" -ne 0 ]
   [ ! -e x.ali ]
+}
+
+@test "Kaldi's steps/align_si.sh on our tools with Kaldi's final.mdl: Kaldi's alignments" {
+  KS=$GH_SHARED/kaldi-scripts
+  [ -d "$KS/steps" ] || skip "no Kaldi scripts in $KS"
+  mkdir -p si && cd si
+  ln -sfn "$KS/steps" steps
+  mkdir -p utils
+  for f in "$KS"/utils/*; do ln -sfn "$f" utils/; done
+  for f in "$ROOT"/egs/utils/*; do ln -sfn "$f" utils/; done
+  export PATH=$BIN:$PWD/utils:$PATH
+  # the fixture's data dir set-up (make.sh): two speaker ids with the shipped CMVN stats
+  mkdir -p data/cathy data/local exp/mono
+  cp "$D/text" data/cathy/text
+  awk '{print $1, "cathy-" substr($1, 7, 8)}' "$D/utt2spk" > data/cathy/utt2spk
+  utils/utt2spk_to_spk2utt.pl data/cathy/utt2spk > data/cathy/spk2utt
+  sed "s| feats.ark:| $D/feats.ark:|" "$D/feats.scp" > data/cathy/feats.scp
+  off=$(awk '$1 == "cathy" {sub(/^cmvn.ark:/, "", $2); print $2}' "$D/cmvn.scp")
+  for s in cathy-arctic_a cathy-arctic_b; do echo "$s $D/cmvn.ark:$off"; done > data/cathy/cmvn.scp
+  cp -r "$D/dict" data/local/dict
+  utils/prepare_lang.sh data/local/dict "<UNK>" data/local/lang_tmp data/lang > prepare_lang.log 2>&1
+  cp "$MDL" "$F/mono/tree" exp/mono/
+  run steps/align_si.sh --nj 2 --cmd utils/run.pl data/cathy data/lang exp/mono exp/mono_ali
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -h "Overall log-likelihood per frame" exp/mono_ali/log/align.*.log
+  for j in 1 2; do copy-int-vector "ark:gunzip -c exp/mono_ali/ali.$j.gz|" ark,t:si.$j 2>/dev/null; done
+  read s1 n1 < <(same_count ../ref.1 si.1)
+  read s2 n2 < <(same_count ../ref.2 si.2)
+  echo "identical to Kaldi's: $s1 of $n1, $s2 of $n2"
+  [ "$n1" -eq 893 ] && [ "$n2" -eq 689 ]
+  [ $(( (s1 + s2) * 1000 )) -ge $(( 998 * (n1 + n2) )) ]
+  grep -q "Retried 1 out of 689 utterances" exp/mono_ali/log/align.2.log
 }
