@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/gh-base.h"
+#include "base/strmap.h"
 
 /* ---- an int64 -> int32 hash map (open addressing, at most half full) ---- */
 typedef struct {
@@ -183,6 +184,12 @@ typedef struct {
   int32_t nemits, cap_emits;
   clos_entry *cl;
   int32_t ncl, cap_cl;
+  /* the determinized phone-level graph D: states are subsets of weighted P states */
+  int32_t nd, cap_d;
+  int32_t *dbase, *dcount; /* [nd] arcs of each D state in dem */
+  float *dfinal;           /* [nd] */
+  emit_arc *dem;           /* D's arcs (dest: a D state): the HMM instances */
+  int32_t ndem, cap_dem;
 } build;
 
 static void closure_dfs(build *b, int32_t r, int32_t olabel, float w, int depth) {
@@ -244,15 +251,127 @@ static void expand_closure(build *b, int32_t q) {
   b->ebase[q] = base, b->ecount[q] = b->nemits - base, b->efinal[q] = fin;
 }
 
-/* ---- the output graph: nodes E(q, ts) (closure of q entered after a phone's
- * last transition, from transition-state ts; 0 at the start) and N(inst, j, ts)
- * (HMM state j of instance inst entered from transition-state ts) ---- */
+/* ---- log-semiring determinization of the phone level (Kaldi determinizes the
+ * transition-id level, DeterminizeStarInLog; distinct phones have distinct
+ * transition-ids, so this gives the same branching) ---- */
+typedef struct {
+  int32_t q;
+  float v; /* residual cost */
+} subset_elem;
+
+typedef struct {
+  int32_t phone, olabel, q;
+  float w;
+} det_trans;
+
+static int cmp_det_trans(const void *x, const void *y) {
+  const det_trans *a = x, *b = y;
+  if (a->phone != b->phone) return a->phone < b->phone ? -1 : 1;
+  if (a->olabel != b->olabel) return a->olabel < b->olabel ? -1 : 1;
+  return a->q < b->q ? -1 : a->q > b->q;
+}
+
+typedef struct {
+  gh_strmap ids;
+  subset_elem *els;
+  int64_t nels, cap_els;
+  int64_t *sbase;
+  int32_t *scount;
+  char *key;
+  size_t cap_key;
+} subsets;
+
+/* The D state of subset els[n] (sorted by q, unique), added if new. */
+static int32_t subset_get(build *b, subsets *ss, const subset_elem *els, int32_t n) {
+  size_t need = (size_t)n * 24 + 1;
+  if (need > ss->cap_key) ss->key = gh_realloc(ss->key, ss->cap_key = 2 * need);
+  char *k = ss->key;
+  for (int32_t i = 0; i < n; i++) {
+    uint32_t bits;
+    memcpy(&bits, &els[i].v, sizeof bits);
+    k += sprintf(k, "%d:%08x,", els[i].q, bits);
+  }
+  int32_t id = gh_strmap_get(&ss->ids, ss->key);
+  if (id >= 0) return id;
+  id = b->nd++;
+  gh_strmap_put(&ss->ids, ss->key, id);
+  if (id >= b->cap_d) {
+    b->cap_d = b->cap_d ? 2 * b->cap_d : 64;
+    b->dbase = gh_realloc(b->dbase, (size_t)b->cap_d * sizeof *b->dbase);
+    b->dcount = gh_realloc(b->dcount, (size_t)b->cap_d * sizeof *b->dcount);
+    b->dfinal = gh_realloc(b->dfinal, (size_t)b->cap_d * sizeof *b->dfinal);
+    ss->sbase = gh_realloc(ss->sbase, (size_t)b->cap_d * sizeof *ss->sbase);
+    ss->scount = gh_realloc(ss->scount, (size_t)b->cap_d * sizeof *ss->scount);
+  }
+  while (ss->nels + n > ss->cap_els) {
+    ss->cap_els = ss->cap_els ? 2 * ss->cap_els : 256;
+    ss->els = gh_realloc(ss->els, (size_t)ss->cap_els * sizeof *ss->els);
+  }
+  memcpy(ss->els + ss->nels, els, (size_t)n * sizeof *els);
+  ss->sbase[id] = ss->nels, ss->scount[id] = n;
+  ss->nels += n;
+  return id;
+}
+
+/* Builds D from P's start state (closures through expand_closure). */
+static void determinize(build *b, int32_t pstart) {
+  subsets ss = {0};
+  det_trans *tr = NULL;
+  int32_t ntr = 0, cap_tr = 0;
+  subset_elem *nel = NULL;
+  int32_t cap_nel = 0;
+  subset_elem e0 = {pstart, 0.0f};
+  subset_get(b, &ss, &e0, 1);
+  for (int32_t d = 0; d < b->nd; d++) {
+    ntr = 0;
+    float fin = GH_FST_ZERO;
+    for (int32_t i = 0; i < ss.scount[d]; i++) {
+      subset_elem el = ss.els[ss.sbase[d] + i];
+      expand_closure(b, el.q);
+      if (b->efinal[el.q] != GH_FST_ZERO) fin = log_plus(fin, el.v + b->efinal[el.q]);
+      for (int32_t e = 0; e < b->ecount[el.q]; e++) {
+        const emit_arc *em = &b->emits[b->ebase[el.q] + e];
+        if (ntr == cap_tr) tr = gh_realloc(tr, (size_t)(cap_tr = cap_tr ? 2 * cap_tr : 64) * sizeof *tr);
+        tr[ntr++] = (det_trans){em->phone, em->olabel, em->dest, el.v + em->weight};
+      }
+    }
+    qsort(tr, (size_t)ntr, sizeof *tr, cmp_det_trans);
+    b->dfinal[d] = fin;
+    b->dbase[d] = b->ndem, b->dcount[d] = 0;
+    for (int32_t i = 0; i < ntr;) {
+      int32_t j = i;
+      float w = GH_FST_ZERO;
+      while (j < ntr && tr[j].phone == tr[i].phone && tr[j].olabel == tr[i].olabel) w = log_plus(w, tr[j++].w);
+      if (j - i > cap_nel) nel = gh_realloc(nel, (size_t)(cap_nel = 2 * (j - i)) * sizeof *nel);
+      int32_t n = 0;
+      for (int32_t k = i; k < j; k++) {
+        if (n && nel[n - 1].q == tr[k].q) nel[n - 1].v = log_plus(nel[n - 1].v, tr[k].w);
+        else nel[n++] = (subset_elem){tr[k].q, tr[k].w};
+      }
+      for (int32_t k = 0; k < n; k++) nel[k].v -= w;
+      int32_t dest = subset_get(b, &ss, nel, n);
+      if (b->ndem == b->cap_dem)
+        b->dem = gh_realloc(b->dem, (size_t)(b->cap_dem = b->cap_dem ? 2 * b->cap_dem : 64) * sizeof *b->dem);
+      b->dem[b->ndem++] = (emit_arc){tr[i].phone, tr[i].olabel, dest, w};
+      b->dcount[d]++;
+      i = j;
+    }
+  }
+  gh_strmap_free(&ss.ids);
+  free(ss.els), free(ss.sbase), free(ss.scount), free(ss.key), free(tr), free(nel);
+}
+
+/* ---- the output graph: nodes E(d, ts) (D state d entered after a phone's last
+ * transition, from transition-state ts; 0 at the start) and N(inst, j, ts) (HMM
+ * state j of instance inst, an arc of D, entered from transition-state ts) ---- */
 typedef struct {
   build *b;
   gh_fst *out;
   i64map emap, nmap;
-  int32_t *kind, *a, *j, *ts; /* per output state: 0 = E (a = q), 1 = N (a = inst) */
+  int32_t *kind, *a, *j, *ts; /* per output state: 0 = E (a = d), 1 = N (a = inst) */
   int32_t cap;
+  gh_fst_arc *buf; /* the arcs of the state being expanded, before sorting */
+  int32_t nbuf, cap_buf;
 } graph;
 
 static int32_t node_get(graph *g, int kind, int32_t a, int32_t j, int32_t ts) {
@@ -279,7 +398,7 @@ static int32_t node_get(graph *g, int kind, int32_t a, int32_t j, int32_t ts) {
 static void add_hmm_state_arcs(graph *g, int32_t s, int32_t inst, int32_t j, int32_t olabel, float extra) {
   const gh_tgc *c = g->b->c;
   const gh_transition_model *tm = c->tm;
-  const emit_arc *em = &g->b->emits[inst];
+  const emit_arc *em = &g->b->dem[inst];
   const gh_topo_entry *en = gh_transition_entry(tm, em->phone);
   const gh_hmm_state *st = &en->states[j];
   if (st->forward_pdf_class < 0)
@@ -304,7 +423,9 @@ static void add_hmm_state_arcs(graph *g, int32_t s, int32_t inst, int32_t j, int
     float lp = gh_transition_log_prob(tm, tid) - c->nsl[ts];
     float w = extra + -lp * c->tscale;
     int32_t dest = d == en->num_states - 1 ? node_get(g, 0, em->dest, 0, ts) : node_get(g, 1, inst, d, ts);
-    gh_fst_add_arc(g->out, s, tid, olabel, w, dest);
+    if (g->nbuf == g->cap_buf)
+      g->buf = gh_realloc(g->buf, (size_t)(g->cap_buf = g->cap_buf ? 2 * g->cap_buf : 16) * sizeof *g->buf);
+    g->buf[g->nbuf++] = (gh_fst_arc){tid, olabel, w, dest};
   }
 }
 
@@ -314,16 +435,26 @@ static void expand_node(graph *g, int32_t s) {
   int32_t ts = g->ts[s];
   float fac = ts ? -c->nsl[ts] * c->sscale : 0.0f;
   if (g->kind[s] == 0) {
-    int32_t q = g->a[s];
-    expand_closure(b, q);
-    for (int32_t e = 0; e < b->ecount[q]; e++) {
-      int32_t inst = b->ebase[q] + e;
-      add_hmm_state_arcs(g, s, inst, 0, b->emits[inst].olabel, b->emits[inst].weight + fac);
+    int32_t d = g->a[s];
+    for (int32_t e = 0; e < b->dcount[d]; e++) {
+      int32_t inst = b->dbase[d] + e;
+      add_hmm_state_arcs(g, s, inst, 0, b->dem[inst].olabel, b->dem[inst].weight + fac);
     }
-    if (b->efinal[q] != GH_FST_ZERO) gh_fst_set_final(g->out, s, b->efinal[q] + fac);
+    if (b->dfinal[d] != GH_FST_ZERO) gh_fst_set_final(g->out, s, b->dfinal[d] + fac);
   } else {
     add_hmm_state_arcs(g, s, g->a[s], g->j[s], 0, fac);
   }
+  /* arcs in transition-id order, as Kaldi's determinized and minimized graph has
+   * them (EqualAlign's random choices depend on it), the self-loop last */
+  for (int32_t i = 1; i < g->nbuf; i++) {
+    gh_fst_arc x = g->buf[i];
+    int32_t k = i;
+    for (; k > 0 && g->buf[k - 1].ilabel > x.ilabel; k--) g->buf[k] = g->buf[k - 1];
+    g->buf[k] = x;
+  }
+  for (int32_t i = 0; i < g->nbuf; i++)
+    gh_fst_add_arc(g->out, s, g->buf[i].ilabel, g->buf[i].olabel, g->buf[i].weight, g->buf[i].nextstate);
+  g->nbuf = 0;
   if (ts && c->self_tid[ts])
     gh_fst_add_arc(g->out, s, c->self_tid[ts], 0, -gh_transition_log_prob(c->tm, c->self_tid[ts]) * c->sscale, s);
 }
@@ -413,13 +544,15 @@ int gh_tgc_compile(gh_tgc *c, const int32_t *words, int32_t n, gh_fst *out, char
     b.ecount = gh_calloc((size_t)np, sizeof *b.ecount);
     b.efinal = gh_malloc((size_t)np * sizeof *b.efinal);
     for (int32_t q = 0; q < np; q++) b.ebase[q] = -1;
+    determinize(&b, start);
     graph g = {.b = &b, .out = out};
-    int32_t s0 = node_get(&g, 0, start, 0, 0);
+    int32_t s0 = node_get(&g, 0, 0, 0, 0);
     gh_fst_set_start(out, s0);
     for (int32_t s = 0; s < out->nstates; s++) expand_node(&g, s);
     i64map_free(&g.emap), i64map_free(&g.nmap);
-    free(g.kind), free(g.a), free(g.j), free(g.ts);
+    free(g.kind), free(g.a), free(g.j), free(g.ts), free(g.buf);
     free(b.ebase), free(b.ecount), free(b.efinal);
+    free(b.dbase), free(b.dcount), free(b.dfinal), free(b.dem);
   }
   free(b.coacc), free(b.emits), free(b.cl);
   gh_fst_free(&b.p);

@@ -1,7 +1,7 @@
 /* training-graph.h -- per-utterance training graphs (Kaldi's
  * decoder/training-graph-compiler.cc with hmm/hmm-utils.cc GetHTransducer and
  * AddSelfLoops), built directly from the lexicon's paths instead of by
- * composition, determinization and minimization.
+ * composition, transition-level determinization and minimization.
  *
  * The graph of a transcript w1 .. wn (word ids) is: every path of the lexicon
  * FST L (phones in, words out: a lang's L.fst, optional silence and
@@ -19,15 +19,15 @@
  *            and self_loop_scale * -log p_self(s) per self-loop, with the
  *            model's (trained) probabilities in Kaldi's float arithmetic
  *            (GetTransitionLogProbIgnoringSelfLoops, GetNonSelfLoopLogProb).
- * Every transition-id sequence thus gets the total weight Kaldi's graph
- * gives it (Kaldi's log-semiring determinization adds the probabilities of
- * paths with equal input; here such paths are merged where they meet in an
- * epsilon closure of L, and stay parallel -- Viterbi takes the better one --
- * only if two pronunciations of a word are identical).  Kaldi's defaults of
- * compile-train-graphs are scales 0 (gmm-align-compiled adds the transition
- * probabilities).  The graph has no epsilon arcs; every state is accessible
- * and coaccessible.  States and arcs are ordered as built (not Kaldi's
- * numbering; no arc sort).
+ * The lexicon's paths are determinized in the log semiring at the phone
+ * level (phone, word) before the HMMs are put in, so every transition-id
+ * sequence has one path (barring a phone sequence with two word
+ * segmentations) at the total weight Kaldi's graph gives it, and the graph
+ * branches where Kaldi's does.  Kaldi's defaults of compile-train-graphs are
+ * scales 0 (gmm-align-compiled adds the transition probabilities).  The graph
+ * has no epsilon arcs; every state is accessible and coaccessible; each
+ * state's arcs are in transition-id order, the self-loop last.  States are
+ * numbered as built (not Kaldi's numbering; no minimization).
  *
  * Context: the tree's context width N and central position P.  Only N = 1
  * (monophone trees, gmm-init-mono) is implemented; triphone trees (N = 3,

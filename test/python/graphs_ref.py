@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Independent checks of training graphs and equal alignments (test/bats/graphs.bats).
 
-  graphs_ref.py weights GRAPHS_TXT ALI_TXT MODEL_TXT TEXT_INT SIL_PROB
+  graphs_ref.py weights GRAPHS_TXT ALI_TXT MODEL_TXT TEXT_INT SIL_PROB [SCALE]
       For every alignment: the cheapest path of the utterance's graph (Kaldi text FST
-      table, compiled with --transition-scale=1 --self-loop-scale=1) that reads exactly
-      the alignment's transition-ids must cost -sum(log p(tid)) (the model's <LogProbs>)
+      table, compiled with --transition-scale=SCALE --self-loop-scale=SCALE, default 1)
+      that reads exactly the alignment's transition-ids must cost
+      -SCALE * sum(log p(tid)) (the model's <LogProbs>)
       plus the lexicon's optional-silence costs (n words: n + 1 choices of silence or
       not, each -log(sil_prob) or -log(1 - sil_prob); pronunciation probabilities 1),
       within 1e-3 relative, and write the transcript's words.
@@ -62,7 +63,7 @@ def read_log_probs(path):
     return [float(x) for x in toks[i + 2:j]]
 
 
-def weights(gpath, apath, mpath, tpath, sil_prob):
+def weights(gpath, apath, mpath, tpath, sil_prob, scale):
     graphs, alis, texts = read_graphs(gpath), read_table_ints(apath), read_table_ints(tpath)
     logp = read_log_probs(mpath)
     bad = 0
@@ -82,7 +83,7 @@ def weights(gpath, apath, mpath, tpath, sil_prob):
         best = min(((c + finals[s], ws) for s, (c, ws) in cur.items() if s in finals), default=None)
         if best is None:
             print(f'{key}: the graph has no path for the alignment'); bad += 1; continue
-        expect = -sum(logp[t] for t in ali)
+        expect = -scale * sum(logp[t] for t in ali)
         # every choice costs -log(sil_prob) or -log(1-sil_prob): equal for 0.5
         sil_cost = -math.log(sil_prob)
         expect += (len(words) + 1) * sil_cost
@@ -139,7 +140,7 @@ def phones(ppath, lpath, wpath, tpath, spath, optsil):
 
 if __name__ == '__main__':
     if sys.argv[1] == 'weights':
-        bad = weights(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]))
+        bad = weights(*sys.argv[2:6], float(sys.argv[6]), float(sys.argv[7]) if len(sys.argv) > 7 else 1.0)
     elif sys.argv[1] == 'phones':
         bad = phones(*sys.argv[2:8])
     else:
