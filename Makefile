@@ -19,7 +19,11 @@
 #LAYER lib/base:
 #LAYER lib/io: lib/base
 #LAYER lib/feat: lib/io
-#LAYER lib/hmm: lib/io
+#LAYER lib/tree: lib/io
+#LAYER lib/fst: lib/io
+#LAYER lib/lang: lib/fst
+#LAYER lib/hmm: lib/io lib/tree
+#LAYER lib/decoder: lib/hmm lib/fst
 #LAYER lib/gmm: lib/hmm
 #LAYER kernels: lib/gmm lib/feat
 #LAYER kernels/cpu: kernels
@@ -29,7 +33,7 @@
 #LAYER drivers/gmm: kernels/registry
 #LAYER drivers/train: drivers/gmm
 #LAYER drivers/adapt: drivers/train
-#LAYER tools: drivers/adapt
+#LAYER tools: drivers/adapt lib/decoder lib/lang
 PREFIX ?= /usr/local
 CC ?= gcc
 CFLAGS ?= -O2 -g

@@ -1,14 +1,19 @@
 /* gmm-est -- M-step of a GMM set from (summed) accumulators, with Kaldi's
  * estimation options and optional mix-up (the "estimate" part of
- * gmm-acc-stats-gpu -> gmm-sum-accs -> gmm-est). */
+ * gmm-acc-stats-gpu -> gmm-sum-accs -> gmm-est).  On a Kaldi .mdl with
+ * accumulators from gmm-acc-stats-ali it also updates the TransitionModel
+ * (Kaldi gmmbin/gmm-est.cc, TransitionModel::MleUpdate), logs Kaldi's lines
+ * and writes --write-occs as Kaldi does (text). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/gh-base.h"
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
+#include "gmm/kaldi-gconst.h"
 #include "base/opts.h"
 #include "gmm/shrink.h"
+#include "hmm/transition.h"
 #include "io/kaldi-io.h"
 
 int main(int argc, char **argv) {
@@ -32,6 +37,14 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
   gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
   gh_est_opts_register(po, &eo);
+  float trans_floor = 0.01f, trans_min_count = 5.0f;
+  const char *update_flags = "mvwt";
+  gh_opts_float(po, "transition-floor", &trans_floor, "Floor for transition probabilities");
+  gh_opts_float(po, "transition-min-count", &trans_min_count,
+                "Minimum count required to update transitions from a state");
+  gh_opts_string(po, "update-flags", &update_flags,
+                 "Which parameters to update: subset of mvwt (GMM means, variances, weights must all be "
+                 "updated; t = transitions of a .mdl)");
   const char *occs_wx = "";
   gh_opts_string(po, "write-occs", &occs_wx,
                  "Write the per-pdf occupancies (before mix-up) as a Kaldi float vector (Kaldi's gmm-est "
@@ -49,6 +62,36 @@ int main(int argc, char **argv) {
   gh_accs_read(accs_in, &accs);
   if (accs.num_pdfs != model.num_pdfs)
     gh_die("%s has %d pdfs but %s has %d", accs_in, accs.num_pdfs, model_in, model.num_pdfs);
+  int update_trans = 0;
+  {
+    int m = 0, v = 0, w = 0;
+    for (const char *c = update_flags; *c; ++c) {
+      if (*c == 'm') m = 1;
+      else if (*c == 'v') v = 1;
+      else if (*c == 'w') w = 1;
+      else if (*c == 't') update_trans = 1;
+      else gh_die("--update-flags=%s: unknown flag '%c' (expected a subset of mvwt)", update_flags, *c);
+    }
+    if (!(m && v && w)) gh_die("--update-flags=%s: only updates of all of m, v and w are supported", update_flags);
+  }
+  if (update_trans && model.trans) {
+    if (!accs.trans_accs)
+      gh_die("%s has no transition statistics (accumulate with gmm-acc-stats-ali) but %s is a .mdl; use "
+             "--update-flags=mvw to update the GMMs only", accs_in, model_in);
+    if (accs.num_trans_accs != model.trans->num_tids + 1)
+      gh_die("%s has %d transition statistics but %s has %d transition-ids (accs of another model?)", accs_in,
+             accs.num_trans_accs - 1, model_in, model.trans->num_tids);
+    double impr = 0, count = 0;
+    int32_t nfl = 0, nsk = 0;
+    gh_transition_mle_update(model.trans, accs.trans_accs, accs.num_trans_accs, trans_floor, trans_min_count, &impr,
+                             &count, &nfl, &nsk);
+    gh_log("TransitionModel::Update, objf change is %g per frame over %g frames. ", count > 0 ? impr / count : 0.0,
+           count);
+    gh_log("%d probabilities floored, %d out of %d transition-states skipped due to insuffient data (it is normal "
+           "to have some skipped.)", nfl, nsk, model.trans->num_tuples);
+    gh_log("Transition model update: Overall %g log-like improvement per frame over %g frames.",
+           count > 0 ? impr / count : 0.0, count);
+  }
   gh_shrink_opts so;
   gh_shrink_stats sst;
   if (gh_shrink_parse(shrink, &so) != 0) gh_die("--shrink=%s: %s", shrink, gh_last_error());
@@ -67,7 +110,37 @@ int main(int argc, char **argv) {
   gh_est_stats st;
   memset(&st, 0, sizeof st);
   gh_gmm_set_update(&model, &accs, &eo, &st);
+  if (model.trans && eo.remove_low_count_gaussians) {
+    /* Kaldi's MleDiagGmmUpdate on a pdf without data removes every Gaussian
+     * but the last (all are below the occupancy minimum), which keeps its
+     * parameters with weight 1; the host M-step leaves such pdfs as they were. */
+    int32_t reduced = 0;
+    for (int32_t p = 0; p < model.num_pdfs; ++p) {
+      gh_gmm *g = &model.pdfs[p];
+      double occ = 0;
+      for (int32_t k = 0; k < accs.pdfs[p].num_gauss; ++k) occ += accs.pdfs[p].occupancy[k];
+      if (occ != 0.0 || g->num_gauss <= 1 || g->type != GH_COV_DIAG) continue;
+      gh_gmm one = {0};
+      gh_gmm_init(&one, GH_COV_DIAG, 1, g->dim);
+      int32_t last = g->num_gauss - 1;
+      memcpy(one.means_invvars, g->means_invvars + (int64_t)last * g->dim, sizeof(float) * (size_t)g->dim);
+      memcpy(one.inv_vars, g->inv_vars + (int64_t)last * g->dim, sizeof(float) * (size_t)g->dim);
+      one.weights[0] = 1.0f;
+      gh_gmm_kaldi_gconsts(&one, model_in);
+      gh_gmm_free(g);
+      *g = one;
+      reduced++;
+    }
+    if (reduced)
+      gh_log("%d pdfs without data reduced to their last Gaussian (Kaldi removes the others)", reduced);
+  }
   if (so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&so, &sst);
+  if (model.trans) {
+    gh_log("GMM update: Overall %g objective function improvement per frame over %g frames",
+           st.count > 0 ? st.objf_change / st.count : 0.0, st.count);
+    gh_log("GMM update: Overall avg like per frame = %g over %g frames.",
+           accs.total_frames > 0 ? accs.total_loglike / accs.total_frames : 0.0, accs.total_frames);
+  }
   gh_log("avg loglike per frame %.6f over %.0f frames (from %s); auxiliary function change per frame %.6f",
          accs.total_frames > 0 ? accs.total_loglike / accs.total_frames : 0.0, accs.total_frames, accs_in,
          st.count > 0 ? st.objf_change / st.count : 0.0);
@@ -78,8 +151,9 @@ int main(int argc, char **argv) {
     gh_vector_resize(&v, model.num_pdfs);
     for (int32_t p = 0; p < model.num_pdfs; ++p) v.data[p] = (float)occs[p];
     gh_ostream *o = gh_ostream_open(occs_wx);
-    gh_write_binary_marker(o, binary);
-    gh_write_vector(o, binary, &v);
+    int occs_binary = model.trans ? 0 : binary; /* Kaldi's gmm-est writes them as text */
+    gh_write_binary_marker(o, occs_binary);
+    gh_write_vector(o, occs_binary, &v);
     gh_ostream_close(o);
     gh_vector_free(&v);
     free(occs);

@@ -31,6 +31,8 @@ int main(int argc, char **argv) {
   int print_weights = 0;
   const char *accs_rx = "", *occs_rx = "";
   gh_opts_bool(po, "print-weights", &print_weights, "Print the Gaussian weights of every pdf");
+  int print_args = 1; /* Kaldi's generic option; train_mono.sh passes --print-args=false (we never echo them) */
+  gh_opts_bool(po, "print-args", &print_args, "Print the command line arguments (to stderr); accepted for Kaldi's scripts");
   gh_opts_string(po, "accs", &accs_rx, "Accumulators of this model (gmm-acc-stats-gpu, gmm-sum-accs): print "
                                        "per-pdf and per-Gaussian occupancies");
   gh_opts_string(po, "occs", &occs_rx, "Per-pdf occupancies (gmm-est --write-occs, Kaldi vector): print them");

@@ -46,6 +46,10 @@ command -v clang >/dev/null || need+=(clang)
 # install test builds a program against the installed tree with it.
 command -v help2man >/dev/null || need+=(help2man)
 command -v pkg-config >/dev/null || need+=(pkg-config)
+# OpenFst's command-line tools (fstcompile, fstarcsort, fstprint, fstinfo): test/bats/lang.bats
+# compares our FST files with OpenFst's and runs Kaldi's prepare_lang.sh with them (skipped
+# without); the tools themselves never need OpenFst.
+[ -x /usr/bin/fstcompile ] || need+=(libfst-tools)
 
 # matplotlib: the recipes' pictures (egs/utils/plot_results.py: loglike.png, confusion.png).
 py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn, matplotlib' >/dev/null 2>&1; }

@@ -573,9 +573,13 @@ void gh_gmm_set_check(const gh_gmm_set *s, const char *name) {
         gh_die("%s: pdf %d, Gaussian %d: weight %g is not finite and >= 0", name, p, k, (double)g->weights[k]);
       sum += g->weights[k];
     }
-    if (fabs(sum - 1.0) > 0.01)
+    /* A Kaldi .mdl may carry scaled weights on purpose (gmm-boost-silence
+     * multiplies the silence pdfs' weights; Kaldi reads them unchecked). */
+    if (s->trans && !(sum > 0))
+      gh_die("%s: pdf %d: weights sum to %g (must be positive)", name, p, sum);
+    if (!s->trans && fabs(sum - 1.0) > 0.01)
       gh_die("%s: pdf %d: weights sum to %g, not 1", name, p, sum);
-    if (fabs(sum - 1.0) > 1e-4) gh_warn("%s: pdf %d: weights sum to %.7g", name, p, sum);
+    if (!s->trans && fabs(sum - 1.0) > 1e-4) gh_warn("%s: pdf %d: weights sum to %.7g", name, p, sum);
     int64_t C = gh_gmm_cov_size(g);
     for (int32_t k = 0; k < g->num_gauss; ++k) {
       for (int32_t d = 0; d < g->dim; ++d) {

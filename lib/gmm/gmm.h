@@ -134,7 +134,8 @@ void gh_gmm_write(gh_ostream *out, int binary, const gh_gmm *g);
 /* Writers used for model and accumulator files: io/model-write.h. */
 /* Sanity checks after reading: at least one pdf, every pdf of dimension
  * s->dim with >= 1 Gaussian, finite values, weights >= 0 summing to 1
- * within 0.01 (warns beyond 1e-4), positive (diagonal) inverse variances,
+ * within 0.01 (warns beyond 1e-4; for a Kaldi .mdl only a positive sum,
+ * as gmm-boost-silence scales the weights of silence pdfs), positive (diagonal) inverse variances,
  * no NaN / +inf gconst.  Dies naming "name", the pdf and Gaussian index. */
 void gh_gmm_set_check(const gh_gmm_set *s, const char *name);
 /* Total number of Gaussians over all pdfs. */

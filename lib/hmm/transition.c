@@ -2,8 +2,11 @@
  * transition.h; Kaldi hmm/transition-model.cc Read/Write/ComputeDerived,
  * hmm/hmm-topology.cc Read/Write/IsHmm). */
 #include "hmm/transition.h"
+#include "tree/context-dep.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -67,6 +70,28 @@ gh_transition_model *gh_transition_copy(const gh_transition_model *src) {
   tm->state2id = dup_i32(src->state2id, (int64_t)src->num_tuples + 2);
   tm->id2state = dup_i32(src->id2state, (int64_t)src->num_tids + 1);
   tm->id2pdf = dup_i32(src->id2pdf, (int64_t)src->num_tids + 1);
+  return tm;
+}
+
+/* Copy of the topology part only (no tuples, no probabilities). */
+static gh_transition_model *gh_transition_copy_topology(const gh_transition_model *src) {
+  gh_transition_model tmp = *src;
+  tmp.num_tuples = 0;
+  tmp.num_tids = 0;
+  tmp.num_log_probs = 0;
+  tmp.tuples = NULL;
+  tmp.log_probs = NULL;
+  tmp.state2id = tmp.id2state = tmp.id2pdf = NULL;
+  gh_transition_model *tm = gh_transition_copy(&tmp);
+  free(tm->tuples);
+  free(tm->log_probs);
+  free(tm->state2id);
+  free(tm->id2state);
+  free(tm->id2pdf);
+  tm->tuples = NULL;
+  tm->log_probs = NULL;
+  tm->state2id = tm->id2state = tm->id2pdf = NULL;
+  tm->num_pdfs = 0;
   return tm;
 }
 
@@ -291,8 +316,20 @@ static void check_topology(gh_istream *in, const gh_transition_model *tm) {
   }
 }
 
+/* Failure while deriving tables: through the stream (file + offset) when
+ * reading, else one gh_die line naming "what". */
+static void GH_PRINTF(3, 4) GH_NORETURN derive_fail(gh_istream *in, const char *what, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (in) gh_istream_fail(in, "%s", buf);
+  gh_die("%s: %s", what, buf);
+}
+
 /* Kaldi TransitionModel::ComputeDerived. */
-static void compute_derived(gh_istream *in, gh_transition_model *tm) {
+static void compute_derived(gh_istream *in, const char *what, gh_transition_model *tm) {
   int32_t nt = tm->num_tuples;
   tm->state2id = gh_malloc((size_t)(nt + 2) * sizeof(int32_t));
   tm->state2id[0] = 0;
@@ -303,16 +340,16 @@ static void compute_derived(gh_istream *in, gh_transition_model *tm) {
     if (ts <= nt) {
       const gh_trans_tuple *t = &tm->tuples[ts - 1];
       const gh_topo_entry *en = entry_for_phone(tm, t->phone);
-      if (!en) gh_istream_fail(in, "TransitionModel: tuple %d has phone %d not in the topology", ts - 1, t->phone);
+      if (!en) derive_fail(in, what, "TransitionModel: tuple %d has phone %d not in the topology", ts - 1, t->phone);
       if (t->hmm_state < 0 || t->hmm_state >= en->num_states)
-        gh_istream_fail(in, "TransitionModel: tuple %d has HMM state %d out of range for phone %d", ts - 1,
+        derive_fail(in, what, "TransitionModel: tuple %d has HMM state %d out of range for phone %d", ts - 1,
                         t->hmm_state, t->phone);
       if (t->forward_pdf < 0 || t->self_loop_pdf < 0)
-        gh_istream_fail(in, "TransitionModel: tuple %d has a negative pdf id", ts - 1);
+        derive_fail(in, what, "TransitionModel: tuple %d has a negative pdf id", ts - 1);
       if (t->forward_pdf + 1 > tm->num_pdfs) tm->num_pdfs = t->forward_pdf + 1;
       if (t->self_loop_pdf + 1 > tm->num_pdfs) tm->num_pdfs = t->self_loop_pdf + 1;
       cur += en->states[t->hmm_state].num_trans;
-      if (cur > INT32_MAX) gh_istream_fail(in, "TransitionModel: too many transition-ids");
+      if (cur > INT32_MAX) derive_fail(in, what, "TransitionModel: too many transition-ids");
     }
   }
   tm->num_tids = (int32_t)(cur - 1);
@@ -364,7 +401,7 @@ gh_transition_model *gh_transition_read(gh_istream *in, int binary) {
   tok = gh_read_token(in, binary);
   if (strcmp(tok, "</Triples>") && strcmp(tok, "</Tuples>"))
     gh_istream_fail(in, "reading TransitionModel: expected </Triples> or </Tuples>, got '%s'", gh_printable_token(tok));
-  compute_derived(in, tm);
+  compute_derived(in, NULL, tm);
   gh_expect_token(in, binary, "<LogProbs>");
   gh_vector lp = {0, NULL};
   gh_read_vector(in, binary, &lp);
@@ -504,4 +541,201 @@ int gh_transition_is_self_loop(const gh_transition_model *tm, int32_t tid) {
 float gh_transition_log_prob(const gh_transition_model *tm, int32_t tid) {
   check_tid(tm, tid);
   return tm->log_probs[tid];
+}
+
+/* ---------------- topology files and construction ---------------- */
+
+gh_transition_model *gh_topology_read(const char *rxfilename) {
+  gh_istream *in = gh_istream_open(rxfilename);
+  if (!in) gh_die("reading topology: %s%s", gh_last_error(), gh_rspecifier_hint(rxfilename));
+  int binary = gh_read_binary_marker(in);
+  gh_transition_model *tm = gh_calloc(1, sizeof(*tm));
+  gh_expect_token(in, binary, "<Topology>");
+  if (binary)
+    read_topology_binary(in, tm);
+  else
+    read_topology_text(in, tm);
+  check_topology(in, tm);
+  gh_istream_close(in);
+  return tm;
+}
+
+int32_t gh_topology_num_pdf_classes(const gh_transition_model *tm, int32_t phone) {
+  const gh_topo_entry *en = entry_for_phone(tm, phone);
+  if (!en) gh_die("phone %d is not in the topology", phone);
+  int32_t mx = -1;
+  for (int32_t s = 0; s < en->num_states; ++s) {
+    if (en->states[s].forward_pdf_class > mx) mx = en->states[s].forward_pdf_class;
+    if (en->states[s].self_loop_pdf_class > mx) mx = en->states[s].self_loop_pdf_class;
+  }
+  return mx + 1;
+}
+
+static int cmp_tuple(const void *a, const void *b) {
+  const gh_trans_tuple *x = a, *y = b;
+  if (x->phone != y->phone) return x->phone < y->phone ? -1 : 1;
+  if (x->hmm_state != y->hmm_state) return x->hmm_state < y->hmm_state ? -1 : 1;
+  if (x->forward_pdf != y->forward_pdf) return x->forward_pdf < y->forward_pdf ? -1 : 1;
+  return x->self_loop_pdf < y->self_loop_pdf ? -1 : x->self_loop_pdf > y->self_loop_pdf;
+}
+
+gh_transition_model *gh_transition_init(const gh_transition_model *topo, const gh_ctx_dep *ctx, const char *what) {
+  if (!gh_transition_is_hmm(topo))
+    gh_die("%s: topologies with separate self-loop pdf-classes are not supported", what);
+  gh_transition_model *tm = gh_transition_copy_topology(topo);
+  int32_t max_phone = tm->phones[tm->num_phones - 1];
+  int32_t *ncls = gh_calloc((size_t)max_phone + 1, sizeof(int32_t));
+  for (int32_t i = 0; i < tm->num_phones; ++i) ncls[tm->phones[i]] = gh_topology_num_pdf_classes(tm, tm->phones[i]);
+  gh_pdf_info info;
+  gh_ctx_dep_pdf_info(ctx, tm->phones, tm->num_phones, ncls, &info);
+  int32_t cap = 0;
+  for (int32_t pdf = 0; pdf < info.num_pdfs; ++pdf)
+    for (int32_t j = 0; j < info.lens[pdf]; ++j) {
+      int32_t phone = info.pairs[pdf][2 * j], cls = info.pairs[pdf][2 * j + 1];
+      const gh_topo_entry *en = entry_for_phone(tm, phone);
+      int any = 0;
+      for (int32_t s = 0; s < en->num_states; ++s) {
+        if (en->states[s].forward_pdf_class != cls) continue;
+        if (tm->num_tuples == cap) {
+          cap = cap ? 2 * cap : 64;
+          tm->tuples = gh_realloc(tm->tuples, (size_t)cap * sizeof(gh_trans_tuple));
+        }
+        tm->tuples[tm->num_tuples++] = (gh_trans_tuple){phone, s, pdf, pdf};
+        any = 1;
+      }
+      if (!any) gh_die("%s: the tree maps phone %d, pdf-class %d, which its topology does not have", what, phone, cls);
+    }
+  gh_ctx_dep_pdf_info_free(&info);
+  free(ncls);
+  if (tm->num_tuples == 0) gh_die("%s: the tree gives no pdf for any phone of the topology", what);
+  qsort(tm->tuples, (size_t)tm->num_tuples, sizeof(gh_trans_tuple), cmp_tuple);
+  compute_derived(NULL, what, tm);
+  tm->num_log_probs = tm->num_tids + 1;
+  tm->log_probs = gh_calloc((size_t)tm->num_log_probs, sizeof(float));
+  for (int32_t tid = 1; tid <= tm->num_tids; ++tid) {
+    int32_t ts = tm->id2state[tid];
+    const gh_trans_tuple *t = &tm->tuples[ts - 1];
+    float p = entry_for_phone(tm, t->phone)->states[t->hmm_state].prob[tid - tm->state2id[ts]];
+    tm->log_probs[tid] = logf(p);
+  }
+  return tm;
+}
+
+gh_transition_model *gh_transition_read_file(const char *rxfilename) {
+  gh_istream *in = gh_istream_open(rxfilename);
+  if (!in) gh_die("reading model: %s%s", gh_last_error(), gh_rspecifier_hint(rxfilename));
+  int binary = gh_read_binary_marker(in);
+  if (strcmp(gh_peek_token(in, binary), "<TransitionModel>"))
+    gh_istream_fail(in, "expected a Kaldi model starting with <TransitionModel>, got '%s'",
+                    gh_printable_token(gh_peek_token(in, binary)));
+  gh_transition_model *tm = gh_transition_read(in, binary);
+  gh_istream_close(in);
+  return tm;
+}
+
+int32_t gh_transition_tid2tstate(const gh_transition_model *tm, int32_t tid) {
+  check_tid(tm, tid);
+  return tm->id2state[tid];
+}
+
+int gh_transition_is_final(const gh_transition_model *tm, int32_t tid) {
+  check_tid(tm, tid);
+  int32_t ts = tm->id2state[tid];
+  const gh_trans_tuple *t = &tm->tuples[ts - 1];
+  const gh_topo_entry *en = entry_for_phone(tm, t->phone);
+  return en->states[t->hmm_state].dst[tid - tm->state2id[ts]] == en->num_states - 1;
+}
+
+int32_t gh_transition_tid2index(const gh_transition_model *tm, int32_t tid) {
+  check_tid(tm, tid);
+  return tid - tm->state2id[tm->id2state[tid]];
+}
+
+const gh_topo_entry *gh_transition_entry(const gh_transition_model *tm, int32_t phone) {
+  const gh_topo_entry *en = entry_for_phone(tm, phone);
+  if (!en) gh_die("phone %d is not in the topology", phone);
+  return en;
+}
+
+void gh_transition_check_alignment(const gh_transition_model *tm, const int32_t *ali, int32_t n, const char *spec,
+                                   const char *key, const char *model) {
+  for (int32_t t = 0; t < n; ++t)
+    if (ali[t] < 1 || ali[t] > tm->num_tids)
+      gh_die("%s, key '%s': transition-id %d at frame %d is out of range [1, %d] for the model %s", spec, key, ali[t],
+             t, tm->num_tids, model);
+}
+
+void gh_transition_mle_update(gh_transition_model *tm, const double *stats, int32_t num_stats, float floor,
+                              float min_count, double *objf_impr, double *count, int32_t *num_floored,
+                              int32_t *num_skipped) {
+  if (num_stats != tm->num_tids + 1)
+    gh_die("transition statistics have %d entries, the model has %d transition-ids (+1)", num_stats, tm->num_tids);
+  float count_sum = 0.0f, impr_sum = 0.0f;
+  int32_t nfl = 0, nsk = 0;
+  for (int32_t ts = 1; ts <= tm->num_tuples; ++ts) {
+    int32_t first = tm->state2id[ts], n = tm->state2id[ts + 1] - first;
+    if (n <= 1) continue;
+    double tot = 0;
+    for (int32_t i = 0; i < n; ++i) tot += stats[first + i];
+    count_sum += (float)tot;
+    if (tot < min_count) {
+      nsk++;
+      continue;
+    }
+    float newp[n], oldp[n];
+    for (int32_t i = 0; i < n; ++i) {
+      oldp[i] = expf(tm->log_probs[first + i]);
+      newp[i] = (float)(stats[first + i] / tot);
+    }
+    for (int it = 0; it < 3; ++it) { /* floor and renormalise three times (Kaldi) */
+      double s = 0;
+      for (int32_t i = 0; i < n; ++i) s += newp[i];
+      float scale = (float)(1.0 / s);
+      for (int32_t i = 0; i < n; ++i) newp[i] *= scale;
+      for (int32_t i = 0; i < n; ++i)
+        if (newp[i] < floor) newp[i] = floor;
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      if (newp[i] == floor) nfl++;
+      impr_sum += (float)(stats[first + i] * (double)(logf(newp[i]) - logf(oldp[i])));
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      tm->log_probs[first + i] = logf(newp[i]);
+      if (!isfinite(tm->log_probs[first + i]))
+        gh_die("transition update: log-probability of transition-id %d is not finite (bad statistics?)", first + i);
+    }
+  }
+  if (objf_impr) *objf_impr = impr_sum;
+  if (count) *count = count_sum;
+  if (num_floored) *num_floored = nfl;
+  if (num_skipped) *num_skipped = nsk;
+}
+
+int32_t gh_transition_tuple_to_tstate(const gh_transition_model *tm, int32_t phone, int32_t hmm_state,
+                                      int32_t forward_pdf, int32_t self_loop_pdf) {
+  gh_trans_tuple key = {phone, hmm_state, forward_pdf, self_loop_pdf};
+  int32_t lo = 0, hi = tm->num_tuples;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    const gh_trans_tuple *t = &tm->tuples[mid];
+    int less = t->phone != key.phone             ? t->phone < key.phone
+               : t->hmm_state != key.hmm_state   ? t->hmm_state < key.hmm_state
+               : t->forward_pdf != key.forward_pdf ? t->forward_pdf < key.forward_pdf
+                                                   : t->self_loop_pdf < key.self_loop_pdf;
+    if (less)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < tm->num_tuples && !memcmp(&tm->tuples[lo], &key, sizeof key)) return lo + 1;
+  return 0;
+}
+
+int32_t gh_transition_pair_to_tid(const gh_transition_model *tm, int32_t tstate, int32_t index) {
+  if (tstate < 1 || tstate > tm->num_tuples)
+    gh_die("transition-state %d out of range [1, %d]", tstate, tm->num_tuples);
+  if (index < 0 || index >= tm->state2id[tstate + 1] - tm->state2id[tstate])
+    gh_die("transition index %d out of range for transition-state %d (%d transitions)", index, tstate,
+           tm->state2id[tstate + 1] - tm->state2id[tstate]);
+  return tm->state2id[tstate] + index;
 }

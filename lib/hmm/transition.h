@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include "io/kaldi-io.h"
 #include "io/model-write.h"
+#include "tree/context-dep.h"
 
 /* The same typedef as gmm/gmm.h's (a GMM set holds the .mdl's transition model). */
 typedef struct gh_transition_model gh_transition_model;
@@ -83,5 +84,63 @@ int32_t gh_transition_tid2hmm_state(const gh_transition_model *tm, int32_t tid);
 int gh_transition_is_self_loop(const gh_transition_model *tm, int32_t tid);
 /* Natural-log transition probability of tid. */
 float gh_transition_log_prob(const gh_transition_model *tm, int32_t tid);
+
+
+/* Read a standalone HmmTopology (a lang's "topo" file, Kaldi
+ * HmmTopology::Read: text "<Topology> <TopologyEntry> ... </Topology>" or
+ * binary).  Returns a model holding only the topology (num_tuples = 0, no
+ * log-probs), for gh_transition_init and gh_topology_num_pdf_classes.  Dies
+ * naming the file and offset on malformed input or a topology that fails
+ * the checks of gh_transition_read. */
+gh_transition_model *gh_topology_read(const char *rxfilename);
+/* Kaldi HmmTopology::NumPdfClasses: 1 + the largest pdf-class of the phone's
+ * entry.  Dies if the phone is not in the topology. */
+int32_t gh_topology_num_pdf_classes(const gh_transition_model *topo, int32_t phone);
+/* Kaldi TransitionModel(ctx_dep, topo): tuples (phone, HMM state, pdf) for
+ * every (phone, pdf-class) the tree can map (GetPdfInfo), sorted; log-probs
+ * = log of the topology's transition probabilities.  Dies naming "what" if
+ * the topology has separate self-loop pdf-classes (not supported) or the
+ * tree and topology disagree. */
+gh_transition_model *gh_transition_init(const gh_transition_model *topo, const gh_ctx_dep *ctx, const char *what);
+/* Read only the TransitionModel at the start of a .mdl (Kaldi
+ * ReadKaldiObject(file, &trans_model)); dies naming the file and offset if
+ * it does not start with <TransitionModel> or is malformed. */
+gh_transition_model *gh_transition_read_file(const char *rxfilename);
+/* Queries on tid in [1, num_tids] (die otherwise): its transition-state
+ * (1-based tuple index), whether it goes to the final state of its phone's
+ * HMM (Kaldi IsFinal), its index among its state's transitions. */
+int32_t gh_transition_tid2tstate(const gh_transition_model *tm, int32_t tid);
+int gh_transition_is_final(const gh_transition_model *tm, int32_t tid);
+int32_t gh_transition_tid2index(const gh_transition_model *tm, int32_t tid);
+/* Kaldi TupleToTransitionState: the transition-state (1-based) of
+ * (phone, HMM state, forward pdf, self-loop pdf; for HMM topologies the two
+ * pdfs are equal), or 0 if the model has no such tuple (binary search: the
+ * tuples are sorted). */
+int32_t gh_transition_tuple_to_tstate(const gh_transition_model *tm, int32_t phone, int32_t hmm_state,
+                                      int32_t forward_pdf, int32_t self_loop_pdf);
+/* Kaldi PairToTransitionId: the transition-id of the index-th transition
+ * (order of the topology entry's <Transition> lines) of transition-state
+ * tstate.  Dies if either is out of range.  With gh_ctx_dep_compute (the
+ * pdf of a phone window and pdf-class) this gives a graph compiler the
+ * transition-id of every arc of a phone's HMM. */
+int32_t gh_transition_pair_to_tid(const gh_transition_model *tm, int32_t tstate, int32_t index);
+/* Topology entry of a phone; dies if the phone has none. */
+const gh_topo_entry *gh_transition_entry(const gh_transition_model *tm, int32_t phone);
+/* Dies with one line naming spec, key, frame and model if an alignment
+ * holds a transition-id outside [1, num_tids]. */
+void gh_transition_check_alignment(const gh_transition_model *tm, const int32_t *ali, int32_t n, const char *spec,
+                                   const char *key, const char *model);
+/* Kaldi TransitionModel::MleUpdate (no sharing across pdfs): for each
+ * transition-state with more than one transition and at least min_count
+ * counts (Kaldi --transition-min-count, default 5), probabilities :=
+ * counts / total, then three rounds of renormalise + floor at `floor`
+ * (--transition-floor, default 0.01); others keep theirs.  stats[num_stats]
+ * indexed by transition-id ([0] unused; num_stats must be num_tids + 1,
+ * dies otherwise).  Outputs (any may be NULL): total auxiliary-function
+ * change (natural log, counts x log-prob change), total count, probabilities
+ * floored, transition-states skipped.  Arithmetic in Kaldi's float. */
+void gh_transition_mle_update(gh_transition_model *tm, const double *stats, int32_t num_stats, float floor,
+                              float min_count, double *objf_impr, double *count, int32_t *num_floored,
+                              int32_t *num_skipped);
 
 #endif

@@ -3,6 +3,7 @@
 #include "io/table.h"
 #include "base/strmap.h"
 #include "io/compressed-matrix.h"
+#include "fst/fst.h"
 #include <omp.h>
 #include <pthread.h>
 
@@ -97,6 +98,7 @@ typedef union {
   float f;
   char *str;
   struct { gh_matrix_view v; gh_matrix own; } mv; /* own: decoded, when not FM */
+  gh_fst fst;
 } gh_obj;
 
 static void obj_free(gh_objtype t, gh_obj *o) {
@@ -112,6 +114,8 @@ static void obj_free(gh_objtype t, gh_obj *o) {
     case GH_OBJ_TOKEN_VECTOR: free(o->str); break;
     case GH_OBJ_MATRIX_VIEW: gh_matrix_free(&o->mv.own); break;
     case GH_OBJ_CMATRIX: break; /* written only, never held by a reader */
+    case GH_OBJ_FST: gh_fst_free(&o->fst); break;
+    case GH_OBJ_INT32_PAIR_VECTOR: break; /* written only */
   }
   memset(o, 0, sizeof *o);
 }
@@ -171,6 +175,8 @@ static void obj_read(gh_istream *s, gh_objtype t, gh_obj *o) {
       o->str = normalize_tokens(gh_istream_eof(s) ? "" : gh_read_line(s));
       break;
     case GH_OBJ_CMATRIX: gh_die("internal: GH_OBJ_CMATRIX is for writing only (read compressed matrices as GH_OBJ_MATRIX)");
+    case GH_OBJ_FST: gh_fst_read_holder(s, &o->fst); break; /* no marker: the magic is not "\0B" */
+    case GH_OBJ_INT32_PAIR_VECTOR: gh_die("internal: GH_OBJ_INT32_PAIR_VECTOR is for writing only");
   }
 }
 
@@ -186,6 +192,7 @@ static void obj_write(gh_ostream *s, int binary, gh_objtype t, const void *obj) 
     free(norm);
     return;
   }
+  if (t == GH_OBJ_FST) { gh_fst_write_holder(s, binary, obj); return; } /* Kaldi writes no marker */
   gh_write_binary_marker(s, binary);
   switch (t) {
     case GH_OBJ_MATRIX: gh_write_matrix(s, binary, obj); break;
@@ -206,6 +213,20 @@ static void obj_write(gh_ostream *s, int binary, gh_objtype t, const void *obj) 
     case GH_OBJ_TOKEN_VECTOR: break;
     case GH_OBJ_MATRIX_VIEW: gh_die("internal: GH_OBJ_MATRIX_VIEW is for reading only");
     case GH_OBJ_CMATRIX: gh_write_cmatrix(s, binary, obj); break;
+    case GH_OBJ_FST: break;
+    case GH_OBJ_INT32_PAIR_VECTOR: { /* Kaldi BasicPairVectorHolder */
+      const gh_ivector *v = obj;
+      int32_t n = v->dim / 2;
+      if (binary) {
+        gh_write_int32(s, 1, n);
+        for (int32_t i = 0; i < 2 * n; ++i) gh_write_int32(s, 1, v->data[i]);
+      } else {
+        FILE *fp = gh_ostream_fp(s);
+        for (int32_t i = 0; i < n; ++i) fprintf(fp, i + 1 < n ? "%d %d ; " : "%d %d ", v->data[2 * i], v->data[2 * i + 1]);
+        putc('\n', fp);
+      }
+      break;
+    }
   }
 }
 

@@ -38,8 +38,13 @@ typedef enum {
                           binary FM matrix in place in the reader's input buffer
                           (no copy, no allocation), any other matrix decoded;
                           read-only, valid until the next call on the reader */
-  GH_OBJ_CMATRIX       /* gh_cmatrix (io/compressed-matrix.h), writers only: CM, CM2
+  GH_OBJ_CMATRIX,      /* gh_cmatrix (io/compressed-matrix.h), writers only: CM, CM2
                           or CM3 in binary; the decompressed FM matrix in text, as Kaldi */
+  GH_OBJ_FST,          /* gh_fst (fst/fst.h): Kaldi's VectorFstHolder (training graphs,
+                          fsts.JOB.gz): OpenFst binary without the "\0B" marker, or text */
+  GH_OBJ_INT32_PAIR_VECTOR /* writers only: Kaldi Int32PairVector (ali-to-phones
+                               --write-lengths) held as a gh_ivector of 2n ints,
+                               pairs interleaved; text "a b ; c d \n" */
 } gh_objtype;
 
 /* ---- sequential reader ---- */

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# Kaldi's own recipe scripts, unchanged, on our tools: steps/train_mono.sh and
+# steps/align_si.sh ($GH_SHARED/kaldi-scripts) with our bin/ first on PATH, our
+# egs/utils scripts as utils/ where they exist and Kaldi's utils otherwise, the
+# data dir as the fixture's make.sh sets it up (two speaker ids, both with the shipped
+# CMVN stats), our prepare_lang.sh output as data/lang.  Compared with what real Kaldi
+# wrote ($GH_SHARED/data/kaldi-fixtures/align/mono, mono_ali):
+#   - the average log-likelihood per frame of every pass (mono/loglike.txt, frame-weighted
+#     over the 2 jobs' logs) within 0.5% relative;
+#   - the final alignments' phone sequences identical on >= 99% of utterances, and on
+#     those, phone boundaries within 1 frame (10 ms) for >= 90% and within 2 frames for
+#     >= 97% of boundaries.
+# Needs gmm-align-compiled; the whole file takes a few minutes on 2 cores.
+
+setup_file() {
+  GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
+  ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+  BIN=${GH_BIN:-$ROOT/bin}
+  export GH_SHARED ROOT BIN
+  export W=$BATS_FILE_TMPDIR/w
+  KS=$GH_SHARED/kaldi-scripts D=$GH_SHARED/data/cathy
+  mkdir -p "$W" && cd "$W"
+  ln -sfn "$KS/steps" steps
+  mkdir -p utils
+  for f in "$KS"/utils/*; do ln -sfn "$f" utils/; done
+  for f in "$ROOT"/egs/utils/*; do ln -sfn "$f" utils/; done
+  export PATH=$BIN:$W/utils:$PATH LC_ALL=C
+  mkdir -p data/cathy data/local
+  cp "$D/text" data/cathy/text
+  awk '{print $1, "cathy-" substr($1, 7, 8)}' "$D/utt2spk" > data/cathy/utt2spk
+  utils/utt2spk_to_spk2utt.pl data/cathy/utt2spk > data/cathy/spk2utt
+  sed "s| feats.ark:| $D/feats.ark:|" "$D/feats.scp" > data/cathy/feats.scp
+  cmvn_off=$(awk '$1 == "cathy" {sub(/^cmvn.ark:/, "", $2); print $2}' "$D/cmvn.scp")
+  for s in cathy-arctic_a cathy-arctic_b; do echo "$s $D/cmvn.ark:$cmvn_off"; done > data/cathy/cmvn.scp
+  cp -r "$D/dict" data/local/dict
+  utils/prepare_lang.sh data/local/dict "<UNK>" data/local/lang_tmp data/lang > prepare_lang.log 2>&1
+}
+
+setup() {
+  cd "$W"
+  export PATH=$BIN:$W/utils:$PATH LC_ALL=C
+  F=$GH_SHARED/data/kaldi-fixtures/align
+  [ -x "$BIN/gmm-align-compiled" ] || skip "gmm-align-compiled not built"
+}
+
+@test "steps/train_mono.sh: every pass's log-likelihood within 0.5% of Kaldi's" {
+  SECONDS=0
+  run steps/train_mono.sh --nj 2 --cmd utils/run.pl --boost-silence 1.0 data/cathy data/lang exp/mono
+  echo "$output"
+  echo "train_mono.sh took $SECONDS s" >&3
+  [ "$status" -eq 0 ]
+  cmp exp/mono/0.mdl "$F/mono/0.mdl"
+  cmp exp/mono/tree "$F/mono/tree"
+  # pass x: frame-weighted "Overall avg like per frame" of log/acc.x.*.log (pass 0: align.0.*.log)
+  for x in $(awk '!/^#/ {print $1}' "$F/mono/loglike.txt"); do
+    if [ "$x" -eq 0 ]; then logs=exp/mono/log/align.0.*.log; else logs=exp/mono/log/acc.$x.*.log; fi
+    ours=$(cat $logs | awk '/Overall avg like per frame/ { s += $(NF-3) * $(NF-1); n += $(NF-1) } END { printf "%.6f %d", s / n, n }')
+    ref=$(awk -v x=$x '$1 == x {print $2, $3}' "$F/mono/loglike.txt")
+    echo "pass $x: ours $ours, Kaldi $ref"
+    awk -v a="${ours% *}" -v b="${ref% *}" 'BEGIN { d = (a - b) / b; exit !(d < 0.005 && d > -0.005) }'
+    [ "${ours#* }" -eq "${ref#* }" ]
+  done
+}
+
+@test "steps/align_si.sh: phone sequences and boundaries against Kaldi's mono_ali" {
+  [ -f exp/mono/final.mdl ] || skip "needs the train_mono.sh test's exp/mono"
+  run steps/align_si.sh --nj 2 --cmd utils/run.pl data/cathy data/lang exp/mono exp/mono_ali
+  echo "$output"
+  [ "$status" -eq 0 ]
+  ali-to-phones --write-lengths exp/mono_ali/final.mdl "ark:gunzip -c exp/mono_ali/ali.*.gz|" ark,t:ours.txt
+  ali-to-phones --write-lengths "$F/mono/final.mdl" "ark:gunzip -c $F/mono_ali/ali.*.gz|" ark,t:ref.txt
+  run python3 - ours.txt ref.txt <<'PY'
+import sys
+def read(p):
+    out = {}
+    for line in open(p):
+        t = line.split()
+        pairs = ' '.join(t[1:]).split(';')
+        out[t[0]] = [tuple(int(x) for x in s.split()) for s in pairs if s.strip()]
+    return out
+a, b = read(sys.argv[1]), read(sys.argv[2])
+assert set(a) == set(b), 'different utterances'
+same = [k for k in b if [p for p, _ in a[k]] == [p for p, _ in b[k]]]
+n1 = n2 = nb = 0
+for k in same:
+    ea = eb = 0
+    for (_, la), (_, lb) in zip(a[k][:-1], b[k][:-1]):
+        ea += la; eb += lb; nb += 1
+        n1 += abs(ea - eb) <= 1; n2 += abs(ea - eb) <= 2
+fs, f1, f2 = len(same) / len(b), n1 / max(nb, 1), n2 / max(nb, 1)
+print(f'identical phone sequences {fs:.4f} of {len(b)}; boundaries within 10 ms {f1:.4f}, 20 ms {f2:.4f} of {nb}')
+sys.exit(0 if fs >= 0.99 and f1 >= 0.90 and f2 >= 0.97 else 1)
+PY
+  echo "$output" >&3
+  [ "$status" -eq 0 ]
+}

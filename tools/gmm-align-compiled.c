@@ -1,0 +1,259 @@
+/* gmm-align-compiled -- forced alignment of features to compiled training graphs
+ * with a Kaldi .mdl (Kaldi gmmbin/gmm-align-compiled.cc with AlignUtteranceWrapper,
+ * decoder/decoder-wrappers.cc).  Per utterance: the graph (transition-ids in,
+ * words out) gets the model's transition log-probabilities added as Kaldi's
+ * AddTransitionProbs does (--transition-scale, --self-loop-scale), --careful
+ * appends Kaldi's loop back to the start, the per-frame per-pdf GMM
+ * log-likelihoods of the whole utterance come from the backend in one call
+ * (--device, the scoring path of gmm-score-gpu), and lib/decoder's FasterDecoder
+ * finds the best path (--beam, then --retry-beam once if no final state was
+ * reached; --exact or --beam=0: no pruning).  Log lines as Kaldi's: the retry
+ * warning, "Did not successfully decode file X, len = N", "Overall
+ * log-likelihood per frame is Y over N frames.", "Retried M out of U
+ * utterances.", "Done N, errors on M"; per utterance "Log-like per frame for
+ * utterance X is Y over N frames." (Kaldi's decoders' line). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "base/gh-base.h"
+#include "base/opts.h"
+#include "decoder/faster-decoder.h"
+#include "fst/fst.h"
+#include "gmm/gmm.h"
+#include "gmm/numerics.h"
+#include "hmm/transition.h"
+#include "io/table.h"
+
+static const char *usage =
+    "Align features given [GMM-based] models.\n"
+    "Usage:   gmm-align-compiled [options] <model-in> <graphs-rspecifier> "
+    "<feature-rspecifier> <alignments-wspecifier> [scores-wspecifier]\n"
+    "e.g.: \n"
+    " gmm-align-compiled --beam=10 --retry-beam=40 1.mdl ark:graphs.fsts scp:train.scp ark:1.ali\n"
+    "or:\n"
+    " compile-train-graphs tree 1.mdl lex.fst 'ark:sym2int.pl -f 2- words.txt text|' \\\n"
+    "   ark:- | gmm-align-compiled 1.mdl ark:- scp:train.scp t, ark:1.ali\n"
+    "--exact (or --beam=0) decodes without pruning: the exact best path, never a\n"
+    "failure for lack of beam (slower: every graph state is active on every frame).\n";
+
+/* Kaldi GetScaledTransitionLogProb for every transition-id ([0] unused), in
+ * Kaldi's float arithmetic (TransitionModel's non-self-loop log-probs:
+ * Log(1.0 - Exp(self-loop log-prob)), 1e-10 if not positive). */
+static float *scaled_log_probs(const gh_transition_model *tm, float transition_scale, float self_loop_scale) {
+  float *out = gh_calloc((size_t)tm->num_tids + 1, sizeof(float));
+  float *nsl = gh_calloc((size_t)tm->num_tuples + 1, sizeof(float)); /* per transition-state */
+  for (int32_t ts = 1; ts <= tm->num_tuples; ++ts) {
+    nsl[ts] = 0.0f;
+    for (int32_t tid = tm->state2id[ts]; tid < tm->state2id[ts + 1]; ++tid)
+      if (gh_transition_is_self_loop(tm, tid)) {
+        const float p = expf(gh_transition_log_prob(tm, tid));
+        float q = (float)(1.0 - (double)p);
+        if (q <= 0.0f) q = 1.0e-10f;
+        nsl[ts] = logf(q);
+      }
+  }
+  for (int32_t tid = 1; tid <= tm->num_tids; ++tid) {
+    const float lp = gh_transition_log_prob(tm, tid);
+    if (transition_scale == self_loop_scale) {
+      out[tid] = lp * transition_scale;
+    } else if (gh_transition_is_self_loop(tm, tid)) {
+      out[tid] = self_loop_scale * lp;
+    } else {
+      const float n = nsl[gh_transition_tid2tstate(tm, tid)];
+      const float a = self_loop_scale * n, b = lp - n;
+      const float c = transition_scale * b;
+      out[tid] = a + c;
+    }
+  }
+  free(nsl);
+  return out;
+}
+
+int main(int argc, char **argv) {
+  gh_init(argv[0]);
+  float beam = 200.0f, retry_beam = 0.0f, acoustic_scale = 1.0f, transition_scale = 1.0f, self_loop_scale = 1.0f;
+  int careful = 0, binary = 1, exact = 0;
+  const char *per_frame_wspec = "", *device = "auto", *precision = "auto";
+  gh_opts *po = gh_opts_new(usage);
+  gh_opts_float(po, "beam", &beam, "Decoding beam used in alignment (0: no pruning, as --exact)");
+  gh_opts_float(po, "retry-beam", &retry_beam, "Decoding beam for second try at alignment");
+  gh_opts_bool(po, "careful", &careful,
+               "If true, do 'careful' alignment, which is better at detecting alignment failure (involves "
+               "loop to start of decoding graph).");
+  gh_opts_bool(po, "exact", &exact,
+               "Exact Viterbi: no pruning (--beam and --retry-beam ignored); never fails for lack of beam");
+  gh_opts_float(po, "transition-scale", &transition_scale, "Transition-probability scale [relative to acoustics]");
+  gh_opts_float(po, "acoustic-scale", &acoustic_scale, "Scaling factor for acoustic likelihoods");
+  gh_opts_float(po, "self-loop-scale", &self_loop_scale,
+                "Scale of self-loop versus non-self-loop log probs [relative to acoustics]");
+  gh_opts_string(po, "write-per-frame-acoustic-loglikes", &per_frame_wspec,
+                 "Wspecifier for table of vectors containing the acoustic log-likelihoods per frame for each "
+                 "utterance. E.g. ark:foo/per_frame_logprobs.1.ark");
+  gh_opts_bool(po, "binary", &binary, "Write output in binary mode (tables without ,t or ,b)");
+  gh_opts_string(po, "device", &device,
+                 "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, "
+                 "opencl or opencl:P:D");
+  gh_opts_string(po, "precision", &precision, "GPU GEMM arithmetic: auto, fp32, tf32x3 or tf32 (doc/kernels.md)");
+  const int nargs = gh_opts_parse(po, argc, argv);
+  if (nargs < 4 || nargs > 5) gh_opts_usage_exit(po);
+  const char *model_rx = gh_opts_arg(po, 0), *fst_rspec = gh_opts_arg(po, 1), *feats_rspec = gh_opts_arg(po, 2),
+             *ali_wspec = gh_opts_arg(po, 3), *scores_wspec = nargs == 5 ? gh_opts_arg(po, 4) : "";
+  if (beam < 0.0f || retry_beam < 0.0f) gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
+  if (beam == 0.0f) exact = 1;
+  if (!exact && retry_beam != 0.0f && retry_beam <= beam)
+    gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
+  if (!(acoustic_scale > 0.0f)) gh_die("--acoustic-scale must be > 0 (got %g)", acoustic_scale);
+  int prec = 0;
+  if (gh_precision_parse(precision, &prec) != 0)
+    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
+
+  gh_gmm_set model;
+  gh_gmm_set_read(model_rx, &model);
+  if (!model.trans) gh_die("%s: not a Kaldi .mdl (no TransitionModel before the GMMs)", model_rx);
+  gh_gmm_set_contract_check(&model, model_rx);
+  const gh_transition_model *tm = model.trans;
+  if (tm->num_pdfs > model.num_pdfs)
+    gh_die("%s: the TransitionModel uses %d pdfs but the model has %d GMMs", model_rx, tm->num_pdfs, model.num_pdfs);
+  gh_backend_start *start = gh_backend_create_begin(device);
+
+  float *tlp = scaled_log_probs(tm, transition_scale, self_loop_scale);
+  const int add_tprobs = !(transition_scale == 0.0f && self_loop_scale == 0.0f);
+  gh_seq_reader *fr = gh_seq_reader_open(fst_rspec, GH_OBJ_FST);
+  gh_rand_reader *feats = gh_rand_reader_open(feats_rspec, GH_OBJ_MATRIX);
+  gh_writer *aw = gh_writer_open_binary(ali_wspec, binary);
+  gh_writer *sw = scores_wspec[0] ? gh_writer_open_binary(scores_wspec, binary) : NULL;
+  gh_writer *pw = per_frame_wspec[0] ? gh_writer_open_binary(per_frame_wspec, binary) : NULL;
+  gh_backend *be = gh_backend_create_end(start);
+  be->precision = prec;
+  gh_dev_model *dm = be->ops->model_upload(be, &model);
+
+  gh_dec_opts dopts;
+  gh_dec_opts_default(&dopts);
+  gh_decoder *dec = gh_decoder_new();
+  int64_t num_done = 0, num_err = 0, num_retry = 0, frame_count = 0;
+  double tot_like = 0.0, t_score = 0.0, t_decode = 0.0, t_start = gh_seconds();
+  int64_t num_tokens = 0;
+  float *X = NULL, *LL = NULL;
+  size_t capx = 0, capl = 0;
+  for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
+    const char *utt = gh_seq_reader_key(fr);
+    const gh_matrix *m = gh_rand_reader_value(feats, utt);
+    if (!m) {
+      num_err++;
+      gh_warn("No features for utterance %s", utt);
+      continue;
+    }
+    const gh_fst *f = gh_seq_reader_value(fr);
+    if (m->rows == 0) {
+      gh_warn("Zero-length utterance: %s", utt);
+      num_err++;
+      continue;
+    }
+    if (m->cols != model.dim)
+      gh_die("%s: utterance %s has features of dimension %d, the model %s wants %d", feats_rspec, utt, m->cols,
+             model_rx, model.dim);
+    gh_check_finite_matrix(m, feats_rspec, utt);
+    if (f->start < 0) {
+      gh_warn("Empty decoding graph for %s", utt);
+      num_err++;
+      continue;
+    }
+    gh_dec_graph g;
+    gh_dec_graph_from_fst(&g, f, careful);
+    for (int64_t a = 0; a < g.num_arcs; ++a) {
+      const int32_t l = g.arcs[a].ilabel;
+      if (l >= 1 && l <= tm->num_tids) {
+        if (add_tprobs) g.arcs[a].weight = g.arcs[a].weight + -tlp[l];
+      } else if (l != 0) {
+        gh_die("%s: graph of utterance %s: invalid symbol %d on the graph's input side (transition-ids of %s "
+               "are 1 .. %d)", fst_rspec, utt, l, model_rx, tm->num_tids);
+      }
+    }
+    const int32_t T = m->rows;
+    if ((size_t)T * model.dim > capx) {
+      capx = (size_t)T * model.dim;
+      X = gh_realloc(X, capx * sizeof(float));
+    }
+    if ((size_t)T * model.num_pdfs > capl) {
+      capl = (size_t)T * model.num_pdfs;
+      LL = gh_realloc(LL, capl * sizeof(float));
+    }
+    memcpy(X, m->data, (size_t)T * model.dim * sizeof(float));
+    double t0 = gh_seconds();
+    be->ops->loglikes(be, dm, X, T, LL);
+    t_score += gh_seconds() - t0;
+    t0 = gh_seconds();
+
+    gh_decoder_reset(dec);
+    dopts.beam = exact ? GH_DEC_EXACT : beam;
+    int ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids, acoustic_scale,
+                               utt);
+    if (!ok && !exact && retry_beam != 0.0f) {
+      num_retry++;
+      gh_warn("Retrying utterance %s with beam %g", utt, retry_beam);
+      dopts.beam = retry_beam;
+      ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids, acoustic_scale, utt);
+    }
+    t_decode += gh_seconds() - t0;
+    num_tokens += gh_decoder_num_tokens(dec);
+    if (!ok) {
+      gh_warn("Did not successfully decode file %s, len = %d", utt, T);
+      num_err++;
+      gh_dec_graph_free(&g);
+      continue;
+    }
+    gh_dec_path p;
+    if (!gh_decoder_best_path(dec, &p)) {
+      gh_warn("Error getting best path from decoder (likely a bug)");
+      num_err++;
+      gh_dec_graph_free(&g);
+      continue;
+    }
+    const float cost = p.graph_cost + p.ac_cost;
+    const float like = -cost / acoustic_scale;
+    num_done++;
+    tot_like += like;
+    frame_count += T;
+    gh_log("Log-like per frame for utterance %s is %g over %d frames.", utt, (double)like / T, T);
+    gh_ivector ali = {p.num_ilabels, p.ilabels};
+    gh_writer_write(aw, utt, GH_OBJ_INT32_VECTOR, &ali);
+    if (sw) {
+      const float score = -cost;
+      gh_writer_write(sw, utt, GH_OBJ_FLOAT, &score);
+    }
+    if (pw) {
+      const float s = -1 / acoustic_scale;
+      for (int32_t i = 0; i < p.num_frame_ac; ++i) p.frame_ac[i] *= s;
+      gh_vector v = {p.num_frame_ac, p.frame_ac};
+      gh_writer_write(pw, utt, GH_OBJ_VECTOR, &v);
+    }
+    gh_dec_path_free(&p);
+    gh_dec_graph_free(&g);
+  }
+  gh_log("Overall log-likelihood per frame is %g over %lld frames.", tot_like / (double)frame_count,
+         (long long)frame_count);
+  gh_log("Retried %lld out of %lld utterances.", (long long)num_retry, (long long)(num_done + num_err));
+  gh_log("Done %lld, errors on %lld", (long long)num_done, (long long)num_err);
+  const double t_all = gh_seconds() - t_start;
+  gh_vlog(1, "%lld frames in %.2f s (%.0f frames/s): GMM log-likelihoods %.2f s on %s, decoding %.2f s (%.0f "
+          "frames/s, %s, %lld tokens)", (long long)frame_count, t_all, t_all > 0 ? frame_count / t_all : 0.0,
+          t_score, be->device_name, t_decode, t_decode > 0 ? frame_count / t_decode : 0.0,
+          exact ? "exact" : "beam", (long long)num_tokens);
+  gh_writer_close(aw);
+  if (sw) gh_writer_close(sw);
+  if (pw) gh_writer_close(pw);
+  gh_seq_reader_close(fr);
+  gh_rand_reader_close(feats);
+  gh_decoder_free(dec);
+  be->ops->model_free(be, dm);
+  gh_backend_free(be);
+  free(tlp);
+  free(X);
+  free(LL);
+  gh_gmm_set_free(&model);
+  gh_opts_free(po);
+  return num_done != 0 ? 0 : 1;
+}
