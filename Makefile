@@ -20,10 +20,9 @@
 #LAYER lib/io: lib/base
 #LAYER lib/feat: lib/io
 #LAYER lib/tree: lib/io
-#LAYER lib/fst: lib/io
-#LAYER lib/lang: lib/fst
+#LAYER lib/lang: lib/io
 #LAYER lib/hmm: lib/io lib/tree
-#LAYER lib/decoder: lib/hmm lib/fst
+#LAYER lib/decoder: lib/hmm
 #LAYER lib/gmm: lib/hmm
 #LAYER kernels: lib/gmm lib/feat
 #LAYER kernels/cpu: kernels

@@ -8,7 +8,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "decoder/training-graph.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "io/table.h"
 
 static const char *usage =

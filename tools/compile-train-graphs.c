@@ -8,7 +8,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "decoder/training-graph.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "hmm/transition.h"
 #include "io/kaldi-io.h"
 #include "io/table.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include "base/gh-base.h"
 #include "base/opts.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 
 static const char *usage =
     "Sorts arcs of an FST.\n"

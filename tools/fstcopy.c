@@ -2,7 +2,7 @@
  * between binary and text archives. */
 #include "base/gh-base.h"
 #include "base/opts.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "io/table.h"
 
 static const char *usage =

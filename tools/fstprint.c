@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include "base/gh-base.h"
 #include "base/opts.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "io/kaldi-io.h"
 
 static const char *usage =

@@ -16,6 +16,7 @@
 #include "gmm/gmm.h"
 #include "hmm/transition.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 #include "train/gmm-data.h"
 
 static const char *usage =
@@ -28,19 +29,13 @@ static const char *usage =
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   int binary = 1;
-  const char *device = "auto", *precision = "auto";
   gh_opts *po = gh_opts_new(usage);
   gh_opts_bool(po, "binary", &binary, "Write output in binary mode");
-  gh_opts_string(po, "device", &device,
-                 "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, "
-                 "opencl or opencl:P:D");
-  gh_opts_string(po, "precision", &precision, "GPU GEMM arithmetic: auto, fp32, tf32x3 or tf32 (doc/kernels.md)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   if (gh_opts_parse(po, argc, argv) != 4) gh_opts_usage_exit(po);
   const char *model_rx = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
   const char *ali_rspec = gh_opts_arg(po, 2), *accs_wx = gh_opts_arg(po, 3);
-  int prec = 0;
-  if (gh_precision_parse(precision, &prec) != 0)
-    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
 
   gh_gmm_set model;
   gh_gmm_set_read(model_rx, &model);
@@ -48,7 +43,7 @@ int main(int argc, char **argv) {
   const gh_transition_model *tm = model.trans;
   if (tm->num_pdfs > model.num_pdfs)
     gh_die("%s: the TransitionModel uses %d pdfs but the model has %d GMMs", model_rx, tm->num_pdfs, model.num_pdfs);
-  gh_backend_start *start = gh_backend_create_begin(device); /* the device starts while we read */
+  gh_device_opts_begin(&dev); /* the device starts while we read */
 
   /* Frames + (frame, pdf) pairs; transition counts on the host. */
   double *tcounts = gh_calloc((size_t)tm->num_tids + 1, sizeof(double));
@@ -90,8 +85,7 @@ int main(int argc, char **argv) {
   gh_log("Done %lld files, %lld with errors.", (long long)num_done, (long long)num_err);
   if (data.num_frames == 0) gh_die("no frames with alignments in %s (alignments %s)", feats_rspec, ali_rspec);
 
-  gh_backend *be = gh_backend_create_end(start);
-  be->precision = prec;
+  gh_backend *be = gh_device_opts_end(&dev);
   gh_accs_set accs;
   double avg = gh_data_estep(be, &model, &data, &accs, NULL);
   if (accs.num_trans_accs != tm->num_tids + 1) {

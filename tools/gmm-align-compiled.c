@@ -21,11 +21,12 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "decoder/faster-decoder.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "gmm/gmm.h"
 #include "gmm/numerics.h"
 #include "hmm/transition.h"
 #include "io/table.h"
+#include "train/device-opts.h"
 
 static const char *usage =
     "Align features given [GMM-based] models.\n"
@@ -76,7 +77,7 @@ int main(int argc, char **argv) {
   gh_init(argv[0]);
   float beam = 200.0f, retry_beam = 0.0f, acoustic_scale = 1.0f, transition_scale = 1.0f, self_loop_scale = 1.0f;
   int careful = 0, binary = 1, exact = 0;
-  const char *per_frame_wspec = "", *device = "auto", *precision = "auto";
+  const char *per_frame_wspec = "";
   gh_opts *po = gh_opts_new(usage);
   gh_opts_float(po, "beam", &beam, "Decoding beam used in alignment (0: no pruning, as --exact)");
   gh_opts_float(po, "retry-beam", &retry_beam, "Decoding beam for second try at alignment");
@@ -93,10 +94,8 @@ int main(int argc, char **argv) {
                  "Wspecifier for table of vectors containing the acoustic log-likelihoods per frame for each "
                  "utterance. E.g. ark:foo/per_frame_logprobs.1.ark");
   gh_opts_bool(po, "binary", &binary, "Write output in binary mode (tables without ,t or ,b)");
-  gh_opts_string(po, "device", &device,
-                 "Compute device: auto, cpu (BLAS, all cores), cpu-ref (plain-loop reference), cuda, cuda:N, "
-                 "opencl or opencl:P:D");
-  gh_opts_string(po, "precision", &precision, "GPU GEMM arithmetic: auto, fp32, tf32x3 or tf32 (doc/kernels.md)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   const int nargs = gh_opts_parse(po, argc, argv);
   if (nargs < 4 || nargs > 5) gh_opts_usage_exit(po);
   const char *model_rx = gh_opts_arg(po, 0), *fst_rspec = gh_opts_arg(po, 1), *feats_rspec = gh_opts_arg(po, 2),
@@ -106,9 +105,6 @@ int main(int argc, char **argv) {
   if (!exact && retry_beam != 0.0f && retry_beam <= beam)
     gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
   if (!(acoustic_scale > 0.0f)) gh_die("--acoustic-scale must be > 0 (got %g)", acoustic_scale);
-  int prec = 0;
-  if (gh_precision_parse(precision, &prec) != 0)
-    gh_die("--precision must be auto, fp32, tf32x3 or tf32 (got '%s')", precision);
 
   gh_gmm_set model;
   gh_gmm_set_read(model_rx, &model);
@@ -117,7 +113,7 @@ int main(int argc, char **argv) {
   const gh_transition_model *tm = model.trans;
   if (tm->num_pdfs > model.num_pdfs)
     gh_die("%s: the TransitionModel uses %d pdfs but the model has %d GMMs", model_rx, tm->num_pdfs, model.num_pdfs);
-  gh_backend_start *start = gh_backend_create_begin(device);
+  gh_device_opts_begin(&dev);
 
   float *tlp = scaled_log_probs(tm, transition_scale, self_loop_scale);
   const int add_tprobs = !(transition_scale == 0.0f && self_loop_scale == 0.0f);
@@ -126,8 +122,7 @@ int main(int argc, char **argv) {
   gh_writer *aw = gh_writer_open_binary(ali_wspec, binary);
   gh_writer *sw = scores_wspec[0] ? gh_writer_open_binary(scores_wspec, binary) : NULL;
   gh_writer *pw = per_frame_wspec[0] ? gh_writer_open_binary(per_frame_wspec, binary) : NULL;
-  gh_backend *be = gh_backend_create_end(start);
-  be->precision = prec;
+  gh_backend *be = gh_device_opts_end(&dev);
   gh_dev_model *dm = be->ops->model_upload(be, &model);
 
   gh_dec_opts dopts;

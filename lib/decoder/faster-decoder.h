@@ -24,7 +24,7 @@
 #define GH_FASTER_DECODER_H
 #include <math.h>
 #include <stdint.h>
-#include "fst/fst.h"
+#include "io/fst.h"
 
 #define GH_DEC_EXACT INFINITY /* a beam that prunes nothing */
 

@@ -41,7 +41,7 @@
 #define GH_TRAINING_GRAPH_H
 #include <stddef.h>
 #include <stdint.h>
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "hmm/transition.h"
 #include "tree/context-dep.h"
 

@@ -3,7 +3,7 @@
 #include "io/table.h"
 #include "base/strmap.h"
 #include "io/compressed-matrix.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include <omp.h>
 #include <pthread.h>
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "base/gh-base.h"
 #include "base/strmap.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "io/kaldi-io.h"
 
 void gh_lang_opts_default(gh_lang_opts *o) {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include "base/gh-base.h"
 #include "decoder/faster-decoder.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "gh-test.h"
 
 enum { MAXT = 8 };

@@ -1,4 +1,4 @@
-/* test_fst.c -- lib/fst: building FSTs through the API, OpenFst's property word (the
+/* test_fst.c -- lib/io/fst: building FSTs through the API, OpenFst's property word (the
  * expected values are what OpenFst 1.7.9's fstcompile / fstarcsort wrote for the same
  * text), the binary round trip, and reading Kaldi's golden L.fst. */
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/gh-base.h"
-#include "fst/fst.h"
+#include "io/fst.h"
 #include "gh-test.h"
 
 static void build_a(gh_fst *f) { /* fstcompile of "0 1 1 2 0.5 / 1 2 3 3 / 1 0 2 1 / 2" */

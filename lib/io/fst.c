@@ -1,6 +1,6 @@
 /* fst.c -- VectorFst<StdArc> in memory, OpenFst's binary "vector" format, Kaldi's FST
  * table entries and fstprint's text (see fst.h). */
-#include "fst/fst.h"
+#include "io/fst.h"
 
 #include <ctype.h>
 #include <stdlib.h>
