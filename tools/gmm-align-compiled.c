@@ -101,7 +101,8 @@ int main(int argc, char **argv) {
   if (nargs < 4 || nargs > 5) gh_opts_usage_exit(po);
   const char *model_rx = gh_opts_arg(po, 0), *fst_rspec = gh_opts_arg(po, 1), *feats_rspec = gh_opts_arg(po, 2),
              *ali_wspec = gh_opts_arg(po, 3), *scores_wspec = nargs == 5 ? gh_opts_arg(po, 4) : "";
-  if (beam <= 0.0f) exact = 1;
+  if (beam < 0.0f || retry_beam < 0.0f) gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
+  if (beam == 0.0f) exact = 1;
   if (!exact && retry_beam != 0.0f && retry_beam <= beam)
     gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
   if (!(acoustic_scale > 0.0f)) gh_die("--acoustic-scale must be > 0 (got %g)", acoustic_scale);
@@ -133,7 +134,8 @@ int main(int argc, char **argv) {
   gh_dec_opts_default(&dopts);
   gh_decoder *dec = gh_decoder_new();
   int64_t num_done = 0, num_err = 0, num_retry = 0, frame_count = 0;
-  double tot_like = 0.0;
+  double tot_like = 0.0, t_score = 0.0, t_decode = 0.0, t_start = gh_seconds();
+  int64_t num_tokens = 0;
   float *X = NULL, *LL = NULL;
   size_t capx = 0, capl = 0;
   for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
@@ -180,7 +182,10 @@ int main(int argc, char **argv) {
       LL = gh_realloc(LL, capl * sizeof(float));
     }
     memcpy(X, m->data, (size_t)T * model.dim * sizeof(float));
+    double t0 = gh_seconds();
     be->ops->loglikes(be, dm, X, T, LL);
+    t_score += gh_seconds() - t0;
+    t0 = gh_seconds();
 
     gh_decoder_reset(dec);
     dopts.beam = exact ? GH_DEC_EXACT : beam;
@@ -192,6 +197,8 @@ int main(int argc, char **argv) {
       dopts.beam = retry_beam;
       ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids, acoustic_scale, utt);
     }
+    t_decode += gh_seconds() - t0;
+    num_tokens += gh_decoder_num_tokens(dec);
     if (!ok) {
       gh_warn("Did not successfully decode file %s, len = %d", utt, T);
       num_err++;
@@ -230,6 +237,11 @@ int main(int argc, char **argv) {
          (long long)frame_count);
   gh_log("Retried %lld out of %lld utterances.", (long long)num_retry, (long long)(num_done + num_err));
   gh_log("Done %lld, errors on %lld", (long long)num_done, (long long)num_err);
+  const double t_all = gh_seconds() - t_start;
+  gh_vlog(1, "%lld frames in %.2f s (%.0f frames/s): GMM log-likelihoods %.2f s on %s, decoding %.2f s (%.0f "
+          "frames/s, %s, %lld tokens)", (long long)frame_count, t_all, t_all > 0 ? frame_count / t_all : 0.0,
+          t_score, be->device_name, t_decode, t_decode > 0 ? frame_count / t_decode : 0.0,
+          exact ? "exact" : "beam", (long long)num_tokens);
   gh_writer_close(aw);
   if (sw) gh_writer_close(sw);
   if (pw) gh_writer_close(pw);

@@ -47,7 +47,8 @@ typedef struct {
  * ModifyGraphForCarefulAlignment: g = f followed by a copy of f without its
  * final weights, joined by an epsilon arc (cost = the final weight) from each
  * final state to a new state "pre-initial", which is the only final state (cost
- * 0) and has an epsilon arc to the copy's start.  States: 2 n + 1 then. */
+ * 0) and has an epsilon arc to the copy's start.  States: 2 n + 1 then.  Dies
+ * (gh_die) on an arc to a state that does not exist. */
 void gh_dec_graph_from_fst(gh_dec_graph *g, const gh_fst *f, int careful);
 void gh_dec_graph_free(gh_dec_graph *g);
 
