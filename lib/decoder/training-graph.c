@@ -361,169 +361,72 @@ static void determinize(build *b, int32_t pstart) {
   free(ss.els), free(ss.sbase), free(ss.scount), free(ss.key), free(tr), free(nel);
 }
 
-/* The transition-state of HMM state j of phone p (monophone tree); dies if the
- * tree or the model lacks it. */
-static int32_t hmm_tstate(const gh_tgc *c, int32_t p, int32_t j) {
-  const gh_transition_model *tm = c->tm;
-  const gh_hmm_state *st = &gh_transition_entry(tm, p)->states[j];
-  if (st->forward_pdf_class < 0)
-    gh_die("phone %d: HMM state %d has transitions but no pdf-class (non-emitting states other than the final "
-           "one are not supported)",
-           p, j);
-  int32_t fpdf, spdf;
-  if (!gh_ctx_dep_compute(c->ctx, &p, st->forward_pdf_class, &fpdf) ||
-      !gh_ctx_dep_compute(c->ctx, &p, st->self_loop_pdf_class, &spdf))
-    gh_die("the tree gives no pdf for phone %d, pdf-class %d: the tree, the model and the lexicon %s do not "
-           "belong together",
-           p, st->forward_pdf_class, c->lex_name);
-  int32_t ts = gh_transition_tuple_to_tstate(tm, p, j, fpdf, spdf);
-  if (!ts)
-    gh_die("the model has no transition-state for phone %d, HMM state %d, pdf %d: the tree and the model do not "
-           "belong together",
-           p, j, fpdf);
-  return ts;
-}
-
-/* ---- the graph before self-loops, as Kaldi's determinization makes it: states
- * E(d) (D state d, between phones) and N(p, d, j) (HMM state j of phone p on its
- * way to D state d); arcs (tid, olabel, weight) in transition-id order ---- */
-typedef struct {
-  int32_t tid, olabel;
-  float w;           /* without the self-loop terms AddSelfLoops adds later */
-  int kind;          /* destination: 0 = E(d), 1 = N(p, d, j) */
-  int32_t p, d, j;
-} pre_arc;
-
-static int cmp_pre_arc(const void *x, const void *y) {
-  const pre_arc *a = x, *b = y;
-  return a->tid < b->tid ? -1 : a->tid > b->tid;
-}
-
-/* The forward transitions of HMM state j of phone p towards D state d, first
- * weight w0 and olabel ol (the phone's first arcs), appended to *arcs. */
-static void pre_hmm_arcs(const gh_tgc *c, int32_t p, int32_t d, int32_t j, int32_t ol, float w0, pre_arc **arcs,
-                         int32_t *n, int32_t *cap) {
-  const gh_transition_model *tm = c->tm;
-  const gh_topo_entry *en = gh_transition_entry(tm, p);
-  const gh_hmm_state *st = &en->states[j];
-  int32_t ts = hmm_tstate(c, p, j);
-  for (int32_t k = 0; k < st->num_trans; k++) {
-    int32_t dst = st->dst[k];
-    if (dst == j) continue; /* self-loops come with the state they lead back to */
-    int32_t tid = gh_transition_pair_to_tid(tm, ts, k);
-    float lp = gh_transition_log_prob(tm, tid) - c->nsl[ts];
-    if (*n == *cap) *arcs = gh_realloc(*arcs, (size_t)(*cap = *cap ? 2 * *cap : 16) * sizeof **arcs);
-    int fin = dst == en->num_states - 1;
-    (*arcs)[(*n)++] = (pre_arc){tid, ol, w0 + -lp * c->tscale, fin ? 0 : 1, p, d, fin ? 0 : dst};
-  }
-}
-
-/* The arcs of pre-graph state (kind, p, d, j), sorted by transition-id. */
-static int32_t pre_state_arcs(const build *b, int kind, int32_t p, int32_t d, int32_t j, pre_arc **arcs,
-                              int32_t *cap) {
-  int32_t n = 0;
-  if (kind == 0)
-    for (int32_t e = 0; e < b->dcount[d]; e++) {
-      const emit_arc *em = &b->dem[b->dbase[d] + e];
-      pre_hmm_arcs(b->c, em->phone, em->dest, 0, em->olabel, em->weight, arcs, &n, cap);
-    }
-  else
-    pre_hmm_arcs(b->c, p, d, j, 0, 0.0f, arcs, &n, cap);
-  qsort(*arcs, (size_t)n, sizeof **arcs, cmp_pre_arc);
-  return n;
-}
-
-static int64_t pre_key(const build *b, int kind, int32_t p, int32_t d, int32_t j) {
-  if (kind == 0) return 2 * (int64_t)d;
-  return 2 * (((int64_t)d * b->c->num_labels + p) * b->c->max_states + j) + 1;
-}
-
-/* OpenFst's QuantizeMapper (delta = Kaldi's kDelta, 1/1024) as an integer. */
-static int32_t quantize(float w) { return (int32_t)floorf(w / (1.0f / 1024.0f) + 0.5f); }
-
-static void triple_key(char *buf, size_t n, int32_t tid, int32_t ol, float w) {
-  snprintf(buf, n, "%d %d %d", tid, ol, quantize(w));
-}
-
-/* Kaldi's arc order: MinimizeEncoded numbers the (ilabel, olabel, quantized weight)
- * triples in order of first appearance over the determinized graph's states (its
- * numbering: DeterminizeStar's last-in first-out discovery, children in label order)
- * and leaves each state's arcs sorted by that number.  Fills enc (triple -> number). */
-static void kaldi_arc_numbers(const build *b, gh_strmap *enc) {
-  i64map ids = {0};
-  int32_t *kind = NULL, *pp = NULL, *dd = NULL, *jj = NULL, n = 0, cap = 0;
-  int32_t *stack = NULL, sp = 0, cap_stack = 0;
-  pre_arc *arcs = NULL;
-  int32_t cap_arcs = 0;
-#define PRE_ADD(k_, p_, d_, j_)                                                        \
-  do {                                                                                 \
-    int64_t key_ = pre_key(b, k_, p_, d_, j_);                                         \
-    if (i64map_get(&ids, key_) < 0) {                                                  \
-      if (n == cap) {                                                                  \
-        cap = cap ? 2 * cap : 256;                                                     \
-        kind = gh_realloc(kind, (size_t)cap * sizeof *kind);                           \
-        pp = gh_realloc(pp, (size_t)cap * sizeof *pp);                                 \
-        dd = gh_realloc(dd, (size_t)cap * sizeof *dd);                                 \
-        jj = gh_realloc(jj, (size_t)cap * sizeof *jj);                                 \
-      }                                                                                \
-      kind[n] = k_, pp[n] = p_, dd[n] = d_, jj[n] = j_;                                \
-      i64map_put(&ids, key_, n);                                                       \
-      if (sp == cap_stack) stack = gh_realloc(stack, (size_t)(cap_stack = cap_stack ? 2 * cap_stack : 256) * sizeof *stack); \
-      stack[sp++] = n++;                                                               \
-    }                                                                                  \
-  } while (0)
-  PRE_ADD(0, 0, 0, 0);
-  while (sp) {
-    int32_t s = stack[--sp];
-    int32_t na = pre_state_arcs(b, kind[s], pp[s], dd[s], jj[s], &arcs, &cap_arcs);
-    for (int32_t a = 0; a < na; a++) PRE_ADD(arcs[a].kind, arcs[a].p, arcs[a].d, arcs[a].j);
-  }
-#undef PRE_ADD
-  char key[64];
-  int32_t next = 0;
-  for (int32_t s = 0; s < n; s++) {
-    int32_t na = pre_state_arcs(b, kind[s], pp[s], dd[s], jj[s], &arcs, &cap_arcs);
-    for (int32_t a = 0; a < na; a++) {
-      triple_key(key, sizeof key, arcs[a].tid, arcs[a].olabel, arcs[a].w);
-      if (gh_strmap_put(enc, key, next)) next++;
-    }
-  }
-  i64map_free(&ids);
-  free(kind), free(pp), free(dd), free(jj), free(stack), free(arcs);
-}
-
 /* ---- the output graph: nodes E(d, ts) (D state d entered after a phone's last
- * transition, from transition-state ts; 0 at the start) and N(p, d, j, ts) (HMM
- * state j of phone p on its way to D state d, entered from transition-state ts) ---- */
+ * transition, from transition-state ts; 0 at the start) and N(inst, j, ts) (HMM
+ * state j of instance inst, an arc of D, entered from transition-state ts) ---- */
 typedef struct {
   build *b;
   gh_fst *out;
-  i64map map;
-  int32_t *kind, *p, *d, *j, *ts; /* per output state */
+  i64map emap, nmap;
+  int32_t *kind, *a, *j, *ts; /* per output state: 0 = E (a = d), 1 = N (a = inst) */
   int32_t cap;
-  gh_strmap enc;   /* Kaldi's arc numbers (kaldi_arc_numbers) */
-  pre_arc *arcs;
-  int32_t cap_arcs;
-  int32_t *order;  /* [cap_arcs] */
+  gh_fst_arc *buf; /* the arcs of the state being expanded, before sorting */
+  int32_t nbuf, cap_buf;
 } graph;
 
-static int32_t node_get(graph *g, int kind, int32_t p, int32_t d, int32_t j, int32_t ts) {
-  int64_t T = g->b->c->tm->num_tuples + 1;
-  int64_t key = pre_key(g->b, kind, p, d, j) * T + ts;
-  int32_t id = i64map_get(&g->map, key);
+static int32_t node_get(graph *g, int kind, int32_t a, int32_t j, int32_t ts) {
+  const gh_tgc *c = g->b->c;
+  int64_t T = c->tm->num_tuples + 1;
+  int64_t key = kind == 0 ? (int64_t)a * T + ts : ((int64_t)a * c->max_states + j) * T + ts;
+  i64map *m = kind == 0 ? &g->emap : &g->nmap;
+  int32_t id = i64map_get(m, key);
   if (id >= 0) return id;
   id = gh_fst_add_state(g->out);
   if (id >= g->cap) {
     g->cap = g->cap ? 2 * g->cap : 256;
     g->kind = gh_realloc(g->kind, (size_t)g->cap * sizeof *g->kind);
-    g->p = gh_realloc(g->p, (size_t)g->cap * sizeof *g->p);
-    g->d = gh_realloc(g->d, (size_t)g->cap * sizeof *g->d);
+    g->a = gh_realloc(g->a, (size_t)g->cap * sizeof *g->a);
     g->j = gh_realloc(g->j, (size_t)g->cap * sizeof *g->j);
     g->ts = gh_realloc(g->ts, (size_t)g->cap * sizeof *g->ts);
   }
-  g->kind[id] = kind, g->p[id] = p, g->d[id] = d, g->j[id] = j, g->ts[id] = ts;
-  i64map_put(&g->map, key, id);
+  g->kind[id] = kind, g->a[id] = a, g->j[id] = j, g->ts[id] = ts;
+  i64map_put(m, key, id);
   return id;
+}
+
+/* The forward transitions of HMM state j of instance inst, out of output state s. */
+static void add_hmm_state_arcs(graph *g, int32_t s, int32_t inst, int32_t j, int32_t olabel, float extra) {
+  const gh_tgc *c = g->b->c;
+  const gh_transition_model *tm = c->tm;
+  const emit_arc *em = &g->b->dem[inst];
+  const gh_topo_entry *en = gh_transition_entry(tm, em->phone);
+  const gh_hmm_state *st = &en->states[j];
+  if (st->forward_pdf_class < 0)
+    gh_die("phone %d: HMM state %d has transitions but no pdf-class (non-emitting states other than the final "
+           "one are not supported)",
+           em->phone, j);
+  int32_t fpdf, spdf;
+  if (!gh_ctx_dep_compute(c->ctx, &em->phone, st->forward_pdf_class, &fpdf) ||
+      !gh_ctx_dep_compute(c->ctx, &em->phone, st->self_loop_pdf_class, &spdf))
+    gh_die("the tree gives no pdf for phone %d, pdf-class %d: the tree, the model and the lexicon %s do not "
+           "belong together",
+           em->phone, st->forward_pdf_class, c->lex_name);
+  int32_t ts = gh_transition_tuple_to_tstate(tm, em->phone, j, fpdf, spdf);
+  if (!ts)
+    gh_die("the model has no transition-state for phone %d, HMM state %d, pdf %d: the tree and the model do not "
+           "belong together",
+           em->phone, j, fpdf);
+  for (int32_t k = 0; k < st->num_trans; k++) {
+    int32_t d = st->dst[k];
+    if (d == j) continue; /* self-loops come with the state they lead back to */
+    int32_t tid = gh_transition_pair_to_tid(tm, ts, k);
+    float lp = gh_transition_log_prob(tm, tid) - c->nsl[ts];
+    float w = extra + -lp * c->tscale;
+    int32_t dest = d == en->num_states - 1 ? node_get(g, 0, em->dest, 0, ts) : node_get(g, 1, inst, d, ts);
+    if (g->nbuf == g->cap_buf)
+      g->buf = gh_realloc(g->buf, (size_t)(g->cap_buf = g->cap_buf ? 2 * g->cap_buf : 16) * sizeof *g->buf);
+    g->buf[g->nbuf++] = (gh_fst_arc){tid, olabel, w, dest};
+  }
 }
 
 static void expand_node(graph *g, int32_t s) {
@@ -531,27 +434,27 @@ static void expand_node(graph *g, int32_t s) {
   const gh_tgc *c = b->c;
   int32_t ts = g->ts[s];
   float fac = ts ? -c->nsl[ts] * c->sscale : 0.0f;
-  int32_t na = pre_state_arcs(b, g->kind[s], g->p[s], g->d[s], g->j[s], &g->arcs, &g->cap_arcs);
-  g->order = gh_realloc(g->order, (size_t)(g->cap_arcs ? g->cap_arcs : 1) * sizeof *g->order);
-  /* arcs in Kaldi's order (kaldi_arc_numbers), the self-loop last */
-  char key[64];
-  for (int32_t a = 0; a < na; a++) {
-    triple_key(key, sizeof key, g->arcs[a].tid, g->arcs[a].olabel, g->arcs[a].w);
-    g->order[a] = gh_strmap_get(&g->enc, key);
+  if (g->kind[s] == 0) {
+    int32_t d = g->a[s];
+    for (int32_t e = 0; e < b->dcount[d]; e++) {
+      int32_t inst = b->dbase[d] + e;
+      add_hmm_state_arcs(g, s, inst, 0, b->dem[inst].olabel, b->dem[inst].weight + fac);
+    }
+    if (b->dfinal[d] != GH_FST_ZERO) gh_fst_set_final(g->out, s, b->dfinal[d] + fac);
+  } else {
+    add_hmm_state_arcs(g, s, g->a[s], g->j[s], 0, fac);
   }
-  for (int32_t a = 1; a < na; a++) {
-    pre_arc x = g->arcs[a];
-    int32_t o = g->order[a], k = a;
-    for (; k > 0 && g->order[k - 1] > o; k--) g->arcs[k] = g->arcs[k - 1], g->order[k] = g->order[k - 1];
-    g->arcs[k] = x, g->order[k] = o;
+  /* arcs in transition-id order, as Kaldi's determinized and minimized graph has
+   * them (EqualAlign's random choices depend on it), the self-loop last */
+  for (int32_t i = 1; i < g->nbuf; i++) {
+    gh_fst_arc x = g->buf[i];
+    int32_t k = i;
+    for (; k > 0 && g->buf[k - 1].ilabel > x.ilabel; k--) g->buf[k] = g->buf[k - 1];
+    g->buf[k] = x;
   }
-  for (int32_t a = 0; a < na; a++) {
-    const pre_arc *pa = &g->arcs[a];
-    int32_t src_ts = gh_transition_tid2tstate(c->tm, pa->tid);
-    int32_t dest = node_get(g, pa->kind, pa->p, pa->d, pa->j, src_ts);
-    gh_fst_add_arc(g->out, s, pa->tid, pa->olabel, pa->w + fac, dest);
-  }
-  if (g->kind[s] == 0 && b->dfinal[g->d[s]] != GH_FST_ZERO) gh_fst_set_final(g->out, s, b->dfinal[g->d[s]] + fac);
+  for (int32_t i = 0; i < g->nbuf; i++)
+    gh_fst_add_arc(g->out, s, g->buf[i].ilabel, g->buf[i].olabel, g->buf[i].weight, g->buf[i].nextstate);
+  g->nbuf = 0;
   if (ts && c->self_tid[ts])
     gh_fst_add_arc(g->out, s, c->self_tid[ts], 0, -gh_transition_log_prob(c->tm, c->self_tid[ts]) * c->sscale, s);
 }
@@ -643,13 +546,11 @@ int gh_tgc_compile(gh_tgc *c, const int32_t *words, int32_t n, gh_fst *out, char
     for (int32_t q = 0; q < np; q++) b.ebase[q] = -1;
     determinize(&b, start);
     graph g = {.b = &b, .out = out};
-    kaldi_arc_numbers(&b, &g.enc);
-    int32_t s0 = node_get(&g, 0, 0, 0, 0, 0);
+    int32_t s0 = node_get(&g, 0, 0, 0, 0);
     gh_fst_set_start(out, s0);
     for (int32_t s = 0; s < out->nstates; s++) expand_node(&g, s);
-    i64map_free(&g.map);
-    gh_strmap_free(&g.enc);
-    free(g.kind), free(g.p), free(g.d), free(g.j), free(g.ts), free(g.arcs), free(g.order);
+    i64map_free(&g.emap), i64map_free(&g.nmap);
+    free(g.kind), free(g.a), free(g.j), free(g.ts), free(g.buf);
     free(b.ebase), free(b.ecount), free(b.efinal);
     free(b.dbase), free(b.dcount), free(b.dfinal), free(b.dem);
   }

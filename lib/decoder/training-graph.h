@@ -25,14 +25,10 @@
  * segmentations) at the total weight Kaldi's graph gives it, and the graph
  * branches where Kaldi's does.  Kaldi's defaults of compile-train-graphs are
  * scales 0 (gmm-align-compiled adds the transition probabilities).  The graph
- * has no epsilon arcs; every state is accessible and coaccessible.  HMM
- * states are shared by the paths into one phone-level state (as Kaldi's
- * determinized subsets are); each state's arcs are in the order Kaldi's
- * MinimizeEncoded leaves them (the encoder's numbers of (transition-id, word,
- * weight quantized to 1/1024) in order of first appearance over the
- * determinized graph in DeterminizeStar's state order), the self-loop last,
- * so that EqualAlign indexes the same choices.  States are numbered as built
- * (not Kaldi's numbering; no minimization).
+ * has no epsilon arcs; every state is accessible and coaccessible; each
+ * state's arcs are in transition-id order (the order of Kaldi's determinized
+ * graph), the self-loop last.  States are numbered as built (not Kaldi's
+ * numbering; no minimization).
  *
  * Context: the tree's context width N and central position P.  Only N = 1
  * (monophone trees, gmm-init-mono) is implemented; triphone trees (N = 3,
