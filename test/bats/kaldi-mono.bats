@@ -19,7 +19,7 @@
 # to branch and order arcs as Kaldi's, but not all of them are Kaldi's (the pass-1
 # likelihood is -107.672141 against -107.673962); with Kaldi's final.mdl our graphs and
 # aligner give mono_ali exactly on 1576 of 1582 utterances.
-# Needs gmm-align-compiled.  Time on the shared 2-core machine: train_mono.sh 250-410 s,
+# Needs gmm-align-compiled.  Time on the shared 2-core machine: train_mono.sh 250-440 s,
 # align_si.sh about 25 s.
 
 setup_file() {
