@@ -26,8 +26,9 @@
  * branches where Kaldi's does.  Kaldi's defaults of compile-train-graphs are
  * scales 0 (gmm-align-compiled adds the transition probabilities).  The graph
  * has no epsilon arcs; every state is accessible and coaccessible; each
- * state's arcs are in transition-id order, the self-loop last.  States are
- * numbered as built (not Kaldi's numbering; no minimization).
+ * state's arcs are in transition-id order (the order of Kaldi's determinized
+ * graph), the self-loop last.  States are numbered as built (not Kaldi's
+ * numbering; no minimization).
  *
  * Context: the tree's context width N and central position P.  Only N = 1
  * (monophone trees, gmm-init-mono) is implemented; triphone trees (N = 3,
