@@ -2,7 +2,7 @@
  * the pair checks and sorts of the E-step data, the HMM batch offsets and
  * the pdf posteriors of forward-backward, the score segments' column maps,
  * the Gaussian-selection plan, row packing, --precision names, and the
- * wrappers of optional ops that fall back on the same backend's other ops.
+ * wrappers of optional sub-tables that fall back on the same backend's other ops.
  * Device selection and the CPU fallbacks are kernels/registry/registry.c.
  * Without CUDA (no nvcc: GH_HAVE_CUDA undefined) or OpenCL (no CL/cl.h:
  * GH_HAVE_OPENCL undefined) the constructors below only report that the
@@ -30,18 +30,18 @@ void gh_backend_free(gh_backend *b) {
 }
 
 /* The sub-tables in gh_backend_cap's order, with their names and sizes. */
-#define GH_OPS_TABLES(X)                                                                                              \
-  X(GH_CAP_GMM, gmm) X(GH_CAP_PAIRS, pairs) X(GH_CAP_RESIDENT, resident) X(GH_CAP_MSTEP, mstep)                         \
-  X(GH_CAP_HASH, hash) X(GH_CAP_HMM, hmm) X(GH_CAP_HMM_DEV, hmm_dev) X(GH_CAP_HMM_REWEIGHT, hmm_reweight)               \
-  X(GH_CAP_SHRINK, shrink) X(GH_CAP_HOST_MEM, host_mem) X(GH_CAP_PIPELINE, pipeline) X(GH_CAP_DIST, dist)                \
+#define GH_OPS_TABLES(X) \
+  X(GH_CAP_GMM, gmm) X(GH_CAP_PAIRS, pairs) X(GH_CAP_RESIDENT, resident) X(GH_CAP_MSTEP, mstep) \
+  X(GH_CAP_HASH, hash) X(GH_CAP_HMM, hmm) X(GH_CAP_HMM_DEV, hmm_dev) X(GH_CAP_HMM_REWEIGHT, hmm_reweight) \
+  X(GH_CAP_SHRINK, shrink) X(GH_CAP_HOST_MEM, host_mem) X(GH_CAP_PIPELINE, pipeline) X(GH_CAP_DIST, dist) \
   X(GH_CAP_NCCL, nccl) X(GH_CAP_GSELECT, gselect) X(GH_CAP_KMEANS, kmeans) X(GH_CAP_SUBSET, subset)
 
 const void *gh_backend_ops_table(const gh_backend_ops *o, gh_backend_cap what, size_t *bytes, const char **name) {
   switch (what) {
-#define GH_OPS_CASE(cap, f)                                                                                           \
-  case cap:                                                                                                           \
-    if (bytes) *bytes = sizeof *o->f;                                                                                 \
-    if (name) *name = #f;                                                                                             \
+#define GH_OPS_CASE(cap, f) \
+  case cap: \
+    if (bytes) *bytes = sizeof *o->f; \
+    if (name) *name = #f; \
     return o->f;
     GH_OPS_TABLES(GH_OPS_CASE)
 #undef GH_OPS_CASE

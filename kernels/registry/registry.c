@@ -284,7 +284,7 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
   return pb->n;
 }
 
-/* ---------------- shrinkage statistics: optional op with CPU fallback ---------------- */
+/* ---------------- shrinkage statistics: sub-table shrink, else the CPU reference's ---------------- */
 
 void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                            const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs) {
@@ -296,7 +296,7 @@ void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *
   }
 }
 
-/* ---------------- k-means distances: optional ops with CPU fallback ---------------- */
+/* ---------------- k-means distances: sub-table kmeans, else the CPU reference's ---------------- */
 
 /* b's k-means sub-table, else the CPU reference's (b may be NULL). */
 static const gh_ops_kmeans *kmeans_ops(const gh_backend *b) {
@@ -316,7 +316,7 @@ void gh_backend_kmeans_free(gh_backend *b, gh_dev_kmeans *z) {
   kmeans_ops(b)->kmeans_free(b, z);
 }
 
-/* ---------------- E-step over Gaussian selections: optional op with CPU fallback ---------------- */
+/* ---------------- E-step over Gaussian selections: sub-table gselect, else the CPU reference's ---------------- */
 
 double gh_backend_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                               const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post,
