@@ -80,11 +80,11 @@ int main(int argc, char **argv) {
     gh_gmm_set s;
     if (k == 0) make_model(&s, 1, 256, 40);
     else make_model(&s, 5000, 16, 36);
-    gh_dev_model *m = b->ops->model_upload(b, &s);
-    b->ops->acc_zero(b, m);
-    const int raw = b->ops->acc_raw_size && b->ops->acc_raw_get && b->ops->acc_raw_set;
+    gh_dev_model *m = b->ops->gmm->model_upload(b, &s);
+    b->ops->gmm->acc_zero(b, m);
+    const int raw = gh_backend_supports(b, GH_CAP_DIST);
     size_t n = 0;
-    if (raw) n = (size_t)b->ops->acc_raw_size(b, m);
+    if (raw) n = (size_t)b->ops->dist->acc_raw_size(b, m);
     else
       for (int32_t p = 0; p < s.num_pdfs; ++p)
         n += (size_t)s.pdfs[p].num_gauss * (size_t)(1 + s.dim + gh_gmm_cov_size(&s.pdfs[p]));
@@ -95,11 +95,11 @@ int main(int argc, char **argv) {
         gh_comm_barrier(c);
         const double t0 = gh_seconds();
         if (path == 0) {
-          if (raw) b->ops->acc_raw_get(b, m, h);
+          if (raw) b->ops->dist->acc_raw_get(b, m, h);
           gh_comm_sum_f64(c, h, n + 2);
-          if (raw) b->ops->acc_raw_set(b, m, h);
+          if (raw) b->ops->dist->acc_raw_set(b, m, h);
         } else {
-          gh_comm_sum_f64_device(c, b->ops->acc_raw_device(b, m), n);
+          gh_comm_sum_f64_device(c, b->ops->nccl->acc_raw_device(b, m), n);
         }
         if (it >= 0) t[it] = gh_seconds() - t0;
       }
@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
     free(h);
-    b->ops->model_free(b, m);
+    b->ops->gmm->model_free(b, m);
     gh_gmm_set_free(&s);
   }
   free(t);

@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
   gh_comm *comm = gh_comm_single();
   gh_shard_data sd;
   gh_shard_data_from_data(&sd, &d, "bench");
-  if (check > 0 && b->ops->mstep) {
+  if (check > 0 && gh_backend_supports(b, GH_CAP_MSTEP)) {
     gh_gmm_set dev, host;
     memset(&dev, 0, sizeof dev); memset(&host, 0, sizeof host);
     gh_gmm_set_copy(&dev, &s); gh_gmm_set_copy(&host, &s);

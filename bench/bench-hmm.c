@@ -98,12 +98,12 @@ int main(int argc, char **argv) {
   gh_hmm_batch bt = {M, S, ll, off, NULL};
   gh_backend *b = gh_backend_create(device);
   b->precision = prec;
-  const gh_backend_ops *o = gh_backend_hmm_ops(b);
+  const gh_ops_hmm *o = gh_backend_hmm_ops(b);
   gh_dev_hmm *d = o->hmm_upload(b, &gp, 1);
   /* reference on the first `check` sequences */
   const int K = check < M ? check : M;
   gh_hmm_batch bk = {K, S, ll, off, NULL};
-  const gh_backend_ops *ro = gh_backend_cpu_ops();
+  const gh_ops_hmm *ro = &gh_cpu_ref_hmm;
   gh_dev_hmm *dr = ro->hmm_upload(NULL, &gp, 1);
   double *Lref = gh_malloc((K + 1) * sizeof(double)), *Vref = gh_malloc((K + 1) * sizeof(double));
   int32_t *pref = gh_malloc((off[K] + 1) * sizeof(int32_t));

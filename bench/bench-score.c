@@ -89,12 +89,12 @@ int main(int argc, char **argv) {
   gh_backend *b = gh_backend_create(device);
   b->precision = prec;
   double t0 = gh_seconds();
-  gh_dev_model *m = b->ops->model_upload(b, &s);
+  gh_dev_model *m = b->ops->gmm->model_upload(b, &s);
   double t_up = gh_seconds() - t0;
-  b->ops->loglikes(b, m, X, T, out); /* warm-up */
+  b->ops->gmm->loglikes(b, m, X, T, out); /* warm-up */
   double k0 = b->kernel_seconds;
   t0 = gh_seconds();
-  for (int it = 0; it < iters; ++it) b->ops->loglikes(b, m, X, T, out);
+  for (int it = 0; it < iters; ++it) b->ops->gmm->loglikes(b, m, X, T, out);
   double wall = (gh_seconds() - t0) / iters, kern = (b->kernel_seconds - k0) / iters;
   double checksum = 0;
   for (size_t i = 0; i < (size_t)T * P; ++i) checksum += out[i];
@@ -104,9 +104,9 @@ int main(int argc, char **argv) {
   if (nchk > 0) {
     gh_backend *cpu = gh_backend_create("cpu-ref");
     float *ref = gh_malloc(sizeof(float) * (size_t)nchk * P);
-    gh_dev_model *mc = cpu->ops->model_upload(cpu, &s);
-    cpu->ops->loglikes(cpu, mc, X, nchk, ref);
-    cpu->ops->model_free(cpu, mc);
+    gh_dev_model *mc = cpu->ops->gmm->model_upload(cpu, &s);
+    cpu->ops->gmm->loglikes(cpu, mc, X, nchk, ref);
+    cpu->ops->gmm->model_free(cpu, mc);
     for (size_t i = 0; i < (size_t)nchk * P; ++i) {
       double e = fabs((double)out[i] - ref[i]) / (1 + fabs(ref[i]));
       if (!(e <= maxerr)) maxerr = e;
@@ -139,19 +139,19 @@ int main(int argc, char **argv) {
     pairs[k].pdf = (int32_t)(urand() * P) % P;
     pairs[k].weight = 0.25f;
   }
-  b->ops->acc_zero(b, m);
-  gh_dev_data *dd = b->ops->data_upload(b, X, T, D, pairs, np);
-  b->ops->accumulate(b, m, dd); /* warm-up */
+  b->ops->gmm->acc_zero(b, m);
+  gh_dev_data *dd = b->ops->gmm->data_upload(b, X, T, D, pairs, np);
+  b->ops->gmm->accumulate(b, m, dd); /* warm-up */
   t0 = gh_seconds();
   double tot = 0;
-  for (int it = 0; it < iters; ++it) tot += b->ops->accumulate(b, m, dd);
+  for (int it = 0; it < iters; ++it) tot += b->ops->gmm->accumulate(b, m, dd);
   double we = (gh_seconds() - t0) / iters;
-  b->ops->data_free(b, dd);
+  b->ops->gmm->data_free(b, dd);
   printf("  E-step accumulate  %.2f ms/call  %.0f pairs/s  (%lld pairs, loglike/pair %.4g)\n", we * 1e3,
          np / we, (long long)np, tot / iters / np);
   free(pairs);
 done:
-  b->ops->model_free(b, m);
+  b->ops->gmm->model_free(b, m);
   gh_backend_free(b);
   gh_gmm_set_free(&s);
   free(X); free(out);

@@ -2,7 +2,7 @@
  * the pair checks and sorts of the E-step data, the HMM batch offsets and
  * the pdf posteriors of forward-backward, the score segments' column maps,
  * the Gaussian-selection plan, row packing, --precision names, and the
- * wrappers of optional ops that fall back on the same backend's other ops.
+ * wrappers of optional sub-tables that fall back on the same backend's other ops.
  * Device selection and the CPU fallbacks are kernels/registry/registry.c.
  * Without CUDA (no nvcc: GH_HAVE_CUDA undefined) or OpenCL (no CL/cl.h:
  * GH_HAVE_OPENCL undefined) the constructors below only report that the
@@ -26,7 +26,36 @@ int gh_precision_parse(const char *s, int *p) {
 }
 
 void gh_backend_free(gh_backend *b) {
-  if (b) b->ops->free(b);
+  if (b) b->ops->gmm->free(b);
+}
+
+/* The sub-tables in gh_backend_cap's order, with their names and sizes. */
+#define GH_OPS_TABLES(X) \
+  X(GH_CAP_GMM, gmm) X(GH_CAP_PAIRS, pairs) X(GH_CAP_RESIDENT, resident) X(GH_CAP_MSTEP, mstep) \
+  X(GH_CAP_HASH, hash) X(GH_CAP_HMM, hmm) X(GH_CAP_HMM_DEV, hmm_dev) X(GH_CAP_HMM_REWEIGHT, hmm_reweight) \
+  X(GH_CAP_SHRINK, shrink) X(GH_CAP_HOST_MEM, host_mem) X(GH_CAP_PIPELINE, pipeline) X(GH_CAP_DIST, dist) \
+  X(GH_CAP_NCCL, nccl) X(GH_CAP_GSELECT, gselect) X(GH_CAP_KMEANS, kmeans) X(GH_CAP_SUBSET, subset)
+
+const void *gh_backend_ops_table(const gh_backend_ops *o, gh_backend_cap what, size_t *bytes, const char **name) {
+  switch (what) {
+#define GH_OPS_CASE(cap, f) \
+  case cap: \
+    if (bytes) *bytes = sizeof *o->f; \
+    if (name) *name = #f; \
+    return o->f;
+    GH_OPS_TABLES(GH_OPS_CASE)
+#undef GH_OPS_CASE
+  default: break;
+  }
+  gh_die("internal: no backend sub-table %d", (int)what);
+  return NULL;
+}
+
+int gh_backend_supports(const gh_backend *b, gh_backend_cap what) {
+  if (!b) return 0;
+  const int has = gh_backend_ops_table(b->ops, what, NULL, NULL) != NULL;
+  if (what == GH_CAP_NCCL) return has && (b->caps & GH_BACKEND_CAP_NCCL) != 0;
+  return has;
 }
 
 #ifndef GH_HAVE_CUDA
@@ -116,16 +145,16 @@ void gh_hmm_gamma_pairs(const gh_hmm_batch *bt, const gh_hmm_graph *const *graph
 void gh_backend_loglikes_rows(gh_backend *b, gh_dev_model *m, gh_dev_data *d, const float *X, int32_t D,
                               int32_t row0, int32_t T, float *out, int32_t P, int32_t ldo) {
   if (ldo < P) gh_die("loglikes rows: output stride %d below the %d pdfs", ldo, P);
-  if (d && b->ops->loglikes_data) {
-    b->ops->loglikes_data(b, m, d, row0, T, out, ldo);
+  if (d && gh_backend_supports(b, GH_CAP_RESIDENT)) {
+    b->ops->resident->loglikes_data(b, m, d, row0, T, out, ldo);
     return;
   }
   if (ldo == P) {
-    b->ops->loglikes(b, m, X + (size_t)row0 * (size_t)D, T, out);
+    b->ops->gmm->loglikes(b, m, X + (size_t)row0 * (size_t)D, T, out);
     return;
   }
   float *tmp = gh_malloc(sizeof(float) * ((size_t)T * (size_t)P + 1));
-  b->ops->loglikes(b, m, X + (size_t)row0 * (size_t)D, T, tmp);
+  b->ops->gmm->loglikes(b, m, X + (size_t)row0 * (size_t)D, T, tmp);
   for (int64_t t = 0; t < T; ++t) memcpy(out + t * ldo, tmp + t * P, (size_t)P * sizeof(float));
   free(tmp);
 }
@@ -171,22 +200,22 @@ int32_t *gh_score_seg_maps(const gh_hmm_batch *batch, const gh_hmm_graph *const 
 }
 
 void gh_backend_loglikes_begin(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out) {
-  if (b->ops->loglikes_begin) b->ops->loglikes_begin(b, m, X, T, out);
-  else b->ops->loglikes(b, m, X, T, out);
+  if (gh_backend_supports(b, GH_CAP_PIPELINE)) b->ops->pipeline->loglikes_begin(b, m, X, T, out);
+  else b->ops->gmm->loglikes(b, m, X, T, out);
 }
 
 void gh_backend_loglikes_end(gh_backend *b) {
-  if (b->ops->loglikes_end) b->ops->loglikes_end(b);
+  if (gh_backend_supports(b, GH_CAP_PIPELINE)) b->ops->pipeline->loglikes_end(b);
 }
 
 void gh_backend_data_pairs(gh_backend *b, gh_dev_data **d, const float *X, int32_t T, int32_t D,
                            const gh_frame_pdf *pairs, int64_t npairs) {
-  if (*d && b->ops->data_set_pairs) {
-    b->ops->data_set_pairs(b, *d, pairs, npairs);
+  if (*d && gh_backend_supports(b, GH_CAP_PAIRS)) {
+    b->ops->pairs->data_set_pairs(b, *d, pairs, npairs);
     return;
   }
-  if (*d) b->ops->data_free(b, *d);
-  *d = b->ops->data_upload(b, X, T, D, pairs, npairs);
+  if (*d) b->ops->gmm->data_free(b, *d);
+  *d = b->ops->gmm->data_upload(b, X, T, D, pairs, npairs);
 }
 
 void gh_pack_rows(float *dst, size_t ld, const float *src, size_t D, size_t n) {
@@ -198,12 +227,12 @@ void gh_pack_rows(float *dst, size_t ld, const float *src, size_t D, size_t n) {
 }
 
 void *gh_backend_host_alloc(gh_backend *b, size_t bytes) {
-  return b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : gh_malloc(bytes);
+  return gh_backend_supports(b, GH_CAP_HOST_MEM) ? b->ops->host_mem->host_alloc(b, bytes) : gh_malloc(bytes);
 }
 
 void gh_backend_host_free(gh_backend *b, void *p) {
   if (!p) return;
-  if (b->ops->host_free) b->ops->host_free(b, p);
+  if (gh_backend_supports(b, GH_CAP_HOST_MEM)) b->ops->host_mem->host_free(b, p);
   else free(p);
 }
 

@@ -38,11 +38,19 @@ struct gh_est_opts;  /* lib/gmm/gmm-est.h */
 struct gh_est_stats;
 struct gh_score_seg; /* below */
 
-/* The op list.  Tables are written with designated initializers
- * (`.loglikes = ...`) so that optional ops can be appended at the end
- * without touching the existing ones; an op a backend lacks is NULL. */
+/* The op table: a name and one pointer per sub-table, grouped by subject
+ * (ggml's backend interface, ggml-backend-impl.h, is the model).  A
+ * sub-table is present or absent AS A WHOLE: NULL means the backend has
+ * none of that subject, and within a present sub-table every entry is
+ * non-NULL (test/unit/test_ops_tables.c checks both for every backend
+ * built).  Only `gmm` is required; callers ask gh_backend_supports()
+ * (below) and never test a single entry.  Where a subject is missing the
+ * registry's wrappers (kernels/registry/registry.h) run the CPU reference
+ * or a host path.  Tables are written with designated initializers. */
+
+/* ---- model, scoring and the E-step (required of every backend) ---- */
 typedef struct {
-  const char *name; /* "cpu", "cpu-ref", "cuda", "opencl" */
+  /* Frees b, its context and b itself (gh_backend_free calls it). */
   void (*free)(gh_backend *b);
   /* Copy a GMM set to the backend (in the backend's own layout: the
    * expanded-feature parameter matrices of the GEMM forms are the backend's
@@ -75,10 +83,105 @@ typedef struct {
   /* Add the device accumulators into host accs (shaped like the model;
    * total_frames/total_loglike are not touched here). */
   void (*acc_fetch)(gh_backend *b, gh_dev_model *m, gh_accs_set *accs);
+} gh_ops_gmm;
 
+/* ---- new pairs for resident data ---- */
+typedef struct {
+  /* ---- new pairs for resident data (drivers/train/hmm-train.h) ----
+   * Replace d's weighted (frame, pdf) pairs by pairs[npairs] (checked as in
+   * data_upload: dies naming the first bad pair), keeping d's frames where
+   * they are (uploaded once) and its GEMM centre (CUDA), so that an HMM-GMM
+   * trainer whose posteriors change every iteration uploads its frames once.
+   * The host array must stay valid and unchanged until the next
+   * data_set_pairs on d or data_free.  d must be resident (not evicted by
+   * data_evict: dies otherwise); a later eviction keeps the new pairs.  Callers go through
+   * gh_backend_data_pairs, which frees d and uploads the frames again when
+   * a backend has no such sub-table.  CPU: kernels/cpu/cpu.c, cpu-blas.c; CUDA:
+   * kernels/cuda/cuda.cu; OpenCL: kernels/opencl/opencl.c. */
+  void (*data_set_pairs)(gh_backend *b, gh_dev_data *d, const gh_frame_pdf *pairs, int64_t npairs);
+} gh_ops_pairs;
+
+/* ---- residency: eviction and loglikes of resident frames ---- */
+typedef struct {
+  /* ---- data larger than device memory (drivers/train/dist-em.h,
+   * gmm-train --max-device-memory) ----
+   * data_bytes: the device memory d's frames and pairs take while resident.
+   * data_evict: frees that memory, keeping the handle, a host copy of what
+   * was uploaded (page-locked where the backend can) and everything that
+   * decides the arithmetic (CUDA: the GEMM centre of the first model d was
+   * used with), so d can only be reloaded or freed; caches of d are dropped.
+   * data_reload: uploads it again (CUDA: asynchronously on a stream of its
+   * own, from page-locked memory, so the copy overlaps the E-step of another
+   * block; the next accumulate on d waits for it), after which accumulate
+   * on d adds exactly what it added before the eviction.  A backend sets the
+   * three together or none.  CUDA: kernels/cuda/cuda.cu; OpenCL: opencl.c. */
+  int64_t (*data_bytes)(gh_backend *b, gh_dev_data *d);
+  void (*data_evict)(gh_backend *b, gh_dev_data *d);
+  void (*data_reload)(gh_backend *b, gh_dev_data *d);
+  /* ---- loglikes of resident frames (drivers/train/hmm-train.c) ----
+   * loglikes (above) of rows row0 .. row0 + T - 1 of d's frames under m
+   * into host out (row t at out + t ldo, ldo >= P; the columns P .. ldo - 1
+   * are not written), without uploading the frames again: the same
+   * values, bit for bit, as loglikes of those rows from the host.  d must
+   * be resident (data_reload after data_evict).  Dies on a dimension
+   * mismatch or rows outside d.  Callers go through
+   * gh_backend_loglikes_rows, which calls loglikes on the host rows where a
+   * backend has no such sub-table.  CUDA: kernels/cuda/cuda.cu; OpenCL:
+   * kernels/opencl/opencl.c. */
+  void (*loglikes_data)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T, float *out,
+                        int32_t ldo);
+} gh_ops_resident;
+
+/* ---- the M-step on the device ---- */
+typedef struct {
+  /* ---- the M-step on the device (drivers/train/dist-em.h gh_dist_em_mstep) ----
+   * After accumulate(): the maximum-likelihood update of every pdf of m
+   * from m's own accumulators, with the arithmetic of lib/gmm/gmm-est.c
+   * gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate: weights
+   * occ_g / sum occ, means m_g / occ_g, covariances S_g / occ_g - mu mu'
+   * floored, inverses, gconsts from the float parameters; double
+   * arithmetic), written into m's parameters on the device, so that the
+   * next accumulate() on m uses the updated model without an upload.
+   * Returns 0 and fills *st (objf_change, count, num_floored,
+   * num_not_updated, num_pdfs_no_data; zeroed by the caller) when it did
+   * the whole update.  Returns 1 with m unchanged, and the reason in
+   * gh_last_error(), when some pdf needs what only the host M-step does:
+   * a Gaussian to remove (remove_low_count_gaussians), shrinkage, a
+   * dimension too large for the device's shared / local memory (CUDA:
+   * D > 168, or D > 118 with an eigenvalue to floor), a re-estimated
+   * covariance that is not usable (the host M-step then dies with the
+   * message).  Eigenvalue floors (full covariances: a Jacobi
+   * eigensolver per Gaussian, kernels/jacobi-eig.h) and rel_variance_floor
+   * run on the device.  After an update on the device m serves accumulate,
+   * mstep and model_fetch; loglikes too on OpenCL, while CUDA's loglikes
+   * dies (its scoring layout is not rewritten: upload the fetched model to
+   * score).  CUDA: kernels/cuda/cuda-mstep.cu; OpenCL: kernels/opencl/
+   * mstep.cl. */
+  int (*mstep)(gh_backend *b, gh_dev_model *m, const struct gh_est_opts *o, struct gh_est_stats *st);
+  /* Copy m's current parameters into s (the set m was uploaded from, same
+   * shapes: dies naming the pdf otherwise): weights, gconsts,
+   * means_invvars, inv_vars exactly as the device holds them. */
+  void (*model_fetch)(gh_backend *b, gh_dev_model *m, gh_gmm_set *s);
+} gh_ops_mstep;
+
+/* ---- a hash of the device model ---- */
+typedef struct {
+  /* A 64-bit hash of m's current parameters where
+   * the device holds them (after an mstep that returned 0), without
+   * fetching them: every word of the arrays model_fetch reads, each mixed
+   * with its position, summed mod 2^64 (order-free, so exact and the same
+   * on any device holding the same bits; not gh_gmm_set_hash's value).
+   * Distributed training's per-iteration check that the ranks hold the
+   * same model.  Returns 0 with *h set, or 1 when m's current parameters
+   * are not on the device (the caller hashes the fetched model). */
+  int (*model_hash)(gh_backend *b, gh_dev_model *m, uint64_t *h);
+} gh_ops_hash;
+
+/* ---- HMM kernels ---- */
+typedef struct {
   /* ---- HMM kernels (see "HMM graphs and batches" below; doc/hmm.md) ----
-   * A backend implements all five or none (leaves them NULL): callers go
-   * through gh_backend_hmm_ops(), which falls back to the CPU reference.
+   * Callers go through gh_backend_hmm_ops(), which returns the CPU
+   * reference's sub-table when a backend has none.
    * Results are written to host memory and are complete on return. */
   /* Copy num_graphs compiled graphs to the backend; graph g is addressed by
    * its index g in the batch's graph[] array. */
@@ -111,10 +214,68 @@ typedef struct {
    * zeroes).  Utterances with loglik -inf (no path) contribute nothing. */
   void (*hmm_fb)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, double *loglik,
                  float *gamma, double *stats);
+} gh_ops_hmm;
 
-  /* ---- optional: shrinkage statistics (lib/gmm/shrink.h, doc/shrink.md) ----
+/* ---- HMM E-step to pdf pairs on the device ---- */
+typedef struct {
+  /* ---- forward-backward straight to pdf posteriors
+   * (drivers/train/hmm-train.c; semantics: gh_hmm_gamma_pairs below) ----
+   * hmm_fb whose state occupancies stay on the device: appends to out the
+   * (frame, pdf, weight) pairs that gh_hmm_gamma_pairs makes from this
+   * backend's hmm_fb gamma -- the same pairs bit for bit, in the same
+   * order -- and sets loglik and adds stats exactly as hmm_fb.  graphs are
+   * the host graphs uploaded as h (backends may read them).  Callers go
+   * through gh_backend_hmm_fb_pairs, which runs hmm_fb and
+   * gh_hmm_gamma_pairs on the host where a backend has no such sub-table.
+   * CUDA: kernels/cuda/cuda-hmm.cu (k_fb_pairs). */
+  void (*hmm_fb_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs,
+                       const int32_t *col_pdf, int32_t frame_base, double min_post, double *loglik, double *stats,
+                       gh_pair_buf *out);
+  /* ---- a block's Baum-Welch E-step up to its GMM pairs, on the
+   * device (drivers/train/hmm-train.c; semantics: gh_backend_hmm_estep_pairs
+   * below, with the same pairs in the same order, so the same bits) ----
+   * The loglikes of segs scored from d's resident frames into a device
+   * matrix, forward-backward on it, the pdf posteriors mapped to pdf ids and
+   * set as d's pairs (sorted by pdf) on the device: nothing of the block
+   * crosses to the host but loglik, the stats and d's per-pdf offsets.
+   * Returns the number of pairs; *wsum = their total weight (summed in a
+   * fixed order, not necessarily the host's); or -1 when it declines a batch
+   * before doing anything (the caller takes the host path).  sec[0] +=
+   * scoring seconds, sec[1] += the rest.  Called only when b's HMM ops are
+   * b's own (not the CPU reference's) and d is resident.  CUDA:
+   * kernels/cuda/cuda-hmm.cu (declines the time-parallel batches and, for
+   * Viterbi, the dense ones); OpenCL: kernels/opencl/opencl-hmm.c.
+   * op GH_HMM_ESTEP_VITERBI: the Viterbi path instead of forward-backward,
+   * a pair (frame, pdf of the path's state, 1) per frame of each utterance
+   * with a complete path (min_post and stats unused; loglik = the best
+   * path's score, -inf without one). */
+  int64_t (*hmm_estep_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
+                             const gh_hmm_graph *const *graphs, gh_dev_data *d, const struct gh_score_seg *segs,
+                             int32_t nseg, int op, double min_post, double *loglik, double *stats, double *wsum,
+                             double sec[2]);
+} gh_ops_hmm_dev;
+
+/* ---- new log-probabilities for uploaded graphs ---- */
+typedef struct {
+  /* ---- new log-probabilities for uploaded graphs (drivers/train/hmm-train.c) ----
+   * Replace the initial, final and arc log-probabilities of the num_graphs
+   * graphs uploaded as h by those of graphs[], which have the structure of
+   * the uploaded ones (states, pdfs, arcs with their sources and
+   * destinations in the same order: the caller's guarantee; dies when the
+   * numbers of graphs, states, arcs or pdfs differ), keeping everything
+   * else -- and the scratch of earlier calls -- where it is: a Baum-Welch
+   * trainer's graphs after its transition update.  Then h computes as a
+   * fresh upload of graphs would, bit for bit.  Callers go through
+   * gh_backend_hmm_reweight, which frees h and uploads graphs again where
+   * a backend has no such sub-table.  CUDA: kernels/cuda/cuda-hmm.cu. */
+  void (*hmm_reweight)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
+} gh_ops_hmm_reweight;
+
+/* ---- shrinkage statistics ---- */
+typedef struct {
+  /* ---- shrinkage statistics (lib/gmm/shrink.h, doc/shrink.md) ----
    * Callers go through gh_backend_acc_shrink(), which runs the CPU
-   * reference (kernels/cpu/shrink.c) when a backend leaves this NULL.
+   * reference (kernels/cpu/shrink.c) when a backend has no such sub-table.
    * Self-contained (uploads what it needs, frees it before returning): for
    * every pair (frame t, pdf p, weight w) of the host frames X [T x D]
    * (D = model->dim), the Gaussian posteriors gamma_g = w p(g | x_t, p) under
@@ -126,58 +287,25 @@ typedef struct {
    * over the data with the centres fixed (doc/shrink.md says why). */
   void (*acc_shrink)(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                      const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs);
+} gh_ops_shrink;
 
-  /* ---- optional: host buffers the backend copies to and from fastest ----
+/* ---- host buffers ---- */
+typedef struct {
+  /* ---- host buffers the backend copies to and from fastest ----
    * (CUDA: page-locked memory, cudaMallocHost: DMA straight from/to it, no
    * staging copy).  Callers go through gh_backend_host_alloc / _free, which
-   * use malloc / free when a backend leaves these NULL.  host_alloc never
+   * use malloc / free when a backend has no such sub-table.  host_alloc never
    * returns NULL (it falls back to malloc, and dies only when that fails);
    * host_free takes only pointers from host_alloc of the same backend. */
   void *(*host_alloc)(gh_backend *b, size_t bytes);
   void (*host_free)(gh_backend *b, void *p);
+} gh_ops_host_mem;
 
-  /* ---- optional: the M-step on the device (drivers/train/dist-em.h gh_dist_em_mstep) ----
-   * After accumulate(): the maximum-likelihood update of every pdf of m
-   * from m's own accumulators, with the arithmetic of lib/gmm/gmm-est.c
-   * gh_gmm_update (Kaldi MleDiagGmmUpdate / MleFullGmmUpdate: weights
-   * occ_g / sum occ, means m_g / occ_g, covariances S_g / occ_g - mu mu'
-   * floored, inverses, gconsts from the float parameters; double
-   * arithmetic), written into m's parameters on the device, so that the
-   * next accumulate() on m uses the updated model without an upload.
-   * Returns 0 and fills *st (objf_change, count, num_floored,
-   * num_not_updated, num_pdfs_no_data; zeroed by the caller) when it did
-   * the whole update.  Returns 1 with m unchanged, and the reason in
-   * gh_last_error(), when some pdf needs what only the host M-step does:
-   * a Gaussian to remove (remove_low_count_gaussians), shrinkage, a
-   * dimension too large for the device's shared / local memory (CUDA:
-   * D > 168, or D > 118 with an eigenvalue to floor), a re-estimated
-   * covariance that is not usable (the host M-step then dies with the
-   * message).  Eigenvalue floors (full covariances: a Jacobi
-   * eigensolver per Gaussian, kernels/jacobi-eig.h) and rel_variance_floor
-   * run on the device.  After an update on the device m serves accumulate,
-   * mstep and model_fetch; loglikes too on OpenCL, while CUDA's loglikes
-   * dies (its scoring layout is not rewritten: upload the fetched model to
-   * score).  CUDA: kernels/cuda/cuda-mstep.cu; OpenCL: kernels/opencl/
-   * mstep.cl. */
-  int (*mstep)(gh_backend *b, gh_dev_model *m, const struct gh_est_opts *o, struct gh_est_stats *st);
-  /* Copy m's current parameters into s (the set m was uploaded from, same
-   * shapes: dies naming the pdf otherwise): weights, gconsts,
-   * means_invvars, inv_vars exactly as the device holds them.  NULL
-   * exactly when mstep is NULL. */
-  void (*model_fetch)(gh_backend *b, gh_dev_model *m, gh_gmm_set *s);
-  /* Optional (NULL: none): a 64-bit hash of m's current parameters where
-   * the device holds them (after an mstep that returned 0), without
-   * fetching them: every word of the arrays model_fetch reads, each mixed
-   * with its position, summed mod 2^64 (order-free, so exact and the same
-   * on any device holding the same bits; not gh_gmm_set_hash's value).
-   * Distributed training's per-iteration check that the ranks hold the
-   * same model.  Returns 0 with *h set, or 1 when m's current parameters
-   * are not on the device (the caller hashes the fetched model). */
-  int (*model_hash)(gh_backend *b, gh_dev_model *m, uint64_t *h);
-
-  /* ---- optional: pipelined loglikes (gmm-score-gpu) ----
+/* ---- pipelined loglikes ---- */
+typedef struct {
+  /* ---- pipelined loglikes (gmm-score-gpu) ----
    * Callers go through gh_backend_loglikes_begin / _end, which call
-   * loglikes (and nothing) when a backend leaves these NULL.
+   * loglikes (and nothing) when a backend has no such sub-table.
    * loglikes_begin: as loglikes, but may return before out is written (the
    * transfers and kernels enqueued): X and out stay the caller's to keep,
    * untouched, until the matching loglikes_end; a call with T = 0 counts
@@ -187,41 +315,62 @@ typedef struct {
    * overlap the previous call's kernels (CUDA: kernels/cuda/cuda.cu). */
   void (*loglikes_begin)(gh_backend *b, gh_dev_model *m, const float *X, int32_t T, float *out);
   void (*loglikes_end)(gh_backend *b);
+} gh_ops_pipeline;
 
-  /* ---- optional: the raw accumulators (distributed training, drivers/train/dist-em.h) ----
+/* ---- distributed training: raw accumulators and double-double master ---- */
+typedef struct {
+  /* ---- the raw accumulators (distributed training, drivers/train/dist-em.h) ----
    * m's device accumulators as one array of acc_raw_size(b, m) doubles in
    * the backend's own layout (a function of the model's shapes only, so
    * the same on every rank): acc_raw_get copies it to host[], acc_raw_set
    * replaces it with host[] (the sum over the ranks), after which mstep and
-   * acc_fetch use the new values.  acc_raw_device: the array's device
-   * address, for a device-side reduction (NCCL), or NULL.  A backend sets
-   * the first three together or none (the caller then reduces what
-   * acc_fetch returns and runs the host M-step).  CUDA: kernels/cuda/cuda.cu. */
+   * acc_fetch use the new values.  Without this sub-table the caller
+   * reduces what acc_fetch returns and runs the host M-step.  CUDA:
+   * kernels/cuda/cuda.cu. */
   int64_t (*acc_raw_size)(gh_backend *b, gh_dev_model *m);
   void (*acc_raw_get)(gh_backend *b, gh_dev_model *m, double *host);
   void (*acc_raw_set)(gh_backend *b, gh_dev_model *m, const double *host);
-  double *(*acc_raw_device)(gh_backend *b, gh_dev_model *m);
+  /* ---- double-double accumulation over blocks (for
+   * results that do not depend on the number of ranks; lib/base/dd.h,
+   * drivers/train/dist-em.c) ----
+   * Each model m has, besides its double accumulators (the acc_raw_*
+   * array of n = acc_raw_size(b, m) doubles), a "master" pair hi[n],
+   * lo[n] (allocated on first use, freed with m).  acc_commit does, in
+   * this order, what flags asks:
+   *   GH_ACC_MASTER_ZERO   hi = lo = 0 (start of an iteration);
+   *   GH_ACC_COMMIT        (hi, lo) += accumulators elementwise in
+   *                        double-double (lib/base/dd.h gh_dd_add: Knuth's
+   *                        TwoSum, renormalised), then the accumulators = 0
+   *                        (after each block's accumulate());
+   *   GH_ACC_MASTER_ROUND  accumulators = hi + lo rounded to double (one
+   *                        process: the final sum, then used by mstep and
+   *                        acc_fetch; the master is kept).
+   * acc_master_get copies hi and lo to host[n] each.  CUDA: one
+   * elementwise kernel (kernels/cuda/cuda.cu); OpenCL:
+   * kernels/opencl/dd.cl; CPU: kernels/cpu/cpu-dd.h (no device address). */
+  void (*acc_commit)(gh_backend *b, gh_dev_model *m, int flags);
+  void (*acc_master_get)(gh_backend *b, gh_dev_model *m, double *hi, double *lo);
+} gh_ops_dist;
 
-  /* ---- optional: data larger than device memory (drivers/train/dist-em.h,
-   * gmm-train --max-device-memory) ----
-   * data_bytes: the device memory d's frames and pairs take while resident.
-   * data_evict: frees that memory, keeping the handle, a host copy of what
-   * was uploaded (page-locked where the backend can) and everything that
-   * decides the arithmetic (CUDA: the GEMM centre of the first model d was
-   * used with), so d can only be reloaded or freed; caches of d are dropped.
-   * data_reload: uploads it again (CUDA: asynchronously on a stream of its
-   * own, from page-locked memory, so the copy overlaps the E-step of another
-   * block; the next accumulate on d waits for it), after which accumulate
-   * on d adds exactly what it added before the eviction.  A backend sets the
-   * three together or none.  CUDA: kernels/cuda/cuda.cu; OpenCL: opencl.c. */
-  int64_t (*data_bytes)(gh_backend *b, gh_dev_data *d);
-  void (*data_evict)(gh_backend *b, gh_dev_data *d);
-  void (*data_reload)(gh_backend *b, gh_dev_data *d);
-  /* ---- optional: the E-step over given Gaussian selections ----
+/* ---- device addresses for NCCL ---- */
+typedef struct {
+  /* acc_raw_device: the device address of the acc_raw_* array (gh_ops_dist),
+   * for a device-side reduction (NCCL); acc_master_device: the device
+   * address of hi[n] immediately followed by lo[n] (comm.h
+   * gh_comm_sum_dd_device).  gh_backend_supports(b, GH_CAP_NCCL) also
+   * needs the backend's buffers to be CUDA memory on the calling thread's
+   * device (b->caps; kernels/registry/registry.c sets it for CUDA). */
+  double *(*acc_raw_device)(gh_backend *b, gh_dev_model *m);
+  double *(*acc_master_device)(gh_backend *b, gh_dev_model *m);
+} gh_ops_nccl;
+
+/* ---- the E-step over given Gaussian selections ---- */
+typedef struct {
+  /* ---- the E-step over given Gaussian selections ----
    * (Kaldi's --gselect of gmm-global-acc-stats / fgmm-global-acc-stats,
    * fgmm-global-gselect-to-post, *-get-frame-likes --gselect.)  Callers go
    * through gh_backend_acc_gselect(), which runs the CPU reference
-   * (kernels/cpu/gselect.c) when a backend leaves this NULL.  Self-contained
+   * (kernels/cpu/gselect.c) when a backend has no such sub-table.  Self-contained
    * (uploads what it needs and frees it before returning).
    * gmm: ONE GMM (diag or full) of G Gaussians, dimension D; X: host [T x D]
    * frames; sel_off [T + 1] (sel_off[0] = 0, non-decreasing) and sel
@@ -245,22 +394,13 @@ typedef struct {
    * range, or on a shape mismatch of accs. */
   double (*acc_gselect)(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                         const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
+} gh_ops_gselect;
 
-  /* ---- optional: new pairs for resident data (drivers/train/hmm-train.h) ----
-   * Replace d's weighted (frame, pdf) pairs by pairs[npairs] (checked as in
-   * data_upload: dies naming the first bad pair), keeping d's frames where
-   * they are (uploaded once) and its GEMM centre (CUDA), so that an HMM-GMM
-   * trainer whose posteriors change every iteration uploads its frames once.
-   * The host array must stay valid and unchanged until the next
-   * data_set_pairs on d or data_free.  d must be resident (not evicted by
-   * data_evict: dies otherwise); a later eviction keeps the new pairs.  Callers go through
-   * gh_backend_data_pairs, which frees d and uploads the frames again when
-   * a backend leaves this NULL.  CPU: kernels/cpu/cpu.c, cpu-blas.c; CUDA:
-   * kernels/cuda/cuda.cu; OpenCL: kernels/opencl/opencl.c. */
-  void (*data_set_pairs)(gh_backend *b, gh_dev_data *d, const gh_frame_pdf *pairs, int64_t npairs);
-  /* ---- optional: k-means distances (drivers/gmm/gmm-init.c, doc/gmm-init.md) ----
+/* ---- k-means distances ---- */
+typedef struct {
+  /* ---- k-means distances (drivers/gmm/gmm-init.c, doc/gmm-init.md) ----
    * Callers go through gh_backend_kmeans_* below, which run the CPU
-   * implementation (kernels/cpu/kmeans.c) when a backend leaves these NULL.
+   * implementation (kernels/cpu/kmeans.c) when a backend has no such sub-table.
    * kmeans_upload: the frames Z [N x D] (row-major double; copied, the
    * caller's array may change afterwards) resident on the backend with a
    * per-frame state: d2 [N], the squared Euclidean distance to the nearest
@@ -279,93 +419,11 @@ typedef struct {
   void (*kmeans_nearest)(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);
   void (*kmeans_fetch)(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
   void (*kmeans_free)(gh_backend *b, gh_dev_kmeans *z);
+} gh_ops_kmeans;
 
-  /* ---- optional: double-double accumulation over blocks (for
-   * results that do not depend on the number of ranks; lib/base/dd.h,
-   * drivers/train/dist-em.c) ----
-   * Each model m has, besides its double accumulators (the acc_raw_*
-   * array of n = acc_raw_size(b, m) doubles), a "master" pair hi[n],
-   * lo[n] (allocated on first use, freed with m).  acc_commit does, in
-   * this order, what flags asks:
-   *   GH_ACC_MASTER_ZERO   hi = lo = 0 (start of an iteration);
-   *   GH_ACC_COMMIT        (hi, lo) += accumulators elementwise in
-   *                        double-double (lib/base/dd.h gh_dd_add: Knuth's
-   *                        TwoSum, renormalised), then the accumulators = 0
-   *                        (after each block's accumulate());
-   *   GH_ACC_MASTER_ROUND  accumulators = hi + lo rounded to double (one
-   *                        process: the final sum, then used by mstep and
-   *                        acc_fetch; the master is kept).
-   * acc_master_get copies hi and lo to host[n] each; acc_master_device:
-   * the device address of hi[n] immediately followed by lo[n] (the NCCL
-   * reduction, comm.h gh_comm_sum_dd_device), or NULL.  acc_commit and
-   * acc_master_get need the acc_raw_* ops (dist-em does the same on the
-   * host after acc_raw_get, or acc_fetch, after each block where they are
-   * NULL).  CUDA: one elementwise kernel (kernels/cuda/cuda.cu); OpenCL:
-   * kernels/opencl/dd.cl; CPU: kernels/cpu/cpu-dd.h (no device address). */
-  void (*acc_commit)(gh_backend *b, gh_dev_model *m, int flags);
-  void (*acc_master_get)(gh_backend *b, gh_dev_model *m, double *hi, double *lo);
-  double *(*acc_master_device)(gh_backend *b, gh_dev_model *m);
-
-  /* ---- optional: forward-backward straight to pdf posteriors
-   * (drivers/train/hmm-train.c; semantics: gh_hmm_gamma_pairs below) ----
-   * hmm_fb whose state occupancies stay on the device: appends to out the
-   * (frame, pdf, weight) pairs that gh_hmm_gamma_pairs makes from this
-   * backend's hmm_fb gamma -- the same pairs bit for bit, in the same
-   * order -- and sets loglik and adds stats exactly as hmm_fb.  graphs are
-   * the host graphs uploaded as h (backends may read them).  Callers go
-   * through gh_backend_hmm_fb_pairs, which runs hmm_fb and
-   * gh_hmm_gamma_pairs on the host where a backend leaves this NULL.
-   * CUDA: kernels/cuda/cuda-hmm.cu (k_fb_pairs). */
-  void (*hmm_fb_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch, const gh_hmm_graph *const *graphs,
-                       const int32_t *col_pdf, int32_t frame_base, double min_post, double *loglik, double *stats,
-                       gh_pair_buf *out);
-  /* ---- optional: new log-probabilities for uploaded graphs (drivers/train/hmm-train.c) ----
-   * Replace the initial, final and arc log-probabilities of the num_graphs
-   * graphs uploaded as h by those of graphs[], which have the structure of
-   * the uploaded ones (states, pdfs, arcs with their sources and
-   * destinations in the same order: the caller's guarantee; dies when the
-   * numbers of graphs, states, arcs or pdfs differ), keeping everything
-   * else -- and the scratch of earlier calls -- where it is: a Baum-Welch
-   * trainer's graphs after its transition update.  Then h computes as a
-   * fresh upload of graphs would, bit for bit.  Callers go through
-   * gh_backend_hmm_reweight, which frees h and uploads graphs again where
-   * a backend leaves this NULL.  CUDA: kernels/cuda/cuda-hmm.cu. */
-  void (*hmm_reweight)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
-  /* ---- optional: loglikes of resident frames (drivers/train/hmm-train.c) ----
-   * loglikes (above) of rows row0 .. row0 + T - 1 of d's frames under m
-   * into host out (row t at out + t ldo, ldo >= P; the columns P .. ldo - 1
-   * are not written), without uploading the frames again: the same
-   * values, bit for bit, as loglikes of those rows from the host.  d must
-   * be resident (data_reload after data_evict).  Dies on a dimension
-   * mismatch or rows outside d.  Callers go through
-   * gh_backend_loglikes_rows, which calls loglikes on the host rows where a
-   * backend leaves this NULL.  CUDA: kernels/cuda/cuda.cu; OpenCL:
-   * kernels/opencl/opencl.c. */
-  void (*loglikes_data)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T, float *out,
-                        int32_t ldo);
-  /* ---- optional: a block's Baum-Welch E-step up to its GMM pairs, on the
-   * device (drivers/train/hmm-train.c; semantics: gh_backend_hmm_estep_pairs
-   * below, with the same pairs in the same order, so the same bits) ----
-   * The loglikes of segs scored from d's resident frames into a device
-   * matrix, forward-backward on it, the pdf posteriors mapped to pdf ids and
-   * set as d's pairs (sorted by pdf) on the device: nothing of the block
-   * crosses to the host but loglik, the stats and d's per-pdf offsets.
-   * Returns the number of pairs; *wsum = their total weight (summed in a
-   * fixed order, not necessarily the host's); or -1 when it declines a batch
-   * before doing anything (the caller takes the host path).  sec[0] +=
-   * scoring seconds, sec[1] += the rest.  Called only when b's HMM ops are
-   * b's own (not the CPU reference's) and d is resident.  CUDA:
-   * kernels/cuda/cuda-hmm.cu (declines the time-parallel batches and, for
-   * Viterbi, the dense ones); OpenCL: kernels/opencl/opencl-hmm.c.
-   * op GH_HMM_ESTEP_VITERBI: the Viterbi path instead of forward-backward,
-   * a pair (frame, pdf of the path's state, 1) per frame of each utterance
-   * with a complete path (min_post and stats unused; loglik = the best
-   * path's score, -inf without one). */
-  int64_t (*hmm_estep_pairs)(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
-                             const gh_hmm_graph *const *graphs, gh_dev_data *d, const struct gh_score_seg *segs,
-                             int32_t nseg, int op, double min_post, double *loglik, double *stats, double *wsum,
-                             double sec[2]);
-  /* ---- optional: a score group's loglikes from the whole model
+/* ---- a score group's loglikes from the whole model ---- */
+typedef struct {
+  /* ---- a score group's loglikes from the whole model
    * (hmm-train; backend.h gh_score_seg's subset segments) ----
    * loglikes_subset_ok: 1 when pdfs[0..n) of m (pdf ids, each once) can be
    * scored by loglikes_subset and by hmm_estep_pairs' subset segments with
@@ -380,7 +438,47 @@ typedef struct {
   int (*loglikes_subset_ok)(gh_backend *b, gh_dev_model *m, const int32_t *pdfs, int32_t n);
   void (*loglikes_subset)(gh_backend *b, gh_dev_model *m, gh_dev_data *d, int32_t row0, int32_t T,
                           const int32_t *pdfs, int32_t n, float *out, int32_t ld);
+} gh_ops_subset;
+
+typedef struct {
+  const char *name; /* "cpu", "cpu-ref", "cuda", "opencl" */
+  const gh_ops_gmm *gmm;                   /* required */
+  const gh_ops_pairs *pairs;
+  const gh_ops_resident *resident;
+  const gh_ops_mstep *mstep;
+  const gh_ops_hash *hash;
+  const gh_ops_hmm *hmm;
+  const gh_ops_hmm_dev *hmm_dev;
+  const gh_ops_hmm_reweight *hmm_reweight;
+  const gh_ops_shrink *shrink;
+  const gh_ops_host_mem *host_mem;
+  const gh_ops_pipeline *pipeline;
+  const gh_ops_dist *dist;
+  const gh_ops_nccl *nccl;
+  const gh_ops_gselect *gselect;
+  const gh_ops_kmeans *kmeans;
+  const gh_ops_subset *subset;
 } gh_backend_ops;
+
+/* The subjects of gh_backend_supports, one per sub-table of gh_backend_ops. */
+typedef enum {
+  GH_CAP_GMM = 0, GH_CAP_PAIRS, GH_CAP_RESIDENT, GH_CAP_MSTEP, GH_CAP_HASH, GH_CAP_HMM, GH_CAP_HMM_DEV,
+  GH_CAP_HMM_REWEIGHT, GH_CAP_SHRINK, GH_CAP_HOST_MEM, GH_CAP_PIPELINE, GH_CAP_DIST, GH_CAP_NCCL,
+  GH_CAP_GSELECT, GH_CAP_KMEANS, GH_CAP_SUBSET,
+  GH_CAP_COUNT
+} gh_backend_cap;
+
+/* 1 if b (may be NULL: 0) has the sub-table `what` (its pointer in
+ * b->ops is not NULL), else 0.  GH_CAP_NCCL also needs b->caps'
+ * GH_BACKEND_CAP_NCCL (the buffers are CUDA memory: the trainers'
+ * communicator can sum them with NCCL).  Dies on an unknown `what`. */
+int gh_backend_supports(const gh_backend *b, gh_backend_cap what);
+/* The sub-table `what` of o (NULL when absent) and its size in bytes in
+ * *bytes (may be NULL): a struct of function pointers only, so tests can
+ * walk it; "gmm", "pairs", ... in *name (may be NULL).  Dies on an
+ * unknown `what`. */
+const void *gh_backend_ops_table(const gh_backend_ops *o, gh_backend_cap what, size_t *bytes, const char **name);
+
 
 /* acc_commit flags */
 #define GH_ACC_MASTER_ZERO 1
@@ -397,21 +495,21 @@ struct gh_backend {
   double upload_seconds;  /* CUDA: device time of loglikes' frame uploads
                              so far (events; they may overlap kernels);
                              for benchmarks */
-  const gh_backend_ops *hmm_ops; /* set by gh_backend_hmm_ops(): ops itself, or
-                                    the CPU table when ops has no HMM kernels */
+  const gh_ops_hmm *hmm_ops;     /* set by gh_backend_hmm_ops(): ops->hmm, or
+                                    the CPU reference's when ops has none */
   int precision;                  /* gh_precision: arithmetic of the GEMM paths,
                                      read by model_upload and the CUDA dense
                                      scaled HMM forward (default 0 = auto) */
   unsigned caps;                  /* GH_BACKEND_CAP_*: what the backend offers
-                                     beyond its op table (0 = nothing) */
+                                     beyond its op table (0 = nothing); ask
+                                     gh_backend_supports */
 };
 
 /* gh_backend caps.  NCCL: the backend's buffers are CUDA device memory on
  * the device the calling thread uses, so the trainers' communicator can sum
- * them with NCCL (drivers/train/comm.h gh_comm_sum_f64_device). */
+ * them with NCCL (drivers/train/comm.h gh_comm_sum_f64_device); read through
+ * gh_backend_supports(b, GH_CAP_NCCL). */
 #define GH_BACKEND_CAP_NCCL 1u
-/* 1 if b (may be NULL: 0) has GH_BACKEND_CAP_NCCL. */
-static inline int gh_backend_supports_nccl(const gh_backend *b) { return b && (b->caps & GH_BACKEND_CAP_NCCL) != 0; }
 
 /* Arithmetic of a backend's GEMM-shaped loglikes / E-step (--precision).
  * AUTO: the backend's fastest choice within its stated error budget
@@ -434,8 +532,17 @@ void gh_cpu_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int
 void gh_cpu_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
 void gh_cpu_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
 
-/* The CPU reference backend's ops table (also the HMM fallback). */
+/* The CPU reference backend's ops table. */
 const gh_backend_ops *gh_backend_cpu_ops(void);
+/* The CPU reference's sub-tables (kernels/cpu/cpu.c): what the registry's
+ * wrappers run where a backend lacks the subject, and the BLAS backend's
+ * HMM kernels and shrinkage statistics.  They never touch b->ctx.
+ * gh_cpu_ref_gselect and gh_cpu_ref_kmeans are the fallbacks only (the
+ * CPU backends' own tables leave those subjects to them). */
+extern const gh_ops_hmm gh_cpu_ref_hmm;
+extern const gh_ops_shrink gh_cpu_ref_shrink;
+extern const gh_ops_gselect gh_cpu_ref_gselect;
+extern const gh_ops_kmeans gh_cpu_ref_kmeans;
 /* Element offsets of the per-state outputs (alpha, gamma) of a batch:
  * state_off[u] = sum_{v<u} T_v S_g(v), u = 0..B (so state_off[B] is the
  * total size).  graphs[g] are the graphs uploaded for the batch. */

@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
   if (n > gmm->num_gauss) n = gmm->num_gauss;
   gh_gmm_explode(gmm, &ex);
   gh_backend *b = gh_device_opts_open(&dev);
-  gh_dev_model *dm = b->ops->model_upload(b, &ex);
+  gh_dev_model *dm = b->ops->gmm->model_upload(b, &ex);
   post_ctx c = {0};
   c.G = gmm->num_gauss;
   c.n = n;
@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
          c.tot_t > 0 ? c.tot_like / c.tot_t : 0.0, c.tot_t);
   gh_posterior_free(&c.p);
   gh_vector_free(&c.fl);
-  b->ops->model_free(b, dm);
+  b->ops->gmm->model_free(b, dm);
   gh_backend_free(b);
   gh_gmm_set_free(&ex);
   gh_gmm_set_free(&model);

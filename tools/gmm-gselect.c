@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
   }
   gh_gmm_explode(gmm, &ex);
   gh_backend *b = gh_device_opts_open(&dev);
-  gh_dev_model *dm = b->ops->model_upload(b, &ex);
+  gh_dev_model *dm = b->ops->gmm->model_upload(b, &ex);
   sel_ctx c = {0};
   c.G = gmm->num_gauss;
   c.n = n;
@@ -120,7 +120,7 @@ int main(int argc, char **argv) {
   gh_log("Done %d files, %d with errors, average UBM log-likelihood is %.7g over %.0f frames.", c.num_done, c.num_err,
          c.tot_t > 0 ? c.tot_like / c.tot_t : 0.0, c.tot_t);
   gh_ivecvec_free(&c.out);
-  b->ops->model_free(b, dm);
+  b->ops->gmm->model_free(b, dm);
   gh_backend_free(b);
   gh_gmm_set_free(&ex);
   gh_gmm_set_free(&model);

@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
   gh_hmm_compiled fixed;
   memset(&fixed, 0, sizeof fixed);
   gh_backend *be = gh_device_opts_open(&dev);
-  const gh_backend_ops *ops = gh_backend_hmm_ops(be);
+  const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = NULL;
   if (!per_utt) {
     gh_hmm_compile(&set, &fixed_id, 1, -1, 0.0, &fixed);

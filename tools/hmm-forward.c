@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
     graphs[k] = &comp[k].graph;
   }
   gh_backend *be = gh_device_opts_open(&dev);
-  const gh_backend_ops *ops = gh_backend_hmm_ops(be);
+  const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = ops->hmm_upload(be, graphs, num);
 
   gh_hmm_input *in = gh_hmm_input_open(in_rspec, io.discrete, P);

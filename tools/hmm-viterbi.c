@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
     graphs[k] = &fixed[k].graph;
   }
   gh_backend *be = gh_device_opts_open(&dev);
-  const gh_backend_ops *ops = gh_backend_hmm_ops(be);
+  const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = num ? ops->hmm_upload(be, graphs, num) : NULL;
   gh_rand_reader *trans = per_utt ? gh_rand_reader_open(transcripts, GH_OBJ_TOKEN_VECTOR) : NULL;
 

@@ -435,7 +435,7 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
     batch_frames = P <= 64 ? (in > 262144 ? 262144 : in < 16384 ? 16384 : (int32_t)in)
                            : (out > 16384 ? 16384 : out < 1024 ? 1024 : (int32_t)out);
   }
-  gh_dev_model *m = be->ops->model_upload(be, set);
+  gh_dev_model *m = be->ops->gmm->model_upload(be, set);
 
   pipeline pl;
   memset(&pl, 0, sizeof pl);
@@ -489,7 +489,7 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
   double t_setup = gh_seconds();
   {
     float *x0 = gh_calloc((size_t)D > 0 ? (size_t)D : 1, sizeof(float)), *o0 = gh_malloc((size_t)P * sizeof(float));
-    be->ops->loglikes(be, m, x0, 1, o0);
+    be->ops->gmm->loglikes(be, m, x0, 1, o0);
     free(x0);
     free(o0);
     be->kernel_seconds = be->upload_seconds = 0;
@@ -545,7 +545,7 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
     st->t_end = pl.t_end;
   }
   for (int i = 0; i < NOUT; ++i) gh_backend_host_free(be, outs[i].p);
-  be->ops->model_free(be, m);
+  be->ops->gmm->model_free(be, m);
   for (int i = 0; i < NBATCH; ++i) { free(batches[i].keys); free(batches[i].rows); gh_backend_host_free(be, batches[i].X); }
   gh_queue_free(pl.free_b); gh_queue_free(pl.full_b); gh_queue_free(pl.done); gh_queue_free(pl.free_o);
   return pl.num_done;

@@ -620,9 +620,9 @@ void gh_comm_check_build(gh_comm *c) {
 /* ---------------- NCCL ---------------- */
 int gh_comm_use_nccl(gh_comm *c, const gh_comm_opts *o, gh_backend *be) {
   const int forced = !strcmp(o->kind, "nccl");
-  if (forced && !gh_backend_supports_nccl(be))
+  if (forced && !gh_backend_supports(be, GH_CAP_NCCL))
     gh_die("--comm=nccl needs the CUDA backend (--device=cuda; this run uses %s)", be->device_name);
-  if (!forced && !(!strcmp(o->kind, "auto") && c->size > 1 && gh_backend_supports_nccl(be))) return 0;
+  if (!forced && !(!strcmp(o->kind, "auto") && c->size > 1 && gh_backend_supports(be, GH_CAP_NCCL))) return 0;
   gh_cuda_thread_attach(be);
   if (gh_comm_nccl_start(c) == 0) return 1;
   if (forced) {

@@ -147,7 +147,7 @@ void gh_comm_abort(gh_comm *c, const char *msg) GH_NORETURN;
 int gh_comm_nccl_start(gh_comm *c);
 /* The trainers' NCCL policy, after the backend be is open: NCCL is asked
  * for with --comm=nccl (o->kind "nccl"), or with "auto" when R > 1 and be
- * reports GH_BACKEND_CAP_NCCL (gh_backend_supports_nccl: its buffers are
+ * reports GH_CAP_NCCL (gh_backend_supports(b, GH_CAP_NCCL): its buffers are
  * CUDA device memory); then be's device is made the calling thread's and
  * gh_comm_nccl_start runs.  Returns 1 if NCCL is in use, 0 if not (with
  * "auto" a failed start is logged once: the sums go through MPI on the

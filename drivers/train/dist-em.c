@@ -88,7 +88,7 @@ void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *m
   const int32_t nb = sd->num_blocks;
   em->dd = gh_calloc((size_t)(nb ? nb : 1), sizeof *em->dd);
   em->streamed = gh_calloc((size_t)(nb ? nb : 1), 1);
-  const int can_stream = max_device_bytes > 0 && b->ops->data_bytes && b->ops->data_evict && b->ops->data_reload;
+  const int can_stream = max_device_bytes > 0 && gh_backend_supports(b, GH_CAP_RESIDENT);
   if (max_device_bytes > 0 && !can_stream)
     gh_log("--max-device-memory: the %s backend keeps its data in host memory; nothing to stream", b->ops->name);
   /* an upper bound of each block's device bytes, for the plan made before
@@ -108,11 +108,11 @@ void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *m
   for (int32_t k = 0; k < nb; ++k) {
     em->dd[k] = gh_data_upload(b, &sd->blocks[k]);
     if (!stream) continue;
-    const int64_t bytes = b->ops->data_bytes(b, em->dd[k]);
+    const int64_t bytes = b->ops->resident->data_bytes(b, em->dd[k]);
     if (em->num_streamed == 0 && em->resident_bytes + bytes <= budget) {
       em->resident_bytes += bytes;
     } else { /* this and every later block: streamed */
-      b->ops->data_evict(b, em->dd[k]);
+      b->ops->resident->data_evict(b, em->dd[k]);
       em->streamed[k] = 1;
       em->num_streamed++;
     }
@@ -127,19 +127,19 @@ void gh_dist_em_init(gh_dist_em *em, gh_comm *comm, gh_backend *b, gh_gmm_set *m
 
 void gh_dist_em_sync(gh_dist_em *em) {
   if (!em->host_stale) return;
-  em->b->ops->model_fetch(em->b, em->dm, em->model);
+  em->b->ops->mstep->model_fetch(em->b, em->dm, em->model);
   em->host_stale = 0;
 }
 
 uint64_t gh_dist_em_model_hash(gh_dist_em *em) {
   uint64_t h;
-  if (em->host_stale && em->b->ops->model_hash && em->b->ops->model_hash(em->b, em->dm, &h) == 0) return h;
+  if (em->host_stale && gh_backend_supports(em->b, GH_CAP_HASH) && em->b->ops->hash->model_hash(em->b, em->dm, &h) == 0) return h;
   gh_dist_em_sync(em);
   return gh_gmm_set_hash(em->model);
 }
 
 void gh_dist_em_model_changed(gh_dist_em *em) {
-  if (em->dm) em->b->ops->model_free(em->b, em->dm);
+  if (em->dm) em->b->ops->gmm->model_free(em->b, em->dm);
   em->dm = NULL;
   em->host_stale = 0;
 }
@@ -147,7 +147,7 @@ void gh_dist_em_model_changed(gh_dist_em *em) {
 void gh_dist_em_free(gh_dist_em *em) {
   gh_dist_em_model_changed(em);
   for (int32_t k = 0; k < em->sd->num_blocks; ++k)
-    if (em->dd[k]) em->b->ops->data_free(em->b, em->dd[k]);
+    if (em->dd[k]) em->b->ops->gmm->data_free(em->b, em->dd[k]);
   free(em->dd);
   free(em->streamed);
   if (em->have_own) gh_accs_free(&em->own);
@@ -162,7 +162,7 @@ void gh_dist_em_free(gh_dist_em *em) {
 static void fetch_reduced(gh_dist_em *em, gh_accs_set *a) {
   gh_dist_em_sync(em);
   gh_accs_init(a, em->model);
-  em->b->ops->acc_fetch(em->b, em->dm, a);
+  em->b->ops->gmm->acc_fetch(em->b, em->dm, a);
   a->total_loglike = em->total_loglike;
   a->total_frames = em->total_weight;
 }
@@ -191,35 +191,35 @@ static void hdd_start(gh_dist_em *em, size_t n) {
 static void commit_block(gh_dist_em *em, int mode) {
   gh_backend *b = em->b;
   if (mode == 0) {
-    b->ops->acc_commit(b, em->dm, GH_ACC_COMMIT);
+    b->ops->dist->acc_commit(b, em->dm, GH_ACC_COMMIT);
     return;
   }
   double *buf = grow_buf(em, em->hdd.n);
   if (mode == 1) {
-    b->ops->acc_raw_get(b, em->dm, buf);
+    b->ops->dist->acc_raw_get(b, em->dm, buf);
   } else {
     accs_zero(&em->blk);
-    b->ops->acc_fetch(b, em->dm, &em->blk);
+    b->ops->gmm->acc_fetch(b, em->dm, &em->blk);
     gh_accs_flatten(&em->blk, 0, buf); /* totals: 0 (acc_fetch leaves them) */
   }
   gh_dd_acc_add(&em->hdd, buf);
-  b->ops->acc_zero(b, em->dm);
+  b->ops->gmm->acc_zero(b, em->dm);
 }
 
 double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
   gh_backend *b = em->b;
-  const gh_backend_ops *o = b->ops;
+  const gh_backend_ops *ops = b->ops;
   const gh_shard_data *sd = em->sd;
   const int R = gh_comm_size(em->comm);
   const double t0 = gh_seconds();
   if (!em->dm) {
-    em->dm = o->model_upload(b, em->model);
+    em->dm = ops->gmm->model_upload(b, em->model);
     gh_vlog(1, "model uploaded in %.4f s", gh_seconds() - t0);
   }
   /* where the blocks are combined: 0 on the device (acc_commit), 1 on the
    * host from the raw device array, 2 on the host from acc_fetch */
-  const int raw = o->acc_raw_size && o->acc_raw_get && o->acc_raw_set;
-  int mode = raw && o->acc_commit && o->acc_master_get ? 0 : raw ? 1 : 2;
+  const int raw = gh_backend_supports(b, GH_CAP_DIST);
+  int mode = raw ? 0 : 2;
   /* test hook: the host fallbacks on a backend that has the ops */
   const char *force = getenv("GH_TRAIN_COMMIT");
   if (force && !strcmp(force, "host-raw") && raw) mode = 1;
@@ -230,11 +230,11 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
            : mode == 1 ? "on the host (acc_raw_get after each block)" : "on the host (acc_fetch after each block)");
   em->commit_path = cp;
   if (em->have_blk) { gh_accs_free(&em->blk); em->have_blk = 0; }
-  o->acc_zero(b, em->dm);
+  ops->gmm->acc_zero(b, em->dm);
   if (mode == 0) {
-    o->acc_commit(b, em->dm, GH_ACC_MASTER_ZERO);
+    ops->dist->acc_commit(b, em->dm, GH_ACC_MASTER_ZERO);
   } else if (mode == 1) {
-    hdd_start(em, (size_t)o->acc_raw_size(b, em->dm));
+    hdd_start(em, (size_t)ops->dist->acc_raw_size(b, em->dm));
   } else {
     gh_accs_init(&em->blk, em->model);
     em->have_blk = 1;
@@ -251,17 +251,17 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
       if (next <= k) next = k;
       while (loaded < 2 && next < sd->num_blocks) {
         if (em->streamed[next]) {
-          o->data_reload(b, em->dd[next]);
+          ops->resident->data_reload(b, em->dd[next]);
           loaded++;
         }
         next++;
       }
     }
-    gh_dd_add(&tot_hi[0], &tot_lo[0], o->accumulate(b, em->dm, em->dd[k]));
+    gh_dd_add(&tot_hi[0], &tot_lo[0], ops->gmm->accumulate(b, em->dm, em->dd[k]));
     gh_dd_add(&tot_hi[1], &tot_lo[1], sd->blocks[k].total_weight);
     commit_block(em, mode);
     if (em->streamed[k]) {
-      o->data_evict(b, em->dd[k]);
+      ops->resident->data_evict(b, em->dd[k]);
       loaded--;
     }
   }
@@ -274,25 +274,25 @@ double gh_dist_em_estep(gh_dist_em *em, gh_accs_set *accs) {
   em->total_weight = tot[1];
   em->device_reduced = mode != 2;
   if (mode == 0) {
-    const int64_t n = o->acc_raw_size(b, em->dm);
+    const int64_t n = ops->dist->acc_raw_size(b, em->dm);
     if (R == 1) {
-      o->acc_commit(b, em->dm, GH_ACC_MASTER_ROUND);
-    } else if (gh_comm_has_nccl(em->comm) && o->acc_master_device && o->acc_raw_device &&
-               o->acc_master_device(b, em->dm) && o->acc_raw_device(b, em->dm)) {
-      const double *m = o->acc_master_device(b, em->dm);
-      gh_comm_sum_dd_device(em->comm, m, m + n, o->acc_raw_device(b, em->dm), (size_t)n);
+      ops->dist->acc_commit(b, em->dm, GH_ACC_MASTER_ROUND);
+    } else if (gh_comm_has_nccl(em->comm) && gh_backend_supports(b, GH_CAP_NCCL) &&
+               ops->nccl->acc_master_device(b, em->dm) && ops->nccl->acc_raw_device(b, em->dm)) {
+      const double *m = ops->nccl->acc_master_device(b, em->dm);
+      gh_comm_sum_dd_device(em->comm, m, m + n, ops->nccl->acc_raw_device(b, em->dm), (size_t)n);
       em->reduce_path = "nccl";
     } else {
       double *buf = grow_buf(em, 2 * (size_t)n);
-      o->acc_master_get(b, em->dm, buf, buf + n);
+      ops->dist->acc_master_get(b, em->dm, buf, buf + n);
       gh_comm_sum_dd(em->comm, buf, buf + n, (size_t)n, buf);
-      o->acc_raw_set(b, em->dm, buf);
+      ops->dist->acc_raw_set(b, em->dm, buf);
     }
   } else {
     double *buf = grow_buf(em, em->hdd.n);
     gh_dd_acc_reduce(&em->hdd, em->comm, buf);
     if (mode == 1) {
-      o->acc_raw_set(b, em->dm, buf);
+      ops->dist->acc_raw_set(b, em->dm, buf);
     } else {
       gh_accs_set *a = accs ? accs : &em->own;
       gh_accs_init(a, em->model);
@@ -335,10 +335,10 @@ void gh_dist_em_mstep(gh_dist_em *em, const gh_est_opts *eo, const gh_accs_set *
   gh_backend *b = em->b;
   const double t0 = gh_seconds();
   em->mstep_on_device = 0;
-  if (!accs && em->device_reduced && em->device_mstep && b->ops->mstep && em->dm) {
+  if (!accs && em->device_reduced && em->device_mstep && gh_backend_supports(b, GH_CAP_MSTEP) && em->dm) {
     gh_est_stats local;
     memset(&local, 0, sizeof local);
-    if (b->ops->mstep(b, em->dm, eo, &local) == 0) {
+    if (b->ops->mstep->mstep(b, em->dm, eo, &local) == 0) {
       gh_est_stats_finish(&local, em->model->num_pdfs, st);
       em->host_stale = 1;
       em->mstep_on_device = 1;

@@ -31,7 +31,7 @@ void gh_score_utts(gh_backend *b, gh_dev_model *m, int32_t P, int32_t dim, const
         gh_backend_host_free(b, ll);
         ll = gh_backend_host_alloc(b, sizeof(float) * (size_t)llcap);
       }
-      if (nfr > 0) b->ops->loglikes(b, m, X, (int32_t)nfr, ll);
+      if (nfr > 0) b->ops->gmm->loglikes(b, m, X, (int32_t)nfr, ll);
       for (int32_t i = 0; i < nu; ++i) {
         fn(ctx, u[i].key, u[i].T, X + u[i].off * dim, ll + u[i].off * P);
         free(u[i].key);

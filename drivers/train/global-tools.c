@@ -206,7 +206,7 @@ int gh_global_get_frame_likes(gh_covtype type, gh_global_likes_args *a, const ch
   gh_gmm_set_read(model_in, &model);
   gh_gmm *gmm = gh_global_gmm(&model, type, model_in);
   gh_backend *b = gh_device_opts_open(&a->dev);
-  gh_dev_model *dm = b->ops->model_upload(b, &model);
+  gh_dev_model *dm = b->ops->gmm->model_upload(b, &model);
   like_ctx c = {0};
   c.b = b;
   c.gmm = gmm;
@@ -221,7 +221,7 @@ int gh_global_get_frame_likes(gh_covtype type, gh_global_likes_args *a, const ch
   gh_log("Overall likelihood per frame = %.7g over %.0f frames.", c.tot_t > 0 ? c.tot_like / c.tot_t : 0.0, c.tot_t);
   gh_vector_free(&c.v);
   free(c.fll);
-  b->ops->model_free(b, dm);
+  b->ops->gmm->model_free(b, dm);
   gh_backend_free(b);
   gh_gmm_set_free(&model);
   return c.num_done != 0 ? 0 : 1;

@@ -256,7 +256,7 @@ void gh_data_pairs_frames(const gh_data *d, const int64_t *idx, int64_t n, float
 }
 
 gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d) {
-  return b->ops->data_upload(b, d->feats, d->num_frames, d->dim, d->pairs, d->num_pairs);
+  return b->ops->gmm->data_upload(b, d->feats, d->num_frames, d->dim, d->pairs, d->num_pairs);
 }
 
 double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
@@ -265,10 +265,10 @@ double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
     gh_die("model dimension %d does not match feature dimension %d", model->dim, d->dim);
   gh_dev_data *dd = gh_data_upload(b, d);
   const double t0 = gh_seconds();
-  gh_dev_model *dm = b->ops->model_upload(b, model);
-  b->ops->acc_zero(b, dm);
+  gh_dev_model *dm = b->ops->gmm->model_upload(b, model);
+  b->ops->gmm->acc_zero(b, dm);
   const double t1 = gh_seconds();
-  const double ll = b->ops->accumulate(b, dm, dd);
+  const double ll = b->ops->gmm->accumulate(b, dm, dd);
   const double t2 = gh_seconds();
   /* numerical contract (doc/reliability.md): a frame whose likelihood is
    * NaN, or -inf under every Gaussian of its pdf, gives no statistics; the
@@ -277,15 +277,15 @@ double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
     gh_die("E-step: total log-likelihood %g: some frame is %s under its pdf (outside the numerical contract, "
            "doc/reliability.md; gmm-score-gpu names the frame)", ll, isnan(ll) ? "NaN" : "-inf under every Gaussian");
   gh_accs_init(accs, model);
-  b->ops->acc_fetch(b, dm, accs);
+  b->ops->gmm->acc_fetch(b, dm, accs);
   accs->total_frames = d->total_weight;
   accs->total_loglike = ll;
   const double t3 = gh_seconds();
   if (seconds) *seconds = t3 - t0;
   gh_vlog(2, "E-step: model upload %.2f ms, accumulate %.2f ms, fetch %.2f ms", 1e3 * (t1 - t0), 1e3 * (t2 - t1),
           1e3 * (t3 - t2));
-  b->ops->model_free(b, dm);
-  b->ops->data_free(b, dd);
+  b->ops->gmm->model_free(b, dm);
+  b->ops->gmm->data_free(b, dd);
   return d->total_weight > 0 ? ll / d->total_weight : 0.0;
 }
 

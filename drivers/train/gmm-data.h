@@ -118,7 +118,7 @@ void gh_data_pairs_frames(const gh_data *d, const int64_t *idx, int64_t n, float
 double gh_data_estep(gh_backend *b, const gh_gmm_set *model, const gh_data *d,
                      gh_accs_set *accs, double *seconds);
 /* d's frames and pairs on backend b (backend.h data_upload): d must stay
- * unchanged until the handle is freed with b->ops->data_free(b, dd). */
+ * unchanged until the handle is freed with b->ops->gmm->data_free(b, dd). */
 gh_dev_data *gh_data_upload(gh_backend *b, const gh_data *d);
 
 #endif

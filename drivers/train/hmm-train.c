@@ -114,7 +114,7 @@ typedef struct {
 
 struct gh_hmm_trainer {
   gh_backend *b;
-  const gh_backend_ops *hops;
+  const gh_ops_hmm *hops;
   gh_comm *comm;
   int rank, size;
   gh_hmm_train_opts o;
@@ -550,7 +550,7 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm
   t->vw = gh_calloc(t->nblk ? t->nblk : 1, sizeof(double));
   if (o->max_device_bytes > 0) {
     const gh_backend_ops *ops = b->ops;
-    t->can_stream = ops->data_bytes && ops->data_evict && ops->data_reload;
+    t->can_stream = gh_backend_supports(b, GH_CAP_RESIDENT);
     if (!t->can_stream)
       gh_log("--max-device-memory: the %s backend keeps its data in host memory; nothing to stream", ops->name);
     /* room for two blocks beside the resident ones (one streamed block is
@@ -659,23 +659,23 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
    * scored from that model where the backend can (loglikes_subset_ok: the
    * sub-model's bits), else a sub-model of them */
   double tp = gh_seconds();
-  gh_dev_model *dm = b->ops->model_upload(b, t->model);
+  gh_dev_model *dm = b->ops->gmm->model_upload(b, t->model);
   gh_dev_model **gdm = gh_calloc(t->num_groups + 1, sizeof *gdm);
   unsigned char *gsub = gh_calloc(t->num_groups + 1, 1); /* 1: group g scored as a subset of dm */
   gdm[t->num_groups] = dm;
-  const int can_subset = b->ops->loglikes_subset_ok && b->ops->loglikes_subset;
+  const int can_subset = gh_backend_supports(b, GH_CAP_SUBSET);
   if (bw || align)
     for (int64_t k = 0; k < t->num_batches; ++k) {
       int32_t g = t->batches[k].group;
       if (gdm[g]) continue;
-      if (can_subset && b->ops->loglikes_subset_ok(b, dm, t->groups[g].pdfs, t->groups[g].n)) {
+      if (can_subset && b->ops->subset->loglikes_subset_ok(b, dm, t->groups[g].pdfs, t->groups[g].n)) {
         gdm[g] = dm;
         gsub[g] = 1;
         continue;
       }
       gh_gmm_set s;
       sub_model(t->model, &t->groups[g], &s);
-      gdm[g] = b->ops->model_upload(b, &s);
+      gdm[g] = b->ops->gmm->model_upload(b, &s);
       free(s.pdfs);
     }
   if (gh_verbose >= 2) {
@@ -696,16 +696,16 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
    * rounded once.  The GMM accumulators on the device with acc_commit
    * where the backend has it, else on the host after acc_fetch; the rest
    * on the host (hdd: [GMM accs when on the host] HMM counts, 8 totals). */
-  const gh_backend_ops *o = b->ops;
-  const int dd_dev = o->acc_commit && o->acc_master_get && o->acc_raw_size && o->acc_raw_get && o->acc_raw_set;
+  const gh_backend_ops *ops = b->ops;
+  const int dd_dev = gh_backend_supports(b, GH_CAP_DIST);
   const int64_t ng = gmm_accs_size(&accs), nh = haccs.off[haccs.num_hmms];
   const int64_t hoff = dd_dev ? 0 : ng, nhost = hoff + nh + 8;
   gh_dd_acc hdd;
   gh_dd_acc_init(&hdd, (size_t)nhost);
   double *buf = gh_malloc((size_t)nhost * sizeof(double));
   if (dd_dev) {
-    o->acc_zero(b, dm);
-    o->acc_commit(b, dm, GH_ACC_MASTER_ZERO);
+    ops->gmm->acc_zero(b, dm);
+    ops->dist->acc_commit(b, dm, GH_ACC_MASTER_ZERO);
   }
   for (int64_t bi = 0; bi < t->nblk; ++bi) {
     const rblock *rb = &t->blocks[bi];
@@ -714,11 +714,11 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     memset(haccs.counts, 0, (size_t)nh * sizeof(double));
     /* a streamed block's frames go back to the device now, while its
      * utterances are scored and aligned (an asynchronous copy on CUDA) */
-    if (t->bstream[bi] && t->bdd[bi]) b->ops->data_reload(b, t->bdd[bi]);
+    if (t->bstream[bi] && t->bdd[bi]) b->ops->resident->data_reload(b, t->bdd[bi]);
     /* the frames on the device before the first scoring (still without
      * pairs), where the backend scores resident frames (loglikes_data):
      * they are never uploaded again */
-    if (!t->bdd[bi] && (bw || align) && b->ops->loglikes_data)
+    if (!t->bdd[bi] && (bw || align) && gh_backend_supports(b, GH_CAP_RESIDENT))
       gh_backend_data_pairs(b, &t->bdd[bi], t->X + rb->row0 * t->D, (int32_t)rb->rows, t->D, NULL, 0);
     /* (a backend without data_set_pairs uploads the block with its new pairs
      * below anyway: a streamed block's handle is freed after its E-step) */
@@ -791,21 +791,21 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
     }
     double tp = gh_seconds();
     if (np > 0) {
-      o->acc_zero(b, dm);
-      gmm_ll = o->accumulate(b, dm, t->bdd[bi]);
+      ops->gmm->acc_zero(b, dm);
+      gmm_ll = ops->gmm->accumulate(b, dm, t->bdd[bi]);
     }
     if (dd_dev) {
-      if (np > 0) o->acc_commit(b, dm, GH_ACC_COMMIT);
+      if (np > 0) ops->dist->acc_commit(b, dm, GH_ACC_COMMIT);
     } else if (np > 0) {
       accs_zero(&accs);
-      o->acc_fetch(b, dm, &accs); /* adds */
+      ops->gmm->acc_fetch(b, dm, &accs); /* adds */
       gmm_accs_pack(&accs, buf, 0);
     } else {
       memset(buf, 0, (size_t)ng * sizeof(double));
     }
     if (t->can_stream && t->bdd[bi]) {
       if (!t->bplanned[bi]) { /* blocks in key order stay resident while they fit */
-        const int64_t bytes = b->ops->data_bytes(b, t->bdd[bi]);
+        const int64_t bytes = b->ops->resident->data_bytes(b, t->bdd[bi]);
         if (t->num_streamed == 0 && t->resident_bytes + bytes + t->stream_room <= t->o.max_device_bytes) {
           t->resident_bytes += bytes;
         } else {
@@ -814,10 +814,10 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
         }
         t->bplanned[bi] = 1;
       }
-      if (t->bstream[bi] && b->ops->data_set_pairs) {
-        b->ops->data_evict(b, t->bdd[bi]);
+      if (t->bstream[bi] && gh_backend_supports(b, GH_CAP_PAIRS)) {
+        b->ops->resident->data_evict(b, t->bdd[bi]);
       } else if (t->bstream[bi]) {
-        b->ops->data_free(b, t->bdd[bi]);
+        b->ops->gmm->data_free(b, t->bdd[bi]);
         t->bdd[bi] = NULL;
       }
     }
@@ -849,7 +849,7 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
    * (Gaussians to remove, ...). */
   const char *dump = getenv("GH_TRAIN_DUMP_ACCS"), *ms_env = getenv("GH_MSTEP");
   const int64_t mix_target = gh_hmm_train_mixup_target(&t->o, t->P, it);
-  const int try_dev_mstep = dd_dev && o->mstep && o->model_fetch && !(dump && *dump) && !(ms_env && !strcmp(ms_env, "host"));
+  const int try_dev_mstep = dd_dev && gh_backend_supports(b, GH_CAP_MSTEP) && !(dump && *dump) && !(ms_env && !strcmp(ms_env, "host"));
 
   /* reduction over the ranks: every sum in double-double, in rank order,
    * rounded once (comm.h gh_comm_sum_dd) */
@@ -857,19 +857,19 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   const int R = t->comm ? gh_comm_size(t->comm) : 1;
   if (dd_dev) {
     if (R == 1) {
-      o->acc_commit(b, dm, GH_ACC_MASTER_ROUND);
+      ops->dist->acc_commit(b, dm, GH_ACC_MASTER_ROUND);
     } else {
-      const int64_t n = o->acc_raw_size(b, dm);
+      const int64_t n = ops->dist->acc_raw_size(b, dm);
       double *hl = gh_malloc(sizeof(double) * (size_t)(2 * n + 1));
-      o->acc_master_get(b, dm, hl, hl + n);
+      ops->dist->acc_master_get(b, dm, hl, hl + n);
       gh_comm_sum_dd(t->comm, hl, hl + n, (size_t)n, hl);
-      o->acc_raw_set(b, dm, hl);
+      ops->dist->acc_raw_set(b, dm, hl);
       free(hl);
     }
-    if (!try_dev_mstep) o->acc_fetch(b, dm, &accs); /* into zeroed accs */
+    if (!try_dev_mstep) ops->gmm->acc_fetch(b, dm, &accs); /* into zeroed accs */
   }
   for (int32_t g = 0; g < t->num_groups; ++g) /* the score groups' models (dm, all pdfs: after the M-step) */
-    if (gdm[g] && !gsub[g]) o->model_free(b, gdm[g]);
+    if (gdm[g] && !gsub[g]) ops->gmm->model_free(b, gdm[g]);
   free(gdm);
   free(gsub);
   gh_dd_acc_reduce(&hdd, t->comm, buf);
@@ -913,17 +913,17 @@ void gh_hmm_trainer_iter(gh_hmm_trainer *t, int32_t it, gh_hmm_train_iter_stats 
   if (try_dev_mstep) {
     gh_est_stats local;
     memset(&local, 0, sizeof local);
-    if (o->mstep(b, dm, &t->o.eo, &local) == 0) {
-      o->model_fetch(b, dm, t->model);
-      if (mix_target > 0) o->acc_fetch(b, dm, &accs); /* the reduced accumulators (occupancies), into zeroed accs */
+    if (ops->mstep->mstep(b, dm, &t->o.eo, &local) == 0) {
+      ops->mstep->model_fetch(b, dm, t->model);
+      if (mix_target > 0) ops->gmm->acc_fetch(b, dm, &accs); /* the reduced accumulators (occupancies), into zeroed accs */
       gh_est_stats_finish(&local, t->P, &st->st);
       st->mstep_on_device = 1;
     } else {
       gh_vlog(1, "iteration %d: GMM M-step on the host: %s", it, gh_last_error());
-      o->acc_fetch(b, dm, &accs); /* the reduced accumulators, into zeroed accs */
+      ops->gmm->acc_fetch(b, dm, &accs); /* the reduced accumulators, into zeroed accs */
     }
   }
-  o->model_free(b, dm);
+  ops->gmm->model_free(b, dm);
   if (!st->mstep_on_device) gh_gmm_set_update(t->model, &accs, &t->o.eo, &st->st);
   st->mstep_seconds = gh_seconds() - tm0;
   st->num_gauss_before = gh_gmm_set_total_gauss(t->model);
@@ -968,7 +968,7 @@ void gh_hmm_trainer_free(gh_hmm_trainer *t) {
   for (int32_t g = 0; g < t->num_groups; ++g) free(t->groups[g].pdfs);
   free(t->groups);
   for (int64_t bi = 0; bi < t->nblk; ++bi) {
-    if (t->bdd[bi]) t->b->ops->data_free(t->b, t->bdd[bi]);
+    if (t->bdd[bi]) t->b->ops->gmm->data_free(t->b, t->bdd[bi]);
     free(t->bpairs[bi].v);
   }
   free(t->bdd); free(t->bpairs); free(t->bstream); free(t->bplanned);

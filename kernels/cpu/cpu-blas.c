@@ -227,7 +227,7 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
       for (int32_t p = 0, j = 0; p < P; ++p)
         if (m->exact[p] == 2) { m->ref_pdf[j] = p; gh_gmm_copy(&m->sub.pdfs[j], &s->pdfs[p]); ++j; }
       m->ref_b = gh_backend_cpu_new();
-      m->ref_m = m->ref_b->ops->model_upload(m->ref_b, &m->sub);
+      m->ref_m = m->ref_b->ops->gmm->model_upload(m->ref_b, &m->sub);
     }
     gh_vlog(1, "cpu backend: %d of %d pdfs evaluated in double (%d of them in the reference form; their fp32 GEMM "
             "form could err by up to %.3g nats)", nexact, P, m->nref, worst);
@@ -255,7 +255,7 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
   free(m->c); free(m->exact); free(m->Wd64); free(m->Wf64);
   free(m->master);
   if (m->ref_b) {
-    m->ref_b->ops->model_free(m->ref_b, m->ref_m);
+    m->ref_b->ops->gmm->model_free(m->ref_b, m->ref_m);
     gh_backend_free(m->ref_b);
     gh_gmm_set_free(&m->sub);
     free(m->ref_pdf);
@@ -361,7 +361,7 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
   }
   if (m->nref) {
     float *o = gh_malloc(sizeof(float) * (size_t)T * m->nref);
-    m->ref_b->ops->loglikes(m->ref_b, m->ref_m, X, T, o);
+    m->ref_b->ops->gmm->loglikes(m->ref_b, m->ref_m, X, T, o);
     for (int64_t t = 0; t < T; ++t)
       for (int32_t j = 0; j < m->nref; ++j) out[t * P + m->ref_pdf[j]] = o[t * m->nref + j];
     free(o);
@@ -373,7 +373,7 @@ static void blas_acc_zero(gh_backend *b, gh_dev_model *dm) {
   blas_model *m = (blas_model *)dm;
   memset(m->Ad, 0, sizeof(double) * (size_t)(m->Gd * m->Kd));
   memset(m->Af, 0, sizeof(double) * (size_t)(m->Gf * m->Kf));
-  if (m->ref_m) m->ref_b->ops->acc_zero(m->ref_b, m->ref_m);
+  if (m->ref_m) m->ref_b->ops->gmm->acc_zero(m->ref_b, m->ref_m);
 }
 
 /* d's pairs sorted by pdf (counting sort, stable) from pairs[npairs]. */
@@ -539,9 +539,9 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
       if (p >= np) continue;
       for (int64_t k = d->off[p]; k < d->off[p + 1]; ++k) rp[q++] = (gh_frame_pdf){d->frame[k], j, d->weight[k]};
     }
-    gh_dev_data *rd = m->ref_b->ops->data_upload(m->ref_b, d->X, d->T, d->D, rp, nr);
-    tot[0] += m->ref_b->ops->accumulate(m->ref_b, m->ref_m, rd);
-    m->ref_b->ops->data_free(m->ref_b, rd);
+    gh_dev_data *rd = m->ref_b->ops->gmm->data_upload(m->ref_b, d->X, d->T, d->D, rp, nr);
+    tot[0] += m->ref_b->ops->gmm->accumulate(m->ref_b, m->ref_m, rd);
+    m->ref_b->ops->gmm->data_free(m->ref_b, rd);
     free(rp);
   }
   double total = 0.0;
@@ -569,7 +569,7 @@ static void blas_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   if (m->nref) { /* uncentred statistics of the reference-form pdfs (zero rows in A above) */
     gh_accs_set sa;
     gh_accs_init(&sa, &m->sub);
-    m->ref_b->ops->acc_fetch(m->ref_b, m->ref_m, &sa);
+    m->ref_b->ops->gmm->acc_fetch(m->ref_b, m->ref_m, &sa);
     for (int32_t j = 0; j < m->nref; ++j) {
       gh_gmm_accs *a = &accs->pdfs[m->ref_pdf[j]];
       const gh_gmm_accs *r = &sa.pdfs[j];
@@ -625,8 +625,7 @@ static void blas_acc_master_get(gh_backend *b, gh_dev_model *dm, double *hi, dou
   memcpy(lo, m->master + n, sizeof(double) * (size_t)n);
 }
 
-static const gh_backend_ops blas_ops = {
-    .name = "cpu",
+static const gh_ops_gmm blas_gmm = {
     .free = blas_free,
     .model_upload = blas_model_upload,
     .model_free = blas_model_free,
@@ -634,21 +633,26 @@ static const gh_backend_ops blas_ops = {
     .acc_zero = blas_acc_zero,
     .data_upload = blas_data_upload,
     .data_free = blas_data_free,
-    .data_set_pairs = blas_data_set_pairs,
     .accumulate = blas_accumulate,
     .acc_fetch = blas_acc_fetch,
-    /* the reference's HMM kernels and shrinkage statistics (never touch b->ctx) */
-    .hmm_upload = gh_cpu_hmm_upload,
-    .hmm_free = gh_cpu_hmm_free,
-    .hmm_forward = gh_cpu_hmm_forward,
-    .hmm_viterbi = gh_cpu_hmm_viterbi,
-    .hmm_fb = gh_cpu_hmm_fb,
-    .acc_shrink = gh_cpu_acc_shrink,
+};
+static const gh_ops_pairs blas_pairs = {.data_set_pairs = blas_data_set_pairs};
+static const gh_ops_dist blas_dist = {
     .acc_raw_size = blas_acc_raw_size,
     .acc_raw_get = blas_acc_raw_get,
     .acc_raw_set = blas_acc_raw_set,
-    .acc_commit = blas_acc_commit,     /* cpu-dd.h */
+    .acc_commit = blas_acc_commit, /* cpu-dd.h */
     .acc_master_get = blas_acc_master_get,
+};
+/* HMM kernels and shrinkage statistics: the CPU reference's sub-tables
+ * (kernels/cpu/cpu-hmm.c, shrink.c; they never touch b->ctx). */
+static const gh_backend_ops blas_ops = {
+    .name = "cpu",
+    .gmm = &blas_gmm,
+    .pairs = &blas_pairs,
+    .hmm = &gh_cpu_ref_hmm,
+    .shrink = &gh_cpu_ref_shrink,
+    .dist = &blas_dist,
 };
 
 gh_backend *gh_backend_blas_new(void) {

@@ -287,8 +287,7 @@ static void cpu_acc_master_get(gh_backend *b, gh_dev_model *dm, double *hi, doub
   memcpy(lo, m->master + n, sizeof(double) * (size_t)n);
 }
 
-static const gh_backend_ops cpu_ops = {
-    .name = "cpu-ref",
+static const gh_ops_gmm cpu_gmm = {
     .free = cpu_free,
     .model_upload = cpu_model_upload,
     .model_free = cpu_model_free,
@@ -296,21 +295,42 @@ static const gh_backend_ops cpu_ops = {
     .acc_zero = cpu_acc_zero,
     .data_upload = cpu_data_upload,
     .data_free = cpu_data_free,
-    .data_set_pairs = cpu_data_set_pairs,
     .accumulate = cpu_accumulate,
     .acc_fetch = cpu_acc_fetch,
-    /* HMM kernels: kernels/cpu/cpu-hmm.c */
+};
+static const gh_ops_pairs cpu_pairs = {.data_set_pairs = cpu_data_set_pairs};
+/* HMM kernels: kernels/cpu/cpu-hmm.c */
+const gh_ops_hmm gh_cpu_ref_hmm = {
     .hmm_upload = gh_cpu_hmm_upload,
     .hmm_free = gh_cpu_hmm_free,
     .hmm_forward = gh_cpu_hmm_forward,
     .hmm_viterbi = gh_cpu_hmm_viterbi,
     .hmm_fb = gh_cpu_hmm_fb,
-    .acc_shrink = gh_cpu_acc_shrink, /* kernels/cpu/shrink.c */
+};
+const gh_ops_shrink gh_cpu_ref_shrink = {.acc_shrink = gh_cpu_acc_shrink}; /* kernels/cpu/shrink.c */
+/* Fallbacks of the registry only (not in cpu_ops: gh_backend_acc_gselect
+ * and gh_backend_kmeans_* reach them for every backend without its own). */
+const gh_ops_gselect gh_cpu_ref_gselect = {.acc_gselect = gh_cpu_acc_gselect}; /* kernels/cpu/gselect.c */
+const gh_ops_kmeans gh_cpu_ref_kmeans = {                                   /* kernels/cpu/kmeans.c */
+    .kmeans_upload = gh_cpu_kmeans_upload,
+    .kmeans_nearest = gh_cpu_kmeans_nearest,
+    .kmeans_fetch = gh_cpu_kmeans_fetch,
+    .kmeans_free = gh_cpu_kmeans_free,
+};
+static const gh_ops_dist cpu_dist = {
     .acc_raw_size = cpu_acc_raw_size,
     .acc_raw_get = cpu_acc_raw_get,
     .acc_raw_set = cpu_acc_raw_set,
-    .acc_commit = cpu_acc_commit,       /* cpu-dd.h */
+    .acc_commit = cpu_acc_commit, /* cpu-dd.h */
     .acc_master_get = cpu_acc_master_get,
+};
+static const gh_backend_ops cpu_ops = {
+    .name = "cpu-ref",
+    .gmm = &cpu_gmm,
+    .pairs = &cpu_pairs,
+    .hmm = &gh_cpu_ref_hmm,
+    .shrink = &gh_cpu_ref_shrink,
+    .dist = &cpu_dist,
 };
 
 const gh_backend_ops *gh_backend_cpu_ops(void) { return &cpu_ops; }

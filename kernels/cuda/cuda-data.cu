@@ -105,7 +105,7 @@ static void cuda_data_sort(cuda_ctx *c, cuda_data *d, const gh_frame_pdf *pairs,
 static void data_pairs_begin(gh_backend *hb, cuda_data *d, const char *what) {
   if (d->evicted) gh_die("%s: the data block was evicted (data_reload first)", what);
   if (d->host_d) { /* the host backend's copy (models evaluated there) had the old pairs */
-    if (hb) hb->ops->data_free(hb, d->host_d);
+    if (hb) hb->ops->gmm->data_free(hb, d->host_d);
     d->host_d = NULL;
   }
   if (d->pending) { CK(cudaEventSynchronize(d->ready)); d->pending = 0; }
@@ -288,7 +288,7 @@ void gh_cuda_data_free(gh_backend *b, gh_dev_data *dd) {
   gg_xcache_free(d->xc);
   if (d->hX) { cudaFreeHost(d->hX); cudaFreeHost(d->hF); cudaFreeHost(d->hW); }
   if (d->cs) { cudaEventDestroy(d->ready); cudaStreamDestroy(d->cs); }
-  if (d->host_d) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->data_free(h, d->host_d); }
+  if (d->host_d) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->gmm->data_free(h, d->host_d); }
   free(d->poff); free(d->centre); free(d->own_pairs);
   free(d);
 }

@@ -221,7 +221,7 @@ k_estep_reduce(const RTask *__restrict__ rt, const double *__restrict__ part, do
 
 void gh_cuda_acc_zero(gh_backend *b, gh_dev_model *dm) {
   cuda_model *m = (cuda_model *)dm;
-  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->acc_zero(h, m->host_m); return; }
+  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->gmm->acc_zero(h, m->host_m); return; }
   CK(cudaMemset(m->dAcc, 0, (m->acc_size + 1) * sizeof(double)));
 }
 
@@ -340,8 +340,8 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   cuda_data *d = (cuda_data *)dd;
   if (m->host_m) {
     if (!d->host_d)
-      d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, gh_cuda_data_host_pairs(d), d->npairs);
-    return c->host->ops->accumulate(c->host, m->host_m, d->host_d);
+      d->host_d = c->host->ops->gmm->data_upload(c->host, d->hXin, d->T, d->D, gh_cuda_data_host_pairs(d), d->npairs);
+    return c->host->ops->gmm->accumulate(c->host, m->host_m, d->host_d);
   }
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
   if (d->max_pdf >= m->P)
@@ -437,7 +437,7 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
 
 void gh_cuda_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   cuda_model *m = (cuda_model *)dm;
-  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->acc_fetch(h, m->host_m, accs); return; }
+  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->gmm->acc_fetch(h, m->host_m, accs); return; }
   if (accs->num_pdfs != m->P)
     gh_die("acc_fetch: accumulators have %d pdfs, the model %d", accs->num_pdfs, m->P);
   double *h = (double *)gh_malloc((m->acc_size + 1) * sizeof(double));

@@ -495,7 +495,7 @@ void gh_cuda_loglikes_begin(gh_backend *b, gh_dev_model *dm, const float *X, int
   cuda_model *m = (cuda_model *)dm;
   if (m->host_m) { /* on the host, complete on return */
     double t0 = gh_seconds();
-    c->host->ops->loglikes(c->host, m->host_m, X, T, out);
+    c->host->ops->gmm->loglikes(c->host, m->host_m, X, T, out);
     b->kernel_seconds += gh_seconds() - t0;
     return;
   }

@@ -193,7 +193,7 @@ gh_dev_model *gh_cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
              "instead (doc/reliability.md)", worst_unc,
              have_gemm ? "its pdfs mix diagonal and full covariances (no GEMM scoring)" : "cuBLAS is not available");
     if (!c->host) c->host = gh_backend_blas_new();
-    m->host_m = c->host->ops->model_upload(c->host, s);
+    m->host_m = c->host->ops->gmm->model_upload(c->host, s);
     m->orig = (gh_gmm_set *)gh_calloc(1, sizeof *m->orig);
     gh_gmm_set_copy(m->orig, s);
     free(centre0); free(form); free(exact); free(e_unc);
@@ -395,7 +395,7 @@ gh_dev_model *gh_cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
 void gh_cuda_model_free(gh_backend *b, gh_dev_model *dm) {
   cuda_model *m = (cuda_model *)dm;
   if (!m) return;
-  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->model_free(h, m->host_m); }
+  if (m->host_m) { gh_backend *h = ((cuda_ctx *)b->ctx)->host; h->ops->gmm->model_free(h, m->host_m); }
   if (m->orig) { gh_gmm_set_free(m->orig); free(m->orig); }
   free(m->nofused);
   /* the device done with the model's buffers before the pool hands them

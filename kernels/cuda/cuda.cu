@@ -138,8 +138,8 @@ static void cuda_host_free(gh_backend *b, void *p) {
   }
 }
 
-static const gh_backend_ops cuda_ops = {
-    .name = "cuda",
+/* The sub-tables (C++: designated initializers in the struct's order). */
+static const gh_ops_gmm cuda_gmm = {
     .free = cuda_free_backend,
     .model_upload = gh_cuda_model_upload,
     .model_free = gh_cuda_model_free,
@@ -149,42 +149,77 @@ static const gh_backend_ops cuda_ops = {
     .data_free = gh_cuda_data_free,
     .accumulate = gh_cuda_accumulate,
     .acc_fetch = gh_cuda_acc_fetch,
+};
+static const gh_ops_pairs cuda_pairs = {.data_set_pairs = gh_cuda_data_set_pairs};
+static const gh_ops_resident cuda_resident = {
+    .data_bytes = gh_cuda_data_bytes,
+    .data_evict = gh_cuda_data_evict,
+    .data_reload = gh_cuda_data_reload,
+    .loglikes_data = gh_cuda_loglikes_data,
+};
+static const gh_ops_mstep cuda_mstep_ops = {
+    .mstep = cuda_mstep, /* kernels/cuda/cuda-mstep.cu */
+    .model_fetch = cuda_model_fetch,
+};
+static const gh_ops_hash cuda_hash = {.model_hash = cuda_model_hash};
+static const gh_ops_hmm cuda_hmm = {
     .hmm_upload = gh_cuda_hmm_upload,
     .hmm_free = gh_cuda_hmm_free,
     .hmm_forward = gh_cuda_hmm_forward,
     .hmm_viterbi = gh_cuda_hmm_viterbi,
     .hmm_fb = gh_cuda_hmm_fb,
-    .acc_shrink = gh_cuda_acc_shrink, /* kernels/cuda/shrink.cu */
-    .host_alloc = cuda_host_alloc,
-    .host_free = cuda_host_free,
-    .mstep = cuda_mstep,             /* kernels/cuda/cuda-mstep.cu */
-    .model_fetch = cuda_model_fetch,
-    .model_hash = cuda_model_hash,
+};
+static const gh_ops_hmm_dev cuda_hmm_dev = {
+    .hmm_fb_pairs = gh_cuda_hmm_fb_pairs,
+    .hmm_estep_pairs = gh_cuda_hmm_estep_pairs,
+};
+static const gh_ops_hmm_reweight cuda_hmm_reweight = {.hmm_reweight = gh_cuda_hmm_reweight};
+static const gh_ops_shrink cuda_shrink = {.acc_shrink = gh_cuda_acc_shrink}; /* kernels/cuda/shrink.cu */
+static const gh_ops_host_mem cuda_host_mem = {.host_alloc = cuda_host_alloc, .host_free = cuda_host_free};
+static const gh_ops_pipeline cuda_pipeline = {
     .loglikes_begin = gh_cuda_loglikes_begin,
     .loglikes_end = gh_cuda_loglikes_end,
-    /* in the struct's order (C++ designated initializers) */
+};
+static const gh_ops_dist cuda_dist = {
     .acc_raw_size = gh_cuda_acc_raw_size,
     .acc_raw_get = gh_cuda_acc_raw_get,
     .acc_raw_set = gh_cuda_acc_raw_set,
+    .acc_commit = gh_cuda_acc_commit,
+    .acc_master_get = gh_cuda_acc_master_get,
+};
+static const gh_ops_nccl cuda_nccl = {
     .acc_raw_device = gh_cuda_acc_raw_device,
-    .data_bytes = gh_cuda_data_bytes,
-    .data_evict = gh_cuda_data_evict,
-    .data_reload = gh_cuda_data_reload,
-    .acc_gselect = gh_cuda_acc_gselect, /* kernels/cuda/gselect.cu */
-    .data_set_pairs = gh_cuda_data_set_pairs,
-    .kmeans_upload = cuda_kmeans_upload, /* kernels/cuda/cuda-kmeans.cu */
+    .acc_master_device = gh_cuda_acc_master_device,
+};
+static const gh_ops_gselect cuda_gselect = {.acc_gselect = gh_cuda_acc_gselect}; /* kernels/cuda/gselect.cu */
+static const gh_ops_kmeans cuda_kmeans = {                                       /* kernels/cuda/cuda-kmeans.cu */
+    .kmeans_upload = cuda_kmeans_upload,
     .kmeans_nearest = cuda_kmeans_nearest,
     .kmeans_fetch = cuda_kmeans_fetch,
     .kmeans_free = cuda_kmeans_free,
-    .acc_commit = gh_cuda_acc_commit,      /* (last members: C++ wants them in order) */
-    .acc_master_get = gh_cuda_acc_master_get,
-    .acc_master_device = gh_cuda_acc_master_device,
-    .hmm_fb_pairs = gh_cuda_hmm_fb_pairs,
-    .hmm_reweight = gh_cuda_hmm_reweight,
-    .loglikes_data = gh_cuda_loglikes_data,
-    .hmm_estep_pairs = gh_cuda_hmm_estep_pairs,
+};
+static const gh_ops_subset cuda_subset = {
     .loglikes_subset_ok = gh_cuda_loglikes_subset_ok,
     .loglikes_subset = gh_cuda_loglikes_subset,
+};
+static const gh_backend_ops cuda_ops = {
+    .name = "cuda",
+    .gmm = &cuda_gmm,
+    .pairs = &cuda_pairs,
+    .resident = &cuda_resident,
+    .mstep = &cuda_mstep_ops,
+    .hash = &cuda_hash,
+    .hmm = &cuda_hmm,
+    .hmm_dev = &cuda_hmm_dev,
+    .hmm_reweight = &cuda_hmm_reweight,
+    .shrink = &cuda_shrink,
+    .host_mem = &cuda_host_mem,
+    .pipeline = &cuda_pipeline,
+    .dist = &cuda_dist,
+    .nccl = &cuda_nccl,
+    .gselect = &cuda_gselect,
+    .kmeans = &cuda_kmeans,
+    .subset = &cuda_subset,
 };
 
 /* The slot of the backend's HMM scratch (kernels/cuda/cuda-hmm.cu). */

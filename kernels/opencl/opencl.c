@@ -361,7 +361,7 @@ static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
              "centre in their own standard deviations, extreme variances or correlations); it is "
              "evaluated on the host in double instead (doc/reliability.md)", err);
       gh_backend *h = host_backend(c);
-      m->host_m = h->ops->model_upload(h, s);
+      m->host_m = h->ops->gmm->model_upload(h, s);
       return (gh_dev_model *)m;
     }
   }
@@ -441,7 +441,7 @@ static void ocl_model_free(gh_backend *b, gh_dev_model *dm) {
                   m->wts_d, m->wts_f, m->Wd_new, m->Wf_new, m->wn_d, m->wn_f, m->occ_sum, m->obj, m->flg,
                   m->master, m->ctr};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
-  if (m->host_m) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->model_free(h, m->host_m); }
+  if (m->host_m) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->gmm->model_free(h, m->host_m); }
   free(m->gcnt); free(m->ptype); free(m->wrow); free(m->c);
   if (m->orig) { gh_gmm_set_free(m->orig); free(m->orig); }
   free(m);
@@ -552,7 +552,7 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
   ocl_model *m = (ocl_model *)dm;
   if (m->host_m) {
     double k0 = gh_seconds();
-    c->host->ops->loglikes(c->host, m->host_m, X, T, out);
+    c->host->ops->gmm->loglikes(c->host, m->host_m, X, T, out);
     b->kernel_seconds += gh_seconds() - k0;
     return;
   }
@@ -653,7 +653,7 @@ static void data_pairs_begin(ocl_ctx *c, ocl_data *d, const char *what) {
   gh_ocl_check(clFinish(c->q), what);
   gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
   d->frame = d->pdf = d->weight = NULL;
-  if (d->host_d) { c->host->ops->data_free(c->host, d->host_d); d->host_d = NULL; }
+  if (d->host_d) { c->host->ops->gmm->data_free(c->host, d->host_d); d->host_d = NULL; }
   free(d->own_pairs);
   d->own_pairs = NULL;
 }
@@ -789,7 +789,7 @@ static void ocl_data_free(gh_backend *b, gh_dev_data *dd) {
     gh_ocl_release(d->X); gh_ocl_release(d->frame); gh_ocl_release(d->pdf); gh_ocl_release(d->weight);
   }
   free(d->hX); free(d->hW); free(d->hF); free(d->hP);
-  if (d->host_d) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->data_free(h, d->host_d); }
+  if (d->host_d) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->gmm->data_free(h, d->host_d); }
   free(d->count);
   free(d->own_pairs);
   free(d);
@@ -862,7 +862,7 @@ static void need_fp64(gh_backend *b, const char *what) {
 static void ocl_acc_zero(gh_backend *b, gh_dev_model *dm) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
-  if (m->host_m) { c->host->ops->acc_zero(c->host, m->host_m); return; }
+  if (m->host_m) { c->host->ops->gmm->acc_zero(c->host, m->host_m); return; }
   need_fp64(b, "acc_zero");
   const double zero = 0.0;
   if (m->Gd) gh_ocl_check(clEnqueueFillBuffer(c->q, m->acc_d, &zero, sizeof zero, 0, (size_t)m->Gd * m->Kd * sizeof(double), 0, NULL, NULL), "zero accumulators");
@@ -953,8 +953,8 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   ocl_model *m = (ocl_model *)dm;
   ocl_data *d = (ocl_data *)dd;
   if (m->host_m) {
-    if (!d->host_d) d->host_d = c->host->ops->data_upload(c->host, d->hXin, d->T, d->D, data_host_pairs(c, d), d->npairs);
-    return c->host->ops->accumulate(c->host, m->host_m, d->host_d);
+    if (!d->host_d) d->host_d = c->host->ops->gmm->data_upload(c->host, d->hXin, d->T, d->D, data_host_pairs(c, d), d->npairs);
+    return c->host->ops->gmm->accumulate(c->host, m->host_m, d->host_d);
   }
   need_fp64(b, "accumulate");
   if (d->evicted) gh_die("accumulate: the data block was evicted (data_reload first)");
@@ -1022,7 +1022,7 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
 static void ocl_acc_fetch(gh_backend *b, gh_dev_model *dm, gh_accs_set *accs) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
-  if (m->host_m) { c->host->ops->acc_fetch(c->host, m->host_m, accs); return; }
+  if (m->host_m) { c->host->ops->gmm->acc_fetch(c->host, m->host_m, accs); return; }
   need_fp64(b, "acc_fetch");
   if (accs->num_pdfs != m->P)
     gh_die("acc_fetch: accumulators have %d pdfs, the model %d", accs->num_pdfs, m->P);
@@ -1111,8 +1111,7 @@ static void ocl_acc_master_get(gh_backend *b, gh_dev_model *dm, double *hi, doub
   gh_ocl_read(c, m->master, n * sizeof(double), n * sizeof(double), lo);
 }
 
-static const gh_backend_ops ocl_ops = {
-    .name = "opencl",
+static const gh_ops_gmm ocl_gmm = {
     .free = ocl_free,
     .model_upload = ocl_model_upload,
     .model_free = ocl_model_free,
@@ -1120,50 +1119,69 @@ static const gh_backend_ops ocl_ops = {
     .acc_zero = ocl_acc_zero,
     .data_upload = ocl_data_upload,
     .data_free = ocl_data_free,
-    .data_set_pairs = ocl_data_set_pairs,
-    .loglikes_data = ocl_loglikes_data,
     .accumulate = ocl_accumulate,
     .acc_fetch = ocl_acc_fetch,
-    .mstep = gh_ocl_mstep,             /* opencl-mstep.c */
+};
+static const gh_ops_pairs ocl_pairs = {.data_set_pairs = ocl_data_set_pairs};
+static const gh_ops_resident ocl_resident = {
+    .data_bytes = ocl_data_bytes,
+    .data_evict = ocl_data_evict,
+    .data_reload = ocl_data_reload,
+    .loglikes_data = ocl_loglikes_data,
+};
+static const gh_ops_mstep ocl_mstep = {
+    .mstep = gh_ocl_mstep, /* opencl-mstep.c */
     .model_fetch = gh_ocl_model_fetch,
-    /* HMM kernels: opencl-hmm.c */
+};
+/* HMM kernels: opencl-hmm.c */
+static const gh_ops_hmm ocl_hmm = {
     .hmm_upload = gh_ocl_hmm_upload,
     .hmm_free = gh_ocl_hmm_free,
     .hmm_forward = gh_ocl_hmm_forward,
     .hmm_viterbi = gh_ocl_hmm_viterbi,
     .hmm_fb = gh_ocl_hmm_fb,
+};
+static const gh_ops_hmm_dev ocl_hmm_dev = {
     .hmm_fb_pairs = gh_ocl_hmm_fb_pairs,
     .hmm_estep_pairs = gh_ocl_hmm_estep_pairs,
+};
+static const gh_ops_dist ocl_dist = {
     .acc_raw_size = ocl_acc_raw_size,
     .acc_raw_get = ocl_acc_raw_get,
     .acc_raw_set = ocl_acc_raw_set,
-    .data_bytes = ocl_data_bytes,
-    .data_evict = ocl_data_evict,
-    .data_reload = ocl_data_reload,
-    .acc_gselect = gh_ocl_acc_gselect, /* opencl-gselect.c */
-    /* k-means distances: opencl-kmeans.c */
+    .acc_commit = ocl_acc_commit, /* dd.cl */
+    .acc_master_get = ocl_acc_master_get,
+};
+static const gh_ops_gselect ocl_gselect = {.acc_gselect = gh_ocl_acc_gselect}; /* opencl-gselect.c */
+/* k-means distances: opencl-kmeans.c */
+static const gh_ops_kmeans ocl_kmeans = {
     .kmeans_upload = gh_ocl_kmeans_upload,
     .kmeans_nearest = gh_ocl_kmeans_nearest,
     .kmeans_fetch = gh_ocl_kmeans_fetch,
     .kmeans_free = gh_ocl_kmeans_free,
-    .acc_commit = ocl_acc_commit,      /* dd.cl */
-    .acc_master_get = ocl_acc_master_get,
+};
+/* Without a device hash, HMM graph reweighting, shrinkage statistics, host
+ * buffers, pipelined loglikes, NCCL or subset scoring: the registry's
+ * wrappers run the CPU reference or the host path for those. */
+static const gh_backend_ops ocl_ops = {
+    .name = "opencl",
+    .gmm = &ocl_gmm,
+    .pairs = &ocl_pairs,
+    .resident = &ocl_resident,
+    .mstep = &ocl_mstep,
+    .hmm = &ocl_hmm,
+    .hmm_dev = &ocl_hmm_dev,
+    .dist = &ocl_dist,
+    .gselect = &ocl_gselect,
+    .kmeans = &ocl_kmeans,
 };
 
 /* Without cl_khr_fp64: loglikes on the device, HMM ops on the CPU reference
- * (gh_backend_hmm_ops falls back when they are NULL), E-step ops die with
- * a clear message (need_fp64). */
+ * (gh_backend_hmm_ops falls back where the sub-table is absent), E-step ops
+ * die with a clear message (need_fp64). */
 static const gh_backend_ops ocl_ops_nofp64 = {
     .name = "opencl",
-    .free = ocl_free,
-    .model_upload = ocl_model_upload,
-    .model_free = ocl_model_free,
-    .loglikes = ocl_loglikes,
-    .acc_zero = ocl_acc_zero,
-    .data_upload = ocl_data_upload,
-    .data_free = ocl_data_free,
-    .accumulate = ocl_accumulate,
-    .acc_fetch = ocl_acc_fetch,
+    .gmm = &ocl_gmm,
 };
 
 /* Picks (platform, device) from spec: "P:D" (indices as clinfo -l lists

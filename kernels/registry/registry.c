@@ -144,24 +144,28 @@ gh_backend *gh_backend_create_end(gh_backend_start *s) {
   return b;
 }
 
-const gh_backend_ops *gh_backend_hmm_ops(gh_backend *b) {
+const gh_ops_hmm *gh_backend_hmm_ops(gh_backend *b) {
   if (!b->hmm_ops) {
-    const gh_backend_ops *o = b->ops;
-    if (o->hmm_upload && o->hmm_free && o->hmm_forward && o->hmm_viterbi && o->hmm_fb) {
-      b->hmm_ops = o;
+    if (gh_backend_supports(b, GH_CAP_HMM)) {
+      b->hmm_ops = b->ops->hmm;
     } else {
-      b->hmm_ops = gh_backend_cpu_ops();
-      if (o != b->hmm_ops)
-        gh_log("the %s backend has no HMM kernels: running them on the CPU reference", b->device_name);
+      b->hmm_ops = &gh_cpu_ref_hmm;
+      gh_log("the %s backend has no HMM kernels: running them on the CPU reference", b->device_name);
     }
   }
   return b->hmm_ops;
 }
 
+/* 1 when b's HMM kernels are its own (not the CPU reference's fallback)
+ * and it has the sub-table `what` that works on their graphs. */
+static int hmm_own(gh_backend *b, gh_backend_cap what) {
+  return gh_backend_hmm_ops(b) == b->ops->hmm && gh_backend_supports(b, what);
+}
+
 void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *const *graphs, int32_t num_graphs) {
-  const gh_backend_ops *o = gh_backend_hmm_ops(b);
-  if (o->hmm_reweight) {
-    o->hmm_reweight(b, *h, graphs, num_graphs);
+  const gh_ops_hmm *o = gh_backend_hmm_ops(b);
+  if (hmm_own(b, GH_CAP_HMM_REWEIGHT)) {
+    b->ops->hmm_reweight->hmm_reweight(b, *h, graphs, num_graphs);
     return;
   }
   o->hmm_free(b, *h);
@@ -171,9 +175,9 @@ void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *
 void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                              const gh_hmm_graph *const *graphs, const int32_t *col_pdf, int32_t frame_base,
                              double min_post, double *loglik, double *stats, gh_pair_buf *out) {
-  const gh_backend_ops *o = gh_backend_hmm_ops(b);
-  if (o->hmm_fb_pairs) {
-    o->hmm_fb_pairs(b, h, batch, graphs, col_pdf, frame_base, min_post, loglik, stats, out);
+  const gh_ops_hmm *o = gh_backend_hmm_ops(b);
+  if (hmm_own(b, GH_CAP_HMM_DEV)) {
+    b->ops->hmm_dev->hmm_fb_pairs(b, h, batch, graphs, col_pdf, frame_base, min_post, loglik, stats, out);
     return;
   }
   int64_t *soff = gh_malloc(sizeof(int64_t) * ((size_t)batch->num_utts + 1));
@@ -207,10 +211,10 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
   double t0 = gh_seconds();
   *wsum = 0.0;
   pb->n = 0;
-  if (b->ops->hmm_estep_pairs && gh_backend_hmm_ops(b) == b->ops && !(env && !strcmp(env, "host"))) {
+  if (hmm_own(b, GH_CAP_HMM_DEV) && !(env && !strcmp(env, "host"))) {
     if (!*d) gh_backend_data_pairs(b, d, X, rows, D, NULL, 0);
     double s2[2] = {0, 0};
-    const int64_t n = b->ops->hmm_estep_pairs(b, h, batch, graphs, *d, segs, nseg, op, min_post, loglik, stats, wsum, s2);
+    const int64_t n = b->ops->hmm_dev->hmm_estep_pairs(b, h, batch, graphs, *d, segs, nseg, op, min_post, loglik, stats, wsum, s2);
     sec[0] += s2[0];
     sec[1] += s2[1];
     if (n >= 0) return n;
@@ -218,10 +222,10 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
   }
   for (int32_t k = 0; k < nseg; ++k) {
     if (segs[k].subset) {
-      if (!b->ops->loglikes_subset)
+      if (!gh_backend_supports(b, GH_CAP_SUBSET))
         gh_die("HMM E-step: score segment %d is a subset of the model, which this backend cannot score", k);
       if (!*d) gh_backend_data_pairs(b, d, X, rows, D, NULL, 0); /* the frames resident, as the device path has them */
-      b->ops->loglikes_subset(b, segs[k].m, *d, segs[k].row0, segs[k].rows, segs[k].map, segs[k].ncols,
+      b->ops->subset->loglikes_subset(b, segs[k].m, *d, segs[k].row0, segs[k].rows, segs[k].map, segs[k].ncols,
                               ll + (size_t)segs[k].row0 * ld, ld);
       continue;
     }
@@ -280,47 +284,46 @@ int64_t gh_backend_hmm_estep_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_ba
   return pb->n;
 }
 
-/* ---------------- shrinkage statistics: optional op with CPU fallback ---------------- */
+/* ---------------- shrinkage statistics: sub-table shrink, else the CPU reference's ---------------- */
 
 void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *X, int32_t T,
                            const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs) {
-  if (b->ops->acc_shrink) {
-    b->ops->acc_shrink(b, model, X, T, pairs, npairs, accs);
+  if (gh_backend_supports(b, GH_CAP_SHRINK)) {
+    b->ops->shrink->acc_shrink(b, model, X, T, pairs, npairs, accs);
   } else {
     gh_log("the %s backend has no shrinkage-statistics kernel: running it on the CPU reference", b->device_name);
-    gh_cpu_acc_shrink(b, model, X, T, pairs, npairs, accs);
+    gh_cpu_ref_shrink.acc_shrink(b, model, X, T, pairs, npairs, accs);
   }
 }
 
-/* ---------------- k-means distances: optional ops with CPU fallback ---------------- */
+/* ---------------- k-means distances: sub-table kmeans, else the CPU reference's ---------------- */
 
-static int kmeans_on_device(const gh_backend *b) {
-  return b && b->ops->kmeans_upload && b->ops->kmeans_nearest && b->ops->kmeans_fetch && b->ops->kmeans_free;
+/* b's k-means sub-table, else the CPU reference's (b may be NULL). */
+static const gh_ops_kmeans *kmeans_ops(const gh_backend *b) {
+  return gh_backend_supports(b, GH_CAP_KMEANS) ? b->ops->kmeans : &gh_cpu_ref_kmeans;
 }
 gh_dev_kmeans *gh_backend_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D) {
-  return kmeans_on_device(b) ? b->ops->kmeans_upload(b, Z, N, D) : gh_cpu_kmeans_upload(b, Z, N, D);
+  return kmeans_ops(b)->kmeans_upload(b, Z, N, D);
 }
 void gh_backend_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset) {
-  if (kmeans_on_device(b)) b->ops->kmeans_nearest(b, z, C, k0, nk, reset);
-  else gh_cpu_kmeans_nearest(b, z, C, k0, nk, reset);
+  kmeans_ops(b)->kmeans_nearest(b, z, C, k0, nk, reset);
 }
 void gh_backend_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg) {
-  if (kmeans_on_device(b)) b->ops->kmeans_fetch(b, z, d2, asg);
-  else gh_cpu_kmeans_fetch(b, z, d2, asg);
+  kmeans_ops(b)->kmeans_fetch(b, z, d2, asg);
 }
 void gh_backend_kmeans_free(gh_backend *b, gh_dev_kmeans *z) {
   if (!z) return;
-  if (kmeans_on_device(b)) b->ops->kmeans_free(b, z);
-  else gh_cpu_kmeans_free(b, z);
+  kmeans_ops(b)->kmeans_free(b, z);
 }
 
-/* ---------------- E-step over Gaussian selections: optional op with CPU fallback ---------------- */
+/* ---------------- E-step over Gaussian selections: sub-table gselect, else the CPU reference's ---------------- */
 
 double gh_backend_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                               const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post,
                               double *frame_ll) {
-  if (b->ops->acc_gselect) return b->ops->acc_gselect(b, gmm, X, T, sel_off, sel, w, accs, post, frame_ll);
+  if (gh_backend_supports(b, GH_CAP_GSELECT))
+    return b->ops->gselect->acc_gselect(b, gmm, X, T, sel_off, sel, w, accs, post, frame_ll);
   static int logged;
   if (!logged++) gh_vlog(1, "the %s backend has no Gaussian-selection E-step: running it on the CPU", b->device_name);
-  return gh_cpu_acc_gselect(b, gmm, X, T, sel_off, sel, w, accs, post, frame_ll);
+  return gh_cpu_ref_gselect.acc_gselect(b, gmm, X, T, sel_off, sel, w, accs, post, frame_ll);
 }

@@ -42,15 +42,16 @@ void gh_backend_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C,
 void gh_backend_kmeans_fetch(gh_backend *b, gh_dev_kmeans *z, double *d2, int32_t *asg);
 void gh_backend_kmeans_free(gh_backend *b, gh_dev_kmeans *z);
 
-/* The ops table to use for the HMM kernels of b: b->ops when the backend
- * implements them, else the CPU reference's table (logged once per
- * backend).  The CPU HMM ops never touch b->ctx, so they run with any b. */
-const gh_backend_ops *gh_backend_hmm_ops(gh_backend *b);
+/* The HMM sub-table to use for b: b->ops->hmm when the backend has it
+ * (gh_backend_supports GH_CAP_HMM), else the CPU reference's
+ * (gh_cpu_ref_hmm; logged once per backend).  The CPU HMM ops never touch
+ * b->ctx, so they run with any b. */
+const gh_ops_hmm *gh_backend_hmm_ops(gh_backend *b);
 
-/* hmm_reweight of b's HMM ops (gh_backend_hmm_ops), or hmm_free of *h and
- * a new hmm_upload of graphs into *h. */
+/* hmm_reweight of b (GH_CAP_HMM_REWEIGHT, with b's own HMM kernels), or
+ * hmm_free of *h and a new hmm_upload of graphs into *h. */
 void gh_backend_hmm_reweight(gh_backend *b, gh_dev_hmm **h, const gh_hmm_graph *const *graphs, int32_t num_graphs);
-/* hmm_fb_pairs of b's HMM ops (gh_backend_hmm_ops), or their hmm_fb then
+/* hmm_fb_pairs of b (GH_CAP_HMM_DEV, with b's own HMM kernels), or hmm_fb then
  * gh_hmm_gamma_pairs on the host (gamma in a temporary host buffer). */
 void gh_backend_hmm_fb_pairs(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *batch,
                              const gh_hmm_graph *const *graphs, const int32_t *col_pdf, int32_t frame_base,

@@ -180,10 +180,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gh_backend *bs[2] = {fz_ref, fz_blas};
   for (int which = 0; which < 2; ++which) {
     gh_backend *be = bs[which];
-    gh_dev_model *m = be->ops->model_upload(be, &s);
+    gh_dev_model *m = be->ops->gmm->model_upload(be, &s);
     float out[6];
-    be->ops->loglikes(be, m, X, 6, out);
-    be->ops->model_free(be, m);
+    be->ops->gmm->loglikes(be, m, X, 6, out);
+    be->ops->gmm->model_free(be, m);
     for (int t = 0; t < 6; ++t) {
       int in_range = 1;
       const double ref = ref_loglike(g, X + t * D, &in_range);

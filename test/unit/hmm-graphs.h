@@ -139,9 +139,9 @@ static double path_score(const gh_hmm_graph *g, const float *ll, int32_t P, int6
  * the same backend's hmm_fb gamma: the same pairs bit for bit and in order,
  * with col_pdf (pdf = 1000 + 3 column) and min_post 0, then without and
  * min_post 0.05; log P and stats as hmm_fb's.  gamma: scratch [sum T S]. */
-static void check_fb_pairs(const gh_backend_ops *co, gh_backend *b, gh_dev_hmm *h, const char *name,
+static void check_fb_pairs(const gh_ops_hmm *co, gh_backend *b, gh_dev_hmm *h, const char *name,
                            const gh_hmm_graph *const *graphs, int64_t NS, const gh_hmm_batch *bt, float *gamma) {
-  if (!co->hmm_fb_pairs) return;
+  if (!gh_backend_supports(b, GH_CAP_HMM_DEV)) return;
   const int32_t P = bt->num_pdfs, B = bt->num_utts;
   int32_t *col = malloc(P * sizeof(int32_t));
   for (int32_t p = 0; p < P; ++p) col[p] = 1000 + 3 * p;
@@ -151,7 +151,7 @@ static void check_fb_pairs(const gh_backend_ops *co, gh_backend *b, gh_dev_hmm *
     const double mp = k ? 0.05 : 0.0;
     gh_pair_buf pd = {0}, ph = {0};
     for (int64_t q = 0; q < NS; ++q) s1[q] = s2[q] = 0;
-    co->hmm_fb_pairs(b, h, bt, graphs, k ? NULL : col, 7, mp, L1, s1, &pd);
+    b->ops->hmm_dev->hmm_fb_pairs(b, h, bt, graphs, k ? NULL : col, 7, mp, L1, s1, &pd);
     co->hmm_fb(b, h, bt, L2, gamma, s2);
     gh_hmm_gamma_pairs(bt, graphs, gamma, L2, k ? NULL : col, 7, mp, &ph);
     int any_path = 0;

@@ -106,7 +106,7 @@ static void test_brute(gh_backend *be, int kaldi) {
   float *ll = malloc(11 * P * sizeof(float));
   for (int32_t i = 0; i < 11 * P; ++i) ll[i] = (float)(-3 * urand(&seed));
   gh_hmm_batch b = {nutt, P, ll, off, gidx};
-  const gh_backend_ops *ops = gh_backend_hmm_ops(be);
+  const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *d = ops->hmm_upload(be, graphs, 2);
   double L[3], Ls[3], V[3], Lfb[3];
   int32_t path[11];
@@ -236,7 +236,7 @@ static void test_long(gh_backend *be) {
   int64_t off[2] = {0, T};
   gh_hmm_batch b = {1, P, ll, off, NULL};
   const gh_hmm_graph *g = &c.graph;
-  const gh_backend_ops *ops = gh_backend_hmm_ops(be);
+  const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *d = ops->hmm_upload(be, &g, 1);
   double L, Ls, Lfb, V;
   ops->hmm_forward(be, d, &b, 0, &L, NULL);
@@ -292,7 +292,7 @@ static void test_compile(gh_backend *be) {
   float *big = calloc(off[T] * P, sizeof(float));
   gh_hmm_batch b = {T, P, big, off, NULL};
   const gh_hmm_graph *g = &c.graph;
-  const gh_backend_ops *ops = gh_backend_hmm_ops(be);
+  const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *d = ops->hmm_upload(be, &g, 1);
   double *L = malloc(T * sizeof(double)), tot = 0;
   ops->hmm_forward(be, d, &b, 0, L, NULL);

@@ -44,7 +44,7 @@ static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
 /* Compare all four operations on one batch (cu vs the CPU reference). */
 static void compare_batch(gh_backend *cu, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
                           const gh_hmm_batch *bt) {
-  const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
+  const gh_ops_hmm *co = gh_backend_hmm_ops(cu), *ro = &gh_cpu_ref_hmm;
   int32_t B = bt->num_utts, P = bt->num_pdfs;
   int64_t F = bt->frame_off[B];
   int64_t *soff = malloc((B + 1) * sizeof(int64_t));
@@ -193,7 +193,7 @@ static void test_correctness(gh_backend *cu) {
  * state for state; a differing state counts as an exact tie only if the
  * CUDA path re-scores to the CPU score exactly, and ties are reported. */
 static void dense_case(gh_backend *cu, const char *name, const gh_hmm_graph *g, const gh_hmm_batch *bt) {
-  const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
+  const gh_ops_hmm *co = gh_backend_hmm_ops(cu), *ro = &gh_cpu_ref_hmm;
   int32_t B = bt->num_utts, P = bt->num_pdfs;
   int64_t F = bt->frame_off[B];
   gh_dev_hmm *dc = co->hmm_upload(cu, &g, 1), *dr = ro->hmm_upload(NULL, &g, 1);
@@ -289,7 +289,7 @@ static void test_dense(gh_backend *cu) {
  * the path taken. */
 static void tp_case(gh_backend *cu, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
                     const gh_hmm_batch *bt, int expect_tp) {
-  const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
+  const gh_ops_hmm *co = gh_backend_hmm_ops(cu), *ro = &gh_cpu_ref_hmm;
   const int32_t B = bt->num_utts;
   gh_dev_hmm *dc = co->hmm_upload(cu, graphs, ng), *dr = ro->hmm_upload(NULL, graphs, ng);
   double *Lc = malloc(B * sizeof(double)), *Lr = malloc(B * sizeof(double));
@@ -420,7 +420,7 @@ static void test_timepar(gh_backend *cu) {
     tgraph t;
     tg_ergodic(&t, Ss[k], P);
     const gh_hmm_graph *gp = &t.g;
-    const gh_backend_ops *co = gh_backend_hmm_ops(cu);
+    const gh_ops_hmm *co = gh_backend_hmm_ops(cu);
     gh_dev_hmm *dc = co->hmm_upload(cu, &gp, 1);
     int32_t *pv = malloc(TL * sizeof(int32_t));
     for (int op = 0; op < (Ss[k] == 16 ? 3 : 2); ++op) { /* forward, Viterbi, (16 states) forward-backward */
@@ -452,7 +452,7 @@ static void test_timepar(gh_backend *cu) {
 
 /* One timed call of op (0 forward, 1 viterbi, 2 fb) on backend ops o;
  * returns seconds. */
-static double timed(gh_backend *b, const gh_backend_ops *o, gh_dev_hmm *d, const gh_hmm_batch *bt, int op,
+static double timed(gh_backend *b, const gh_ops_hmm *o, gh_dev_hmm *d, const gh_hmm_batch *bt, int op,
                     double *L, int32_t *path, float *gamma, double *stats) {
   double t0 = now();
   if (op == 0) o->hmm_forward(b, d, bt, 0, L, NULL);
@@ -466,7 +466,7 @@ static double timed(gh_backend *b, const gh_backend_ops *o, gh_dev_hmm *d, const
  * utterances) in frames/s. */
 static void bench(gh_backend *cu, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
                   const gh_hmm_batch *bt, int32_t ncpu) {
-  const gh_backend_ops *co = gh_backend_hmm_ops(cu), *ro = gh_backend_cpu_ops();
+  const gh_ops_hmm *co = gh_backend_hmm_ops(cu), *ro = &gh_cpu_ref_hmm;
   int32_t B = bt->num_utts;
   int64_t F = bt->frame_off[B];
   int64_t *soff = malloc((B + 1) * sizeof(int64_t));
@@ -544,7 +544,7 @@ static void outs_init(hmm_outs *o, const gh_hmm_graph *const *graphs, int32_t ng
   o->st = calloc(o->NS + 1, 8); o->al = calloc(o->N + 1, 4); o->gm = calloc(o->N + 1, 4); o->path = calloc(o->F + 1, 4);
 }
 static void outs_run(gh_backend *cu, gh_dev_hmm *h, const gh_hmm_batch *bt, hmm_outs *o) {
-  const gh_backend_ops *co = gh_backend_hmm_ops(cu);
+  const gh_ops_hmm *co = gh_backend_hmm_ops(cu);
   co->hmm_forward(cu, h, bt, 0, o->L, o->al);
   co->hmm_forward(cu, h, bt, GH_HMM_SCALED, o->Ls, NULL);
   co->hmm_viterbi(cu, h, bt, o->path, o->V);
@@ -565,7 +565,7 @@ static void outs_free(hmm_outs *o) {
  * the dense and time-parallel paths made before the reweight -- and differ
  * from the old weights' results. */
 static void reweight_case(gh_backend *cu, const char *name, tgraph *tg, int32_t ng, const gh_hmm_batch *bt) {
-  const gh_backend_ops *co = gh_backend_hmm_ops(cu);
+  const gh_ops_hmm *co = gh_backend_hmm_ops(cu);
   const gh_hmm_graph *graphs[8];
   for (int32_t k = 0; k < ng; ++k) graphs[k] = &tg[k].g;
   hmm_outs before, re, fresh;
@@ -685,7 +685,7 @@ static void test_packed(gh_backend *cu) {
 int main(void) {
   if (gh_cuda_device_count() > 0) {
     gh_backend *cu = gh_backend_create("cuda");
-    GH_TEST_OK(gh_backend_hmm_ops(cu) == cu->ops && cu->ops->hmm_forward != NULL,
+    GH_TEST_OK(gh_backend_hmm_ops(cu) == cu->ops->hmm && gh_backend_supports(cu, GH_CAP_HMM),
                "the cuda backend has its own HMM kernels (%s)", cu->device_name);
     test_correctness(cu);
     test_dense(cu);

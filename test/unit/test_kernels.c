@@ -234,9 +234,9 @@ static void free_problem(problem *pb) {
 static double check_loglikes(gh_backend *b, problem *pb, float *out_keep) {
   const int P = pb->set.num_pdfs, T = pb->T, D = pb->set.dim;
   float *out = malloc(sizeof(float) * (size_t)T * P);
-  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
-  b->ops->loglikes(b, m, pb->X, T, out);
-  b->ops->model_free(b, m);
+  gh_dev_model *m = b->ops->gmm->model_upload(b, &pb->set);
+  b->ops->gmm->loglikes(b, m, pb->X, T, out);
+  b->ops->gmm->model_free(b, m);
   double worst = 0, ll[4096];
   for (int t = 0; t < T; ++t)
     for (int p = 0; p < P; ++p) {
@@ -262,18 +262,18 @@ static void check_estep(gh_backend *b, problem *pb, int64_t npairs, double *wors
   }
   gh_accs_set accs;
   gh_accs_init(&accs, &pb->set);
-  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
-  b->ops->acc_zero(b, m);
+  gh_dev_model *m = b->ops->gmm->model_upload(b, &pb->set);
+  b->ops->gmm->acc_zero(b, m);
   /* two calls, to check that accumulators add up across calls */
   int64_t half = npairs / 2;
-  gh_dev_data *d1 = b->ops->data_upload(b, pb->X, T, D, pairs, half);
-  gh_dev_data *d2 = b->ops->data_upload(b, pb->X, T, D, pairs + half, npairs - half);
-  double tot = b->ops->accumulate(b, m, d1);
-  tot += b->ops->accumulate(b, m, d2);
-  b->ops->data_free(b, d1);
-  b->ops->data_free(b, d2);
-  b->ops->acc_fetch(b, m, &accs);
-  b->ops->model_free(b, m);
+  gh_dev_data *d1 = b->ops->gmm->data_upload(b, pb->X, T, D, pairs, half);
+  gh_dev_data *d2 = b->ops->gmm->data_upload(b, pb->X, T, D, pairs + half, npairs - half);
+  double tot = b->ops->gmm->accumulate(b, m, d1);
+  tot += b->ops->gmm->accumulate(b, m, d2);
+  b->ops->gmm->data_free(b, d1);
+  b->ops->gmm->data_free(b, d2);
+  b->ops->gmm->acc_fetch(b, m, &accs);
+  b->ops->gmm->model_free(b, m);
 
   /* reference */
   double rtot = 0, ll[4096];
@@ -419,21 +419,21 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
     pairs[t].pdf = P > 1 && t % 17 ? (int)(urand() * (P - 1)) % (P - 1) : 0; /* pdf P - 1: no data when P > 2 */
     pairs[t].weight = t % 5 ? 1.0f : (float)urand();
   }
-  gh_dev_data *dd = b->ops->data_upload(b, pb->X, T, D, pairs, T);
+  gh_dev_data *dd = b->ops->gmm->data_upload(b, pb->X, T, D, pairs, T);
   gh_gmm_set dev, host, again;
   memset(&dev, 0, sizeof dev); memset(&host, 0, sizeof host); memset(&again, 0, sizeof again);
   gh_gmm_set_copy(&dev, &pb->set);
   gh_gmm_set_copy(&host, &pb->set);
   gh_gmm_set_copy(&again, &pb->set);
-  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
-  b->ops->acc_zero(b, m);
-  b->ops->accumulate(b, m, dd);
+  gh_dev_model *m = b->ops->gmm->model_upload(b, &pb->set);
+  b->ops->gmm->acc_zero(b, m);
+  b->ops->gmm->accumulate(b, m, dd);
   gh_accs_set accs;
   gh_accs_init(&accs, &pb->set);
-  b->ops->acc_fetch(b, m, &accs);
+  b->ops->gmm->acc_fetch(b, m, &accs);
   gh_est_stats sd, sh;
   memset(&sd, 0, sizeof sd); memset(&sh, 0, sizeof sh);
-  int rc = b->ops->mstep(b, m, eo, &sd);
+  int rc = b->ops->mstep->mstep(b, m, eo, &sd);
   if (rc == 1 && !expect_decline &&
       (strstr(gh_last_error(), "too large for the device M-step") ||
        strstr(gh_last_error(), "not used on CPU OpenCL devices"))) {
@@ -441,14 +441,14 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
      * device (PoCL: no Jacobi floor pass, doc/reliability.md): the host M-step runs */
     printf("ok %d - # SKIP %s: %s\n", ++gh_t_n, pb->name, gh_last_error());
     ++gh_t_pass;
-    b->ops->model_free(b, m);
+    b->ops->gmm->model_free(b, m);
     gh_accs_free(&accs);
     gh_gmm_set_free(&dev); gh_gmm_set_free(&host); gh_gmm_set_free(&again);
-    b->ops->data_free(b, dd);
+    b->ops->gmm->data_free(b, dd);
     free(pairs);
     return;
   }
-  b->ops->model_fetch(b, m, &dev);
+  b->ops->mstep->model_fetch(b, m, &dev);
   if (expect_decline) {
     GH_TEST_OK(rc == 1 && set_same(&dev, &pb->set), "%s: device M-step declined (%s), model unchanged",
                pb->name, rc == 1 ? gh_last_error() : "it did not");
@@ -468,24 +468,24 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
     /* the M-step again from the same statistics (the E-step's own atomics,
      * fused path, may order additions differently between runs): the same bits */
     uint64_t h1 = 0, h2 = 0, h3 = 0;
-    const int hr1 = b->ops->model_hash ? b->ops->model_hash(b, m, &h1) : -1;
+    const int hr1 = gh_backend_supports(b, GH_CAP_HASH) ? b->ops->hash->model_hash(b, m, &h1) : -1;
     gh_est_stats s3;
     memset(&s3, 0, sizeof s3);
-    b->ops->mstep(b, m, eo, &s3);
-    b->ops->model_fetch(b, m, &again);
+    b->ops->mstep->mstep(b, m, eo, &s3);
+    b->ops->mstep->model_fetch(b, m, &again);
     GH_TEST_OK(set_same(&again, &dev), "%s: device M-step twice from the same statistics: bit-identical models",
                pb->name);
-    const int hr2 = b->ops->model_hash ? b->ops->model_hash(b, m, &h2) : -1;
+    const int hr2 = gh_backend_supports(b, GH_CAP_HASH) ? b->ops->hash->model_hash(b, m, &h2) : -1;
     /* the next E-step on the device-updated model = on the uploaded host model */
-    b->ops->acc_zero(b, m);
-    double t1 = b->ops->accumulate(b, m, dd);
-    gh_dev_model *m2 = b->ops->model_upload(b, &host);
-    b->ops->acc_zero(b, m2);
-    double t2 = b->ops->accumulate(b, m2, dd);
-    b->ops->model_free(b, m2);
+    b->ops->gmm->acc_zero(b, m);
+    double t1 = b->ops->gmm->accumulate(b, m, dd);
+    gh_dev_model *m2 = b->ops->gmm->model_upload(b, &host);
+    b->ops->gmm->acc_zero(b, m2);
+    double t2 = b->ops->gmm->accumulate(b, m2, dd);
+    b->ops->gmm->model_free(b, m2);
     GH_TEST_OK(fabs(t1 - t2) <= 1e-5 * (1 + fabs(t2)), "%s: E-step after the device M-step %.9g, on the host's model %.9g",
                pb->name, t1, t2);
-    if (b->ops->model_hash) {
+    if (gh_backend_supports(b, GH_CAP_HASH)) {
       /* the device-side hash (distributed training's per-iteration check):
        * the same for the same bits, another after an M-step that changed them */
       gh_est_stats s4;
@@ -493,9 +493,9 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
       gh_gmm_set third;
       memset(&third, 0, sizeof third);
       gh_gmm_set_copy(&third, &pb->set);
-      const int rc4 = b->ops->mstep(b, m, eo, &s4);
-      b->ops->model_fetch(b, m, &third);
-      const int hr3 = b->ops->model_hash(b, m, &h3);
+      const int rc4 = b->ops->mstep->mstep(b, m, eo, &s4);
+      b->ops->mstep->model_fetch(b, m, &third);
+      const int hr3 = b->ops->hash->model_hash(b, m, &h3);
       const int changed = !set_same(&third, &dev);
       GH_TEST_OK(hr1 == 0 && hr2 == 0 && hr3 == 0 && h1 == h2 && (changed ? h3 != h1 : h3 == h1),
                  "%s: device model hash %016llx twice from the same statistics, %016llx after another M-step "
@@ -504,10 +504,10 @@ static void check_mstep(gh_backend *b, problem *pb, const gh_est_opts *eo, int e
       gh_gmm_set_free(&third);
     }
   }
-  b->ops->model_free(b, m);
+  b->ops->gmm->model_free(b, m);
   gh_accs_free(&accs);
   gh_gmm_set_free(&dev); gh_gmm_set_free(&host); gh_gmm_set_free(&again);
-  b->ops->data_free(b, dd);
+  b->ops->gmm->data_free(b, dd);
   free(pairs);
 }
 
@@ -551,7 +551,7 @@ static void run_kmeans(gh_backend *b) {
   }
   /* gmm-init with the backend's own ops = without a backend (the CPU
    * implementation; the CPU backends have no ops of their own) */
-  for (int full = 0; full < 2 && b && b->ops->kmeans_upload; ++full) {
+  for (int full = 0; full < 2 && b && gh_backend_supports(b, GH_CAP_KMEANS); ++full) {
     const int D = 13;
     const int64_t N = 6000;
     float *X = malloc(sizeof(float) * N * D);
@@ -713,31 +713,31 @@ static void check_set_pairs(gh_backend *b, const char *bname) {
     int k = 1 + (t % 3 == 0);
     for (int j = 0; j < k; ++j) B[nb++] = (gh_frame_pdf){t, (int32_t)(urand() * P) % P, (float)(0.25 + 0.5 * urand())};
   }
-  gh_dev_model *m = b->ops->model_upload(b, &pb.set);
+  gh_dev_model *m = b->ops->gmm->model_upload(b, &pb.set);
   gh_accs_set a0, a1, a2;
   gh_accs_init(&a0, &pb.set);
   gh_accs_init(&a1, &pb.set);
   gh_accs_init(&a2, &pb.set);
   gh_dev_data *d = NULL, *d2 = NULL;
   gh_backend_data_pairs(b, &d, pb.X, T, D, A, na);
-  b->ops->acc_zero(b, m);
-  double t0 = b->ops->accumulate(b, m, d);
-  b->ops->acc_fetch(b, m, &a0);
+  b->ops->gmm->acc_zero(b, m);
+  double t0 = b->ops->gmm->accumulate(b, m, d);
+  b->ops->gmm->acc_fetch(b, m, &a0);
   gh_backend_data_pairs(b, &d, pb.X, T, D, B, nb); /* the frames stay, the pairs change */
-  b->ops->acc_zero(b, m);
-  double t1 = b->ops->accumulate(b, m, d);
-  b->ops->acc_fetch(b, m, &a1);
+  b->ops->gmm->acc_zero(b, m);
+  double t1 = b->ops->gmm->accumulate(b, m, d);
+  b->ops->gmm->acc_fetch(b, m, &a1);
   gh_backend_data_pairs(b, &d2, pb.X, T, D, B, nb); /* a fresh upload */
-  b->ops->acc_zero(b, m);
-  double t2 = b->ops->accumulate(b, m, d2);
-  b->ops->acc_fetch(b, m, &a2);
+  b->ops->gmm->acc_zero(b, m);
+  double t2 = b->ops->gmm->accumulate(b, m, d2);
+  b->ops->gmm->acc_fetch(b, m, &a2);
   GH_TEST_OK(t1 == t2 && accs_equal(&a1, &a2),
              "%s: data_set_pairs (%s) = a fresh upload with the new pairs, byte for byte (totals %.17g, %.17g)", bname,
-             b->ops->data_set_pairs ? "backend op" : "upload fallback", t1, t2);
+             gh_backend_supports(b, GH_CAP_PAIRS) ? "backend op" : "upload fallback", t1, t2);
   GH_TEST_OK(t0 != t1 && !accs_equal(&a0, &a1), "%s: the new pairs' accumulators differ from the old pairs'", bname);
-  b->ops->data_free(b, d);
-  b->ops->data_free(b, d2);
-  b->ops->model_free(b, m);
+  b->ops->gmm->data_free(b, d);
+  b->ops->gmm->data_free(b, d2);
+  b->ops->gmm->model_free(b, m);
   gh_accs_free(&a0); gh_accs_free(&a1); gh_accs_free(&a2);
   free(A); free(B);
   free_problem(&pb);
@@ -801,12 +801,12 @@ static void check_loglikes_rows(gh_backend *b, const char *bname) {
     gh_frame_pdf pr = {0, 0, 1.0f};
     gh_dev_data *d = NULL;
     gh_backend_data_pairs(b, &d, pb.X, T, D, &pr, 1);
-    gh_dev_model *m = b->ops->model_upload(b, &pb.set);
+    gh_dev_model *m = b->ops->gmm->model_upload(b, &pb.set);
     const int row0 = 1234, n = T - 1234 - 77, ld = k ? P : P + 3; /* output rows padded (k = 0) or not */
     float *a = malloc(sizeof(float) * (size_t)n * ld), *r = malloc(sizeof(float) * (size_t)n * P);
     for (size_t i = 0; i < (size_t)n * ld; ++i) a[i] = 7.0f; /* the padding must stay */
     gh_backend_loglikes_rows(b, m, d, pb.X, D, row0, n, a, P, ld);
-    b->ops->loglikes(b, m, pb.X + (size_t)row0 * D, n, r);
+    b->ops->gmm->loglikes(b, m, pb.X + (size_t)row0 * D, n, r);
     int finite = 1, same = 1;
     for (size_t i = 0; i < (size_t)n * P; ++i) finite &= isfinite(r[i]) != 0;
     for (int t = 0; t < n; ++t) {
@@ -815,10 +815,10 @@ static void check_loglikes_rows(gh_backend *b, const char *bname) {
     }
     GH_TEST_OK(finite && same,
                "%s: loglikes of rows %d .. %d of resident data (%s, D = %d, output stride %d) = loglikes from the host, "
-               "bit for bit", bname, row0, row0 + n - 1, b->ops->loglikes_data ? "loglikes_data" : "host fallback", D, ld);
+               "bit for bit", bname, row0, row0 + n - 1, gh_backend_supports(b, GH_CAP_RESIDENT) ? "loglikes_data" : "host fallback", D, ld);
     free(a); free(r);
-    b->ops->model_free(b, m);
-    b->ops->data_free(b, d);
+    b->ops->gmm->model_free(b, m);
+    b->ops->gmm->data_free(b, d);
     free_problem(&pb);
   }
 }
@@ -835,7 +835,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "mstep-repeat")) {
     setenv("GH_OPENCL_JACOBI", "1", 0); /* the pass under study (not used on CPU devices otherwise) */
     gh_backend *b = gh_backend_opencl_new(NULL, 0);
-    if (!b || !b->ops->mstep) { printf("# no OpenCL device with an M-step\n"); return 0; }
+    if (!gh_backend_supports(b, GH_CAP_MSTEP)) { printf("# no OpenCL device with an M-step\n"); return 0; }
     setenv("GH_GEMM_MAX_ROW_ERROR", "1e30", 1);
     const int n = argc > 2 ? atoi(argv[2]) : 1000, Dd = argc > 3 ? atoi(argv[3]) : 13;
     problem pb;
@@ -846,19 +846,19 @@ int main(int argc, char **argv) {
     eo.remove_low_count_gaussians = 0;
     gh_frame_pdf *pairs = malloc(sizeof(gh_frame_pdf) * pb.T);
     for (int t = 0; t < pb.T; ++t) pairs[t] = (gh_frame_pdf){t, t % pb.set.num_pdfs, 1.0f};
-    gh_dev_data *dd = b->ops->data_upload(b, pb.X, pb.T, Dd, pairs, pb.T);
-    gh_dev_model *m = b->ops->model_upload(b, &pb.set);
-    b->ops->acc_zero(b, m);
-    b->ops->accumulate(b, m, dd);
+    gh_dev_data *dd = b->ops->gmm->data_upload(b, pb.X, pb.T, Dd, pairs, pb.T);
+    gh_dev_model *m = b->ops->gmm->model_upload(b, &pb.set);
+    b->ops->gmm->acc_zero(b, m);
+    b->ops->gmm->accumulate(b, m, dd);
     gh_gmm_set first, cur;
     memset(&first, 0, sizeof first); memset(&cur, 0, sizeof cur);
     gh_gmm_set_copy(&first, &pb.set); gh_gmm_set_copy(&cur, &pb.set);
     gh_est_stats st;
-    int declined = b->ops->mstep(b, m, &eo, &st), differ = 0;
-    b->ops->model_fetch(b, m, &first);
+    int declined = b->ops->mstep->mstep(b, m, &eo, &st), differ = 0;
+    b->ops->mstep->model_fetch(b, m, &first);
     for (int it = 0; it < n; ++it) {
-      declined += b->ops->mstep(b, m, &eo, &st) != 0;
-      b->ops->model_fetch(b, m, &cur);
+      declined += b->ops->mstep->mstep(b, m, &eo, &st) != 0;
+      b->ops->mstep->model_fetch(b, m, &cur);
       differ += !set_same(&cur, &first);
     }
     printf("# mstep-repeat D=%d: %d of %d device M-steps differ from the first, %d declined\n", Dd, differ, n, declined);
@@ -969,16 +969,16 @@ int main(int argc, char **argv) {
         pairs[k].pdf = (int)(urand() * P) % P;
         pairs[k].weight = (float)urand();
       }
-      gh_dev_data *dd = cu->ops->data_upload(cu, pr.X, pr.T, D, pairs, np);
+      gh_dev_data *dd = cu->ops->gmm->data_upload(cu, pr.X, pr.T, D, pairs, np);
       gh_accs_set a[2];
       double tot[2];
       for (int r = 0; r < 2; ++r) {
         gh_accs_init(&a[r], &pr.set);
-        gh_dev_model *m = cu->ops->model_upload(cu, &pr.set);
-        cu->ops->acc_zero(cu, m);
-        tot[r] = cu->ops->accumulate(cu, m, dd);
-        cu->ops->acc_fetch(cu, m, &a[r]);
-        cu->ops->model_free(cu, m);
+        gh_dev_model *m = cu->ops->gmm->model_upload(cu, &pr.set);
+        cu->ops->gmm->acc_zero(cu, m);
+        tot[r] = cu->ops->gmm->accumulate(cu, m, dd);
+        cu->ops->gmm->acc_fetch(cu, m, &a[r]);
+        cu->ops->gmm->model_free(cu, m);
       }
       int same = tot[0] == tot[1];
       for (int p = 0; p < P; ++p) {
@@ -991,7 +991,7 @@ int main(int argc, char **argv) {
       GH_TEST_OK(same, "cuda E-step twice on the same data (%s): byte-identical accumulators and total", rp[q].name);
       gh_accs_free(&a[0]);
       gh_accs_free(&a[1]);
-      cu->ops->data_free(cu, dd);
+      cu->ops->gmm->data_free(cu, dd);
       free(pairs);
       free_problem(&pr);
     }
@@ -1002,12 +1002,12 @@ int main(int argc, char **argv) {
     problem pb;
     make_problem(&pb, "chunked", 30000, 4, 1, 2, 0, 2300, 0);
     float *a = malloc(sizeof(float) * (size_t)pb.T * 30000), *bb = malloc(sizeof(float) * (size_t)pb.T * 30000);
-    gh_dev_model *m1 = cu->ops->model_upload(cu, &pb.set);
-    cu->ops->loglikes(cu, m1, pb.X, pb.T, a);
-    cu->ops->model_free(cu, m1);
-    gh_dev_model *m2 = cpu->ops->model_upload(cpu, &pb.set);
-    cpu->ops->loglikes(cpu, m2, pb.X, pb.T, bb);
-    cpu->ops->model_free(cpu, m2);
+    gh_dev_model *m1 = cu->ops->gmm->model_upload(cu, &pb.set);
+    cu->ops->gmm->loglikes(cu, m1, pb.X, pb.T, a);
+    cu->ops->gmm->model_free(cu, m1);
+    gh_dev_model *m2 = cpu->ops->gmm->model_upload(cpu, &pb.set);
+    cpu->ops->gmm->loglikes(cpu, m2, pb.X, pb.T, bb);
+    cpu->ops->gmm->model_free(cpu, m2);
     double worst = 0;
     for (size_t i = 0; i < (size_t)pb.T * 30000; ++i) {
       double e = fabs(a[i] - bb[i]) / (1 + fabs(bb[i]));
@@ -1026,7 +1026,7 @@ int main(int argc, char **argv) {
   }
   /* OpenCL (PoCL in CI): its device M-step against the host M-step */
   gh_backend *ocl = gh_backend_opencl_new(NULL, 0);
-  if (ocl && ocl->ops->mstep) {
+  if (gh_backend_supports(ocl, GH_CAP_MSTEP)) {
     run_mstep(ocl, 0);
     run_kmeans(ocl);
     if (!only_mstep) check_set_pairs(ocl, "opencl");

@@ -124,9 +124,9 @@ static void free_problem(problem *pb) { gh_gmm_set_free(&pb->set); free(pb->X); 
 
 static float *loglikes(gh_backend *b, problem *pb) {
   float *out = malloc(sizeof(float) * (size_t)pb->T * pb->set.num_pdfs + 1);
-  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
-  b->ops->loglikes(b, m, pb->X, pb->T, out);
-  b->ops->model_free(b, m);
+  gh_dev_model *m = b->ops->gmm->model_upload(b, &pb->set);
+  b->ops->gmm->loglikes(b, m, pb->X, pb->T, out);
+  b->ops->gmm->model_free(b, m);
   return out;
 }
 
@@ -134,16 +134,16 @@ static float *loglikes(gh_backend *b, problem *pb) {
  * the total.  Two data blocks, to check that accumulators add up. */
 static double estep(gh_backend *b, problem *pb, const gh_frame_pdf *pairs, int64_t npairs, gh_accs_set *accs) {
   gh_accs_init(accs, &pb->set);
-  gh_dev_model *m = b->ops->model_upload(b, &pb->set);
-  b->ops->acc_zero(b, m);
+  gh_dev_model *m = b->ops->gmm->model_upload(b, &pb->set);
+  b->ops->gmm->acc_zero(b, m);
   int64_t half = npairs / 3;
-  gh_dev_data *d1 = b->ops->data_upload(b, pb->X, pb->T, pb->set.dim, pairs, half);
-  gh_dev_data *d2 = b->ops->data_upload(b, pb->X, pb->T, pb->set.dim, pairs + half, npairs - half);
-  double tot = b->ops->accumulate(b, m, d1) + b->ops->accumulate(b, m, d2);
-  b->ops->data_free(b, d1);
-  b->ops->data_free(b, d2);
-  b->ops->acc_fetch(b, m, accs);
-  b->ops->model_free(b, m);
+  gh_dev_data *d1 = b->ops->gmm->data_upload(b, pb->X, pb->T, pb->set.dim, pairs, half);
+  gh_dev_data *d2 = b->ops->gmm->data_upload(b, pb->X, pb->T, pb->set.dim, pairs + half, npairs - half);
+  double tot = b->ops->gmm->accumulate(b, m, d1) + b->ops->gmm->accumulate(b, m, d2);
+  b->ops->gmm->data_free(b, d1);
+  b->ops->gmm->data_free(b, d2);
+  b->ops->gmm->acc_fetch(b, m, accs);
+  b->ops->gmm->model_free(b, m);
   return tot;
 }
 
@@ -243,7 +243,7 @@ static void test_estep_gemm(gh_backend *ocl, gh_backend *cpu, const char *bname)
 
 static void compare_hmm(gh_backend *ocl, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
                         const gh_hmm_batch *bt) {
-  const gh_backend_ops *co = gh_backend_hmm_ops(ocl), *ro = gh_backend_cpu_ops();
+  const gh_ops_hmm *co = gh_backend_hmm_ops(ocl), *ro = &gh_cpu_ref_hmm;
   int32_t B = bt->num_utts, P = bt->num_pdfs;
   int64_t F = bt->frame_off[B];
   int64_t *soff = malloc((B + 1) * sizeof(int64_t));
@@ -319,7 +319,7 @@ static void compare_hmm(gh_backend *ocl, const char *name, const gh_hmm_graph *c
 }
 
 static void test_hmm(gh_backend *ocl) {
-  GH_TEST_OK(gh_backend_hmm_ops(ocl) == ocl->ops, "the opencl backend has its own HMM kernels");
+  GH_TEST_OK(gh_backend_hmm_ops(ocl) == ocl->ops->hmm && gh_backend_supports(ocl, GH_CAP_HMM), "the opencl backend has its own HMM kernels");
   const int32_t P = 60;
   enum { NG = 8, B = 48 };
   tgraph tg[NG];
@@ -420,7 +420,7 @@ static void test_hmm_timepar(gh_backend *ocl) {
  * reference on one core (on the first ncpu utterances). */
 static void bench_hmm_case(gh_backend *ocl, const char *name, const gh_hmm_graph *const *graphs, int32_t ng,
                            const gh_hmm_batch *bt, int32_t ncpu) {
-  const gh_backend_ops *co = gh_backend_hmm_ops(ocl), *ro = gh_backend_cpu_ops();
+  const gh_ops_hmm *co = gh_backend_hmm_ops(ocl), *ro = &gh_cpu_ref_hmm;
   int32_t B = bt->num_utts;
   int64_t F = bt->frame_off[B], *soff = malloc((B + 1) * sizeof(int64_t));
   gh_hmm_batch_state_off(bt, graphs, soff);
@@ -436,7 +436,7 @@ static void bench_hmm_case(gh_backend *ocl, const char *name, const gh_hmm_graph
     double t[2];
     for (int dev = 0; dev < 2; ++dev) {
       gh_backend *b = dev ? NULL : ocl;
-      const gh_backend_ops *o = dev ? ro : co;
+      const gh_ops_hmm *o = dev ? ro : co;
       gh_dev_hmm *d = dev ? dr : dc;
       const gh_hmm_batch *x = dev ? &sub : bt;
       for (int rep = dev; rep < 2; ++rep) { /* OpenCL: one warm-up call */
