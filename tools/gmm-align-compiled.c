@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
   gh_writer *sw = scores_wspec[0] ? gh_writer_open_binary(scores_wspec, binary) : NULL;
   gh_writer *pw = per_frame_wspec[0] ? gh_writer_open_binary(per_frame_wspec, binary) : NULL;
   gh_backend *be = gh_device_opts_end(&dev);
-  gh_dev_model *dm = be->ops->model_upload(be, &model);
+  gh_dev_model *dm = be->ops->gmm->model_upload(be, &model);
 
   gh_dec_opts dopts;
   gh_dec_opts_default(&dopts);
@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
     }
     memcpy(X, m->data, (size_t)T * model.dim * sizeof(float));
     double t0 = gh_seconds();
-    be->ops->loglikes(be, dm, X, T, LL);
+    be->ops->gmm->loglikes(be, dm, X, T, LL);
     t_score += gh_seconds() - t0;
     t0 = gh_seconds();
 
@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
   gh_seq_reader_close(fr);
   gh_rand_reader_close(feats);
   gh_decoder_free(dec);
-  be->ops->model_free(be, dm);
+  be->ops->gmm->model_free(be, dm);
   gh_backend_free(be);
   free(tlp);
   free(X);
