@@ -121,9 +121,9 @@ int main(int argc, char **argv) {
   const char *devs[2] = {"cpu-ref", "cpu"};
   for (int k = 0; k < 2; ++k) {
     gh_backend *b = gh_backend_create(devs[k]);
-    gh_dev_model *m = b->ops->model_upload(b, &s);
+    gh_dev_model *m = b->ops->gmm->model_upload(b, &s);
     float out[3 * 2];
-    b->ops->loglikes(b, m, X, 3, out);
+    b->ops->gmm->loglikes(b, m, X, 3, out);
     for (int t = 0; t < 3; ++t) {
       double x[2] = {X[2 * t], X[2 * t + 1]};
       double a = log(w0[0]) + lognorm(x, mu0, v0), c = log(w0[1]) + lognorm(x, mu0 + 2, v0 + 2);
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
       if (e1 > worst) worst = e1;
       printf("%s frame %d: %.6f %.6f (closed form %.6f %.6f)\n", devs[k], t, out[2 * t], out[2 * t + 1], ref0, ref1);
     }
-    b->ops->model_free(b, m);
+    b->ops->gmm->model_free(b, m);
     gh_backend_free(b);
   }
   printf("worst abs diff %.3g\n", worst);

@@ -166,10 +166,14 @@ problems, checked = [], 0
 def usage_slots(text, tool):
     m = re.search(r'^\s*Usage:\s+' + re.escape(tool) + r'\s+(.*)$', text, re.M)
     if not m: return None
-    words = re.findall(r'\[[^\]]*\]|\([^)]*\)|<[^>]*>|\S+', m.group(1))
+    u = m.group(1)
+    # nested optional arguments, OpenFst's "[in.fst [out.fst]]": one slot each
+    while re.search(r'\[[^\[\]]*\[[^\[\]]*\]\]', u):
+        u = re.sub(r'\[([^\[\]]*)\[([^\[\]]*)\]\]', r'[\1] [\2]', u)
+    words = re.findall(r'\[[^\]]*\]|\([^)]*\)|<[^>]*>|\S+', u)
     slots = []
     for w in words:
-        if w.startswith('[options') or w == '[options...]': continue
+        if w.startswith('[options') or w == '[options...]' or w.startswith('[--'): continue
         if '...' in w: return None
         slots.append((w.startswith('['), 'specifier' in w, w))
     return slots
@@ -210,6 +214,9 @@ for tool in tools:
                     if slots:
                         req = [s for s in slots if not s[0]]
                         use = req if len(pos) == len(req) else slots if len(pos) == len(slots) else None
+                        trailing = all(o for o, _, _ in slots[len(req):])  # optional slots all after the required
+                        if use is None and trailing and len(req) < len(pos) < len(slots):
+                            use = slots[:len(pos)]  # the first optional slots filled, in order
                         if use is None:
                             problems.append('%s: example has %d arguments, usage %d to %d: %s' % (tool, len(pos), len(req), len(slots), l.strip()))
                         else:
