@@ -706,30 +706,23 @@ static void test_write_failure(void) {
   }
 }
 
-/* The message of reading rspec to its end with a sequential reader of type
- * t (every key; "" if it read to the end without dying) into msg[n]. */
-static void read_all_msg(const char *rspec, gh_objtype t, char *msg, size_t n) {
+/* Runs body(arg, m) in a child process and copies the message it leaves in
+ * m (a gh_die caught by die_to_jmp, or "") into msg[n].  A reader abandoned
+ * mid-read by the die (as a tool's gh_die abandons it) is not freed: the
+ * child leaves with _exit, which skips the leak check. */
+static void msg_in_child(void (*body)(const void *arg, char *m), const void *arg, char *msg, size_t n) {
   msg[0] = '\0';
-  /* in a child process: a reader abandoned mid-read (as a tool's gh_die
-   * abandons it) is not freed, and the child's _exit skips the leak check */
   int p[2];
   if (pipe(p) != 0) { snprintf(msg, n, "pipe failed"); return; }
   fflush(NULL);
   const pid_t pid = fork();
   if (pid == 0) {
     close(p[0]);
-    gh_seq_reader *volatile r = NULL;
     char m[600] = "";
     gh_set_die_hook(die_to_jmp);
-    if (setjmp(die_jmp) == 0) {
-      r = gh_seq_reader_open(rspec, t);
-      for (; !gh_seq_reader_done(r); gh_seq_reader_next(r)) {}
-    } else {
-      snprintf(m, sizeof m, "%s", die_msg);
-      r = NULL;
-    }
+    if (setjmp(die_jmp) == 0) body(arg, m);
+    else snprintf(m, sizeof m, "%s", die_msg);
     gh_set_die_hook(NULL);
-    if (r) gh_seq_reader_close(r);
     const ssize_t w = write(p[1], m, strlen(m));
     (void)w;
     _exit(0);
@@ -744,40 +737,36 @@ static void read_all_msg(const char *rspec, gh_objtype t, char *msg, size_t n) {
   waitpid(pid, &st, 0);
 }
 
+typedef struct { const char *rspec, *key; gh_objtype t; } table_arg;
+
+static void read_all_body(const void *arg, char *m) {
+  const table_arg *a = arg;
+  (void)m;
+  gh_seq_reader *r = gh_seq_reader_open(a->rspec, a->t);
+  for (; !gh_seq_reader_done(r); gh_seq_reader_next(r)) {}
+  gh_seq_reader_close(r);
+}
+
+/* The message of reading rspec to its end with a sequential reader of type
+ * t (every key; "" if it read to the end without dying) into msg[n]. */
+static void read_all_msg(const char *rspec, gh_objtype t, char *msg, size_t n) {
+  const table_arg a = {rspec, NULL, t};
+  msg_in_child(read_all_body, &a, msg, n);
+}
+
+static void rand_body(const void *arg, char *m) {
+  const table_arg *a = arg;
+  (void)m;
+  gh_rand_reader *r = gh_rand_reader_open(a->rspec, GH_OBJ_MATRIX);
+  gh_rand_reader_value(r, a->key);
+  gh_rand_reader_close(r);
+}
+
 /* The message of looking key up in the random-access table rspec ("" if
  * it did not die) into msg[n]. */
 static void rand_msg(const char *rspec, const char *key, char *msg, size_t n) {
-  msg[0] = '\0';
-  /* in a child process, as read_all_msg: the abandoned reader is not freed */
-  int p[2];
-  if (pipe(p) != 0) { snprintf(msg, n, "pipe failed"); return; }
-  fflush(NULL);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(p[0]);
-    char m[600] = "";
-    gh_rand_reader *volatile r = gh_rand_reader_open(rspec, GH_OBJ_MATRIX);
-    gh_set_die_hook(die_to_jmp);
-    if (setjmp(die_jmp) == 0) {
-      gh_rand_reader_value(r, key);
-      gh_set_die_hook(NULL);
-      gh_rand_reader_close(r);
-    } else {
-      snprintf(m, sizeof m, "%s", die_msg);
-    }
-    gh_set_die_hook(NULL);
-    const ssize_t w = write(p[1], m, strlen(m));
-    (void)w;
-    _exit(0);
-  }
-  close(p[1]);
-  size_t got = 0;
-  ssize_t k;
-  while (got + 1 < n && (k = read(p[0], msg + got, n - 1 - got)) > 0) got += (size_t)k;
-  msg[got] = '\0';
-  close(p[0]);
-  int st;
-  waitpid(pid, &st, 0);
+  const table_arg a = {rspec, key, GH_OBJ_MATRIX};
+  msg_in_child(rand_body, &a, msg, n);
 }
 
 /* A writer that dies mid-object (a truncated archive, from a file and from a
