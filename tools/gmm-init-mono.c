@@ -2,7 +2,7 @@
  * gmmbin/gmm-init-mono.cc): one single-Gaussian pdf per (phone set,
  * pdf-class), every pdf a copy of the global mean and variance of the
  * training features (or mean 1, variance 1 without --train-feats); the tree
- * is Kaldi's monophone stub tree (lib/tree/context-dep.c), the transition
+ * is Kaldi's monophone tree (lib/tree/context-dep.c), the transition
  * model comes from the topology (lib/hmm/transition.c).  With Kaldi's inputs
  * the model and tree are byte-identical to Kaldi's. */
 #include <math.h>

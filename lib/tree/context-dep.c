@@ -1,5 +1,5 @@
 /* context-dep.c -- Kaldi ContextDependency read/write, Compute, GetPdfInfo
- * and the monophone stub tree (see context-dep.h; Kaldi tree/context-dep.cc,
+ * and the monophone tree (see context-dep.h; Kaldi tree/context-dep.cc,
  * tree/build-tree-utils.cc GetStubMap). */
 #include "tree/context-dep.h"
 
@@ -136,8 +136,8 @@ void gh_ctx_dep_pdf_info_free(gh_pdf_info *info) {
   memset(info, 0, sizeof(*info));
 }
 
-/* Kaldi GetStubMap (P = 0, unshared roots): sets[lo, hi). */
-static gh_event_map *stub_map(int32_t *const *sets, const int32_t *sizes, int32_t lo, int32_t hi,
+/* The monophone tree over sets[lo, hi) (P = 0, unshared roots), as Kaldi's GetStubMap builds it. */
+static gh_event_map *monophone_map(int32_t *const *sets, const int32_t *sizes, int32_t lo, int32_t hi,
                               const int32_t *num_classes, int32_t *num_leaves, const char *what) {
   int32_t nsets = hi - lo, max_size = 0, max_phone = 0;
   for (int32_t i = lo; i < hi; ++i) {
@@ -160,12 +160,12 @@ static gh_event_map *stub_map(int32_t *const *sets, const int32_t *sizes, int32_
   if (max_size == 1 && nsets <= 2 * max_phone) { /* table on the phone */
     gh_event_map *m = gh_event_map_table(0, max_phone + 1, NULL);
     for (int32_t i = lo; i < hi; ++i)
-      m->table[sets[i][0]] = stub_map(sets, sizes, i, i + 1, num_classes, num_leaves, what);
+      m->table[sets[i][0]] = monophone_map(sets, sizes, i, i + 1, num_classes, num_leaves, what);
     return m;
   }
   int32_t half = lo + nsets / 2;
-  gh_event_map *a = stub_map(sets, sizes, lo, half, num_classes, num_leaves, what);
-  gh_event_map *b = stub_map(sets, sizes, half, hi, num_classes, num_leaves, what);
+  gh_event_map *a = monophone_map(sets, sizes, lo, half, num_classes, num_leaves, what);
+  gh_event_map *b = monophone_map(sets, sizes, half, hi, num_classes, num_leaves, what);
   int32_t n = 0;
   for (int32_t i = lo; i < half; ++i) n += sizes[i];
   int32_t *yes = gh_malloc((size_t)n * sizeof(int32_t));
@@ -198,6 +198,6 @@ gh_ctx_dep *gh_ctx_dep_monophone(int32_t num_sets, int32_t *const *sets, const i
   gh_ctx_dep *c = gh_calloc(1, sizeof(*c));
   c->N = 1;
   c->P = 0;
-  c->to_pdf = stub_map(sets, set_sizes, 0, num_sets, phone2num_pdf_classes, &leaves, what);
+  c->to_pdf = monophone_map(sets, set_sizes, 0, num_sets, phone2num_pdf_classes, &leaves, what);
   return c;
 }

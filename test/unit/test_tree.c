@@ -1,5 +1,5 @@
 /* test_tree.c -- lib/tree: EventMap lookups (Map, MultiMap, missing keys),
- * the monophone stub tree's pdf numbering, and byte-exact binary and text
+ * the monophone tree's pdf numbering, and byte-exact binary and text
  * round trips of a tree holding every node kind (NULL table slots included). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,12 +83,12 @@ int main(void) {
   remove(path2);
   gh_ctx_dep_free(c);
 
-  /* monophone stub: sets {1,2} (3 classes), {3} (1 class), {4} (2 classes):
+  /* monophone tree: sets {1,2} (3 classes), {3} (1 class), {4} (2 classes):
    * pdfs numbered by set, then pdf-class */
   int32_t s1[2] = {1, 2}, s2[1] = {3}, s3[1] = {4};
   int32_t *sets[3] = {s1, s2, s3}, sizes[3] = {2, 1, 1}, ncls[5] = {0, 3, 3, 1, 2};
   gh_ctx_dep *m = gh_ctx_dep_monophone(3, sets, sizes, ncls, 4, "test");
-  GH_TEST_OK(m->N == 1 && m->P == 0 && gh_ctx_dep_num_pdfs(m) == 6, "stub tree: N 1, P 0, 6 pdfs (%d)",
+  GH_TEST_OK(m->N == 1 && m->P == 0 && gh_ctx_dep_num_pdfs(m) == 6, "monophone tree: N 1, P 0, 6 pdfs (%d)",
              gh_ctx_dep_num_pdfs(m));
   int expect[5][3] = {{0}, {0, 1, 2}, {0, 1, 2}, {3, -1, -1}, {4, 5, -1}}, ok = 1;
   for (int32_t ph = 1; ph <= 4; ++ph)
@@ -96,7 +96,7 @@ int main(void) {
       int32_t w[1] = {ph};
       if (!gh_ctx_dep_compute(m, w, k, &pdf) || pdf != expect[ph][k]) ok = 0;
     }
-  GH_TEST_OK(ok, "stub tree: shared phones 1, 2 share pdfs 0-2; phone 3 -> 3; phone 4 -> 4, 5");
+  GH_TEST_OK(ok, "monophone tree: shared phones 1, 2 share pdfs 0-2; phone 3 -> 3; phone 4 -> 4, 5");
   gh_ctx_dep_free(m);
 
   /* the fixture's monophone model and tree: every transition-id comes back
