@@ -35,7 +35,9 @@
 #              HMM_ONLY=1 runs only this part
 #   recipe     bench/recipe.sh: the Arabic-digit recipe's GMM and HMM-GMM
 #              trainings end to end, seconds per iteration, on DEVICE and on
-#              the CPU backend (RECIPE=0 skips)
+#              the CPU backend (RECIPE=0 skips); bench/recipe-profile.sh:
+#              the whole recipe (all stages) on DEVICE and on the CPU
+#              backend, with seconds per tool ($GH_ACCOUNTING)
 #   train      bench/train.sh: the whole GMM training job (2M x 40, 512 full,
 #              20 iterations): gmm-train at 1 rank (and 2 where there are 2
 #              GPUs, MPI and NCCL reductions) against ../shared/peers/e2e_job.py
@@ -90,6 +92,7 @@ recipe_rows() {
   [ "${RECIPE:-1}" = 0 ] && return 0
   local d
   for d in $(echo "$DEVICE cpu" | tr ' ' '\n' | awk '!seen[$0]++'); do DEVICE=$d GH_SHARED=$GH_SHARED bench/recipe.sh; done
+  for d in $(echo "$DEVICE cpu" | tr ' ' '\n' | awk '!seen[$0]++'); do DEVICE=$d GH_SHARED=$GH_SHARED bench/recipe-profile.sh; done
 }
 if [ "${CPU_ONLY:-0}" = 1 ]; then
   DEVICE=cpu; { cpu_rows; [ "${IO:-1}" = 0 ] || DEVICE=cpu IO_FRAMES=${IO_FRAMES:-200000} bench/io.sh; recipe_rows; } 2>&1 | tee "$LOG"

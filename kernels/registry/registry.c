@@ -85,8 +85,18 @@ static gh_backend *create_quiet(const char *device) {
   return b;
 }
 
-gh_backend *gh_backend_create(const char *device) {
+/* create_quiet, timed for $GH_ACCOUNTING (gh_account: device_start, the
+ * seconds the backend took to start, and device, its name). */
+static gh_backend *create_timed(const char *device) {
+  const double t0 = gh_seconds();
   gh_backend *b = create_quiet(device);
+  gh_account("device_start", gh_seconds() - t0);
+  gh_account_str("device", b->device_name);
+  return b;
+}
+
+gh_backend *gh_backend_create(const char *device) {
+  gh_backend *b = create_timed(device);
   gh_log("using device %s", b->device_name);
   return b;
 }
@@ -100,7 +110,7 @@ struct gh_backend_start {
 
 static void *start_main(void *arg) {
   gh_backend_start *s = (gh_backend_start *)arg;
-  s->b = create_quiet(s->device);
+  s->b = create_timed(s->device);
   return NULL;
 }
 
@@ -134,7 +144,7 @@ gh_backend *gh_backend_create_end(gh_backend_start *s) {
   if (s->started) {
     if (pthread_join(s->thread, NULL) != 0) gh_die("internal: cannot join the backend's start-up thread");
   } else {
-    s->b = create_quiet(s->device); /* OpenCL, or no thread could be started: here, now */
+    s->b = create_timed(s->device); /* OpenCL, or no thread could be started: here, now */
   }
   gh_backend *b = s->b;
   free(s->device);

@@ -1,5 +1,6 @@
 /* gh-base.c -- see gh-base.h. */
 #include "base/gh-base.h"
+#include "base/env.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -12,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -85,10 +87,13 @@ static void gh_on_signal(int sig) {
 }
 
 static void gh_at_exit(int status, void *arg);
+static void gh_account_write(int status);
+static double gh_start_seconds;
 
 void gh_init(const char *argv0) {
   const char *s = argv0 ? strrchr(argv0, '/') : NULL;
   gh_progname = s ? s + 1 : (argv0 ? argv0 : "gmmhmm");
+  gh_start_seconds = gh_seconds();
   signal(SIGINT, gh_on_signal);
   signal(SIGTERM, gh_on_signal);
   signal(SIGPIPE, gh_on_signal);
@@ -146,6 +151,7 @@ void gh_die(const char *fmt, ...) {
    * (objects still open, pointers on a stack being abandoned) is not
    * reported as a leak by LeakSanitizer; leaks on normal exits still are. */
   fflush(NULL);
+  gh_account_write(1);
   _exit(1);
 }
 
@@ -495,6 +501,7 @@ void gh_tmpfile_abort(gh_tmpfile *t) {
 static void gh_at_exit(int status, void *arg) {
   (void)arg;
   if (getpid() != gh_owner_pid) return; /* a forked child's exit is not the tool's */
+  gh_account_write(status);
   int bad = 0, e = 0;
   if (fflush(stdout) != 0) { bad = 1; e = errno; }
   if (ferror(stdout)) bad = 1;
@@ -523,6 +530,50 @@ static void gh_at_exit(int status, void *arg) {
     }
   }
   gh_abort_all_tmpfiles();
+}
+
+/* gh_account's entries: a few, set by the library (the backend's start). */
+#define GH_ACCOUNT_MAX 8
+static struct { char key[32]; char value[64]; } gh_accounts[GH_ACCOUNT_MAX];
+static int gh_naccounts;
+
+void gh_account_str(const char *key, const char *value) {
+  int i = 0;
+  while (i < gh_naccounts && strcmp(gh_accounts[i].key, key)) ++i;
+  if (i == GH_ACCOUNT_MAX) return;
+  if (i == gh_naccounts) ++gh_naccounts;
+  snprintf(gh_accounts[i].key, sizeof gh_accounts[i].key, "%s", key);
+  snprintf(gh_accounts[i].value, sizeof gh_accounts[i].value, "%s", value);
+  for (char *p = gh_accounts[i].value; *p; ++p)
+    if (*p == ' ' || *p == '\n' || *p == '\t') *p = '_'; /* one field */
+}
+
+void gh_account(const char *key, double seconds) {
+  char v[32];
+  snprintf(v, sizeof v, "%.3f", seconds);
+  gh_account_str(key, v);
+}
+
+static void gh_account_write(int status) {
+  const char *file = gh_env_str("GH_ACCOUNTING");
+  if (!file || !*file || !gh_start_seconds) return;
+  static int written;
+  if (written++) return;
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
+  getrusage(RUSAGE_SELF, &ru);
+  char line[1024];
+  int n = snprintf(line, sizeof line, "%s status=%d wall=%.3f user=%.3f sys=%.3f", gh_progname, status,
+                   gh_seconds() - gh_start_seconds, ru.ru_utime.tv_sec + 1e-6 * ru.ru_utime.tv_usec,
+                   ru.ru_stime.tv_sec + 1e-6 * ru.ru_stime.tv_usec);
+  for (int i = 0; i < gh_naccounts && n < (int)sizeof line - 2; ++i)
+    n += snprintf(line + n, sizeof line - n, " %s=%s", gh_accounts[i].key, gh_accounts[i].value);
+  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  const int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (write(fd, line, (size_t)n) < 0) { /* accounting never fails a tool */ }
+  close(fd);
 }
 
 double gh_seconds(void) {

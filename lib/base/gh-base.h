@@ -174,6 +174,20 @@ void gh_set_deferred_commit(int on);
 /* Monotonic wall clock in seconds (for frames/s logs). */
 double gh_seconds(void);
 
+/* Accounting, for finding where a recipe's time goes: with
+ * $GH_ACCOUNTING=FILE every tool that called gh_init appends one line to
+ * FILE when it exits (normally or through gh_die):
+ *   <tool> status=<exit status> wall=<s> user=<s> sys=<s> [<key>=<s> ...]
+ * wall: seconds since gh_init; user, sys: the process's CPU seconds
+ * (getrusage); the keys are those given to gh_account (e.g. device_start,
+ * the seconds that creating the compute backend took; device=<name>).
+ * One write(2) with O_APPEND, so concurrent jobs' lines do not mix.
+ * bench/recipe-profile.sh sums the lines per tool.  An unwritable FILE is
+ * ignored (accounting never fails a tool). */
+void gh_account(const char *key, double seconds);
+/* The same with a word value (device=cuda:0). */
+void gh_account_str(const char *key, const char *value);
+
 /* Helpers for float checks. */
 int gh_isfinite_f(float x);
 

@@ -204,3 +204,19 @@ opts_of() { sed -n 's/^  --\([a-z0-9-]*\) .*/\1/p' "$H/$1" | sort; }
   [[ "$output" == *"ERROR: --comm=nccl needs the CUDA backend (--device=cuda; this run uses cpu"* ]]
   [ ! -e "$BATS_TEST_TMPDIR/n.mdl" ]
 }
+
+@test "GH_ACCOUNTING: each tool appends one line with its wall, CPU and device start-up seconds" {
+  acct=$BATS_TEST_TMPDIR/acct.txt
+  GH_ACCOUNTING=$acct run "$BIN/gmm-score-gpu" --device=cpu-ref "$FIX/ami-diag16.gmm" "ark:$AMI" ark:/dev/null
+  [ "$status" -eq 0 ]
+  GH_ACCOUNTING=$acct run "$BIN/gmm-score-gpu" --device=cpu-ref "$FIX/ami-diag16.gmm" ark:/nonexistent ark:/dev/null
+  [ "$status" -ne 0 ]
+  run cat "$acct"
+  [ "${#lines[@]}" -eq 2 ]
+  [[ "${lines[0]}" =~ ^gmm-score-gpu\ status=0\ wall=[0-9.]+\ user=[0-9.]+\ sys=[0-9.]+\ .*device_start=[0-9.]+ ]]
+  [[ "${lines[0]}" == *" device="* ]]
+  [[ "${lines[1]}" =~ ^gmm-score-gpu\ status=1\  ]]
+  # an unwritable file never fails the tool
+  GH_ACCOUNTING=/nonexistent/dir/acct run "$BIN/gmm-score-gpu" --device=cpu-ref "$FIX/ami-diag16.gmm" "ark:$AMI" ark:/dev/null
+  [ "$status" -eq 0 ]
+}
