@@ -55,19 +55,6 @@ int main(int argc, char **argv) {
   int32_t max_phone = topo->num_phones > 0 ? topo->phones[topo->num_phones - 1] : 0;
   int32_t *ncls = gh_calloc((size_t)max_phone + 1, sizeof(int32_t));
   for (int32_t i = 0; i < topo->num_phones; ++i) ncls[topo->phones[i]] = gh_topology_num_pdf_classes(topo, topo->phones[i]);
-  /* questions about phones must name phones of the topology */
-  for (int32_t k = 0; k < q.num_keys; ++k) {
-    if (q.keys[k].key < 0) continue;
-    if (q.keys[k].key >= N)
-      gh_die("%s: questions for context position %d, but --context-width=%d", q_rx, q.keys[k].key, N);
-    for (int32_t i = 0; i < q.keys[k].q.n; ++i)
-      for (int32_t j = 0; j < q.keys[k].q.lists[i].len; ++j) {
-        int32_t p = q.keys[k].q.lists[i].v[j];
-        if (p != 0 && (p < 0 || p > max_phone || ncls[p] == 0))
-          gh_die("%s: question %d of context position %d names phone %d, which is not in the topology %s", q_rx, i,
-                 q.keys[k].key, p, topo_rx);
-      }
-  }
   /* the statistics' phones must be in the roots file (Kaldi checks this after
    * building; a tree from another lang's statistics is refused first) */
   {
@@ -87,6 +74,19 @@ int main(int argc, char **argv) {
     free(in_roots);
   }
 
+  /* questions about phones must name phones of the topology */
+  for (int32_t k = 0; k < q.num_keys; ++k) {
+    if (q.keys[k].key < 0) continue;
+    if (q.keys[k].key >= N)
+      gh_die("%s: questions for context position %d, but --context-width=%d", q_rx, q.keys[k].key, N);
+    for (int32_t i = 0; i < q.keys[k].q.n; ++i)
+      for (int32_t j = 0; j < q.keys[k].q.lists[i].len; ++j) {
+        int32_t p = q.keys[k].q.lists[i].v[j];
+        if (p != 0 && (p < 0 || p > max_phone || ncls[p] == 0))
+          gh_die("%s: question %d of context position %d names phone %d, which is not in the topology %s", q_rx, i,
+                 q.keys[k].key, p, topo_rx);
+      }
+  }
   gh_build_tree_opts o = {thresh, max_leaves, cluster_thresh, P, round_num_leaves};
   gh_build_tree_info info;
   gh_event_map *to_pdf = gh_build_tree(&q, &roots, ncls, max_phone + 1, &stats, &o, &info, stats_rx);
