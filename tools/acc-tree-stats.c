@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
       dim = m->cols;
       acc = gh_tree_accu_new(&o, dim);
     } else if (m->cols != dim) {
-      gh_die("%s, key '%s': features of dimension %d, earlier utterances %d", feats_rspec, key, m->cols, dim);
+      gh_die_dim(feats_rspec, key, "features", m->cols, dim, "the earlier utterances");
     }
     gh_transition_check_alignment(tm, ali->data, ali->dim, ali_rspec, key, model_rx);
     int ok;
