@@ -171,6 +171,15 @@ acc_full() {  # $TMP/1.treeacc, $TMP/2.treeacc, $TMP/treeacc as make.sh does
   expect_error "--ci-phones=1:2:400: phone 400 is not in the model" "$TMP/t.acc" \
     "$BIN/acc-tree-stats" --ci-phones=1:2:400 "$F/mono/final.mdl" "$(feats "$TMP/feats10.scp")" \
     "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/t.acc"
+  # a roots file with a word where a phone goes; a truncated statistics file
+  echo "shared split 1 x 3" > "$TMP/bad.roots"
+  expect_error "bad.roots, line 1: 'x' is not a phone id" "$TMP/tree" \
+    "$BIN/build-tree" --max-leaves=100 "$F/tri1/subset10/treeacc.gz" "$TMP/bad.roots" \
+    "$F/tri1/subset10/questions.qst" "$F/lang/topo" "$TMP/tree"
+  gunzip -c "$F/tri1/subset10/treeacc.gz" | head -c 100000 > "$TMP/trunc.acc"
+  expect_error "trunc.acc, offset 99923: unexpected end of file" "$TMP/tree" \
+    "$BIN/build-tree" --max-leaves=100 "$TMP/trunc.acc" "$F/lang/phones/roots.int" \
+    "$F/tri1/subset10/questions.qst" "$F/lang/topo" "$TMP/tree"
   # a file that is not tree statistics
   expect_error "not tree statistics" "$TMP/tree" \
     "$BIN/build-tree" --max-leaves=100 "$F/tri1/subset10/questions.qst" "$F/lang/phones/roots.int" \
