@@ -52,8 +52,9 @@ def _moments(X, resp, reg, cov_type):
         D = X.shape[1]
         cov = np.empty((len(nk), D, D))
         for k in range(len(nk)):
-            d = X - means[k]
-            cov[k] = (resp[:, k] * d.T) @ d / nk[k]
+            idx = np.flatnonzero(resp[:, k])  # hard assignments: only the component's rows
+            d = X[idx] - means[k]
+            cov[k] = (resp[idx, k] * d.T) @ d / nk[k]
             cov[k].flat[::D + 1] += reg
     return nk / nk.sum(), means, cov
 
@@ -196,12 +197,17 @@ class GaussianMixture(DensityMixin, BaseEstimator):
     # ---- fit ----
     def fit(self, X, y=None):
         """Fits by EM (gmm-train); returns self."""
-        self.fit_predict(X, y)
+        self._fit(check_X(X))
         return self
 
     def fit_predict(self, X, y=None):
-        """Fits, then the most likely component of each sample (N,) int."""
+        """Fits, then the most likely component of each sample (N,) int
+        under the fitted model (gmm-score-gpu)."""
         X = check_X(X)
+        self._fit(X)
+        return self.predict(X)
+
+    def _fit(self, X):
         self._check_params(X)
         rng = _as_rng(self.random_state)
         warm = self.warm_start and hasattr(self, '_gmm')
@@ -238,7 +244,6 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         if not conv and self.tol > 0:
             warnings.warn('Best performing initialization did not converge. Try different init parameters, or '
                           'increase max_iter, tol, or check for degenerate data.', ConvergenceWarning)
-        return self.predict(X)
 
     # ---- scoring ----
     def _comp_loglikes(self, X):

@@ -345,18 +345,20 @@ def test_io_our_files_byte_identical(tmp_path):
 
 
 def test_kaldiio_misreads_posteriors(tmp_path):
-    """Why gmmhmm.kaldi.read_posteriors exists: kaldiio returns something
-    else for a Posterior archive, without an error."""
+    """Why gmmhmm.kaldi.read_posteriors exists: kaldiio (2.18) returns the
+    first utterance of a Posterior archive as a wrong int32 vector, without
+    an error, and fails on the next key."""
     import kaldiio
     post = [[(0, 0.25), (2, 0.75)], [(1, 1.0)], [(0, 0.5), (1, 0.5)]]
-    kaldi.write_posteriors(tmp_path / 'p.ark', [('u1', post)])
-    ours = dict(kaldi.read_posteriors(tmp_path / 'p.ark'))['u1']
-    assert [list(zip(i.tolist(), w.tolist())) for i, w in ours] == post
-    try:
-        theirs = dict(kaldiio.load_ark(str(tmp_path / 'p.ark')))['u1']
-        assert not (isinstance(theirs, list) and len(theirs) == 3)
-    except Exception:
-        pass  # an error is fine too: it does not read it
+    kaldi.write_posteriors(tmp_path / 'p.ark', [('u1', post), ('u2', [[(3, 1.0)]])])
+    ours = dict(kaldi.read_posteriors(tmp_path / 'p.ark'))
+    assert [list(zip(i.tolist(), w.tolist())) for i, w in ours['u1']] == post
+    assert [list(zip(i.tolist(), w.tolist())) for i, w in ours['u2']] == [[(3, 1.0)]]
+    it = kaldiio.load_ark(str(tmp_path / 'p.ark'))
+    key, theirs = next(it)
+    print('kaldiio reads u1 as %r' % (theirs,))
+    assert key == 'u1' and isinstance(theirs, np.ndarray) and theirs.dtype.kind == 'i'
+    assert theirs.tolist() == [2, 0, 1048576000]  # frame 0: 2 pairs, index 0, weight 0.25's bits
 
 
 # ---------------- bad input ----------------
