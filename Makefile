@@ -254,6 +254,12 @@ install: all $(LIBS) $(B)/gmmhmm.pc man
 	install -m 644 egs/utils/launcher_args.sh $(DESTDIR)$(DATADIR)/utils/
 	if ls $(B)/man/*.1 >/dev/null 2>&1; then install -d $(DESTDIR)$(MANDIR)/man1 && \
 	  install -m 644 $(B)/man/*.1 $(DESTDIR)$(MANDIR)/man1/; fi
+	install -d $(DESTDIR)$(DATADIR)/python/gmmhmm
+	install -m 644 python/pyproject.toml python/README.md $(DESTDIR)$(DATADIR)/python/
+	install -m 644 python/gmmhmm/*.py $(DESTDIR)$(DATADIR)/python/gmmhmm/
+	echo 'PREFIX = "$(PREFIX)"  # written by make install: the tools are in PREFIX/bin' \
+	  > $(DESTDIR)$(DATADIR)/python/gmmhmm/_prefix.py
+	@echo "make install: the Python package gmmhmm: pip install $(DATADIR)/python (it finds the tools in $(PREFIX)/bin)"
 
 clean:
 	rm -rf $(B) $(BIN) build-asan bin-asan build-tsan bin-tsan build-fuzz

@@ -51,6 +51,9 @@
 #   init       bench/init.sh: gmm-init 2048 diag / 1024 full (--max-frames=30000)
 #              on DEVICE and on the CPU, and gmm-est-gpu's floored M-step on the
 #              2 M x 512 full job, device vs GH_MSTEP=host (INIT=0 skips)
+#   Python     bench/python.sh: gmmhmm.GaussianMixture / GaussianHMM fit against
+#              scikit-learn / hmmlearn (all cores), and the Python layer's
+#              overhead over the tools (PYTHON=0 skips; CPU_ONLY=1: small sizes)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Where results go: everything to stdout and the log BENCH_LOG
@@ -95,7 +98,9 @@ recipe_rows() {
   for d in $(echo "$DEVICE cpu" | tr ' ' '\n' | awk '!seen[$0]++'); do DEVICE=$d GH_SHARED=$GH_SHARED bench/recipe-profile.sh; done
 }
 if [ "${CPU_ONLY:-0}" = 1 ]; then
-  DEVICE=cpu; { cpu_rows; [ "${IO:-1}" = 0 ] || DEVICE=cpu IO_FRAMES=${IO_FRAMES:-200000} bench/io.sh; recipe_rows; } 2>&1 | tee "$LOG"
+  DEVICE=cpu; { cpu_rows; [ "${IO:-1}" = 0 ] || DEVICE=cpu IO_FRAMES=${IO_FRAMES:-200000} bench/io.sh; recipe_rows
+    [ "${PYTHON:-1}" = 0 ] || DEVICE=cpu SIZES=${SIZES:-20000x20} COMPS=${COMPS:-64} SEQS=${SEQS:-40} ITERS=5 bench/python.sh
+  } 2>&1 | tee "$LOG"
   python3 bench/table.py "$LOG"
   exit 0
 fi
@@ -167,6 +172,7 @@ fi
   fi
   [ "${UBM:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/ubm.sh
   [ "${INIT:-1}" = 0 ] || DEVICE=$DEVICE bench/init.sh
+  [ "${PYTHON:-1}" = 0 ] || DEVICE=$DEVICE bench/python.sh
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

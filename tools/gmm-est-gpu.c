@@ -30,7 +30,8 @@ int main(int argc, char **argv) {
       "argument every frame trains pdf 0 (a global GMM; the model must have 1 pdf); with one,\n"
       "--label-type says what it holds: ali = per-frame pdf ids (int32 vectors, e.g. from\n"
       "ali-to-pdf), utt = one pdf id per utterance (int32), post = posteriors (pdf, weight).\n"
-      "Logs per iteration the average log-likelihood per frame of the model before its update.\n"
+      "Logs per iteration the average log-likelihood per frame of the model before its update;\n"
+      "--tol stops early when it improves by less than tol (see --tol), --num-iters the maximum.\n"
       "Usage:  gmm-est-gpu [options] <model-in> <feats-rspecifier> [<labels-rspecifier>] <model-out>\n"
       "e.g.:   gmm-est-gpu --num-iters=10 ubm.0 scp:feats.scp ubm.10\n"
       "        gmm-est-gpu --label-type=post --mix-up=2000 1.mdl ark:feats.ark ark:1.post 2.mdl\n";
@@ -43,7 +44,13 @@ int main(int argc, char **argv) {
   gh_est_opts eo;
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
-  gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
+  gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations (the maximum with --tol)");
+  double tol = 0;
+  gh_opts_double(po, "tol", &tol,
+                 "Stop after the iteration whose average log-likelihood per frame (of the model before its "
+                 "update) improved on the previous one's by less than this (0 = run --num-iters); scikit-learn's "
+                 "GaussianMixture tol: |change of the mean per-sample lower bound_| < tol, the same number "
+                 "(EM does not decrease it); hmmlearn's tol is on the total log-likelihood: divide by the frames");
   gh_device_opts dev;
   gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
@@ -98,15 +105,19 @@ int main(int argc, char **argv) {
   gh_rng_seed(&rng, (uint64_t)seed);
   gh_accs_set accs;
   double avg = 0;
+  gh_em_monitor mon;
+  gh_em_monitor_init(&mon, tol);
   for (int32_t it = 1; it <= num_iters; ++it) {
     /* The accumulators come to the host (and the M-step runs there) only
      * when something here needs them; else the M-step stays on the device
      * when the backend has one (gh_dist_em). */
-    const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) || (it == num_iters && *write_accs);
+    const int may_be_last = it == num_iters || tol > 0; /* with --tol any iteration may be the last */
+    const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) || (may_be_last && *write_accs);
     avg = gh_dist_em_estep(&em, want_accs ? &accs : NULL);
+    const int last = gh_em_monitor_report(&mon, avg) || it == num_iters;
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
            em.total_weight, em.estep_seconds > 0 ? num_frames / em.estep_seconds : 0.0);
-    if (gh_shrink_needs_stats(ms.so.method) || (ms.shrinkage_stats && it == num_iters && *write_accs)) {
+    if (gh_shrink_needs_stats(ms.so.method) || (ms.shrinkage_stats && last && *write_accs)) {
       gh_accs_shrink_init(&accs, &model); /* second pass, centres = this E-step model's means */
       gh_dist_em_acc_shrink(&em, &accs);
     }
@@ -132,7 +143,13 @@ int main(int argc, char **argv) {
         free(occs);
       }
     }
-    if (want_accs && (it < num_iters || !*write_accs)) gh_accs_free(&accs);
+    if (want_accs && (!last || !*write_accs)) gh_accs_free(&accs);
+    if (last) break;
+  }
+  {
+    char conv[192];
+    gh_em_monitor_describe(&mon, conv, sizeof conv);
+    gh_log("%s", conv);
   }
   if (*write_accs) {
     gh_accs_write(write_accs, binary, &accs);

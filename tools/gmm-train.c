@@ -27,7 +27,8 @@
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   const char *usage =
-      "EM training of a GMM set (diagonal or full covariance) for --num-iters iterations as one job:\n"
+      "EM training of a GMM set (diagonal or full covariance) for --num-iters iterations (or until\n"
+      "--tol) as one job:\n"
       "a plain process, or R ranks started by mpirun / srun (one per GPU), each keeping its shard of\n"
       "the data on its device; blocks are combined in double-double and summed over the ranks in\n"
       "rank order, so the model does not depend on R (bit for bit).  Options as gmm-est-gpu; without a\n"
@@ -51,7 +52,13 @@ int main(int argc, char **argv) {
   gh_comm_opts co;
   gh_comm_opts_default(&co);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
-  gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations");
+  gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations (the maximum with --tol)");
+  double tol = 0;
+  gh_opts_double(po, "tol", &tol,
+                 "Stop after the iteration whose average log-likelihood per frame (of the model before its "
+                 "update) improved on the previous one's by less than this (0 = run --num-iters); scikit-learn's "
+                 "GaussianMixture tol: |change of the mean per-sample lower bound_| < tol, the same number "
+                 "(EM does not decrease it); hmmlearn's tol is on the total log-likelihood: divide by the frames");
   gh_opts_int(po, "first-iter", &first_iter,
               "Number of the first iteration (resuming from <dir>/N.mdl: --first-iter=N+1); mix-up happens "
               "only after iteration 1");
@@ -173,13 +180,19 @@ int main(int argc, char **argv) {
   gh_accs_set accs;
   memset(&accs, 0, sizeof accs);
   double avg = 0;
+  gh_em_monitor mon;
+  gh_em_monitor_init(&mon, tol);
   const int32_t last_iter = first_iter + num_iters - 1;
   for (int32_t it = first_iter; it <= last_iter; ++it) {
     const double t_it = gh_seconds();
-    const int last = it == last_iter;
+    /* with --tol any iteration may be the last: the accumulators of each
+     * E-step come to the host when the last one's are to be written */
+    const int may_be_last = it == last_iter || tol > 0;
     const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) ||
-                          (last && (*write_accs || (dump && *dump)));
+                          (may_be_last && (*write_accs || (dump && *dump)));
     avg = gh_dist_em_estep(&em, want_accs ? &accs : NULL);
+    /* the reduced value, the same bytes on every rank: all ranks stop together */
+    const int last = gh_em_monitor_report(&mon, avg) || it == last_iter;
     if (rank == kill_rank && it == kill_iter) raise(SIGKILL);
     if (rank == hang_rank && it == hang_iter)
       for (;;) pause();
@@ -226,6 +239,12 @@ int main(int argc, char **argv) {
            it, avg, em.total_weight, em.estep_seconds, em.reduce_seconds, em.reduce_path, em.mstep_seconds,
            em.mstep_on_device ? "device" : "host", gh_seconds() - t_it, st.count > 0 ? st.objf_change / st.count : 0.0);
     if (want_accs && !last) gh_accs_free(&accs);
+    if (last) break;
+  }
+  {
+    char conv[192];
+    gh_em_monitor_describe(&mon, conv, sizeof conv);
+    gh_log("%s", conv);
   }
   if (rank == 0 && accs.pdfs) {
     if (*write_accs) gh_accs_write(write_accs, binary, &accs);

@@ -14,6 +14,7 @@
 #include "hmm/hmm.h"
 #include "train/comm.h"
 #include "train/device-opts.h"
+#include "train/dist-em.h"
 #include "train/hmm-train.h"
 
 /* 64-bit hash of a GMM set's and an HMM set's parameters (every rank must
@@ -67,12 +68,16 @@ int main(int argc, char **argv) {
       "written once, after the last iteration (atomically: a failed run leaves none); --iter-models\n"
       "also writes every iteration's models, as checkpoints to resume from with --first-iter.\n"
       "Transcripts: utterance -> HMM name or word sequence (words joined, with --optional-silence),\n"
-      "as hmm-bw --transcripts.\n"
+      "as hmm-bw --transcripts; without that argument the HMM set must hold one HMM, which every\n"
+      "utterance uses (hmmlearn's fit(X, lengths): e.g. one ergodic HMM from hmm-init-topo).\n"
+      "--tol stops once the HMM log-likelihood per frame (Baum-Welch: log P(O) of the model before\n"
+      "the update, summed over the utterances, over their frames) improves by less than tol.\n"
       "Under mpirun / srun, local rank k of a host takes its GPU k mod GPUs (--device=auto or cuda) and cores / ranks threads.\n"
-      "Usage:  hmm-train [options] <hmm-in> <model-in> <feats-rspecifier> <transcripts-rspecifier> "
+      "Usage:  hmm-train [options] <hmm-in> <model-in> <feats-rspecifier> [<transcripts-rspecifier>] "
       "<hmm-out> <model-out>\n"
       "e.g.:   hmm-train --mode=bw --num-iters=12 --gauss=8 0.hmm 0.mdl scp:data/feats.scp \\\n"
       "          ark,t:data/text final.hmm final.mdl\n"
+      "        hmm-train --num-iters=100 --tol=1e-5 ergodic.hmm 0.mdl scp:feats.scp final.hmm final.mdl\n"
       "        mpirun -np 2 hmm-train --mode=viterbi --num-iters=16 0.hmm 0.mdl scp:feats.scp ark,t:text a.hmm a.mdl\n";
   gh_opts *po = gh_opts_new(usage);
   gh_hmm_train_opts o;
@@ -81,7 +86,12 @@ int main(int argc, char **argv) {
   int32_t num_iters = 12, first_iter = 1, mixup_end = -1;
   int binary = 1;
   gh_opts_string(po, "mode", &mode, "Training: bw (Baum-Welch) or viterbi (realign on --realign-iters, GMMs on the alignment)");
-  gh_opts_int(po, "num-iters", &num_iters, "Number of the last iteration");
+  gh_opts_int(po, "num-iters", &num_iters, "Number of the last iteration (the last one at most, with --tol)");
+  double tol = 0;
+  gh_opts_double(po, "tol", &tol,
+                 "Stop after the iteration whose HMM log-likelihood per frame (of the models before its update) "
+                 "improved on the previous one's by less than this (0 = run to --num-iters); hmmlearn's tol "
+                 "(monitor_: change of the total log-likelihood < tol) is this tol times the frames");
   gh_opts_int(po, "first-iter", &first_iter, "Number of the first iteration (resume from the models of iteration N-1)");
   gh_device_opts dev;
   gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
@@ -121,11 +131,12 @@ int main(int argc, char **argv) {
   gh_comm_opts_default(&co);
   gh_comm_opts_register(po, &co);
   int nargs = gh_opts_parse(po, argc, argv);
-  if (nargs != 6) gh_opts_usage_exit(po);
+  if (nargs != 5 && nargs != 6) gh_opts_usage_exit(po);
   if (*max_mem && gh_parse_size(max_mem, &o.max_device_bytes) != 0)
     gh_die("--max-device-memory must be a positive size such as 20G, 512M or 1000000 (got '%s')", max_mem);
+  const int k = nargs == 6; /* a transcripts argument */
   const char *hmm_rx = gh_opts_arg(po, 0), *mdl_rx = gh_opts_arg(po, 1), *feats = gh_opts_arg(po, 2),
-             *trans = gh_opts_arg(po, 3), *hmm_wx = gh_opts_arg(po, 4), *mdl_wx = gh_opts_arg(po, 5);
+             *trans = k ? gh_opts_arg(po, 3) : NULL, *hmm_wx = gh_opts_arg(po, 3 + k), *mdl_wx = gh_opts_arg(po, 4 + k);
   if (gh_hmm_train_mode_parse(mode, &o.mode) != 0) gh_die("--mode must be bw or viterbi (got '%s')", mode);
   if (num_iters < first_iter) gh_die("--num-iters (%d) must be >= --first-iter (%d)", num_iters, first_iter);
   if (first_iter < 1) gh_die("--first-iter must be >= 1 (got %d)", first_iter);
@@ -167,6 +178,8 @@ int main(int argc, char **argv) {
          rank, size, (long long)ru, (long long)rf, (long long)rnb, (long long)nb, (long long)nu, (long long)nf,
          gh_seconds() - t0);
   gh_hmm_train_iter_stats st;
+  gh_em_monitor mon;
+  gh_em_monitor_init(&mon, tol);
   for (int32_t it = first_iter; it <= num_iters; ++it) {
     gh_hmm_trainer_iter(tr, it, &st);
     h = models_hash(&model, &set);
@@ -180,7 +193,7 @@ int main(int argc, char **argv) {
       gh_commit_outputs(); /* a checkpoint: on disk now (a resumed run starts from it), not at exit */
     }
     if (rank == 0)
-      gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; HMM %s log-likelihood per frame %.6f "
+      gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames; HMM %s log-likelihood per frame %.10g "
            "over %.0f utterances (%.0f failed)%s; %lld Gaussians; %.3g s (E-step %.3g s, reduction %.3g s, "
            "GMM M-step %.3g s on the %s)",
            it, st.gmm_frames > 0 ? st.gmm_loglike / st.gmm_frames : 0.0, st.gmm_frames,
@@ -194,6 +207,13 @@ int main(int argc, char **argv) {
             rank, it,
             st.graphs_seconds, st.upload_seconds, st.loglike_seconds, o.mode == GH_HMM_TRAIN_BW ? "forward-backward" : "Viterbi",
             st.hmm_seconds, st.pairs_seconds, st.accumulate_seconds, st.setpairs_seconds);
+    /* reduced totals, the same on every rank: all ranks stop together */
+    if (gh_em_monitor_report(&mon, st.hmm_frames > 0 ? st.hmm_loglike / st.hmm_frames : 0.0)) break;
+  }
+  if (rank == 0) {
+    char conv[192];
+    gh_em_monitor_describe(&mon, conv, sizeof conv);
+    gh_log("%s", conv);
   }
   /* the final models once, after the last iteration: committed together at exit
    * status 0 (a failed run leaves none behind; "-" gets one model) */
@@ -203,7 +223,7 @@ int main(int argc, char **argv) {
   }
   if (rank == 0)
     gh_log("wrote %s and %s: %d pdfs, %lld Gaussians after %d iterations (%.3g s)", hmm_wx, mdl_wx, model.num_pdfs,
-         (long long)gh_gmm_set_total_gauss(&model), num_iters - first_iter + 1, gh_seconds() - t0);
+         (long long)gh_gmm_set_total_gauss(&model), mon.iters, gh_seconds() - t0);
   gh_hmm_trainer_free(tr);
   gh_backend_free(be);
   gh_comm_finalize(comm);

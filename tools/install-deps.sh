@@ -3,7 +3,7 @@
 # C toolchain, zlib, LAPACKE/OpenBLAS, libsndfile, FFTW, Bats, Open MPI, Slurm + munge (a test
 # cluster), and Python's numpy +
 # scikit-learn + kaldiio + kaldi-native-fbank + hmmlearn (independent references used by the
-# tests and the recipe's baseline), matplotlib (the recipes' pictures), help2man and
+# tests and the recipe's baseline), this checkout's Python package gmmhmm (python/) and pytest, matplotlib (the recipes' pictures), help2man and
 # pkg-config (make install's man pages, the install test).
 # CUDA (nvcc) is optional: without it the CUDA backend is not built.
 # OpenCL: headers, the ICD loader, PoCL and CLBlast (the OpenCL backend and its tests).
@@ -88,4 +88,13 @@ if command -v clang >/dev/null && ! fuzz_ok; then
   $SUDO apt-get install -y -qq "libclang-rt-$v-dev" >/dev/null || true
 fi
 py_ok || { echo "install-deps: numpy/scikit-learn/kaldiio/kaldi-native-fbank/hmmlearn/matplotlib still not importable by python3" >&2; exit 1; }
+# The checkout's Python package gmmhmm (python/: test/bats/python.bats) and pytest, which its tests run under.
+root=$(cd "$(dirname "$0")/.." && pwd)
+if ! python3 -c 'import gmmhmm, pytest' >/dev/null 2>&1; then
+  flags=""
+  python3 -m pip install --help 2>/dev/null | grep -q break-system-packages && \
+    [ "$(command -v python3)" = /usr/bin/python3 ] && flags="--break-system-packages"
+  echo "install-deps: pip install pytest $root/python" >&2
+  python3 -m pip install -q $flags pytest "$root/python"
+fi
 echo "install-deps: ok" >&2

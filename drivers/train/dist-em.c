@@ -1,6 +1,7 @@
 /* dist-em.c -- EM of a GMM set over R ranks; see dist-em.h. */
 #include "train/dist-em.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -360,4 +361,29 @@ void gh_dist_em_mstep(gh_dist_em *em, const gh_est_opts *eo, const gh_accs_set *
   if (em->have_own) { gh_accs_free(&em->own); em->have_own = 0; }
   gh_dist_em_model_changed(em); /* the next E-step uploads the new model */
   em->mstep_seconds = gh_seconds() - t0;
+}
+
+/* ---------------- stopping by tolerance ---------------- */
+void gh_em_monitor_init(gh_em_monitor *m, double tol) {
+  memset(m, 0, sizeof *m);
+  m->tol = tol;
+}
+
+int gh_em_monitor_report(gh_em_monitor *m, double avg) {
+  m->iters++;
+  m->change = m->have_prev ? avg - m->prev : 0.0;
+  if (m->tol > 0 && m->have_prev && m->change < m->tol) m->converged = 1;
+  m->prev = avg;
+  m->have_prev = 1;
+  return m->converged;
+}
+
+void gh_em_monitor_describe(const gh_em_monitor *m, char *buf, size_t n) {
+  if (m->tol <= 0)
+    snprintf(buf, n, "not converged after %d iterations (no --tol: --num-iters iterations)", m->iters);
+  else if (m->converged)
+    snprintf(buf, n, "converged after %d iterations (change per frame %.3g < --tol=%g)", m->iters, m->change, m->tol);
+  else
+    snprintf(buf, n, "not converged after %d iterations (last change per frame %.3g, --tol=%g; --num-iters reached)",
+             m->iters, m->change, m->tol);
 }

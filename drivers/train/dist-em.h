@@ -104,6 +104,33 @@ uint64_t gh_dist_em_model_hash(gh_dist_em *em);
 void gh_dist_em_model_changed(gh_dist_em *em);
 void gh_dist_em_free(gh_dist_em *em);
 
+/* Stopping by tolerance (--tol of gmm-train, gmm-est-gpu, hmm-train): fed
+ * each iteration's average log-likelihood per frame (natural log) of the
+ * model before that iteration's update (the E-step's), the monitor says
+ * converged once it improved by less than tol over the previous
+ * iteration's (cur - prev < tol, a decrease included: hmmlearn's
+ * ConvergenceMonitor on the total log-likelihood; scikit-learn's
+ * GaussianMixture tests |change of the mean per-sample lower bound| < tol,
+ * the same for EM, whose likelihood does not decrease).  The first
+ * iteration never converges; tol <= 0 never does (--num-iters iterations).
+ * The value fed is the reduced one, the same on every rank, so every rank
+ * decides the same; gmm-train's is also the same for every rank count. */
+typedef struct {
+  double tol;      /* <= 0: off */
+  double prev;     /* last value fed */
+  int have_prev;
+  int converged;   /* set by the iteration that converged */
+  int32_t iters;   /* values fed */
+  double change;   /* cur - prev of the last value fed (0 for the first) */
+} gh_em_monitor;
+void gh_em_monitor_init(gh_em_monitor *m, double tol);
+/* Feeds one iteration's value; returns m->converged (1: stop after this
+ * iteration's M-step). */
+int gh_em_monitor_report(gh_em_monitor *m, double avg_loglike_per_frame);
+/* The log line's end: "converged after N iterations (change X < tol T)" or
+ * "not converged after N iterations (...)" into buf. */
+void gh_em_monitor_describe(const gh_em_monitor *m, char *buf, size_t n);
+
 /* 64-bit hash of a model's parameters (shapes, weights, gconsts,
  * means_invvars, inv_vars): the per-iteration check that every rank holds
  * the same model bytes. */

@@ -186,8 +186,8 @@ static int32_t *graph_pdfset(const gh_hmm_compiled *c, int32_t *n) {
 
 static void compile_tx(const gh_hmm_trainer *t, const tscript *x, gh_hmm_compiled *c) {
   double edge = t->o.edge_silence_prob > 0 ? t->o.edge_silence_prob : t->o.silence_prob;
-  gh_hmm_compile_transcript_edges(t->set, x->text, t->sil, t->o.silence_prob, edge, c, t->trans_rspec,
-                                  t->ents[x->first].key);
+  gh_hmm_compile_transcript_edges(t->set, x->text, t->sil, t->o.silence_prob, edge, c,
+                                  t->trans_rspec ? t->trans_rspec : "the single HMM", t->ents[x->first].key);
 }
 
 /* t->txs, one per distinct transcript, numbered in order of first use in
@@ -202,7 +202,8 @@ static void make_txs(gh_hmm_trainer *t, gh_rand_reader *tr) {
   t->txs = gh_calloc(txcap, sizeof(tscript));
   t->num_txs = 0;
   for (int64_t u = 0; u < m; ++u) {
-    const char *v = gh_rand_reader_value(tr, t->ents[u].key);
+    /* no transcripts table: every utterance is the set's one HMM */
+    const char *v = tr ? gh_rand_reader_value(tr, t->ents[u].key) : t->set->hmms[0].name;
     int32_t k = gh_strmap_get(&seen, v);
     if (k < 0) {
       if ((size_t)t->num_txs == txcap) {
@@ -228,10 +229,10 @@ static void make_txs(gh_hmm_trainer *t, gh_rand_reader *tr) {
 static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
   double q0 = gh_seconds();
   /* the transcripts read on a thread of their own beside the feature index (io/table.h) */
-  gh_rand_reader_opening *tro = gh_rand_reader_open_bg(t->trans_rspec, GH_OBJ_TOKEN_VECTOR);
+  gh_rand_reader_opening *tro = t->trans_rspec ? gh_rand_reader_open_bg(t->trans_rspec, GH_OBJ_TOKEN_VECTOR) : NULL;
   gh_feat_toc *toc = gh_feat_toc_open(t->feats_rspec);
   t->toc_seconds[4] = gh_seconds() - q0;
-  gh_rand_reader *tr = gh_rand_reader_open_wait(tro, &t->toc_seconds[5]);
+  gh_rand_reader *tr = tro ? gh_rand_reader_open_wait(tro, &t->toc_seconds[5]) : NULL;
   double q1 = gh_seconds();
   const int64_t n = gh_feat_toc_size(toc);
   const char **keys = gh_malloc(sizeof(char *) * (size_t)(n ? n : 1));
@@ -245,7 +246,7 @@ static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
       ++t->num_skipped;
       continue;
     }
-    if (!gh_rand_reader_has_key(tr, key)) {
+    if (tr && !gh_rand_reader_has_key(tr, key)) {
       if (t->rank == 0) gh_warn_no_key(t->trans_rspec, key, "transcript", "utterance skipped");
       ++t->num_skipped;
       continue;
@@ -257,7 +258,9 @@ static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
     t->total_frames += rows;
     ++m;
   }
-  if (m == 0) gh_die("no utterances to train on in %s (with transcripts in %s)", t->feats_rspec, t->trans_rspec);
+  if (m == 0)
+    gh_die("no utterances to train on in %s (with transcripts in %s)", t->feats_rspec,
+           t->trans_rspec ? t->trans_rspec : "none: the single HMM");
   if (t->num_skipped && t->rank == 0)
     gh_warn("%lld utterances of %s skipped (%lld used)", (long long)t->num_skipped, t->feats_rspec, (long long)m);
   double q2 = gh_seconds();
@@ -274,7 +277,7 @@ static gh_feat_toc *read_plan(gh_hmm_trainer *t) {
     e->rows = t->plan.frames[u];
   }
   make_txs(t, tr);
-  gh_rand_reader_close(tr);
+  if (tr) gh_rand_reader_close(tr);
   t->toc_seconds[0] = q1 - q0; /* feature index and transcripts, side by side */
   t->toc_seconds[1] = q2 - q1;
   t->toc_seconds[2] = q3 - q2;
@@ -505,6 +508,8 @@ gh_hmm_trainer *gh_hmm_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm
   t->model = model;
   t->feats_rspec = feats_rspec;
   t->trans_rspec = transcripts_rspec;
+  if (!transcripts_rspec && set->num_hmms != 1)
+    gh_die("the HMM set has %d HMMs: without a transcripts table it must have exactly one", set->num_hmms);
   t->P = model->num_pdfs;
   t->D = model->dim;
   t->sil = -1;

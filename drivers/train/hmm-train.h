@@ -127,7 +127,8 @@ struct gh_device_opts;
 /* Loads this rank's shard of feats_rspec (drivers/train/shard.h: every rank
  * reads the table of contents; utterances without frames or without an
  * entry in the transcripts table transcripts_rspec are warned about and
- * skipped), compiles its utterances' graphs and uploads them.  comm: the
+ * skipped; transcripts_rspec NULL: every utterance is the set's single HMM,
+ * and a set of more than one HMM dies), compiles its utterances' graphs and uploads them.  comm: the
  * ranks (drivers/train/comm.h; NULL: one process); the reduction is
  * gh_comm_sum_f64.  set and model are the caller's, the same on every rank,
  * and are updated in place by gh_hmm_trainer_iter.  Dies (one line naming

@@ -14,30 +14,36 @@
 #            --num-iters=0 (k-means++ and k-means over all frames) ->
 #            gmm-copy --split-gaussians (state s = cluster s; hmmlearn takes its
 #            means from k-means too, its covariances from all the data)
-#   stage 2  --iters Baum-Welch iterations: gmm-score-gpu | hmm-bw --hmm=m
-#            (state posteriors, start and transition probabilities
-#            re-estimated) -> gmm-est-gpu --label-type=post (means, variances)
+#   stage 2  --iters Baum-Welch iterations in one process: hmm-train without a
+#            transcripts table (every sequence uses the one HMM; features read
+#            once, resident); --pipeline true: the same iterations as separate
+#            tools, gmm-score-gpu | hmm-bw --hmm=m (state posteriors, start and
+#            transition probabilities re-estimated) -> gmm-est-gpu
+#            --label-type=post (means, variances), one process each per iteration
 #   stage 3  hmm-forward (total log-likelihood) and hmm-viterbi --write-states of
 #            the final model; local/hmmlearn_compare.py compare: hmmlearn's fit
 #            from our initial model (init_params="", --iters iterations), the
 #            log-likelihood per iteration of both, the final parameters, the
-#            state accuracy of both against the true states
+#            state accuracy of both against the true states; local/python_class.py:
+#            the Python package's gmmhmm.GaussianHMM and hmmlearn's GaussianHMM
+#            fitted from their own initialisations (wall time, iterations)
 #   stage 4  <work>/results.txt and <work>/loglike.png (printed)
 #
 # Options (--name value or --name=value):
 #   --work DIR [/tmp/gmmhmm-$USER/hmmlearn-demo]  --device auto  --seed 1
 #   --states 3 --seqs 30 --length 200 --iters 10  --stage 0 --stop-stage 4
+#   --pipeline false (true: stage 2 as one tool per step and iteration)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(dirname "$here"); root=$(dirname "$egs")
 export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools (make test-asan)
 work=/tmp/gmmhmm-$(id -un)/hmmlearn-demo
-device=auto; seed=1; states=3; seqs=30; length=200; iters=10; stage=0; stop_stage=4
+device=auto; seed=1; states=3; seqs=30; length=200; iters=10; stage=0; stop_stage=4; pipeline=false
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
 python3 -c 'import numpy, kaldiio, hmmlearn' 2>/dev/null ||
   { echo "run.sh: needs python3 with numpy, kaldiio and hmmlearn (tools/install-deps.sh)" >&2; exit 1; }
-for t in hmm-init-topo gmm-init gmm-copy gmm-score-gpu hmm-bw gmm-est-gpu hmm-forward hmm-viterbi; do
+for t in hmm-init-topo gmm-init gmm-copy hmm-train gmm-score-gpu hmm-bw gmm-est-gpu hmm-forward hmm-viterbi; do
   command -v $t >/dev/null || { echo "run.sh: $t not built (run make in $root)" >&2; exit 1; }
 done
 mkdir -p "$work"; work=$(cd "$work" && pwd); cd "$work"
@@ -59,9 +65,17 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   gmm-copy --split-gaussians $dir/kmeans.mdl $dir/0.mdl 2>> $dir/log/init.log
 fi
 if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
-  echo "== stage 2: $iters Baum-Welch iterations"
+  echo "== stage 2: $iters Baum-Welch iterations ($([ $pipeline = true ] && echo 'one tool per step' || echo hmm-train))"
   : > $dir/loglike.txt
-  for it in $(seq 1 $iters); do
+  t0=$(date +%s.%N)
+  if [ $pipeline != true ]; then
+    hmm-train --device=$device --num-iters=$iters $dir/0.hmm $dir/0.mdl $feats $dir/$iters.hmm $dir/$iters.mdl \
+      2> $dir/log/train.log
+    grep -o 'iteration [0-9]*: .*HMM total log-likelihood per frame [-0-9.e+]*' $dir/log/train.log |
+      awk '{ sub(":", "", $2); printf "%d %.6f\n", $2, $NF }' > $dir/loglike.txt
+    awk '{ printf "  iteration %d: average log-likelihood per frame %s\n", $1, $2 }' $dir/loglike.txt
+  fi
+  for it in $( [ $pipeline = true ] && seq 1 $iters); do
     p=$((it - 1))
     gmm-score-gpu --device=$device $dir/$p.mdl $feats ark:- 2> $dir/log/score.$it.log |
       hmm-bw --device=$device --hmm=m $dir/$p.hmm ark:- ark:$dir/post.ark $dir/$it.hmm 2> $dir/log/bw.$it.log
@@ -71,6 +85,7 @@ if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
     echo "  iteration $it: average log-likelihood per frame $ll"
   done
   rm -f $dir/post.ark
+  echo "  $iters iterations in $(echo "$(date +%s.%N) - $t0" | bc -l | xargs printf %.2f) s"
   cp $dir/$iters.mdl $dir/final.mdl; cp $dir/$iters.hmm $dir/final.hmm
 fi
 if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
@@ -83,6 +98,12 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   hmm-copy --binary=false $dir/final.hmm $dir/final.hmm.txt 2> /dev/null
   python3 "$here/local/hmmlearn_compare.py" compare data $dir/0.mdl.txt $dir/loglike.txt $dir/final.mdl.txt \
     $dir/final.hmm.txt $dir/states.txt --iters $iters > $dir/compare.txt
+  # the Python package: the same fit through gmmhmm.GaussianHMM (hmm-train underneath) and hmmlearn
+  if python3 -c 'import gmmhmm' 2>/dev/null || [ -d "$root/python/gmmhmm" ]; then
+    GMMHMM_BIN=${GH_BIN:-$root/bin} PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+      python3 "$here/local/python_class.py" data --states $states --iters $iters --seed $seed --device $device \
+      >> $dir/compare.txt
+  fi
 fi
 if [ $stop_stage -ge 4 ]; then
   {

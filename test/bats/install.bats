@@ -2,7 +2,7 @@
 # make install: tools, the three static archives (drivers, kernels, lib),
 # public headers (each one compiles on its own from the installed tree),
 # gmmhmm.pc (no path of the build machine in it), the recipes' job launchers,
-# man pages; a small C program built against the installed tree with
+# man pages, the Python package (share/gmmhmm/python); a small C program built against the installed tree with
 # pkg-config computes the per-frame log-likelihoods of a tiny GMM set through
 # the kernels' backend and checks them against the closed form (|diff| <=
 # 1e-4 nats, float kernels), and sums them over one rank through the drivers'
@@ -29,6 +29,10 @@ install_tree() {
   [ -f "$P/include/gmmhmm/backend.h" ] && [ -f "$P/include/gmmhmm/registry/registry.h" ]
   [ -f "$P/include/gmmhmm/gmm/gmm.h" ] && [ -f "$P/include/gmmhmm/io/table.h" ]
   [ -f "$P/include/gmmhmm/train/gmm-data.h" ] && [ -f "$P/include/gmmhmm/gmm/gselect.h" ]
+  # the Python package, its prefix written in, and the pip line printed
+  [ -f "$P/share/gmmhmm/python/pyproject.toml" ] && [ -f "$P/share/gmmhmm/python/gmmhmm/mixture.py" ]
+  grep -q "^PREFIX = \"$P\"" "$P/share/gmmhmm/python/gmmhmm/_prefix.py"
+  grep -q "pip install $P/share/gmmhmm/python" "$T/install.log"
   # every public header of the source tree is installed (lib/*/*.h, drivers/*/*.h,
   # backend.h, registry.h), and none refers outside the tree
   n_src=$(ls "$ROOT"/lib/*/*.h "$ROOT"/drivers/*/*.h | wc -l)

@@ -102,7 +102,28 @@ static void test_commit(gh_backend *b, const gh_gmm_set *s) {
   free(X); free(pairs); free(x); free(hi); free(lo); free(got); free(want);
 }
 
+/* --tol's monitor: the first value never converges; a change below tol
+ * (a decrease included) does; tol <= 0 never does. */
+static void test_monitor(void) {
+  gh_em_monitor m;
+  gh_em_monitor_init(&m, 1e-3);
+  GH_TEST_OK(!gh_em_monitor_report(&m, -5.0), "first iteration: not converged");
+  GH_TEST_OK(!gh_em_monitor_report(&m, -4.5) && m.change == 0.5, "improved by 0.5 >= tol: not converged");
+  GH_TEST_OK(!gh_em_monitor_report(&m, -4.498), "improved by 2e-3 >= tol: not converged");
+  GH_TEST_OK(gh_em_monitor_report(&m, -4.4975) && m.iters == 4, "improved by 5e-4 < tol: converged at 4");
+  gh_em_monitor_init(&m, 1e-3);
+  gh_em_monitor_report(&m, -1.0);
+  GH_TEST_OK(gh_em_monitor_report(&m, -1.1), "a decrease converges (hmmlearn's rule)");
+  gh_em_monitor_init(&m, 0);
+  gh_em_monitor_report(&m, -1.0);
+  GH_TEST_OK(!gh_em_monitor_report(&m, -1.0) && !m.converged, "tol 0: never converges");
+  char buf[192];
+  gh_em_monitor_describe(&m, buf, sizeof buf);
+  GH_TEST_OK(strstr(buf, "not converged after 2 iterations") != NULL, "describe: %s", buf);
+}
+
 int main(void) {
+  test_monitor();
   gh_gmm_set s;
   make_set(&s);
   gh_accs_set a, b;
