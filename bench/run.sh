@@ -51,6 +51,10 @@
 #   init       bench/init.sh: gmm-init 2048 diag / 1024 full (--max-frames=30000)
 #              on DEVICE and on the CPU, and gmm-est-gpu's floored M-step on the
 #              2 M x 512 full job, device vs GH_MSTEP=host (INIT=0 skips)
+#   align      bench/align.sh: gmm-align-compiled on cathy replicated to
+#              ALIGN_HOURS (24) hours, exact (the batched aligner on the device)
+#              and beam modes, on DEVICE and on the CPU backend (ALIGN=0 skips;
+#              CPU_ONLY=1 runs it on the CPU at 0.5 hours)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Where results go: everything to stdout and the log BENCH_LOG
@@ -95,7 +99,8 @@ recipe_rows() {
   for d in $(echo "$DEVICE cpu" | tr ' ' '\n' | awk '!seen[$0]++'); do DEVICE=$d GH_SHARED=$GH_SHARED bench/recipe-profile.sh; done
 }
 if [ "${CPU_ONLY:-0}" = 1 ]; then
-  DEVICE=cpu; { cpu_rows; [ "${IO:-1}" = 0 ] || DEVICE=cpu IO_FRAMES=${IO_FRAMES:-200000} bench/io.sh; recipe_rows; } 2>&1 | tee "$LOG"
+  DEVICE=cpu; { cpu_rows; [ "${IO:-1}" = 0 ] || DEVICE=cpu IO_FRAMES=${IO_FRAMES:-200000} bench/io.sh; recipe_rows
+    [ "${ALIGN:-1}" = 0 ] || GH_SHARED=$GH_SHARED bench/align.sh --device cpu --hours "${ALIGN_HOURS:-0.5}"; } 2>&1 | tee "$LOG"
   python3 bench/table.py "$LOG"
   exit 0
 fi
@@ -167,6 +172,7 @@ fi
   fi
   [ "${UBM:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/ubm.sh
   [ "${INIT:-1}" = 0 ] || DEVICE=$DEVICE bench/init.sh
+  [ "${ALIGN:-1}" = 0 ] || GH_SHARED=$GH_SHARED bench/align.sh --device "$DEVICE" --hours "${ALIGN_HOURS:-24}" || echo "align: failed"
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

@@ -29,7 +29,7 @@ setup_file() {
   MDL=$F/mono/final.mdl
   compile-train-graphs --read-disambig-syms="$F/lang/phones/disambig.int" "$F/mono/tree" "$MDL" \
     "gunzip -c $F/lang/L.fst.gz|" ark:int.txt ark:graphs.ark 2>/dev/null
-  # the long utterance: the first 30 utterances end to end (8,900 frames, 3,200 states)
+  # the long utterance: the first 30 utterances end to end (8,910 frames, 7,590 states)
   head -n 30 int.txt | awk '{for (i = 2; i <= NF; i++) w = w " " $i} END {print "long" w}' > long.int
   python3 - <<'PY'
 import kaldiio, numpy as np
