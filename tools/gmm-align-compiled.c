@@ -7,7 +7,9 @@
  * log-likelihoods of the whole utterance come from the backend in one call
  * (--device, the scoring path of gmm-score-gpu), and lib/decoder's FasterDecoder
  * finds the best path (--beam, then --retry-beam once if no final state was
- * reached; --exact or --beam=0: no pruning).  Log lines as Kaldi's: the retry
+ * reached); --exact or --beam=0: no pruning, by the batched exact aligner on
+ * the --device (drivers/align/align-batch.h; --batch-size=0: lib/decoder's
+ * decoder with an infinite beam).  Log lines as Kaldi's: the retry
  * warning, "Did not successfully decode file X, len = N", "Overall
  * log-likelihood per frame is Y over N frames.", "Retried M out of U
  * utterances.", "Done N, errors on M"; per utterance "Log-like per frame for
@@ -38,11 +40,14 @@ static const char *usage =
     "or:\n"
     " compile-train-graphs tree 1.mdl lex.fst 'ark:sym2int.pl -f 2- words.txt text|' \\\n"
     "   ark:- | gmm-align-compiled 1.mdl ark:- scp:train.scp t, ark:1.ali\n"
+    "or:\n"
+    " gmm-align-compiled --exact --device=cuda final.mdl ark:fsts.1 scp:feats.scp ark:ali.1\n"
+    "\n"
     "--exact (or --beam=0) decodes without pruning: the exact best path, never a\n"
-    "failure for lack of beam, on the --device in batches of utterances (checkpointed\n"
-    "back-pointers for long files; --batch-size=0: lib/decoder's one-utterance decoder on\n"
-    "the CPU).  The beam mode scores on the --device and searches on the CPU.\n"
-    "e.g.: gmm-align-compiled --exact --device=cuda final.mdl ark:fsts.1 scp:feats.scp ark:ali.1\n";
+    "failure for lack of beam; batches of utterances are aligned together on the\n"
+    "--device, long files with checkpointed back-pointers (--batch-size=0: the\n"
+    "one-utterance decoder on the CPU).  The beam mode scores on the --device and\n"
+    "searches on the CPU.\n";
 
 /* Kaldi GetScaledTransitionLogProb for every transition-id ([0] unused), in
  * Kaldi's float arithmetic (TransitionModel's non-self-loop log-probs:
