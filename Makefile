@@ -32,7 +32,8 @@
 #LAYER drivers/gmm: kernels/registry
 #LAYER drivers/train: drivers/gmm
 #LAYER drivers/adapt: drivers/train
-#LAYER tools: drivers/adapt lib/decoder lib/lang
+#LAYER drivers/align: kernels/registry lib/decoder
+#LAYER tools: drivers/adapt drivers/align lib/decoder lib/lang
 PREFIX ?= /usr/local
 CC ?= gcc
 CFLAGS ?= -O2 -g

@@ -54,6 +54,10 @@
 #   Python     bench/python.sh: gmmhmm.GaussianMixture / GaussianHMM fit against
 #              scikit-learn / hmmlearn (all cores), and the Python layer's
 #              overhead over the tools (PYTHON=0 skips; CPU_ONLY=1: small sizes)
+#   align      bench/align.sh: gmm-align-compiled on cathy replicated to
+#              ALIGN_HOURS (24) hours, exact (the batched aligner on the device)
+#              and beam modes, on DEVICE and on the CPU backend (ALIGN=0 skips;
+#              CPU_ONLY=1 runs it on the CPU at 0.5 hours)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Where results go: everything to stdout and the log BENCH_LOG
@@ -100,7 +104,7 @@ recipe_rows() {
 if [ "${CPU_ONLY:-0}" = 1 ]; then
   DEVICE=cpu; { cpu_rows; [ "${IO:-1}" = 0 ] || DEVICE=cpu IO_FRAMES=${IO_FRAMES:-200000} bench/io.sh; recipe_rows
     [ "${PYTHON:-1}" = 0 ] || DEVICE=cpu SIZES=${SIZES:-20000x20} COMPS=${COMPS:-64} SEQS=${SEQS:-40} ITERS=5 bench/python.sh
-  } 2>&1 | tee "$LOG"
+    [ "${ALIGN:-1}" = 0 ] || GH_SHARED=$GH_SHARED bench/align.sh --device cpu --hours "${ALIGN_HOURS:-0.5}"; } 2>&1 | tee "$LOG"
   python3 bench/table.py "$LOG"
   exit 0
 fi
@@ -173,6 +177,7 @@ fi
   [ "${UBM:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/ubm.sh
   [ "${INIT:-1}" = 0 ] || DEVICE=$DEVICE bench/init.sh
   [ "${PYTHON:-1}" = 0 ] || DEVICE=$DEVICE bench/python.sh
+  [ "${ALIGN:-1}" = 0 ] || GH_SHARED=$GH_SHARED bench/align.sh --device "$DEVICE" --hours "${ALIGN_HOURS:-24}" || echo "align: failed"
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

@@ -34,7 +34,8 @@ void gh_backend_free(gh_backend *b) {
   X(GH_CAP_GMM, gmm) X(GH_CAP_PAIRS, pairs) X(GH_CAP_RESIDENT, resident) X(GH_CAP_MSTEP, mstep) \
   X(GH_CAP_HASH, hash) X(GH_CAP_HMM, hmm) X(GH_CAP_HMM_DEV, hmm_dev) X(GH_CAP_HMM_REWEIGHT, hmm_reweight) \
   X(GH_CAP_SHRINK, shrink) X(GH_CAP_HOST_MEM, host_mem) X(GH_CAP_PIPELINE, pipeline) X(GH_CAP_DIST, dist) \
-  X(GH_CAP_NCCL, nccl) X(GH_CAP_GSELECT, gselect) X(GH_CAP_KMEANS, kmeans) X(GH_CAP_SUBSET, subset)
+  X(GH_CAP_NCCL, nccl) X(GH_CAP_GSELECT, gselect) X(GH_CAP_KMEANS, kmeans) X(GH_CAP_SUBSET, subset) \
+  X(GH_CAP_ALIGN, align)
 
 const void *gh_backend_ops_table(const gh_backend_ops *o, gh_backend_cap what, size_t *bytes, const char **name) {
   switch (what) {

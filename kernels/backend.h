@@ -440,6 +440,77 @@ typedef struct {
                           const int32_t *pdfs, int32_t n, float *out, int32_t ld);
 } gh_ops_subset;
 
+/* ---- exact Viterbi alignment of a batch of per-utterance graphs ---- */
+/* One utterance's graph for align_batch: lib/decoder's gh_dec_graph (the
+ * aligner's CSR layout: the arcs of state s are arcs[arc_start[s] ..
+ * arc_start[s+1]), final[s] a cost, +inf = not final), the same memory
+ * layout, so the driver passes its arrays as they are. */
+typedef struct {
+  int32_t ilabel, olabel; /* ilabel 0: non-emitting (epsilon) arc */
+  float weight;           /* graph cost (negated natural log) */
+  int32_t next;
+} gh_align_arc;
+typedef struct {
+  int32_t num_states, start;
+  int64_t num_arcs; /* < 2^31 */
+  const int64_t *arc_start;
+  const gh_align_arc *arcs;
+  const float *final;
+} gh_align_graph;
+/* A batch: utterance u has graph graphs[u] and loglikes[u] ([T[u] x ld]
+ * floats, natural log, host); ilabel i > 0 reads column col[i] (0 <= col[i]
+ * < ld, i <= num_labels); the acoustic cost of frame t on an arc with ilabel
+ * i is -(acoustic_scale * loglikes[u][t ld + col[i]]) in float.
+ * ckpt_interval: 0 = store every frame's back-pointers when they fit
+ * bp_budget bytes per utterance (0: unlimited), else checkpoints; K > 0 =
+ * checkpoints every K frames (tests). */
+typedef struct {
+  int32_t num_utts;
+  const gh_align_graph *graphs;
+  const float *const *loglikes;
+  const int32_t *T;
+  int32_t ld, num_labels;
+  const int32_t *col;
+  float acoustic_scale;
+  int32_t ckpt_interval;
+  int64_t bp_budget;
+} gh_align_batch;
+/* One utterance's result: cost = the best path's total cost (token cost,
+ * double as Kaldi's decoder sums it, plus the final cost), reached = 1 if a
+ * final state has a finite cost after the last frame; then arcs[num_arcs]
+ * (malloc'd; the caller frees) are the path's arc indices into its graph in
+ * path order (T emitting arcs and the epsilon arcs between them).  reached
+ * = 0: cost +inf, arcs NULL, num_arcs 0. */
+typedef struct {
+  double cost;
+  int32_t reached, num_arcs;
+  int32_t *arcs;
+} gh_align_out;
+typedef struct {
+  /* ---- exact Viterbi over a batch of utterances' graphs
+   * (drivers/align/align-batch.c; doc/align.md "The batched aligner") ----
+   * The exact best path of every utterance of the batch (no pruning, the
+   * result of lib/decoder's decoder with an infinite beam): column 0 is
+   * the start state at cost 0 followed by the epsilon closure; frame t
+   * gives every state s its best emitting predecessor,
+   *   c_t(s) = min over arcs a = (p -> s, ilabel > 0) of
+   *            ((double) w_a + c_{t-1}(p)) + (double) ac_t(a),
+   * then the epsilon closure in synchronous rounds (each round every state
+   * takes min over epsilon arcs a = (p -> s) of c(p) + (double) w_a from the
+   * previous round's costs, if strictly smaller) until no state changes (at
+   * most num_states rounds).  Ties: the arc of smallest index wins, and
+   * among final states the smallest state: the same choice on every
+   * backend, bit for bit.  Back-pointers are one arc index per state and
+   * frame; where T x S of them exceed the budget, the column's costs and
+   * back-pointers are kept every K frames and each segment is recomputed
+   * (the same arithmetic: the same path) while tracing back, so memory is
+   * O((T/K + K) S).  Fills out[num_utts].  Dies on a graph with no start
+   * state, an ilabel outside [0, num_labels] or more than 2^31 arcs, or
+   * when the device cannot hold the batch.  CPU: kernels/cpu/align.c;
+   * CUDA: kernels/cuda/cuda-align.cu; OpenCL: kernels/opencl/align.cl. */
+  void (*align_batch)(gh_backend *b, const gh_align_batch *batch, gh_align_out *out);
+} gh_ops_align;
+
 typedef struct {
   const char *name; /* "cpu", "cpu-ref", "cuda", "opencl" */
   const gh_ops_gmm *gmm;                   /* required */
@@ -458,13 +529,14 @@ typedef struct {
   const gh_ops_gselect *gselect;
   const gh_ops_kmeans *kmeans;
   const gh_ops_subset *subset;
+  const gh_ops_align *align;
 } gh_backend_ops;
 
 /* The subjects of gh_backend_supports, one per sub-table of gh_backend_ops. */
 typedef enum {
   GH_CAP_GMM = 0, GH_CAP_PAIRS, GH_CAP_RESIDENT, GH_CAP_MSTEP, GH_CAP_HASH, GH_CAP_HMM, GH_CAP_HMM_DEV,
   GH_CAP_HMM_REWEIGHT, GH_CAP_SHRINK, GH_CAP_HOST_MEM, GH_CAP_PIPELINE, GH_CAP_DIST, GH_CAP_NCCL,
-  GH_CAP_GSELECT, GH_CAP_KMEANS, GH_CAP_SUBSET,
+  GH_CAP_GSELECT, GH_CAP_KMEANS, GH_CAP_SUBSET, GH_CAP_ALIGN,
   GH_CAP_COUNT
 } gh_backend_cap;
 
@@ -543,6 +615,10 @@ extern const gh_ops_hmm gh_cpu_ref_hmm;
 extern const gh_ops_shrink gh_cpu_ref_shrink;
 extern const gh_ops_gselect gh_cpu_ref_gselect;
 extern const gh_ops_kmeans gh_cpu_ref_kmeans;
+extern const gh_ops_align gh_cpu_ref_align;
+/* The CPU reference of align_batch (kernels/cpu/align.c, OpenMP over the
+ * utterances); never touches b. */
+void gh_cpu_align_batch(gh_backend *b, const gh_align_batch *batch, gh_align_out *out);
 /* Element offsets of the per-state outputs (alpha, gamma) of a batch:
  * state_off[u] = sum_{v<u} T_v S_g(v), u = 0..B (so state_off[B] is the
  * total size).  graphs[g] are the graphs uploaded for the batch. */

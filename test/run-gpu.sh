@@ -37,6 +37,10 @@
 #     sid UBM acceptance test/bats/kaldi-sid.bats with SID_DEVICE=cuda.
 # 11. hmm-train: test/gpu-hmm-train.sh (cuda vs cpu, resident vs the recipe's
 #     per-iteration loop, 2 ranks vs 1 where there are 2 GPUs).
+# 12. the batched exact aligner: build/test/test_align (kernels/cuda/cuda-align.cu vs
+#     the CPU reference and float64 on random graphs, checkpoints on 40,000 frames) and
+#     test/bats/align-device.bats with ALIGN_DEVICE=cuda (cathy with Kaldi's final.mdl:
+#     the CPU decoder's alignments, scores and frame log-likelihoods byte for byte).
 # "cpu" in the comparisons below is the plain-loop reference (--device=cpu-ref;
 # the loops map cpu -> cpu-ref); the CPU BLAS backend (--device=cpu) is checked
 # against float64 in test_kernels and against the reference by the CPU suite.
@@ -384,6 +388,25 @@ fi
 out=$(test/gpu-hmm-train.sh 2>&1)
 echo "$out" | grep -E '^(ok|not ok) |^# '
 pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+
+# 12. the batched exact aligner on CUDA
+if [ -x build/test/test_align ]; then
+  out=$(build/test/test_align 2>&1)
+  echo "$out" | grep -E '^(ok|not ok) .*cuda'
+  grep -q 'SKIP no GPU' <<<"$out" && notok "test_align skipped CUDA although a GPU is present"
+  out=$(grep -E '^(ok|not ok) .*cuda' <<<"$out")
+  [ -n "$out" ] || out="not ok - test_align printed no CUDA check"
+else
+  out="not ok - build/test/test_align not built"; echo "$out"
+fi
+pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+if command -v bats >/dev/null; then
+  out=$(ALIGN_DEVICE=cuda PATH="$PWD/bin:$PATH" bats --tap test/bats/align-device.bats 2>&1)
+  pass=$((pass + $(grep -c '^ok ' <<<"$out"))); fail=$((fail + $(grep -c '^not ok ' <<<"$out")))
+  grep -E -A12 '^not ok' <<<"$out"
+else
+  notok "bats is not installed: test/bats/align-device.bats not run on CUDA"
+fi
 
 echo "${pass} passed, ${fail} failed"
 [ "$fail" -eq 0 ]

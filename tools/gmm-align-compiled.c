@@ -7,7 +7,9 @@
  * log-likelihoods of the whole utterance come from the backend in one call
  * (--device, the scoring path of gmm-score-gpu), and lib/decoder's FasterDecoder
  * finds the best path (--beam, then --retry-beam once if no final state was
- * reached; --exact or --beam=0: no pruning).  Log lines as Kaldi's: the retry
+ * reached); --exact or --beam=0: no pruning, by the batched exact aligner on
+ * the --device (drivers/align/align-batch.h; --batch-size=0: lib/decoder's
+ * decoder with an infinite beam).  Log lines as Kaldi's: the retry
  * warning, "Did not successfully decode file X, len = N", "Overall
  * log-likelihood per frame is Y over N frames.", "Retried M out of U
  * utterances.", "Done N, errors on M"; per utterance "Log-like per frame for
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "align/align-batch.h"
 #include "backend.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
@@ -37,8 +40,14 @@ static const char *usage =
     "or:\n"
     " compile-train-graphs tree 1.mdl lex.fst 'ark:sym2int.pl -f 2- words.txt text|' \\\n"
     "   ark:- | gmm-align-compiled 1.mdl ark:- scp:train.scp t, ark:1.ali\n"
+    "or:\n"
+    " gmm-align-compiled --exact --device=cuda final.mdl ark:fsts.1 scp:feats.scp ark:ali.1\n"
+    "\n"
     "--exact (or --beam=0) decodes without pruning: the exact best path, never a\n"
-    "failure for lack of beam (slower: every graph state is active on every frame).\n";
+    "failure for lack of beam; batches of utterances are aligned together on the\n"
+    "--device, long files with checkpointed back-pointers (--batch-size=0: the\n"
+    "one-utterance decoder on the CPU).  The beam mode scores on the --device and\n"
+    "searches on the CPU.\n";
 
 /* Kaldi GetScaledTransitionLogProb for every transition-id ([0] unused), in
  * Kaldi's float arithmetic (TransitionModel's non-self-loop log-probs:
@@ -73,10 +82,50 @@ static float *scaled_log_probs(const gh_transition_model *tm, float transition_s
   return out;
 }
 
+/* The outputs of one utterance (shared by the beam decoder and the batched
+ * exact aligner's callback). */
+typedef struct {
+  gh_writer *aw, *sw, *pw;
+  float acoustic_scale;
+  int64_t num_done, num_err, frame_count;
+  double tot_like;
+} results;
+
+static void write_result(void *user, const char *utt, int32_t T, const gh_dec_path *cp) {
+  results *r = user;
+  if (!cp) {
+    gh_warn("Did not successfully decode file %s, len = %d", utt, T);
+    r->num_err++;
+    return;
+  }
+  gh_dec_path *p = (gh_dec_path *)cp;
+  const float cost = p->graph_cost + p->ac_cost;
+  const float like = -cost / r->acoustic_scale;
+  r->num_done++;
+  r->tot_like += like;
+  r->frame_count += T;
+  gh_log("Log-like per frame for utterance %s is %g over %d frames.", utt, (double)like / T, T);
+  gh_ivector ali = {p->num_ilabels, p->ilabels};
+  gh_writer_write(r->aw, utt, GH_OBJ_INT32_VECTOR, &ali);
+  if (r->sw) {
+    const float score = -cost;
+    gh_writer_write(r->sw, utt, GH_OBJ_FLOAT, &score);
+  }
+  if (r->pw) {
+    const float s = -1 / r->acoustic_scale;
+    float *v = gh_malloc((size_t)(p->num_frame_ac ? p->num_frame_ac : 1) * sizeof(float));
+    for (int32_t i = 0; i < p->num_frame_ac; ++i) v[i] = p->frame_ac[i] * s;
+    gh_vector vec = {p->num_frame_ac, v};
+    gh_writer_write(r->pw, utt, GH_OBJ_VECTOR, &vec);
+    free(v);
+  }
+}
+
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   float beam = 200.0f, retry_beam = 0.0f, acoustic_scale = 1.0f, transition_scale = 1.0f, self_loop_scale = 1.0f;
-  int careful = 0, binary = 1, exact = 0;
+  int careful = 0, binary = 1, exact = 0, batch_size = 256, ckpt_interval = 0;
+  float max_bp_mb = 1024.0f;
   const char *per_frame_wspec = "";
   gh_opts *po = gh_opts_new(usage);
   gh_opts_float(po, "beam", &beam, "Decoding beam used in alignment (0: no pruning, as --exact)");
@@ -86,6 +135,14 @@ int main(int argc, char **argv) {
                "loop to start of decoding graph).");
   gh_opts_bool(po, "exact", &exact,
                "Exact Viterbi: no pruning (--beam and --retry-beam ignored); never fails for lack of beam");
+  gh_opts_int(po, "batch-size", &batch_size,
+              "Exact mode: utterances aligned together on the device (0: one at a time by lib/decoder's "
+              "decoder on the CPU)");
+  gh_opts_float(po, "max-bp-memory", &max_bp_mb,
+                "Exact mode: MB of back-pointers per utterance before the aligner keeps checkpoints every "
+                "K frames instead (memory O(sqrt(T) states); 0: no limit)");
+  gh_opts_int(po, "checkpoint-interval", &ckpt_interval,
+              "Exact mode: checkpoint every this many frames whatever the memory (0: by --max-bp-memory)");
   gh_opts_float(po, "transition-scale", &transition_scale, "Transition-probability scale [relative to acoustics]");
   gh_opts_float(po, "acoustic-scale", &acoustic_scale, "Scaling factor for acoustic likelihoods");
   gh_opts_float(po, "self-loop-scale", &self_loop_scale,
@@ -105,6 +162,9 @@ int main(int argc, char **argv) {
   if (!exact && retry_beam != 0.0f && retry_beam <= beam)
     gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
   if (!(acoustic_scale > 0.0f)) gh_die("--acoustic-scale must be > 0 (got %g)", acoustic_scale);
+  if (batch_size < 0 || ckpt_interval < 0 || !(max_bp_mb >= 0.0f))
+    gh_die("--batch-size, --checkpoint-interval and --max-bp-memory must be >= 0 (got %d, %d, %g)", batch_size,
+           ckpt_interval, max_bp_mb);
 
   gh_gmm_set model;
   gh_gmm_set_read(model_rx, &model);
@@ -128,8 +188,14 @@ int main(int argc, char **argv) {
   gh_dec_opts dopts;
   gh_dec_opts_default(&dopts);
   gh_decoder *dec = gh_decoder_new();
-  int64_t num_done = 0, num_err = 0, num_retry = 0, frame_count = 0;
-  double tot_like = 0.0, t_score = 0.0, t_decode = 0.0, t_start = gh_seconds();
+  results res = {aw, sw, pw, acoustic_scale, 0, 0, 0, 0.0};
+  gh_aligner *al = NULL;
+  if (exact && batch_size > 0) {
+    const gh_aligner_opts ao = {batch_size, (int64_t)1 << 28, ckpt_interval, (int64_t)(max_bp_mb * 1048576.0)};
+    al = gh_aligner_new(be, &ao, model.num_pdfs, tm->id2pdf, tm->num_tids, acoustic_scale, write_result, &res);
+  }
+  int64_t num_retry = 0;
+  double t_score = 0.0, t_decode = 0.0, t_start = gh_seconds();
   int64_t num_tokens = 0;
   float *X = NULL, *LL = NULL;
   size_t capx = 0, capl = 0;
@@ -137,14 +203,14 @@ int main(int argc, char **argv) {
     const char *utt = gh_seq_reader_key(fr);
     const gh_matrix *m = gh_rand_reader_value(feats, utt);
     if (!m) {
-      num_err++;
+      res.num_err++;
       gh_warn("No features for utterance %s", utt);
       continue;
     }
     const gh_fst *f = gh_seq_reader_value(fr);
     if (m->rows == 0) {
       gh_warn("Zero-length utterance: %s", utt);
-      num_err++;
+      res.num_err++;
       continue;
     }
     if (m->cols != model.dim)
@@ -153,7 +219,7 @@ int main(int argc, char **argv) {
     gh_check_finite_matrix(m, feats_rspec, utt);
     if (f->start < 0) {
       gh_warn("Empty decoding graph for %s", utt);
-      num_err++;
+      res.num_err++;
       continue;
     }
     gh_dec_graph g;
@@ -180,8 +246,11 @@ int main(int argc, char **argv) {
     double t0 = gh_seconds();
     be->ops->gmm->loglikes(be, dm, X, T, LL);
     t_score += gh_seconds() - t0;
+    if (al) { /* the batched exact aligner: results come back through write_result */
+      gh_aligner_add(al, utt, &g, LL, T);
+      continue;
+    }
     t0 = gh_seconds();
-
     gh_decoder_reset(dec);
     dopts.beam = exact ? GH_DEC_EXACT : beam;
     int ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids, acoustic_scale,
@@ -194,41 +263,23 @@ int main(int argc, char **argv) {
     }
     t_decode += gh_seconds() - t0;
     num_tokens += gh_decoder_num_tokens(dec);
-    if (!ok) {
-      gh_warn("Did not successfully decode file %s, len = %d", utt, T);
-      num_err++;
-      gh_dec_graph_free(&g);
-      continue;
-    }
     gh_dec_path p;
-    if (!gh_decoder_best_path(dec, &p)) {
+    if (ok && !gh_decoder_best_path(dec, &p)) {
       gh_warn("Error getting best path from decoder (likely a bug)");
-      num_err++;
+      res.num_err++;
       gh_dec_graph_free(&g);
       continue;
     }
-    const float cost = p.graph_cost + p.ac_cost;
-    const float like = -cost / acoustic_scale;
-    num_done++;
-    tot_like += like;
-    frame_count += T;
-    gh_log("Log-like per frame for utterance %s is %g over %d frames.", utt, (double)like / T, T);
-    gh_ivector ali = {p.num_ilabels, p.ilabels};
-    gh_writer_write(aw, utt, GH_OBJ_INT32_VECTOR, &ali);
-    if (sw) {
-      const float score = -cost;
-      gh_writer_write(sw, utt, GH_OBJ_FLOAT, &score);
-    }
-    if (pw) {
-      const float s = -1 / acoustic_scale;
-      for (int32_t i = 0; i < p.num_frame_ac; ++i) p.frame_ac[i] *= s;
-      gh_vector v = {p.num_frame_ac, p.frame_ac};
-      gh_writer_write(pw, utt, GH_OBJ_VECTOR, &v);
-    }
-    gh_dec_path_free(&p);
+    write_result(&res, utt, T, ok ? &p : NULL);
+    if (ok) gh_dec_path_free(&p);
     gh_dec_graph_free(&g);
   }
-  gh_log("Overall log-likelihood per frame is %g over %lld frames.", tot_like / (double)frame_count,
+  if (al) {
+    gh_aligner_free(al, &t_decode);
+    num_tokens = -1;
+  }
+  const int64_t num_done = res.num_done, num_err = res.num_err, frame_count = res.frame_count;
+  gh_log("Overall log-likelihood per frame is %g over %lld frames.", res.tot_like / (double)frame_count,
          (long long)frame_count);
   gh_log("Retried %lld out of %lld utterances.", (long long)num_retry, (long long)(num_done + num_err));
   gh_log("Done %lld, errors on %lld", (long long)num_done, (long long)num_err);
@@ -236,7 +287,7 @@ int main(int argc, char **argv) {
   gh_vlog(1, "%lld frames in %.2f s (%.0f frames/s): GMM log-likelihoods %.2f s on %s, decoding %.2f s (%.0f "
           "frames/s, %s, %lld tokens)", (long long)frame_count, t_all, t_all > 0 ? frame_count / t_all : 0.0,
           t_score, be->device_name, t_decode, t_decode > 0 ? frame_count / t_decode : 0.0,
-          exact ? "exact" : "beam", (long long)num_tokens);
+          al ? "exact, batched" : exact ? "exact" : "beam", (long long)num_tokens);
   gh_writer_close(aw);
   if (sw) gh_writer_close(sw);
   if (pw) gh_writer_close(pw);

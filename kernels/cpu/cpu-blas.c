@@ -644,8 +644,9 @@ static const gh_ops_dist blas_dist = {
     .acc_commit = blas_acc_commit, /* cpu-dd.h */
     .acc_master_get = blas_acc_master_get,
 };
-/* HMM kernels and shrinkage statistics: the CPU reference's sub-tables
- * (kernels/cpu/cpu-hmm.c, shrink.c; they never touch b->ctx). */
+/* HMM kernels, shrinkage statistics and the aligner: the CPU reference's
+ * sub-tables (kernels/cpu/cpu-hmm.c, shrink.c, align.c; they never touch
+ * b->ctx). */
 static const gh_backend_ops blas_ops = {
     .name = "cpu",
     .gmm = &blas_gmm,
@@ -653,6 +654,7 @@ static const gh_backend_ops blas_ops = {
     .hmm = &gh_cpu_ref_hmm,
     .shrink = &gh_cpu_ref_shrink,
     .dist = &blas_dist,
+    .align = &gh_cpu_ref_align,
 };
 
 gh_backend *gh_backend_blas_new(void) {

@@ -317,6 +317,7 @@ const gh_ops_kmeans gh_cpu_ref_kmeans = {                                   /* k
     .kmeans_fetch = gh_cpu_kmeans_fetch,
     .kmeans_free = gh_cpu_kmeans_free,
 };
+const gh_ops_align gh_cpu_ref_align = {.align_batch = gh_cpu_align_batch}; /* kernels/cpu/align.c */
 static const gh_ops_dist cpu_dist = {
     .acc_raw_size = cpu_acc_raw_size,
     .acc_raw_get = cpu_acc_raw_get,
@@ -331,6 +332,7 @@ static const gh_backend_ops cpu_ops = {
     .hmm = &gh_cpu_ref_hmm,
     .shrink = &gh_cpu_ref_shrink,
     .dist = &cpu_dist,
+    .align = &gh_cpu_ref_align,
 };
 
 const gh_backend_ops *gh_backend_cpu_ops(void) { return &cpu_ops; }

@@ -108,6 +108,8 @@ void cuda_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
 int cuda_model_hash(gh_backend *b, gh_dev_model *dm, uint64_t *h);
 void cuda_mstep_free(cuda_model *m);
 
+/* Exact alignment of a batch (cuda-align.cu; backend.h align_batch). */
+void gh_cuda_align_batch(gh_backend *b, const gh_align_batch *batch, gh_align_out *out);
 /* backend.h kmeans_upload / _nearest / _fetch / _free (cuda-kmeans.cu). */
 gh_dev_kmeans *cuda_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
 void cuda_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);

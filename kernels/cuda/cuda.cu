@@ -202,6 +202,7 @@ static const gh_ops_subset cuda_subset = {
     .loglikes_subset_ok = gh_cuda_loglikes_subset_ok,
     .loglikes_subset = gh_cuda_loglikes_subset,
 };
+static const gh_ops_align cuda_align = {.align_batch = gh_cuda_align_batch}; /* kernels/cuda/cuda-align.cu */
 static const gh_backend_ops cuda_ops = {
     .name = "cuda",
     .gmm = &cuda_gmm,
@@ -220,6 +221,7 @@ static const gh_backend_ops cuda_ops = {
     .gselect = &cuda_gselect,
     .kmeans = &cuda_kmeans,
     .subset = &cuda_subset,
+    .align = &cuda_align,
 };
 
 /* The slot of the backend's HMM scratch (kernels/cuda/cuda-hmm.cu). */

@@ -296,7 +296,7 @@ static void ocl_free(gh_backend *b) {
                     c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ, c->k_acc_commit, c->k_kmeans, c->k_mstep_relfloor,
                     c->k_tp_chunk, c->k_tp_combine, c->k_tp_vchain, c->k_tp_vpass, c->k_tp_vtrace, c->k_tp_vpath,
                     c->k_tp_bchain, c->k_tp_fbpass, c->k_tp_fbsum, c->k_pairs_count, c->k_pairs_scan,
-                    c->k_pairs_scatter};
+                    c->k_pairs_scatter, c->k_align};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
   if (c->prog) clReleaseProgram(c->prog);
   if (c->q) clReleaseCommandQueue(c->q);
@@ -1160,6 +1160,7 @@ static const gh_ops_kmeans ocl_kmeans = {
     .kmeans_fetch = gh_ocl_kmeans_fetch,
     .kmeans_free = gh_ocl_kmeans_free,
 };
+static const gh_ops_align ocl_align = {.align_batch = gh_ocl_align_batch}; /* opencl-align.c */
 /* Without a device hash, HMM graph reweighting, shrinkage statistics, host
  * buffers, pipelined loglikes, NCCL or subset scoring: the registry's
  * wrappers run the CPU reference or the host path for those. */
@@ -1174,6 +1175,7 @@ static const gh_backend_ops ocl_ops = {
     .dist = &ocl_dist,
     .gselect = &ocl_gselect,
     .kmeans = &ocl_kmeans,
+    .align = &ocl_align,
 };
 
 /* Without cl_khr_fp64: loglikes on the device, HMM ops on the CPU reference
@@ -1275,6 +1277,7 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
     c->k_mstep_full = kernel(c, "gh_mstep_full");
     c->k_mstep_occ = kernel(c, "gh_mstep_occ");
     c->k_kmeans = kernel(c, "gh_kmeans_nearest");
+    c->k_align = kernel(c, "gh_align_batch");
     c->k_mstep_relfloor = kernel(c, "gh_mstep_relfloor");
     c->k_acc_commit = kernel(c, "gh_acc_commit");
     c->k_fwd_log = kernel(c, "gh_hmm_forward_log");

@@ -28,6 +28,7 @@ typedef struct {
   cl_kernel k_tp_bchain, k_tp_fbpass, k_tp_fbsum;
   cl_kernel k_mstep_diag, k_mstep_full, k_mstep_occ;
   cl_kernel k_kmeans; /* kmeans.cl (fp64 devices) */
+  cl_kernel k_align;  /* align.cl (fp64 devices) */
   cl_kernel k_mstep_relfloor;
   cl_kernel k_acc_commit; /* dd.cl (backend.h acc_commit) */
   gh_backend *host;     /* the cpu backend for models the fp32 kernels cannot evaluate (lazily) */
@@ -93,6 +94,9 @@ void gh_ocl_model_fetch(gh_backend *b, gh_dev_model *dm, gh_gmm_set *s);
 /* E-step over Gaussian selections (opencl-gselect.c; backend.h acc_gselect). */
 double gh_ocl_acc_gselect(gh_backend *b, const gh_gmm *gmm, const float *X, int32_t T, const int32_t *sel_off,
                           const int32_t *sel, const float *w, gh_gmm_accs *accs, float *post, double *frame_ll);
+/* Exact alignment of a batch (opencl-align.c; backend.h align_batch). */
+void gh_ocl_align_batch(gh_backend *b, const gh_align_batch *batch, gh_align_out *out);
+
 /* k-means distance ops (opencl-kmeans.c; backend.h kmeans_*). */
 gh_dev_kmeans *gh_ocl_kmeans_upload(gh_backend *b, const double *Z, int64_t N, int32_t D);
 void gh_ocl_kmeans_nearest(gh_backend *b, gh_dev_kmeans *z, const double *C, int32_t k0, int32_t nk, int reset);

@@ -306,6 +306,13 @@ void gh_backend_acc_shrink(gh_backend *b, const gh_gmm_set *model, const float *
   }
 }
 
+/* ---------------- exact alignment: sub-table align, else the CPU reference's ---------------- */
+
+void gh_backend_align_batch(gh_backend *b, const gh_align_batch *batch, gh_align_out *out) {
+  if (gh_backend_supports(b, GH_CAP_ALIGN)) b->ops->align->align_batch(b, batch, out);
+  else gh_cpu_ref_align.align_batch(b, batch, out);
+}
+
 /* ---------------- k-means distances: sub-table kmeans, else the CPU reference's ---------------- */
 
 /* b's k-means sub-table, else the CPU reference's (b may be NULL). */

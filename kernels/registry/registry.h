@@ -34,6 +34,10 @@ typedef struct gh_backend_start gh_backend_start;
 gh_backend_start *gh_backend_create_begin(const char *device);
 gh_backend *gh_backend_create_end(gh_backend_start *s);
 
+/* align_batch of b (backend.h gh_ops_align), or the CPU reference's
+ * (kernels/cpu/align.c) when b is NULL or has none: the same results. */
+void gh_backend_align_batch(gh_backend *b, const gh_align_batch *batch, gh_align_out *out);
+
 /* The k-means ops of b (backend.h kmeans_*), or the CPU implementation
  * (kernels/cpu/kmeans.c) when b is NULL or has none; the handle belongs to
  * the implementation that made it, so pass the same b to all four. */

@@ -367,6 +367,40 @@ int gh_decoder_decode(gh_decoder *d, const gh_dec_graph *g, const gh_dec_opts *o
   return 0;
 }
 
+/* The outputs of gh_decoder_best_path from a path's arcs and the token
+ * cost after each arc (costs[-1] = 0: the start token). */
+static void fill_path(const gh_dec_graph *g, int32_t n, const int64_t *arcs, const double *costs, int reached,
+                      int32_t final_state, gh_dec_path *p) {
+  p->ilabels = gh_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+  p->words = gh_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+  p->frame_ac = gh_malloc((size_t)(n ? n : 1) * sizeof(float));
+  float gsum = 0.0f, asum = 0.0f, eps_ac = 0.0f;
+  for (int32_t i = 0; i < n; ++i) {
+    const gh_dec_arc *arc = &g->arcs[arcs[i]];
+    const float tot = (float)(costs[i] - (i ? costs[i - 1] : 0.0));
+    const float gc = arc->weight, ac = tot - gc;
+    gsum += gc;
+    asum += ac;
+    if (arc->ilabel != 0) {
+      p->ilabels[p->num_ilabels++] = arc->ilabel;
+      float v = ac;
+      if (eps_ac > 0) {
+        v += eps_ac;
+        eps_ac = 0.0f;
+      }
+      p->frame_ac[p->num_frame_ac++] = v;
+    } else if (ac == ac) {
+      if (p->num_frame_ac > 0) p->frame_ac[p->num_frame_ac - 1] += ac;
+      else eps_ac += ac;
+    }
+    if (arc->olabel != 0) p->words[p->num_words++] = arc->olabel;
+  }
+  if (reached) gsum += g->final[final_state];
+  p->graph_cost = gsum;
+  p->ac_cost = asum;
+  p->reached_final = reached;
+}
+
 int gh_decoder_best_path(gh_decoder *d, gh_dec_path *p) {
   memset(p, 0, sizeof *p);
   const gh_dec_graph *g = d->g;
@@ -396,37 +430,43 @@ int gh_decoder_best_path(gh_decoder *d, gh_dec_path *p) {
     int32_t i = n;
     for (int32_t t = d->el[best].tok; d->toks[t].prev >= 0; t = d->toks[t].prev) chain[--i] = t;
   }
-  p->ilabels = gh_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
-  p->words = gh_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
-  p->frame_ac = gh_malloc((size_t)(n ? n : 1) * sizeof(float));
-  float gsum = 0.0f, asum = 0.0f, eps_ac = 0.0f;
-  for (int32_t i = 0; i < n; ++i) {
-    const tok *tk = &d->toks[chain[i]];
-    const gh_dec_arc *arc = &g->arcs[tk->arc];
-    const float tot = (float)(tk->cost - d->toks[tk->prev].cost);
-    const float gc = arc->weight, ac = tot - gc;
-    gsum += gc;
-    asum += ac;
-    if (arc->ilabel != 0) {
-      p->ilabels[p->num_ilabels++] = arc->ilabel;
-      float v = ac;
-      if (eps_ac > 0) {
-        v += eps_ac;
-        eps_ac = 0.0f;
-      }
-      p->frame_ac[p->num_frame_ac++] = v;
-    } else if (ac == ac) {
-      if (p->num_frame_ac > 0) p->frame_ac[p->num_frame_ac - 1] += ac;
-      else eps_ac += ac;
-    }
-    if (arc->olabel != 0) p->words[p->num_words++] = arc->olabel;
-  }
-  if (reached) gsum += g->final[d->el[best].state];
-  p->graph_cost = gsum;
-  p->ac_cost = asum;
-  p->reached_final = reached;
+  int64_t *arcs = gh_malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+  double *costs = gh_malloc((size_t)(n ? n : 1) * sizeof(double));
+  for (int32_t i = 0; i < n; ++i) arcs[i] = d->toks[chain[i]].arc, costs[i] = d->toks[chain[i]].cost;
+  fill_path(g, n, arcs, costs, reached, reached ? d->el[best].state : -1, p);
+  free(arcs);
+  free(costs);
   free(chain);
   return 1;
+}
+
+void gh_dec_path_from_arcs(const gh_dec_graph *g, const int32_t *arcs, int32_t n, const float *loglikes,
+                           int32_t T, int32_t ld, const int32_t *col, float acoustic_scale, gh_dec_path *p) {
+  memset(p, 0, sizeof *p);
+  int64_t *a64 = gh_malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+  double *costs = gh_malloc((size_t)(n ? n : 1) * sizeof(double));
+  double cost = 0.0;
+  int32_t t = 0, s = g->start;
+  for (int32_t i = 0; i < n; ++i) {
+    if (arcs[i] < 0 || arcs[i] >= g->num_arcs || arcs[i] < g->arc_start[s] || arcs[i] >= g->arc_start[s + 1])
+      gh_die("decoder: arc %d of a path is not an arc of state %d", arcs[i], s);
+    const gh_dec_arc *arc = &g->arcs[arcs[i]];
+    if (arc->ilabel != 0) {
+      if (t >= T) gh_die("decoder: a path with more than %d emitting arcs", T);
+      const float ac = -(acoustic_scale * loglikes[(size_t)t++ * ld + col[arc->ilabel]]);
+      cost = (double)arc->weight + cost + ac;
+    } else {
+      cost = cost + arc->weight;
+    }
+    a64[i] = arcs[i];
+    costs[i] = cost;
+    s = arc->next;
+  }
+  if (t != T) gh_die("decoder: a path with %d emitting arcs for %d frames", t, T);
+  if (g->final[s] == GH_FST_ZERO) gh_die("decoder: a path that ends in state %d, which is not final", s);
+  fill_path(g, n, a64, costs, 1, s, p);
+  free(a64);
+  free(costs);
 }
 
 void gh_dec_path_free(gh_dec_path *p) {

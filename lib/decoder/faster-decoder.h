@@ -96,6 +96,17 @@ typedef struct {
 int gh_decoder_best_path(gh_decoder *d, gh_dec_path *p);
 void gh_dec_path_free(gh_dec_path *p);
 
+/* The gh_decoder_best_path outputs (reached_final = 1) of a path given as
+ * its arc indices arcs[n] into g (from g->start, T emitting arcs, ending in
+ * a final state; the batched aligner's result, backend.h align_batch): the
+ * token costs are summed along it in the decoder's double arithmetic, so
+ * the same path gives the decoder's bits.  loglikes, ld, col and
+ * acoustic_scale as gh_decoder_decode.  Dies on an arc that does not leave
+ * the state the path is in, a wrong number of emitting arcs or a last state
+ * that is not final. */
+void gh_dec_path_from_arcs(const gh_dec_graph *g, const int32_t *arcs, int32_t n, const float *loglikes,
+                           int32_t T, int32_t ld, const int32_t *col, float acoustic_scale, gh_dec_path *p);
+
 /* Tokens created in the last decode (for tests and speed figures). */
 int64_t gh_decoder_num_tokens(const gh_decoder *d);
 

@@ -70,7 +70,8 @@ int main(void) {
   GH_TEST_OK(null_entries(&gh_cpu_ref_hmm, sizeof gh_cpu_ref_hmm) == 0 &&
                  null_entries(&gh_cpu_ref_shrink, sizeof gh_cpu_ref_shrink) == 0 &&
                  null_entries(&gh_cpu_ref_gselect, sizeof gh_cpu_ref_gselect) == 0 &&
-                 null_entries(&gh_cpu_ref_kmeans, sizeof gh_cpu_ref_kmeans) == 0,
+                 null_entries(&gh_cpu_ref_kmeans, sizeof gh_cpu_ref_kmeans) == 0 &&
+                 null_entries(&gh_cpu_ref_align, sizeof gh_cpu_ref_align) == 0,
              "the CPU reference's fallback sub-tables are complete");
 
   /* the checker finds a hole, and the query answers 0 on NULL */
@@ -106,7 +107,8 @@ int main(void) {
   gh_backend_free(&bare);
   GH_TEST_OK(dummy_called == 1, "gh_backend_free calls the gmm sub-table's free");
 
-  const unsigned cpu_want = M(GH_CAP_GMM) | M(GH_CAP_PAIRS) | M(GH_CAP_HMM) | M(GH_CAP_SHRINK) | M(GH_CAP_DIST);
+  const unsigned cpu_want = M(GH_CAP_GMM) | M(GH_CAP_PAIRS) | M(GH_CAP_HMM) | M(GH_CAP_SHRINK) | M(GH_CAP_DIST) |
+                            M(GH_CAP_ALIGN);
   gh_backend *b = gh_backend_cpu_new();
   check_backend(b, "cpu-ref", cpu_want);
   GH_TEST_OK(b->ops->hmm == &gh_cpu_ref_hmm && b->ops->shrink == &gh_cpu_ref_shrink,
@@ -120,7 +122,8 @@ int main(void) {
   if (b) {
     /* with cl_khr_fp64 (PoCL); a device without it has the gmm sub-table only */
     const unsigned ocl_want = M(GH_CAP_GMM) | M(GH_CAP_PAIRS) | M(GH_CAP_RESIDENT) | M(GH_CAP_MSTEP) | M(GH_CAP_HMM) |
-                              M(GH_CAP_HMM_DEV) | M(GH_CAP_DIST) | M(GH_CAP_GSELECT) | M(GH_CAP_KMEANS);
+                              M(GH_CAP_HMM_DEV) | M(GH_CAP_DIST) | M(GH_CAP_GSELECT) | M(GH_CAP_KMEANS) |
+                              M(GH_CAP_ALIGN);
     check_backend(b, "opencl", b->ops->pairs ? ocl_want : M(GH_CAP_GMM));
     gh_backend_free(b);
   } else {
