@@ -49,6 +49,10 @@
 #   init       bench/init.sh: gmm-init 2048 diag / 1024 full (--max-frames=30000)
 #              on DEVICE and on the CPU, and gmm-est-gpu's floored M-step on the
 #              2 M x 512 full job, device vs GH_MSTEP=host (INIT=0 skips)
+#   mono       bench/mono-train.sh: monophone training (gmm-train-mono, read ->
+#              40 passes -> final.mdl) on cathy replicated to MONO_HOURS (24)
+#              hours, then at 1 hour against steps/train_mono.sh --nj $(nproc)
+#              on our tools, same run (MONO=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Where results go: everything to stdout and the log BENCH_LOG
@@ -164,6 +168,11 @@ fi
   fi
   [ "${UBM:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/ubm.sh
   [ "${INIT:-1}" = 0 ] || DEVICE=$DEVICE bench/init.sh
+  if [ "${MONO:-1}" != 0 ]; then
+    GH_SHARED=$GH_SHARED bench/mono-train.sh --device "$DEVICE" --hours "${MONO_HOURS:-24}" --script false ||
+      echo "mono-train: failed"
+    GH_SHARED=$GH_SHARED bench/mono-train.sh --device "$DEVICE" --hours 1 --nj "$(nproc)" || echo "mono-train: failed"
+  fi
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null
