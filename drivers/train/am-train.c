@@ -99,13 +99,26 @@ typedef struct {
   size_t cap;
 } cpu_aligner;
 
+/* Rows scored at once on a backend with resident frames: at most this many
+ * floats of loglikes (256 MB). */
+#define GH_AM_SCORE_FLOATS ((int64_t)1 << 26)
+
 static double cpu_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_align_utt *u, int32_t n) {
   cpu_aligner *c = a->ctx;
   const gh_transition_model *tm = p->model->trans;
   const int32_t P = p->model->num_pdfs, D = p->model->dim;
+  /* the loglikes of a run of utterances of one block in one call (a row's
+   * values do not depend on the other rows scored with it: the same
+   * alignments and model bytes as per utterance, which the environment's
+   * GH_AM_SCORE=utt forces for tests; per utterance, the CPU backend took
+   * 15 times as long: 7.6 s against 0.43 s on the test's 200 utterances) */
+  const char *how = getenv("GH_AM_SCORE");
+  const int by_block = !(how && !strcmp(how, "utt"));
   double t_score = 0;
   gh_dec_opts dopts;
   gh_dec_opts_default(&dopts);
+  int32_t run_end = 0;   /* utterances [.., run_end) are scored into c->LL */
+  int32_t run_row0 = 0;  /* the block row of c->LL's first row */
   for (int32_t i = 0; i < n; ++i) {
     gh_am_align_utt *x = &u[i];
     x->ok = x->retried = 0;
@@ -116,21 +129,46 @@ static double cpu_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_ali
       const int32_t l = g->arcs[k].ilabel;
       g->arcs[k].weight = (l >= 1 && l <= tm->num_tids) ? x->base_weight[k] + -p->tlp[l] : x->base_weight[k];
     }
-    if ((size_t)x->T * P > c->cap) {
-      c->cap = (size_t)x->T * P;
-      c->LL = gh_realloc(c->LL, c->cap * sizeof(float));
+    const float *LL;
+    if (by_block && x->dd) {
+      if (i >= run_end) { /* a new run: this utterance and the next ones of its block */
+        int64_t rows = x->T;
+        int32_t j = i + 1;
+        while (j < n && u[j].dd == x->dd && u[j].row0 == x->row0 + rows &&
+               (rows + u[j].T) * (int64_t)P <= GH_AM_SCORE_FLOATS) {
+          rows += u[j].T;
+          j++;
+        }
+        if ((size_t)rows * P > c->cap) {
+          c->cap = (size_t)rows * P;
+          c->LL = gh_realloc(c->LL, c->cap * sizeof(float));
+        }
+        double t0 = gh_seconds();
+        gh_backend_loglikes_rows(p->b, p->dm, x->dd, x->X - (int64_t)x->row0 * D, D, x->row0, (int32_t)rows, c->LL, P,
+                                 P);
+        t_score += gh_seconds() - t0;
+        run_end = j;
+        run_row0 = x->row0;
+      }
+      LL = c->LL + (int64_t)(x->row0 - run_row0) * P;
+    } else {
+      if ((size_t)x->T * P > c->cap) {
+        c->cap = (size_t)x->T * P;
+        c->LL = gh_realloc(c->LL, c->cap * sizeof(float));
+      }
+      double t0 = gh_seconds();
+      gh_backend_loglikes_rows(p->b, p->dm, x->dd, x->X - (int64_t)x->row0 * D, D, x->row0, x->T, c->LL, P, P);
+      t_score += gh_seconds() - t0;
+      LL = c->LL;
     }
-    double t0 = gh_seconds();
-    gh_backend_loglikes_rows(p->b, p->dm, x->dd, x->X - (int64_t)x->row0 * D, D, x->row0, x->T, c->LL, P, P);
-    t_score += gh_seconds() - t0;
     gh_decoder_reset(c->dec);
     dopts.beam = p->beam;
-    int ok = gh_decoder_decode(c->dec, g, &dopts, c->LL, x->T, P, tm->id2pdf, tm->num_tids, p->acoustic_scale, x->key);
+    int ok = gh_decoder_decode(c->dec, g, &dopts, LL, x->T, P, tm->id2pdf, tm->num_tids, p->acoustic_scale, x->key);
     if (!ok && p->retry_beam > 0.0f) {
       x->retried = 1;
       gh_warn("Retrying utterance %s with beam %g", x->key, p->retry_beam);
       dopts.beam = p->retry_beam;
-      ok = gh_decoder_decode(c->dec, g, &dopts, c->LL, x->T, P, tm->id2pdf, tm->num_tids, p->acoustic_scale, x->key);
+      ok = gh_decoder_decode(c->dec, g, &dopts, LL, x->T, P, tm->id2pdf, tm->num_tids, p->acoustic_scale, x->key);
     }
     if (!ok) {
       gh_warn("Did not successfully decode file %s, len = %d", x->key, x->T);

@@ -45,7 +45,12 @@
  *
  * The aligner is an interface (gh_am_aligner): the CPU decoder of lib/decoder
  * (Kaldi's FasterDecoder semantics) now, a batched device aligner later; it is
- * given every utterance of the rank at once, with its resident frames.
+ * given every utterance of the rank at once, with its resident frames.  The
+ * CPU aligner scores the GMMs of consecutive utterances of a block in one
+ * backend call (up to 2^26 loglikes; from the resident frames where the
+ * backend has loglikes_data), then decodes them one by one; GH_AM_SCORE=utt
+ * in the environment scores each utterance alone, as gmm-align-compiled
+ * (the same values: the test compares the models).
  */
 #ifndef GH_AM_TRAIN_H
 #define GH_AM_TRAIN_H
@@ -117,7 +122,8 @@ typedef struct gh_am_aligner {
   void (*free)(struct gh_am_aligner *a);
 } gh_am_aligner;
 /* The CPU aligner: lib/decoder's FasterDecoder per utterance (the loglikes from
- * the backend, gh_backend_loglikes_rows), as gmm-align-compiled. */
+ * the backend, gh_backend_loglikes_rows, a block's run of utterances at a time),
+ * as gmm-align-compiled. */
 gh_am_aligner *gh_am_aligner_cpu(void);
 
 /* ---- Kaldi's gmm-init-mono ---- */

@@ -17,6 +17,7 @@
 #   - 0.mdl and tree byte-identical to the script's;
 #   - R = 1, 2, 3 MPI ranks (blocks of 3000 frames): final.mdl and final.occs
 #     byte-identical, the alignments and per-pass log-likelihoods identical;
+#     the GMMs scored per utterance (GH_AM_SCORE=utt): final.mdl byte-identical;
 #   - bad input: a lang file missing, features of two dimensions: one error
 #     line naming the file (and the key), no model written.
 # Time on the shared 2-core machine: about 2 minutes.
@@ -92,7 +93,7 @@ phones_of() { ali-to-phones "$1/final.mdl" "ark:gunzip -c $1/ali.*.gz|" ark,t:- 
   [ $((100 * same)) -ge $((95 * n)) ]
 }
 
-@test "gmm-train-mono: the model does not depend on the number of MPI ranks" {
+@test "gmm-train-mono: the model does not depend on the number of MPI ranks or on how the GMMs are scored" {
   command -v mpirun >/dev/null || skip "no mpirun (Open MPI: tools/install-deps.sh)"
   opts=()
   for ((i = 0; i < ${#OPTS[@]}; i += 2)); do opts+=("${OPTS[i]}=${OPTS[i + 1]}"); done
@@ -102,6 +103,10 @@ phones_of() { ali-to-phones "$1/final.mdl" "ark:gunzip -c $1/ali.*.gz|" ark,t:- 
   done
   run gmm-train-mono --device=cpu --block-frames=3000 "${opts[@]}" data/sub data/lang exp/b1
   [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # the GMMs scored per utterance (gmm-align-compiled's calls) instead of per run of a block's utterances
+  GH_AM_SCORE=utt run gmm-train-mono --device=cpu --block-frames=3000 "${opts[@]}" data/sub data/lang exp/u1
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  cmp exp/b1/final.mdl exp/u1/final.mdl
   for R in 2 3; do
     cmp exp/b1/final.mdl exp/r$R/final.mdl
     cmp exp/b1/final.occs exp/r$R/final.occs
