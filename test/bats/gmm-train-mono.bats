@@ -14,7 +14,8 @@
 #     (measured: the text forms equal, largest difference 0);
 #   - final alignments' phone sequences identical on >= 95% of the utterances
 #     (measured: 200 of 200);
-#   - 0.mdl and tree byte-identical to the script's;
+#   - 0.mdl and tree byte-identical to the script's; steps/align_si.sh runs on
+#     the trainer's directory;
 #   - R = 1, 2, 3 MPI ranks (blocks of 3000 frames): final.mdl and final.occs
 #     byte-identical, the alignments and per-pass log-likelihoods identical;
 #     the GMMs scored per utterance (GH_AM_SCORE=utt): final.mdl byte-identical;
@@ -93,6 +94,10 @@ phones_of() { ali-to-phones "$1/final.mdl" "ark:gunzip -c $1/ali.*.gz|" ark,t:- 
   echo "phone sequences identical on $same of $n utterances" >&3
   [ "$(wc -l < r1.phones)" -eq "$n" ]
   [ $((100 * same)) -ge $((95 * n)) ]
+  # the next step of a recipe takes the trainer's directory as the script's
+  run steps/align_si.sh --nj 2 --cmd utils/run.pl data/sub data/lang exp/r1 exp/r1_ali
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(gunzip -c exp/r1_ali/ali.*.gz | wc -l)" -eq "$n" ]
 }
 
 @test "gmm-train-mono: the model does not depend on the number of MPI ranks or on how the GMMs are scored" {
