@@ -48,7 +48,8 @@
  * given every utterance of the rank at once, with its resident frames.  The
  * CPU aligner scores the GMMs of consecutive utterances of a block in one
  * backend call (up to 2^26 loglikes; from the resident frames where the
- * backend has loglikes_data), then decodes them one by one; GH_AM_SCORE=utt
+ * backend has loglikes_data), then decodes them on the OpenMP threads (one
+ * decoder each; the results do not depend on the threads); GH_AM_SCORE=utt
  * in the environment scores each utterance alone, as gmm-align-compiled
  * (the same values: the test compares the models).
  */
