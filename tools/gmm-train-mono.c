@@ -40,7 +40,9 @@ static const char *usage =
     "final.occs, ali.JOB.gz (JOB = rank + 1), num_jobs, cmvn_opts, phones.txt, log/train.log (per pass\n"
     "the average log-likelihood per frame of the accumulation, the numbers of the script's acc logs).\n"
     "The model does not depend on the number of ranks.  Kaldi's steps/train_mono.sh runs unchanged on\n"
-    "our tools too (its --cmd job layout, for clusters without MPI).\n"
+    "our tools too (its --cmd job layout, for clusters without MPI).  The name: the monophone stage\n"
+    "of the resident GMM trainers (gmm-train, hmm-train); the triphone stage (train_deltas.sh) is the\n"
+    "same trainer (drivers/train/am-train.h) with another schedule.\n"
     "Usage:  gmm-train-mono [options] <data-dir> <lang-dir> <exp-dir>\n"
     "e.g.:   gmm-train-mono --totgauss=1000 data/train data/lang exp/mono\n"
     "        mpirun -np 2 gmm-train-mono --num-iters=40 data/train data/lang exp/mono\n";
