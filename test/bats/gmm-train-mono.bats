@@ -24,7 +24,7 @@
 #     phone sequences >= 99% identical, models within compare_gmms --rel-tol 1e-3;
 #   - bad input: a lang file missing, features of two dimensions: one error
 #     line naming the file (and the key), no model written.
-# Time on the shared 2-core machine: about 2 minutes.
+# Time on the shared 2-core machine: 57 s to 2 minutes (load average 11-17).
 
 setup_file() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
