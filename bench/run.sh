@@ -58,6 +58,10 @@
 #              ALIGN_HOURS (24) hours, exact (the batched aligner on the device)
 #              and beam modes, on DEVICE and on the CPU backend (ALIGN=0 skips;
 #              CPU_ONLY=1 runs it on the CPU at 0.5 hours)
+#   mono       bench/mono-train.sh: monophone training (gmm-train-mono, read ->
+#              40 passes -> final.mdl) on cathy replicated to MONO_HOURS (24)
+#              hours, then at 1 hour against steps/train_mono.sh --nj $(nproc)
+#              on our tools, same run (MONO=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Where results go: everything to stdout and the log BENCH_LOG
@@ -178,6 +182,11 @@ fi
   [ "${INIT:-1}" = 0 ] || DEVICE=$DEVICE bench/init.sh
   [ "${PYTHON:-1}" = 0 ] || DEVICE=$DEVICE bench/python.sh
   [ "${ALIGN:-1}" = 0 ] || GH_SHARED=$GH_SHARED bench/align.sh --device "$DEVICE" --hours "${ALIGN_HOURS:-24}" || echo "align: failed"
+  if [ "${MONO:-1}" != 0 ]; then
+    GH_SHARED=$GH_SHARED bench/mono-train.sh --device "$DEVICE" --hours "${MONO_HOURS:-24}" --script false ||
+      echo "mono-train: failed"
+    GH_SHARED=$GH_SHARED bench/mono-train.sh --device "$DEVICE" --hours 1 --nj "$(nproc)" || echo "mono-train: failed"
+  fi
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null
