@@ -11,7 +11,13 @@
  * warning, "Did not successfully decode file X, len = N", "Overall
  * log-likelihood per frame is Y over N frames.", "Retried M out of U
  * utterances.", "Done N, errors on M"; per utterance "Log-like per frame for
- * utterance X is Y over N frames." (Kaldi's decoders' line). */
+ * utterance X is Y over N frames." (Kaldi's decoders' line).  Every utterance
+ * not aligned is reported by key and reason (lib/decoder/align-report.h: no
+ * features, no graph, too few frames for the transcript, no path, beam
+ * exhausted even at the retry beam; an exact search over the same scores
+ * tells the last two apart), with a summary line and optionally a report file
+ * (--failure-report); --fail-on-error exits 1 if any utterance failed
+ * (default: Kaldi's skip-and-count). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +26,7 @@
 #include "backend.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
+#include "decoder/align-report.h"
 #include "decoder/faster-decoder.h"
 #include "io/fst.h"
 #include "gmm/gmm.h"
@@ -38,7 +45,8 @@ static const char *usage =
     " compile-train-graphs tree 1.mdl lex.fst 'ark:sym2int.pl -f 2- words.txt text|' \\\n"
     "   ark:- | gmm-align-compiled 1.mdl ark:- scp:train.scp t, ark:1.ali\n"
     "--exact (or --beam=0) decodes without pruning: the exact best path, never a\n"
-    "failure for lack of beam (slower: every graph state is active on every frame).\n";
+    "failure for lack of beam (slower: every graph state is active on every frame).\n"
+    "Utterances not aligned are reported by key and reason (--failure-report writes them to a file).\n";
 
 /* Kaldi GetScaledTransitionLogProb for every transition-id ([0] unused), in
  * Kaldi's float arithmetic (TransitionModel's non-self-loop log-probs:
@@ -76,8 +84,8 @@ static float *scaled_log_probs(const gh_transition_model *tm, float transition_s
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   float beam = 200.0f, retry_beam = 0.0f, acoustic_scale = 1.0f, transition_scale = 1.0f, self_loop_scale = 1.0f;
-  int careful = 0, binary = 1, exact = 0;
-  const char *per_frame_wspec = "";
+  int careful = 0, binary = 1, exact = 0, fail_on_error = 0;
+  const char *per_frame_wspec = "", *report_wx = "";
   gh_opts *po = gh_opts_new(usage);
   gh_opts_float(po, "beam", &beam, "Decoding beam used in alignment (0: no pruning, as --exact)");
   gh_opts_float(po, "retry-beam", &retry_beam, "Decoding beam for second try at alignment");
@@ -93,6 +101,11 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "write-per-frame-acoustic-loglikes", &per_frame_wspec,
                  "Wspecifier for table of vectors containing the acoustic log-likelihoods per frame for each "
                  "utterance. E.g. ark:foo/per_frame_logprobs.1.ark");
+  gh_opts_string(po, "failure-report", &report_wx,
+                 "File of the utterances not aligned, one \"<key> <reason> <detail>\" line each (reasons: "
+                 "no-features, no-graph, too-few-frames, no-path, beam)");
+  gh_opts_bool(po, "fail-on-error", &fail_on_error,
+               "Exit with status 1 if any utterance was not aligned (default: skip and count, as Kaldi)");
   gh_opts_bool(po, "binary", &binary, "Write output in binary mode (tables without ,t or ,b)");
   gh_device_opts dev;
   gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
@@ -122,6 +135,7 @@ int main(int argc, char **argv) {
   gh_writer *aw = gh_writer_open_binary(ali_wspec, binary);
   gh_writer *sw = scores_wspec[0] ? gh_writer_open_binary(scores_wspec, binary) : NULL;
   gh_writer *pw = per_frame_wspec[0] ? gh_writer_open_binary(per_frame_wspec, binary) : NULL;
+  gh_align_report *report = gh_align_report_open(report_wx);
   gh_backend *be = gh_device_opts_end(&dev);
   gh_dev_model *dm = be->ops->gmm->model_upload(be, &model);
 
@@ -139,11 +153,13 @@ int main(int argc, char **argv) {
     if (!m) {
       num_err++;
       gh_warn("No features for utterance %s", utt);
+      gh_align_report_fail(report, utt, GH_ALIGN_NO_FEATURES, "no entry in %s", feats_rspec);
       continue;
     }
     const gh_fst *f = gh_seq_reader_value(fr);
     if (m->rows == 0) {
       gh_warn("Zero-length utterance: %s", utt);
+      gh_align_report_fail(report, utt, GH_ALIGN_NO_FEATURES, "zero frames in %s", feats_rspec);
       num_err++;
       continue;
     }
@@ -153,6 +169,7 @@ int main(int argc, char **argv) {
     gh_check_finite_matrix(m, feats_rspec, utt);
     if (f->start < 0) {
       gh_warn("Empty decoding graph for %s", utt);
+      gh_align_report_fail(report, utt, GH_ALIGN_NO_GRAPH, "empty graph (no start state) in %s", fst_rspec);
       num_err++;
       continue;
     }
@@ -196,6 +213,26 @@ int main(int argc, char **argv) {
     num_tokens += gh_decoder_num_tokens(dec);
     if (!ok) {
       gh_warn("Did not successfully decode file %s, len = %d", utt, T);
+      /* why: an exact search over the same scores tells "beam" from "no path" */
+      int exact_ok = 0;
+      if (!exact) {
+        gh_decoder_reset(dec);
+        dopts.beam = GH_DEC_EXACT;
+        exact_ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids,
+                                     acoustic_scale, utt);
+      }
+      int32_t min_frames = -1;
+      const gh_align_failure why = gh_align_diagnose(&g, T, exact_ok, &min_frames);
+      if (why == GH_ALIGN_TOO_FEW_FRAMES)
+        gh_align_report_fail(report, utt, why, "the transcript needs at least %d frames, the features have %d",
+                             min_frames, T);
+      else if (why == GH_ALIGN_BEAM)
+        gh_align_report_fail(report, utt, why, "no final state within beam %g (retry beam %g); --exact aligns it",
+                             beam, retry_beam);
+      else if (min_frames < 0)
+        gh_align_report_fail(report, utt, why, "no final state can be reached from the graph's start");
+      else
+        gh_align_report_fail(report, utt, why, "no path of %d frames through the graph has a finite cost", T);
       num_err++;
       gh_dec_graph_free(&g);
       continue;
@@ -203,6 +240,7 @@ int main(int argc, char **argv) {
     gh_dec_path p;
     if (!gh_decoder_best_path(dec, &p)) {
       gh_warn("Error getting best path from decoder (likely a bug)");
+      gh_align_report_fail(report, utt, GH_ALIGN_NO_PATH, "no best path");
       num_err++;
       gh_dec_graph_free(&g);
       continue;
@@ -210,6 +248,7 @@ int main(int argc, char **argv) {
     const float cost = p.graph_cost + p.ac_cost;
     const float like = -cost / acoustic_scale;
     num_done++;
+    gh_align_report_ok(report);
     tot_like += like;
     frame_count += T;
     gh_log("Log-like per frame for utterance %s is %g over %d frames.", utt, (double)like / T, T);
@@ -232,6 +271,7 @@ int main(int argc, char **argv) {
          (long long)frame_count);
   gh_log("Retried %lld out of %lld utterances.", (long long)num_retry, (long long)(num_done + num_err));
   gh_log("Done %lld, errors on %lld", (long long)num_done, (long long)num_err);
+  gh_align_report_close(report);
   const double t_all = gh_seconds() - t_start;
   gh_vlog(1, "%lld frames in %.2f s (%.0f frames/s): GMM log-likelihoods %.2f s on %s, decoding %.2f s (%.0f "
           "frames/s, %s, %lld tokens)", (long long)frame_count, t_all, t_all > 0 ? frame_count / t_all : 0.0,
@@ -250,5 +290,10 @@ int main(int argc, char **argv) {
   free(LL);
   gh_gmm_set_free(&model);
   gh_opts_free(po);
+  if (fail_on_error && num_err != 0) { /* the alignments and the report are kept */
+    gh_commit_outputs();
+    gh_die("%lld of %lld utterances were not aligned (--fail-on-error; outputs written)", (long long)num_err,
+           (long long)(num_done + num_err));
+  }
   return num_done != 0 ? 0 : 1;
 }
