@@ -12,7 +12,8 @@
 #           extra_questions.txt), with the --oov word in the lexicon
 #   --out   gets phones.ctm, words.ctm (text labels, seconds), textgrid/<utt>.TextGrid
 #           (a words and a phones tier, as MFA writes them), failures.txt (one
-#           "<utt> <reason> <detail>" line per utterance not aligned) and summary.txt
+#           "<utt> <reason> <detail>" line per utterance not aligned), oov.txt
+#           ("<utt> <word>": words not in the lexicon, aligned as --oov) and summary.txt
 #
 #   stage 0  data and lang: utils/copy_data_dir.sh, utils/validate_data_dir.sh,
 #            utils/prepare_lang.sh <dict> <oov> (position-dependent phones)
@@ -20,7 +21,9 @@
 #            steps/compute_cmvn_stats.sh (per speaker); apply-cmvn | add-deltas
 #            are applied on the fly by the next stages
 #   stage 2  training: local/train_mono.sh (Kaldi's train_mono.sh schedule:
-#            equal alignment, --num-iters passes, realignment, mixing up to --totgauss)
+#            equal alignment, --num-iters passes, realignment, mixing up to --totgauss);
+#            with --model DIR, no training: DIR/final.mdl and DIR/tree (a model
+#            trained by this recipe on a lang from the same dictionary) align the data
 #   stage 3  alignment with the final model: compile-train-graphs,
 #            gmm-align-compiled --beam --retry-beam (or --exact) with
 #            --failure-report; utterances without a graph (a word the lexicon
@@ -32,6 +35,7 @@
 #   --stage 0  --stop-stage 4  --oov "<UNK>"  --mfcc-config conf/mfcc.conf
 #   --num-iters 40  --totgauss 1000  --beam 10  --retry-beam 40  --exact false
 #   --fail-on-error false  (true: exit 1 when any utterance was not aligned)
+#   --model DIR  align with DIR/final.mdl and DIR/tree instead of training
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(dirname "$here"); root=$(dirname "$egs")
@@ -39,7 +43,7 @@ export PATH="${GH_BIN:-$root/bin}:$PATH"   # GH_BIN: another build of the tools
 export LC_ALL=C
 data=; dict=; out=; work=
 nj=4; cmd=utils/run.sh; device=auto; stage=0; stop_stage=4; oov="<UNK>"; mfcc_config=$here/conf/mfcc.conf
-num_iters=40; totgauss=1000; beam=10; retry_beam=40; exact=false; fail_on_error=false
+num_iters=40; totgauss=1000; beam=10; retry_beam=40; exact=false; fail_on_error=false; model=
 . "$egs/utils/parse_options.sh"
 me=run.sh
 [ $# -eq 0 ] || { echo "$me: unexpected argument $1 (options are --name value)" >&2; exit 1; }
@@ -58,6 +62,10 @@ data=$(cd "$data" && pwd); dict=$(cd "$dict" && pwd); out=$(abs "$out")
 [ -n "$work" ] || work=$out/work
 work=$(abs "$work")
 case $mfcc_config in /*) ;; *) mfcc_config=$origin/$mfcc_config ;; esac
+if [ -n "$model" ]; then
+  for f in "$model"/final.mdl "$model"/tree; do [ -f "$f" ] || { echo "$me: --model: $f is missing" >&2; exit 1; }; done
+  model=$(cd "$model" && pwd)
+fi
 cd "$work"
 ln -sfn "$egs/steps" steps; ln -sfn "$egs/utils" utils
 echo "$me: working in $work"
@@ -71,6 +79,10 @@ if [ $stage -le 0 ] && [ $stop_stage -ge 0 ]; then
   if [ -f data/train/feats.scp ]; then utils/validate_data_dir.sh data/train
   else utils/validate_data_dir.sh --no-feats data/train; fi
   utils/prepare_lang.sh "$dict" "$oov" data/local/lang data/lang > /dev/null
+  # words of the transcripts the lexicon lacks: aligned as the --oov word (Kaldi's sym2int.pl --map-oov)
+  awk 'NR == FNR { w[$1]; next } { for (i = 2; i <= NF; i++) if (!($i in w)) print $1, $i }' \
+    data/lang/words.txt data/train/text > "$out"/oov.txt
+  [ ! -s "$out"/oov.txt ] || echo "$me: $(wc -l < "$out"/oov.txt) words not in the lexicon, aligned as $oov: $out/oov.txt"
 fi
 
 if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
@@ -84,7 +96,12 @@ if [ $stage -le 1 ] && [ $stop_stage -ge 1 ]; then
   echo "$(wc -l < data/train/feats.scp) utterances, $(awk '{ n += $2 } END { print n }' data/train/utt2num_frames) frames"
 fi
 
-if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
+if [ $stage -le 2 ] && [ $stop_stage -ge 2 ] && [ -n "$model" ]; then
+  echo "== stage 2: no training: the model of $model"
+  rm -rf $dir; mkdir -p $dir
+  cp "$model"/final.mdl "$model"/tree $dir/
+  [ ! -f "$model"/loglike.txt ] || cp "$model"/loglike.txt $dir/
+elif [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
   echo "== stage 2: monophone training (local/train_mono.sh: $num_iters passes, up to $totgauss Gaussians)"
   rm -rf $dir
   # Gaussians grow until pass 30 of 40 (Kaldi's max_iter_inc), or 3/4 of fewer passes
@@ -130,7 +147,7 @@ if [ $stage -le 3 ] && [ $stop_stage -ge 3 ]; then
   rm -f $ali/failures.*.txt
   cp $dir/final.mdl $ali/final.mdl; echo $nj > $ali/num_jobs
   n=$(wc -l < data/train/text); nf=$(wc -l < $ali/failures.txt)
-  echo "aligned $((n - nf)) of $n utterances; failed $nf$( [ $nf -eq 0 ] || echo ": $(awk '{ c[$2]++ } END { for (r in c) printf " %s %d", r, c[r] }' $ali/failures.txt)" )"
+  echo "aligned $((n - nf)) of $n utterances; failed $nf$(awk '{ c[$2]++ } END { for (r in c) printf "%s %s %d", (k++ ? "," : ":"), r, c[r] }' $ali/failures.txt)"
 fi
 
 if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
@@ -153,7 +170,7 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   cp $ali/failures.txt "$out"/failures.txt
   n=$(wc -l < data/train/text); nf=$(wc -l < "$out"/failures.txt)
   {
-    echo "# egs/align/run.sh --data $data --dict $dict --out $out --nj $nj --num-iters $num_iters --totgauss $totgauss"
+    echo "# egs/align/run.sh --data $data --dict $dict --out $out --nj $nj$([ -n "$model" ] && echo " --model $model" || echo " --num-iters $num_iters --totgauss $totgauss")"
     echo "utterances: $n, aligned: $((n - nf)), failed: $nf (failures.txt)"
     echo "final pass log-likelihood per frame: $(tail -1 $dir/loglike.txt 2>/dev/null | awk '{ print $2 " over " $3 " frames" }')"
     echo "phones.ctm: $(wc -l < "$out"/phones.ctm) phones; words.ctm: $(wc -l < "$out"/words.ctm) words;" \

@@ -12,13 +12,14 @@
 #   --work DIR [/tmp/gmmhmm-$USER/cathy]  --nj 4  --cmd utils/run.sh  --device auto
 #   --subset N  the first N utterances only (0: all)   --mfcc false
 #   --num-iters 40  --totgauss 1000  --stage 0  (egs/align/run.sh's stages)
+#   --model DIR  no training: align with DIR/final.mdl and DIR/tree (egs/align/run.sh --model)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 egs=$(dirname "$here"); root=$(dirname "$egs")
 shared=${GH_SHARED:-$root/../shared}
 src=$shared/data/cathy
 work=/tmp/gmmhmm-$(id -un)/cathy
-nj=4; cmd=utils/run.sh; device=auto; subset=0; mfcc=false; num_iters=40; totgauss=1000; stage=0
+nj=4; cmd=utils/run.sh; device=auto; subset=0; mfcc=false; num_iters=40; totgauss=1000; stage=0; model=
 . "$egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "run.sh: unexpected argument $1 (options are --name value)" >&2; exit 1; }
 [ -f "$src/text" ] || { echo "run.sh: no cathy corpus in $src (set GH_SHARED)" >&2; exit 1; }
@@ -41,4 +42,4 @@ if [ $stage -le 0 ]; then
   echo "run.sh: cathy data directory $d: $(wc -l < "$d/text") utterances ($($mfcc && echo "FLAC, our MFCCs" || echo "shipped MFCCs"))"
 fi
 "$egs/align/run.sh" --data "$d" --dict "$src/dict" --out "$work/out" --work "$work/align" --nj $nj --cmd "$cmd" \
-  --device $device --num-iters $num_iters --totgauss $totgauss --stage $stage
+  --device $device --num-iters $num_iters --totgauss $totgauss --stage $stage ${model:+--model "$model"}
