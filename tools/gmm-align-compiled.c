@@ -17,7 +17,9 @@
  * exhausted even at the retry beam; an exact search over the same scores
  * tells the last two apart), with a summary line and optionally a report file
  * (--failure-report); --fail-on-error exits 1 if any utterance failed
- * (default: Kaldi's skip-and-count). */
+ * (default: Kaldi's skip-and-count; exit 1 only if none was aligned).  When
+ * it exits 1 for failed utterances, the alignments of the others and the
+ * report are still written. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -290,8 +292,9 @@ int main(int argc, char **argv) {
   free(LL);
   gh_gmm_set_free(&model);
   gh_opts_free(po);
-  if (fail_on_error && num_err != 0) { /* the alignments and the report are kept */
+  if ((fail_on_error || num_done == 0) && num_err != 0) { /* the alignments and the report are kept */
     gh_commit_outputs();
+    if (num_done == 0) gh_die("no utterance was aligned (%lld failed; outputs written)", (long long)num_err);
     gh_die("%lld of %lld utterances were not aligned (--fail-on-error; outputs written)", (long long)num_err,
            (long long)(num_done + num_err));
   }
