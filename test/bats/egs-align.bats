@@ -7,7 +7,8 @@
 # utterances plus an empty transcript, a transcript longer than its audio and a word the
 # lexicon lacks (failures.txt, oov.txt); and on the 20 FLAC clips through our
 # compute-mfcc-feats (the shipped features before Kaldi's lossy compression: the same phones
-# and words, boundaries within a frame).  About 2 minutes on 2 cores.
+# and words, boundaries within a frame); --device opencl (PoCL) against cpu.  About a minute
+# on 2 cores.
 
 setup_file() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
@@ -105,4 +106,19 @@ setup() {
     set -- $output
     [ "$1" -eq 0 ] && [ "$2" -eq 0 ] && [ $(( $3 * 50 )) -le "$4" ]
   done
+}
+
+@test "egs/cathy/run.sh --device opencl (PoCL here): the CTMs of --device cpu" {
+  [ -f "$W/cathy/align/exp/mono/final.mdl" ] || skip "needs the first test's model"
+  probe=$(gmm-align-compiled --device=opencl "$W/cathy/align/exp/mono/final.mdl" "ark:printf ''|" "ark:printf ''|" \
+    ark:/dev/null 2>&1) || true
+  [[ "$probe" == *"using device opencl"* ]] || skip "no OpenCL device: $(echo "$probe" | tail -n 1)"
+  for dev in cpu opencl; do
+    run "$ROOT/egs/cathy/run.sh" --work "$W/dev-$dev" --subset 20 --nj 2 --device $dev --model "$W/cathy/align/exp/mono"
+    echo "$output" | tail -n 3
+    [ "$status" -eq 0 ]
+  done
+  grep -q "using device opencl" "$W/dev-opencl/align/exp/mono_ali/log/align.1.log"
+  cmp "$W/dev-cpu/out/phones.ctm" "$W/dev-opencl/out/phones.ctm"
+  cmp "$W/dev-cpu/out/words.ctm" "$W/dev-opencl/out/words.ctm"
 }
