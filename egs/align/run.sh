@@ -28,7 +28,8 @@
 #            gmm-align-compiled --beam --retry-beam (or --exact) with
 #            --failure-report; utterances without a graph (a word the lexicon
 #            lacks, an empty transcript) are reported as no-graph
-#   stage 4  outputs: ali-to-phones --ctm-output, ali-to-word-ctm, ctm-to-textgrid
+#   stage 4  outputs: ali-to-phones --ctm-output, steps/get_train_ctm.sh (ali-to-word-ctm),
+#            ctm-to-textgrid
 #
 # Options (--name value or --name=value):
 #   --work DIR [<out>/work]  --nj 4  --cmd utils/run.sh  --device auto
@@ -156,12 +157,8 @@ if [ $stage -le 4 ] && [ $stop_stage -ge 4 ]; then
   for j in $(seq $nj_ali); do
     ali-to-phones --ctm-output $ali/final.mdl "ark:gunzip -c $ali/ali.$j.gz|" - 2>/dev/null
   done | awk 'NR == FNR { s[$2] = $1; next } { $5 = s[$5]; print }' data/lang/phones.txt - > "$out"/phones.ctm.tmp
-  for j in $(seq $nj_ali); do
-    ali-to-word-ctm --word-symbol-table=data/lang/words.txt data/lang/phones/align_lexicon.int $ali/final.mdl \
-      "ark:gunzip -c $ali/ali.$j.gz|" ark:data/train/split${nj_ali}utt/$j/text.int - 2> $ali/log/word_ctm.$j.log ||
-      { cat $ali/log/word_ctm.$j.log >&2; exit 1; }
-  done > "$out"/words.ctm.tmp
-  mv "$out"/phones.ctm.tmp "$out"/phones.ctm; mv "$out"/words.ctm.tmp "$out"/words.ctm
+  steps/get_train_ctm.sh --cmd "$cmd" data/train data/lang $ali
+  mv "$out"/phones.ctm.tmp "$out"/phones.ctm; cp $ali/ctm "$out"/words.ctm
   # durations: the frames' span, (frames - 1) x 10 ms + 25 ms
   awk '{ printf "%s %.3f\n", $1, ($2 - 1) * 0.01 + 0.025 }' data/train/utt2num_frames > $ali/utt2dur
   rm -rf "$out"/textgrid

@@ -44,8 +44,12 @@ setup() {
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == "checked 100 utterances, "*" 100 TextGrids" ]]
-  # the words are the transcripts' and every phone is in a word or silence: the check above;
-  # the word CTM's times are phone boundaries of the phone CTM: also (and to the frame)
+  # steps/get_train_ctm.sh made words.ctm from word_boundary.int; align_lexicon.int gives the same
+  a=$W/cathy/align
+  rm -rf lang_lex; cp -r "$a/data/lang" lang_lex; rm lang_lex/phones/word_boundary.int
+  "$ROOT/egs/steps/get_train_ctm.sh" "$a/data/train" lang_lex "$a/exp/mono_ali" ctm_lex
+  cmp ctm_lex/ctm "$o/words.ctm"
+  grep -q "align_lexicon.int" ctm_lex/log/get_ctm.1.log
 }
 
 @test "egs/align/run.sh --model: an empty transcript, a transcript too long for its audio, a word not in the lexicon" {
