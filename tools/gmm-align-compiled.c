@@ -228,9 +228,12 @@ int main(int argc, char **argv) {
       if (why == GH_ALIGN_TOO_FEW_FRAMES)
         gh_align_report_fail(report, utt, why, "the transcript needs at least %d frames, the features have %d",
                              min_frames, T);
-      else if (why == GH_ALIGN_BEAM)
+      else if (why == GH_ALIGN_BEAM && retry_beam != 0.0f)
         gh_align_report_fail(report, utt, why, "no final state within beam %g (retry beam %g); --exact aligns it",
                              beam, retry_beam);
+      else if (why == GH_ALIGN_BEAM)
+        gh_align_report_fail(report, utt, why, "no final state within beam %g (no --retry-beam); --exact aligns it",
+                             beam);
       else if (min_frames < 0)
         gh_align_report_fail(report, utt, why, "no final state can be reached from the graph's start");
       else
