@@ -4,9 +4,8 @@
  * <detail...>" lines, and the run ends with one summary line that counts each
  * reason.  Kaldi's gmm-align-compiled only warns "Did not successfully decode
  * file X" and counts errors; the reasons below say why, so that a user knows
- * whether to fix the transcript, the lexicon or the beam.  Used by every
- * alignment path of gmm-align-compiled (the CPU decoder and the batched device
- * aligner). */
+ * whether to fix the transcript, the lexicon or the beam.  Kept apart from the
+ * decoder so that every alignment path of gmm-align-compiled can use it. */
 #ifndef GH_ALIGN_REPORT_H
 #define GH_ALIGN_REPORT_H
 #include <stdint.h>
