@@ -23,6 +23,7 @@
 #include "backend.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
+#include "decoder/align-report.h"
 #include "decoder/faster-decoder.h"
 #include "io/fst.h"
 #include "gmm/gmm.h"
@@ -47,7 +48,8 @@ static const char *usage =
     "failure for lack of beam; batches of utterances are aligned together on the\n"
     "--device, long files with checkpointed back-pointers (--batch-size=0: the\n"
     "one-utterance decoder on the CPU).  The beam mode scores on the --device and\n"
-    "searches on the CPU.\n";
+    "searches on the CPU.\n"
+    "Utterances not aligned are reported by key and reason (--failure-report writes them to a file).\n";
 
 /* Kaldi GetScaledTransitionLogProb for every transition-id ([0] unused), in
  * Kaldi's float arithmetic (TransitionModel's non-self-loop log-probs:
@@ -86,6 +88,7 @@ static float *scaled_log_probs(const gh_transition_model *tm, float transition_s
  * exact aligner's callback). */
 typedef struct {
   gh_writer *aw, *sw, *pw;
+  gh_align_report *report;
   float acoustic_scale;
   int64_t num_done, num_err, frame_count;
   double tot_like;
@@ -93,8 +96,10 @@ typedef struct {
 
 static void write_result(void *user, const char *utt, int32_t T, const gh_dec_path *cp) {
   results *r = user;
-  if (!cp) {
+  if (!cp) { /* the exact search found no path (too few frames were refused before the search) */
     gh_warn("Did not successfully decode file %s, len = %d", utt, T);
+    gh_align_report_fail(r->report, utt, GH_ALIGN_NO_PATH, "no path of %d frames through the graph has a finite cost",
+                         T);
     r->num_err++;
     return;
   }
@@ -102,6 +107,7 @@ static void write_result(void *user, const char *utt, int32_t T, const gh_dec_pa
   const float cost = p->graph_cost + p->ac_cost;
   const float like = -cost / r->acoustic_scale;
   r->num_done++;
+  gh_align_report_ok(r->report);
   r->tot_like += like;
   r->frame_count += T;
   gh_log("Log-like per frame for utterance %s is %g over %d frames.", utt, (double)like / T, T);
@@ -124,9 +130,9 @@ static void write_result(void *user, const char *utt, int32_t T, const gh_dec_pa
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   float beam = 200.0f, retry_beam = 0.0f, acoustic_scale = 1.0f, transition_scale = 1.0f, self_loop_scale = 1.0f;
-  int careful = 0, binary = 1, exact = 0, batch_size = 256, ckpt_interval = 0;
+  int careful = 0, binary = 1, exact = 0, batch_size = 256, ckpt_interval = 0, fail_on_error = 0;
   float max_bp_mb = 1024.0f;
-  const char *per_frame_wspec = "";
+  const char *per_frame_wspec = "", *report_wx = "";
   gh_opts *po = gh_opts_new(usage);
   gh_opts_float(po, "beam", &beam, "Decoding beam used in alignment (0: no pruning, as --exact)");
   gh_opts_float(po, "retry-beam", &retry_beam, "Decoding beam for second try at alignment");
@@ -150,6 +156,11 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "write-per-frame-acoustic-loglikes", &per_frame_wspec,
                  "Wspecifier for table of vectors containing the acoustic log-likelihoods per frame for each "
                  "utterance. E.g. ark:foo/per_frame_logprobs.1.ark");
+  gh_opts_string(po, "failure-report", &report_wx,
+                 "File of the utterances not aligned, one \"<key> <reason> <detail>\" line each (reasons: "
+                 "no-features, no-graph, too-few-frames, no-path, beam)");
+  gh_opts_bool(po, "fail-on-error", &fail_on_error,
+               "Exit with status 1 if any utterance was not aligned (default: skip and count, as Kaldi)");
   gh_opts_bool(po, "binary", &binary, "Write output in binary mode (tables without ,t or ,b)");
   gh_device_opts dev;
   gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
@@ -182,13 +193,14 @@ int main(int argc, char **argv) {
   gh_writer *aw = gh_writer_open_binary(ali_wspec, binary);
   gh_writer *sw = scores_wspec[0] ? gh_writer_open_binary(scores_wspec, binary) : NULL;
   gh_writer *pw = per_frame_wspec[0] ? gh_writer_open_binary(per_frame_wspec, binary) : NULL;
+  gh_align_report *report = gh_align_report_open(report_wx);
   gh_backend *be = gh_device_opts_end(&dev);
   gh_dev_model *dm = be->ops->gmm->model_upload(be, &model);
 
   gh_dec_opts dopts;
   gh_dec_opts_default(&dopts);
   gh_decoder *dec = gh_decoder_new();
-  results res = {aw, sw, pw, acoustic_scale, 0, 0, 0, 0.0};
+  results res = {aw, sw, pw, report, acoustic_scale, 0, 0, 0, 0.0};
   gh_aligner *al = NULL;
   if (exact && batch_size > 0) {
     const gh_aligner_opts ao = {batch_size, (int64_t)1 << 28, ckpt_interval, (int64_t)(max_bp_mb * 1048576.0)};
@@ -205,11 +217,13 @@ int main(int argc, char **argv) {
     if (!m) {
       res.num_err++;
       gh_warn("No features for utterance %s", utt);
+      gh_align_report_fail(report, utt, GH_ALIGN_NO_FEATURES, "no entry in %s", feats_rspec);
       continue;
     }
     const gh_fst *f = gh_seq_reader_value(fr);
     if (m->rows == 0) {
       gh_warn("Zero-length utterance: %s", utt);
+      gh_align_report_fail(report, utt, GH_ALIGN_NO_FEATURES, "zero frames in %s", feats_rspec);
       res.num_err++;
       continue;
     }
@@ -219,6 +233,7 @@ int main(int argc, char **argv) {
     gh_check_finite_matrix(m, feats_rspec, utt);
     if (f->start < 0) {
       gh_warn("Empty decoding graph for %s", utt);
+      gh_align_report_fail(report, utt, GH_ALIGN_NO_GRAPH, "empty graph (no start state) in %s", fst_rspec);
       res.num_err++;
       continue;
     }
@@ -234,6 +249,20 @@ int main(int argc, char **argv) {
       }
     }
     const int32_t T = m->rows;
+    if (al) { /* the exact search fails only for want of frames or of a path: both known before it */
+      const int32_t min_frames = gh_dec_graph_min_frames(&g);
+      if (min_frames < 0 || T < min_frames) {
+        gh_warn("Did not successfully decode file %s, len = %d", utt, T);
+        if (min_frames < 0)
+          gh_align_report_fail(report, utt, GH_ALIGN_NO_PATH, "no final state can be reached from the graph's start");
+        else
+          gh_align_report_fail(report, utt, GH_ALIGN_TOO_FEW_FRAMES,
+                               "the transcript needs at least %d frames, the features have %d", min_frames, T);
+        res.num_err++;
+        gh_dec_graph_free(&g);
+        continue;
+      }
+    }
     if ((size_t)T * model.dim > capx) {
       capx = (size_t)T * model.dim;
       X = gh_realloc(X, capx * sizeof(float));
@@ -263,15 +292,45 @@ int main(int argc, char **argv) {
     }
     t_decode += gh_seconds() - t0;
     num_tokens += gh_decoder_num_tokens(dec);
-    gh_dec_path p;
-    if (ok && !gh_decoder_best_path(dec, &p)) {
-      gh_warn("Error getting best path from decoder (likely a bug)");
+    if (!ok) {
+      gh_warn("Did not successfully decode file %s, len = %d", utt, T);
+      /* why: an exact search over the same scores tells "beam" from "no path" */
+      int exact_ok = 0;
+      if (!exact) {
+        gh_decoder_reset(dec);
+        dopts.beam = GH_DEC_EXACT;
+        exact_ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids,
+                                     acoustic_scale, utt);
+      }
+      int32_t min_frames = -1;
+      const gh_align_failure why = gh_align_diagnose(&g, T, exact_ok, &min_frames);
+      if (why == GH_ALIGN_TOO_FEW_FRAMES)
+        gh_align_report_fail(report, utt, why, "the transcript needs at least %d frames, the features have %d",
+                             min_frames, T);
+      else if (why == GH_ALIGN_BEAM && retry_beam != 0.0f)
+        gh_align_report_fail(report, utt, why, "no final state within beam %g (retry beam %g); --exact aligns it",
+                             beam, retry_beam);
+      else if (why == GH_ALIGN_BEAM)
+        gh_align_report_fail(report, utt, why, "no final state within beam %g (no --retry-beam); --exact aligns it",
+                             beam);
+      else if (min_frames < 0)
+        gh_align_report_fail(report, utt, why, "no final state can be reached from the graph's start");
+      else
+        gh_align_report_fail(report, utt, why, "no path of %d frames through the graph has a finite cost", T);
       res.num_err++;
       gh_dec_graph_free(&g);
       continue;
     }
-    write_result(&res, utt, T, ok ? &p : NULL);
-    if (ok) gh_dec_path_free(&p);
+    gh_dec_path p;
+    if (!gh_decoder_best_path(dec, &p)) {
+      gh_warn("Error getting best path from decoder (likely a bug)");
+      gh_align_report_fail(report, utt, GH_ALIGN_NO_PATH, "no best path");
+      res.num_err++;
+      gh_dec_graph_free(&g);
+      continue;
+    }
+    write_result(&res, utt, T, &p);
+    gh_dec_path_free(&p);
     gh_dec_graph_free(&g);
   }
   if (al) {
@@ -283,6 +342,7 @@ int main(int argc, char **argv) {
          (long long)frame_count);
   gh_log("Retried %lld out of %lld utterances.", (long long)num_retry, (long long)(num_done + num_err));
   gh_log("Done %lld, errors on %lld", (long long)num_done, (long long)num_err);
+  gh_align_report_close(report);
   const double t_all = gh_seconds() - t_start;
   gh_vlog(1, "%lld frames in %.2f s (%.0f frames/s): GMM log-likelihoods %.2f s on %s, decoding %.2f s (%.0f "
           "frames/s, %s, %lld tokens)", (long long)frame_count, t_all, t_all > 0 ? frame_count / t_all : 0.0,
@@ -301,5 +361,11 @@ int main(int argc, char **argv) {
   free(LL);
   gh_gmm_set_free(&model);
   gh_opts_free(po);
+  if ((fail_on_error || num_done == 0) && num_err != 0) { /* the alignments and the report are kept */
+    gh_commit_outputs();
+    if (num_done == 0) gh_die("no utterance was aligned (%lld failed; outputs written)", (long long)num_err);
+    gh_die("%lld of %lld utterances were not aligned (--fail-on-error; outputs written)", (long long)num_err,
+           (long long)(num_done + num_err));
+  }
   return num_done != 0 ? 0 : 1;
 }

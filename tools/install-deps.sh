@@ -52,7 +52,7 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -x /usr/bin/fstcompile ] || need+=(libfst-tools)
 
 # matplotlib: the recipes' pictures (egs/utils/plot_results.py: loglike.png, confusion.png).
-py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn, matplotlib' >/dev/null 2>&1; }
+py_ok() { python3 -c 'import numpy, sklearn, kaldiio, kaldi_native_fbank, hmmlearn, matplotlib, praatio' >/dev/null 2>&1; }
 # Debian's python3 (already there, or installed now) takes numpy/scikit-learn from apt.
 if ! command -v python3 >/dev/null || { ! py_ok && [ "$(command -v python3)" = /usr/bin/python3 ]; }; then
   need+=(python3-numpy python3-sklearn python3-matplotlib)
@@ -72,8 +72,8 @@ if ! py_ok; then
   flags=""
   python3 -m pip install --help 2>/dev/null | grep -q break-system-packages && \
     [ "$(command -v python3)" = /usr/bin/python3 ] && flags="--break-system-packages"
-  echo "install-deps: pip install numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn matplotlib" >&2
-  python3 -m pip install -q $flags numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn matplotlib
+  echo "install-deps: pip install numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn matplotlib praatio" >&2
+  python3 -m pip install -q $flags numpy scikit-learn kaldiio kaldi-native-fbank hmmlearn matplotlib praatio
 fi
 # libFuzzer runtime: with clang from bookworm it is libclang-rt-<version>-dev.
 fuzz_ok() {
