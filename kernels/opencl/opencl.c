@@ -554,9 +554,11 @@ static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
     double k0 = gh_seconds();
     c->host->ops->gmm->loglikes(c->host, m->host_m, X, T, out);
     b->kernel_seconds += gh_seconds() - k0;
+    b->path_pairs[GH_PATH_HOST] += (int64_t)T * m->P;
     return;
   }
   loglikes_rows(b, m, X, NULL, 0, T, out, m->P, NULL, 0);
+  b->path_pairs[GH_PATH_FP32] += (int64_t)T * m->P;
 }
 
 /* ---------------- E-step ---------------- */
@@ -954,8 +956,10 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   ocl_data *d = (ocl_data *)dd;
   if (m->host_m) {
     if (!d->host_d) d->host_d = c->host->ops->gmm->data_upload(c->host, d->hXin, d->T, d->D, data_host_pairs(c, d), d->npairs);
+    b->path_pairs[GH_PATH_HOST] += d->npairs;
     return c->host->ops->gmm->accumulate(c->host, m->host_m, d->host_d);
   }
+  b->path_pairs[GH_PATH_FP32] += d->npairs;
   need_fp64(b, "accumulate");
   if (d->evicted) gh_die("accumulate: the data block was evicted (data_reload first)");
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
