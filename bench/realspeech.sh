@@ -15,7 +15,8 @@
 # One row per (data, model):
 #   real <data> <cov> G=<n> D=<d> frames=<N> device=<dev>: whole_s estep_med_s iter_med_s
 #     estep_frames_per_s (frames / median E-step of iterations >= 3), cand_per_frame (mean
-#     number of Gaussians within 40 nats of the frame's best, where the backend counts them),
+#     number of Gaussians within 40 nats of the frame's best: one E-step of the final model on the
+#     cpu backend over the first ~20,000 frames, so alike for every device),
 #     fp32= whitened= cand= double= host= (shares of (frame, pdf) pairs on each arithmetic
 #     path, kernels/backend.h GH_PATH_*; "-" where the backend does not count), avg_loglike
 # and, where CUDA torch and the peer are there, a "real peer" row with the peer's JSON and the
@@ -113,7 +114,15 @@ row() {  # row <data> <full|diag> <gauss>
   local shares=$(awk -v s="$paths" 'BEGIN { n = split("fp32 whitened cand double host", k, " ")
       for (i = 1; i <= n; i++) { v = "-"; if (match(s, k[i] " [0-9.e+-]+%")) { v = substr(s, RSTART + length(k[i]) + 1, RLENGTH - length(k[i]) - 1) }
         printf "%s%s=%s", (i > 1 ? " " : ""), k[i], v } }')
-  local cand=$(sed -n 's/.*; \([0-9.e+-]*\) Gaussians per pair within.*/\1/p' <<< "$paths"); cand=${cand:--}
+  # candidates: a property of the model and the data, measured alike for every device: one E-step of
+  # the final model on the cpu backend over the first utterances (~20,000 frames)
+  local cand=-
+  if [ -f $x/final.mdl ]; then
+    awk -v n=$nf '{ print } NR * n / '"$(wc -l < $d/feats.scp)"' >= 20000 { exit }' $d/feats.scp > $x/cand.scp
+    gmm-est-gpu --device=cpu --verbose=1 --num-iters=1 $x/final.mdl scp:$x/cand.scp $x/cand.mdl 2> $x/cand.log &&
+      cand=$(sed -n 's/.*; \([0-9.e+-]*\) Gaussians per pair within.*/\1/p' $x/cand.log | tail -1)
+    cand=${cand:--}
+  fi
   local ll=$(grep -o 'last avg loglike per frame [-0-9.e+]*' $x/train.log | awk '{ print $NF }')
   echo "real $d $cov G=$g D=$dim frames=$nf device=$device: whole_s=$whole estep_med_s=$est iter_med_s=$wall" \
     "estep_frames_per_s=$fps cand_per_frame=$cand $shares avg_loglike=${ll:--}"
