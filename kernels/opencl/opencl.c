@@ -344,11 +344,20 @@ static gh_backend *host_backend(ocl_ctx *c) {
  * GH_WHITE_MAX_D), every pdf is full and every Gaussian's gh_white_error
  * is within gh_white_max_error(), its means, norms and float Cholesky
  * factors go to the device and loglikes scores there (m->white); the
- * E-step and M-step stay on the host model.  GH_OPENCL_WHITE=0 turns it
- * off. */
+ * E-step and M-step stay on the host model.  Not on a CPU device
+ * (CL_DEVICE_TYPE_CPU: PoCL's kernel scored the Arabic 64-full model at
+ * 1.3-1.5e4 frames/s, the host cpu backend at 7-9e4, bench/RESULTS.md W5).
+ * GH_OPENCL_WHITE=0|1 turns it off / on whatever the device. */
 static void white_upload(ocl_ctx *c, ocl_model *m, const gh_gmm_set *s) {
   const int32_t D = s->dim, P = s->num_pdfs;
-  if (!c->fp64 || !c->k_white || D > 128 || D < 1 || P < 1 || !gh_env_int("GH_OPENCL_WHITE", 1, 0, 1)) return;
+  static const char *const words[] = {"0", "1", NULL};
+  int want = gh_env_word("GH_OPENCL_WHITE", -1, words);
+  if (want < 0) {
+    cl_device_type dtype = 0;
+    clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof dtype, &dtype, NULL);
+    want = !(dtype & CL_DEVICE_TYPE_CPU);
+  }
+  if (!want || !c->fp64 || !c->k_white || D > 128 || D < 1 || P < 1) return;
   int64_t Gt = 0;
   for (int32_t p = 0; p < P; ++p) {
     if (s->pdfs[p].type != GH_COV_FULL) return;

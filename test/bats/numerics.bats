@@ -145,6 +145,23 @@ sys.exit(0 if r <= 1e-5 else 1)"
   [[ "$output" == *"paths: fp32 100%"* ]]
 }
 
+# opencl hands a model whose fp32 form fails even centred to the host, but scores it on a GPU device
+# in the whitened form when every pdf is full and within that form's estimate (gmm.cl gh_white_ll;
+# GH_OPENCL_WHITE=1 on PoCL, a CPU device, where it is off by default).
+@test "numerics: opencl scores an ill-conditioned full model on the device in the whitened form, within the contract" {
+  [[ " $DEVS " == *" opencl "* ]] || skip "no OpenCL device"
+  local off
+  for off in 0 1e4; do
+    run env GH_OPENCL_WHITE=1 python3 "$REF" score --device=opencl --workdir="$W" --full --cond=1e4 --offset=$off --dim=40 --gauss=4 --pdfs=2
+    echo "opencl whitened offset $off: $output" | tail -1
+    [[ "$output" == *"bound_ok 1"* ]]
+    run env GH_OPENCL_WHITE=1 gmm-score-gpu --verbose=1 --device=opencl "$W/num.mdl.txt" ark:"$W/num.ark" ark:/dev/null
+    [[ "$output" == *"paths: fp32 0%, whitened 100%"* ]]
+    run env GH_OPENCL_WHITE=0 gmm-score-gpu --verbose=1 --device=opencl "$W/num.mdl.txt" ark:"$W/num.ark" ark:/dev/null
+    [[ "$output" == *"host 100%"* ]]
+  done
+}
+
 @test "numerics: --max-condition above 1e6 is refused with one error line" {
   python3 "$REF" score --device=cpu --workdir="$W" --full --gauss=1 --pdfs=1 >/dev/null 2>&1
   run gmm-init --cov-type=full --num-gauss=1 --num-iters=1 --max-condition=1e7 ark:"$W/num.ark" "$W/o.mdl"
