@@ -364,6 +364,9 @@ static void white_upload(ocl_ctx *c, ocl_model *m, const gh_gmm_set *s) {
     Gt += s->pdfs[p].num_gauss;
   }
   if (Gt < 1 || Gt > INT32_MAX / 2) return;
+  /* the factors (Gt D^2 floats: model B's 80,000 x 36^2 are 415 MB) in one buffer of at most half
+   * the device's largest allocation; a larger model stays on the host as before */
+  if ((double)Gt * D * D * sizeof(float) > (double)c->max_alloc / 2) return;
   const double wmax = gh_white_max_error();
   double *mu = gh_malloc(sizeof(double) * (size_t)Gt * D), *norm = gh_malloc(sizeof(double) * (size_t)Gt);
   float *L = gh_malloc(sizeof(float) * (size_t)Gt * D * D);
