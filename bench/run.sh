@@ -42,6 +42,12 @@
 #              20 iterations): gmm-train at 1 rank (and 2 where there are 2
 #              GPUs, MPI and NCCL reductions) against ../shared/peers/e2e_job.py
 #              and gmm-est-gpu, same run (TRAIN=0 skips)
+#   real       bench/realspeech.sh: gmm-train on real speech (the Arabic-digit
+#              training MFCCs + deltas replicated 8x, 2.1 M frames; FSDD MFCCs)
+#              beside generated features of the same shape, 512 full and 2,048
+#              diagonal Gaussians, 20 iterations, against ../shared/peers/e2e_job.py
+#              on the same feats.scp; frames/s, candidates per frame and the
+#              share of pairs on each arithmetic path (REAL=0 skips)
 #   UBM        bench/ubm.sh: Kaldi's sid UBM loop (train_diag_ubm.sh +
 #              train_full_ubm.sh calls, egs/fsdd/local/sid_ubm.sh) on FSDD,
 #              against Kaldi's 12.7 s on 2 CPU cores, and on 36M replicated
@@ -178,6 +184,8 @@ fi
     ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     GH_SHARED=$GH_SHARED bench/train.sh --device "$DEVICE" --ranks "$([ "$ng" -ge 2 ] && echo '1 2' || echo 1)" || echo "train: failed"
   fi
+  # real speech beside generated features of the same shape, with the PyTorch job (REAL=0 skips)
+  [ "${REAL:-1}" = 0 ] || GH_SHARED=$GH_SHARED bench/realspeech.sh --device "$DEVICE" || echo "real: failed"
   [ "${UBM:-1}" = 0 ] || DEVICE=$DEVICE GH_SHARED=$GH_SHARED bench/ubm.sh
   [ "${INIT:-1}" = 0 ] || DEVICE=$DEVICE bench/init.sh
   [ "${PYTHON:-1}" = 0 ] || DEVICE=$DEVICE bench/python.sh

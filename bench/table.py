@@ -11,6 +11,7 @@ em, em_peer, sk, score, tpeer = [], {}, {}, [], {}
 hmm, hpeer, vpeer = [], {}, {}
 tthreads = ""
 recipe, io, ubm = [], [], []
+real, rpeer = [], {}
 for line in log:
     m = re.match(r"ceilings: copy (\S+) GB/s, sgemm fp32 (\S+) TFLOP/s, tf32 (\S+) TFLOP/s", line)
     if m: ceil = dict(copy=float(m[1]), fp32=float(m[2]), tf32=float(m[3]))
@@ -33,6 +34,12 @@ for line in log:
     m = re.match(r"io (\w+) P=(\d+) G=(\d+) D=(\d+) T=(\d+) (.*): end to end (\d+) frames/s, kernel (\d+) frames/s, ratio (\S+)", line)
     if m: io.append(dict(type=m[1], P=int(m[2]), G=int(m[3]), D=int(m[4]), T=int(m[5]), dev=m[6], e2e=int(m[7]), k=int(m[8]),
                          r=float(m[9])))
+    m = re.match(r"real (\S+) (full|diag) G=(\d+) D=(\d+) frames=(\d+) device=(\S+): whole_s=(\S+) estep_med_s=(\S+) "
+                 r"iter_med_s=(\S+) estep_frames_per_s=(\S+) cand_per_frame=(\S+) (fp32=.*) avg_loglike=(\S+)", line)
+    if m: real.append(dict(data=m[1], cov=m[2], G=int(m[3]), D=int(m[4]), N=int(m[5]), dev=m[6], whole=m[7], est=m[8], it=m[9],
+                           fps=m[10], cand=m[11], paths=m[12], ll=m[13]))
+    m = re.match(r"real peer (\S+) (full|diag) G=(\d+): whole_s=\S+ (\{.*\}); ratio (.*)", line)
+    if m: rpeer[(m[1], m[2], int(m[3]))] = m[5]
     m = re.match(r"torch-cpu threads=(\d+)", line)
     if m: tthreads = f", {m[1]} threads"
     m = re.match(r"sklearn-em (\w+) N=(\d+) D=(\d+) M=(\d+): (\S+) ms/iter", line)
@@ -103,6 +110,10 @@ for r in ubm:  # Kaldi's sid UBM loop (bench/ubm.sh); Kaldi's own run: 12.7 s on
     print(f"| UBM sid loop (diag 32 + full 32, D=60), {r['name']} {r['frames']} frames, nj={r['nj']}, {r['dev']} | "
           f"{r['total']:.1f} s total | {r['frames'] / r['total']:.3g} | – | – | – | {vs} | – | – | "
           f"avg loglike {r['ll']} (Kaldi's UBM {r['ref']}) |")
+for r in real:  # gmm-train on real speech beside generated data (bench/realspeech.sh) and the PyTorch job
+    print(f"| gmm-train {r['data']} {r['N']} frames × {r['D']}, {r['G']} {r['cov']}, {r['dev']} | {r['it']} s/iter "
+          f"(E-step {r['est']}; job {r['whole']} s) | {r['fps']} | – | – | e2e_job.py | {rpeer.get((r['data'], r['cov'], r['G']), '–')} "
+          f"| – | – | {r['cand']} candidates per frame; {r['paths']}; avg loglike {r['ll']} |")
 for r in io:  # gmm-score-gpu end to end (read, score, write overlapped) vs its kernel time (bench/io.sh)
     print(f"| gmm-score-gpu end to end {r['type']} {r['P']} × {r['G']}, D={r['D']}, {r['T']} frames in page cache, "
           f"{r['dev']} | {r['e2e']:.3g} frames/s | {r['e2e']:.3g} | – | – | – | – | – | – | "

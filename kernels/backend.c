@@ -14,6 +14,7 @@
 #include <math.h>
 #ifdef _OPENMP
 #include <omp.h>
+#include <stdio.h>
 #endif
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,20 @@ void gh_backend_free(gh_backend *b) {
   X(GH_CAP_SHRINK, shrink) X(GH_CAP_HOST_MEM, host_mem) X(GH_CAP_PIPELINE, pipeline) X(GH_CAP_DIST, dist) \
   X(GH_CAP_NCCL, nccl) X(GH_CAP_GSELECT, gselect) X(GH_CAP_KMEANS, kmeans) X(GH_CAP_SUBSET, subset) \
   X(GH_CAP_ALIGN, align)
+
+void gh_backend_paths_describe(const gh_backend *b, char *buf, size_t n) {
+  static const char *names[GH_PATH_N] = {"fp32", "whitened", "cand", "double", "host"};
+  int64_t tot = 0;
+  for (int i = 0; i < GH_PATH_N; ++i) tot += b->path_pairs[i];
+  if (tot <= 0) { snprintf(buf, n, "paths: not counted"); return; }
+  size_t k = (size_t)snprintf(buf, n, "paths:");
+  for (int i = 0; i < GH_PATH_N && k < n; ++i)
+    k += (size_t)snprintf(buf + k, n - k, "%s %s %.3g%%", i ? "," : "", names[i], 100.0 * (double)b->path_pairs[i] / (double)tot);
+  if (k < n) k += (size_t)snprintf(buf + k, n - k, " of %lld (frame, pdf) pairs", (long long)tot);
+  if (k < n && b->cand_pairs > 0)
+    snprintf(buf + k, n - k, "; %.3g Gaussians per pair within %g nats of the best", (double)b->cand_gauss / (double)b->cand_pairs,
+             GH_CAND_NATS);
+}
 
 const void *gh_backend_ops_table(const gh_backend_ops *o, gh_backend_cap what, size_t *bytes, const char **name) {
   switch (what) {

@@ -575,7 +575,34 @@ struct gh_backend {
   unsigned caps;                  /* GH_BACKEND_CAP_*: what the backend offers
                                      beyond its op table (0 = nothing); ask
                                      gh_backend_supports */
+  int64_t path_pairs[8];          /* GH_PATH_*: (frame, pdf) pairs scored or
+                                     accumulated on each arithmetic path so far
+                                     (loglikes: T x pdfs; E-step: the pairs);
+                                     a backend that does not count leaves them
+                                     0; for benchmarks (gh_backend_paths_describe) */
+  int64_t cand_pairs, cand_gauss; /* E-step pairs counted, and the sum over them of
+                                     their Gaussians within GH_CAND_NATS of the
+                                     pair's best (0 where not counted) */
 };
+
+/* Arithmetic paths of a (frame, pdf) pair, the index into path_pairs.
+ * FP32: an fp32 / TF32x3 GEMM form or a fused fp32 kernel (expanded
+ * features, within the contract's error estimate); WHITE: the whitened form
+ * |L'(x - mu)|^2 (gemm-forms.h gh_white_error); CAND: the candidate E-step
+ * (exact values for the Gaussians near the best); DOUBLE: the GEMM forms in
+ * double or the double reference form on the device; HOST: a pdf or model
+ * sent to a host backend. */
+enum { GH_PATH_FP32 = 0, GH_PATH_WHITE, GH_PATH_CAND, GH_PATH_DOUBLE, GH_PATH_HOST, GH_PATH_N };
+/* Gaussians within this many nats of a frame's best one count as the
+ * frame's candidates (the CUDA candidate E-step's threshold without its
+ * error margin). */
+#define GH_CAND_NATS 40.0
+
+/* One line describing b's counters: "paths: fp32 97.1%, whitened 2.9%,
+ * cand 0%, double 0%, host 0% of N (frame, pdf) pairs; 1.23 Gaussians per
+ * pair within 40 nats of the best" (the last part only when counted;
+ * "paths: not counted" when the backend counts none).  Into buf [n]. */
+void gh_backend_paths_describe(const gh_backend *b, char *buf, size_t n);
 
 /* gh_backend caps.  NCCL: the backend's buffers are CUDA device memory on
  * the device the calling thread uses, so the trainers' communicator can sum

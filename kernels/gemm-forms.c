@@ -226,6 +226,38 @@ double gh_gemm_max_row_error(void) {
   return gh_env_double("GH_GEMM_MAX_ROW_ERROR", 5e-4, DBL_MIN, DBL_MAX);
 }
 
+double gh_white_error(const gh_gmm *g, int32_t k, const gh_gauss_info *info, const double *work) {
+  if (info->norm == -INFINITY) return 0.0;
+  const int32_t D = g->dim;
+  if (g->type != GH_COV_FULL) return INFINITY;
+  const double *L = work, *Li = work + (size_t)D * D;
+  double V = 0.0, smax = 0.0, ymax = 0.0;
+  for (int32_t i = 0; i < D; ++i) {
+    double cii = 0.0;
+    for (int32_t r = i; r < D; ++r) cii += Li[(size_t)r * D + i] * Li[(size_t)r * D + i];
+    const double si = sqrt(cii);
+    if (si > smax) smax = si;
+    for (int32_t j = 0; j <= i; ++j) {
+      const double lij = L[(size_t)i * D + j];
+      if (!(fabs(lij) < 1e36)) return INFINITY;
+      V += lij * lij * cii;
+      if (fabs(lij) * si > ymax) ymax = fabs(lij) * si;
+    }
+  }
+  /* frames within 1e4 sigma: d_i and the products L_ij d_i fit float */
+  if (!(1e4 * smax < 1e36) || !(1e4 * ymax * D < 1e36)) return INFINITY;
+  return 0x1p-24 * sqrt(D + 1.0) * (4.0 * sqrt(V) + 50.0 * sqrt(V / D));
+}
+
+double gh_white_max_error(void) {
+  return gh_env_double("GH_WHITE_MAX_ERROR", gh_gemm_max_row_error(), 0.0, DBL_MAX);
+}
+
+void gh_white_factor(int32_t D, const double *work, float *Lf) {
+  for (int32_t i = 0; i < D; ++i)
+    for (int32_t j = 0; j < D; ++j) Lf[(size_t)i * D + j] = j <= i ? (float)work[(size_t)i * D + j] : 0.0f;
+}
+
 double gh_gemm_set_row_error(const gh_gmm_set *s, const double *c) {
   double *e = gh_malloc(sizeof(double) * (size_t)(s->num_pdfs + 1)), worst = 0.0;
   gh_gemm_set_errors(s, c, NULL, e, NULL, NULL);

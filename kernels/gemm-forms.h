@@ -94,6 +94,44 @@ double gh_gemm_row_error_d(const gh_gmm *g, int32_t k, const double *mu, const g
 double gh_gemm_max_row_error(void);
 #define GH_GEMM_MAX_ROW_ERROR gh_gemm_max_row_error()
 
+/* ---- the whitened form (doc/reliability.md, "The whitened form") ----
+ * ll(x) = norm - 0.5 |L'(x - mu)|^2 with P = L L' (Cholesky, lower L):
+ * per Gaussian, the frame is centred at the Gaussian's own mean in double
+ * and rounded to float (d = fl(x - mu), relative error 2^-24 of d itself),
+ * multiplied by the float factor (an fp32 GEMM [n x D] x [D x D]) and the
+ * squares summed in double.  No term is larger than the whitened
+ * components' own sizes, so there is no cancellation between the
+ * expanded form's x'Px, 2 mu'Px and mu'Pmu, whatever the offset of the
+ * Gaussian from the data's centre; the cost is D^2 multiply-adds per
+ * (frame, Gaussian) against the expanded form's D(D+1)/2.
+ *
+ * gh_white_error: estimated worst error (nats) of Gaussian k's
+ * log-likelihood in this form for frames drawn from the Gaussian, from
+ * work as gh_gauss_exact(g, k, ...) left it (full: L and L^-1):
+ *   u sqrt(D + 1) (4 sqrt(V) + 50 sqrt(V / D)),
+ *   V = sum_{i >= j} L_ij^2 Cov_ii,  u = 2^-24
+ * (the rounding of the D products of each whitened component add in
+ * quadrature; sqrt(V / D) is the relative error of the distance term of a
+ * far frame, x 50 turns the contract's 1e-5 relative into the 5e-4 nats
+ * budget, as gh_gemm_row_error's rho term).  V = D for a diagonal
+ * covariance; it grows with the correlations.  Full covariances only:
+ * for a diagonal Gaussian the estimate is INFINITY (its expanded form in
+ * double, depth 2D + 1, costs what this form would).  INFINITY when the factor or the whitened
+ * components of frames within 1e4 sigma do not fit float; 0 for a dead
+ * Gaussian. */
+double gh_white_error(const gh_gmm *g, int32_t k, const gh_gauss_info *info, const double *work);
+
+/* Largest gh_white_error a backend accepts for the whitened form; above it
+ * the pdf takes the double path.  GH_GEMM_MAX_ROW_ERROR's bound (5e-4), or
+ * $GH_WHITE_MAX_ERROR (tests and calibration only: 0 turns the whitened
+ * path off, a large value forces it where the expanded fp32 form fails). */
+double gh_white_max_error(void);
+
+/* Float factor of Gaussian k (full only) from gh_gauss_exact's work:
+ * Lf [D x D] row-major, Lf[i][j] = L_ij for j <= i, 0 above, so that the
+ * whitened frames of rows Dm [n x D] are Dm Lf (one GEMM). */
+void gh_white_factor(int32_t D, const double *work, float *Lf);
+
 /* The largest gh_gemm_row_error over every Gaussian of s for centre c
  * (NULL: uncentred); INFINITY when some row does not fit float (the
  * largest e_cen of gh_gemm_set_errors). */

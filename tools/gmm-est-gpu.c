@@ -159,6 +159,9 @@ int main(int argc, char **argv) {
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("wrote %s: %d pdfs, %lld Gaussians; last avg loglike per frame %.6f over %.0f frames", model_out,
          model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), avg, em.total_weight);
+  char paths[256];
+  gh_backend_paths_describe(be, paths, sizeof paths);
+  gh_vlog(1, "%s", paths);
   gh_dist_em_free(&em);
   gh_backend_free(be);
   gh_shard_data_free(&sd);

@@ -61,6 +61,9 @@ int main(int argc, char **argv) {
           "%.3f s; kernels %.3f s, uploads %.3f s of device time), writer %.3f s",
           secs, st.wait_reader, st.wait_scorer, st.t_begin, st.t_end, be->kernel_seconds, be->upload_seconds,
           st.wait_writer);
+  char paths[256];
+  gh_backend_paths_describe(be, paths, sizeof paths);
+  gh_vlog(1, "%s", paths);
   if (st.num_done == 0) gh_die("%s: no utterances (empty input); %s not written", feats_rspec, out_wspec);
   gh_backend_free(be);
   gh_gmm_set_free(&set);

@@ -28,7 +28,16 @@
  * (gh_gemm_row_error: a Gaussian far from the centre in its own sigmas,
  * tiny or huge variances, strong correlations) is scored and accumulated
  * with the same GEMM forms in double (DGEMM, double rows), at about twice
- * the cost; a log line says how many pdfs.
+ * the cost; a log line says how many pdfs.  With GH_CPU_WHITE=1 a full pdf
+ * takes the whitened form first when its estimate is within the same
+ * budget (gemm-forms.h gh_white_error: per Gaussian, the frames centred at
+ * its mean in double, rounded to float, times the float Cholesky factor of
+ * its precision in one SGEMM, the squares summed in double; no quadratic
+ * cancellation); off by default, as it costs more than the double GEMM on
+ * a CPU (bench/RESULTS.md W1).  The E-step's statistics are the same DGEMM
+ * over expanded features on every path.  The backend counts the (frame,
+ * pdf) pairs of each path and, in the E-step, the Gaussians within
+ * GH_CAND_NATS of each pair's best (gh_backend path_pairs, cand_*).
  *
  * Threads: BLAS runs single-threaded (gh_host_blas_serial: OpenBLAS set to
  * one thread; other BLAS libraries are assumed serial) inside our OpenMP
@@ -44,6 +53,7 @@
 #include "backend.h"
 #include "gemm-forms.h"
 #include "cpu/cpu-dd.h"
+#include "base/env.h"
 #include "base/gh-base.h"
 
 #include <cblas.h>
@@ -67,7 +77,12 @@ typedef struct {
   int64_t *row;      /* [P] first row of pdf p in its type's matrices */
   float *Wd, *Wf;    /* [Gd x Kd], [Gf x Kf] parameter rows centred at c */
   unsigned char *exact; /* [P] 0: fp32 GEMM; 1: the GEMM in double (fp32 error estimate too large);
-                           2: the reference form (kernels/cpu/cpu.c: even double would cancel) */
+                           2: the reference form (kernels/cpu/cpu.c: even double would cancel);
+                           3: the whitened form (WHITE) */
+  int64_t *wrow;     /* [P] first whitened Gaussian of pdf p (exact == 3) in Lw / muw / normw */
+  int64_t nwg;       /* whitened Gaussians (full pdfs only) */
+  float *Lw;         /* [nwg x D x D] float Cholesky factors */
+  double *muw, *normw; /* [nwg x D] means, [nwg] norms */
   int32_t nref, *ref_pdf; /* the exact == 2 pdfs, evaluated by ref_b / ref_m over the sub-set sub */
   gh_backend *ref_b;
   gh_dev_model *ref_m;
@@ -94,8 +109,8 @@ typedef struct {
 
 /* Per-thread scratch, grown on demand. */
 typedef struct {
-  double *xe, *R, *Ld; float *xf, *L;
-  size_t xe_cap, R_cap, xf_cap, L_cap, Ld_cap;
+  double *xe, *R, *Ld; float *xf, *L, *dm, *y;
+  size_t xe_cap, R_cap, xf_cap, L_cap, Ld_cap, dm_cap, y_cap;
 } scratch;
 
 typedef struct { int threads; } blas_ctx;
@@ -107,7 +122,9 @@ static void *grow(void *p, size_t *cap, size_t bytes) {
   return gh_malloc(bytes ? bytes : 1);
 }
 
-static void scratch_free(scratch *s) { free(s->xe); free(s->R); free(s->Ld); free(s->xf); free(s->L); }
+static void scratch_free(scratch *s) {
+  free(s->xe); free(s->R); free(s->Ld); free(s->xf); free(s->L); free(s->dm); free(s->y);
+}
 
 /* Expanded features of rows r < n: frame frames[r] (or first + r when
  * frames == NULL) of X [. x D], as float into s->xf [rows x K] (rows >= n;
@@ -173,21 +190,32 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
   m->blk_p0 = gh_malloc(sizeof(int32_t) * (P + 1)); m->blk_p1 = gh_malloc(sizeof(int32_t) * (P + 1));
   m->blk_g0 = gh_malloc(sizeof(int64_t) * (P + 1)); m->blk_ng = gh_malloc(sizeof(int64_t) * (P + 1));
   m->exact = gh_calloc(P + 1, 1);
-  double worst = 0.0;
+  m->wrow = gh_calloc(P + 1, sizeof *m->wrow);
+  double worst = 0.0, worstw = 0.0;
+  const double wmax = gh_white_max_error();
+  /* GH_CPU_WHITE: 0 (default) the double GEMM for the pdfs out of the fp32
+   * budget: on a CPU it costs what the whitened form does (DGEMM runs at half
+   * the SGEMM rate over half the depth; the whitened form's per-Gaussian
+   * SGEMMs of D x D are small) and is exact, bench/RESULTS.md "Real speech";
+   * 1: the whitened form first for those; 2: the whitened form for every full
+   * pdf within its budget (tests: numerics.bats, fuzz_numerics). */
+  const int white = (int)gh_env_int("GH_CPU_WHITE", 0, 0, 2);
   int32_t nexact = 0;
 #pragma omp parallel
   {
     double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D + m->Kf));
     double *mu = work + gh_gauss_work_size(D), *ad = mu + D;
-#pragma omp for schedule(dynamic, 16) reduction(max : worst) reduction(+ : nexact)
+#pragma omp for schedule(dynamic, 16) reduction(max : worst, worstw) reduction(+ : nexact)
     for (int32_t p = 0; p < P; ++p) {
       const gh_gmm *g = &s->pdfs[p];
       const int32_t K = m->full[p] ? m->Kf : m->Kd;
       float *W = (m->full[p] ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
-      double err = 0.0, errd = 0.0;
+      double err = 0.0, errd = 0.0, errw = 0.0;
       for (int32_t k = 0; k < m->G[p]; ++k) {
         gh_gauss_info info;
         gh_gauss_exact(g, k, mu, &info, work);
+        const double ew = gh_white_error(g, k, &info, work);
+        if (!(ew <= errw)) errw = ew;
         const double e = gh_gemm_row_error(g, k, mu, &info, m->c);
         if (!(e <= err)) err = e;
         const double ed = gh_gemm_row_error_d(g, k, mu, &info, m->c);
@@ -195,7 +223,15 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
         gh_gemm_param_row_d(g, k, mu, &info, m->c, ad);
         for (int32_t e2 = 0; e2 < K; ++e2) W[(size_t)k * K + e2] = (float)ad[e2];
       }
-      if (!(err <= GH_GEMM_MAX_ROW_ERROR)) { m->exact[p] = errd <= GH_GEMM_MAX_ROW_ERROR ? 1 : 2; ++nexact; }
+      if (white == 2 && errw <= wmax) { /* forced (tests) */
+        m->exact[p] = 3;
+        ++nexact;
+      } else if (!(err <= GH_GEMM_MAX_ROW_ERROR)) {
+        /* full pdfs only (errw is INFINITY for diagonal ones) */
+        m->exact[p] = white && errw <= wmax ? 3 : errd <= GH_GEMM_MAX_ROW_ERROR ? 1 : 2;
+        ++nexact;
+        if (m->exact[p] != 3 && m->full[p] && errw > worstw) worstw = errw;
+      }
       if (err > worst) worst = err;
     }
     free(work);
@@ -205,7 +241,27 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
     m->Wf64 = gh_malloc(sizeof(double) * (size_t)(m->Gf * m->Kf + 1));
     double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D));
     double *mu = work + gh_gauss_work_size(D);
+    int64_t wcap = 0;
     for (int32_t p = 0; p < P; ++p) {
+      if (m->exact[p] == 3) { /* the whitened form: mean, norm, factor */
+        const gh_gmm *g = &s->pdfs[p];
+        m->wrow[p] = m->nwg;
+        m->nwg += m->G[p];
+        for (int32_t k = 0; k < m->G[p]; ++k) {
+          const int64_t w = m->wrow[p] + k;
+          if (w + 1 > wcap) {
+            wcap = 2 * (w + 1);
+            m->muw = gh_realloc(m->muw, sizeof(double) * (size_t)wcap * D);
+            m->normw = gh_realloc(m->normw, sizeof(double) * (size_t)wcap);
+            m->Lw = gh_realloc(m->Lw, sizeof(float) * (size_t)wcap * D * D);
+          }
+          gh_gauss_info info;
+          gh_gauss_exact(g, k, m->muw + (size_t)w * D, &info, work);
+          m->normw[w] = info.norm;
+          gh_white_factor(D, work, m->Lw + (size_t)w * D * D);
+        }
+        continue;
+      }
       if (m->exact[p] != 1) continue;
       const int32_t K = m->full[p] ? m->Kf : m->Kd;
       double *W = (m->full[p] ? m->Wf64 : m->Wd64) + (size_t)m->row[p] * K;
@@ -229,8 +285,12 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
       m->ref_b = gh_backend_cpu_new();
       m->ref_m = m->ref_b->ops->gmm->model_upload(m->ref_b, &m->sub);
     }
+    int32_t nwhite = 0;
+    for (int32_t p = 0; p < P; ++p) nwhite += m->exact[p] == 3;
     gh_vlog(1, "cpu backend: %d of %d pdfs evaluated in double (%d of them in the reference form; their fp32 GEMM "
-            "form could err by up to %.3g nats)", nexact, P, m->nref, worst);
+            "form could err by up to %.3g nats)", nexact - nwhite, P, m->nref, worst);
+    gh_vlog(1, "cpu backend: %d of %d pdfs in the whitened fp32 form (budget %.3g nats; the pdfs in double "
+            "would err by up to %.3g in it)", nwhite, P, wmax, worstw);
   }
   for (int32_t p = 0; p < P; ++p) {
     const int32_t k = m->nblk - 1;
@@ -253,6 +313,7 @@ static void blas_model_free(gh_backend *b, gh_dev_model *dm) {
   free(m->G); free(m->full); free(m->row); free(m->Wd); free(m->Wf); free(m->Ad); free(m->Af);
   free(m->blk_p0); free(m->blk_p1); free(m->blk_g0); free(m->blk_ng);
   free(m->c); free(m->exact); free(m->Wd64); free(m->Wf64);
+  free(m->wrow); free(m->Lw); free(m->muw); free(m->normw);
   free(m->master);
   if (m->ref_b) {
     m->ref_b->ops->gmm->model_free(m->ref_b, m->ref_m);
@@ -301,6 +362,43 @@ static double lse_d(const double *ll, int32_t G) {
   return mx + log(sum);
 }
 
+/* The whitened form (exact == 3) of pdf p for rows r < n: frame
+ * frames[r] (or first + r when frames == NULL) of X [. x D]; log-likelihood
+ * of Gaussian k into Ld[r * ldl + k] (double).  Full: per Gaussian, the
+ * rows d = fl(x - mu) (subtracted in double), padded with zero rows to
+ * `rows` (a fixed GEMM shape, as expand_rows), Y = d Lf by one SGEMM and
+ * ll = norm - 0.5 sum_j y_j^2 in double (full pdfs only).  NaN or an
+ * infinite distance (overflow far outside the range) gives -inf. */
+static void white_ll(const blas_model *m, int32_t p, const float *X, const int32_t *frames, int64_t first, int n,
+                     int rows, scratch *s, double *Ld, int64_t ldl) {
+  const int32_t D = m->D, G = m->G[p];
+  s->dm = grow(s->dm, &s->dm_cap, sizeof(float) * (size_t)rows * D);
+  s->y = grow(s->y, &s->y_cap, sizeof(float) * (size_t)rows * D);
+  memset(s->dm + (size_t)n * D, 0, sizeof(float) * (size_t)(rows - n) * D);
+  for (int32_t k = 0; k < G; ++k) {
+    const int64_t w = m->wrow[p] + k;
+    const double *mu = m->muw + (size_t)w * D, norm = m->normw[w];
+    if (norm == -INFINITY) {
+      for (int r = 0; r < n; ++r) Ld[r * ldl + k] = -INFINITY;
+      continue;
+    }
+    for (int r = 0; r < n; ++r) {
+      const float *x = X + (int64_t)(frames ? frames[r] : first + r) * D;
+      float *d = s->dm + (size_t)r * D;
+      for (int32_t i = 0; i < D; ++i) d[i] = (float)((double)x[i] - mu[i]);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, D, 1.0f, s->dm, D, m->Lw + (size_t)w * D * D, D,
+                0.0f, s->y, D);
+    for (int r = 0; r < n; ++r) {
+      const float *y = s->y + (size_t)r * D;
+      double q = 0.0;
+      for (int32_t j = 0; j < D; ++j) q += (double)y[j] * y[j];
+      const double ll = norm - 0.5 * q;
+      Ld[r * ldl + k] = ll == ll ? ll : -INFINITY;
+    }
+  }
+}
+
 /* Work item = (chunk of SCORE_ROWS frames, block of pdfs): expand the
  * chunk, padded with zero rows to SCORE_ROWS (so every GEMM has the same
  * shape and a frame's result does not depend on how many frames a call
@@ -329,6 +427,14 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
       const int64_t ng = m->blk_ng[k];
       const int ex = m->exact[m->blk_p0[k]];
       if (ex == 2) continue; /* the reference form, below */
+      if (ex == 3) { /* the whitened form, pdf by pdf */
+        s.Ld = grow(s.Ld, &s.Ld_cap, sizeof(double) * (size_t)SCORE_ROWS * (m->maxG > 0 ? m->maxG : 1));
+        for (int32_t p = m->blk_p0[k]; p < m->blk_p1[k]; ++p) {
+          white_ll(m, p, X, NULL, t0, n, SCORE_ROWS, &s, s.Ld, m->G[p]);
+          for (int r = 0; r < n; ++r) out[(t0 + r) * P + p] = (float)lse_d(s.Ld + (size_t)r * m->G[p], m->G[p]);
+        }
+        continue;
+      }
       if (ex) { /* double rows and features: DGEMM */
         s.Ld = grow(s.Ld, &s.Ld_cap, sizeof(double) * (size_t)SCORE_ROWS * (ng > 0 ? ng : 1));
         if (ng > 0) {
@@ -358,6 +464,10 @@ static void blas_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32
       }
     }
     scratch_free(&s);
+  }
+  for (int32_t p = 0; p < P; ++p) {
+    static const int path[4] = {GH_PATH_FP32, GH_PATH_DOUBLE, GH_PATH_DOUBLE, GH_PATH_WHITE};
+    b->path_pairs[path[m->exact[p]]] += T;
   }
   if (m->nref) {
     float *o = gh_malloc(sizeof(float) * (size_t)T * m->nref);
@@ -412,13 +522,16 @@ static void blas_data_free(gh_backend *b, gh_dev_data *dd) {
  * do not depend on how the pairs are cut into chunks or jobs beyond the
  * order of double additions. */
 static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, int64_t first, int n, scratch *s,
-                          double *A) {
+                          double *A, int64_t *ncand) {
   const int32_t G = m->G[p], full = m->full[p], K = full ? m->Kf : m->Kd;
   const float *W = (full ? m->Wf : m->Wd) + (size_t)m->row[p] * K;
   expand_rows(s, d->X, m->D, full, K, m->c, d->frame + first, 0, n, 1, CHUNK_PAIRS);
   s->R = grow(s->R, &s->R_cap, sizeof(double) * (size_t)n * G);
   const int ex = m->exact[p];
-  if (ex) {
+  if (ex == 3) {
+    s->Ld = grow(s->Ld, &s->Ld_cap, sizeof(double) * (size_t)CHUNK_PAIRS * G);
+    white_ll(m, p, d->X, d->frame + first, 0, n, CHUNK_PAIRS, s, s->Ld, G);
+  } else if (ex) {
     s->Ld = grow(s->Ld, &s->Ld_cap, sizeof(double) * (size_t)CHUNK_PAIRS * G);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CHUNK_PAIRS, G, K, 1.0, s->xe, K,
                 (full ? m->Wf64 : m->Wd64) + (size_t)m->row[p] * K, K, 0.0, s->Ld, G);
@@ -443,6 +556,7 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
       continue;
     }
     double sum = 0.0;
+    for (int32_t g = 0; g < G; ++g) *ncand += R[g] - mx >= -GH_CAND_NATS;
     for (int32_t g = 0; g < G; ++g) sum += (R[g] = R[g] - mx < -745.0 ? 0.0 : exp(R[g] - mx));
     total += w * (mx + log(sum));
     const double scale = w / sum;
@@ -475,9 +589,10 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   double *tot = gh_calloc((size_t)np + 1, sizeof(double));
   double *part = gh_malloc(sizeof(double) * (size_t)nth * maxGK);
   double *ptot = gh_calloc(nth, sizeof(double));
+  int64_t ncand = 0; /* Gaussians within GH_CAND_NATS of their pair's best, summed over the pairs */
   /* One-part pdfs: each by one thread into its buffer, then into A (no
    * other item touches that pdf). */
-#pragma omp parallel num_threads(nth)
+#pragma omp parallel num_threads(nth) reduction(+ : ncand)
   {
     scratch s = {0};
     double *P = part + (size_t)omp_get_thread_num() * maxGK;
@@ -490,7 +605,7 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
       memset(P, 0, sizeof(double) * GK);
       double t = 0.0;
       for (int64_t k = 0; k < n; k += CHUNK_PAIRS)
-        t += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, P);
+        t += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, P, &ncand);
       double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * K;
       for (size_t e = 0; e < GK; ++e) A[e] += P[e];
       tot[p] = t;
@@ -508,7 +623,7 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
     const int64_t nparts = (n + part_pairs - 1) / part_pairs;
     for (int64_t w0 = 0; w0 < nparts; w0 += nth) {
       const int wn = (int)(nparts - w0 < nth ? nparts - w0 : nth);
-#pragma omp parallel for num_threads(nth) schedule(static, 1)
+#pragma omp parallel for num_threads(nth) schedule(static, 1) reduction(+ : ncand)
       for (int q = 0; q < wn; ++q) {
         scratch s = {0};
         double *P = part + (size_t)q * maxGK;
@@ -516,7 +631,7 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
         const int64_t k0 = (w0 + q) * part_pairs, k1 = k0 + part_pairs < n ? k0 + part_pairs : n;
         double t = 0.0;
         for (int64_t k = k0; k < k1; k += CHUNK_PAIRS)
-          t += estep_chunk(m, d, p, d->off[p] + k, (int)(k1 - k < CHUNK_PAIRS ? k1 - k : CHUNK_PAIRS), &s, P);
+          t += estep_chunk(m, d, p, d->off[p] + k, (int)(k1 - k < CHUNK_PAIRS ? k1 - k : CHUNK_PAIRS), &s, P, &ncand);
         ptot[q] = t;
         scratch_free(&s);
       }
@@ -546,6 +661,15 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   }
   double total = 0.0;
   for (int32_t p = 0; p < np; ++p) total += tot[p];
+  static const int path[4] = {GH_PATH_FP32, GH_PATH_DOUBLE, GH_PATH_DOUBLE, GH_PATH_WHITE};
+  int64_t counted = 0;
+  for (int32_t p = 0; p < np; ++p) {
+    const int64_t n = d->off[p + 1] - d->off[p];
+    b->path_pairs[path[m->exact[p]]] += n;
+    if (m->exact[p] != 2) counted += n;
+  }
+  b->cand_pairs += counted;
+  b->cand_gauss += ncand;
   free(part); free(ptot); free(tot);
   return total;
 }

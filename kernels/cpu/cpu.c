@@ -153,6 +153,7 @@ static void cpu_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_
     for (int32_t p = 0; p < P; ++p) o[p] = (float)gmm_loglikes(m, p, x, m->scratch);
   }
   b->kernel_seconds += gh_seconds() - t_start;
+  b->path_pairs[GH_PATH_DOUBLE] += (int64_t)T * P; /* the reference form, in double */
 }
 
 static void cpu_acc_zero(gh_backend *b, gh_dev_model *dm) {
@@ -200,6 +201,7 @@ static double cpu_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   if (d->max_pdf >= m->num_pdfs)
     gh_die("accumulate: the data has pdf id %d, the model only %d pdfs", d->max_pdf, m->num_pdfs);
   double total = 0.0;
+  int64_t ncand = 0;
   for (int64_t k = 0; k < d->npairs; ++k) {
     const gh_frame_pdf *pr = &d->pairs[k];
     const gh_gmm *gmm = &m->pdfs[pr->pdf];
@@ -209,6 +211,9 @@ static double cpu_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     if (gmm->num_gauss == 0) continue;
     total += pr->weight * lse;
     if (!(lse > -INFINITY)) continue; /* no Gaussian can produce x (or NaN): no statistics */
+    double mx = -INFINITY;
+    for (int32_t g = 0; g < gmm->num_gauss; ++g) mx = ll[g] > mx ? ll[g] : mx;
+    for (int32_t g = 0; g < gmm->num_gauss; ++g) ncand += ll[g] - mx >= -GH_CAND_NATS;
     double *occ = m->occ[pr->pdf], *mean = m->mean[pr->pdf], *var = m->var[pr->pdf];
     const int64_t S = var_size(gmm);
     for (int32_t g = 0; g < gmm->num_gauss; ++g) {
@@ -228,6 +233,9 @@ static double cpu_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
       }
     }
   }
+  b->path_pairs[GH_PATH_DOUBLE] += d->npairs;
+  b->cand_pairs += d->npairs;
+  b->cand_gauss += ncand;
   return total;
 }
 

@@ -341,6 +341,7 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   if (m->host_m) {
     if (!d->host_d)
       d->host_d = c->host->ops->gmm->data_upload(c->host, d->hXin, d->T, d->D, gh_cuda_data_host_pairs(d), d->npairs);
+    b->path_pairs[GH_PATH_HOST] += d->npairs;
     return c->host->ops->gmm->accumulate(c->host, m->host_m, d->host_d);
   }
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
@@ -378,6 +379,7 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
      * statistics amplify fp32 rounding: run-gpu.sh's AMI check, 1.4e-4) */
     const int prec = m->nofused[p] && n < GEMM_ESTEP_MIN_PAIRS && force != 1 && m->precision == GH_PREC_AUTO
                          ? GG_PREC_FP64 : m->precision;
+    b->path_pairs[use_gemm[p] ? gg_estep_path(m->gg, p, prec) : GH_PATH_FP32] += n;
     if (use_gemm[p])
       gg_estep_pdf(gg, m->gg, p, d->dX, d->Dp, d->dFrames + d->poff[p], d->dW + d->poff[p], n, d->centre,
                    m->dAcc + m->hEpdf[p].accoff, c->dTotal, prec, d->xc);

@@ -1420,6 +1420,12 @@ static int use_cand(const gg_model *m, int p) {
   return m->G[p] >= GG_CAND_MIN_GAUSS;
 }
 
+int gg_estep_path(const gg_model *m, int p, int prec) {
+  if (prec == GH_PREC_AUTO && use_cand(m, p)) return GH_PATH_CAND;
+  if ((m->exact[p] && prec == GH_PREC_AUTO) || prec == GG_PREC_FP64) return GH_PATH_DOUBLE;
+  return GH_PATH_FP32;
+}
+
 void gg_estep_pdf(gg_ctx *g, gg_model *m, int p, const float *dX, int Dp, const int32_t *dFrames, const float *dW,
                   int64_t n, const double *centre, double *dAcc, double *dTotal, int prec, gg_xcache *xc) {
   const int G = m->G[p], full = m->full[p], D = m->D, E = row_pad(D, full), E0 = row_len(D, full);

@@ -72,6 +72,10 @@ void gg_model_rows_changed(gg_model *m);
  * double at GH_PREC_AUTO. */
 double *gg_model_exact_form(gg_model *m);
 int gg_model_exact(const gg_model *m, int p);
+/* The arithmetic path (backend.h GH_PATH_FP32, _CAND or _DOUBLE) that
+ * gg_estep_pdf takes for pdf p at precision prec: for the path counters
+ * (gh_backend path_pairs). */
+int gg_estep_path(const gg_model *m, int p, int prec);
 /* 1 when every pdf has the same covariance type (needed by gg_loglikes). */
 int gg_model_homogeneous(const gg_model *m);
 /* Number of Gaussians of pdf p, total number of Gaussians. */

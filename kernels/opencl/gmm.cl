@@ -143,6 +143,34 @@ void gh_lse_wide(int T, int P, int Gtot, __global const float *S, __global const
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+/* ---- the whitened form (kernels/gemm-forms.h gh_white_error) of full
+ * Gaussians: S[t * Gt + g] = norm_g - 0.5 |Lf_g'(x_t - mu_g)|^2, the frame
+ * centred at mu_g in double and rounded to float, the products in float
+ * (fma, each whitened component summed in order), the squares summed in
+ * double; -inf for a dead Gaussian, and for NaN or overflow far outside the
+ * range.  D <= GH_WHITE_MAX_D (the host checks). */
+#define GH_WHITE_MAX_D 128
+__kernel void gh_white_ll(int T, int D, int Gt, __global const float *X, __global const double *mu,
+                          __global const double *norm, __global const float *L, __global float *S) {
+  int g = get_global_id(0), t = get_global_id(1);
+  if (g >= Gt || t >= T) return;
+  const double nm = norm[g];
+  if (!(nm > -INFINITY)) { S[(size_t)t * Gt + g] = -INFINITY; return; }
+  float d[GH_WHITE_MAX_D];
+  const __global float *x = X + (size_t)t * D;
+  const __global double *m = mu + (size_t)g * D;
+  for (int i = 0; i < D; ++i) d[i] = (float)((double)x[i] - m[i]);
+  const __global float *Lg = L + (size_t)g * D * D;
+  double q = 0.0;
+  for (int j = 0; j < D; ++j) {
+    float y = 0.0f;
+    for (int i = j; i < D; ++i) y = fma(Lg[(size_t)i * D + j], d[i], y);
+    q += (double)y * y;
+  }
+  const double ll = nm - 0.5 * q;
+  S[(size_t)t * Gt + g] = ll == ll ? (float)ll : -INFINITY;
+}
+
 /* ---- E-step, step 1: Gaussian posteriors of each (frame, pdf, w) pair ----
  * Pairs sorted by pdf; this chunk is pairs kbase .. kbase + npairs - 1
  * (k below counts from kbase; pair_off and gbase are chunk-local).  For pair k of pdf p:

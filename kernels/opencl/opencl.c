@@ -296,7 +296,7 @@ static void ocl_free(gh_backend *b) {
                     c->k_expand_pairs, c->k_softmax, c->k_stats_tn, c->k_gemm128, c->k_mstep_diag, c->k_mstep_full, c->k_mstep_occ, c->k_acc_commit, c->k_kmeans, c->k_mstep_relfloor,
                     c->k_tp_chunk, c->k_tp_combine, c->k_tp_vchain, c->k_tp_vpass, c->k_tp_vtrace, c->k_tp_vpath,
                     c->k_tp_bchain, c->k_tp_fbpass, c->k_tp_fbsum, c->k_pairs_count, c->k_pairs_scan,
-                    c->k_pairs_scatter, c->k_align};
+                    c->k_pairs_scatter, c->k_align, c->k_white};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) if (ks[i]) clReleaseKernel(ks[i]);
   if (c->prog) clReleaseProgram(c->prog);
   if (c->q) clReleaseCommandQueue(c->q);
@@ -339,6 +339,109 @@ static gh_backend *host_backend(ocl_ctx *c) {
   return c->host;
 }
 
+/* The whitened form for a model handed to the host (doc/reliability.md, "The
+ * whitened form"): when the device has fp64, D <= 128 (gmm.cl
+ * GH_WHITE_MAX_D), every pdf is full and every Gaussian's gh_white_error
+ * is within gh_white_max_error(), its means, norms and float Cholesky
+ * factors go to the device and loglikes scores there (m->white); the
+ * E-step and M-step stay on the host model.  Not on a CPU device
+ * (CL_DEVICE_TYPE_CPU: PoCL's kernel scored the Arabic 64-full model at
+ * 1.3-1.5e4 frames/s, the host cpu backend at 7-9e4, bench/RESULTS.md W5).
+ * GH_OPENCL_WHITE=0|1 turns it off / on whatever the device. */
+static void white_upload(ocl_ctx *c, ocl_model *m, const gh_gmm_set *s) {
+  const int32_t D = s->dim, P = s->num_pdfs;
+  static const char *const words[] = {"0", "1", NULL};
+  int want = gh_env_word("GH_OPENCL_WHITE", -1, words);
+  if (want < 0) {
+    cl_device_type dtype = 0;
+    clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof dtype, &dtype, NULL);
+    want = !(dtype & CL_DEVICE_TYPE_CPU);
+  }
+  if (!want || !c->fp64 || !c->k_white || D > 128 || D < 1 || P < 1) return;
+  int64_t Gt = 0;
+  for (int32_t p = 0; p < P; ++p) {
+    if (s->pdfs[p].type != GH_COV_FULL) return;
+    Gt += s->pdfs[p].num_gauss;
+  }
+  if (Gt < 1 || Gt > INT32_MAX / 2) return;
+  /* the factors (Gt D^2 floats: model B's 80,000 x 36^2 are 415 MB) in one buffer of at most half
+   * the device's largest allocation; a larger model stays on the host as before */
+  if ((double)Gt * D * D * sizeof(float) > (double)c->max_alloc / 2) return;
+  const double wmax = gh_white_max_error();
+  double *mu = gh_malloc(sizeof(double) * (size_t)Gt * D), *norm = gh_malloc(sizeof(double) * (size_t)Gt);
+  float *L = gh_malloc(sizeof(float) * (size_t)Gt * D * D);
+  double *work = gh_malloc(sizeof(double) * (size_t)gh_gauss_work_size(D));
+  int32_t *goff = gh_calloc(P + 1, sizeof(int32_t));
+  m->gcnt = gh_calloc(P + 1, sizeof(int32_t));
+  int ok = 1;
+  double worst = 0.0;
+  for (int32_t p = 0, w = 0; p < P && ok; ++p) {
+    const gh_gmm *g = &s->pdfs[p];
+    goff[p] = w;
+    m->gcnt[p] = g->num_gauss;
+    if (g->num_gauss > m->wmaxG) m->wmaxG = g->num_gauss;
+    for (int32_t k = 0; k < g->num_gauss; ++k, ++w) {
+      gh_gauss_info info;
+      gh_gauss_exact(g, k, mu + (size_t)w * D, &info, work);
+      norm[w] = info.norm;
+      const double e = gh_white_error(g, k, &info, work);
+      if (!(e <= wmax)) { ok = 0; break; }
+      if (e > worst) worst = e;
+      gh_white_factor(D, work, L + (size_t)w * D * D);
+    }
+  }
+  if (ok) {
+    m->wmu = gh_ocl_buffer(c, sizeof(double) * (size_t)Gt * D, mu, "model upload");
+    m->wnorm = gh_ocl_buffer(c, sizeof(double) * (size_t)Gt, norm, "model upload");
+    m->wL = gh_ocl_buffer(c, sizeof(float) * (size_t)Gt * D * D, L, "model upload");
+    m->goff = gh_ocl_buffer(c, (P + 1) * sizeof(int32_t), goff, "model upload");
+    m->gcnt_d = gh_ocl_buffer(c, (P + 1) * sizeof(int32_t), m->gcnt, "model upload");
+    m->wG = (int32_t)Gt;
+    m->white = 1;
+    gh_log("opencl: scoring on the device in the whitened form instead (its estimate: up to %.3g nats); the "
+           "E-step on the host", worst);
+  }
+  free(mu); free(norm); free(L); free(work); free(goff);
+}
+
+/* loglikes of a whitened model (white_upload): gh_white_ll per chunk of
+ * frames, then the pdfs' log-sum-exps (gh_lse_narrow / gh_lse_wide). */
+static void white_loglikes(gh_backend *b, ocl_model *m, const float *X, int32_t T, float *out) {
+  ocl_ctx *c = b->ctx;
+  const int32_t D = m->D, P = m->P, Gt = m->wG;
+  if (T <= 0) return;
+  int64_t Tc = c->chunk / (Gt > P ? Gt : P);
+  if (Tc < 1) Tc = 1;
+  if (Tc > T) Tc = T;
+  ensure(c, &m->X, &m->X_cap, Tc * D * sizeof(float), "frames");
+  ensure(c, &m->S, &m->S_cap, Tc * Gt * sizeof(float), "Gaussian loglikes");
+  ensure(c, &m->out, &m->out_cap, Tc * P * sizeof(float), "loglikes");
+  const int wide = m->wmaxG > 64;
+  for (int64_t t0 = 0; t0 < T; t0 += Tc) {
+    int n = (int)(T - t0 < Tc ? T - t0 : Tc);
+    gh_ocl_write(c, m->X, 0, (size_t)n * D * sizeof(float), X + t0 * D);
+    double k0 = gh_seconds();
+    cl_kernel kw = c->k_white;
+    ARG(kw, 0, n); ARG(kw, 1, D); ARG(kw, 2, Gt); ARG(kw, 3, m->X); ARG(kw, 4, m->wmu); ARG(kw, 5, m->wnorm);
+    ARG(kw, 6, m->wL); ARG(kw, 7, m->S);
+    size_t gw[2] = {(size_t)Gt, (size_t)n}, lw[2] = {16, 1};
+    gh_ocl_launch(c, kw, 2, gw, lw, "whitened loglikes");
+    cl_kernel k = wide ? c->k_lse_wide : c->k_lse_narrow;
+    ARG(k, 0, n); ARG(k, 1, P); ARG(k, 2, Gt); ARG(k, 3, m->S); ARG(k, 4, m->goff); ARG(k, 5, m->gcnt_d);
+    ARG(k, 6, m->out);
+    if (wide) {
+      size_t gl[1] = {(size_t)n * P * 64}, lo[1] = {64};
+      gh_ocl_launch(c, k, 1, gl, lo, "log-sum-exp");
+    } else {
+      size_t gl[2] = {(size_t)P, (size_t)n}, lo[2] = {64, 1};
+      gh_ocl_launch(c, k, 2, gl, lo, "log-sum-exp");
+    }
+    gh_ocl_check(clFinish(c->q), "loglikes");
+    b->kernel_seconds += gh_seconds() - k0;
+    gh_ocl_read(c, m->out, 0, (size_t)n * P * sizeof(float), out + t0 * P);
+  }
+}
+
 static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = gh_calloc(1, sizeof *m);
@@ -362,6 +465,7 @@ static gh_dev_model *ocl_model_upload(gh_backend *b, const gh_gmm_set *s) {
              "evaluated on the host in double instead (doc/reliability.md)", err);
       gh_backend *h = host_backend(c);
       m->host_m = h->ops->gmm->model_upload(h, s);
+      white_upload(c, m, s);
       return (gh_dev_model *)m;
     }
   }
@@ -439,7 +543,7 @@ static void ocl_model_free(gh_backend *b, gh_dev_model *dm) {
                   m->gpdf_f, m->gl_f, m->emap_d, m->emap_f, m->acc_d, m->acc_f, m->X, m->phi_d,
                   m->phi_f, m->S, m->out, m->pair_off, m->gbase, m->gamma, m->tot, m->partial,
                   m->wts_d, m->wts_f, m->Wd_new, m->Wf_new, m->wn_d, m->wn_f, m->occ_sum, m->obj, m->flg,
-                  m->master, m->ctr};
+                  m->master, m->ctr, m->wmu, m->wnorm, m->wL};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) gh_ocl_release(all[i]);
   if (m->host_m) { gh_backend *h = ((ocl_ctx *)b->ctx)->host; h->ops->gmm->model_free(h, m->host_m); }
   free(m->gcnt); free(m->ptype); free(m->wrow); free(m->c);
@@ -550,13 +654,20 @@ static void loglikes_rows(gh_backend *b, ocl_model *m, const float *X, cl_mem dX
 static void ocl_loglikes(gh_backend *b, gh_dev_model *dm, const float *X, int32_t T, float *out) {
   ocl_ctx *c = b->ctx;
   ocl_model *m = (ocl_model *)dm;
+  if (m->white) {
+    white_loglikes(b, m, X, T, out);
+    b->path_pairs[GH_PATH_WHITE] += (int64_t)T * m->P;
+    return;
+  }
   if (m->host_m) {
     double k0 = gh_seconds();
     c->host->ops->gmm->loglikes(c->host, m->host_m, X, T, out);
     b->kernel_seconds += gh_seconds() - k0;
+    b->path_pairs[GH_PATH_HOST] += (int64_t)T * m->P;
     return;
   }
   loglikes_rows(b, m, X, NULL, 0, T, out, m->P, NULL, 0);
+  b->path_pairs[GH_PATH_FP32] += (int64_t)T * m->P;
 }
 
 /* ---------------- E-step ---------------- */
@@ -954,8 +1065,10 @@ static double ocl_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   ocl_data *d = (ocl_data *)dd;
   if (m->host_m) {
     if (!d->host_d) d->host_d = c->host->ops->gmm->data_upload(c->host, d->hXin, d->T, d->D, data_host_pairs(c, d), d->npairs);
+    b->path_pairs[GH_PATH_HOST] += d->npairs;
     return c->host->ops->gmm->accumulate(c->host, m->host_m, d->host_d);
   }
+  b->path_pairs[GH_PATH_FP32] += d->npairs;
   need_fp64(b, "accumulate");
   if (d->evicted) gh_die("accumulate: the data block was evicted (data_reload first)");
   if (d->D != m->D) gh_die("accumulate: data dimension %d, model dimension %d", d->D, m->D);
@@ -1267,6 +1380,7 @@ gh_backend *gh_backend_opencl_new(const char *spec, int gpu_only) {
   c->k_lse_narrow = kernel(c, "gh_lse_narrow");
   c->k_lse_wide = kernel(c, "gh_lse_wide");
   if (c->fp64) {
+    c->k_white = kernel(c, "gh_white_ll");
     c->k_post = kernel(c, "gh_estep_post");
     c->k_stats = kernel(c, "gh_estep_stats");
     c->k_reduce = kernel(c, "gh_estep_reduce");

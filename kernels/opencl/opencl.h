@@ -20,6 +20,7 @@ typedef struct {
   cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
   cl_kernel k_expand, k_gemm, k_lse_narrow, k_lse_wide, k_post, k_stats, k_reduce;
   cl_kernel k_expand_pairs, k_softmax, k_stats_tn, k_gemm128;
+  cl_kernel k_white;    /* gmm.cl gh_white_ll (fp64 devices) */
   int sgemm_tile;       /* GH_OPENCL_SGEMM: 64 or 128 forces that tile; 0 = by size */
   int64_t chunk;        /* floats per scratch buffer of a chunk (frames x columns, posteriors) */
   cl_kernel k_fwd_log, k_fwd_scaled, k_viterbi, k_fb, k_fb_pairs, k_vit_pairs;
@@ -65,6 +66,12 @@ typedef struct {
   double *c;
   cl_mem ctr;
   gh_dev_model *host_m;
+  /* with host_m: scoring (loglikes) on the device in the whitened form
+   * (gmm.cl gh_white_ll) when every pdf is full and within its estimate;
+   * the E-step and M-step stay on the host */
+  int white;
+  int32_t wG, wmaxG;      /* Gaussians in all (Gt), the most in one pdf */
+  cl_mem wmu, wnorm, wL;  /* double [Gt x D], double [Gt], float [Gt x D x D] */
   gh_gmm_set *orig;  /* a copy of the uploaded set when centred or host_m (the device M-step
                         declines then, so model_fetch returns these parameters) */
 } ocl_model;

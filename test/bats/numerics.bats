@@ -100,6 +100,68 @@ sweep() {
   [[ "$output" == *"bound_ok 1"* ]]
 }
 
+# The whitened form |L'(x - mu)|^2 (kernels/gemm-forms.h gh_white_error; cpu: GH_CPU_WHITE=2 forces
+# it on every full pdf within its estimate): ill-conditioned full covariances (condition 1e2 .. 1e4)
+# at offsets up to 1e4 sigma, where the expanded fp32 form cancels (it errs 0.134 nats by its own
+# estimate at D = 40, condition 1e4, offset 1e3), within the contract, its estimate above the
+# measured error, and its E-step statistics within 1e-5 of cpu-ref per array.
+@test "numerics: the whitened form (full, condition 1e2 .. 1e4, offsets 0 .. 1e4 sigma) within the contract, statistics within 1e-5" {
+  local cond off
+  for cond in 1e2 1e3 1e4; do
+    for off in 0 1e3 1e4; do
+      run env GH_CPU_WHITE=2 python3 "$REF" score --device=cpu --workdir="$W" --full --cond=$cond --offset=$off --dim=40 --gauss=4 --pdfs=2
+      echo "whitened cond $cond offset $off: $output" | tail -1
+      [[ "$output" == *"bound_ok 1"* ]]
+      # the path taken: every pair whitened
+      run env GH_CPU_WHITE=2 gmm-score-gpu --verbose=1 --device=cpu "$W/num.mdl.txt" ark:"$W/num.ark" ark:/dev/null
+      [[ "$output" == *"paths: fp32 0%, whitened 100%"* ]]
+    done
+  done
+  GH_CPU_WHITE=2 sweep --full --cond=1e4 --far=1e4
+  GH_CPU_WHITE=2 sweep --full --spread=1e2 --cond=1e3
+  for off in 0 1e4; do
+    python3 "$REF" score --device=cpu-ref --workdir="$W" --full --cond=1e3 --offset=$off --pdfs=1 --frames=2000 >/dev/null 2>&1
+    gmm-acc-stats-gpu --device=cpu-ref --binary=false "$W/num.mdl.txt" ark:"$W/num.ark" "$W/ref.acc" 2>/dev/null
+    GH_CPU_WHITE=2 gmm-acc-stats-gpu --device=cpu --binary=false "$W/num.mdl.txt" ark:"$W/num.ark" "$W/w.acc" 2>/dev/null
+    python3 -c "
+import re, sys, numpy as np
+def arrays(p): return [np.array([float(t) for t in m.split()]) for m in re.findall(r'\[([^\]]*)\]', open(p).read())]
+A, B = arrays('$W/w.acc'), arrays('$W/ref.acc')
+r = max(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300) for a, b in zip(A, B))
+print('whitened statistics offset $off: per array %.2g' % r)
+sys.exit(0 if r <= 1e-5 else 1)"
+  done
+}
+
+@test "numerics: the whitened form's estimate routes the ill-conditioned pdfs (GH_CPU_WHITE=1): out of the fp32 budget, whitened, not double" {
+  python3 "$REF" score --device=cpu --workdir="$W" --full --cond=1e4 --offset=1e3 --dim=40 --gauss=4 --pdfs=2 >/dev/null 2>&1
+  run env GH_CPU_WHITE=1 gmm-score-gpu --verbose=1 --device=cpu "$W/num.mdl.txt" ark:"$W/num.ark" ark:/dev/null
+  [[ "$output" == *"paths: fp32 0%, whitened 100%, cand 0%, double 0%"* ]]
+  run gmm-score-gpu --verbose=1 --device=cpu "$W/num.mdl.txt" ark:"$W/num.ark" ark:/dev/null
+  [[ "$output" == *"paths: fp32 0%, whitened 0%, cand 0%, double 100%"* ]]
+  # a well-conditioned model stays on the expanded fp32 form
+  python3 "$REF" score --device=cpu --workdir="$W" >/dev/null 2>&1
+  run env GH_CPU_WHITE=1 gmm-score-gpu --verbose=1 --device=cpu "$W/num.mdl.txt" ark:"$W/num.ark" ark:/dev/null
+  [[ "$output" == *"paths: fp32 100%"* ]]
+}
+
+# opencl hands a model whose fp32 form fails even centred to the host, but scores it on a GPU device
+# in the whitened form when every pdf is full and within that form's estimate (gmm.cl gh_white_ll;
+# GH_OPENCL_WHITE=1 on PoCL, a CPU device, where it is off by default).
+@test "numerics: opencl scores an ill-conditioned full model on the device in the whitened form, within the contract" {
+  [[ " $DEVS " == *" opencl "* ]] || skip "no OpenCL device"
+  local off
+  for off in 0 1e4; do
+    run env GH_OPENCL_WHITE=1 python3 "$REF" score --device=opencl --workdir="$W" --full --cond=1e4 --offset=$off --dim=40 --gauss=4 --pdfs=2
+    echo "opencl whitened offset $off: $output" | tail -1
+    [[ "$output" == *"bound_ok 1"* ]]
+    run env GH_OPENCL_WHITE=1 gmm-score-gpu --verbose=1 --device=opencl "$W/num.mdl.txt" ark:"$W/num.ark" ark:/dev/null
+    [[ "$output" == *"paths: fp32 0%, whitened 100%"* ]]
+    run env GH_OPENCL_WHITE=0 gmm-score-gpu --verbose=1 --device=opencl "$W/num.mdl.txt" ark:"$W/num.ark" ark:/dev/null
+    [[ "$output" == *"host 100%"* ]]
+  done
+}
+
 @test "numerics: --max-condition above 1e6 is refused with one error line" {
   python3 "$REF" score --device=cpu --workdir="$W" --full --gauss=1 --pdfs=1 >/dev/null 2>&1
   run gmm-init --cov-type=full --num-gauss=1 --num-iters=1 --max-condition=1e7 ark:"$W/num.ark" "$W/o.mdl"

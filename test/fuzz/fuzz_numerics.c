@@ -6,7 +6,8 @@
  * near one Gaussian or up to 1e6 sigma away.  The model is stored as the
  * tools store it (float weights, means_invvars, inverse variances), checked
  * like a file (gh_gmm_set_check), and scored by the cpu-ref and cpu
- * backends; each result is compared with a float64 evaluation written here
+ * backends (cpu twice: as configured, and with the whitened form forced on
+ * full covariances, GH_CPU_WHITE=2); each result is compared with a float64 evaluation written here
  * (mu = P^-1 b, normaliser recomputed in double, Cholesky of our own):
  *  - never NaN for a finite model and finite frames;
  *  - -inf only where the float64 value is below -FLT_MAX (or every
@@ -177,10 +178,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       gh_gmm_set_free(&s);
       FUZZ_END();
     }
-  gh_backend *bs[2] = {fz_ref, fz_blas};
-  for (int which = 0; which < 2; ++which) {
+  /* the third pass: cpu with the whitened form on every full pdf within its estimate
+   * (GH_CPU_WHITE=2, read at model_upload) */
+  gh_backend *bs[3] = {fz_ref, fz_blas, fz_blas};
+  for (int which = 0; which < 3; ++which) {
     gh_backend *be = bs[which];
+    if (which == 2) setenv("GH_CPU_WHITE", "2", 1);
     gh_dev_model *m = be->ops->gmm->model_upload(be, &s);
+    if (which == 2) unsetenv("GH_CPU_WHITE");
     float out[6];
     be->ops->gmm->loglikes(be, m, X, 6, out);
     be->ops->gmm->model_free(be, m);
@@ -191,7 +196,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (isnan(got)) abort();
       if (got == -INFINITY && ref > -FLT_MAX && ref > -INFINITY && in_range) abort();
       if (in_range && isfinite(ref) && fabs(ref) < FLT_MAX && !(fabs(got - ref) <= 1e-3 + 1e-5 * fabs(ref))) {
-        fprintf(stderr, "fuzz_numerics: %s frame %d: %.9g vs float64 %.9g\n", be->ops->name, t, got, ref);
+        fprintf(stderr, "fuzz_numerics: %s%s frame %d: %.9g vs float64 %.9g\n", be->ops->name, which == 2 ? " (whitened)" : "", t,
+                got, ref);
         abort();
       }
     }
