@@ -1,0 +1,91 @@
+"""Independent reader of Kaldi's tree statistics (treeacc, binary BTS
+format: build-tree-utils.cc WriteBuildTreeStats) and numpy float64 checks.
+
+  tree_ref.py sum OUT IN1 IN2 ...   OUT is the union of the inputs' events,
+                                    each statistic the float64 sum of the
+                                    inputs' in argument order (exact)
+  tree_ref.py info TREEACC          prints "<num-stats> <total-count> <dim>"
+Exits non-zero with a message on the first difference."""
+import struct
+import sys
+import numpy as np
+
+
+def read_bts(path):
+    """[(event tuple, count, var_floor, stats[2, dim] float64)] in file order."""
+    d = open(path, 'rb').read()
+    assert d[:2] == b'\0B', f'{path}: not a binary Kaldi file'
+    pos = 2
+
+    def tok(t):
+        nonlocal pos
+        assert d[pos:pos + len(t) + 1] == t + b' ', f'{path}@{pos}: expected {t}'
+        pos += len(t) + 1
+
+    def u32():
+        nonlocal pos
+        assert d[pos] == 0xFC
+        v = struct.unpack('<I', d[pos + 1:pos + 5])[0]
+        pos += 5
+        return v
+
+    def i32():
+        nonlocal pos
+        assert d[pos] == 4
+        v = struct.unpack('<i', d[pos + 1:pos + 5])[0]
+        pos += 5
+        return v
+
+    def f64():
+        nonlocal pos
+        assert d[pos] == 8
+        v = struct.unpack('<d', d[pos + 1:pos + 9])[0]
+        pos += 9
+        return v
+
+    tok(b'BTS')
+    out = []
+    for _ in range(u32()):
+        tok(b'EV')
+        ev = tuple((i32(), i32()) for _ in range(u32()))
+        assert d[pos:pos + 1] == b'T', f'{path}@{pos}: NULL statistics'
+        pos += 1
+        tok(b'GCL')
+        count, floor = f64(), f64()
+        tok(b'DM')
+        rows, cols = i32(), i32()
+        st = np.frombuffer(d, dtype='<f8', count=rows * cols, offset=pos).reshape(rows, cols)
+        pos += 8 * rows * cols
+        out.append((ev, count, floor, st))
+    assert pos == len(d), f'{path}: {len(d) - pos} bytes after the statistics'
+    return out
+
+
+def main():
+    verb = sys.argv[1]
+    if verb == 'info':
+        s = read_bts(sys.argv[2])
+        print(len(s), sum(c for _, c, _, _ in s), s[0][3].shape[1] if s else 0)
+        return
+    assert verb == 'sum'
+    out = read_bts(sys.argv[2])
+    want = {}
+    for p in sys.argv[3:]:
+        for ev, c, fl, st in read_bts(p):
+            if ev in want:
+                c0, fl0, st0 = want[ev]
+                want[ev] = (c0 + c, fl0, st0 + st)
+            else:
+                want[ev] = (c, fl, st.copy())
+    keys = sorted(want)
+    got = [e for e, _, _, _ in out]
+    if got != keys:
+        sys.exit(f'events differ: {len(got)} in the output, {len(keys)} in the inputs\' union (or order differs)')
+    for ev, c, fl, st in out:
+        c0, fl0, st0 = want[ev]
+        if c != c0 or fl != fl0 or not np.array_equal(st, st0):
+            sys.exit(f'event {ev}: sums differ (count {c} vs {c0}, max |diff| {np.abs(st - st0).max()})')
+    print(f'{len(out)} statistics, sums exact')
+
+
+main()
