@@ -4,6 +4,7 @@
  * it (lib/gmm/init-model.c), or, with an old tree and model, each pdf a copy
  * of the old pdf that shares most of its data.  With Kaldi's inputs the
  * model and the occupancies are byte-identical to Kaldi's. */
+#include <stdint.h>
 #include <stdlib.h>
 #include "base/gh-base.h"
 #include "base/opts.h"
@@ -44,6 +45,23 @@ int main(int argc, char **argv) {
   if (st.num == 0 || st.dim < 0) gh_die("%s: no tree statistics", stats_rx);
   gh_transition_model *topo = gh_topology_read(topo_rx);
   gh_transition_model *tm = gh_transition_init(topo, ctx, tree_rx);
+  {
+    /* every pdf of the tree must belong to a phone of the topology: a tree
+     * of another lang has pdfs of phones this one lacks */
+    int32_t np = gh_ctx_dep_num_pdfs(ctx), unused = 0, first = -1;
+    uint8_t *used = gh_calloc((size_t)np, 1);
+    for (int32_t i = 0; i < tm->num_tuples; ++i) {
+      if (tm->tuples[i].forward_pdf >= 0 && tm->tuples[i].forward_pdf < np) used[tm->tuples[i].forward_pdf] = 1;
+      if (tm->tuples[i].self_loop_pdf >= 0 && tm->tuples[i].self_loop_pdf < np) used[tm->tuples[i].self_loop_pdf] = 1;
+    }
+    for (int32_t p = 0; p < np; ++p)
+      if (!used[p]) unused++, first = first < 0 ? p : first;
+    free(used);
+    if (unused)
+      gh_die("%d of the %d pdfs of the tree %s (the first: pdf %d) belong to no phone of the topology %s: the tree "
+             "is of another lang",
+             unused, np, tree_rx, first, topo_rx);
+  }
   gh_gmm_set set;
   if (nargs == 4) {
     gh_init_am_from_tree_stats(&st, ctx, tm, (float)var_floor, stats_rx, &set);

@@ -29,7 +29,14 @@ void gh_gmm_from_gclust(gh_gmm *g, const gh_gclust *c, float var_floor, const ch
 /* The pdf of every statistic; dies naming the first event the tree cannot map. */
 static int32_t *map_stats(const gh_tree_stats *st, const gh_ctx_dep *ctx, const char *stats_name) {
   int32_t *pdf = gh_malloc(sizeof(int32_t) * (size_t)(st->num > 0 ? st->num : 1));
-  for (int32_t i = 0; i < st->num; ++i)
+  for (int32_t i = 0; i < st->num; ++i) {
+    for (int32_t k = 0; k < st->items[i].len; ++k) {
+      int32_t key = st->items[i].ev[k].key;
+      if (key != GH_KEY_PDF_CLASS && (key < 0 || key >= ctx->N))
+        gh_die("%s: statistic %d has context position %d, but the tree has context width %d (statistics of "
+               "another --context-width?)",
+               stats_name, i, key, ctx->N);
+    }
     if (!gh_event_map_map(ctx->to_pdf, st->items[i].ev, st->items[i].len, &pdf[i])) {
       char buf[256] = "";
       size_t n = 0;
@@ -40,6 +47,7 @@ static int32_t *map_stats(const gh_tree_stats *st, const gh_ctx_dep *ctx, const 
              "width or of another lang?)",
              stats_name, buf, i);
     }
+  }
   return pdf;
 }
 
