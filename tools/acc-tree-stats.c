@@ -2,17 +2,30 @@
  * building (Kaldi bin/acc-tree-stats.cc, hmm/tree-accu.cc): for every
  * (phone window, pdf-class) event of the aligned frames, count, sum of x and
  * sum of x squared (Kaldi's GaussClusterable), written as Kaldi's treeacc
- * file.  Frames are added in archive order on the host
- * (lib/hmm/tree-accu.c), so the sums are Kaldi's bit for bit and the binary
- * file is byte-identical to Kaldi's. */
+ * file.  By default (--exact=true) frames are added in archive order on the
+ * host (lib/hmm/tree-accu.c), so the sums are Kaldi's bit for bit and the
+ * binary file is byte-identical to Kaldi's.  With --exact=false the events
+ * are still found on the host, and the sums come from the --device
+ * backend's E-step (kernels/backend.h accumulate): every distinct event is
+ * a pdf of one Gaussian, each frame a (frame, event) pair of weight 1, so
+ * the Gaussian's posterior is 1 and its occupancy, first- and second-order
+ * accumulators are the event's count, sum of x and sum of x squared; the
+ * backend sorts the pairs by event and sums each event's frames together
+ * (double accumulators; fp32 products on GPUs).  The events are the same;
+ * the sums agree with the exact ones within 1e-6 relative
+ * (test/bats/tree.bats checks the CPU and OpenCL backends). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "hmm/transition.h"
 #include "hmm/tree-accu.h"
 #include "io/table.h"
+#include "gmm/gmm.h"
+#include "train/device-opts.h"
+#include "train/gmm-data.h"
 #include "tree/tree-stats.h"
 
 static const char *usage =
@@ -20,6 +33,54 @@ static const char *usage =
     "Usage:  acc-tree-stats [options] <model-in> <features-rspecifier> <alignments-rspecifier> <tree-accs-out>\n"
     "e.g.: \n"
     " acc-tree-stats 1.mdl scp:train.scp ark:1.ali 1.tacc\n";
+
+/* Appends an utterance's frames and (frame, event) pairs to d. */
+static void add_frames(gh_data *d, int64_t *cap, const gh_matrix *m, const int32_t *ev) {
+  if (d->dim <= 0) d->dim = m->cols;
+  int64_t need = (int64_t)d->num_frames + m->rows;
+  if (need > INT32_MAX) gh_die("acc-tree-stats --exact=false: more than 2^31 frames");
+  if (need > *cap) {
+    *cap = need > 2 * *cap ? need : 2 * *cap;
+    d->feats = gh_realloc(d->feats, (size_t)*cap * (size_t)d->dim * sizeof(float));
+    d->pairs = gh_realloc(d->pairs, (size_t)*cap * sizeof(gh_frame_pdf));
+  }
+  memcpy(d->feats + (int64_t)d->num_frames * d->dim, m->data, (size_t)m->rows * (size_t)m->cols * sizeof(float));
+  for (int32_t t = 0; t < m->rows; ++t) {
+    gh_frame_pdf *p = &d->pairs[d->num_pairs++];
+    p->frame = d->num_frames + t;
+    p->pdf = ev[t];
+    p->weight = 1.0f;
+    if (ev[t] > d->max_pdf) d->max_pdf = ev[t];
+  }
+  d->num_frames += m->rows;
+  d->num_utts++;
+  d->total_weight += m->rows;
+}
+
+/* The sums of every event from one E-step on backend be: a model of one
+ * Gaussian (mean 0, variance 1) per event, so each frame's posterior is 1. */
+static void device_sums(gh_backend *be, gh_tree_accu *acc, const gh_data *d) {
+  int32_t ne = gh_tree_accu_num_events(acc), dim = d->dim;
+  gh_gmm_set model = {dim, ne, gh_calloc((size_t)ne, sizeof(gh_gmm)), GH_SET_AM, NULL};
+  for (int32_t e = 0; e < ne; ++e) {
+    gh_gmm *g = &model.pdfs[e];
+    gh_gmm_init(g, GH_COV_DIAG, 1, dim);
+    g->weights[0] = 1.0f;
+    for (int32_t k = 0; k < dim; ++k) g->inv_vars[k] = 1.0f;
+    gh_gmm_compute_gconsts(g);
+  }
+  gh_accs_set accs;
+  gh_data_estep(be, &model, d, &accs, NULL);
+  for (int32_t e = 0; e < ne; ++e) {
+    gh_gclust *c = gh_tree_accu_stats(acc, e);
+    const gh_gmm_accs *a = &accs.pdfs[e];
+    c->count = a->occupancy[0];
+    memcpy(c->x, a->mean_accs, (size_t)dim * sizeof(double));
+    memcpy(c->x2, a->var_accs, (size_t)dim * sizeof(double));
+  }
+  gh_accs_free(&accs);
+  gh_gmm_set_free(&model);
+}
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -34,6 +95,13 @@ int main(int argc, char **argv) {
                  "Colon-separated list of integer indices of context-independent phones.");
   gh_opts_int(po, "context-width", &context_width, "Context window size.");
   gh_opts_int(po, "central-position", &central_position, "Central context-window position (zero-based)");
+  int exact = 1;
+  gh_opts_bool(po, "exact", &exact,
+               "Accumulate on the host in archive order, bit for bit as Kaldi (false: the sums on the --device "
+               "backend, events sorted by key, within 1e-6 relative)");
+  gh_device_opts dev;
+  gh_device_opts_register(po, &dev, GH_DEVICE_OPT);
+  dev.precision = "fp32"; /* the E-step's GEMMs in full float precision on GPUs */
   if (gh_opts_parse(po, argc, argv) != 4) gh_opts_usage_exit(po);
   const char *model_rx = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
   const char *ali_rspec = gh_opts_arg(po, 2), *accs_wx = gh_opts_arg(po, 3);
@@ -50,6 +118,12 @@ int main(int argc, char **argv) {
   gh_rand_reader *ar = gh_rand_reader_open(ali_rspec, GH_OBJ_INT32_VECTOR);
   gh_tree_accu *acc = NULL;
   int32_t dim = -1;
+  gh_data dd; /* --exact=false: the frames and their (frame, event) pairs */
+  gh_data_init(&dd, -1);
+  int64_t frames_cap = 0;
+  int32_t *evidx = NULL;
+  int32_t evcap = 0;
+  if (!exact) gh_device_opts_begin(&dev);
   int64_t num_done = 0, num_no_ali = 0, num_other = 0;
   for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
     const char *key = gh_seq_reader_key(fr);
@@ -69,17 +143,31 @@ int main(int argc, char **argv) {
       dim = m->cols;
       acc = gh_tree_accu_new(&o, dim);
     } else if (m->cols != dim) {
-      gh_die("%s, key '%s': features of dimension %d, earlier utterances %d", feats_rspec, key, m->cols, dim);
+      gh_die_dim(feats_rspec, key, "features", m->cols, dim, "the earlier utterances");
     }
     gh_transition_check_alignment(tm, ali->data, ali->dim, ali_rspec, key, model_rx);
-    if (!gh_tree_accu_utterance(acc, tm, ali->data, ali->dim, m->data, m->cols))
-      gh_warn("AccumulateTreeStats: alignment appears to be bad, not using it (utterance %s)", key);
+    int ok;
+    if (exact) {
+      ok = gh_tree_accu_utterance(acc, tm, ali->data, ali->dim, m->data, m->cols);
+    } else {
+      if (m->rows > evcap) evidx = gh_realloc(evidx, (size_t)(evcap = m->rows) * sizeof(int32_t));
+      ok = gh_tree_accu_events(acc, tm, ali->data, ali->dim, evidx);
+      if (ok) add_frames(&dd, &frames_cap, m, evidx);
+    }
+    if (!ok) gh_warn("AccumulateTreeStats: alignment appears to be bad, not using it (utterance %s)", key);
     num_done++;
     if (num_done % 1000 == 0) gh_log("Processed %lld utterances.", (long long)num_done);
   }
   gh_seq_reader_close(fr);
   gh_rand_reader_close(ar);
 
+  if (!exact) {
+    gh_backend *be = gh_device_opts_end(&dev);
+    if (acc && dd.num_frames > 0) device_sums(be, acc, &dd);
+    gh_backend_free(be);
+  }
+  gh_data_free(&dd);
+  free(evidx);
   gh_tree_stats stats;
   gh_tree_stats_init(&stats);
   if (acc) gh_tree_accu_take(acc, &stats);

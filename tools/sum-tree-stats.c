@@ -2,6 +2,7 @@
  * bin/sum-tree-stats.cc): the union of the events of every input, equal
  * events added in argument order (the first file's statistics plus the
  * second's ...), as Kaldi does, so the output is byte-identical to Kaldi's. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/gh-base.h"
@@ -27,8 +28,11 @@ int main(int argc, char **argv) {
     const char *rx = gh_opts_arg(po, a);
     gh_tree_stats s;
     gh_tree_stats_read(rx, &s);
-    if (sum.dim >= 0 && s.dim >= 0 && s.dim != sum.dim)
-      gh_die("%s: tree statistics of dimension %d, but %s has dimension %d", rx, s.dim, gh_opts_arg(po, 1), sum.dim);
+    if (sum.dim >= 0 && s.dim >= 0 && s.dim != sum.dim) {
+      char against[1024];
+      snprintf(against, sizeof against, "the statistics of %s", gh_opts_arg(po, 1));
+      gh_die_dim(rx, NULL, "tree statistics", s.dim, sum.dim, against);
+    }
     for (int32_t i = 0; i < s.num; ++i) {
       gh_tree_stats_push(&sum, s.items[i].ev, s.items[i].len, s.items[i].stats, rx);
       s.items[i].stats = NULL;

@@ -131,6 +131,13 @@ void gh_roots_read(const char *rxfilename, gh_roots *r) {
              rxfilename, (long long)lineno, line);
     char *bad;
     int32_t n = parse_ints(line + off, &v, &cap, &bad);
+    if (n < 0) {
+      char tok[48];
+      snprintf(tok, sizeof tok, "%.40s", bad);
+      tok[strcspn(tok, " \t\r\n")] = '\0';
+      gh_die("%s, line %lld: '%s' is not a phone id (roots file lines are 'shared|not-shared split|not-split "
+             "<phones>')", rxfilename, (long long)lineno, tok);
+    }
     if (n > 0) qsort(v, (size_t)n, sizeof(int32_t), cmp_i32);
     int ok = n > 0 && v[0] > 0;
     for (int32_t j = 1; ok && j < n; ++j)

@@ -36,7 +36,7 @@ void gh_tree_stats_free(gh_tree_stats *s) {
 void gh_tree_stats_push(gh_tree_stats *s, const gh_event_pair *ev, int32_t len, gh_gclust *stats, const char *what) {
   if (stats) {
     if (s->dim >= 0 && stats->dim != s->dim)
-      gh_die("%s: tree statistics of dimension %d after ones of dimension %d", what, stats->dim, s->dim);
+      gh_die_dim(what, NULL, "tree statistics", stats->dim, s->dim, "the earlier statistics");
     s->dim = stats->dim;
   }
   if (s->num == s->cap) {

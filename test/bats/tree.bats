@@ -25,6 +25,18 @@ teardown() {
   rm -rf "$TMP"
 }
 
+# expect_error PATTERN OUTPUT_FILE CMD...: exit 1, one ERROR line matching
+# PATTERN (a glob), OUTPUT_FILE absent.
+expect_error() {
+  local pat=$1 out=$2; shift 2
+  run "$@"
+  echo "status $status; output: $output"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c ': ERROR: ' <<<"$output")" -eq 1 ]
+  [[ "$(grep ': ERROR: ' <<<"$output")" == *$pat* ]]
+  [ ! -e "$out" ]
+}
+
 feats() {  # feats <scp>: the fixture's feature pipeline as an rspecifier
   echo "ark:apply-cmvn --utt2spk=ark:$D/utt2spk scp:$TMP/cmvn.scp scp:$1 ark:- | add-deltas ark:- ark:- |"
 }
@@ -68,4 +80,108 @@ acc_full() {  # $TMP/1.treeacc, $TMP/2.treeacc, $TMP/treeacc as make.sh does
   # the reference must be able to fail: the sum against one input only
   run python3 "$PY/tree_ref.py" sum "$TMP/treeacc" "$TMP/1.treeacc"
   [ "$status" -ne 0 ]
+  # --exact=false: the sums from the backends' E-step, within 1e-6 relative
+  # (measured: sum x equal, sum x^2 within 6e-8: Kaldi squares in float)
+  for dev in cpu opencl; do
+    "$BIN/acc-tree-stats" --exact=false --device=$dev --ci-phones="$CI" "$F/mono/final.mdl" \
+      "$(feats "$TMP/feats.1.scp")" "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/1.$dev.treeacc" 2>/dev/null
+    run python3 "$PY/tree_ref.py" close "$TMP/1.$dev.treeacc" "$TMP/1.treeacc" 1e-6
+    echo "$dev: $output"
+    [ "$status" -eq 0 ]
+  done
+  run python3 "$PY/tree_ref.py" close "$TMP/1.cpu.treeacc" "$TMP/1.treeacc" 1e-9
+  [ "$status" -ne 0 ]
+}
+
+@test "compile-questions: Kaldi's tri1/questions.qst and subset10/questions.qst byte for byte" {
+  for d in tri1 tri1/subset10; do
+    "$BIN/compile-questions" "$F/lang/topo" "$F/$d/questions.int" "$TMP/q.qst" 2> "$TMP/log"
+    cmp "$TMP/q.qst" "$F/$d/questions.qst"
+  done
+  grep -q "Max # pdf classes is 5" "$TMP/log"
+  # text form and back
+  "$BIN/compile-questions" --binary=false "$F/lang/topo" "$F/tri1/questions.int" "$TMP/q.txt" 2>/dev/null
+  head -c 60 "$TMP/q.txt" | grep -q '^<Questions> <Key> -1 <QuestionsForKey> 4 '
+}
+
+@test "build-tree on subset10: Kaldi's tree byte for byte, 71 leaves split, 65 after clustering, Kaldi's warnings" {
+  run "$BIN/build-tree" --verbose=1 --max-leaves=100 --cluster-thresh=-1 "$F/tri1/subset10/treeacc.gz" \
+    "$F/lang/phones/roots.int" "$F/tri1/subset10/questions.qst" "$F/lang/topo" "$TMP/tree"
+  [ "$status" -eq 0 ]
+  cmp "$TMP/tree" "$F/tri1/subset10/tree"
+  [[ "$output" == *"split 30 times, #leaves now 71"* ]]
+  [[ "$output" == *"WARNING: Did not get expected number of leaves: 71 - 3 - 3 != 64"* ]]
+  [[ "$output" == *"WARNING: num-leaves-out != num-leaves-required: 65 != 64"* ]]
+  [[ "$output" == *"like-impr = 4.01629 per frame over 3165 frames."* ]]
+  [[ "$output" == *"Objf change due to clustering -0.554078 per frame."* ]]
+  # the low-count lines are Kaldi's, pdf by pdf
+  diff <(grep "low count" <<<"$output" | sed 's/.*For/For/') \
+       <(grep "low count" "$F/tri1/subset10/build_tree.log" | sed 's/.*For/For/')
+  run "$BIN/tree-info" "$TMP/tree"
+  [[ "$output" == *"num-pdfs 65"* ]]
+}
+
+@test "cluster-phones on subset10: Kaldi's questions (Kaldi's rand() draws)" {
+  "$BIN/cluster-phones" "$F/tri1/subset10/treeacc.gz" "$F/lang/phones/sets.int" "$TMP/q.int" 2>/dev/null
+  cat "$TMP/q.int" "$F/lang/phones/extra_questions.int" | cmp - "$F/tri1/subset10/questions.int"
+  # k-means mode: 4 classes covering every phone of sets.int once
+  "$BIN/cluster-phones" --mode=k-means --num-classes=4 "$F/tri1/subset10/treeacc.gz" "$F/lang/phones/sets.int" \
+    "$TMP/k.int" 2>/dev/null
+  [ "$(wc -l < "$TMP/k.int")" -eq 4 ]
+  diff <(tr ' ' '\n' < "$TMP/k.int" | sort -n) <(tr ' ' '\n' < "$F/lang/phones/sets.int" | sort -n)
+}
+
+@test "full chain on mono_ali: cluster-phones, compile-questions, build-tree give Kaldi's tri1 files byte for byte" {
+  acc_full
+  "$BIN/cluster-phones" "$TMP/treeacc" "$F/lang/phones/sets.int" "$TMP/questions.int" 2>/dev/null
+  cat "$F/lang/phones/extra_questions.int" >> "$TMP/questions.int"
+  cmp "$TMP/questions.int" "$F/tri1/questions.int"
+  "$BIN/compile-questions" "$F/lang/topo" "$TMP/questions.int" "$TMP/questions.qst" 2>/dev/null
+  cmp "$TMP/questions.qst" "$F/tri1/questions.qst"
+  run "$BIN/build-tree" --verbose=1 --max-leaves=500 --cluster-thresh=-1 "$TMP/treeacc" "$F/lang/phones/roots.int" \
+    "$TMP/questions.qst" "$F/lang/topo" "$TMP/tree"
+  [ "$status" -eq 0 ]
+  cmp "$TMP/tree" "$F/tri1/tree"
+  [[ "$output" == *"like-impr = 5.47977 per frame over 475973 frames."* ]]
+  [[ "$output" == *"Objf change due to clustering -0.132697 per frame."* ]]
+  [[ "$output" == *"Num-leaves is now 432"* ]]
+}
+
+@test "bad input: tree statistics of another dimension, unknown phones, --max-leaves below the roots, another lang" {
+  grep -F -w -f "$F/tri1/subset10/utts.txt" "$TMP/feats.scp" > "$TMP/feats10.scp"
+  # 13-dimensional statistics (no deltas) summed with the 39-dimensional ones
+  "$BIN/acc-tree-stats" --ci-phones="$CI" "$F/mono/final.mdl" \
+    "ark:apply-cmvn --utt2spk=ark:$D/utt2spk scp:$TMP/cmvn.scp scp:$TMP/feats10.scp ark:- |" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/13.treeacc" 2>/dev/null
+  expect_error "13.treeacc: tree statistics of dimension 13, expected 39 (the statistics of *treeacc.gz)" "$TMP/sum" \
+    "$BIN/sum-tree-stats" "$TMP/sum" "$F/tri1/subset10/treeacc.gz" "$TMP/13.treeacc"
+  # questions naming a phone the topology lacks
+  { cat "$F/tri1/subset10/questions.int"; echo "5 999"; } > "$TMP/bad.int"
+  expect_error "bad.int: phone 999 is asked about in the questions but is not in the topology" "$TMP/q.qst" \
+    "$BIN/compile-questions" "$F/lang/topo" "$TMP/bad.int" "$TMP/q.qst"
+  # --max-leaves below the 41 leaves of the roots
+  expect_error "--max-leaves=20 is below the number of leaves of the roots (41)" "$TMP/tree" \
+    "$BIN/build-tree" --max-leaves=20 "$F/tri1/subset10/treeacc.gz" "$F/lang/phones/roots.int" \
+    "$F/tri1/subset10/questions.qst" "$F/lang/topo" "$TMP/tree"
+  # statistics of the position-dependent lang with the roots and topology of lang_nopos
+  expect_error "treeacc.gz: phone * appears in the statistics but is not listed in the roots file" "$TMP/tree" \
+    "$BIN/build-tree" --max-leaves=100 "$F/tri1/subset10/treeacc.gz" "$F/lang_nopos/phones/roots.int" \
+    "$F/tri1/subset10/questions.qst" "$F/lang_nopos/topo" "$TMP/tree"
+  # a context-independent phone the model does not have
+  expect_error "--ci-phones=1:2:400: phone 400 is not in the model" "$TMP/t.acc" \
+    "$BIN/acc-tree-stats" --ci-phones=1:2:400 "$F/mono/final.mdl" "$(feats "$TMP/feats10.scp")" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/t.acc"
+  # a roots file with a word where a phone goes; a truncated statistics file
+  echo "shared split 1 x 3" > "$TMP/bad.roots"
+  expect_error "bad.roots, line 1: 'x' is not a phone id" "$TMP/tree" \
+    "$BIN/build-tree" --max-leaves=100 "$F/tri1/subset10/treeacc.gz" "$TMP/bad.roots" \
+    "$F/tri1/subset10/questions.qst" "$F/lang/topo" "$TMP/tree"
+  gunzip -c "$F/tri1/subset10/treeacc.gz" | head -c 100000 > "$TMP/trunc.acc"
+  expect_error "trunc.acc, offset 99923: unexpected end of file" "$TMP/tree" \
+    "$BIN/build-tree" --max-leaves=100 "$TMP/trunc.acc" "$F/lang/phones/roots.int" \
+    "$F/tri1/subset10/questions.qst" "$F/lang/topo" "$TMP/tree"
+  # a file that is not tree statistics
+  expect_error "not tree statistics" "$TMP/tree" \
+    "$BIN/build-tree" --max-leaves=100 "$F/tri1/subset10/questions.qst" "$F/lang/phones/roots.int" \
+    "$F/tri1/subset10/questions.qst" "$F/lang/topo" "$TMP/tree"
 }

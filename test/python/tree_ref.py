@@ -5,6 +5,13 @@ format: build-tree-utils.cc WriteBuildTreeStats) and numpy float64 checks.
                                     each statistic the float64 sum of the
                                     inputs' in argument order (exact)
   tree_ref.py info TREEACC          prints "<num-stats> <total-count> <dim>"
+  tree_ref.py close A B TOL         the same events, counts and variance
+                                    floors; per event and dimension
+                                    |sum x| differs by at most
+                                    TOL * sqrt(count * sum x^2) (the size of
+                                    the rounding of a sum of count terms),
+                                    sum x^2 by at most TOL * sum x^2;
+                                    prints the largest of each, relative
 Exits non-zero with a message on the first difference."""
 import struct
 import sys
@@ -66,6 +73,21 @@ def main():
     if verb == 'info':
         s = read_bts(sys.argv[2])
         print(len(s), sum(c for _, c, _, _ in s), s[0][3].shape[1] if s else 0)
+        return
+    if verb == 'close':
+        a, b, tol = read_bts(sys.argv[2]), read_bts(sys.argv[3]), float(sys.argv[4])
+        if [e for e, _, _, _ in a] != [e for e, _, _, _ in b]:
+            sys.exit('events differ')
+        w1 = w2 = 0.0
+        for (ev, c1, f1, s1), (_, c2, f2, s2) in zip(a, b):
+            if c1 != c2 or f1 != f2:
+                sys.exit(f'event {ev}: count or floor differs ({c1} vs {c2}, {f1} vs {f2})')
+            scale1 = np.sqrt(c2 * s2[1]) + 1e-300
+            w1 = max(w1, float(np.max(np.abs(s1[0] - s2[0]) / scale1)))
+            w2 = max(w2, float(np.max(np.abs(s1[1] - s2[1]) / (s2[1] + 1e-300))))
+        print(f'{len(a)} statistics; sum x within {w1:.2e}, sum x^2 within {w2:.2e} relative')
+        if w1 > tol or w2 > tol:
+            sys.exit(f'beyond {tol}')
         return
     assert verb == 'sum'
     out = read_bts(sys.argv[2])

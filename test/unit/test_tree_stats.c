@@ -1,8 +1,11 @@
-/* test_tree_stats.c -- lib/tree clusterable + tree-stats: GaussClusterable's
- * objective against a long-double reference written here, Add/Sub/Distance
- * identities, Kaldi's fixture treeacc (tri1/subset10/treeacc.gz, written by
- * Kaldi's acc-tree-stats) read and written back byte for byte, a text round
- * trip, and sum-tree-stats' merge order. */
+/* test_tree_stats.c -- lib/tree clusterable + tree-stats + cluster:
+ * GaussClusterable's objective against a long-double reference written
+ * here, Add/Sub/Distance identities, Kaldi's fixture treeacc
+ * (tri1/subset10/treeacc.gz, written by Kaldi's acc-tree-stats) read and
+ * written back byte for byte, a text round trip, sum-tree-stats' merge
+ * order; bottom-up clustering (plain and compartmentalized) against a naive
+ * search over all pairs written here, k-means ending where no single move
+ * improves, and the shape of TreeCluster's output. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +13,7 @@
 #include <unistd.h>
 #include "gh-test.h"
 #include "base/gh-base.h"
+#include "tree/cluster.h"
 #include "tree/tree-stats.h"
 
 static char *slurp_cmd(const char *cmd, long *n) {
@@ -39,8 +43,123 @@ static double ref_objf(const gh_gclust *c) {
   return (double)(tot * c->count);
 }
 
+/* n random 3-dimensional statistics of 5 to 40 frames around random centres. */
+static gh_gclust **random_points(int32_t n, unsigned seed) {
+  srand(seed);
+  gh_gclust **p = malloc((size_t)n * sizeof(gh_gclust *));
+  for (int32_t i = 0; i < n; ++i) {
+    p[i] = gh_gclust_new(3, 0.01);
+    float c[3] = {(float)(rand() % 100) / 10.0f, (float)(rand() % 100) / 10.0f, (float)(rand() % 100) / 10.0f};
+    int32_t frames = 5 + rand() % 36;
+    for (int32_t t = 0; t < frames; ++t) {
+      float x[3];
+      for (int d = 0; d < 3; ++d) x[d] = c[d] + (float)(rand() % 1000) / 500.0f - 1.0f;
+      gh_gclust_add_stats(p[i], x, 1.0f);
+    }
+  }
+  return p;
+}
+
+/* Naive agglomerative clustering: merge the live pair (i > j) of smallest
+ * Distance (ties: smallest i, then j) until `left` clusters remain, j into
+ * i; assignments renumbered in order of the surviving clusters. */
+static void naive_bottom_up(gh_gclust *const *pts, int32_t n, int32_t left, int32_t *out) {
+  gh_gclust **cl = malloc((size_t)n * sizeof(gh_gclust *));
+  int32_t *owner = malloc((size_t)n * sizeof(int32_t)), live = n;
+  for (int32_t i = 0; i < n; ++i) {
+    cl[i] = gh_gclust_copy(pts[i]);
+    owner[i] = i;
+  }
+  while (live > left) {
+    int32_t bi = -1, bj = -1;
+    float best = 0;
+    for (int32_t i = 0; i < n; ++i)
+      for (int32_t j = 0; j < i; ++j)
+        if (cl[i] && cl[j]) {
+          float d = gh_gclust_distance(cl[i], cl[j]);
+          if (bi < 0 || d < best) best = d, bi = i, bj = j;
+        }
+    gh_gclust_add(cl[bi], cl[bj]);
+    gh_gclust_free(cl[bj]);
+    cl[bj] = NULL;
+    for (int32_t k = 0; k < n; ++k)
+      if (owner[k] == bj) owner[k] = bi;
+    live--;
+  }
+  int32_t *num = malloc((size_t)n * sizeof(int32_t)), c = 0;
+  for (int32_t i = 0; i < n; ++i) num[i] = cl[i] ? c++ : -1;
+  for (int32_t i = 0; i < n; ++i) out[i] = num[owner[i]];
+  for (int32_t i = 0; i < n; ++i) gh_gclust_free(cl[i]);
+  free(cl);
+  free(owner);
+  free(num);
+}
+
+static void test_clustering(void) {
+  const int32_t n = 14;
+  gh_gclust **p = random_points(n, 7);
+  int32_t a[14], b[14];
+  gh_cluster_bottom_up(p, n, INFINITY, 4, a);
+  naive_bottom_up(p, n, 4, b);
+  GH_TEST_OK(!memcmp(a, b, sizeof a), "bottom-up to 4 clusters: the naive all-pairs search's assignments");
+  /* two compartments of 7: merged within each down to 3 + 3 */
+  gh_gclust *const *comp[2] = {p, p + 7};
+  int32_t np[2] = {7, 7}, c0[7], c1[7], *ca[2] = {c0, c1}, r0[7], r1[7];
+  gh_cluster_bottom_up_comp(comp, np, 2, INFINITY, 6, ca);
+  int32_t max0 = 0, max1 = 0;
+  for (int i = 0; i < 7; ++i) {
+    if (c0[i] > max0) max0 = c0[i];
+    if (c1[i] > max1) max1 = c1[i];
+  }
+  GH_TEST_OK(max0 + max1 + 2 == 6, "compartmentalized: 6 clusters in all, none across compartments (%d + %d)", max0 + 1,
+             max1 + 1);
+  /* each compartment alone, naive, to its count: the same merges (the
+   * global order interleaves compartments but never crosses them) */
+  naive_bottom_up(p, 7, max0 + 1, r0);
+  naive_bottom_up(p + 7, 7, max1 + 1, r1);
+  GH_TEST_OK(!memcmp(c0, r0, sizeof c0) && !memcmp(c1, r1, sizeof c1),
+             "compartmentalized: each compartment's assignments as the naive search to its count");
+  /* k-means: 3 clusters; the result is a local optimum (no single point
+   * moves to another cluster with a gain) and the reported improvement is
+   * the clusters' objective minus the single cluster's */
+  gh_kmeans_opts ko;
+  gh_kmeans_opts_default(&ko);
+  gh_gclust *cl[3];
+  int32_t asg[14];
+  srand(1);
+  float impr = gh_cluster_kmeans(p, n, 3, cl, asg, &ko);
+  gh_gclust *all = gh_sum_clusterable(p, n);
+  double want = (double)gh_sum_objf(cl, 3) - gh_gclust_objf(all);
+  GH_TEST_NEAR(impr, want, 1e-3 * fabs(want) + 1e-2, "k-means improvement = objective of the clusters - one cluster");
+  int local = 1;
+  for (int32_t i = 0; i < n; ++i)
+    for (int32_t c = 0; c < 3; ++c) {
+      if (c == asg[i]) continue;
+      double gain = (double)gh_gclust_objf_plus(cl[c], p[i]) + gh_gclust_objf_minus(cl[asg[i]], p[i]) -
+                    gh_gclust_objf(cl[c]) - gh_gclust_objf(cl[asg[i]]);
+      if (gain > 1e-3) local = 0;
+    }
+  GH_TEST_OK(local, "k-means: no point gains by moving to another cluster");
+  for (int c = 0; c < 3; ++c) gh_gclust_free(cl[c]);
+  /* tree clustering into all 14: 14 leaves, 13 inner nodes, the root last
+   * and its own parent, every other node's parent an inner node */
+  int32_t *ca2 = NULL, nn = 0, nl = 0, tasg[14];
+  gh_tree_cluster(p, n, n, &ko, tasg, &ca2, &nn, &nl);
+  int shape = nl == n && nn == 2 * n - 1 && ca2[nn - 1] == nn - 1, seen[14] = {0};
+  for (int32_t k = 0; k < nn - 1 && shape; ++k)
+    if (ca2[k] < nl || ca2[k] >= nn || ca2[k] <= k) shape = 0;
+  for (int32_t i = 0; i < n; ++i)
+    if (tasg[i] < 0 || tasg[i] >= nl || seen[tasg[i]]++) shape = 0;
+  GH_TEST_OK(shape, "TreeCluster: %d leaves, %d nodes, one point per leaf, parents above children, root last", nl, nn);
+  free(ca2);
+  gh_gclust_free(all);
+  for (int32_t i = 0; i < n; ++i) gh_gclust_free(p[i]);
+  free(p);
+}
+
 int main(void) {
   gh_init("test_tree_stats");
+  test_clustering();
   /* 1. objective of known data: 3 frames in 2 dims */
   float fr[3][2] = {{1.0f, 0.5f}, {2.0f, 0.5f}, {3.0f, 0.5f}};
   gh_gclust *a = gh_gclust_new(2, 0.01);
