@@ -131,6 +131,17 @@ void gh_init_am_from_old(const gh_tree_stats *st, const gh_ctx_dep *ctx, const g
   gh_gmm avg = {0};
   gh_gmm_from_gclust(&avg, all, var_floor, stats_name);
   gh_gclust_free(all);
+  /* Kaldi's warnings, in its order: leaves without statistics, then a last leaf without them */
+  uint8_t *seen = gh_calloc((size_t)(P > 0 ? P : 1), 1);
+  int32_t max_seen = -1;
+  for (int32_t i = 0; i < st->num; ++i) {
+    seen[pdf[i]] = 1;
+    if (pdf[i] > max_seen) max_seen = pdf[i];
+  }
+  for (int32_t p = 0; p <= max_seen; ++p)
+    if (!seen[p]) gh_warn("Leaf %d of new tree has no stats.", p);
+  if (max_seen + 1 != P) gh_warn("Tree may have final leaf with no stats.");
+  free(seen);
   int32_t oldP_num = old_set->num_pdfs;
   float *cnt = gh_calloc((size_t)oldP_num, sizeof *cnt);
   uint8_t *has = gh_calloc((size_t)oldP_num, 1);
@@ -141,10 +152,8 @@ void gh_init_am_from_old(const gh_tree_stats *st, const gh_ctx_dep *ctx, const g
   for (int32_t p = 0; p < P; ++p) {
     memset(cnt, 0, sizeof *cnt * (size_t)oldP_num);
     memset(has, 0, (size_t)oldP_num);
-    int any = 0;
     for (int32_t i = 0; i < st->num; ++i) {
       if (pdf[i] != p) continue;
-      any = 1;
       const gh_tree_stat *it = &st->items[i];
       if (it->len > N + 8) gh_die("%s: statistic %d has an event of %d keys", stats_name, i, it->len);
       int32_t n = 0;
@@ -164,7 +173,6 @@ void gh_init_am_from_old(const gh_tree_stats *st, const gh_ctx_dep *ctx, const g
       if (!has[op]) cnt[op] = c, has[op] = 1;
       else cnt[op] += c;
     }
-    if (!any) gh_warn("Leaf %d of new tree has no stats.", p);
     float max_count = 0;
     int32_t best = -1;
     for (int32_t o = 0; o < oldP_num; ++o)

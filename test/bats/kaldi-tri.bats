@@ -9,11 +9,11 @@
 # tri1/tree (our acc-tree-stats + sum-tree-stats, gmm-init-model, gmm-mixup; checked
 # byte-identical to Kaldi's 1.mdl) and runs the script from --stage -1 (convert-ali,
 # compile-train-graphs with the triphone tree, 34 passes with realignment at 10, 20, 30).
-# Measured (stage -1 route): every pass's log-likelihood per frame within 0.02% of
-# Kaldi's (passes 1-3 equal to 6 decimals; the later ones differ through gmm-est's
-# random mix-up perturbations), pdf occupancies of final.occs within 2.2% of Kaldi's in
-# total variation.  Time on the shared 2-core machine: train_deltas.sh 150-210 s,
-# align_si.sh about 110 s.  There is no Kaldi triphone alignment among the fixtures: the
+# Measured (both routes give the same numbers): every pass's log-likelihood per frame
+# within 0.02% of Kaldi's (passes 1-3 equal to 6 decimals; the later ones differ through
+# gmm-est's random mix-up perturbations), pdf occupancies of final.occs within 2.2% of
+# Kaldi's in total variation.  Time on the shared 2-core machine (loaded by other jobs):
+# train_deltas.sh 390-400 s from either stage (150 s unloaded), align_si.sh about 110 s.  There is no Kaldi triphone alignment among the fixtures: the
 # final alignment is checked for consistency with the tree and against Kaldi's monophone
 # alignment (identical phone sequences: measured 38.5% of utterances, 53% by pdf set;
 # on those, boundaries within 10 ms 92.9%, within 20 ms 97.2%).
@@ -80,6 +80,7 @@ setup() {
   echo "train_deltas.sh from stage $stage took $SECONDS s" >&3
   [ "$status" -eq 0 ]
   [ "$(tree-info exp/tri1/tree 2> /dev/null | awk '/^num-pdfs/ {print $2}')" -eq 432 ]
+  cmp exp/tri1/tree "$F/tri1/tree" # from stage -4: our questions and tree are Kaldi's
   for x in $(awk '!/^#/ {print $1}' "$F/tri1/loglike.txt"); do
     ours=$(cat exp/tri1/log/acc.$x.*.log | awk '/Overall avg like per frame/ { s += $(NF-3) * $(NF-1); n += $(NF-1) } END { printf "%.6f %d", s / n, n }')
     ref=$(awk -v x=$x '$1 == x {print $2, $3}' "$F/tri1/loglike.txt")
