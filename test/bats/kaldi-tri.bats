@@ -9,10 +9,10 @@
 # tri1/tree (our acc-tree-stats + sum-tree-stats, gmm-init-model, gmm-mixup; checked
 # byte-identical to Kaldi's 1.mdl) and runs the script from --stage -1 (convert-ali,
 # compile-train-graphs with the triphone tree, 34 passes with realignment at 10, 20, 30).
-# Measured (both routes give the same numbers): every pass's log-likelihood per frame
-# within 0.02% of Kaldi's (passes 1-3 equal to 6 decimals; the later ones differ through
-# gmm-est's random mix-up perturbations), pdf occupancies of final.occs within 2.2% of
-# Kaldi's in total variation.  Time on the shared 2-core machine (loaded by other jobs):
+# Measured (both routes give the same numbers): passes 1-9 equal to Kaldi's log-likelihood
+# per frame to 6 decimals (asserted), every later pass (after realignments with our
+# graphs) within 0.01% (asserted: 0.5%), pdf occupancies of final.occs within 0.6% of
+# Kaldi's in total variation (asserted: 2%).  Time on the shared 2-core machine (loaded by other jobs):
 # train_deltas.sh 390-400 s from either stage (150 s unloaded), align_si.sh about 110 s.  There is no Kaldi triphone alignment among the fixtures: the
 # final alignment is checked for consistency with the tree and against Kaldi's monophone
 # alignment (identical phone sequences: measured 38.5% of utterances, 53% by pdf set;
@@ -54,7 +54,7 @@ setup() {
   [ -x "$BIN/gmm-align-compiled" ] || skip "gmm-align-compiled not built"
 }
 
-@test "steps/train_deltas.sh 500 5000: leaf count and every pass's log-likelihood within 0.5% of Kaldi's" {
+@test "steps/train_deltas.sh 500 5000: Kaldi's tree, passes 1-9 exactly Kaldi's log-likelihood, all within 0.5%" {
   SECONDS=0
   stage=-4
   if [ ! -x "$BIN/build-tree" ] || [ ! -x "$BIN/cluster-phones" ]; then
@@ -86,9 +86,11 @@ setup() {
     ref=$(awk -v x=$x '$1 == x {print $2, $3}' "$F/tri1/loglike.txt")
     echo "pass $x: ours $ours, Kaldi $ref"
     awk -v a="${ours% *}" -v b="${ref% *}" 'BEGIN { d = (a - b) / b; exit !(d < 0.005 && d > -0.005) }'
+    # before the first realignment everything is Kaldi's arithmetic: equal to 6 decimals
+    if [ "$x" -lt 10 ]; then [ "${ours% *}" = "${ref% *}" ]; fi
     [ "${ours#* }" -eq "${ref#* }" ]
   done
-  # the final occupancies: total variation distance from Kaldi's under 5% (measured 2.2%)
+  # the final occupancies: total variation distance from Kaldi's under 2% (measured 0.6%)
   copy-vector --binary=false exp/tri1/final.occs ours.occs 2> /dev/null
   run python3 - ours.occs "$F/tri1/final.occs" <<'PY'
 import sys
@@ -96,7 +98,7 @@ o, r = ([float(x) for x in open(p).read().replace('[', ' ').replace(']', ' ').sp
 assert len(o) == len(r) == 432 and sum(o) == sum(r), (len(o), len(r), sum(o), sum(r))
 tv = sum(abs(a - b) for a, b in zip(o, r)) / sum(r)
 print(f'final.occs: total variation {tv:.4f}')
-sys.exit(0 if tv < 0.05 else 1)
+sys.exit(0 if tv < 0.02 else 1)
 PY
   echo "$output" >&3
   [ "$status" -eq 0 ]
