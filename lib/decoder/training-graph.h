@@ -43,8 +43,8 @@
  * builds the same paths by composing C o L with H and determinizing; here no
  * transition-level determinization is done, so where the tree ties two right
  * contexts a state may have two arcs with one transition-id (the paths
- * differ later); Viterbi alignment is unaffected.  With a monophone tree the
- * graphs are exactly those of the monophone compiler.
+ * differ later); Viterbi alignment is unaffected.  With a monophone tree no
+ * context is kept and no instance is copied.
  */
 #ifndef GH_TRAINING_GRAPH_H
 #define GH_TRAINING_GRAPH_H

@@ -12,11 +12,12 @@
 # Measured (both routes give the same numbers): passes 1-9 equal to Kaldi's log-likelihood
 # per frame to 6 decimals (asserted), every later pass (after realignments with our
 # graphs) within 0.01% (asserted: 0.5%), pdf occupancies of final.occs within 0.6% of
-# Kaldi's in total variation (asserted: 2%).  Time on the shared 2-core machine (loaded by other jobs):
-# train_deltas.sh 390-400 s from either stage (150 s unloaded), align_si.sh about 110 s.  There is no Kaldi triphone alignment among the fixtures: the
-# final alignment is checked for consistency with the tree and against Kaldi's monophone
-# alignment (identical phone sequences: measured 38.5% of utterances, 53% by pdf set;
-# on those, boundaries within 10 ms 92.9%, within 20 ms 97.2%).
+# Kaldi's in total variation (asserted: 2%).  Time on the shared 2-core machine:
+# train_deltas.sh 88 s from the first stage when it was quiet, about 400 s when other jobs
+# loaded it; align_si.sh about 110 s.  There is no Kaldi triphone alignment among the
+# fixtures: the final alignment is checked for consistency with the tree and against
+# Kaldi's monophone alignment (identical phone sequences: measured 38.6% of utterances; on those,
+# boundaries within 10 ms 93.2%, within 20 ms 97.3%).
 
 setup_file() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
