@@ -166,7 +166,7 @@ full_treeacc() {
   [ "$status" -eq 0 ]
 }
 
-@test "bad input: a tree of another lang, statistics of another context width, occupancies of another model" {
+@test "bad input: a tree of another lang, statistics of another context width or dimension, occupancies of another model" {
   S=$F/tri1/subset10
   gunzip -c "$S/treeacc.gz" > treeacc
   # the tri1 tree with the position-independent lang's topology
@@ -182,6 +182,15 @@ full_treeacc() {
   # an old model whose tree is wider than the new one
   run gmm-init-model "$F/mono/tree" treeacc "$F/lang/topo" x.mdl "$F/tri1/tree" "$F/tri1/1.mdl"
   [ "$status" -ne 0 ]
+  [ ! -e x.mdl ]
+  # statistics of another feature dimension (no deltas) than the old model
+  head -n 10 feats.scp > f10.scp
+  acc-tree-stats --ci-phones="$(cat "$F/lang/phones/context_indep.csl")" "$F/mono/final.mdl" \
+    "ark:apply-cmvn --utt2spk=ark:$D/utt2spk scp:cmvn.scp scp:f10.scp ark:- |" "ark:gunzip -c $F/mono_ali/ali.1.gz|" \
+    t13.acc 2> /dev/null
+  run gmm-init-model "$S/tree" t13.acc "$F/lang/topo" x.mdl "$F/mono/tree" "$F/mono/final.mdl"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"ERROR: t13.acc has statistics of dimension 13 but the old model has dimension 39"* ]]
   [ ! -e x.mdl ]
   # occupancies of another model
   run gmm-mixup --mix-up=200 "$S/1.mdl" "$F/tri1/1.occs" x.mdl
