@@ -589,6 +589,18 @@ static float objf_given_map_list(const slist *st, const gh_event_map *m) {
   return ans;
 }
 
+gh_gclust **gh_tree_stats_sum_by_map(const gh_tree_stats *stats, const gh_event_map *map, int32_t *n) {
+  slist l;
+  all_stats(stats, &l);
+  slist *sp = split_by_map(&l, map, n);
+  gh_gclust **sums = sum_stats_vec(sp, *n);
+  sl_free_vec(sp, *n);
+  free(l.s);
+  return sums;
+}
+
+void gh_tree_stats_sums_free(gh_gclust **sums, int32_t n) { free_clust_vec(sums, n); }
+
 float gh_objf_given_map(const gh_tree_stats *stats, const gh_event_map *map) {
   slist l;
   all_stats(stats, &l);

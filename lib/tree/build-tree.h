@@ -58,6 +58,14 @@ void gh_obtain_questions(const gh_tree_stats *stats, const gh_intlists *phone_se
 void gh_kmeans_cluster_phones(const gh_tree_stats *stats, const gh_intlists *phone_sets, const int32_t *pdf_classes,
                               int32_t num_pdf_classes, int32_t P, int32_t num_classes, gh_intlists *sets_out);
 
+/* Kaldi SplitStatsByMap + SumStatsVec (gmm-init-model's per-pdf
+ * statistics): sums[a] is the sum, in list order, of the statistics whose
+ * event the map sends to answer a (NULL where none does), for a in
+ * [0, *n), *n = 1 + the largest answer reached.  Dies naming the event if
+ * one does not map.  Free with gh_tree_stats_sums_free. */
+gh_gclust **gh_tree_stats_sum_by_map(const gh_tree_stats *stats, const gh_event_map *map, int32_t *n);
+void gh_tree_stats_sums_free(gh_gclust **sums, int32_t n);
+
 /* Kaldi ObjfGivenMap: the total objective of the statistics summed per leaf
  * of map (float).  Dies if an event does not map. */
 float gh_objf_given_map(const gh_tree_stats *stats, const gh_event_map *map);

@@ -3,6 +3,7 @@
 #include "tree/cluster.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/gh-base.h"
@@ -287,10 +288,114 @@ float gh_cluster_bottom_up_comp(gh_gclust *const *const *points, const int32_t *
 /* ---- RefineClusters (Kaldi RefineClusterer) ---- */
 typedef struct { int32_t clust, time; float objf; } point_info;
 typedef struct { float d; int32_t c; } dist_clust;
-static int cmp_dist_clust(const void *a, const void *b) {
-  const dist_clust *x = a, *y = b;
-  if (x->d != y->d) return x->d < y->d ? -1 : 1;
-  return x->c < y->c ? -1 : x->c > y->c;
+
+/* std::pair<float, int32>'s operator< */
+static int dc_less(const dist_clust *a, const dist_clust *b) {
+  return a->d < b->d || (!(b->d < a->d) && a->c < b->c);
+}
+static void dc_swap(dist_clust *a, dist_clust *b) {
+  dist_clust t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/* libstdc++'s std::nth_element (introselect: median-of-3 pivots, heap
+ * select past the depth limit, insertion sort below 4 elements), so that
+ * the candidates RefineClusters keeps, and their order, are Kaldi's. */
+static void dc_adjust_heap(dist_clust *a, ptrdiff_t hole, ptrdiff_t len, dist_clust v) {
+  ptrdiff_t top = hole, child = hole;
+  while (child < (len - 1) / 2) {
+    child = 2 * (child + 1);
+    if (dc_less(&a[child], &a[child - 1])) child--;
+    a[hole] = a[child];
+    hole = child;
+  }
+  if ((len & 1) == 0 && child == (len - 2) / 2) {
+    child = 2 * (child + 1);
+    a[hole] = a[child - 1];
+    hole = child - 1;
+  }
+  ptrdiff_t parent = (hole - 1) / 2;
+  while (hole > top && dc_less(&a[parent], &v)) {
+    a[hole] = a[parent];
+    hole = parent;
+    parent = (hole - 1) / 2;
+  }
+  a[hole] = v;
+}
+
+static void dc_heap_select(dist_clust *first, dist_clust *middle, dist_clust *last) {
+  ptrdiff_t len = middle - first;
+  if (len >= 2)
+    for (ptrdiff_t parent = (len - 2) / 2;; parent--) {
+      dc_adjust_heap(first, parent, len, first[parent]);
+      if (parent == 0) break;
+    }
+  for (dist_clust *i = middle; i < last; ++i)
+    if (dc_less(i, first)) {
+      dist_clust v = *i;
+      *i = *first;
+      dc_adjust_heap(first, 0, len, v);
+    }
+}
+
+static void dc_insertion_sort(dist_clust *first, dist_clust *last) {
+  if (first == last) return;
+  for (dist_clust *i = first + 1; i != last; ++i) {
+    dist_clust v = *i;
+    if (dc_less(&v, first)) {
+      memmove(first + 1, first, (size_t)(i - first) * sizeof(dist_clust));
+      *first = v;
+    } else {
+      dist_clust *l = i, *next = i - 1;
+      while (dc_less(&v, next)) {
+        *l = *next;
+        l = next;
+        --next;
+      }
+      *l = v;
+    }
+  }
+}
+
+static void dc_nth_element(dist_clust *first, dist_clust *nth, dist_clust *last) {
+  if (first == last || nth == last) return;
+  int depth = 0;
+  for (ptrdiff_t n = last - first; n > 1; n >>= 1) depth++;
+  depth *= 2; /* 2 * floor(log2(n)) */
+  while (last - first > 3) {
+    if (depth == 0) {
+      dc_heap_select(first, nth + 1, last);
+      dc_swap(first, nth);
+      return;
+    }
+    --depth;
+    /* __unguarded_partition_pivot: median of (first+1, mid, last-1) to first */
+    dist_clust *a = first + 1, *b = first + (last - first) / 2, *c = last - 1;
+    if (dc_less(a, b)) {
+      if (dc_less(b, c)) dc_swap(first, b);
+      else if (dc_less(a, c)) dc_swap(first, c);
+      else dc_swap(first, a);
+    } else if (dc_less(a, c)) {
+      dc_swap(first, a);
+    } else if (dc_less(b, c)) {
+      dc_swap(first, c);
+    } else {
+      dc_swap(first, b);
+    }
+    dist_clust *lo = first + 1, *hi = last;
+    for (;;) {
+      while (dc_less(lo, first)) ++lo;
+      --hi;
+      while (dc_less(first, hi)) --hi;
+      if (!(lo < hi)) break;
+      dc_swap(lo, hi);
+      ++lo;
+    }
+    if (lo <= nth) first = lo;
+    else last = lo;
+  }
+  dc_insertion_sort(first, last);
 }
 
 float gh_refine_clusters(gh_gclust *const *points, int32_t n, gh_gclust **clusters, int32_t nclust,
@@ -315,7 +420,7 @@ float gh_refine_clusters(gh_gclust *const *points, int32_t n, gh_gclust **cluste
       dv[nd].c = c;
       nd++;
     }
-    if (top_n - 1 < nd) qsort(dv, (size_t)nd, sizeof(dist_clust), cmp_dist_clust);
+    if (top_n - 2 >= 0) dc_nth_element(dv, dv + (top_n - 2), dv + nd);
     for (int32_t k = 0; k < top_n - 1; ++k) {
       point_info *pi = &info[(int64_t)p * top_n + k];
       int32_t c = dv[k].c;

@@ -55,11 +55,10 @@ float gh_cluster_bottom_up_comp(gh_gclust *const *const *points, const int32_t *
 
 /* Kaldi RefineClusters: clusters[nclust] (non-NULL, the sums of the points
  * assigned to them) and assignments[n] are updated in place.  Returns the
- * objective improvement (>= 0).  top_n >= 2 (capped at nclust); with
- * top_n < nclust the candidate clusters of a point are its top_n - 1
- * closest in increasing distance (Kaldi leaves their order to
- * std::nth_element; the same for 2 clusters, which is what tree building
- * and phone clustering use). */
+ * objective improvement (>= 0).  top_n >= 2 (capped at nclust); the
+ * candidate clusters of a point are its top_n - 1 closest, chosen and
+ * ordered by a copy of libstdc++'s std::nth_element as in Kaldi
+ * (test/order/: the same orders as libstdc++'s own). */
 float gh_refine_clusters(gh_gclust *const *points, int32_t n, gh_gclust **clusters, int32_t nclust,
                          int32_t *assignments, int32_t num_iters, int32_t top_n);
 

@@ -185,3 +185,17 @@ acc_full() {  # $TMP/1.treeacc, $TMP/2.treeacc, $TMP/treeacc as make.sh does
     "$BIN/build-tree" --max-leaves=100 "$F/tri1/subset10/questions.qst" "$F/lang/phones/roots.int" \
     "$F/tri1/subset10/questions.qst" "$F/lang/topo" "$TMP/tree"
 }
+
+@test "lib/tree/cluster.c's std::nth_element and std::priority_queue orders are libstdc++'s, equal keys included" {
+  command -v g++ > /dev/null || skip "no g++ for the libstdc++ reference"
+  S=$BATS_TEST_DIRNAME/../..
+  [ -e "$S/build/libgmmhmm.a" ] || skip "no build/libgmmhmm.a"
+  LIBS=$(make -s -C "$S" print-ldlibs 2>/dev/null || echo "-llapacke -llapack -lblas -lz -lm -lfftw3")
+  gcc -std=c11 -D_GNU_SOURCE -O2 -fopenmp -I"$S/lib" -o "$TMP/order" "$BATS_TEST_DIRNAME/../order/order.c" \
+    "$S/build/libgmmhmm.a" $LIBS
+  g++ -O1 -o "$TMP/order_ref" "$BATS_TEST_DIRNAME/../order/order.cc"
+  "$TMP/order" > "$TMP/ours"
+  "$TMP/order_ref" > "$TMP/ref"
+  [ "$(wc -l < "$TMP/ref")" -gt 80000 ]
+  cmp "$TMP/ours" "$TMP/ref"
+}

@@ -13,7 +13,9 @@
 #include <unistd.h>
 #include "gh-test.h"
 #include "base/gh-base.h"
+#include "tree/build-tree.h"
 #include "tree/cluster.h"
+#include "tree/context-dep.h"
 #include "tree/tree-stats.h"
 
 static char *slurp_cmd(const char *cmd, long *n) {
@@ -256,6 +258,31 @@ int main(void) {
   }
   GH_TEST_OK(same, "merging the statistics with themselves: same events, every sum doubled exactly");
   gh_tree_stats_free(&t);
+
+  /* 4. statistics summed per leaf of Kaldi's subset10 tree: the counts are
+   * the occupancies Kaldi's gmm-init-model wrote (subset10/1.occs) */
+  char tree[512], occs[512];
+  snprintf(tree, sizeof tree, "%s/data/kaldi-fixtures/align/tri1/subset10/tree", gh_test_shared());
+  snprintf(occs, sizeof occs, "%s/data/kaldi-fixtures/align/tri1/subset10/1.occs", gh_test_shared());
+  gh_ctx_dep *cd = gh_ctx_dep_read(tree);
+  int32_t nsum;
+  gh_gclust **sums = gh_tree_stats_sum_by_map(&s, cd->to_pdf, &nsum);
+  gh_istream *oin = gh_istream_open(occs);
+  int ob = gh_read_binary_marker(oin);
+  gh_vector ov = {0, NULL};
+  gh_read_vector(oin, ob, &ov);
+  gh_istream_close(oin);
+  int occ_ok = ov.dim == gh_ctx_dep_num_pdfs(cd) && nsum <= ov.dim;
+  for (int32_t i = 0; occ_ok && i < ov.dim; ++i) {
+    double c = i < nsum && sums[i] ? sums[i]->count : 0.0;
+    if ((float)c != ov.data[i]) occ_ok = 0;
+  }
+  GH_TEST_OK(occ_ok, "counts per leaf of subset10/tree: Kaldi's gmm-init-model occupancies (%d pdfs)", ov.dim);
+  GH_TEST_NEAR(gh_objf_given_map(&s, cd->to_pdf), (double)gh_sum_objf(sums, nsum), 0.0,
+               "ObjfGivenMap = the sum of the per-leaf objectives");
+  gh_tree_stats_sums_free(sums, nsum);
+  gh_vector_free(&ov);
+  gh_ctx_dep_free(cd);
   gh_tree_stats_free(&s);
   free(kaldi);
   remove(out);
