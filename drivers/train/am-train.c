@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "base/gh-base.h"
 #include "base/strmap.h"
 #include "decoder/training-graph.h"
+#include "gmm/init-model.h"
 #include "gmm/kaldi-gconst.h"
 #include "io/table.h"
 #include "train/comm.h"
@@ -589,7 +591,19 @@ static void mstep(gh_am_trainer *t, int32_t x, gh_accs_set *accs, const double *
   gh_accs_pdf_occs(accs, occs);
   if (occs_out) memcpy(occs_out, occs, sizeof(double) * (size_t)model->num_pdfs);
   const int64_t target = gh_am_trainer_numgauss(t, x);
-  if (target > gh_gmm_set_total_gauss(model)) {
+  int diag = 1;
+  for (int32_t p = 0; p < model->num_pdfs; ++p) diag &= model->pdfs[p].type == GH_COV_DIAG;
+  if (diag && target > 0 && target <= INT32_MAX) {
+    /* as gmm-est --mix-up on a .mdl: Kaldi's SplitByCount with its random numbers (rand() from
+     * 1 + seed, as each of the script's gmm-est processes) and its targets, which split pdfs
+     * below their share even when the total is reached */
+    float *focc = gh_malloc(sizeof(float) * (size_t)(model->num_pdfs > 0 ? model->num_pdfs : 1));
+    for (int32_t p = 0; p < model->num_pdfs; ++p) focc[p] = (float)occs[p];
+    srand((unsigned)(1 + t->o.seed));
+    gh_gmm_set_split_by_count_kaldi(model, focc, (int32_t)target, (float)t->o.perturb, (float)t->o.power,
+                                    (float)t->o.min_count);
+    free(focc);
+  } else if (target > gh_gmm_set_total_gauss(model)) {
     gh_rng rng;
     gh_rng_seed(&rng, (uint64_t)t->o.seed);
     gh_gmm_set_mixup(model, target, occs, t->o.power, t->o.min_count, t->o.perturb, &rng);
