@@ -1,0 +1,41 @@
+/* cuda-route.h -- the rule that sends a pdf of the CUDA E-step to the
+ * batched path (kernels/cuda/cuda-white.cu), in plain C so that a unit test
+ * runs it on a machine without a GPU (test/unit/test_cuda_white.c).
+ *
+ * A pdf whose per-pdf GEMM E-step would be evaluated in double (its centred
+ * fp32 GEMM form errs beyond the numerical contract, or a pdf of few pairs
+ * whose uncentred form does: cuda-gemm.h gg_estep_path == GH_PATH_DOUBLE)
+ * used to take one DGEMM chain per pdf (estep_fp64: ~10 launches a pdf, 28x
+ * the fused E-step on model B, bench/RESULTS.md M2).  Such pdfs now go to
+ * one batched path over all of them at once:
+ *   GH_CUDA_BATCH_WHITE   full pdfs whose whitened estimate (gemm-forms.h
+ *                         gh_white_error, the largest over the pdf's
+ *                         Gaussians) is within the whitened budget
+ *                         (gh_white_max_error): ll = norm - 0.5 |L'(x - mu)|^2,
+ *                         the centring in double, the factor product in float,
+ *                         the squares summed in double;
+ *   GH_CUDA_BATCH_DOUBLE  the others: norm - 0.5 (x - mu)'P(x - mu) in double
+ *                         (the reference form, as the candidate kernels);
+ *   GH_CUDA_BATCH_NONE    the pdf keeps its per-pdf path (the rule's mode is
+ *                         off, the pdf is not on the double path, or D is
+ *                         above GH_CUDA_BATCH_MAX_D, the kernel's local
+ *                         array).
+ * mode: 0 off (GH_CUDA_BATCH=0: the per-pdf DGEMMs, as before), 1 auto
+ * (default), 2 the double form for every batched pdf (GH_CUDA_BATCH=double;
+ * tests).  white_ok: 0 when the model's float factors are stale (a device
+ * M-step rewrote its parameters after the upload) or were not made.
+ * e_white: NaN counts as above any budget. */
+#ifndef GH_CUDA_ROUTE_H
+#define GH_CUDA_ROUTE_H
+
+enum { GH_CUDA_BATCH_NONE = 0, GH_CUDA_BATCH_WHITE = 1, GH_CUDA_BATCH_DOUBLE = 2 };
+#define GH_CUDA_BATCH_MAX_D 128
+
+static inline int gh_cuda_batch_route(int on_double_path, int full, int D, double e_white, double white_budget,
+                                      int white_ok, int mode) {
+  if (!on_double_path || mode == 0 || D < 1 || D > GH_CUDA_BATCH_MAX_D) return GH_CUDA_BATCH_NONE;
+  if (mode == 1 && full && white_ok && e_white <= white_budget) return GH_CUDA_BATCH_WHITE;
+  return GH_CUDA_BATCH_DOUBLE;
+}
+
+#endif

@@ -1,0 +1,214 @@
+/* cuda-white.cu -- the batched E-step posteriors of the pdfs outside the
+ * fp32 budget (cuda-route.h gh_cuda_batch_route): the whitened form for the
+ * full pdfs within its estimate, the reference form in double for the
+ * others, all such pdfs of a data block in a few launches (the fused
+ * E-step's tasks: cuda-estep.cu), never one launch per pdf.
+ *
+ *  gh_cuda_white_upload (model_upload): per pdf that may be batched (its
+ *    centred or uncentred fp32 form fails), the largest gh_white_error of its
+ *    Gaussians (hEwhite) and, for a full pdf within the whitened budget, the
+ *    float Cholesky factors L_g [D x D] of its precisions (gh_white_factor,
+ *    row-major lower triangle) in one device array (dWhite, pdf p's first
+ *    factor at float offset dWoff[p], -1 when none).
+ *  k_batch_post: one block per task (<= SEG pairs of one pdf), tiles of
+ *    BT pairs: the tile's frames in shared memory, then one thread per
+ *    (pair, Gaussian) item computes the log-likelihood in double into the
+ *    scratch LL; then one warp per pair: log-sum-exp in double, gamma_g =
+ *    w exp(ll_g - lse) (float, as k_estep_post writes it) and the task's
+ *    sum of w lse in pair order, warps in order (no atomics:
+ *    deterministic).  k_estep_stats and k_estep_reduce then make the
+ *    statistics from gamma, in double, as for the fused pdfs.
+ *
+ * Unmeasured: written on a machine without a GPU; test/unit/test_cuda_white.c
+ * (run by test/run-gpu.sh) compares it with float64 and the cpu backend.
+ */
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda-ctx.h"
+#include "cuda-route.h"
+
+#define BT 32 /* pairs of a tile of k_batch_post */
+#define BW 8  /* warps of k_batch_post (256 threads) */
+
+/* Log-likelihood in double of frame x [D] (float) against Gaussian gi:
+ * form [norm, mu (D)] (gemm-forms.h gh_gauss_exact), and either Lf (the
+ * float factor [D x D], row-major lower: whitened form) or q (the float
+ * quadratic coefficients of its GEMM row, packed lower, -0.5 P_ii / -P_ij:
+ * the reference form; full: 0 for a diagonal pdf, whose q is [D] and Lf
+ * NULL). */
+__device__ double batch_ll(const float *__restrict__ x, int D, const double *__restrict__ fm,
+                           const float *__restrict__ Lf, const float *__restrict__ q, int full) {
+  const double norm = fm[0];
+  if (!(norm > -INFINITY)) return -INFINITY; /* a dead Gaussian */
+  const double *mu = fm + 1;
+  if (Lf) {
+    /* d = fl(x - mu) (centred in double, rounded once), y_j = sum_{i >= j}
+     * d_i L_ij by float FMAs, |y|^2 in double: the cpu backend's
+     * whitened form (cpu-blas.c) element by element */
+    float d[GH_CUDA_BATCH_MAX_D];
+    for (int i = 0; i < D; ++i) d[i] = (float)((double)x[i] - mu[i]);
+    double s = 0.0;
+    for (int j = 0; j < D; ++j) {
+      float y = 0.f;
+      for (int i = j; i < D; ++i) y = fmaf(d[i], Lf[(long long)i * D + j], y);
+      s += (double)y * (double)y;
+    }
+    return norm - 0.5 * s;
+  }
+  /* norm + sum_{j <= i} q_ij y_i y_j = norm - 0.5 y'Py, y = x - mu in double
+   * (diagonal: q_i = -0.5 / var_i, norm + sum_i q_i y_i^2) */
+  double acc = 0.0;
+  if (!full) {
+    for (int i = 0; i < D; ++i) {
+      const double y = (double)x[i] - mu[i];
+      acc += (double)q[i] * y * y;
+    }
+    return norm + acc;
+  }
+  for (int i = 0; i < D; ++i) {
+    const float *qi = q + (long long)i * (i + 1) / 2;
+    double r = 0.0;
+    for (int j = 0; j <= i; ++j) r += (double)qi[j] * ((double)x[j] - mu[j]);
+    acc += ((double)x[i] - mu[i]) * r;
+  }
+  return norm + acc;
+}
+
+/* Posteriors of the batched tasks (one block of BW warps per task; see the
+ * file's comment).  gamma, tot as k_estep_post writes them: gamma[goff + (k
+ * - k0) G + g], tot[task].  LL: double scratch of the same layout as gamma.
+ * form: [Gt x (D + 1)] exact forms; gfirst [P + 1]: pdf p's first Gaussian
+ * (global index); rows / rowoff: the GEMM rows (q at rows + rowoff[gi] + 1 +
+ * D); white / woff: the factors (white NULL: every pdf in the reference
+ * form; woff[p] < 0: pdf p in the reference form). */
+__global__ void __launch_bounds__(BW * 32)
+k_batch_post(const float *__restrict__ X, int Dp, int D, const int32_t *__restrict__ frames,
+             const float *__restrict__ wts, const Task *__restrict__ tasks, const EPdf *__restrict__ epdf,
+             const long long *__restrict__ gfirst, const double *__restrict__ form, const float *__restrict__ rows,
+             const long long *__restrict__ rowoff, const float *__restrict__ white, const long long *__restrict__ woff,
+             double *__restrict__ LL, float *__restrict__ gamma, double *__restrict__ tot) {
+  extern __shared__ float xsb[]; /* [BT][D] */
+  __shared__ double wsum[BW];
+  const Task tk = tasks[blockIdx.x];
+  const int G = epdf[tk.pdf].G, full = epdf[tk.pdf].full;
+  const long long gf = gfirst[tk.pdf], wo = white && full ? woff[tk.pdf] : -1;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  double contrib = 0.0; /* lane 0: this warp's pairs' w lse, in pair order */
+  for (long long kt = tk.k0; kt < tk.k1; kt += BT) {
+    const int nt = (int)(tk.k1 - kt < BT ? tk.k1 - kt : BT);
+    __syncthreads(); /* the previous tile's frames and LL are read */
+    for (int idx = threadIdx.x; idx < nt * D; idx += blockDim.x) {
+      const int r = idx / D, i = idx - r * D;
+      xsb[idx] = X[(size_t)frames[kt + r] * Dp + i];
+    }
+    __syncthreads();
+    const long long base = tk.goff + (kt - tk.k0) * G;
+    for (long long it = threadIdx.x; it < (long long)nt * G; it += blockDim.x) {
+      const int r = (int)(it / G), g = (int)(it - (long long)r * G);
+      const long long gi = gf + g;
+      const float *Lf = wo >= 0 ? white + wo + (long long)g * D * D : NULL;
+      const float *q = rows + rowoff[gi] + 1 + D;
+      LL[base + it] = batch_ll(xsb + r * D, D, form + gi * (D + 1), Lf, q, full);
+    }
+    __syncthreads(); /* LL of the tile complete (global writes of this block: visible after the barrier) */
+    for (int r = warp; r < nt; r += BW) {
+      const double *l = LL + base + (long long)r * G;
+      float *gm = gamma + base + (long long)r * G;
+      double mx = -INFINITY;
+      for (int g = lane; g < G; g += 32) mx = fmax(mx, l[g]);
+      for (int o = 16; o > 0; o >>= 1) mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+      double s = 0.0;
+      if (mx > -INFINITY)
+        for (int g = lane; g < G; g += 32) s += exp(l[g] - mx);
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+      const double lse = mx + log(s), w = (double)wts[kt + r];
+      for (int g = lane; g < G; g += 32) gm[g] = mx > -INFINITY ? (float)(w * exp(l[g] - lse)) : 0.f;
+      if (lane == 0 && mx > -INFINITY) contrib += w * lse;
+    }
+  }
+  if (lane == 0) wsum[warp] = contrib;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0.0;
+    for (int w = 0; w < BW; ++w) t += wsum[w];
+    tot[blockIdx.x] = t;
+  }
+}
+
+void gh_cuda_batch_post(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, long long ngamma, int use_white) {
+  const int D = m->D;
+  if (D < 1 || D > GH_CUDA_BATCH_MAX_D) gh_die("cuda E-step: batched path for dimension %d (at most %d)", D,
+                                               GH_CUDA_BATCH_MAX_D);
+  dgrow((void **)&c->dLL, &c->capLL, (size_t)ngamma + 1, sizeof(double), 0);
+  const long long *rowoff = NULL;
+  const float *rows = gg_model_rows(m->gg, &rowoff);
+  const float *white = use_white && m->dWhite && !m->white_stale ? m->dWhite : NULL;
+  const size_t shm = sizeof(float) * BT * (size_t)D; /* <= 16 KB at D = 128 */
+  k_batch_post<<<(unsigned)nt, BW * 32, shm>>>(v->dX, v->Dp, D, v->dFrames, v->dW, c->dTasks, m->dEpdf, m->dGfirst,
+                                               gg_model_exact_form(m->gg), rows, rowoff, white, m->dWoff, c->dLL,
+                                               c->dGamma, c->dPart);
+  CK(cudaGetLastError());
+}
+
+void gh_cuda_white_upload(cuda_model *m, const gh_gmm_set *s, const unsigned char *exact) {
+  const int D = s->dim, P = s->num_pdfs;
+  m->hEwhite = (double *)gh_malloc(sizeof(double) * (P ? P : 1));
+  m->hWoff = (long long *)gh_malloc(sizeof(long long) * (P ? P : 1));
+  const double wbudget = gh_white_max_error();
+  long long nf = 0; /* factors */
+  double *mu = (double *)gh_malloc(sizeof(double) * (D + 1));
+  double *work = (double *)gh_malloc(sizeof(double) * gh_gauss_work_size(D));
+  for (int p = 0; p < P; ++p) {
+    const gh_gmm *g = &s->pdfs[p];
+    m->hEwhite[p] = INFINITY;
+    m->hWoff[p] = -1;
+    if (!(exact[p] || m->nofused[p]) || g->type != GH_COV_FULL || D > GH_CUDA_BATCH_MAX_D) continue;
+    double e = 0.0;
+    for (int k = 0; k < g->num_gauss; ++k) {
+      gh_gauss_info info;
+      gh_gauss_exact(g, k, mu, &info, work);
+      const double ek = gh_white_error(g, k, &info, work);
+      if (!(ek <= e)) e = ek; /* NaN: INFINITY's effect */
+    }
+    m->hEwhite[p] = e;
+    if (e <= wbudget) { m->hWoff[p] = nf * D * D; nf += g->num_gauss; }
+  }
+  m->dWhite = NULL;
+  m->dWoff = NULL;
+  if (nf > 0) {
+    float *h = (float *)gh_malloc(sizeof(float) * (size_t)nf * D * D);
+    for (int p = 0; p < P; ++p) {
+      if (m->hWoff[p] < 0) continue;
+      const gh_gmm *g = &s->pdfs[p];
+      for (int k = 0; k < g->num_gauss; ++k) {
+        gh_gauss_info info;
+        if (gh_gauss_exact(g, k, mu, &info, work) < 0) {
+          /* a dead Gaussian: its factor is never read (batch_ll returns -inf from its norm) */
+          memset(h + m->hWoff[p] + (long long)k * D * D, 0, sizeof(float) * D * D);
+          continue;
+        }
+        gh_white_factor(D, work, h + m->hWoff[p] + (long long)k * D * D);
+      }
+    }
+    CK(cudaMalloc((void **)&m->dWhite, sizeof(float) * (size_t)nf * D * D));
+    CK(cudaMemcpy(m->dWhite, h, sizeof(float) * (size_t)nf * D * D, cudaMemcpyHostToDevice));
+    free(h);
+  }
+  CK(cudaMalloc((void **)&m->dWoff, sizeof(long long) * (P ? P : 1)));
+  CK(cudaMemcpy(m->dWoff, m->hWoff, sizeof(long long) * P, cudaMemcpyHostToDevice));
+  m->white_stale = 0;
+  free(mu);
+  free(work);
+}
+
+void gh_cuda_white_free(cuda_model *m) {
+  cudaFree(m->dWhite);
+  cudaFree(m->dWoff);
+  free(m->hEwhite);
+  free(m->hWoff);
+  m->dWhite = NULL; m->dWoff = NULL; m->hEwhite = NULL; m->hWoff = NULL;
+}
