@@ -224,6 +224,12 @@ size_t gh_cuda_estep_smem_limit(size_t optin);
 void gh_cuda_white_upload(cuda_model *m, const gh_gmm_set *s, const unsigned char *exact);
 void gh_cuda_white_free(cuda_model *m);
 void gh_cuda_batch_post(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, long long ngamma, int use_white);
+/* Scoring: gh_cuda_batch_score_ok: 1 when m's pdfs evaluated in double are
+ * scored in the whitened form (gh_cuda_score_route); gh_cuda_batch_score:
+ * their columns of dOut [n x P] (device) from frames dX [n x Dp] (device),
+ * the other columns untouched. */
+int gh_cuda_batch_score_ok(cuda_model *m);
+void gh_cuda_batch_score(cuda_model *m, const float *dX, int n, float *dOut);
 
 /* cuda-data.cu: backend.h data_upload, data_set_pairs, data_free,
  * data_bytes / data_evict / data_reload, and d's pairs on the host */

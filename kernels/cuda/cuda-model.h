@@ -110,6 +110,8 @@ typedef struct {
   long long *hWoff, *dWoff;
   float *dWhite;
   int white_stale;
+  int *dScorePdfs;   /* [nScorePdfs] the pdfs evaluated in double at --precision=auto that have factors */
+  int nScorePdfs, nScoreExact; /* ... and how many are evaluated in double (gh_cuda_score_route) */
 } cuda_model;
 
 /* backend.h mstep and model_fetch (cuda-mstep.cu); cuda_mstep_free frees

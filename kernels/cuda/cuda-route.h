@@ -38,4 +38,16 @@ static inline int gh_cuda_batch_route(int on_double_path, int full, int D, doubl
   return GH_CUDA_BATCH_DOUBLE;
 }
 
+/* Scoring (loglikes) of a model on the GEMM forms whose pdfs outside the
+ * centred fp32 budget (n_exact of them, evaluated in double at
+ * --precision=auto: loglikes_fp64, one DGEMM over every Gaussian) all have
+ * whitened factors (n_white of those): 1 when they are scored in the
+ * whitened form instead (cuda-white.cu gh_cuda_batch_score), the other
+ * pdfs by the fp32 GEMM forms; 0 keeps loglikes_fp64.  Only when every such
+ * pdf can be whitened: the double form thread by thread would not beat the
+ * DGEMM.  white_ok, mode: as gh_cuda_batch_route. */
+static inline int gh_cuda_score_route(int n_exact, int n_white, int white_ok, int mode) {
+  return mode == 1 && white_ok && n_exact > 0 && n_white == n_exact;
+}
+
 #endif

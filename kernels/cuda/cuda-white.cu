@@ -12,12 +12,16 @@
  *    factor at float offset dWoff[p], -1 when none).
  *  k_batch_post: one block per task (<= SEG pairs of one pdf), tiles of
  *    BT pairs: the tile's frames in shared memory, then one thread per
- *    (pair, Gaussian) item computes the log-likelihood in double into the
- *    scratch LL; then one warp per pair: log-sum-exp in double, gamma_g =
+ *    (Gaussian, pair) item (a warp's threads on one Gaussian) computes the
+ *    log-likelihood in double into the scratch LL; then one warp per pair: log-sum-exp in double, gamma_g =
  *    w exp(ll_g - lse) (float, as k_estep_post writes it) and the task's
  *    sum of w lse in pair order, warps in order (no atomics:
  *    deterministic).  k_estep_stats and k_estep_reduce then make the
  *    statistics from gamma, in double, as for the fused pdfs.
+ *  k_batch_score (loglikes of a GEMM-form model whose double-path pdfs all
+ *    have factors: gh_cuda_score_route): block per (64 frames, such pdf), a
+ *    thread per frame, log-sum-exp over the pdf's Gaussians in double; the
+ *    other pdfs are scored by the fp32 GEMM forms first.
  *
  * Unmeasured: written on a machine without a GPU; test/unit/test_cuda_white.c
  * (run by test/run-gpu.sh) compares it with float64 and the cpu backend.
@@ -91,7 +95,7 @@ k_batch_post(const float *__restrict__ X, int Dp, int D, const int32_t *__restri
              const long long *__restrict__ gfirst, const double *__restrict__ form, const float *__restrict__ rows,
              const long long *__restrict__ rowoff, const float *__restrict__ white, const long long *__restrict__ woff,
              double *__restrict__ LL, float *__restrict__ gamma, double *__restrict__ tot) {
-  extern __shared__ float xsb[]; /* [BT][D] */
+  extern __shared__ float xsb[]; /* [BT][D + 1] (the odd row stride: no bank conflicts between a warp's pairs) */
   __shared__ double wsum[BW];
   const Task tk = tasks[blockIdx.x];
   const int G = epdf[tk.pdf].G, full = epdf[tk.pdf].full;
@@ -103,16 +107,18 @@ k_batch_post(const float *__restrict__ X, int Dp, int D, const int32_t *__restri
     __syncthreads(); /* the previous tile's frames and LL are read */
     for (int idx = threadIdx.x; idx < nt * D; idx += blockDim.x) {
       const int r = idx / D, i = idx - r * D;
-      xsb[idx] = X[(size_t)frames[kt + r] * Dp + i];
+      xsb[r * (D + 1) + i] = X[(size_t)frames[kt + r] * Dp + i];
     }
     __syncthreads();
     const long long base = tk.goff + (kt - tk.k0) * G;
+    /* item it: Gaussian it / nt, pair it % nt: a warp's threads share the
+     * Gaussian (its parameters are read once for the warp) */
     for (long long it = threadIdx.x; it < (long long)nt * G; it += blockDim.x) {
-      const int r = (int)(it / G), g = (int)(it - (long long)r * G);
+      const int g = (int)(it / nt), r = (int)(it - (long long)g * nt);
       const long long gi = gf + g;
       const float *Lf = wo >= 0 ? white + wo + (long long)g * D * D : NULL;
       const float *q = rows + rowoff[gi] + 1 + D;
-      LL[base + it] = batch_ll(xsb + r * D, D, form + gi * (D + 1), Lf, q, full);
+      LL[base + (long long)r * G + g] = batch_ll(xsb + r * (D + 1), D, form + gi * (D + 1), Lf, q, full);
     }
     __syncthreads(); /* LL of the tile complete (global writes of this block: visible after the barrier) */
     for (int r = warp; r < nt; r += BW) {
@@ -147,10 +153,66 @@ void gh_cuda_batch_post(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, 
   const long long *rowoff = NULL;
   const float *rows = gg_model_rows(m->gg, &rowoff);
   const float *white = use_white && m->dWhite && !m->white_stale ? m->dWhite : NULL;
-  const size_t shm = sizeof(float) * BT * (size_t)D; /* <= 16 KB at D = 128 */
+  const size_t shm = sizeof(float) * BT * (size_t)(D + 1); /* <= 16.1 KB at D = 128 */
   k_batch_post<<<(unsigned)nt, BW * 32, shm>>>(v->dX, v->Dp, D, v->dFrames, v->dW, c->dTasks, m->dEpdf, m->dGfirst,
                                                gg_model_exact_form(m->gg), rows, rowoff, white, m->dWoff, c->dLL,
                                                c->dGamma, c->dPart);
+  CK(cudaGetLastError());
+}
+
+#define SF 64 /* frames (threads) per block of k_batch_score */
+/* Scoring in the whitened form: block (frame tile, j) scores frames t0 ..
+ * t0 + SF - 1 (a thread per frame, staged in shared memory) against pdf p =
+ * pdfs[j]: out[t P + p] = log sum_g exp(ll_g) in double (online max and
+ * scaled sum over the pdf's Gaussians in order), rounded to float once;
+ * -inf when every Gaussian is dead.  Each Gaussian in the whitened form
+ * when it has a factor (woff[p] >= 0), else in the reference form (the
+ * caller sends only pdfs with factors). */
+__global__ void __launch_bounds__(SF)
+k_batch_score(const float *__restrict__ X, int Dp, int D, int n, const int *__restrict__ pdfs,
+              const EPdf *__restrict__ epdf, const long long *__restrict__ gfirst, const double *__restrict__ form,
+              const float *__restrict__ rows, const long long *__restrict__ rowoff, const float *__restrict__ white,
+              const long long *__restrict__ woff, float *__restrict__ out, int P) {
+  extern __shared__ float xsc[]; /* [SF][D + 1] */
+  const int p = pdfs[blockIdx.y], t0 = blockIdx.x * SF;
+  const int nt = n - t0 < SF ? n - t0 : SF;
+  for (int idx = threadIdx.x; idx < nt * D; idx += blockDim.x) {
+    const int r = idx / D, i = idx - r * D;
+    xsc[r * (D + 1) + i] = X[(size_t)(t0 + r) * Dp + i];
+  }
+  __syncthreads();
+  if ((int)threadIdx.x >= nt) return;
+  const int G = epdf[p].G, full = epdf[p].full;
+  const long long gf = gfirst[p], wo = full ? woff[p] : -1;
+  const float *x = xsc + threadIdx.x * (D + 1);
+  double mx = -INFINITY, s = 0.0;
+  for (int g = 0; g < G; ++g) {
+    const long long gi = gf + g;
+    const float *Lf = wo >= 0 ? white + wo + (long long)g * D * D : NULL;
+    const double ll = batch_ll(x, D, form + gi * (D + 1), Lf, rows + rowoff[gi] + 1 + D, full);
+    if (!(ll > -INFINITY)) continue;
+    if (ll > mx) { s = s * exp(mx - ll) + 1.0; mx = ll; }
+    else s += exp(ll - mx);
+  }
+  out[(size_t)(t0 + threadIdx.x) * P + p] = mx > -INFINITY ? (float)(mx + log(s)) : -INFINITY;
+}
+
+int gh_cuda_batch_score_ok(cuda_model *m) {
+  if (!m->gg || !m->hWoff || !m->dScorePdfs) return 0;
+  static const char *const bwords[] = {"0", "1", "double", NULL};
+  return gh_cuda_score_route(m->nScoreExact, m->nScorePdfs, m->dWhite && !m->white_stale,
+                             gh_env_word("GH_CUDA_BATCH", 1, bwords));
+}
+
+void gh_cuda_batch_score(cuda_model *m, const float *dX, int n, float *dOut) {
+  const int D = m->D;
+  if (n <= 0 || m->nScorePdfs <= 0) return;
+  const long long *rowoff = NULL;
+  const float *rows = gg_model_rows(m->gg, &rowoff);
+  const size_t shm = sizeof(float) * SF * (size_t)(D + 1); /* <= 33 KB at D = 128 */
+  const dim3 grid((unsigned)((n + SF - 1) / SF), (unsigned)m->nScorePdfs);
+  k_batch_score<<<grid, SF, shm>>>(dX, m->Dp, D, n, m->dScorePdfs, m->dEpdf, m->dGfirst, gg_model_exact_form(m->gg),
+                                   rows, rowoff, m->dWhite, m->dWoff, dOut, m->P);
   CK(cudaGetLastError());
 }
 
@@ -200,6 +262,21 @@ void gh_cuda_white_upload(cuda_model *m, const gh_gmm_set *s, const unsigned cha
   }
   CK(cudaMalloc((void **)&m->dWoff, sizeof(long long) * (P ? P : 1)));
   CK(cudaMemcpy(m->dWoff, m->hWoff, sizeof(long long) * P, cudaMemcpyHostToDevice));
+  /* scoring (gh_cuda_score_route): the pdfs evaluated in double at
+   * --precision=auto, and how many of them have factors */
+  int *sp = (int *)gh_malloc(sizeof(int) * (P ? P : 1));
+  m->nScoreExact = m->nScorePdfs = 0;
+  for (int p = 0; p < P; ++p) {
+    if (!exact[p]) continue;
+    m->nScoreExact++;
+    if (m->hWoff[p] >= 0) sp[m->nScorePdfs++] = p;
+  }
+  m->dScorePdfs = NULL;
+  if (m->nScorePdfs > 0) {
+    CK(cudaMalloc((void **)&m->dScorePdfs, sizeof(int) * m->nScorePdfs));
+    CK(cudaMemcpy(m->dScorePdfs, sp, sizeof(int) * m->nScorePdfs, cudaMemcpyHostToDevice));
+  }
+  free(sp);
   m->white_stale = 0;
   free(mu);
   free(work);
@@ -208,6 +285,8 @@ void gh_cuda_white_upload(cuda_model *m, const gh_gmm_set *s, const unsigned cha
 void gh_cuda_white_free(cuda_model *m) {
   cudaFree(m->dWhite);
   cudaFree(m->dWoff);
+  cudaFree(m->dScorePdfs);
+  m->dScorePdfs = NULL;
   free(m->hEwhite);
   free(m->hWoff);
   m->dWhite = NULL; m->dWoff = NULL; m->hEwhite = NULL; m->hWoff = NULL;

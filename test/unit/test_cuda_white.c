@@ -2,9 +2,9 @@
  * fp32 budget (kernels/cuda/cuda-white.cu; the rule kernels/cuda/cuda-route.h).
  *
  * Everywhere (no GPU needed):
- *  - the rule gh_cuda_batch_route on chosen inputs (which pdfs are batched,
- *    whitened or in double, the modes of GH_CUDA_BATCH, the dimension limit,
- *    NaN estimates);
+ *  - the rules gh_cuda_batch_route and gh_cuda_score_route on chosen inputs
+ *    (which pdfs are batched, whitened or in double, the modes of
+ *    GH_CUDA_BATCH, the dimension limit, NaN estimates, stale factors);
  *  - the generated ill-conditioned models (below) are what the tests need:
  *    every case has pdfs whose centred fp32 estimate (gh_gemm_set_errors)
  *    is above the budget (so the CUDA backend routes them to the double
@@ -23,8 +23,8 @@
  *  - the path counters: the whitened and the double modes count their pairs
  *    as GH_PATH_WHITE / GH_PATH_DOUBLE;
  *  - two runs byte-identical (no atomics in the batched path);
- *  - loglikes (the scoring path) within 1e-3 nats + 1e-6 relative of the
- *    reference.
+ *  - loglikes, whitened (default) and by the DGEMM (GH_CUDA_BATCH=0), within
+ *    1e-3 nats + 1e-5 relative of the reference.
  * Models: P pdfs of G full Gaussians, D dimensions; each covariance Q diag(l)
  * Q' with Q random orthogonal and eigenvalues l log-spaced over [1/cond, 1]
  * (condition 1e2-1e4), each mean at base + offset * u (u a random unit
@@ -79,6 +79,12 @@ static void check_rule(void) {
              "rule: D = %d batched, D = %d keeps the per-pdf path", GH_CUDA_BATCH_MAX_D, GH_CUDA_BATCH_MAX_D + 1);
   GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, B, B, 1, 1) == GH_CUDA_BATCH_WHITE,
              "rule: estimate equal to the budget -> whitened (<=)");
+  GH_TEST_OK(gh_cuda_score_route(5, 5, 1, 1) == 1, "score rule: every double-path pdf has factors -> whitened");
+  GH_TEST_OK(gh_cuda_score_route(5, 4, 1, 1) == 0, "score rule: one double-path pdf without factors -> DGEMM");
+  GH_TEST_OK(gh_cuda_score_route(0, 0, 1, 1) == 0, "score rule: no double-path pdf -> unchanged");
+  GH_TEST_OK(gh_cuda_score_route(5, 5, 0, 1) == 0, "score rule: stale factors -> DGEMM");
+  GH_TEST_OK(gh_cuda_score_route(5, 5, 1, 0) == 0 && gh_cuda_score_route(5, 5, 1, 2) == 0,
+             "score rule: GH_CUDA_BATCH=0 or double -> DGEMM");
 }
 
 /* ------------------------------------------------------- the models */
@@ -299,7 +305,7 @@ static int accs_same(const gh_accs_set *a, const gh_accs_set *b) {
 }
 
 /* loglikes of backend b against the reference: the largest
- * |got - ref| / (1e-3 + 1e-6 |ref|) (<= 1 passes). */
+ * |got - ref| / (1e-3 + 1e-5 |ref|) (<= 1 passes). */
 static double check_loglikes(gh_backend *b, const wcase *w) {
   const int P = w->P, G = w->G, D = w->D, T = w->T < 3000 ? w->T : 3000;
   float *out = malloc(sizeof(float) * (size_t)T * P);
@@ -323,7 +329,7 @@ static double check_loglikes(gh_backend *b, const wcase *w) {
         if (ll[k] > mx) mx = ll[k];
       }
       for (int k = 0; k < G; ++k) s += exp(ll[k] - mx);
-      const double ref = mx + log(s), e = fabs(out[(size_t)t * P + p] - ref) / (1e-3 + 1e-6 * fabs(ref));
+      const double ref = mx + log(s), e = fabs(out[(size_t)t * P + p] - ref) / (1e-3 + 1e-5 * fabs(ref));
       if (!(e <= worst)) worst = e;
     }
   free(out); free(mu); free(norm); free(work);
@@ -372,6 +378,10 @@ int main(void) {
                  "%s, cpu whitened: statistics vs float64 %.3g (<= 1e-5), total %.3g nats per pair (<= 1e-3), %lld "
                  "pairs whitened", w->name, es, et, (long long)paths[GH_PATH_WHITE]);
       gh_accs_free(&o.accs);
+      setenv("GH_CPU_WHITE", "1", 1);
+      const double el = check_loglikes(cpu, w);
+      unsetenv("GH_CPU_WHITE");
+      GH_TEST_OK(el <= 1.0, "%s, cpu whitened loglikes vs float64: %.3g of (1e-3 nats + 1e-5 relative)", w->name, el);
     }
     GH_TEST_OK(stat_err(&host.accs, &ref.accs) <= 1e-5, "%s, cpu (double path): statistics vs float64 %.3g",
                w->name, stat_err(&host.accs, &ref.accs));
@@ -408,9 +418,13 @@ int main(void) {
       gh_accs_free(&o.accs);
       gh_accs_free(&o2.accs);
     }
+    for (int mo = 0; mo < 2; ++mo) {
+      if (mo) setenv("GH_CUDA_BATCH", "0", 1); else unsetenv("GH_CUDA_BATCH");
+      const double el = check_loglikes(cu, w);
+      GH_TEST_OK(el <= 1.0, "%s, cuda loglikes (%s) vs float64: %.3g of (1e-3 nats + 1e-5 relative)", w->name,
+                 mo ? "DGEMM" : "whitened", el);
+    }
     unsetenv("GH_CUDA_BATCH");
-    const double el = check_loglikes(cu, w);
-    GH_TEST_OK(el <= 1.0, "%s, cuda loglikes vs float64: %.3g of (1e-3 nats + 1e-6 relative)", w->name, el);
     gh_accs_free(&ref.accs);
     gh_accs_free(&host.accs);
     free_case(w);
