@@ -38,6 +38,10 @@
 #define BT 32 /* pairs of a tile of k_batch_post */
 #define BW 8  /* warps of k_batch_post (256 threads) */
 
+/* A log-likelihood that is NaN or +inf counts as -inf (a non-finite frame;
+ * as gh_ovf in the fp32 kernels, cuda-check.h). */
+__device__ __forceinline__ double ll_ovf(double v) { return v < INFINITY ? v : -INFINITY; }
+
 /* Log-likelihood in double of frame x [D] (float) against Gaussian gi:
  * form [norm, mu (D)] (gemm-forms.h gh_gauss_exact), and either Lf (the
  * float factor [D x D], row-major lower: whitened form) or q (the float
@@ -61,7 +65,7 @@ __device__ double batch_ll(const float *__restrict__ x, int D, const double *__r
       for (int i = j; i < D; ++i) y = fmaf(d[i], Lf[(long long)i * D + j], y);
       s += (double)y * (double)y;
     }
-    return norm - 0.5 * s;
+    return ll_ovf(norm - 0.5 * s);
   }
   /* norm + sum_{j <= i} q_ij y_i y_j = norm - 0.5 y'Py, y = x - mu in double
    * (diagonal: q_i = -0.5 / var_i, norm + sum_i q_i y_i^2) */
@@ -71,7 +75,7 @@ __device__ double batch_ll(const float *__restrict__ x, int D, const double *__r
       const double y = (double)x[i] - mu[i];
       acc += (double)q[i] * y * y;
     }
-    return norm + acc;
+    return ll_ovf(norm + acc);
   }
   for (int i = 0; i < D; ++i) {
     const float *qi = q + (long long)i * (i + 1) / 2;
@@ -79,7 +83,7 @@ __device__ double batch_ll(const float *__restrict__ x, int D, const double *__r
     for (int j = 0; j <= i; ++j) r += (double)qi[j] * ((double)x[j] - mu[j]);
     acc += ((double)x[i] - mu[i]) * r;
   }
-  return norm + acc;
+  return ll_ovf(norm + acc);
 }
 
 /* Posteriors of the batched tasks (one block of BW warps per task; see the
@@ -94,7 +98,7 @@ k_batch_post(const float *__restrict__ X, int Dp, int D, const int32_t *__restri
              const float *__restrict__ wts, const Task *__restrict__ tasks, const EPdf *__restrict__ epdf,
              const long long *__restrict__ gfirst, const double *__restrict__ form, const float *__restrict__ rows,
              const long long *__restrict__ rowoff, const float *__restrict__ white, const long long *__restrict__ woff,
-             double *__restrict__ LL, float *__restrict__ gamma, double *__restrict__ tot) {
+             double *LL, float *gamma, double *__restrict__ tot) { /* LL: written and read back (no __restrict__) */
   extern __shared__ float xsb[]; /* [BT][D + 1] (the odd row stride: no bank conflicts between a warp's pairs) */
   __shared__ double wsum[BW];
   const Task tk = tasks[blockIdx.x];
