@@ -229,6 +229,11 @@ void gh_cuda_batch_post(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, 
  * their columns of dOut [n x P] (device) from frames dX [n x Dp] (device),
  * the other columns untouched. */
 int gh_cuda_batch_score_ok(cuda_model *m);
+/* After a device M-step (white_stale): m's float factors and whitened
+ * estimates from its new parameters, on the device (k_white_refresh), and
+ * white_stale cleared; nothing when D > 64 (the pdfs then keep the double
+ * form) or the factors are current. */
+void gh_cuda_white_refresh(cuda_model *m);
 void gh_cuda_batch_score(cuda_model *m, const float *dX, int n, float *dOut);
 
 /* cuda-data.cu: backend.h data_upload, data_set_pairs, data_free,

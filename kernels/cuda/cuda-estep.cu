@@ -419,6 +419,7 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     d->pending = 0;
   }
   if (d->npairs == 0 || d->T <= 0) return 0.0;
+  gh_cuda_white_refresh(m); /* the batched path's factors after a device M-step (cuda-white.cu) */
   CK(cudaMemset(c->dTotal, 0, sizeof(double)));
   static const char *const words[] = {"fused", "gemm", NULL};
   const int force = gh_env_word("GH_CUDA_ESTEP", -1, words);

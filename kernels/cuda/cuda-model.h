@@ -105,7 +105,8 @@ typedef struct {
    * budget), the float Cholesky factors [D x D] of the full pdfs within the
    * whitened budget (dWhite; pdf p's first at float offset hWoff[p] / dWoff[p],
    * -1 when none); white_stale: a device M-step changed the parameters since
-   * (the factors are not rewritten: those pdfs take the double form) */
+   * (gh_cuda_white_refresh makes them again before the next E-step or
+   * scoring; for D > 64 it does not, and those pdfs take the double form) */
   double *hEwhite;
   long long *hWoff, *dWoff;
   float *dWhite;

@@ -18,6 +18,9 @@
  *    sum of w lse in pair order, warps in order (no atomics:
  *    deterministic).  k_estep_stats and k_estep_reduce then make the
  *    statistics from gamma, in double, as for the fused pdfs.
+ *  k_white_refresh (after a device M-step, before the next use): the
+ *    factors and estimates again from the new parameters, on the device
+ *    (D <= 64; above, those pdfs take the double form).
  *  k_batch_score (loglikes of a GEMM-form model whose double-path pdfs all
  *    have factors: gh_cuda_score_route): block per (64 frames, such pdf), a
  *    thread per frame, log-sum-exp over the pdf's Gaussians in double; the
@@ -204,8 +207,14 @@ k_batch_score(const float *__restrict__ X, int Dp, int D, int n, const int *__re
 int gh_cuda_batch_score_ok(cuda_model *m) {
   if (!m->gg || !m->hWoff || !m->dScorePdfs) return 0;
   static const char *const bwords[] = {"0", "1", "double", NULL};
-  return gh_cuda_score_route(m->nScoreExact, m->nScorePdfs, m->dWhite && !m->white_stale,
-                             gh_env_word("GH_CUDA_BATCH", 1, bwords));
+  const int mode = gh_env_word("GH_CUDA_BATCH", 1, bwords);
+  if (mode != 1) return 0;
+  gh_cuda_white_refresh(m);
+  /* the pdfs with factors whose estimate (refreshed after a device M-step) is within the budget */
+  const double wb = gh_white_max_error();
+  int nw = 0;
+  for (int p = 0; p < m->P; ++p) nw += gg_model_exact(m->gg, p) && m->hWoff[p] >= 0 && m->hEwhite[p] <= wb;
+  return gh_cuda_score_route(m->nScoreExact, nw, m->dWhite && !m->white_stale, mode);
 }
 
 void gh_cuda_batch_score(cuda_model *m, const float *dX, int n, float *dOut) {
@@ -218,6 +227,115 @@ void gh_cuda_batch_score(cuda_model *m, const float *dX, int n, float *dOut) {
   k_batch_score<<<grid, SF, shm>>>(dX, m->Dp, D, n, m->dScorePdfs, m->dEpdf, m->dGfirst, gg_model_exact_form(m->gg),
                                    rows, rowoff, m->dWhite, m->dWoff, dOut, m->P);
   CK(cudaGetLastError());
+}
+
+/* ------------------------------------ the factors after a device M-step
+ * Block per Gaussian gi whose pdf has factors (woff >= 0; others return):
+ * the precision P from its GEMM row (q_ii = -0.5 P_ii, q_ij = -P_ij:
+ * exact), its Cholesky factor L and L^-1 in double (packed, shared memory),
+ * serially by thread 0 (gemm-forms.c gh_gauss_exact / gh_white_error,
+ * operation for operation), then the float factor into its slot of white
+ * and its whitened estimate into ew[gi]: 0 for a dead Gaussian (norm -inf
+ * in the exact form), INFINITY when P is not positive definite or the
+ * factor or whitened components of frames within 1e4 sigma do not fit
+ * float.  D <= WHITE_REFRESH_MAX_D (shared memory). */
+#define WHITE_REFRESH_MAX_D 64
+__device__ __forceinline__ long long wpidx(int i, int j) { return (long long)i * (i + 1) / 2 + j; }
+__global__ void __launch_bounds__(32)
+k_white_refresh(int D, const int *__restrict__ gpdf, const long long *__restrict__ gfirst,
+                const long long *__restrict__ woff, const float *__restrict__ rows, const long long *__restrict__ rowoff,
+                const double *__restrict__ form, float *__restrict__ white, double *__restrict__ ew) {
+  extern __shared__ double wsh[]; /* L [S], Li [S] packed lower */
+  __shared__ int ok;
+  const long long gi = blockIdx.x;
+  const int p = gpdf[gi];
+  const long long wo = woff[p];
+  if (wo < 0) return; /* whole block */
+  const long long S = (long long)D * (D + 1) / 2;
+  double *L = wsh, *Li = wsh + S;
+  const float *q = rows + rowoff[gi] + 1 + D;
+  for (long long k = threadIdx.x; k < S; k += blockDim.x) {
+    int i = 0;
+    while (wpidx(i + 1, 0) <= k) ++i;
+    const int j = (int)(k - wpidx(i, 0));
+    L[k] = i == j ? -2.0 * (double)q[k] : -(double)q[k];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double e = 0.0;
+    int good = form[gi * (D + 1)] > -INFINITY; /* not dead */
+    for (int j = 0; good && j < D; ++j) { /* Cholesky, in place */
+      double d = L[wpidx(j, j)];
+      for (int k = 0; k < j; ++k) d -= L[wpidx(j, k)] * L[wpidx(j, k)];
+      if (!(d > 0.0)) { good = 0; e = INFINITY; break; }
+      const double ljj = sqrt(d);
+      L[wpidx(j, j)] = ljj;
+      for (int i = j + 1; i < D; ++i) {
+        double t = L[wpidx(i, j)];
+        for (int k = 0; k < j; ++k) t -= L[wpidx(i, k)] * L[wpidx(j, k)];
+        L[wpidx(i, j)] = t / ljj;
+      }
+    }
+    if (good) {
+      for (int c = 0; c < D; ++c) /* Li = L^-1, column by column */
+        for (int i = c; i < D; ++i) {
+          double t = i == c ? 1.0 : 0.0;
+          for (int k = c; k < i; ++k) t -= L[wpidx(i, k)] * Li[wpidx(k, c)];
+          Li[wpidx(i, c)] = t / L[wpidx(i, i)];
+        }
+      double V = 0.0, smax = 0.0, ymax = 0.0;
+      for (int i = 0; i < D && e == 0.0; ++i) {
+        double cii = 0.0;
+        for (int r = i; r < D; ++r) cii += Li[wpidx(r, i)] * Li[wpidx(r, i)];
+        const double si = sqrt(cii);
+        if (si > smax) smax = si;
+        for (int j = 0; j <= i; ++j) {
+          const double lij = L[wpidx(i, j)];
+          if (!(fabs(lij) < 1e36)) { e = INFINITY; break; }
+          V += lij * lij * cii;
+          if (fabs(lij) * si > ymax) ymax = fabs(lij) * si;
+        }
+      }
+      if (e == 0.0)
+        e = !(1e4 * smax < 1e36) || !(1e4 * ymax * D < 1e36)
+                ? INFINITY : 0x1p-24 * sqrt(D + 1.0) * (4.0 * sqrt(V) + 50.0 * sqrt(V / D));
+    }
+    ew[gi] = e;
+    ok = good;
+  }
+  __syncthreads();
+  float *f = white + wo + (gi - gfirst[p]) * (long long)D * D;
+  for (long long idx = threadIdx.x; idx < (long long)D * D; idx += blockDim.x) {
+    const int i = (int)(idx / D), j = (int)(idx - (long long)i * D);
+    f[idx] = ok && j <= i ? (float)L[wpidx(i, j)] : 0.f;
+  }
+}
+
+void gh_cuda_white_refresh(cuda_model *m) {
+  if (!m->white_stale || !m->dWhite || !m->gg) return;
+  const int D = m->D, P = m->P;
+  if (D > WHITE_REFRESH_MAX_D || m->Gt <= 0) return; /* stays stale: those pdfs take the double form */
+  double *dEw = NULL;
+  CK(cudaMalloc((void **)&dEw, sizeof(double) * (size_t)m->Gt));
+  CK(cudaMemset(dEw, 0, sizeof(double) * (size_t)m->Gt));
+  const long long *rowoff = NULL;
+  const float *rows = gg_model_rows(m->gg, &rowoff);
+  const size_t shm = sizeof(double) * (size_t)D * (D + 1); /* 2 S doubles: <= 33 KB at D = 64 */
+  k_white_refresh<<<(unsigned)m->Gt, 32, shm>>>(D, m->dGpdf, m->dGfirst, m->dWoff, rows, rowoff,
+                                                gg_model_exact_form(m->gg), m->dWhite, dEw);
+  CK(cudaGetLastError());
+  double *h = (double *)gh_malloc(sizeof(double) * (size_t)m->Gt);
+  CK(cudaMemcpy(h, dEw, sizeof(double) * (size_t)m->Gt, cudaMemcpyDeviceToHost));
+  CK(cudaFree(dEw));
+  for (int p = 0; p < P; ++p) {
+    if (m->hWoff[p] < 0) continue;
+    double e = 0.0;
+    for (long long gi = m->hGfirst[p]; gi < m->hGfirst[p + 1]; ++gi)
+      if (!(h[gi] <= e)) e = h[gi];
+    m->hEwhite[p] = e;
+  }
+  free(h);
+  m->white_stale = 0;
 }
 
 void gh_cuda_white_upload(cuda_model *m, const gh_gmm_set *s, const unsigned char *exact) {

@@ -23,6 +23,9 @@
  *  - the path counters: the whitened and the double modes count their pairs
  *    as GH_PATH_WHITE / GH_PATH_DOUBLE;
  *  - two runs byte-identical (no atomics in the batched path);
+ *  - after a device M-step (the factors made again on the device): the next
+ *    E-step against the cpu backend's on the fetched model (1e-5), every
+ *    pair on the batched path;
  *  - loglikes, whitened (default) and by the DGEMM (GH_CUDA_BATCH=0), within
  *    1e-3 nats + 1e-5 relative of the reference.
  * Models: P pdfs of G full Gaussians, D dimensions; each covariance Q diag(l)
@@ -39,6 +42,7 @@
 #include "base/gh-base.h"
 #include "gh-test.h"
 #include "gemm-forms.h"
+#include "gmm/gmm-est.h"
 #include "cuda/cuda-route.h"
 
 #include <math.h>
@@ -304,6 +308,54 @@ static int accs_same(const gh_accs_set *a, const gh_accs_set *b) {
   return 1;
 }
 
+/* After a device M-step (cuda: the factors made again on the device,
+ * k_white_refresh): the next E-step on the device model against the same
+ * E-step on the fetched model uploaded to the cpu backend (statistics within
+ * 1e-5 of the largest), with its pairs on the batched path. */
+static void check_after_mstep(gh_backend *b, gh_backend *cpu, const wcase *w) {
+  gh_dev_model *m = b->ops->gmm->model_upload(b, &w->set);
+  gh_dev_data *dd = b->ops->gmm->data_upload(b, w->X, w->T, w->D, w->pairs, w->npairs);
+  b->ops->gmm->acc_zero(b, m);
+  b->ops->gmm->accumulate(b, m, dd);
+  gh_est_opts eo;
+  gh_est_opts_default(&eo);
+  eo.remove_low_count_gaussians = 0;
+  gh_est_stats st;
+  memset(&st, 0, sizeof st);
+  const int rc = b->ops->mstep->mstep(b, m, &eo, &st);
+  if (rc != 0) {
+    printf("ok %d - # SKIP %s: device M-step declined (%s)\n", ++gh_t_n, w->name, gh_last_error());
+    ++gh_t_pass;
+  } else {
+    memset(b->path_pairs, 0, sizeof b->path_pairs);
+    b->ops->gmm->acc_zero(b, m);
+    const double tot = b->ops->gmm->accumulate(b, m, dd);
+    gh_accs_set a;
+    gh_accs_init(&a, &w->set);
+    b->ops->gmm->acc_fetch(b, m, &a);
+    gh_gmm_set upd;
+    memset(&upd, 0, sizeof upd);
+    gh_gmm_set_copy(&upd, &w->set);
+    b->ops->mstep->model_fetch(b, m, &upd);
+    estep_out h;
+    wcase w2 = *w;
+    w2.set = upd;
+    dev_estep(cpu, &w2, &h, NULL);
+    const double e = stat_err(&a, &h.accs), et = fabs(tot - h.tot) / (double)w->npairs;
+    const int64_t batched = b->path_pairs[GH_PATH_WHITE] + b->path_pairs[GH_PATH_DOUBLE];
+    GH_TEST_OK(e <= 1e-5 && et <= 1e-3 && batched == w->npairs,
+               "%s, cuda after a device M-step: statistics vs cpu on the fetched model %.3g (<= 1e-5), total %.3g "
+               "nats per pair, %lld whitened + %lld double of %lld pairs", w->name, e, et,
+               (long long)b->path_pairs[GH_PATH_WHITE], (long long)b->path_pairs[GH_PATH_DOUBLE],
+               (long long)w->npairs);
+    gh_accs_free(&a);
+    gh_accs_free(&h.accs);
+    gh_gmm_set_free(&upd);
+  }
+  b->ops->gmm->data_free(b, dd);
+  b->ops->gmm->model_free(b, m);
+}
+
 /* loglikes of backend b against the reference: the largest
  * |got - ref| / (1e-3 + 1e-5 |ref|) (<= 1 passes). */
 static double check_loglikes(gh_backend *b, const wcase *w) {
@@ -425,6 +477,7 @@ int main(void) {
                  mo ? "DGEMM" : "whitened", el);
     }
     unsetenv("GH_CUDA_BATCH");
+    check_after_mstep(cu, cpu, w);
     gh_accs_free(&ref.accs);
     gh_accs_free(&host.accs);
     free_case(w);
