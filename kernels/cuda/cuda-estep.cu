@@ -452,8 +452,9 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
                          ? GG_PREC_FP64 : m->precision;
     const int path = use_gemm ? gg_estep_path(m->gg, p, prec) : GH_PATH_FP32;
     const int white_ok = m->dWhite && !m->white_stale && m->hWoff && m->hWoff[p] >= 0;
-    const int br = use_gemm ? gh_cuda_batch_route(path == GH_PATH_DOUBLE, m->hEpdf[p].full, m->D,
-                                                  m->hEwhite ? m->hEwhite[p] : INFINITY, wbudget, white_ok, bmode)
+    const int br = use_gemm ? gh_cuda_batch_route(path == GH_PATH_DOUBLE, m->hEpdf[p].full, m->D, (long long)n,
+                                                  m->hEpdf[p].G, m->hEwhite ? m->hEwhite[p] : INFINITY, wbudget,
+                                                  white_ok, bmode)
                             : GH_CUDA_BATCH_NONE;
     route[p] = br == GH_CUDA_BATCH_WHITE ? ROUTE_WHITE : br == GH_CUDA_BATCH_DOUBLE ? ROUTE_DOUBLE
                : use_gemm ? ROUTE_GEMM : ROUTE_FUSED;

@@ -17,9 +17,9 @@
  *   GH_CUDA_BATCH_DOUBLE  the others: norm - 0.5 (x - mu)'P(x - mu) in double
  *                         (the reference form, as the candidate kernels);
  *   GH_CUDA_BATCH_NONE    the pdf keeps its per-pdf path (the rule's mode is
- *                         off, the pdf is not on the double path, or D is
+ *                         off, the pdf is not on the double path, D is
  *                         above GH_CUDA_BATCH_MAX_D, the kernel's local
- *                         array).
+ *                         array, or npairs x G above GH_CUDA_BATCH_MAX_POST).
  * mode: 0 off (GH_CUDA_BATCH=0: the per-pdf DGEMMs, as before), 1 auto
  * (default), 2 the double form for every batched pdf (GH_CUDA_BATCH=double;
  * tests).  white_ok: 0 when the model's float factors are stale (a device
@@ -30,10 +30,17 @@
 
 enum { GH_CUDA_BATCH_NONE = 0, GH_CUDA_BATCH_WHITE = 1, GH_CUDA_BATCH_DOUBLE = 2 };
 #define GH_CUDA_BATCH_MAX_D 128
+/* A pdf whose pairs x Gaussians exceed this keeps its per-pdf DGEMMs: its
+ * GEMMs (>= 16 M posteriors, ~11 GFLOP at D = 36) fill a GPU by themselves,
+ * and the DGEMM's fp64 tensor cores may beat the batched path's scalar
+ * arithmetic there (a UBM outside the budget that the candidate E-step does
+ * not take).  A guess, not measured. */
+#define GH_CUDA_BATCH_MAX_POST (1LL << 24)
 
-static inline int gh_cuda_batch_route(int on_double_path, int full, int D, double e_white, double white_budget,
-                                      int white_ok, int mode) {
+static inline int gh_cuda_batch_route(int on_double_path, int full, int D, long long npairs, int G, double e_white,
+                                      double white_budget, int white_ok, int mode) {
   if (!on_double_path || mode == 0 || D < 1 || D > GH_CUDA_BATCH_MAX_D) return GH_CUDA_BATCH_NONE;
+  if (npairs * (long long)G > GH_CUDA_BATCH_MAX_POST) return GH_CUDA_BATCH_NONE;
   if (mode == 1 && full && white_ok && e_white <= white_budget) return GH_CUDA_BATCH_WHITE;
   return GH_CUDA_BATCH_DOUBLE;
 }

@@ -62,27 +62,30 @@ static double nrand(void) { return sqrt(-2.0 * log(urand())) * cos(2 * M_PI * ur
 /* ---------------------------------------------------------- the rule */
 static void check_rule(void) {
   const double B = 5e-4;
-  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1e-4, B, 1, 1) == GH_CUDA_BATCH_WHITE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1000, 16, 1e-4, B, 1, 1) == GH_CUDA_BATCH_WHITE,
              "rule: full pdf on the double path, whitened estimate within budget -> whitened");
-  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1e-3, B, 1, 1) == GH_CUDA_BATCH_DOUBLE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1000, 16, 1e-3, B, 1, 1) == GH_CUDA_BATCH_DOUBLE,
              "rule: whitened estimate above budget -> batched double");
-  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, NAN, B, 1, 1) == GH_CUDA_BATCH_DOUBLE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1000, 16, NAN, B, 1, 1) == GH_CUDA_BATCH_DOUBLE,
              "rule: NaN whitened estimate -> batched double");
-  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1e-4, B, 0, 1) == GH_CUDA_BATCH_DOUBLE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1000, 16, 1e-4, B, 0, 1) == GH_CUDA_BATCH_DOUBLE,
              "rule: no (or stale) factors -> batched double");
-  GH_TEST_OK(gh_cuda_batch_route(1, 0, 40, 0.0, B, 1, 1) == GH_CUDA_BATCH_DOUBLE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 0, 40, 1000, 16, 0.0, B, 1, 1) == GH_CUDA_BATCH_DOUBLE,
              "rule: diagonal pdf on the double path -> batched double, never whitened");
-  GH_TEST_OK(gh_cuda_batch_route(0, 1, 40, 1e-4, B, 1, 1) == GH_CUDA_BATCH_NONE,
+  GH_TEST_OK(gh_cuda_batch_route(0, 1, 40, 1000, 16, 1e-4, B, 1, 1) == GH_CUDA_BATCH_NONE,
              "rule: pdf not on the double path keeps its path");
-  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1e-4, B, 1, 0) == GH_CUDA_BATCH_NONE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1000, 16, 1e-4, B, 1, 0) == GH_CUDA_BATCH_NONE,
              "rule: GH_CUDA_BATCH=0 -> the per-pdf path");
-  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1e-4, B, 1, 2) == GH_CUDA_BATCH_DOUBLE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1000, 16, 1e-4, B, 1, 2) == GH_CUDA_BATCH_DOUBLE,
              "rule: GH_CUDA_BATCH=double -> batched double even when whitening would do");
-  GH_TEST_OK(gh_cuda_batch_route(1, 1, GH_CUDA_BATCH_MAX_D, 1e-4, B, 1, 1) == GH_CUDA_BATCH_WHITE &&
-                 gh_cuda_batch_route(1, 1, GH_CUDA_BATCH_MAX_D + 1, 1e-4, B, 1, 1) == GH_CUDA_BATCH_NONE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, GH_CUDA_BATCH_MAX_D, 1000, 16, 1e-4, B, 1, 1) == GH_CUDA_BATCH_WHITE &&
+                 gh_cuda_batch_route(1, 1, GH_CUDA_BATCH_MAX_D + 1, 1000, 16, 1e-4, B, 1, 1) == GH_CUDA_BATCH_NONE,
              "rule: D = %d batched, D = %d keeps the per-pdf path", GH_CUDA_BATCH_MAX_D, GH_CUDA_BATCH_MAX_D + 1);
-  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, B, B, 1, 1) == GH_CUDA_BATCH_WHITE,
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, 1000, 16, B, B, 1, 1) == GH_CUDA_BATCH_WHITE,
              "rule: estimate equal to the budget -> whitened (<=)");
+  GH_TEST_OK(gh_cuda_batch_route(1, 1, 40, (1LL << 20), 16, 1e-4, B, 1, 1) == GH_CUDA_BATCH_WHITE &&
+                 gh_cuda_batch_route(1, 1, 40, (1LL << 20) + 1, 16, 1e-4, B, 1, 1) == GH_CUDA_BATCH_NONE,
+             "rule: 2^24 posteriors batched, one pair more keeps the per-pdf DGEMMs");
   GH_TEST_OK(gh_cuda_score_route(5, 5, 1, 1) == 1, "score rule: every double-path pdf has factors -> whitened");
   GH_TEST_OK(gh_cuda_score_route(5, 4, 1, 1) == 0, "score rule: one double-path pdf without factors -> DGEMM");
   GH_TEST_OK(gh_cuda_score_route(0, 0, 1, 1) == 0, "score rule: no double-path pdf -> unchanged");
