@@ -4,12 +4,13 @@
  * others, all such pdfs of a data block in a few launches (the fused
  * E-step's tasks: cuda-estep.cu), never one launch per pdf.
  *
- *  gh_cuda_white_upload (model_upload): per pdf that may be batched (its
- *    centred or uncentred fp32 form fails), the largest gh_white_error of its
- *    Gaussians (hEwhite) and, for a full pdf within the whitened budget, the
- *    float Cholesky factors L_g [D x D] of its precisions (gh_white_factor,
- *    row-major lower triangle) in one device array (dWhite, pdf p's first
- *    factor at float offset dWoff[p], -1 when none).
+ *  gh_cuda_white_upload (model_upload): per full pdf that may be batched
+ *    (its centred or uncentred fp32 form fails), a slot per Gaussian for the
+ *    float Cholesky factor L_g [D x D] of its precision (row-major lower
+ *    triangle, gemm-forms.h gh_white_factor's layout) in one device array
+ *    (dWhite, pdf p's first factor at float offset dWoff[p], -1 when none),
+ *    filled by k_white_refresh with the largest gh_white_error of the pdf's
+ *    Gaussians (hEwhite); the rule whitens a pdf only within the budget.
  *  k_batch_post: one block per task (<= SEG pairs of one pdf), tiles of
  *    BT pairs: the tile's frames in shared memory, then one thread per
  *    (Gaussian, pair) item (a warp's threads on one Gaussian) computes the
@@ -18,9 +19,9 @@
  *    sum of w lse in pair order, warps in order (no atomics:
  *    deterministic).  k_estep_stats and k_estep_reduce then make the
  *    statistics from gamma, in double, as for the fused pdfs.
- *  k_white_refresh (after a device M-step, before the next use): the
- *    factors and estimates again from the new parameters, on the device
- *    (D <= 64; above, those pdfs take the double form).
+ *  k_white_refresh (at upload, and after a device M-step before the next
+ *    use): the factors and estimates from the model's parameters, on the
+ *    device, block per Gaussian.
  *  k_batch_score (loglikes of a GEMM-form model whose double-path pdfs all
  *    have factors: gh_cuda_score_route): block per (64 frames, such pdf), a
  *    thread per frame, log-sum-exp over the pdf's Gaussians in double; the
@@ -223,10 +224,13 @@ void gh_cuda_batch_score(cuda_model *m, const float *dX, int n, float *dOut) {
   const long long *rowoff = NULL;
   const float *rows = gg_model_rows(m->gg, &rowoff);
   const size_t shm = sizeof(float) * SF * (size_t)(D + 1); /* <= 33 KB at D = 128 */
-  const dim3 grid((unsigned)((n + SF - 1) / SF), (unsigned)m->nScorePdfs);
-  k_batch_score<<<grid, SF, shm>>>(dX, m->Dp, D, n, m->dScorePdfs, m->dEpdf, m->dGfirst, gg_model_exact_form(m->gg),
-                                   rows, rowoff, m->dWhite, m->dWoff, dOut, m->P);
-  CK(cudaGetLastError());
+  for (int j0 = 0; j0 < m->nScorePdfs; j0 += 65535) { /* gridDim.y <= 65535 */
+    const int nj = m->nScorePdfs - j0 < 65535 ? m->nScorePdfs - j0 : 65535;
+    const dim3 grid((unsigned)((n + SF - 1) / SF), (unsigned)nj);
+    k_batch_score<<<grid, SF, shm>>>(dX, m->Dp, D, n, m->dScorePdfs + j0, m->dEpdf, m->dGfirst,
+                                     gg_model_exact_form(m->gg), rows, rowoff, m->dWhite, m->dWoff, dOut, m->P);
+    CK(cudaGetLastError());
+  }
 }
 
 /* ------------------------------------ the factors after a device M-step
@@ -238,8 +242,7 @@ void gh_cuda_batch_score(cuda_model *m, const float *dX, int n, float *dOut) {
  * and its whitened estimate into ew[gi]: 0 for a dead Gaussian (norm -inf
  * in the exact form), INFINITY when P is not positive definite or the
  * factor or whitened components of frames within 1e4 sigma do not fit
- * float.  D <= WHITE_REFRESH_MAX_D (shared memory). */
-#define WHITE_REFRESH_MAX_D 64
+ * float.  Shared memory: 2 D(D + 1)/2 doubles (white_refresh_shm_ok). */
 __device__ __forceinline__ long long wpidx(int i, int j) { return (long long)i * (i + 1) / 2 + j; }
 __global__ void __launch_bounds__(32)
 k_white_refresh(int D, const int *__restrict__ gpdf, const long long *__restrict__ gfirst,
@@ -311,16 +314,36 @@ k_white_refresh(int D, const int *__restrict__ gpdf, const long long *__restrict
   }
 }
 
+/* k_white_refresh's dynamic shared memory for dimension D (bytes). */
+static size_t white_refresh_shm(int D) { return sizeof(double) * (size_t)D * (D + 1); }
+/* 1 when k_white_refresh can run at dimension D on this device (D <=
+ * GH_CUDA_BATCH_MAX_D and its shared memory within the device's opt-in
+ * limit: 132 KB at D = 128; an H100 allows 227 KB), its limit raised once. */
+static int white_refresh_shm_ok(int D) {
+  if (D < 1 || D > GH_CUDA_BATCH_MAX_D) return 0;
+  const size_t need = white_refresh_shm(D);
+  if (need <= 48 * 1024) return 1; /* D <= 77: the default limit */
+  static size_t set[64]; /* per device (the attribute is) */
+  int dev = 0, optin = 0;
+  CK(cudaGetDevice(&dev));
+  if (dev >= 0 && dev < 64 && need <= set[dev]) return 1;
+  CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  if (need > (size_t)optin) return 0;
+  CK(cudaFuncSetAttribute(k_white_refresh, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need));
+  if (dev >= 0 && dev < 64) set[dev] = need;
+  return 1;
+}
+
 void gh_cuda_white_refresh(cuda_model *m) {
   if (!m->white_stale || !m->dWhite || !m->gg) return;
   const int D = m->D, P = m->P;
-  if (D > WHITE_REFRESH_MAX_D || m->Gt <= 0) return; /* stays stale: those pdfs take the double form */
+  if (!white_refresh_shm_ok(D) || m->Gt <= 0) return; /* stays stale: those pdfs take the double form */
   double *dEw = NULL;
   CK(cudaMalloc((void **)&dEw, sizeof(double) * (size_t)m->Gt));
   CK(cudaMemset(dEw, 0, sizeof(double) * (size_t)m->Gt));
   const long long *rowoff = NULL;
   const float *rows = gg_model_rows(m->gg, &rowoff);
-  const size_t shm = sizeof(double) * (size_t)D * (D + 1); /* 2 S doubles: <= 33 KB at D = 64 */
+  const size_t shm = white_refresh_shm(D);
   k_white_refresh<<<(unsigned)m->Gt, 32, shm>>>(D, m->dGpdf, m->dGfirst, m->dWoff, rows, rowoff,
                                                 gg_model_exact_form(m->gg), m->dWhite, dEw);
   CK(cudaGetLastError());
@@ -342,50 +365,36 @@ void gh_cuda_white_upload(cuda_model *m, const gh_gmm_set *s, const unsigned cha
   const int D = s->dim, P = s->num_pdfs;
   m->hEwhite = (double *)gh_malloc(sizeof(double) * (P ? P : 1));
   m->hWoff = (long long *)gh_malloc(sizeof(long long) * (P ? P : 1));
-  const double wbudget = gh_white_max_error();
-  long long nf = 0; /* factors */
-  double *mu = (double *)gh_malloc(sizeof(double) * (D + 1));
-  double *work = (double *)gh_malloc(sizeof(double) * gh_gauss_work_size(D));
+  /* a factor slot for each Gaussian of a full pdf that may take the batched
+   * path (its centred or uncentred fp32 form fails), when D <= the refresh
+   * kernel's limit and the slots take at most a quarter of the free device
+   * memory; the factors and estimates themselves are made on the device
+   * (k_white_refresh: on the host, gh_gauss_exact's condition number alone
+   * took 0.2 ms a Gaussian at D = 36, ~17 s for model B's 80,000) */
+  long long nf = 0;
   for (int p = 0; p < P; ++p) {
-    const gh_gmm *g = &s->pdfs[p];
     m->hEwhite[p] = INFINITY;
     m->hWoff[p] = -1;
-    if (!(exact[p] || m->nofused[p]) || g->type != GH_COV_FULL || D > GH_CUDA_BATCH_MAX_D) continue;
-    double e = 0.0;
-    for (int k = 0; k < g->num_gauss; ++k) {
-      gh_gauss_info info;
-      gh_gauss_exact(g, k, mu, &info, work);
-      const double ek = gh_white_error(g, k, &info, work);
-      if (!(ek <= e)) e = ek; /* NaN: INFINITY's effect */
+    if ((exact[p] || m->nofused[p]) && s->pdfs[p].type == GH_COV_FULL && white_refresh_shm_ok(D)) {
+      m->hWoff[p] = nf * D * D;
+      nf += s->pdfs[p].num_gauss;
     }
-    m->hEwhite[p] = e;
-    if (e <= wbudget) { m->hWoff[p] = nf * D * D; nf += g->num_gauss; }
+  }
+  size_t fr = 0, tot = 0;
+  CK(cudaMemGetInfo(&fr, &tot));
+  const size_t bytes = sizeof(float) * (size_t)nf * D * D;
+  if (nf > 0 && bytes > fr / 4) {
+    gh_vlog(1, "cuda: no whitened factors (%.3g GB for %lld Gaussians, a quarter of the free device memory is %.3g GB): "
+            "the pdfs outside the fp32 budget take the double form", bytes / 1e9, nf, fr / 4e9);
+    for (int p = 0; p < P; ++p) m->hWoff[p] = -1;
+    nf = 0;
   }
   m->dWhite = NULL;
-  m->dWoff = NULL;
-  if (nf > 0) {
-    float *h = (float *)gh_malloc(sizeof(float) * (size_t)nf * D * D);
-    for (int p = 0; p < P; ++p) {
-      if (m->hWoff[p] < 0) continue;
-      const gh_gmm *g = &s->pdfs[p];
-      for (int k = 0; k < g->num_gauss; ++k) {
-        gh_gauss_info info;
-        if (gh_gauss_exact(g, k, mu, &info, work) < 0) {
-          /* a dead Gaussian: its factor is never read (batch_ll returns -inf from its norm) */
-          memset(h + m->hWoff[p] + (long long)k * D * D, 0, sizeof(float) * D * D);
-          continue;
-        }
-        gh_white_factor(D, work, h + m->hWoff[p] + (long long)k * D * D);
-      }
-    }
-    CK(cudaMalloc((void **)&m->dWhite, sizeof(float) * (size_t)nf * D * D));
-    CK(cudaMemcpy(m->dWhite, h, sizeof(float) * (size_t)nf * D * D, cudaMemcpyHostToDevice));
-    free(h);
-  }
+  if (nf > 0) CK(cudaMalloc((void **)&m->dWhite, bytes));
   CK(cudaMalloc((void **)&m->dWoff, sizeof(long long) * (P ? P : 1)));
   CK(cudaMemcpy(m->dWoff, m->hWoff, sizeof(long long) * P, cudaMemcpyHostToDevice));
   /* scoring (gh_cuda_score_route): the pdfs evaluated in double at
-   * --precision=auto, and how many of them have factors */
+   * --precision=auto, and those of them with factors */
   int *sp = (int *)gh_malloc(sizeof(int) * (P ? P : 1));
   m->nScoreExact = m->nScorePdfs = 0;
   for (int p = 0; p < P; ++p) {
@@ -399,9 +408,8 @@ void gh_cuda_white_upload(cuda_model *m, const gh_gmm_set *s, const unsigned cha
     CK(cudaMemcpy(m->dScorePdfs, sp, sizeof(int) * m->nScorePdfs, cudaMemcpyHostToDevice));
   }
   free(sp);
-  m->white_stale = 0;
-  free(mu);
-  free(work);
+  m->white_stale = 1;
+  if (m->dWhite) gh_cuda_white_refresh(m); /* the factors and estimates, on the device */
 }
 
 void gh_cuda_white_free(cuda_model *m) {
