@@ -11,6 +11,8 @@
 #     M-step (eigenvalue floors by Jacobi, --rel-variance-floor) against the
 #     host M-step, the k-means ops and gmm-init on CUDA bit-identical to the
 #     CPU.
+#  1b. build/test/test_cuda_white: the E-step's batched path for pdfs outside the
+#     fp32 budget (whitened / double forms) vs float64 and the cpu backend.
 #  2. gmm-score-gpu --device=cuda vs --device=cpu-ref on real data (AMI
 #     features with Kaldi's diag/full global GMMs; yes/no features with a
 #     Kaldi monophone .mdl), and --device=cuda vs Kaldi's own frame
@@ -79,6 +81,20 @@ if [ -x build/test/test_kernels ]; then
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_kernels exited $rc"; fi
 else
   notok "build/test/test_kernels not built (make build/test/test_kernels)"
+fi
+
+# 1b. the batched path of the pdfs outside the fp32 budget (kernels/cuda/cuda-white.cu):
+#     whitened and double forms vs float64 and the cpu backend on ill-conditioned full
+#     models (condition 1e2-1e4, offsets 0-1e4 sigma)
+if [ -x build/test/test_cuda_white ]; then
+  out=$(build/test/test_cuda_white 2>&1); rc=$?
+  p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+  pass=$((pass + p)); fail=$((fail + f))
+  grep -E '^not ok|SKIP' <<<"$out"
+  if grep -q 'SKIP no GPU' <<<"$out"; then notok "test_cuda_white skipped CUDA although a GPU is present"; fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then notok "test_cuda_white exited $rc"; fi
+else
+  notok "build/test/test_cuda_white not built (make build/test/test_cuda_white)"
 fi
 
 # 2. the tool, cuda vs cpu (and vs Kaldi) on real data

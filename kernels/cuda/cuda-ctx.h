@@ -54,6 +54,7 @@ typedef struct {
   double *dPart; size_t capPart;   /* per-task totals of k_estep_post */
   double *dPstat; size_t capPstat; /* partial statistics of k_estep_stats */
   RTask *dRt; size_t capRt;
+  double *dLL; size_t capLL;       /* the batched path's log-likelihoods (cuda-white.cu), gamma's layout */
   gg_ctx *gg; int gg_tried;        /* cuBLAS + GEMM scratch (cuda-gemm.cu), lazily */
   /* the pipelined loglikes (lazily; gh_cuda_loglikes_begin): chunks numbered
    * across calls (seq); per chunk parity a frame buffer and an output
@@ -211,6 +212,29 @@ void gh_cuda_acc_commit(gh_backend *b, gh_dev_model *dm, int flags);
 void gh_cuda_acc_master_get(gh_backend *b, gh_dev_model *dm, double *hi, double *lo);
 double *gh_cuda_acc_master_device(gh_backend *b, gh_dev_model *dm);
 size_t gh_cuda_estep_smem_limit(size_t optin);
+
+/* cuda-white.cu: the batched path of the pdfs outside the fp32 budget
+ * (cuda-route.h).  gh_cuda_white_upload: m's whitened estimates and float
+ * factors (model_upload, after nofused is set; exact [P]: the pdfs whose
+ * centred fp32 form fails); gh_cuda_white_free (model_free).
+ * gh_cuda_batch_post: the posteriors of tasks c->dTasks[0..nt) (uploaded),
+ * gamma into c->dGamma (ngamma floats), per-task totals into c->dPart, each
+ * task's pdf in the whitened form when use_white and it has factors, else
+ * in the reference form in double; dies when D > GH_CUDA_BATCH_MAX_D. */
+void gh_cuda_white_upload(cuda_model *m, const gh_gmm_set *s, const unsigned char *exact);
+void gh_cuda_white_free(cuda_model *m);
+void gh_cuda_batch_post(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, long long ngamma, int use_white);
+/* Scoring: gh_cuda_batch_score_ok: 1 when m's pdfs evaluated in double are
+ * scored in the whitened form (gh_cuda_score_route); gh_cuda_batch_score:
+ * their columns of dOut [n x P] (device) from frames dX [n x Dp] (device),
+ * the other columns untouched. */
+int gh_cuda_batch_score_ok(cuda_model *m);
+/* After a device M-step (white_stale): m's float factors and whitened
+ * estimates from its new parameters, on the device (k_white_refresh), and
+ * white_stale cleared; nothing when D > 64 (the pdfs then keep the double
+ * form) or the factors are current. */
+void gh_cuda_white_refresh(cuda_model *m);
+void gh_cuda_batch_score(cuda_model *m, const float *dX, int n, float *dOut);
 
 /* cuda-data.cu: backend.h data_upload, data_set_pairs, data_free,
  * data_bytes / data_evict / data_reload, and d's pairs on the host */

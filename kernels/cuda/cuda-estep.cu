@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "cuda-ctx.h"
+#include "cuda-route.h"
 
 #define TILE 32      /* pairs staged per step in k_estep_stats */
 #define SEG 2048     /* pairs per k_estep_stats block (full covariances) */
@@ -266,20 +267,30 @@ static void stats_launch(const cuda_model *m, const Task *t, int nt, int *bd, in
   *ny = (int)((maxI + b - 1) / b);
 }
 
+/* A pdf's E-step in gh_cuda_accumulate: the fused kernels, the per-pdf
+ * GEMM forms (cuda-gemm.cu), or the batched path (cuda-route.h) in the
+ * whitened or the reference form. */
+enum { ROUTE_FUSED = 0, ROUTE_GEMM, ROUTE_WHITE, ROUTE_DOUBLE };
+
 /* One batch of the fused E-step: tasks c->hTasks[0..nt) (built by
  * gh_cuda_accumulate; their gamma needs ngamma floats, their partial slots
- * npart doubles), reductions c->hRt[0..nr).  Launches k_estep_post (per-task
- * totals summed into c->dTotal in task order), k_estep_stats and
- * k_estep_reduce; all on the default stream, in order. */
+ * npart doubles), reductions c->hRt[0..nr).  Launches k_estep_post (kind
+ * ROUTE_FUSED) or the batched path's posteriors (ROUTE_WHITE, ROUTE_DOUBLE:
+ * gh_cuda_batch_post), the per-task totals summed into c->dTotal in task
+ * order, then k_estep_stats and k_estep_reduce; all on the default stream,
+ * in order. */
 static void estep_batch(cuda_ctx *c, cuda_model *m, const cuda_data *v, int nt, long long ngamma,
-                        long long npart, int nr) {
+                        long long npart, int nr, int kind) {
   const int D = m->D;
   dgrow((void **)&c->dGamma, &c->capGamma, (size_t)ngamma + 1, sizeof(float), 0);
   dgrow((void **)&c->dTasks, &c->capTasks, (size_t)nt, sizeof(Task), 0);
   dgrow((void **)&c->dPart, &c->capPart, (size_t)nt, sizeof(double), 0);
   gh_cuda_upload_small(c, c->dTasks, c->hTasks, (size_t)nt * sizeof(Task));
-  k_estep_post<<<(unsigned)nt, 256, 8 * 8 * D * sizeof(float)>>>(v->dX, v->Dp, D, v->dFrames, v->dW, c->dTasks,
-                                                              m->dEpdf, m->dEparams, c->dGamma, c->dPart);
+  if (kind == ROUTE_FUSED)
+    k_estep_post<<<(unsigned)nt, 256, 8 * 8 * D * sizeof(float)>>>(v->dX, v->Dp, D, v->dFrames, v->dW, c->dTasks,
+                                                                m->dEpdf, m->dEparams, c->dGamma, c->dPart);
+  else /* the pdfs outside the fp32 budget: whitened or reference form (cuda-white.cu) */
+    gh_cuda_batch_post(c, m, v, nt, ngamma, kind == ROUTE_WHITE);
   CK(cudaGetLastError());
   gg_sum_into(c->dPart, nt, c->dTotal);
   if (npart) dgrow((void **)&c->dPstat, &c->capPstat, (size_t)npart, sizeof(double), 0);
@@ -326,6 +337,61 @@ static int estep_wants_gemm(const cuda_model *m, int p, int64_t n, int force) {
   return !(!e->full && e->G <= FUSED_DIAG_MAX_GAUSS && n < FUSED_DIAG_MAX_PAIRS);
 }
 
+/* The tasks of the pdfs p < d->max_pdf + 1 with route[p] == kind (ROUTE_FUSED,
+ * ROUTE_WHITE or ROUTE_DOUBLE): tasks of <= SEG (full) or SEG_DIAG
+ * (diagonal) pairs in pdf order, run in batches of at most 1 M pairs,
+ * max_gamma posteriors and 32 M partial statistics (estep_batch).  A
+ * diagonal pdf's task is cheap (G (1 + 2D) statistics), so short ones keep
+ * the GPU full: hmm-train's 80 pdfs of 8 Gaussians gave 160 blocks of 2,048
+ * pairs per 262,144-frame block (GMM accumulation 0.043 s per 8 M-frame
+ * iteration; tasks of 1,024 / 512 / 256 pairs: 0.0255 / 0.0235 / 0.0193 s,
+ * H200, bench/RESULTS.md D28).  GH_CUDA_ESTEP_SEG=N: tasks of N pairs for
+ * every pdf (benchmarks; the task size sets the order of the sums, so the
+ * bits). */
+static void estep_tasks(cuda_ctx *c, cuda_model *m, cuda_data *d, const char *route, int kind, long long max_gamma) {
+  const int npdf = d->max_pdf + 1;
+  const int64_t seg_env = gh_env_int("GH_CUDA_ESTEP_SEG", 0, 64, 1 << 20);
+  const int64_t max_pairs = 1 << 20;
+  const long long max_part = 32LL << 20;
+  int nt = 0, nr = 0;
+  long long bpairs = 0, bgamma = 0, bpart = 0;
+  for (int p = 0; p < npdf; ++p) {
+    const int64_t k0 = d->poff[p], n = d->poff[p + 1] - k0;
+    if (n == 0 || route[p] != kind) continue;
+    const EPdf *e = &m->hEpdf[p];
+    const long long GE = (long long)e->G * (1 + m->D + (e->full ? gh_packed_size(m->D) : m->D));
+    const int64_t seg = seg_env ? seg_env : e->full ? SEG : SEG_DIAG;
+    const int single = n <= seg;
+    for (int64_t s0 = 0; s0 < n; s0 += seg) {
+      const long long len = n - s0 < seg ? n - s0 : seg;
+      if (nt > 0 && (bpairs + len > max_pairs || bgamma + len * e->G > max_gamma ||
+                     (!single && bpart + GE > max_part))) {
+        estep_batch(c, m, d, nt, bgamma, bpart, nr, kind);
+        nt = nr = 0;
+        bpairs = bgamma = bpart = 0;
+      }
+      hgrow((void **)&c->hTasks, &c->hcapTasks, (size_t)nt + 1, sizeof(Task));
+      Task *t = &c->hTasks[nt++];
+      t->k0 = k0 + s0; t->k1 = k0 + s0 + len; t->goff = bgamma; t->pdf = p;
+      t->pbase = single ? -1 : bpart;
+      if (!single) {
+        /* this pdf's reduction in this batch: the last one, or a new one */
+        if (s0 > 0 && nr > 0 && c->hRt[nr - 1].accoff == e->accoff) {
+          c->hRt[nr - 1].ns++;
+        } else {
+          hgrow((void **)&c->hRt, &c->hcapRt, (size_t)nr + 1, sizeof(RTask));
+          RTask *r = &c->hRt[nr++];
+          r->pbase = bpart; r->accoff = e->accoff; r->ns = 1; r->GE = (int)GE;
+        }
+        bpart += GE;
+      }
+      bpairs += len;
+      bgamma += len * e->G;
+    }
+  }
+  if (nt > 0) estep_batch(c, m, d, nt, bgamma, bpart, nr, kind);
+}
+
 /* backend.h accumulate: per pdf (estep_wants_gemm), the GEMM E-step
  * (cuda-gemm.cu) or the fused kernels (k_estep_post, k_estep_stats and
  * k_estep_reduce over tasks of <= SEG (diagonal: SEG_DIAG) pairs of one pdf, straight from the
@@ -353,6 +419,7 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     d->pending = 0;
   }
   if (d->npairs == 0 || d->T <= 0) return 0.0;
+  gh_cuda_white_refresh(m); /* the batched path's factors after a device M-step (cuda-white.cu) */
   CK(cudaMemset(c->dTotal, 0, sizeof(double)));
   static const char *const words[] = {"fused", "gemm", NULL};
   const int force = gh_env_word("GH_CUDA_ESTEP", -1, words);
@@ -367,70 +434,41 @@ double gh_cuda_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
     memcpy(d->centre, gg_model_centre(m->gg), sizeof(double) * d->D);
     d->have_centre = 1;
   }
-  char *use_gemm = (char *)gh_calloc(npdf ? npdf : 1, 1);
+  char *route = (char *)gh_calloc(npdf ? npdf : 1, 1);
+  /* the batched path (cuda-route.h): GH_CUDA_BATCH=0 off (the per-pdf DGEMMs), 1 auto, double (no whitening) */
+  static const char *const bwords[] = {"0", "1", "double", NULL};
+  const int bmode = gh_env_word("GH_CUDA_BATCH", 1, bwords);
+  const double wbudget = gh_white_max_error();
   for (int p = 0; p < npdf; ++p) {
     const int64_t n = d->poff[p + 1] - d->poff[p];
     if (n == 0) continue;
-    use_gemm[p] = gg && estep_wants_gemm(m, p, n, force);
-    if (m->nofused[p] && !use_gemm[p])
+    const int use_gemm = gg && estep_wants_gemm(m, p, n, force);
+    if (m->nofused[p] && !use_gemm)
       gh_die("accumulate: no cuBLAS handle for pdf %d, which the fused kernels cannot evaluate within the contract", p);
     /* a pdf of few pairs that the fused kernels (double accumulators) cannot
      * serve within the contract: in double, not fp32 (per-utterance fMLLR
      * statistics amplify fp32 rounding: run-gpu.sh's AMI check, 1.4e-4) */
     const int prec = m->nofused[p] && n < GEMM_ESTEP_MIN_PAIRS && force != 1 && m->precision == GH_PREC_AUTO
                          ? GG_PREC_FP64 : m->precision;
-    b->path_pairs[use_gemm[p] ? gg_estep_path(m->gg, p, prec) : GH_PATH_FP32] += n;
-    if (use_gemm[p])
+    const int path = use_gemm ? gg_estep_path(m->gg, p, prec) : GH_PATH_FP32;
+    const int white_ok = m->dWhite && !m->white_stale && m->hWoff && m->hWoff[p] >= 0;
+    const int br = use_gemm ? gh_cuda_batch_route(path == GH_PATH_DOUBLE, m->hEpdf[p].full, m->D, (long long)n,
+                                                  m->hEpdf[p].G, m->hEwhite ? m->hEwhite[p] : INFINITY, wbudget,
+                                                  white_ok, bmode)
+                            : GH_CUDA_BATCH_NONE;
+    route[p] = br == GH_CUDA_BATCH_WHITE ? ROUTE_WHITE : br == GH_CUDA_BATCH_DOUBLE ? ROUTE_DOUBLE
+               : use_gemm ? ROUTE_GEMM : ROUTE_FUSED;
+    b->path_pairs[route[p] == ROUTE_WHITE ? GH_PATH_WHITE : route[p] == ROUTE_DOUBLE ? GH_PATH_DOUBLE : path] += n;
+    if (route[p] == ROUTE_GEMM)
       gg_estep_pdf(gg, m->gg, p, d->dX, d->Dp, d->dFrames + d->poff[p], d->dW + d->poff[p], n, d->centre,
                    m->dAcc + m->hEpdf[p].accoff, c->dTotal, prec, d->xc);
   }
-  /* the fused pdfs: tasks of <= SEG (full) or SEG_DIAG (diagonal) pairs in pdf order, in batches.  A diagonal
-   * pdf's task is cheap (G (1 + 2D) statistics), so short ones keep the GPU full: hmm-train's 80 pdfs of 8
-   * Gaussians gave 160 blocks of 2,048 pairs per 262,144-frame block (GMM accumulation 0.043 s per 8 M-frame
-   * iteration; tasks of 1,024 / 512 / 256 pairs: 0.0255 / 0.0235 / 0.0193 s, H200, bench/RESULTS.md
-   * D28).  GH_CUDA_ESTEP_SEG=N: tasks of N pairs for every pdf (benchmarks; the task size sets the order
-   * of the sums, so the bits). */
-  const int64_t seg_env = gh_env_int("GH_CUDA_ESTEP_SEG", 0, 64, 1 << 20);
-  const int64_t max_pairs = 1 << 20;
-  const long long max_gamma = 32LL << 20, max_part = 32LL << 20;
-  int nt = 0, nr = 0;
-  long long bpairs = 0, bgamma = 0, bpart = 0;
-  for (int p = 0; p < npdf; ++p) {
-    const int64_t k0 = d->poff[p], n = d->poff[p + 1] - k0;
-    if (n == 0 || use_gemm[p]) continue;
-    const EPdf *e = &m->hEpdf[p];
-    const long long GE = (long long)e->G * (1 + m->D + (e->full ? gh_packed_size(m->D) : m->D));
-    const int64_t seg = seg_env ? seg_env : e->full ? SEG : SEG_DIAG;
-    const int single = n <= seg;
-    for (int64_t s0 = 0; s0 < n; s0 += seg) {
-      const long long len = n - s0 < seg ? n - s0 : seg;
-      if (nt > 0 && (bpairs + len > max_pairs || bgamma + len * e->G > max_gamma ||
-                     (!single && bpart + GE > max_part))) {
-        estep_batch(c, m, d, nt, bgamma, bpart, nr);
-        nt = nr = 0;
-        bpairs = bgamma = bpart = 0;
-      }
-      hgrow((void **)&c->hTasks, &c->hcapTasks, (size_t)nt + 1, sizeof(Task));
-      Task *t = &c->hTasks[nt++];
-      t->k0 = k0 + s0; t->k1 = k0 + s0 + len; t->goff = bgamma; t->pdf = p;
-      t->pbase = single ? -1 : bpart;
-      if (!single) {
-        /* this pdf's reduction in this batch: the last one, or a new one */
-        if (s0 > 0 && nr > 0 && c->hRt[nr - 1].accoff == e->accoff) {
-          c->hRt[nr - 1].ns++;
-        } else {
-          hgrow((void **)&c->hRt, &c->hcapRt, (size_t)nr + 1, sizeof(RTask));
-          RTask *r = &c->hRt[nr++];
-          r->pbase = bpart; r->accoff = e->accoff; r->ns = 1; r->GE = (int)GE;
-        }
-        bpart += GE;
-      }
-      bpairs += len;
-      bgamma += len * e->G;
-    }
-  }
-  if (nt > 0) estep_batch(c, m, d, nt, bgamma, bpart, nr);
-  free(use_gemm);
+  estep_tasks(c, m, d, route, ROUTE_FUSED, 32LL << 20);
+  /* the pdfs outside the fp32 budget, all of them in a few launches: whitened, then in double (cuda-white.cu;
+   * their log-likelihood scratch is double, so batches of at most 8 M posteriors) */
+  estep_tasks(c, m, d, route, ROUTE_WHITE, 8LL << 20);
+  estep_tasks(c, m, d, route, ROUTE_DOUBLE, 8LL << 20);
+  free(route);
   CK_LAUNCH("E-step");
   double total = 0.0;
   CK(cudaMemcpy(&total, c->dTotal, sizeof(double), cudaMemcpyDeviceToHost));

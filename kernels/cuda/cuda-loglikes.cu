@@ -384,6 +384,16 @@ static int narrow_y(int W, int tf, int nb) {
 static void score_chunk(cuda_ctx *c, cuda_model *m, const float *dX, int n, float *dOut, int gemm) {
   const int P = m->P;
   if (gemm) {
+    if (m->precision == GH_PREC_AUTO && gh_cuda_batch_score_ok(m)) {
+      /* the pdfs of the double path in the whitened form (cuda-white.cu), the others by the fp32 GEMM forms
+       * at the precision the rule gives them (every column is written first, then theirs overwritten) */
+      if (m->nScoreExact < m->P)
+        gg_loglikes(c->gg, m->gg, dX, m->Dp, n, dOut,
+                    gg_resolve_precision(GH_PREC_AUTO, gg_model_total_gauss(m->gg),
+                                         (gh_gemm_depth(m->D, gg_model_full(m->gg, 0)) + 7) & ~7));
+      gh_cuda_batch_score(m, dX, n, dOut);
+      return;
+    }
     gg_loglikes(c->gg, m->gg, dX, m->Dp, n, dOut, m->precision);
     return;
   }

@@ -99,6 +99,20 @@ typedef struct {
   gh_gmm_set *orig;  /* the uploaded set, when host_m (model_fetch returns it) */
   unsigned char *nofused; /* [P] 1: the pdf's uncentred fp32 form errs beyond the contract: GEMM forms only */
   int any_nofused;
+  /* the batched path of the pdfs outside the fp32 budget (cuda-white.cu,
+   * cuda-route.h): per pdf the largest whitened estimate of its Gaussians
+   * (hEwhite, INFINITY when not computed: diagonal, or inside the fp32
+   * budget), the float Cholesky factors [D x D] of the full pdfs within the
+   * whitened budget (dWhite; pdf p's first at float offset hWoff[p] / dWoff[p],
+   * -1 when none); white_stale: a device M-step changed the parameters since
+   * (gh_cuda_white_refresh makes them again before the next E-step or
+   * scoring; for D > 64 it does not, and those pdfs take the double form) */
+  double *hEwhite;
+  long long *hWoff, *dWoff;
+  float *dWhite;
+  int white_stale;
+  int *dScorePdfs;   /* [nScorePdfs] the pdfs evaluated in double at --precision=auto that have factors */
+  int nScorePdfs, nScoreExact; /* ... and how many are evaluated in double (gh_cuda_score_route) */
 } cuda_model;
 
 /* backend.h mstep and model_fetch (cuda-mstep.cu); cuda_mstep_free frees

@@ -727,6 +727,7 @@ int cuda_mstep(gh_backend *b, gh_dev_model *dm, const gh_est_opts *o, gh_est_sta
     gg_model_rows_changed(m->gg);
   }
   m->scoring_stale = 1;
+  m->white_stale = 1; /* the batched path's float factors predate the new parameters (cuda-white.cu) */
   *st = loc;
   return 0;
 }

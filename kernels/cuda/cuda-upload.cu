@@ -383,6 +383,7 @@ gh_dev_model *gh_cuda_model_upload(gh_backend *b, const gh_gmm_set *s) {
   const double t_gg = gh_seconds();
   if (have_gemm) {
     m->gg = gg_model_new(s, centre0, form, e_cen);
+    if (m->any_nofused || nexact) gh_cuda_white_upload(m, s, exact); /* the batched path's factors (cuda-white.cu) */
     gh_cuda_score_variant((cuda_ctx *)b->ctx, m); /* the cuBLAS handle now when scoring will use it, not
                                              inside the first loglikes call */
   }
@@ -406,6 +407,7 @@ void gh_cuda_model_free(gh_backend *b, gh_dev_model *dm) {
                     m->dSplitPdf, m->dSplitOff, m->dGfirst, m->dGpdf, m->dWeights};
   for (size_t k = 0; k < sizeof pooled / sizeof pooled[0]; ++k) gh_cuda_pool_free(pooled[k]);
   cudaFree(m->dMaster);
+  gh_cuda_white_free(m);
   free(m->hGfirst);
   free(m->hLanePoff);
   for (int k = 0; k < m->nviews; ++k) {

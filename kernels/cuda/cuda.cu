@@ -60,7 +60,7 @@ static void cuda_free_backend(gh_backend *b) {
   cuda_ctx *c = (cuda_ctx *)b->ctx;
   cudaFree(c->dX); cudaFreeHost(c->hX); cudaFree(c->dScratch);
   cudaFree(c->dGamma); cudaFree(c->dTasks); cudaFree(c->dTotal); cudaFree(c->dPart);
-  cudaFree(c->dPstat); cudaFree(c->dRt);
+  cudaFree(c->dPstat); cudaFree(c->dRt); cudaFree(c->dLL);
   for (int k = 0; k < 2; ++k) { cudaFree(c->dSortK[k]); cudaFree(c->dSortI[k]); }
   cudaFree(c->dSortTmp); cudaFree(c->dSortWd); cudaFree(c->dSortOff);
   cudaFree(c->dNarrowSegs); cudaFree(c->dSubsetOut);
