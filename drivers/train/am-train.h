@@ -47,11 +47,11 @@
  * (Kaldi's FasterDecoder semantics) now, a batched device aligner later; it is
  * given every utterance of the rank at once, with its resident frames.  The
  * CPU aligner scores the GMMs of consecutive utterances of a block in one
- * backend call (up to 2^26 loglikes; from the resident frames where the
+ * backend call (drivers/align/score-block.h; from the resident frames where the
  * backend has loglikes_data), then decodes them on the OpenMP threads (one
  * decoder each; the results do not depend on the threads); GH_AM_SCORE=utt
  * in the environment scores each utterance alone, as gmm-align-compiled
- * (the same values: the test compares the models).
+ * --block-frames=1 does (the same values: the test compares the models).
  */
 #ifndef GH_AM_TRAIN_H
 #define GH_AM_TRAIN_H
