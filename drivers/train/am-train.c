@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "align/align-batch.h"
 #include "align/score-block.h"
 #include "base/dd.h"
 #include "base/gh-base.h"
 #include "base/strmap.h"
+#include "decoder/align-report.h"
 #include "decoder/training-graph.h"
 #include "gmm/kaldi-gconst.h"
 #include "io/table.h"
@@ -216,6 +218,106 @@ gh_am_aligner *gh_am_aligner_cpu(void) {
   a->ctx = c;
   a->align = cpu_align;
   a->free = cpu_free;
+  return a;
+}
+
+/* ------------------------------------------------------------------ */
+/* The batched exact aligner on the device */
+
+typedef struct {
+  int32_t batch_size;
+  float acoustic_scale;
+  gh_am_align_utt **q; /* the utterances given to the batched aligner, in its order */
+  int32_t nq, head, cap;
+} exact_aligner;
+
+/* gh_aligner_cb: the result of the next queued utterance. */
+static void exact_result(void *user, const char *key, int32_t T, const gh_dec_path *path) {
+  exact_aligner *c = user;
+  gh_am_align_utt *x = c->q[c->head++];
+  if (!path) {
+    gh_warn("Did not successfully decode file %s, len = %d", key, T);
+    return;
+  }
+  if (path->num_ilabels != T)
+    gh_die("internal: utterance %s: alignment of %d transition-ids for %d frames", key, path->num_ilabels, T);
+  memcpy(x->ali, path->ilabels, sizeof(int32_t) * (size_t)T);
+  x->like = -(double)((path->graph_cost + path->ac_cost) / c->acoustic_scale);
+  x->ok = 1;
+}
+
+static void graph_copy(gh_dec_graph *dst, const gh_dec_graph *g) {
+  *dst = *g;
+  dst->arc_start = gh_malloc(((size_t)g->num_states + 1) * sizeof(int64_t));
+  memcpy(dst->arc_start, g->arc_start, ((size_t)g->num_states + 1) * sizeof(int64_t));
+  dst->arcs = gh_malloc((size_t)(g->num_arcs ? g->num_arcs : 1) * sizeof(gh_dec_arc));
+  memcpy(dst->arcs, g->arcs, (size_t)g->num_arcs * sizeof(gh_dec_arc));
+  dst->final = gh_malloc((size_t)(g->num_states ? g->num_states : 1) * sizeof(float));
+  memcpy(dst->final, g->final, (size_t)g->num_states * sizeof(float));
+}
+
+static double exact_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_align_utt *u, int32_t n) {
+  exact_aligner *c = a->ctx;
+  const gh_transition_model *tm = p->model->trans;
+  const int32_t P = p->model->num_pdfs, D = p->model->dim;
+  if (n > c->cap) {
+    c->cap = n;
+    c->q = gh_realloc(c->q, sizeof(gh_am_align_utt *) * (size_t)n);
+  }
+  c->nq = c->head = 0;
+  c->acoustic_scale = p->acoustic_scale;
+  /* gmm-align-compiled --exact's settings: 1 GB of back-pointers per utterance before checkpoints */
+  const gh_aligner_opts ao = {c->batch_size, (int64_t)1 << 28, 0, (int64_t)1 << 30};
+  gh_aligner *al = gh_aligner_new(p->b, &ao, P, tm->id2pdf, tm->num_tids, p->acoustic_scale, exact_result, c);
+  gh_block_scorer sc;
+  gh_block_scorer_init(&sc, p->b, p->dm, D, P, 0);
+  for (int32_t i = 0; i < n; ++i) u[i].ok = u[i].retried = 0, u[i].like = 0;
+  int32_t i = 0;
+  while (i < n) {
+    if (!u[i].graph || u[i].graph->start < 0) {
+      i++;
+      continue;
+    }
+    int64_t rows;
+    const int32_t j = run_end(u, i, n, D, sc.max_rows, &rows);
+    const float *LL = gh_block_scorer_rows(&sc, u[i].dd, u[i].X - (int64_t)u[i].row0 * D, u[i].row0, rows);
+    for (int32_t k = i; k < j; ++k) {
+      gh_am_align_utt *x = &u[k];
+      set_weights(p, x);
+      const int32_t min_frames = gh_dec_graph_min_frames(x->graph);
+      if (min_frames < 0 || x->T < min_frames) { /* the exact search fails for nothing else */
+        gh_warn("Did not successfully decode file %s, len = %d", x->key, x->T);
+        continue;
+      }
+      gh_dec_graph g;
+      graph_copy(&g, x->graph);
+      c->q[c->nq++] = x;
+      gh_aligner_add(al, x->key, &g, LL + (x->X - u[i].X) / D * P, x->T);
+    }
+    i = j;
+  }
+  gh_aligner_free(al, NULL);
+  if (c->head != c->nq) gh_die("internal: %d of %d utterances came back from the batched aligner", c->head, c->nq);
+  const double t_score = sc.seconds;
+  gh_block_scorer_free(&sc);
+  return t_score;
+}
+
+static void exact_free(gh_am_aligner *a) {
+  exact_aligner *c = a->ctx;
+  free(c->q);
+  free(c);
+  free(a);
+}
+
+gh_am_aligner *gh_am_aligner_exact(int32_t batch_size) {
+  gh_am_aligner *a = gh_calloc(1, sizeof *a);
+  exact_aligner *c = gh_calloc(1, sizeof *c);
+  c->batch_size = batch_size > 0 ? batch_size : 1;
+  a->name = "exact (drivers/align batched Viterbi on the backend)";
+  a->ctx = c;
+  a->align = exact_align;
+  a->free = exact_free;
   return a;
 }
 

@@ -44,7 +44,8 @@
  * differ as two train_mono.sh runs with different --nj do).
  *
  * The aligner is an interface (gh_am_aligner): the CPU decoder of lib/decoder
- * (Kaldi's FasterDecoder semantics) now, a batched device aligner later; it is
+ * (Kaldi's FasterDecoder semantics), or the batched exact aligner of
+ * drivers/align on the backend (gmm-train-mono --exact); it is
  * given every utterance of the rank at once, with its resident frames.  The
  * CPU aligner scores the GMMs of consecutive utterances of a block in one
  * backend call (drivers/align/score-block.h; from the resident frames where the
@@ -126,6 +127,13 @@ typedef struct gh_am_aligner {
  * the backend, gh_backend_loglikes_rows, a block's run of utterances at a time),
  * as gmm-align-compiled. */
 gh_am_aligner *gh_am_aligner_cpu(void);
+/* The batched exact aligner (drivers/align/align-batch.h: the backend's
+ * align_batch, batch_size utterances at a time, loglikes scored as the CPU
+ * aligner's): exact Viterbi, no pruning (the params' beams ignored), the
+ * alignments and likelihoods of the CPU aligner with an infinite beam
+ * (GH_DEC_EXACT); an utterance fails only when no path of its frames
+ * exists (too few frames for its transcript).  retried is always 0. */
+gh_am_aligner *gh_am_aligner_exact(int32_t batch_size);
 
 /* ---- Kaldi's gmm-init-mono ---- */
 /* The monophone model of topology topo (gh_topology_read) with the phone sets

@@ -20,6 +20,9 @@
 #     byte-identical, the alignments and per-pass log-likelihoods identical;
 #     the GMMs scored per utterance (GH_AM_SCORE=utt) and decoded on one
 #     thread: final.mdl byte-identical;
+#   - --exact (the batched exact aligner of drivers/align, align_batch of the CPU backend) against
+#     --exact --batch-size=0 (lib/decoder's decoder, infinite beam): final.mdl, final.occs,
+#     alignments and per-pass log-likelihoods byte-identical; R = 2 ranks the same as R = 1;
 #   - --device=opencl (PoCL) against the CPU run: log-likelihoods within 1e-6,
 #     phone sequences >= 99% identical, models within compare_gmms --rel-tol 1e-3;
 #   - bad input: a lang file missing, features of two dimensions: one error
@@ -125,6 +128,30 @@ phones_of() { ali-to-phones "$1/final.mdl" "ark:gunzip -c $1/ali.*.gz|" ark,t:- 
     grep -v '^#' exp/r$R/log/train.log | cut -d' ' -f1-4 > r$R.like
     diff b1.like r$R.like
   done
+}
+
+@test "gmm-train-mono --exact: the batched exact aligner gives lib/decoder's exact decoder's model; R = 1, 2" {
+  opts=()
+  for ((i = 0; i < ${#OPTS[@]}; i += 2)); do opts+=("${OPTS[i]}=${OPTS[i + 1]}"); done
+  # the batched aligner (drivers/align, the CPU backend's align_batch) against lib/decoder's one-utterance
+  # decoder with an infinite beam (--batch-size=0)
+  run gmm-train-mono --device=cpu --exact --block-frames=3000 "${opts[@]}" data/sub data/lang exp/x1
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  run gmm-train-mono --device=cpu --exact --batch-size=0 --block-frames=3000 "${opts[@]}" data/sub data/lang exp/x0
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  cmp exp/x1/final.mdl exp/x0/final.mdl
+  cmp exp/x1/final.occs exp/x0/final.occs
+  diff <(gunzip -c exp/x1/ali.*.gz) <(gunzip -c exp/x0/ali.*.gz)
+  diff <(grep -v '^#' exp/x1/log/train.log | cut -d' ' -f1-4) <(grep -v '^#' exp/x0/log/train.log | cut -d' ' -f1-4)
+  # every utterance aligned on every realignment pass (no beam to fail for)
+  [ "$(gunzip -c exp/x1/ali.*.gz | wc -l)" -eq "$(wc -l < data/sub/text)" ]
+  command -v mpirun >/dev/null || skip "no mpirun (Open MPI: tools/install-deps.sh)"
+  run mpirun --oversubscribe -np 2 gmm-train-mono --device=cpu --exact --block-frames=3000 "${opts[@]}" data/sub \
+    data/lang exp/x2
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  cmp exp/x1/final.mdl exp/x2/final.mdl
+  cmp exp/x1/final.occs exp/x2/final.occs
+  diff <(gunzip -c exp/x1/ali.*.gz | sort) <(gunzip -c exp/x2/ali.*.gz | sort)
 }
 
 @test "gmm-train-mono: a missing lang file, features of two dimensions" {
