@@ -36,7 +36,7 @@ static const char *usage =
     "1 .. num-iters-1: realignment on --realign-iters (boost-silence, --initial-beam on pass 1, then\n"
     "--regular-beam, --retry-beam), accumulation, gmm-est with the Gaussians raised by\n"
     "(totgauss - initial) / max-iter-inc on each pass up to --max-iter-inc; --exact realigns by exact\n"
-    "Viterbi on the --device instead of the beams (never a failure for lack of beam).  The script's options have\n"
+    "Viterbi on the --device (no beam: no failure for lack of one).  The script's options have\n"
     "the script's names and defaults.  Outputs (<exp-dir>, as the script's): 0.mdl, tree, final.mdl,\n"
     "final.occs, ali.JOB.gz (JOB = rank + 1), num_jobs, cmvn_opts, phones.txt, log/train.log (per pass\n"
     "the average log-likelihood per frame of the accumulation, the numbers of the script's acc logs).\n"
