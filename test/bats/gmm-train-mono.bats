@@ -22,7 +22,9 @@
 #     thread: final.mdl byte-identical;
 #   - --exact (the batched exact aligner of drivers/align, align_batch of the CPU backend) against
 #     --exact --batch-size=0 (lib/decoder's decoder, infinite beam): final.mdl, final.occs,
-#     alignments and per-pass log-likelihoods byte-identical; R = 2 ranks the same as R = 1;
+#     alignments and per-pass log-likelihoods byte-identical; R = 2 ranks the same as R = 1; on PoCL
+#     (align_batch of the OpenCL backend) the CPU --exact run's figures within the tolerances below
+#     (measured: 200 of 200 phone sequences);
 #   - --device=opencl (PoCL) against the CPU run: log-likelihoods within 1e-6,
 #     phone sequences >= 99% identical, models within compare_gmms --rel-tol 1e-3;
 #   - bad input: a lang file missing, features of two dimensions: one error
@@ -194,4 +196,24 @@ phones_of() { ali-to-phones "$1/final.mdl" "ark:gunzip -c $1/ali.*.gz|" ark,t:- 
   echo "OpenCL: phone sequences identical on $same of $n utterances" >&3
   [ $((100 * same)) -ge $((99 * n)) ]
   utils/compare_gmms.sh --rel-tol 1e-3 exp/r1/final.mdl exp/ocl/final.mdl
+}
+
+@test "gmm-train-mono --exact --device=opencl (PoCL): the batched aligner on the device, the CPU run's model" {
+  [ -f exp/x1/final.mdl ] || skip "needs the --exact test's exp/x1"
+  gmm-score-gpu --device=opencl exp/x1/final.mdl "ark:copy-feats scp:data/sub/feats.scp ark:- | add-deltas ark:- ark:- |" \
+    ark:/dev/null 2>probe.log || skip "no OpenCL device: $(tail -1 probe.log)"
+  opts=()
+  for ((i = 0; i < ${#OPTS[@]}; i += 2)); do opts+=("${OPTS[i]}=${OPTS[i + 1]}"); done
+  run gmm-train-mono --device=opencl --exact --block-frames=3000 "${opts[@]}" data/sub data/lang exp/xocl
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # the GMM scores differ from the CPU's in float rounding only: the tolerances of the beam test above
+  paste <(grep -v '^#' exp/x1/log/train.log | cut -d' ' -f2,3) <(grep -v '^#' exp/xocl/log/train.log | cut -d' ' -f2,3) |
+    awk '{ d = ($1 - $3) / $1; if (d < 0) d = -d; if (d > 1e-6 || $2 != $4) bad = 1 } END { exit bad }'
+  phones_of exp/x1 > x1.phones
+  phones_of exp/xocl > xocl.phones
+  n=$(wc -l < x1.phones)
+  same=$(comm -12 x1.phones xocl.phones | wc -l)
+  echo "OpenCL --exact: phone sequences identical on $same of $n utterances" >&3
+  [ $((100 * same)) -ge $((99 * n)) ]
+  utils/compare_gmms.sh --rel-tol 1e-3 exp/x1/final.mdl exp/xocl/final.mdl
 }
