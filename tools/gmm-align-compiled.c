@@ -7,9 +7,9 @@
  * log-likelihoods come from the backend (--device, the scoring path of
  * gmm-score-gpu) for a block of consecutive utterances in one call
  * (--block-frames, drivers/align/score-block.h; the values are the
- * per-utterance ones), and lib/decoder's FasterDecoder
- * finds the best path (--beam, then --retry-beam once if no final state was
- * reached); --exact or --beam=0: no pruning, by the batched exact aligner on
+ * per-utterance ones), and lib/decoder's FasterDecoder finds the best path
+ * (--beam, then --retry-beam once if no final state was reached; the block's
+ * utterances on the OpenMP threads, the outputs in their order); --exact or --beam=0: no pruning, by the batched exact aligner on
  * the --device (drivers/align/align-batch.h; --batch-size=0: lib/decoder's
  * decoder with an infinite beam).  Log lines as Kaldi's: the retry
  * warning, "Did not successfully decode file X, len = N", "Overall
@@ -18,6 +18,7 @@
  * utterance X is Y over N frames." (Kaldi's decoders' line). */
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,15 @@ static void write_result(void *user, const char *utt, int32_t T, const gh_dec_pa
   }
 }
 
+/* What lib/decoder's decoder found for one utterance (the searches run on
+ * the OpenMP threads; the logs, the report and the outputs follow in the
+ * utterances' order). */
+typedef struct {
+  int ok, retried, exact_ok, has_path;
+  int64_t tokens;
+  gh_dec_path p;
+} outcome;
+
 /* An utterance read and checked, waiting for its block's scores. */
 typedef struct {
   char *key;
@@ -112,7 +122,10 @@ typedef struct {
   pending *q;
   int32_t n, cap;
   gh_aligner *al; /* the batched exact aligner, or NULL: the one-utterance decoder */
-  gh_decoder *dec;
+  gh_decoder **dec; /* one per OpenMP thread */
+  int32_t ndec;
+  outcome *out;   /* [cap_out] the block's decoder results */
+  int32_t cap_out;
   gh_dec_opts dopts;
   int exact;
   float beam, retry_beam, acoustic_scale;
@@ -123,33 +136,45 @@ typedef struct {
   double t_decode;
 } search;
 
-/* One utterance by lib/decoder's decoder on its loglikes LL [T x P]. */
-static void decode_one(search *s, const char *utt, gh_dec_graph *g, const float *LL, int32_t T) {
-  results *res = s->res;
-  double t0 = gh_seconds();
-  gh_decoder *dec = s->dec;
+/* The searches of one utterance on its loglikes LL [T x P] with decoder dec:
+ * --beam, then --retry-beam; on failure an exact search over the same scores
+ * tells "beam" from "no path". */
+static void decode_one(const search *s, gh_decoder *dec, const gh_dec_graph *g, const float *LL, int32_t T,
+                       const char *utt, outcome *o) {
+  gh_dec_opts dopts = s->dopts;
+  memset(o, 0, sizeof *o);
   gh_decoder_reset(dec);
-  s->dopts.beam = s->exact ? GH_DEC_EXACT : s->beam;
-  int ok = gh_decoder_decode(dec, g, &s->dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
-  if (!ok && !s->exact && s->retry_beam != 0.0f) {
-    s->num_retry++;
-    gh_warn("Retrying utterance %s with beam %g", utt, s->retry_beam);
-    s->dopts.beam = s->retry_beam;
-    ok = gh_decoder_decode(dec, g, &s->dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
+  dopts.beam = s->exact ? GH_DEC_EXACT : s->beam;
+  o->ok = gh_decoder_decode(dec, g, &dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
+  if (!o->ok && !s->exact && s->retry_beam != 0.0f) {
+    o->retried = 1;
+    dopts.beam = s->retry_beam;
+    o->ok = gh_decoder_decode(dec, g, &dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
   }
-  s->t_decode += gh_seconds() - t0;
-  s->num_tokens += gh_decoder_num_tokens(dec);
-  if (!ok) {
-    gh_warn("Did not successfully decode file %s, len = %d", utt, T);
-    /* why: an exact search over the same scores tells "beam" from "no path" */
-    int exact_ok = 0;
+  o->tokens = gh_decoder_num_tokens(dec);
+  if (!o->ok) {
     if (!s->exact) {
       gh_decoder_reset(dec);
-      s->dopts.beam = GH_DEC_EXACT;
-      exact_ok = gh_decoder_decode(dec, g, &s->dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
+      dopts.beam = GH_DEC_EXACT;
+      o->exact_ok = gh_decoder_decode(dec, g, &dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
     }
+    return;
+  }
+  o->has_path = gh_decoder_best_path(dec, &o->p);
+}
+
+/* Kaldi's lines, the report and the outputs of one decoded utterance. */
+static void finish_one(search *s, const char *utt, const gh_dec_graph *g, int32_t T, outcome *o) {
+  results *res = s->res;
+  s->num_tokens += o->tokens;
+  if (o->retried) {
+    s->num_retry++;
+    gh_warn("Retrying utterance %s with beam %g", utt, s->retry_beam);
+  }
+  if (!o->ok) {
+    gh_warn("Did not successfully decode file %s, len = %d", utt, T);
     int32_t min_frames = -1;
-    const gh_align_failure why = gh_align_diagnose(g, T, exact_ok, &min_frames);
+    const gh_align_failure why = gh_align_diagnose(g, T, o->exact_ok, &min_frames);
     gh_align_report *report = s->report;
     if (why == GH_ALIGN_TOO_FEW_FRAMES)
       gh_align_report_fail(report, utt, why, "the transcript needs at least %d frames, the features have %d",
@@ -167,15 +192,14 @@ static void decode_one(search *s, const char *utt, gh_dec_graph *g, const float 
     res->num_err++;
     return;
   }
-  gh_dec_path p;
-  if (!gh_decoder_best_path(dec, &p)) {
+  if (!o->has_path) {
     gh_warn("Error getting best path from decoder (likely a bug)");
     gh_align_report_fail(s->report, utt, GH_ALIGN_NO_PATH, "no best path");
     res->num_err++;
     return;
   }
-  write_result(res, utt, T, &p);
-  gh_dec_path_free(&p);
+  write_result(res, utt, T, &o->p);
+  gh_dec_path_free(&o->p);
 }
 
 /* Scores the block's utterances in one backend call, then searches each in
@@ -184,13 +208,25 @@ static void decode_one(search *s, const char *utt, gh_dec_graph *g, const float 
 static void flush_block(search *s) {
   if (s->n == 0) return;
   const float *LL = gh_block_scorer_score_staged(&s->sc, NULL);
-  for (int32_t i = 0; i < s->n; ++i) {
+  const int32_t n = s->n;
+  if (!s->al) { /* one decoder per thread; every utterance's result is its own, whatever the threads */
+    if (n > s->cap_out) {
+      s->cap_out = n;
+      s->out = gh_realloc(s->out, (size_t)n * sizeof *s->out);
+    }
+    const double t0 = gh_seconds();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(s->ndec)
+    for (int32_t i = 0; i < n; ++i)
+      decode_one(s, s->dec[omp_get_thread_num()], &s->q[i].g, LL + s->q[i].row * s->P, s->q[i].T, s->q[i].key,
+                 &s->out[i]);
+    s->t_decode += gh_seconds() - t0;
+  }
+  for (int32_t i = 0; i < n; ++i) {
     pending *x = &s->q[i];
-    const float *ll = LL + x->row * s->P;
     if (s->al)
-      gh_aligner_add(s->al, x->key, &x->g, ll, x->T);
+      gh_aligner_add(s->al, x->key, &x->g, LL + x->row * s->P, x->T);
     else
-      decode_one(s, x->key, &x->g, ll, x->T);
+      finish_one(s, x->key, &x->g, x->T, &s->out[i]);
     gh_dec_graph_free(&x->g);
     free(x->key);
   }
@@ -291,7 +327,6 @@ int main(int argc, char **argv) {
 
   gh_dec_opts dopts;
   gh_dec_opts_default(&dopts);
-  gh_decoder *dec = gh_decoder_new();
   results res = {aw, sw, pw, report, acoustic_scale, 0, 0, 0, 0.0};
   gh_aligner *al = NULL;
   if (exact && batch_size > 0) {
@@ -302,7 +337,9 @@ int main(int argc, char **argv) {
   srch.res = &res;
   gh_block_scorer_init(&srch.sc, be, dm, model.dim, model.num_pdfs, block_frames);
   srch.al = al;
-  srch.dec = dec;
+  srch.ndec = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+  srch.dec = gh_malloc(sizeof(gh_decoder *) * (size_t)srch.ndec);
+  for (int32_t k = 0; k < srch.ndec; ++k) srch.dec[k] = gh_decoder_new();
   srch.dopts = dopts;
   srch.exact = exact;
   srch.beam = beam;
@@ -397,7 +434,9 @@ int main(int argc, char **argv) {
   if (pw) gh_writer_close(pw);
   gh_seq_reader_close(fr);
   gh_rand_reader_close(feats);
-  gh_decoder_free(dec);
+  for (int32_t k = 0; k < srch.ndec; ++k) gh_decoder_free(srch.dec[k]);
+  free(srch.dec);
+  free(srch.out);
   be->ops->gmm->model_free(be, dm);
   gh_backend_free(be);
   free(tlp);
