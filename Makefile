@@ -30,7 +30,7 @@
 #LAYER kernels/opencl: kernels
 #LAYER kernels/registry: kernels/cpu kernels/cuda kernels/opencl
 #LAYER drivers/gmm: kernels/registry
-#LAYER drivers/train: drivers/gmm lib/decoder
+#LAYER drivers/train: drivers/gmm drivers/align
 #LAYER drivers/adapt: drivers/train
 #LAYER drivers/align: kernels/registry lib/decoder
 #LAYER tools: drivers/adapt drivers/align lib/decoder lib/lang

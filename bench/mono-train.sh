@@ -10,19 +10,22 @@
 # copied).  Reports the wall time of each path, the per-pass average
 # log-likelihood of both, and the trainer's per-pass parts (realignment with
 # its GMM scoring, E-step, M-step) summed over the passes; the table is also
-# written to <work>/mono-train.txt.
+# written to <work>/mono-train.txt.  --exact true adds a second trainer run with
+# exact realignment (gmm-train-mono --exact: the batched exact aligner of
+# drivers/align on --device instead of the beam decoder on the CPU) and its
+# row beside the beam one.
 #
 # Usage (from the repository root, tools built with make):
 #   GH_SHARED=/path/to/shared bench/mono-train.sh [options]
 # Options (--name value):
 #   --hours 24  --device cuda  --ranks 1  --nj 2  --num-iters 40  --totgauss 1000
-#   --script true (false: the trainer only)  --work DIR [/tmp/gmmhmm-bench-mono]
+#   --script true (false: the trainer only)  --exact false  --work DIR [/tmp/gmmhmm-bench-mono]
 # A CPU run at small size: bench/mono-train.sh --device cpu --hours 0.1
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="${GH_BIN:-$root/bin}:$PATH" LC_ALL=C
 shared=${GH_SHARED:-$root/../shared}
-hours=24; device=cuda; ranks=1; nj=2; num_iters=40; totgauss=1000; script=true
+hours=24; device=cuda; ranks=1; nj=2; num_iters=40; totgauss=1000; script=true; exact=false
 work=/tmp/gmmhmm-bench-mono
 . "$root/egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "mono-train.sh: unexpected argument $1" >&2; exit 1; }
@@ -72,15 +75,28 @@ echo "data: $(wc -l < data/rep/text) utterances, $frames frames ($(awk -v f=$fra
 opts=(--num-iters $num_iters --totgauss $totgauss)
 out=mono-train.txt
 : > $out
-rm -rf exp/am
-start=$(date +%s.%N)
-if [ "$ranks" -gt 1 ]; then
-  mpirun -np $ranks gmm-train-mono --device=$device --num-iters=$num_iters --totgauss=$totgauss data/rep data/lang \
-    exp/am 2> am.log
-else
-  gmm-train-mono --device=$device --num-iters=$num_iters --totgauss=$totgauss data/rep data/lang exp/am 2> am.log
-fi
-t_am=$(awk -v s=$start -v e=$(date +%s.%N) 'BEGIN { printf "%.1f", e - s }')
+# run_am <dir> <log> [options]: the trainer's whole job; prints its wall seconds
+run_am() {
+  local dir=$1 log=$2; shift 2
+  rm -rf $dir
+  local start=$(date +%s.%N)
+  if [ "$ranks" -gt 1 ]; then
+    mpirun -np $ranks gmm-train-mono --device=$device --num-iters=$num_iters --totgauss=$totgauss "$@" data/rep \
+      data/lang $dir 2> $log
+  else
+    gmm-train-mono --device=$device --num-iters=$num_iters --totgauss=$totgauss "$@" data/rep data/lang $dir 2> $log
+  fi
+  awk -v s=$start -v e=$(date +%s.%N) 'BEGIN { printf "%.1f", e - s }'
+}
+# the per-pass parts of a trainer run summed
+parts() {
+  grep -v '^#' $1/log/train.log | awk '$5 == 1 { na++; a += $9; sc += $10; al += $6 * $3; af += $3; fail += $7 }
+    { e += $11; m += $12 }
+    END { printf "realignment %.2f s on %d passes (GMM scoring %.2f s; mean alignment log-likelihood %.4f per frame, %d failures), E-step %.2f s, M-step %.2f s", a, na, sc, al / af, fail, e, m }'
+}
+t_am=$(run_am exp/am am.log)
+t_amx=-
+[ "$exact" = true ] && t_amx=$(run_am exp/amx amx.log --exact)
 grep -m1 "using device" am.log || true
 t_script=-
 if [ "$script" = true ]; then
@@ -93,8 +109,11 @@ fi
   echo "# $frames frames ($(awk -v f=$frames 'BEGIN { printf "%.2f", f / 360000 }') h), $num_iters passes, totgauss $totgauss, device $device, ranks $ranks; script --nj $nj"
   echo "# whole job (read -> passes -> written model): gmm-train-mono $t_am s; steps/train_mono.sh $t_script s"
   awk '/^# total/ { print "# gmm-train-mono parts: " $0 }' exp/am/log/train.log
-  grep -v '^#' exp/am/log/train.log | awk '$5 == 1 { na++; a += $9; sc += $10 } { e += $11; m += $12 }
-    END { printf "# summed over passes: realignment %.2f s on %d passes (GMM scoring %.2f s), E-step %.2f s, M-step %.2f s\n", a, na, sc, e, m }'
+  echo "# summed over passes, beam realignment:  $(parts exp/am)"
+  if [ "$exact" = true ]; then
+    echo "# gmm-train-mono --exact: whole job $t_amx s; final pass $(grep -v '^#' exp/amx/log/train.log | tail -1 | cut -d' ' -f2) per frame"
+    echo "# summed over passes, exact realignment: $(parts exp/amx)"
+  fi
   echo "# pass  gmm-train-mono  steps/train_mono.sh  (avg log-likelihood per frame)"
   for ((x = 0; x < num_iters; x++)); do
     ours=$(awk -v x=$x '!/^#/ && $1 == x { print $2 }' exp/am/log/train.log)

@@ -4,10 +4,12 @@
  * words out) gets the model's transition log-probabilities added as Kaldi's
  * AddTransitionProbs does (--transition-scale, --self-loop-scale), --careful
  * appends Kaldi's loop back to the start, the per-frame per-pdf GMM
- * log-likelihoods of the whole utterance come from the backend in one call
- * (--device, the scoring path of gmm-score-gpu), and lib/decoder's FasterDecoder
- * finds the best path (--beam, then --retry-beam once if no final state was
- * reached); --exact or --beam=0: no pruning, by the batched exact aligner on
+ * log-likelihoods come from the backend (--device, the scoring path of
+ * gmm-score-gpu) for a block of consecutive utterances in one call
+ * (--block-frames, drivers/align/score-block.h; the values are the
+ * per-utterance ones), and lib/decoder's FasterDecoder finds the best path
+ * (--beam, then --retry-beam once if no final state was reached; the block's
+ * utterances on the OpenMP threads, the outputs in their order); --exact or --beam=0: no pruning, by the batched exact aligner on
  * the --device (drivers/align/align-batch.h; --batch-size=0: lib/decoder's
  * decoder with an infinite beam).  Log lines as Kaldi's: the retry
  * warning, "Did not successfully decode file X, len = N", "Overall
@@ -16,10 +18,12 @@
  * utterance X is Y over N frames." (Kaldi's decoders' line). */
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "align/align-batch.h"
+#include "align/score-block.h"
 #include "backend.h"
 #include "base/gh-base.h"
 #include "base/opts.h"
@@ -50,39 +54,6 @@ static const char *usage =
     "one-utterance decoder on the CPU).  The beam mode scores on the --device and\n"
     "searches on the CPU.\n"
     "Utterances not aligned are reported by key and reason (--failure-report writes them to a file).\n";
-
-/* Kaldi GetScaledTransitionLogProb for every transition-id ([0] unused), in
- * Kaldi's float arithmetic (TransitionModel's non-self-loop log-probs:
- * Log(1.0 - Exp(self-loop log-prob)), 1e-10 if not positive). */
-static float *scaled_log_probs(const gh_transition_model *tm, float transition_scale, float self_loop_scale) {
-  float *out = gh_calloc((size_t)tm->num_tids + 1, sizeof(float));
-  float *nsl = gh_calloc((size_t)tm->num_tuples + 1, sizeof(float)); /* per transition-state */
-  for (int32_t ts = 1; ts <= tm->num_tuples; ++ts) {
-    nsl[ts] = 0.0f;
-    for (int32_t tid = tm->state2id[ts]; tid < tm->state2id[ts + 1]; ++tid)
-      if (gh_transition_is_self_loop(tm, tid)) {
-        const float p = expf(gh_transition_log_prob(tm, tid));
-        float q = (float)(1.0 - (double)p);
-        if (q <= 0.0f) q = 1.0e-10f;
-        nsl[ts] = logf(q);
-      }
-  }
-  for (int32_t tid = 1; tid <= tm->num_tids; ++tid) {
-    const float lp = gh_transition_log_prob(tm, tid);
-    if (transition_scale == self_loop_scale) {
-      out[tid] = lp * transition_scale;
-    } else if (gh_transition_is_self_loop(tm, tid)) {
-      out[tid] = self_loop_scale * lp;
-    } else {
-      const float n = nsl[gh_transition_tid2tstate(tm, tid)];
-      const float a = self_loop_scale * n, b = lp - n;
-      const float c = transition_scale * b;
-      out[tid] = a + c;
-    }
-  }
-  free(nsl);
-  return out;
-}
 
 /* The outputs of one utterance (shared by the beam decoder and the batched
  * exact aligner's callback). */
@@ -127,11 +98,164 @@ static void write_result(void *user, const char *utt, int32_t T, const gh_dec_pa
   }
 }
 
+/* What lib/decoder's decoder found for one utterance (the searches run on
+ * the OpenMP threads; the logs, the report and the outputs follow in the
+ * utterances' order). */
+typedef struct {
+  int ok, retried, exact_ok, has_path;
+  int64_t tokens;
+  gh_dec_path p;
+} outcome;
+
+/* An utterance read and checked, waiting for its block's scores. */
+typedef struct {
+  char *key;
+  gh_dec_graph g;
+  int32_t T;
+  int64_t row; /* its first row in the block */
+} pending;
+
+/* The search of every mode and the block of utterances before it. */
+typedef struct {
+  results *res;
+  gh_block_scorer sc;
+  pending *q;
+  int32_t n, cap;
+  gh_aligner *al; /* the batched exact aligner, or NULL: the one-utterance decoder */
+  gh_decoder **dec; /* one per OpenMP thread */
+  int32_t ndec;
+  outcome *out;   /* [cap_out] the block's decoder results */
+  int32_t cap_out;
+  gh_dec_opts dopts;
+  int exact;
+  float beam, retry_beam, acoustic_scale;
+  int32_t P, num_tids;
+  const int32_t *id2pdf;
+  gh_align_report *report;
+  int64_t num_retry, num_tokens;
+  double t_decode;
+} search;
+
+/* The searches of one utterance on its loglikes LL [T x P] with decoder dec:
+ * --beam, then --retry-beam; on failure an exact search over the same scores
+ * tells "beam" from "no path". */
+static void decode_one(const search *s, gh_decoder *dec, const gh_dec_graph *g, const float *LL, int32_t T,
+                       const char *utt, outcome *o) {
+  gh_dec_opts dopts = s->dopts;
+  memset(o, 0, sizeof *o);
+  gh_decoder_reset(dec);
+  dopts.beam = s->exact ? GH_DEC_EXACT : s->beam;
+  o->ok = gh_decoder_decode(dec, g, &dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
+  if (!o->ok && !s->exact && s->retry_beam != 0.0f) {
+    o->retried = 1;
+    dopts.beam = s->retry_beam;
+    o->ok = gh_decoder_decode(dec, g, &dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
+  }
+  o->tokens = gh_decoder_num_tokens(dec);
+  if (!o->ok) {
+    if (!s->exact) {
+      gh_decoder_reset(dec);
+      dopts.beam = GH_DEC_EXACT;
+      o->exact_ok = gh_decoder_decode(dec, g, &dopts, LL, T, s->P, s->id2pdf, s->num_tids, s->acoustic_scale, utt);
+    }
+    return;
+  }
+  o->has_path = gh_decoder_best_path(dec, &o->p);
+}
+
+/* Kaldi's lines, the report and the outputs of one decoded utterance. */
+static void finish_one(search *s, const char *utt, const gh_dec_graph *g, int32_t T, outcome *o) {
+  results *res = s->res;
+  s->num_tokens += o->tokens;
+  if (o->retried) {
+    s->num_retry++;
+    gh_warn("Retrying utterance %s with beam %g", utt, s->retry_beam);
+  }
+  if (!o->ok) {
+    gh_warn("Did not successfully decode file %s, len = %d", utt, T);
+    int32_t min_frames = -1;
+    const gh_align_failure why = gh_align_diagnose(g, T, o->exact_ok, &min_frames);
+    gh_align_report *report = s->report;
+    if (why == GH_ALIGN_TOO_FEW_FRAMES)
+      gh_align_report_fail(report, utt, why, "the transcript needs at least %d frames, the features have %d",
+                           min_frames, T);
+    else if (why == GH_ALIGN_BEAM && s->retry_beam != 0.0f)
+      gh_align_report_fail(report, utt, why, "no final state within beam %g (retry beam %g); --exact aligns it",
+                           s->beam, s->retry_beam);
+    else if (why == GH_ALIGN_BEAM)
+      gh_align_report_fail(report, utt, why, "no final state within beam %g (no --retry-beam); --exact aligns it",
+                           s->beam);
+    else if (min_frames < 0)
+      gh_align_report_fail(report, utt, why, "no final state can be reached from the graph's start");
+    else
+      gh_align_report_fail(report, utt, why, "no path of %d frames through the graph has a finite cost", T);
+    res->num_err++;
+    return;
+  }
+  if (!o->has_path) {
+    gh_warn("Error getting best path from decoder (likely a bug)");
+    gh_align_report_fail(s->report, utt, GH_ALIGN_NO_PATH, "no best path");
+    res->num_err++;
+    return;
+  }
+  write_result(res, utt, T, &o->p);
+  gh_dec_path_free(&o->p);
+}
+
+/* Scores the block's utterances in one backend call, then searches each in
+ * order (the batched exact aligner queues them: its results come back
+ * through write_result in the same order). */
+static void flush_block(search *s) {
+  if (s->n == 0) return;
+  const float *LL = gh_block_scorer_score_staged(&s->sc, NULL);
+  const int32_t n = s->n;
+  if (!s->al) { /* one decoder per thread; every utterance's result is its own, whatever the threads */
+    if (n > s->cap_out) {
+      s->cap_out = n;
+      s->out = gh_realloc(s->out, (size_t)n * sizeof *s->out);
+    }
+    const double t0 = gh_seconds();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(s->ndec)
+    for (int32_t i = 0; i < n; ++i)
+      decode_one(s, s->dec[omp_get_thread_num()], &s->q[i].g, LL + s->q[i].row * s->P, s->q[i].T, s->q[i].key,
+                 &s->out[i]);
+    s->t_decode += gh_seconds() - t0;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    pending *x = &s->q[i];
+    if (s->al)
+      gh_aligner_add(s->al, x->key, &x->g, LL + x->row * s->P, x->T);
+    else
+      finish_one(s, x->key, &x->g, x->T, &s->out[i]);
+    gh_dec_graph_free(&x->g);
+    free(x->key);
+  }
+  s->n = 0;
+}
+
+/* Queues an utterance (graph moved, frames X [T x D] copied), scoring the
+ * block first when it would not fit. */
+static void queue_utt(search *s, const char *utt, gh_dec_graph *g, const float *X, int32_t T) {
+  if (!gh_block_scorer_fits(&s->sc, T)) flush_block(s);
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 64;
+    s->q = gh_realloc(s->q, (size_t)s->cap * sizeof *s->q);
+  }
+  pending *x = &s->q[s->n++];
+  x->key = gh_strdup(utt);
+  x->g = *g;
+  memset(g, 0, sizeof *g);
+  g->start = -1;
+  x->T = T;
+  x->row = gh_block_scorer_stage(&s->sc, X, T);
+}
+
 int main(int argc, char **argv) {
   gh_init(argv[0]);
   float beam = 200.0f, retry_beam = 0.0f, acoustic_scale = 1.0f, transition_scale = 1.0f, self_loop_scale = 1.0f;
   int careful = 0, binary = 1, exact = 0, batch_size = 256, ckpt_interval = 0, fail_on_error = 0;
   float max_bp_mb = 1024.0f;
+  int64_t block_frames = 65536;
   const char *per_frame_wspec = "", *report_wx = "";
   gh_opts *po = gh_opts_new(usage);
   gh_opts_float(po, "beam", &beam, "Decoding beam used in alignment (0: no pruning, as --exact)");
@@ -149,6 +273,9 @@ int main(int argc, char **argv) {
                 "K frames instead (memory O(sqrt(T) states); 0: no limit)");
   gh_opts_int(po, "checkpoint-interval", &ckpt_interval,
               "Exact mode: checkpoint every this many frames whatever the memory (0: by --max-bp-memory)");
+  gh_opts_int64(po, "block-frames", &block_frames,
+                "Frames of consecutive utterances whose GMM log-likelihoods are computed in one backend call "
+                "(memory: this many frames' features and log-likelihoods; a longer utterance goes alone)");
   gh_opts_float(po, "transition-scale", &transition_scale, "Transition-probability scale [relative to acoustics]");
   gh_opts_float(po, "acoustic-scale", &acoustic_scale, "Scaling factor for acoustic likelihoods");
   gh_opts_float(po, "self-loop-scale", &self_loop_scale,
@@ -173,6 +300,7 @@ int main(int argc, char **argv) {
   if (!exact && retry_beam != 0.0f && retry_beam <= beam)
     gh_die("Beams do not make sense: beam %g, retry-beam %g", beam, retry_beam);
   if (!(acoustic_scale > 0.0f)) gh_die("--acoustic-scale must be > 0 (got %g)", acoustic_scale);
+  if (block_frames < 1) gh_die("--block-frames must be >= 1 (got %lld)", (long long)block_frames);
   if (batch_size < 0 || ckpt_interval < 0 || !(max_bp_mb >= 0.0f))
     gh_die("--batch-size, --checkpoint-interval and --max-bp-memory must be >= 0 (got %d, %d, %g)", batch_size,
            ckpt_interval, max_bp_mb);
@@ -186,7 +314,7 @@ int main(int argc, char **argv) {
     gh_die("%s: the TransitionModel uses %d pdfs but the model has %d GMMs", model_rx, tm->num_pdfs, model.num_pdfs);
   gh_device_opts_begin(&dev);
 
-  float *tlp = scaled_log_probs(tm, transition_scale, self_loop_scale);
+  float *tlp = gh_transition_scaled_log_probs(tm, transition_scale, self_loop_scale);
   const int add_tprobs = !(transition_scale == 0.0f && self_loop_scale == 0.0f);
   gh_seq_reader *fr = gh_seq_reader_open(fst_rspec, GH_OBJ_FST);
   gh_rand_reader *feats = gh_rand_reader_open(feats_rspec, GH_OBJ_MATRIX);
@@ -199,22 +327,35 @@ int main(int argc, char **argv) {
 
   gh_dec_opts dopts;
   gh_dec_opts_default(&dopts);
-  gh_decoder *dec = gh_decoder_new();
   results res = {aw, sw, pw, report, acoustic_scale, 0, 0, 0, 0.0};
   gh_aligner *al = NULL;
   if (exact && batch_size > 0) {
     const gh_aligner_opts ao = {batch_size, (int64_t)1 << 28, ckpt_interval, (int64_t)(max_bp_mb * 1048576.0)};
     al = gh_aligner_new(be, &ao, model.num_pdfs, tm->id2pdf, tm->num_tids, acoustic_scale, write_result, &res);
   }
-  int64_t num_retry = 0;
-  double t_score = 0.0, t_decode = 0.0, t_start = gh_seconds();
-  int64_t num_tokens = 0;
-  float *X = NULL, *LL = NULL;
-  size_t capx = 0, capl = 0;
+  search srch = {0};
+  srch.res = &res;
+  gh_block_scorer_init(&srch.sc, be, dm, model.dim, model.num_pdfs, block_frames);
+  srch.al = al;
+  srch.ndec = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+  srch.dec = gh_malloc(sizeof(gh_decoder *) * (size_t)srch.ndec);
+  for (int32_t k = 0; k < srch.ndec; ++k) srch.dec[k] = gh_decoder_new();
+  srch.dopts = dopts;
+  srch.exact = exact;
+  srch.beam = beam;
+  srch.retry_beam = retry_beam;
+  srch.acoustic_scale = acoustic_scale;
+  srch.P = model.num_pdfs;
+  srch.num_tids = tm->num_tids;
+  srch.id2pdf = tm->id2pdf;
+  srch.report = report;
+  double t_decode = 0.0;
+  const double t_start = gh_seconds();
   for (; !gh_seq_reader_done(fr); gh_seq_reader_next(fr)) {
     const char *utt = gh_seq_reader_key(fr);
     const gh_matrix *m = gh_rand_reader_value(feats, utt);
     if (!m) {
+      flush_block(&srch); /* the log and the report in the utterances' order */
       res.num_err++;
       gh_warn("No features for utterance %s", utt);
       gh_align_report_fail(report, utt, GH_ALIGN_NO_FEATURES, "no entry in %s", feats_rspec);
@@ -222,6 +363,7 @@ int main(int argc, char **argv) {
     }
     const gh_fst *f = gh_seq_reader_value(fr);
     if (m->rows == 0) {
+      flush_block(&srch);
       gh_warn("Zero-length utterance: %s", utt);
       gh_align_report_fail(report, utt, GH_ALIGN_NO_FEATURES, "zero frames in %s", feats_rspec);
       res.num_err++;
@@ -232,6 +374,7 @@ int main(int argc, char **argv) {
              model_rx, model.dim);
     gh_check_finite_matrix(m, feats_rspec, utt);
     if (f->start < 0) {
+      flush_block(&srch);
       gh_warn("Empty decoding graph for %s", utt);
       gh_align_report_fail(report, utt, GH_ALIGN_NO_GRAPH, "empty graph (no start state) in %s", fst_rspec);
       res.num_err++;
@@ -252,6 +395,7 @@ int main(int argc, char **argv) {
     if (al) { /* the exact search fails only for want of frames or of a path: both known before it */
       const int32_t min_frames = gh_dec_graph_min_frames(&g);
       if (min_frames < 0 || T < min_frames) {
+        flush_block(&srch);
         gh_warn("Did not successfully decode file %s, len = %d", utt, T);
         if (min_frames < 0)
           gh_align_report_fail(report, utt, GH_ALIGN_NO_PATH, "no final state can be reached from the graph's start");
@@ -263,76 +407,13 @@ int main(int argc, char **argv) {
         continue;
       }
     }
-    if ((size_t)T * model.dim > capx) {
-      capx = (size_t)T * model.dim;
-      X = gh_realloc(X, capx * sizeof(float));
-    }
-    if ((size_t)T * model.num_pdfs > capl) {
-      capl = (size_t)T * model.num_pdfs;
-      LL = gh_realloc(LL, capl * sizeof(float));
-    }
-    memcpy(X, m->data, (size_t)T * model.dim * sizeof(float));
-    double t0 = gh_seconds();
-    be->ops->gmm->loglikes(be, dm, X, T, LL);
-    t_score += gh_seconds() - t0;
-    if (al) { /* the batched exact aligner: results come back through write_result */
-      gh_aligner_add(al, utt, &g, LL, T);
-      continue;
-    }
-    t0 = gh_seconds();
-    gh_decoder_reset(dec);
-    dopts.beam = exact ? GH_DEC_EXACT : beam;
-    int ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids, acoustic_scale,
-                               utt);
-    if (!ok && !exact && retry_beam != 0.0f) {
-      num_retry++;
-      gh_warn("Retrying utterance %s with beam %g", utt, retry_beam);
-      dopts.beam = retry_beam;
-      ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids, acoustic_scale, utt);
-    }
-    t_decode += gh_seconds() - t0;
-    num_tokens += gh_decoder_num_tokens(dec);
-    if (!ok) {
-      gh_warn("Did not successfully decode file %s, len = %d", utt, T);
-      /* why: an exact search over the same scores tells "beam" from "no path" */
-      int exact_ok = 0;
-      if (!exact) {
-        gh_decoder_reset(dec);
-        dopts.beam = GH_DEC_EXACT;
-        exact_ok = gh_decoder_decode(dec, &g, &dopts, LL, T, model.num_pdfs, tm->id2pdf, tm->num_tids,
-                                     acoustic_scale, utt);
-      }
-      int32_t min_frames = -1;
-      const gh_align_failure why = gh_align_diagnose(&g, T, exact_ok, &min_frames);
-      if (why == GH_ALIGN_TOO_FEW_FRAMES)
-        gh_align_report_fail(report, utt, why, "the transcript needs at least %d frames, the features have %d",
-                             min_frames, T);
-      else if (why == GH_ALIGN_BEAM && retry_beam != 0.0f)
-        gh_align_report_fail(report, utt, why, "no final state within beam %g (retry beam %g); --exact aligns it",
-                             beam, retry_beam);
-      else if (why == GH_ALIGN_BEAM)
-        gh_align_report_fail(report, utt, why, "no final state within beam %g (no --retry-beam); --exact aligns it",
-                             beam);
-      else if (min_frames < 0)
-        gh_align_report_fail(report, utt, why, "no final state can be reached from the graph's start");
-      else
-        gh_align_report_fail(report, utt, why, "no path of %d frames through the graph has a finite cost", T);
-      res.num_err++;
-      gh_dec_graph_free(&g);
-      continue;
-    }
-    gh_dec_path p;
-    if (!gh_decoder_best_path(dec, &p)) {
-      gh_warn("Error getting best path from decoder (likely a bug)");
-      gh_align_report_fail(report, utt, GH_ALIGN_NO_PATH, "no best path");
-      res.num_err++;
-      gh_dec_graph_free(&g);
-      continue;
-    }
-    write_result(&res, utt, T, &p);
-    gh_dec_path_free(&p);
-    gh_dec_graph_free(&g);
+    queue_utt(&srch, utt, &g, m->data, T);
   }
+  flush_block(&srch);
+  const double t_score = srch.sc.seconds;
+  int64_t num_tokens = srch.num_tokens;
+  const int64_t num_retry = srch.num_retry;
+  t_decode = srch.t_decode;
   if (al) {
     gh_aligner_free(al, &t_decode);
     num_tokens = -1;
@@ -353,12 +434,14 @@ int main(int argc, char **argv) {
   if (pw) gh_writer_close(pw);
   gh_seq_reader_close(fr);
   gh_rand_reader_close(feats);
-  gh_decoder_free(dec);
+  for (int32_t k = 0; k < srch.ndec; ++k) gh_decoder_free(srch.dec[k]);
+  free(srch.dec);
+  free(srch.out);
   be->ops->gmm->model_free(be, dm);
   gh_backend_free(be);
   free(tlp);
-  free(X);
-  free(LL);
+  free(srch.q);
+  gh_block_scorer_free(&srch.sc);
   gh_gmm_set_free(&model);
   gh_opts_free(po);
   if ((fail_on_error || num_done == 0) && num_err != 0) { /* the alignments and the report are kept */

@@ -35,7 +35,8 @@ static const char *usage =
     "on the first 10 utterances, equal alignment, pass 0 with --min-gaussian-occupancy=3, then passes\n"
     "1 .. num-iters-1: realignment on --realign-iters (boost-silence, --initial-beam on pass 1, then\n"
     "--regular-beam, --retry-beam), accumulation, gmm-est with the Gaussians raised by\n"
-    "(totgauss - initial) / max-iter-inc on each pass up to --max-iter-inc.  The script's options have\n"
+    "(totgauss - initial) / max-iter-inc on each pass up to --max-iter-inc; --exact realigns by exact\n"
+    "Viterbi on the --device (no beam: no failure for lack of one).  The script's options have\n"
     "the script's names and defaults.  Outputs (<exp-dir>, as the script's): 0.mdl, tree, final.mdl,\n"
     "final.occs, ali.JOB.gz (JOB = rank + 1), num_jobs, cmvn_opts, phones.txt, log/train.log (per pass\n"
     "the average log-likelihood per frame of the accumulation, the numbers of the script's acc logs).\n"
@@ -45,7 +46,8 @@ static const char *usage =
     "same trainer (drivers/train/am-train.h) with another schedule.\n"
     "Usage:  gmm-train-mono [options] <data-dir> <lang-dir> <exp-dir>\n"
     "e.g.:   gmm-train-mono --totgauss=1000 data/train data/lang exp/mono\n"
-    "        mpirun -np 2 gmm-train-mono --num-iters=40 data/train data/lang exp/mono\n";
+    "        mpirun -np 2 gmm-train-mono --num-iters=40 data/train data/lang exp/mono\n"
+    "        gmm-train-mono --exact --device=cuda data/train data/lang exp/mono\n";
 
 /* dir/name, or dies naming it when missing (for inputs). */
 static char *path_of(const char *dir, const char *name, int must_exist, const char *what) {
@@ -227,6 +229,13 @@ int main(int argc, char **argv) {
   gh_opts_int(po, "seed", &o.seed, "Seed of the mix-up perturbations (gmm-est --seed)");
   gh_opts_int64(po, "block-frames", &o.block_frames,
                 "Frames per fixed block of the E-step (the same for every number of ranks)");
+  int exact = 0, batch_size = 256;
+  gh_opts_bool(po, "exact", &exact,
+               "Realign by exact Viterbi (no pruning: the beams ignored, never a failure for lack of beam), "
+               "batches of utterances on the --device (gmm-align-compiled --exact)");
+  gh_opts_int(po, "batch-size", &batch_size,
+              "With --exact: utterances aligned together on the device (0: lib/decoder's decoder with an "
+              "infinite beam on the CPU)");
   gh_device_opts dev;
   gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_comm_opts co;
@@ -241,6 +250,11 @@ int main(int argc, char **argv) {
     gh_die("beams must be positive (--initial-beam %g, --regular-beam %g, --retry-beam %g)", (double)o.initial_beam,
            (double)o.regular_beam, (double)o.retry_beam);
   if (o.block_frames < 1) gh_die("--block-frames must be >= 1 (got %lld)", (long long)o.block_frames);
+  if (batch_size < 0) gh_die("--batch-size must be >= 0 (got %d)", batch_size);
+  if (exact) { /* no pruning on every realignment pass */
+    o.initial_beam = o.regular_beam = GH_DEC_EXACT;
+    o.retry_beam = 0.0f;
+  }
   uint8_t *realign_flags = parse_iters(realign, &o.num_realign);
   o.realign = realign_flags;
 
@@ -311,7 +325,9 @@ int main(int argc, char **argv) {
   gh_gmm_set model = {0};
   gh_ctx_dep *ctx = NULL;
   gh_am_trainer *tr = gh_am_trainer_new(&dev, &be, comm, &model, &ctx, topo, nsets, sets, sizes, &lex, lex_p, dis,
-                                        ndis, feats, ntext, keys, words, nw, gh_am_aligner_cpu(), &o);
+                                        ndis, feats, ntext, keys, words, nw,
+                                        exact && batch_size > 0 ? gh_am_aligner_exact(batch_size) : gh_am_aligner_cpu(),
+                                        &o);
   int64_t nu, nf, ru, rf;
   gh_am_trainer_sizes(tr, &nu, &nf, &ru, &rf);
   const double t_load = gh_seconds() - t0;

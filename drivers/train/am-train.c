@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "align/align-batch.h"
+#include "align/score-block.h"
 #include "base/dd.h"
 #include "base/gh-base.h"
 #include "base/strmap.h"
+#include "decoder/align-report.h"
 #include "decoder/training-graph.h"
 #include "gmm/init-model.h"
 #include "gmm/kaldi-gconst.h"
@@ -99,22 +102,43 @@ void gh_am_init_mono(const gh_transition_model *topo, int32_t nsets, int32_t *co
 typedef struct {
   gh_decoder **dec; /* one per OpenMP thread */
   int32_t ndec;
-  float *LL;
-  size_t cap;
 } cpu_aligner;
 
-/* Rows scored at once: at most this many floats of loglikes (256 MB). */
-#define GH_AM_SCORE_FLOATS ((int64_t)1 << 26)
+/* x's graph weights := its base weights + -tlp[ilabel] (AddTransitionProbs). */
+static void set_weights(const gh_am_align_params *p, gh_am_align_utt *x) {
+  const int32_t num_tids = p->model->trans->num_tids;
+  gh_dec_graph *g = x->graph;
+  for (int64_t k = 0; k < g->num_arcs; ++k) {
+    const int32_t l = g->arcs[k].ilabel;
+    g->arcs[k].weight = (l >= 1 && l <= num_tids) ? x->base_weight[k] + -p->tlp[l] : x->base_weight[k];
+  }
+}
+
+/* The end j of the run of utterances u[i .. j) scored in one call (u[i] has
+ * a graph): the following ones of the same block, contiguous in its frames,
+ * with graphs, up to max_rows rows (*rows: their frames); i + 1 when not
+ * by_block (GH_AM_SCORE=utt in the environment). */
+static int32_t run_end(const gh_am_align_utt *u, int32_t i, int32_t n, int32_t D, int64_t max_rows, int64_t *rows) {
+  const char *how = getenv("GH_AM_SCORE");
+  const int by_block = !(how && !strcmp(how, "utt"));
+  int64_t r = u[i].T;
+  int32_t j = i + 1;
+  if (by_block)
+    while (j < n && u[j].dd == u[i].dd && u[j].X == u[j - 1].X + (int64_t)u[j - 1].T * D && u[j].graph &&
+           u[j].graph->start >= 0 && r + u[j].T <= max_rows) {
+      r += u[j].T;
+      j++;
+    }
+  *rows = r;
+  return j;
+}
 
 /* Utterance x aligned on LL [x->T x P] with decoder dec (see gh_am_aligner.align). */
 static void align_one(gh_decoder *dec, const gh_am_align_params *p, gh_am_align_utt *x, const float *LL) {
   const gh_transition_model *tm = p->model->trans;
   const int32_t P = p->model->num_pdfs;
   gh_dec_graph *g = x->graph;
-  for (int64_t k = 0; k < g->num_arcs; ++k) {
-    const int32_t l = g->arcs[k].ilabel;
-    g->arcs[k].weight = (l >= 1 && l <= tm->num_tids) ? x->base_weight[k] + -p->tlp[l] : x->base_weight[k];
-  }
+  set_weights(p, x);
   gh_dec_opts dopts;
   gh_dec_opts_default(&dopts);
   gh_decoder_reset(dec);
@@ -154,9 +178,8 @@ static double cpu_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_ali
    * then the run's utterances decoded on the OpenMP threads, one decoder
    * each (every utterance's result is its own: the same for any number of
    * threads) */
-  const char *how = getenv("GH_AM_SCORE");
-  const int by_block = !(how && !strcmp(how, "utt"));
-  double t_score = 0;
+  gh_block_scorer sc;
+  gh_block_scorer_init(&sc, p->b, p->dm, D, P, 0);
   for (int32_t i = 0; i < n; ++i) u[i].ok = u[i].retried = 0, u[i].like = 0;
   int32_t i = 0;
   while (i < n) {
@@ -164,29 +187,17 @@ static double cpu_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_ali
       i++;
       continue;
     }
-    int64_t rows = u[i].T;
-    int32_t j = i + 1;
-    if (by_block)
-      while (j < n && u[j].dd == u[i].dd && u[j].X == u[j - 1].X + (int64_t)u[j - 1].T * D &&
-             u[j].graph && u[j].graph->start >= 0 && (rows + u[j].T) * (int64_t)P <= GH_AM_SCORE_FLOATS) {
-        rows += u[j].T;
-        j++;
-      }
-    if ((size_t)rows * P > c->cap) {
-      c->cap = (size_t)rows * P;
-      c->LL = gh_realloc(c->LL, c->cap * sizeof(float));
-    }
-    const double t0 = gh_seconds();
-    gh_backend_loglikes_rows(p->b, p->dm, u[i].dd, u[i].X - (int64_t)u[i].row0 * D, D, u[i].row0, (int32_t)rows, c->LL,
-                             P, P);
-    t_score += gh_seconds() - t0;
-    const float *LL = c->LL;
+    int64_t rows;
+    const int32_t j = run_end(u, i, n, D, sc.max_rows, &rows);
+    const float *LL = gh_block_scorer_rows(&sc, u[i].dd, u[i].X - (int64_t)u[i].row0 * D, u[i].row0, rows);
     const int32_t i0 = i;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(c->ndec)
     for (int32_t k = i0; k < j; ++k)
       align_one(c->dec[omp_get_thread_num()], p, &u[k], LL + (u[k].X - u[i0].X) / D * P);
     i = j;
   }
+  const double t_score = sc.seconds;
+  gh_block_scorer_free(&sc);
   return t_score;
 }
 
@@ -194,7 +205,6 @@ static void cpu_free(gh_am_aligner *a) {
   cpu_aligner *c = a->ctx;
   for (int32_t k = 0; k < c->ndec; ++k) gh_decoder_free(c->dec[k]);
   free(c->dec);
-  free(c->LL);
   free(c);
   free(a);
 }
@@ -210,6 +220,106 @@ gh_am_aligner *gh_am_aligner_cpu(void) {
   a->ctx = c;
   a->align = cpu_align;
   a->free = cpu_free;
+  return a;
+}
+
+/* ------------------------------------------------------------------ */
+/* The batched exact aligner on the device */
+
+typedef struct {
+  int32_t batch_size;
+  float acoustic_scale;
+  gh_am_align_utt **q; /* the utterances given to the batched aligner, in its order */
+  int32_t nq, head, cap;
+} exact_aligner;
+
+/* gh_aligner_cb: the result of the next queued utterance. */
+static void exact_result(void *user, const char *key, int32_t T, const gh_dec_path *path) {
+  exact_aligner *c = user;
+  gh_am_align_utt *x = c->q[c->head++];
+  if (!path) {
+    gh_warn("Did not successfully decode file %s, len = %d", key, T);
+    return;
+  }
+  if (path->num_ilabels != T)
+    gh_die("internal: utterance %s: alignment of %d transition-ids for %d frames", key, path->num_ilabels, T);
+  memcpy(x->ali, path->ilabels, sizeof(int32_t) * (size_t)T);
+  x->like = -(double)((path->graph_cost + path->ac_cost) / c->acoustic_scale);
+  x->ok = 1;
+}
+
+static void graph_copy(gh_dec_graph *dst, const gh_dec_graph *g) {
+  *dst = *g;
+  dst->arc_start = gh_malloc(((size_t)g->num_states + 1) * sizeof(int64_t));
+  memcpy(dst->arc_start, g->arc_start, ((size_t)g->num_states + 1) * sizeof(int64_t));
+  dst->arcs = gh_malloc((size_t)(g->num_arcs ? g->num_arcs : 1) * sizeof(gh_dec_arc));
+  memcpy(dst->arcs, g->arcs, (size_t)g->num_arcs * sizeof(gh_dec_arc));
+  dst->final = gh_malloc((size_t)(g->num_states ? g->num_states : 1) * sizeof(float));
+  memcpy(dst->final, g->final, (size_t)g->num_states * sizeof(float));
+}
+
+static double exact_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_align_utt *u, int32_t n) {
+  exact_aligner *c = a->ctx;
+  const gh_transition_model *tm = p->model->trans;
+  const int32_t P = p->model->num_pdfs, D = p->model->dim;
+  if (n > c->cap) {
+    c->cap = n;
+    c->q = gh_realloc(c->q, sizeof(gh_am_align_utt *) * (size_t)n);
+  }
+  c->nq = c->head = 0;
+  c->acoustic_scale = p->acoustic_scale;
+  /* gmm-align-compiled --exact's settings: 1 GB of back-pointers per utterance before checkpoints */
+  const gh_aligner_opts ao = {c->batch_size, (int64_t)1 << 28, 0, (int64_t)1 << 30};
+  gh_aligner *al = gh_aligner_new(p->b, &ao, P, tm->id2pdf, tm->num_tids, p->acoustic_scale, exact_result, c);
+  gh_block_scorer sc;
+  gh_block_scorer_init(&sc, p->b, p->dm, D, P, 0);
+  for (int32_t i = 0; i < n; ++i) u[i].ok = u[i].retried = 0, u[i].like = 0;
+  int32_t i = 0;
+  while (i < n) {
+    if (!u[i].graph || u[i].graph->start < 0) {
+      i++;
+      continue;
+    }
+    int64_t rows;
+    const int32_t j = run_end(u, i, n, D, sc.max_rows, &rows);
+    const float *LL = gh_block_scorer_rows(&sc, u[i].dd, u[i].X - (int64_t)u[i].row0 * D, u[i].row0, rows);
+    for (int32_t k = i; k < j; ++k) {
+      gh_am_align_utt *x = &u[k];
+      set_weights(p, x);
+      const int32_t min_frames = gh_dec_graph_min_frames(x->graph);
+      if (min_frames < 0 || x->T < min_frames) { /* the exact search fails for nothing else */
+        gh_warn("Did not successfully decode file %s, len = %d", x->key, x->T);
+        continue;
+      }
+      gh_dec_graph g;
+      graph_copy(&g, x->graph);
+      c->q[c->nq++] = x;
+      gh_aligner_add(al, x->key, &g, LL + (x->X - u[i].X) / D * P, x->T);
+    }
+    i = j;
+  }
+  gh_aligner_free(al, NULL);
+  if (c->head != c->nq) gh_die("internal: %d of %d utterances came back from the batched aligner", c->head, c->nq);
+  const double t_score = sc.seconds;
+  gh_block_scorer_free(&sc);
+  return t_score;
+}
+
+static void exact_free(gh_am_aligner *a) {
+  exact_aligner *c = a->ctx;
+  free(c->q);
+  free(c);
+  free(a);
+}
+
+gh_am_aligner *gh_am_aligner_exact(int32_t batch_size) {
+  gh_am_aligner *a = gh_calloc(1, sizeof *a);
+  exact_aligner *c = gh_calloc(1, sizeof *c);
+  c->batch_size = batch_size > 0 ? batch_size : 1;
+  a->name = "exact (drivers/align batched Viterbi on the backend)";
+  a->ctx = c;
+  a->align = exact_align;
+  a->free = exact_free;
   return a;
 }
 
@@ -242,38 +352,6 @@ struct gh_am_trainer {
   gh_am_align_utt *au;
   int64_t n0;                   /* initial Gaussians */
 };
-
-/* Kaldi GetScaledTransitionLogProb for every transition-id ([0] unused), in
- * Kaldi's float arithmetic (gmm-align-compiled's). */
-static float *scaled_log_probs(const gh_transition_model *tm, float transition_scale, float self_loop_scale) {
-  float *out = gh_calloc((size_t)tm->num_tids + 1, sizeof(float));
-  float *nsl = gh_calloc((size_t)tm->num_tuples + 1, sizeof(float));
-  for (int32_t ts = 1; ts <= tm->num_tuples; ++ts) {
-    nsl[ts] = 0.0f;
-    for (int32_t tid = tm->state2id[ts]; tid < tm->state2id[ts + 1]; ++tid)
-      if (gh_transition_is_self_loop(tm, tid)) {
-        const float p = expf(gh_transition_log_prob(tm, tid));
-        float q = (float)(1.0 - (double)p);
-        if (q <= 0.0f) q = 1.0e-10f;
-        nsl[ts] = logf(q);
-      }
-  }
-  for (int32_t tid = 1; tid <= tm->num_tids; ++tid) {
-    const float lp = gh_transition_log_prob(tm, tid);
-    if (transition_scale == self_loop_scale) {
-      out[tid] = lp * transition_scale;
-    } else if (gh_transition_is_self_loop(tm, tid)) {
-      out[tid] = self_loop_scale * lp;
-    } else {
-      const float nn = nsl[gh_transition_tid2tstate(tm, tid)];
-      const float a = self_loop_scale * nn, bb = lp - nn;
-      const float c = transition_scale * bb;
-      out[tid] = a + c;
-    }
-  }
-  free(nsl);
-  return out;
-}
 
 static int cmp_i32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -503,7 +581,7 @@ static void boosted_model(const gh_am_trainer *t, gh_gmm_set *out) {
 static void realign(gh_am_trainer *t, int32_t x, gh_am_pass_stats *st) {
   gh_gmm_set am;
   boosted_model(t, &am);
-  float *tlp = scaled_log_probs(am.trans, t->o.transition_scale, t->o.self_loop_scale);
+  float *tlp = gh_transition_scaled_log_probs(am.trans, t->o.transition_scale, t->o.self_loop_scale);
   gh_dev_model *dm = t->b->ops->gmm->model_upload(t->b, &am);
   gh_am_align_params p = {t->b, dm, &am, tlp, x == 1 ? t->o.initial_beam : t->o.regular_beam, t->o.retry_beam,
                           t->o.acoustic_scale};

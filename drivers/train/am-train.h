@@ -44,14 +44,15 @@
  * differ as two train_mono.sh runs with different --nj do).
  *
  * The aligner is an interface (gh_am_aligner): the CPU decoder of lib/decoder
- * (Kaldi's FasterDecoder semantics) now, a batched device aligner later; it is
+ * (Kaldi's FasterDecoder semantics), or the batched exact aligner of
+ * drivers/align on the backend (gmm-train-mono --exact); it is
  * given every utterance of the rank at once, with its resident frames.  The
  * CPU aligner scores the GMMs of consecutive utterances of a block in one
- * backend call (up to 2^26 loglikes; from the resident frames where the
+ * backend call (drivers/align/score-block.h; from the resident frames where the
  * backend has loglikes_data), then decodes them on the OpenMP threads (one
  * decoder each; the results do not depend on the threads); GH_AM_SCORE=utt
  * in the environment scores each utterance alone, as gmm-align-compiled
- * (the same values: the test compares the models).
+ * --block-frames=1 does (the same values: the test compares the models).
  */
 #ifndef GH_AM_TRAIN_H
 #define GH_AM_TRAIN_H
@@ -126,6 +127,13 @@ typedef struct gh_am_aligner {
  * the backend, gh_backend_loglikes_rows, a block's run of utterances at a time),
  * as gmm-align-compiled. */
 gh_am_aligner *gh_am_aligner_cpu(void);
+/* The batched exact aligner (drivers/align/align-batch.h: the backend's
+ * align_batch, batch_size utterances at a time, loglikes scored as the CPU
+ * aligner's): exact Viterbi, no pruning (the params' beams ignored), the
+ * alignments and likelihoods of the CPU aligner with an infinite beam
+ * (GH_DEC_EXACT); an utterance fails only when no path of its frames
+ * exists (too few frames for its transcript).  retried is always 0. */
+gh_am_aligner *gh_am_aligner_exact(int32_t batch_size);
 
 /* ---- Kaldi's gmm-init-mono ---- */
 /* The monophone model of topology topo (gh_topology_read) with the phone sets

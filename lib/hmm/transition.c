@@ -739,3 +739,33 @@ int32_t gh_transition_pair_to_tid(const gh_transition_model *tm, int32_t tstate,
            tm->state2id[tstate + 1] - tm->state2id[tstate]);
   return tm->state2id[tstate] + index;
 }
+
+float *gh_transition_scaled_log_probs(const gh_transition_model *tm, float transition_scale, float self_loop_scale) {
+  float *out = gh_calloc((size_t)tm->num_tids + 1, sizeof(float));
+  float *nsl = gh_calloc((size_t)tm->num_tuples + 1, sizeof(float)); /* per transition-state */
+  for (int32_t ts = 1; ts <= tm->num_tuples; ++ts) {
+    nsl[ts] = 0.0f;
+    for (int32_t tid = tm->state2id[ts]; tid < tm->state2id[ts + 1]; ++tid)
+      if (gh_transition_is_self_loop(tm, tid)) {
+        const float p = expf(gh_transition_log_prob(tm, tid));
+        float q = (float)(1.0 - (double)p);
+        if (q <= 0.0f) q = 1.0e-10f;
+        nsl[ts] = logf(q);
+      }
+  }
+  for (int32_t tid = 1; tid <= tm->num_tids; ++tid) {
+    const float lp = gh_transition_log_prob(tm, tid);
+    if (transition_scale == self_loop_scale) {
+      out[tid] = lp * transition_scale;
+    } else if (gh_transition_is_self_loop(tm, tid)) {
+      out[tid] = self_loop_scale * lp;
+    } else {
+      const float n = nsl[gh_transition_tid2tstate(tm, tid)];
+      const float a = self_loop_scale * n, b = lp - n;
+      const float c = transition_scale * b;
+      out[tid] = a + c;
+    }
+  }
+  free(nsl);
+  return out;
+}

@@ -143,4 +143,14 @@ void gh_transition_mle_update(gh_transition_model *tm, const double *stats, int3
                               float min_count, double *objf_impr, double *count, int32_t *num_floored,
                               int32_t *num_skipped);
 
+/* Kaldi's TransitionModel::GetScaledTransitionLogProb for every transition-id:
+ * returns out[num_tids + 1] (out[0] = 0; the caller frees), natural log,
+ * per transition, in Kaldi's float arithmetic: self-loops self_loop_scale x
+ * log-prob; the others transition_scale x (log-prob - log(1 - self-loop
+ * prob)) + self_loop_scale x log(1 - self-loop prob) (1e-10 for a
+ * non-positive 1 - p); log-prob x scale when the two scales are equal.  The
+ * graph weights of gmm-align-compiled and of the resident trainer's
+ * realignment (Kaldi's AddTransitionProbs). */
+float *gh_transition_scaled_log_probs(const gh_transition_model *tm, float transition_scale, float self_loop_scale);
+
 #endif

@@ -6,7 +6,9 @@
 # decoder (--batch-size=0) on the CPU backend and on $ALIGN_DEVICE (default opencl: PoCL here;
 # test/run-gpu.sh runs this file with ALIGN_DEVICE=cuda); a long utterance made by
 # concatenating 30 utterances and their transcripts (1.5 minutes of audio; test_align.c checks 40,000 frames) aligned with
-# checkpointed back-pointers equals the whole back-pointers.
+# checkpointed back-pointers equals the whole back-pointers; the GMMs of a block of utterances scored
+# in one backend call (--block-frames) and searched on the OpenMP threads give the per-utterance
+# calls' bytes in both modes.
 
 setup_file() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
@@ -115,4 +117,33 @@ kaldiio.save_ark("short.ark", f)'
   run gmm-align-compiled --exact --batch-size=-1 "$MDL" ark:graphs.ark ark:feats.ark ark:/dev/null
   [ "$status" -eq 1 ]
   [[ "$output" == *"--batch-size"* ]]
+}
+
+@test "gmm-align-compiled: a block scored in one call and searched on the threads = one utterance at a time (beam, exact; cpu, device)" {
+  # --block-frames=1: each utterance alone in its backend call (the per-utterance scoring); 2000: blocks of
+  # several utterances, a block boundary inside the archive; default (65536): all 300 utterances in few calls
+  for dev in cpu $DEV; do
+    for mode in "--beam=10 --retry-beam=40" "--exact"; do
+      for bf in 1 2000 65536; do
+        gmm-align-compiled $SCALES $mode --device=$dev --block-frames=$bf "$MDL" ark:graphs.ark ark:feats.ark \
+          ark,t:blk.$bf.ali ark,t:blk.$bf.scores --write-per-frame-acoustic-loglikes=ark,t:blk.$bf.frames 2> blk.$bf.log
+        grep -q 'Done 300, errors on 0' blk.$bf.log
+        grep -E 'Log-like per frame|Overall|Retried' blk.$bf.log | sed 's/.*LOG[^:]*: //' > blk.$bf.lines
+      done
+      # the block's searches on one thread instead of all (each utterance's result is its own)
+      OMP_NUM_THREADS=1 gmm-align-compiled $SCALES $mode --device=$dev "$MDL" ark:graphs.ark ark:feats.ark \
+        ark,t:blk.t1.ali ark,t:blk.t1.scores --write-per-frame-acoustic-loglikes=ark,t:blk.t1.frames 2> blk.t1.log
+      grep -E 'Log-like per frame|Overall|Retried' blk.t1.log | sed 's/.*LOG[^:]*: //' > blk.t1.lines
+      for bf in 2000 65536 t1; do
+        cmp blk.1.ali blk.$bf.ali
+        cmp blk.1.scores blk.$bf.scores
+        cmp blk.1.frames blk.$bf.frames
+        cmp blk.1.lines blk.$bf.lines
+      done
+      [ "$(wc -l < blk.1.lines)" -eq 302 ]
+    done
+  done
+  run gmm-align-compiled --block-frames=0 "$MDL" ark:graphs.ark ark:feats.ark ark:/dev/null
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--block-frames must be >= 1 (got 0)"* ]]
 }

@@ -20,6 +20,11 @@
 #     byte-identical, the alignments and per-pass log-likelihoods identical;
 #     the GMMs scored per utterance (GH_AM_SCORE=utt) and decoded on one
 #     thread: final.mdl byte-identical;
+#   - --exact (the batched exact aligner of drivers/align, align_batch of the CPU backend) against
+#     --exact --batch-size=0 (lib/decoder's decoder, infinite beam): final.mdl, final.occs,
+#     alignments and per-pass log-likelihoods byte-identical; R = 2 ranks the same as R = 1; on PoCL
+#     (align_batch of the OpenCL backend) the CPU --exact run's figures within the tolerances below
+#     (measured: 200 of 200 phone sequences);
 #   - --device=opencl (PoCL) against the CPU run: log-likelihoods within 1e-6,
 #     phone sequences >= 99% identical, models within compare_gmms --rel-tol 1e-3;
 #   - bad input: a lang file missing, features of two dimensions: one error
@@ -127,6 +132,30 @@ phones_of() { ali-to-phones "$1/final.mdl" "ark:gunzip -c $1/ali.*.gz|" ark,t:- 
   done
 }
 
+@test "gmm-train-mono --exact: the batched exact aligner gives lib/decoder's exact decoder's model; R = 1, 2" {
+  opts=()
+  for ((i = 0; i < ${#OPTS[@]}; i += 2)); do opts+=("${OPTS[i]}=${OPTS[i + 1]}"); done
+  # the batched aligner (drivers/align, the CPU backend's align_batch) against lib/decoder's one-utterance
+  # decoder with an infinite beam (--batch-size=0)
+  run gmm-train-mono --device=cpu --exact --block-frames=3000 "${opts[@]}" data/sub data/lang exp/x1
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  run gmm-train-mono --device=cpu --exact --batch-size=0 --block-frames=3000 "${opts[@]}" data/sub data/lang exp/x0
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  cmp exp/x1/final.mdl exp/x0/final.mdl
+  cmp exp/x1/final.occs exp/x0/final.occs
+  diff <(gunzip -c exp/x1/ali.*.gz) <(gunzip -c exp/x0/ali.*.gz)
+  diff <(grep -v '^#' exp/x1/log/train.log | cut -d' ' -f1-4) <(grep -v '^#' exp/x0/log/train.log | cut -d' ' -f1-4)
+  # every utterance aligned on every realignment pass (no beam to fail for)
+  [ "$(gunzip -c exp/x1/ali.*.gz | wc -l)" -eq "$(wc -l < data/sub/text)" ]
+  command -v mpirun >/dev/null || skip "no mpirun (Open MPI: tools/install-deps.sh)"
+  run mpirun --oversubscribe -np 2 gmm-train-mono --device=cpu --exact --block-frames=3000 "${opts[@]}" data/sub \
+    data/lang exp/x2
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  cmp exp/x1/final.mdl exp/x2/final.mdl
+  cmp exp/x1/final.occs exp/x2/final.occs
+  diff <(gunzip -c exp/x1/ali.*.gz | sort) <(gunzip -c exp/x2/ali.*.gz | sort)
+}
+
 @test "gmm-train-mono: a missing lang file, features of two dimensions" {
   mkdir -p bad && cp -r data/lang bad/lang && rm bad/lang/L.fst
   run gmm-train-mono --device=cpu --num-iters=2 data/sub bad/lang exp/bad1
@@ -167,4 +196,24 @@ phones_of() { ali-to-phones "$1/final.mdl" "ark:gunzip -c $1/ali.*.gz|" ark,t:- 
   echo "OpenCL: phone sequences identical on $same of $n utterances" >&3
   [ $((100 * same)) -ge $((99 * n)) ]
   utils/compare_gmms.sh --rel-tol 1e-3 exp/r1/final.mdl exp/ocl/final.mdl
+}
+
+@test "gmm-train-mono --exact --device=opencl (PoCL): the batched aligner on the device, the CPU run's model" {
+  [ -f exp/x1/final.mdl ] || skip "needs the --exact test's exp/x1"
+  gmm-score-gpu --device=opencl exp/x1/final.mdl "ark:copy-feats scp:data/sub/feats.scp ark:- | add-deltas ark:- ark:- |" \
+    ark:/dev/null 2>probe.log || skip "no OpenCL device: $(tail -1 probe.log)"
+  opts=()
+  for ((i = 0; i < ${#OPTS[@]}; i += 2)); do opts+=("${OPTS[i]}=${OPTS[i + 1]}"); done
+  run gmm-train-mono --device=opencl --exact --block-frames=3000 "${opts[@]}" data/sub data/lang exp/xocl
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # the GMM scores differ from the CPU's in float rounding only: the tolerances of the beam test above
+  paste <(grep -v '^#' exp/x1/log/train.log | cut -d' ' -f2,3) <(grep -v '^#' exp/xocl/log/train.log | cut -d' ' -f2,3) |
+    awk '{ d = ($1 - $3) / $1; if (d < 0) d = -d; if (d > 1e-6 || $2 != $4) bad = 1 } END { exit bad }'
+  phones_of exp/x1 > x1.phones
+  phones_of exp/xocl > xocl.phones
+  n=$(wc -l < x1.phones)
+  same=$(comm -12 x1.phones xocl.phones | wc -l)
+  echo "OpenCL --exact: phone sequences identical on $same of $n utterances" >&3
+  [ $((100 * same)) -ge $((99 * n)) ]
+  utils/compare_gmms.sh --rel-tol 1e-3 exp/x1/final.mdl exp/xocl/final.mdl
 }
