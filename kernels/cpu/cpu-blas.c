@@ -201,7 +201,11 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
    * pdf within its budget (tests: numerics.bats, fuzz_numerics). */
   const int white = (int)gh_env_int("GH_CPU_WHITE", 0, 0, 2);
   int32_t nexact = 0;
-#pragma omp parallel
+  /* threads only where the rows are worth it (gemm-forms.c's rule): a small
+   * model's upload is microseconds, and a parallel region on a loaded host
+   * costs milliseconds (bench/RESULTS.md Y3) */
+  const int64_t Gt = m->Gd + m->Gf;
+#pragma omp parallel if (Gt * (m->Gf ? (int64_t)D * D * D : (int64_t)D * 64) >= ((int64_t)1 << 22))
   {
     double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D + m->Kf));
     double *mu = work + gh_gauss_work_size(D), *ad = mu + D;
