@@ -264,13 +264,17 @@ int32_t gh_pairs_check(const gh_frame_pdf *pairs, int64_t npairs, int32_t T) {
 }
 
 /* Chunks of pairs for gh_pairs_sort_by_pdf's threads: one per thread, and
- * none below 2^16 pairs (the counts' per-thread tables cost P each). */
+ * none below 2^19 pairs (about 3.5 ms of one thread's work; the counts'
+ * per-thread tables cost P each).  Each pass is one static chunk per
+ * thread, so a smaller chunk mostly waited for a descheduled thread on a
+ * loaded host: hmm-train's 360,008 pairs of GaussianHMM(8) took 0.06-0.11 s
+ * on 2 threads against 0.0025 s on one (bench/RESULTS.md Y3). */
 static int pair_chunks(int64_t npairs) {
   int n = 1;
 #ifdef _OPENMP
   n = omp_get_max_threads();
 #endif
-  while (n > 1 && npairs / n < ((int64_t)1 << 16)) --n;
+  while (n > 1 && npairs / n < ((int64_t)1 << 19)) --n;
   return n;
 }
 

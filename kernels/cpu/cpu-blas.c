@@ -201,7 +201,11 @@ static gh_dev_model *blas_model_upload(gh_backend *b, const gh_gmm_set *s) {
    * pdf within its budget (tests: numerics.bats, fuzz_numerics). */
   const int white = (int)gh_env_int("GH_CPU_WHITE", 0, 0, 2);
   int32_t nexact = 0;
-#pragma omp parallel
+  /* threads only where the rows are worth it (gemm-forms.c's rule): a small
+   * model's upload is microseconds, and a parallel region on a loaded host
+   * costs milliseconds (bench/RESULTS.md Y3) */
+  const int64_t Gt = m->Gd + m->Gf;
+#pragma omp parallel if (Gt * (m->Gf ? (int64_t)D * D * D : (int64_t)D * 64) >= ((int64_t)1 << 22))
   {
     double *work = gh_malloc(sizeof(double) * (size_t)(gh_gauss_work_size(D) + D + m->Kf));
     double *mu = work + gh_gauss_work_size(D), *ad = mu + D;
@@ -567,13 +571,19 @@ static double estep_chunk(const blas_model *m, const blas_data *d, int32_t p, in
 }
 
 /* Pairs of one pdf are cut into parts of PART_CHUNKS chunks from the pdf's
- * first pair; a part's statistics are summed chunk by chunk from zero, and
- * the parts are added to the accumulators in part order.  The cut depends
- * on the data only, so the accumulators are the same bits whatever the
- * thread count (parts run in parallel, each into its thread's buffer, in
- * waves of as many parts as threads; a wave's buffers are added in part
- * order) -- and a pdf with one part costs one extra G x K addition. */
+ * first pair; a part's statistics are summed chunk by chunk from zero into
+ * its own buffer, and a pdf's parts are added to its accumulators in part
+ * order.  The cut depends on the data only, so the accumulators are the
+ * same bits whatever the thread count.  The parts of all pdfs, in (pdf,
+ * part) order, run in waves of at most WAVE_DOUBLES buffer doubles (at
+ * least one part): one parallel loop per wave (dynamic schedule), then the
+ * wave's buffers added in order.  One wave covers a small model's whole
+ * E-step (8 pdfs of 45,000 pairs: 88 parts), so the threads meet at one
+ * barrier per call instead of one per nth parts of each pdf -- on a loaded
+ * 2-core host each barrier waited for a descheduled thread (bench/RESULTS.md
+ * Y3). */
 enum { PART_CHUNKS = 16 };
+#define WAVE_DOUBLES ((int64_t)8 << 20)
 
 static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) {
   blas_model *m = (blas_model *)dm;
@@ -585,63 +595,64 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   const int32_t np = d->max_pdf + 1;
   const int nth = ctx->threads;
   const int64_t part_pairs = (int64_t)CHUNK_PAIRS * PART_CHUNKS;
-  const size_t maxGK = (size_t)(m->maxG > 0 ? m->maxG : 1) * (m->Kf > m->Kd ? m->Kf : m->Kd);
   double *tot = gh_calloc((size_t)np + 1, sizeof(double));
-  double *part = gh_malloc(sizeof(double) * (size_t)nth * maxGK);
-  double *ptot = gh_calloc(nth, sizeof(double));
   int64_t ncand = 0; /* Gaussians within GH_CAND_NATS of their pair's best, summed over the pairs */
-  /* One-part pdfs: each by one thread into its buffer, then into A (no
-   * other item touches that pdf). */
-#pragma omp parallel num_threads(nth) reduction(+ : ncand)
-  {
-    scratch s = {0};
-    double *P = part + (size_t)omp_get_thread_num() * maxGK;
-#pragma omp for schedule(dynamic, 1)
-    for (int32_t p = 0; p < np; ++p) {
-      const int64_t n = d->off[p + 1] - d->off[p];
-      if (n == 0 || m->G[p] == 0 || m->exact[p] == 2 || n > part_pairs) continue;
-      const int32_t K = m->full[p] ? m->Kf : m->Kd;
-      const size_t GK = (size_t)m->G[p] * K;
-      memset(P, 0, sizeof(double) * GK);
-      double t = 0.0;
-      for (int64_t k = 0; k < n; k += CHUNK_PAIRS)
-        t += estep_chunk(m, d, p, d->off[p] + k, (int)(n - k < CHUNK_PAIRS ? n - k : CHUNK_PAIRS), &s, P, &ncand);
-      double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * K;
-      for (size_t e = 0; e < GK; ++e) A[e] += P[e];
-      tot[p] = t;
-    }
-    scratch_free(&s);
-  }
-  /* Pdfs of several parts: waves of nth parts in parallel, each wave's
-   * buffers added in part order. */
+  /* the parts: pdf, first pair (relative to the pdf's), buffer offset */
+  int64_t nparts = 0;
   for (int32_t p = 0; p < np; ++p) {
     const int64_t n = d->off[p + 1] - d->off[p];
-    if (n <= part_pairs || m->G[p] == 0 || m->exact[p] == 2) continue;
-    const int32_t K = m->full[p] ? m->Kf : m->Kd;
-    const size_t GK = (size_t)m->G[p] * K;
-    double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * K;
-    const int64_t nparts = (n + part_pairs - 1) / part_pairs;
-    for (int64_t w0 = 0; w0 < nparts; w0 += nth) {
-      const int wn = (int)(nparts - w0 < nth ? nparts - w0 : nth);
-#pragma omp parallel for num_threads(nth) schedule(static, 1) reduction(+ : ncand)
-      for (int q = 0; q < wn; ++q) {
-        scratch s = {0};
-        double *P = part + (size_t)q * maxGK;
-        memset(P, 0, sizeof(double) * GK);
-        const int64_t k0 = (w0 + q) * part_pairs, k1 = k0 + part_pairs < n ? k0 + part_pairs : n;
+    if (n > 0 && m->G[p] > 0 && m->exact[p] != 2) nparts += (n + part_pairs - 1) / part_pairs;
+  }
+  int32_t *ppdf = gh_malloc(sizeof(int32_t) * (size_t)(nparts + 1));
+  int64_t *pk0 = gh_malloc(sizeof(int64_t) * (size_t)(nparts + 1));
+  int64_t *pbuf = gh_malloc(sizeof(int64_t) * (size_t)(nparts + 1));
+  double *pt = gh_malloc(sizeof(double) * (size_t)(nparts + 1));
+  for (int32_t p = 0, q = 0; p < np; ++p) {
+    const int64_t n = d->off[p + 1] - d->off[p];
+    if (n == 0 || m->G[p] == 0 || m->exact[p] == 2) continue;
+    for (int64_t k0 = 0; k0 < n; k0 += part_pairs, ++q) { ppdf[q] = p; pk0[q] = k0; }
+  }
+  double *buf = NULL;
+  int64_t buf_cap = 0;
+  for (int64_t q0 = 0; q0 < nparts;) {
+    int64_t q1 = q0, nb = 0;
+    while (q1 < nparts) {
+      const int32_t p = ppdf[q1];
+      const int64_t GK = (int64_t)m->G[p] * (m->full[p] ? m->Kf : m->Kd);
+      if (q1 > q0 && nb + GK > WAVE_DOUBLES) break;
+      pbuf[q1++] = nb;
+      nb += GK;
+    }
+    if (nb > buf_cap) { free(buf); buf_cap = nb; buf = gh_malloc(sizeof(double) * (size_t)nb); }
+#pragma omp parallel num_threads(q1 - q0 < nth ? (int)(q1 - q0) : nth) reduction(+ : ncand)
+    {
+      scratch s = {0};
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t q = q0; q < q1; ++q) {
+        const int32_t p = ppdf[q];
+        const int64_t n = d->off[p + 1] - d->off[p];
+        const int64_t k0 = pk0[q], k1 = k0 + part_pairs < n ? k0 + part_pairs : n;
+        double *P = buf + pbuf[q];
+        memset(P, 0, sizeof(double) * (size_t)m->G[p] * (m->full[p] ? m->Kf : m->Kd));
         double t = 0.0;
         for (int64_t k = k0; k < k1; k += CHUNK_PAIRS)
           t += estep_chunk(m, d, p, d->off[p] + k, (int)(k1 - k < CHUNK_PAIRS ? k1 - k : CHUNK_PAIRS), &s, P, &ncand);
-        ptot[q] = t;
-        scratch_free(&s);
+        pt[q] = t;
       }
-      for (int q = 0; q < wn; ++q) {
-        const double *P = part + (size_t)q * maxGK;
-        for (size_t e = 0; e < GK; ++e) A[e] += P[e];
-        tot[p] += ptot[q];
-      }
+      scratch_free(&s);
     }
+    for (int64_t q = q0; q < q1; ++q) {
+      const int32_t p = ppdf[q];
+      const int32_t K = m->full[p] ? m->Kf : m->Kd;
+      const size_t GK = (size_t)m->G[p] * K;
+      double *A = (m->full[p] ? m->Af : m->Ad) + (size_t)m->row[p] * K;
+      const double *P = buf + pbuf[q];
+      for (size_t e = 0; e < GK; ++e) A[e] += P[e];
+      tot[p] += pt[q];
+    }
+    q0 = q1;
   }
+  free(buf); free(ppdf); free(pk0); free(pbuf); free(pt);
   /* pdfs in the reference form: their pairs, renumbered, on the reference backend */
   int64_t nr = 0;
   for (int32_t j = 0; j < m->nref; ++j)
@@ -670,7 +681,7 @@ static double blas_accumulate(gh_backend *b, gh_dev_model *dm, gh_dev_data *dd) 
   }
   b->cand_pairs += counted;
   b->cand_gauss += ncand;
-  free(part); free(ptot); free(tot);
+  free(tot);
   return total;
 }
 

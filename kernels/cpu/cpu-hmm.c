@@ -18,6 +18,21 @@
  * absolute precision even at |log P| ~ 1e6 (10,000+ frames), so no
  * per-frame renormalisation is needed here; the scaled variant (eqs. 91-92)
  * normalises alpha to sum 1 every frame and adds the logs of the scales.
+ *
+ * Dense graphs (at least DENSE_ARCS arcs per state: ergodic HMMs of a few
+ * states) take the same log-sum-exps with the exponentials factored out of
+ * the arcs: with m = max_i alpha_{t-1}(i),
+ *   alpha_t(j) = m + log sum_{i->j} exp(alpha_{t-1}(i) - m) p_ij + b_j(o_t),
+ * p_ij = exp(a_ij) computed once per graph, so a frame costs S exp + S log
+ * instead of one exp per arc (the same for beta with the max over
+ * b_j(o_{t+1}) + beta_{t+1}(j), and xi_t(i->j) = exp(alpha_t(i) + M - log P)
+ * p_ij exp(w_j - M), w_j = b_j(o_{t+1}) + beta_{t+1}(j), M = max_j w_j).
+ * A sum below DENSE_TINY (where underflowed terms could matter: a state
+ * reachable only from states hundreds of nats behind the best), an arc of
+ * p_ij below 1e-300, or a factor exp(alpha_t(i) + M - log P) beyond e^700
+ * takes the per-arc form above, so the results differ from it by rounding
+ * only (about 1e-15 relative).  GaussianHMM(8) of bench/RESULTS.md Y3:
+ * forward-backward 0.066 -> 0.039 s per iteration (45,001 frames, 2 threads).
  */
 #include "backend.h"
 #include "base/gh-base.h"
@@ -35,8 +50,12 @@ typedef struct {
   float *init, *final, *arc_logp;
   int32_t *out_off;    /* [S + 1] CSR of outgoing arcs (by source) */
   int32_t *out_arc;    /* [A] arc indices, grouped by source */
-  double *arc_p;       /* [A] exp(arc_logp) for the scaled forward */
+  double *arc_p;       /* [A] exp(arc_logp) for the scaled forward and the dense form */
+  int dense;           /* A >= DENSE_ARCS S: the factored log-sum-exps (header) */
 } cpu_graph;
+
+enum { DENSE_ARCS = 4 };
+#define DENSE_TINY 1e-280
 
 struct gh_dev_hmm {
   int32_t num_graphs;
@@ -76,6 +95,7 @@ gh_dev_hmm *gh_cpu_hmm_upload(gh_backend *b, const gh_hmm_graph *const *graphs, 
     memcpy(fill, c->out_off, (S + 1) * sizeof(int32_t));
     for (int32_t a = 0; a < A; ++a) c->out_arc[fill[s->arc_src[a]]++] = a;
     free(fill);
+    c->dense = (int64_t)A >= (int64_t)DENSE_ARCS * S && S > 0;
     c->g = *s;
     c->g.pdf = c->pdf; c->g.init = c->init; c->g.final = c->final; c->g.in_off = c->in_off;
     c->g.arc_src = c->arc_src; c->g.arc_dst = c->arc_dst; c->g.arc_logp = c->arc_logp;
@@ -111,16 +131,32 @@ static const cpu_graph *utt_graph(gh_dev_hmm *h, const gh_hmm_batch *bt, int32_t
   return c;
 }
 
-/* Log-domain forward of one utterance; alpha (double [T x S]) optional. */
+/* Log-domain forward of one utterance; alpha (double [T x S]) optional;
+ * ex: [S] scratch for the dense form. */
 static double forward_log(const cpu_graph *c, const float *ll, int32_t P, int64_t T, double *alpha,
-                          double *prev, double *cur) {
+                          double *prev, double *cur, double *ex) {
   int32_t S = c->g.num_states;
   if (T == 0) return -INFINITY;
   for (int32_t j = 0; j < S; ++j) prev[j] = (double)c->init[j] + ll[c->pdf[j]];
   if (alpha) memcpy(alpha, prev, S * sizeof(double));
   for (int64_t t = 1; t < T; ++t) {
     const float *lt = ll + t * P;
+    double mp = -INFINITY;
+    if (c->dense) {
+      for (int32_t i = 0; i < S; ++i)
+        if (prev[i] > mp) mp = prev[i];
+      if (mp > -INFINITY)
+        for (int32_t i = 0; i < S; ++i) ex[i] = exp(prev[i] - mp);
+    }
     for (int32_t j = 0; j < S; ++j) {
+      if (mp > -INFINITY) { /* dense form */
+        double s = 0.0;
+        for (int32_t a = c->in_off[j]; a < c->in_off[j + 1]; ++a) s += ex[c->arc_src[a]] * c->arc_p[a];
+        if (s >= DENSE_TINY) {
+          cur[j] = mp + log(s) + lt[c->pdf[j]];
+          continue;
+        }
+      }
       double m = -INFINITY;
       for (int32_t a = c->in_off[j]; a < c->in_off[j + 1]; ++a) {
         double v = prev[c->arc_src[a]] + c->arc_logp[a];
@@ -198,9 +234,9 @@ static int64_t *batch_state_off(gh_dev_hmm *h, const gh_hmm_batch *bt) {
   return soff;
 }
 
-/* A thread's scratch: four rows of Smax doubles and a grow-only T x S block. */
+/* A thread's scratch: five rows of Smax doubles and a grow-only T x S block. */
 typedef struct {
-  double *prev, *cur, *bnext, *bcur, *big;
+  double *prev, *cur, *bnext, *bcur, *ex, *big;
   int64_t big_cap;
 } scratch;
 
@@ -208,12 +244,15 @@ static void scratch_init(scratch *w, int32_t Smax) {
   memset(w, 0, sizeof *w);
   w->prev = gh_malloc(Smax * sizeof(double)); w->cur = gh_malloc(Smax * sizeof(double));
   w->bnext = gh_malloc(Smax * sizeof(double)); w->bcur = gh_malloc(Smax * sizeof(double));
+  w->ex = gh_malloc(Smax * sizeof(double));
 }
 static double *scratch_big(scratch *w, int64_t n) {
   if (n > w->big_cap) { w->big_cap = n; w->big = gh_realloc(w->big, (size_t)n * sizeof(double)); }
   return w->big;
 }
-static void scratch_free(scratch *w) { free(w->prev); free(w->cur); free(w->bnext); free(w->bcur); free(w->big); }
+static void scratch_free(scratch *w) {
+  free(w->prev); free(w->cur); free(w->bnext); free(w->bcur); free(w->ex); free(w->big);
+}
 
 /* The utterances of a batch are independent: under the BLAS backend
  * (--device=cpu, and any backend whose HMM ops fall back to these) every op
@@ -249,7 +288,7 @@ void gh_cpu_hmm_forward(gh_backend *b, gh_dev_hmm *h, const gh_hmm_batch *bt, in
       const float *ll = bt->loglikes + bt->frame_off[u] * bt->num_pdfs;
       double *a = alpha ? scratch_big(&w, n) : NULL;
       loglik[u] = (flags & GH_HMM_SCALED) ? forward_scaled(c, ll, bt->num_pdfs, T, a, w.prev, w.cur)
-                                          : forward_log(c, ll, bt->num_pdfs, T, a, w.prev, w.cur);
+                                          : forward_log(c, ll, bt->num_pdfs, T, a, w.prev, w.cur, w.ex);
       if (alpha) {
         if (loglik[u] == -INFINITY && (flags & GH_HMM_SCALED))
           for (int64_t i = 0; i < n; ++i) a[i] = -INFINITY;  /* scaled: dead before the end */
@@ -333,7 +372,11 @@ static double fb_one(const cpu_graph *c, const float *ll, int32_t P, int64_t T, 
   const int64_t n = T * S;
   double *alpha = scratch_big(w, n);
   double *bnext = w->bnext, *bcur = w->bcur;
-  const double L = forward_log(c, ll, P, T, alpha, w->prev, w->cur);
+  const double L = forward_log(c, ll, P, T, alpha, w->prev, w->cur, w->ex);
+  /* the dense form's rows (after the forward): f_j = exp(w_j - M), g_i =
+   * exp(alpha_{t-1}(i) + M - log P) */
+  double *f = w->prev, *g = w->ex;
+  const int dense = c->dense && isfinite(L);
   if (L == -INFINITY) {
     if (gu) memset(gu, 0, n * sizeof(float));
     return L;
@@ -352,13 +395,53 @@ static double fb_one(const cpu_graph *c, const float *ll, int32_t P, int64_t T, 
     /* arcs t-1 -> t: xi, and beta_{t-1} */
     const float *lt = ll + t * P;
     const double *ap = alpha + (t - 1) * S;
-    if (st)
+    double M = -INFINITY;
+    if (dense) {
+      for (int32_t j = 0; j < S; ++j) {
+        const double v = lt[c->pdf[j]] + bnext[j];
+        if (v > M) M = v;
+      }
+      if (M == -INFINITY) { /* no state live at t: beta_{t-1} = -inf, no arcs */
+        for (int32_t i = 0; i < S; ++i) bcur[i] = -INFINITY;
+        double *tmp = bnext; bnext = bcur; bcur = tmp;
+        continue;
+      }
+      for (int32_t j = 0; j < S; ++j) f[j] = exp(lt[c->pdf[j]] + bnext[j] - M);
+    }
+    if (st && dense) {
+      for (int32_t i = 0; i < S; ++i) {
+        const double v = ap[i] + M - L;
+        g[i] = v <= 700.0 ? exp(v) : -1.0; /* -1: the per-arc form (overflow) */
+      }
+      for (int32_t a = 0; a < A; ++a) {
+        const int32_t i = c->arc_src[a], j = c->arc_dst[a];
+        double x;
+        if (g[i] >= 0.0 && c->arc_p[a] >= 1e-300) {
+          x = g[i] * c->arc_p[a] * f[j];
+        } else {
+          const double v = ap[i] + (double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j] - L;
+          x = v > -INFINITY ? exp(v) : 0.0;
+        }
+        if (x > 0.0) st[S + a] += x;
+      }
+    } else if (st)
       for (int32_t a = 0; a < A; ++a) {
         int32_t i = c->arc_src[a], j = c->arc_dst[a];
         double v = ap[i] + (double)c->arc_logp[a] + lt[c->pdf[j]] + bnext[j] - L;
         if (v > -INFINITY) st[S + a] += exp(v);
       }
     for (int32_t i = 0; i < S; ++i) {
+      if (dense) {
+        double s = 0.0;
+        for (int32_t k = c->out_off[i]; k < c->out_off[i + 1]; ++k) {
+          const int32_t a = c->out_arc[k];
+          s += c->arc_p[a] * f[c->arc_dst[a]];
+        }
+        if (s >= DENSE_TINY) {
+          bcur[i] = M + log(s);
+          continue;
+        }
+      }
       double m = -INFINITY;
       for (int32_t k = c->out_off[i]; k < c->out_off[i + 1]; ++k) {
         int32_t a = c->out_arc[k], j = c->arc_dst[a];

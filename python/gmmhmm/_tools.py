@@ -61,12 +61,25 @@ def _message(stderr):
     return lines[-1].strip() if lines else 'failed without a message'
 
 
+def _env():
+    """The tools' environment: the caller's, with OMP_WAIT_POLICY=passive
+    unless it sets OMP_WAIT_POLICY or GOMP_SPINCOUNT.  libgomp's idle
+    threads otherwise spin between parallel regions; on a loaded 2-core
+    host that took CPU from the working thread: hmm-train on
+    bench/RESULTS.md Y3's data 0.88-0.98 s, passive 0.51-0.57 s."""
+    if 'OMP_WAIT_POLICY' in os.environ or 'GOMP_SPINCOUNT' in os.environ:
+        return None
+    env = dict(os.environ)
+    env['OMP_WAIT_POLICY'] = 'passive'
+    return env
+
+
 def run(tool, *args, stdin=None, capture=False):
     """Runs tool with args; returns its stdout (bytes) when capture, its
     stderr (str) otherwise; raises ToolError on a non-zero exit."""
     exe = find_tool(tool)
     p = subprocess.run([exe] + [str(a) for a in args], input=stdin, stdout=subprocess.PIPE if capture else
-                       subprocess.DEVNULL, stderr=subprocess.PIPE)
+                       subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
     err = p.stderr.decode('utf-8', 'replace')
     if p.returncode != 0:
         raise ToolError(tool, _message(err), err)
@@ -83,7 +96,7 @@ def pipe(cmds):
         last = i == len(cmds) - 1
         errf = tempfile.TemporaryFile()
         p = subprocess.Popen([find_tool(c[0])] + [str(a) for a in c[1:]], stdin=prev,
-                             stdout=subprocess.DEVNULL if last else subprocess.PIPE, stderr=errf)
+                             stdout=subprocess.DEVNULL if last else subprocess.PIPE, stderr=errf, env=_env())
         if prev is not None:
             prev.close()
         prev = p.stdout

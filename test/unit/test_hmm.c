@@ -217,6 +217,62 @@ static void test_brute(gh_backend *be, int kaldi) {
   gh_hmm_set_free(&set);
 }
 
+/* A dense graph (5 states, 20 arcs: the cpu backend's factored
+ * log-sum-exps, kernels/cpu/cpu-hmm.c) against brute force: random
+ * loglikes, then loglikes that force its per-arc fallbacks -- state 0 best
+ * by 900 nats for 3 frames, then state 1, with the arc 0 -> 1 at -800 (a
+ * sum that underflows, a factor beyond e^700). */
+static void test_dense(gh_backend *be) {
+  unsigned seed = 11;
+  const int32_t S = 5, P = 5, T = 6;
+  gh_hmm_set set;
+  memset(&set, 0, sizeof set);
+  gh_hmm h;
+  random_hmm(&h, "d", S, P, 1, &seed);
+  gh_hmm_set_add(&set, &h);
+  gh_hmm_compiled c;
+  int32_t id = 0;
+  gh_hmm_compile(&set, &id, 1, -1, 0, &c);
+  gh_hmm_graph *g = &c.graph;
+  const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
+  float ll[6 * 5];
+  for (int pass = 0; pass < 2; ++pass) {
+    const char *what = pass ? "dense graph, underflowing sums" : "dense graph";
+    if (pass) {
+      for (int32_t a = 0; a < g->num_arcs; ++a)
+        if (g->arc_src[a] == 0 && g->arc_dst[a] == 1) ((float *)g->arc_logp)[a] = -800.0f;
+      for (int32_t t = 0; t < T; ++t)
+        for (int32_t j = 0; j < S; ++j) ll[t * P + g->pdf[j]] = j == (t < 3 ? 0 : 1) ? 0.0f : -900.0f;
+    } else {
+      for (int32_t i = 0; i < T * P; ++i) ll[i] = (float)(-3 * urand(&seed));
+    }
+    GH_TEST_OK(g->num_arcs >= 4 * S, "%s: %d arcs for %d states", what, g->num_arcs, S);
+    const gh_hmm_graph *gp = g;
+    gh_dev_hmm *d = ops->hmm_upload(be, &gp, 1);
+    int64_t off[2] = {0, T};
+    gh_hmm_batch b = {1, P, ll, off, NULL};
+    double L, Lfb, *stats = calloc(gh_hmm_graph_stats_size(g), sizeof(double));
+    float gamma[6 * 5];
+    ops->hmm_forward(be, d, &b, 0, &L, NULL);
+    ops->hmm_fb(be, d, &b, &Lfb, gamma, stats);
+    brute r;
+    brute_force(g, ll, P, T, &r);
+    GH_TEST_NEAR(L, r.total, 1e-9 * fabs(r.total) + 1e-9, "%s: forward = brute force (%.6f)", what, r.total);
+    GH_TEST_NEAR(Lfb, r.total, 1e-9 * fabs(r.total) + 1e-9, "%s: forward-backward log-likelihood", what);
+    double gerr = 0, serr = 0;
+    for (int32_t k = 0; k < T * S; ++k) if (fabs(gamma[k] - r.gamma[k]) > gerr) gerr = fabs(gamma[k] - r.gamma[k]);
+    for (int64_t k = 0; k < gh_hmm_graph_stats_size(g); ++k)
+      if (fabs(stats[k] - r.stats[k]) > serr) serr = fabs(stats[k] - r.stats[k]);
+    GH_TEST_OK(gerr < 1e-6, "%s: gamma = brute-force marginals (max err %.2g)", what, gerr);
+    GH_TEST_OK(serr < 1e-9, "%s: init, arc and exit counts = brute force (max err %.2g)", what, serr);
+    brute_free(&r);
+    free(stats);
+    ops->hmm_free(be, d);
+  }
+  gh_hmm_compiled_free(&c);
+  gh_hmm_set_free(&set);
+}
+
 /* 20,000 frames through a 5-state left-to-right HMM with loglikes around
  * -40: |log P| ~ 8e5, far below double's exp range, no underflow. */
 static void test_long(gh_backend *be) {
@@ -389,6 +445,7 @@ int main(void) {
   test_brute(be, 1);
   test_brute(be, 0);
   test_long(be);
+  test_dense(be);
   test_compile(be);
   test_io_update();
   gh_backend_free(be);
