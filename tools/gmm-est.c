@@ -4,12 +4,14 @@
  * accumulators from gmm-acc-stats-ali it also updates the TransitionModel
  * (Kaldi gmmbin/gmm-est.cc, TransitionModel::MleUpdate), logs Kaldi's lines
  * and writes --write-occs as Kaldi does (text). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/gh-base.h"
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
+#include "gmm/init-model.h"
 #include "gmm/kaldi-gconst.h"
 #include "base/opts.h"
 #include "gmm/shrink.h"
@@ -160,18 +162,32 @@ int main(int argc, char **argv) {
   }
   if (mix_up > 0) {
     int64_t before = gh_gmm_set_total_gauss(&model);
-    if (mix_up <= before) {
+    int diag = 1;
+    for (int32_t p = 0; p < model.num_pdfs; ++p) diag &= model.pdfs[p].type == GH_COV_DIAG;
+    double *occs = gh_malloc(sizeof(double) * (size_t)(model.num_pdfs > 0 ? model.num_pdfs : 1));
+    gh_accs_pdf_occs(&accs, occs);
+    if (model.trans && diag && mix_up <= INT32_MAX) {
+      /* a Kaldi .mdl: Kaldi's SplitByCount, its random numbers (rand() from 1 + --seed) and
+       * its targets, which split pdfs below their share even when the total is reached */
+      float *focc = gh_malloc(sizeof(float) * (size_t)(model.num_pdfs > 0 ? model.num_pdfs : 1));
+      for (int32_t p = 0; p < model.num_pdfs; ++p) focc[p] = (float)occs[p];
+      srand((unsigned)(1 + seed));
+      int64_t after = gh_gmm_set_split_by_count_kaldi(&model, focc, (int32_t)mix_up, (float)perturb, (float)power,
+                                                      (float)min_count);
+      gh_log("Split %d states with target = %lld, power = %g, perturb_factor = %g and min_count = %g, split #Gauss "
+             "from %lld to %lld",
+             model.num_pdfs, (long long)mix_up, power, perturb, min_count, (long long)before, (long long)after);
+      free(focc);
+    } else if (mix_up <= before) {
       gh_warn("--mix-up=%lld is not more than the current %lld Gaussians: not mixing up", (long long)mix_up,
               (long long)before);
     } else {
       gh_rng rng;
       gh_rng_seed(&rng, (uint64_t)seed);
-      double *occs = gh_malloc(sizeof(double) * model.num_pdfs);
-      gh_accs_pdf_occs(&accs, occs);
       int64_t after = gh_gmm_set_mixup(&model, mix_up, occs, power, min_count, perturb, &rng);
       gh_log("mixed up from %lld to %lld Gaussians", (long long)before, (long long)after);
-      free(occs);
     }
+    free(occs);
   }
   gh_gmm_set_write(model_out, binary, &model);
   gh_log("wrote %s: %d pdfs, %lld Gaussians", model_out, model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model));

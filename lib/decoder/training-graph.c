@@ -78,9 +78,9 @@ struct gh_tgc {
 
 gh_tgc *gh_tgc_new(const gh_transition_model *tm, const gh_ctx_dep *ctx, gh_fst *lex, const int32_t *disambig,
                    int32_t ndisambig, float transition_scale, float self_loop_scale, const char *lex_name) {
-  if (ctx->N != 1 || ctx->P != 0)
-    gh_die("the tree has context width %d (central position %d): only monophone trees (width 1) are supported "
-           "by this graph compiler",
+  if (ctx->P > 1 || ctx->N - 1 - ctx->P > 1)
+    gh_die("the tree has context width %d (central position %d): this graph compiler supports at most one phone "
+           "of context on each side (monophone, biphone and triphone trees)",
            ctx->N, ctx->P);
   if (tm->num_phones == 0) gh_die("the transition model has no phones");
   if (lex->start < 0) gh_die("the lexicon FST %s is empty (no start state)", lex_name);
@@ -361,23 +361,40 @@ static void determinize(build *b, int32_t pstart) {
   free(ss.els), free(ss.sbase), free(ss.scount), free(ss.key), free(tr), free(nel);
 }
 
-/* ---- the output graph: nodes E(d, ts) (D state d entered after a phone's last
- * transition, from transition-state ts; 0 at the start) and N(inst, j, ts) (HMM
- * state j of instance inst, an arc of D, entered from transition-state ts) ---- */
+/* ---- the output graph.  Nodes:
+ *   E(d, l, q, ts)  D state d entered after a phone's last transition, from
+ *                   transition-state ts (0 at the start), l the phone just
+ *                   finished (the next phone's left context; 0 at the start)
+ *                   and q the phone the path must take next (the right context
+ *                   the finished phone was given: 0 = the end of the utterance,
+ *                   -1 = any, when the tree uses no right context);
+ *   N(inst, l, r, j, ts)  HMM state j of instance inst (an arc of D) with left
+ *                   context l and right context r, entered from transition-
+ *                   state ts.
+ * An instance's right context is chosen when it is entered, among the phones
+ * of the arcs out of its destination (and 0 if that is final): at an optional
+ * silence both the silence and the next word's first phone, so that the
+ * alignment chooses.  A monophone tree has l = 0 and q = r = -1 throughout. ---- */
 typedef struct {
   build *b;
   gh_fst *out;
   i64map emap, nmap;
-  int32_t *kind, *a, *j, *ts; /* per output state: 0 = E (a = d), 1 = N (a = inst) */
+  int32_t *kind, *a, *l, *r, *j, *ts; /* per output state: 0 = E (a = d, r = q), 1 = N (a = inst) */
   int32_t cap;
+  int use_left, use_right; /* the tree's window has a phone left / right of the centre */
+  int64_t L;               /* phone ids are below L */
   gh_fst_arc *buf; /* the arcs of the state being expanded, before sorting */
   int32_t nbuf, cap_buf;
+  int32_t *rbuf; /* right-context choices of one D state */
+  int32_t cap_rbuf;
 } graph;
 
-static int32_t node_get(graph *g, int kind, int32_t a, int32_t j, int32_t ts) {
+static int32_t node_get(graph *g, int kind, int32_t a, int32_t l, int32_t r, int32_t j, int32_t ts) {
   const gh_tgc *c = g->b->c;
   int64_t T = c->tm->num_tuples + 1;
-  int64_t key = kind == 0 ? (int64_t)a * T + ts : ((int64_t)a * c->max_states + j) * T + ts;
+  int64_t lr = (int64_t)l * (g->L + 1) + (r + 1);
+  int64_t key = kind == 0 ? ((int64_t)a * g->L * (g->L + 1) + lr) * T + ts
+                          : (((int64_t)a * g->L * (g->L + 1) + lr) * c->max_states + j) * T + ts;
   i64map *m = kind == 0 ? &g->emap : &g->nmap;
   int32_t id = i64map_get(m, key);
   if (id >= 0) return id;
@@ -386,16 +403,27 @@ static int32_t node_get(graph *g, int kind, int32_t a, int32_t j, int32_t ts) {
     g->cap = g->cap ? 2 * g->cap : 256;
     g->kind = gh_realloc(g->kind, (size_t)g->cap * sizeof *g->kind);
     g->a = gh_realloc(g->a, (size_t)g->cap * sizeof *g->a);
+    g->l = gh_realloc(g->l, (size_t)g->cap * sizeof *g->l);
+    g->r = gh_realloc(g->r, (size_t)g->cap * sizeof *g->r);
     g->j = gh_realloc(g->j, (size_t)g->cap * sizeof *g->j);
     g->ts = gh_realloc(g->ts, (size_t)g->cap * sizeof *g->ts);
   }
-  g->kind[id] = kind, g->a[id] = a, g->j[id] = j, g->ts[id] = ts;
+  g->kind[id] = kind, g->a[id] = a, g->l[id] = l, g->r[id] = r, g->j[id] = j, g->ts[id] = ts;
   i64map_put(m, key, id);
   return id;
 }
 
-/* The forward transitions of HMM state j of instance inst, out of output state s. */
-static void add_hmm_state_arcs(graph *g, int32_t s, int32_t inst, int32_t j, int32_t olabel, float extra) {
+/* The tree's window for phone p with left context l and right context r. */
+static void make_window(const gh_ctx_dep *ctx, int32_t l, int32_t p, int32_t r, int32_t *win) {
+  int32_t k = 0;
+  if (ctx->P == 1) win[k++] = l;
+  win[k++] = p;
+  if (ctx->N - 1 - ctx->P == 1) win[k++] = r;
+}
+
+/* The forward transitions of HMM state j of instance inst in context (l, r), out of output state s. */
+static void add_hmm_state_arcs(graph *g, int32_t s, int32_t inst, int32_t l, int32_t r, int32_t j, int32_t olabel,
+                               float extra) {
   const gh_tgc *c = g->b->c;
   const gh_transition_model *tm = c->tm;
   const emit_arc *em = &g->b->dem[inst];
@@ -405,12 +433,13 @@ static void add_hmm_state_arcs(graph *g, int32_t s, int32_t inst, int32_t j, int
     gh_die("phone %d: HMM state %d has transitions but no pdf-class (non-emitting states other than the final "
            "one are not supported)",
            em->phone, j);
-  int32_t fpdf, spdf;
-  if (!gh_ctx_dep_compute(c->ctx, &em->phone, st->forward_pdf_class, &fpdf) ||
-      !gh_ctx_dep_compute(c->ctx, &em->phone, st->self_loop_pdf_class, &spdf))
-    gh_die("the tree gives no pdf for phone %d, pdf-class %d: the tree, the model and the lexicon %s do not "
-           "belong together",
-           em->phone, st->forward_pdf_class, c->lex_name);
+  int32_t fpdf, spdf, win[3];
+  make_window(c->ctx, l, em->phone, r < 0 ? 0 : r, win);
+  if (!gh_ctx_dep_compute(c->ctx, win, st->forward_pdf_class, &fpdf) ||
+      !gh_ctx_dep_compute(c->ctx, win, st->self_loop_pdf_class, &spdf))
+    gh_die("the tree gives no pdf for phone %d (left context %d, right context %d), pdf-class %d: the tree, the "
+           "model and the lexicon %s do not belong together",
+           em->phone, l, r < 0 ? 0 : r, st->forward_pdf_class, c->lex_name);
   int32_t ts = gh_transition_tuple_to_tstate(tm, em->phone, j, fpdf, spdf);
   if (!ts)
     gh_die("the model has no transition-state for phone %d, HMM state %d, pdf %d: the tree and the model do not "
@@ -422,11 +451,35 @@ static void add_hmm_state_arcs(graph *g, int32_t s, int32_t inst, int32_t j, int
     int32_t tid = gh_transition_pair_to_tid(tm, ts, k);
     float lp = gh_transition_log_prob(tm, tid) - c->nsl[ts];
     float w = extra + -lp * c->tscale;
-    int32_t dest = d == en->num_states - 1 ? node_get(g, 0, em->dest, 0, ts) : node_get(g, 1, inst, d, ts);
+    int32_t dest = d == en->num_states - 1
+                       ? node_get(g, 0, em->dest, g->use_left ? em->phone : 0, g->use_right ? r : -1, 0, ts)
+                       : node_get(g, 1, inst, l, r, d, ts);
     if (g->nbuf == g->cap_buf)
       g->buf = gh_realloc(g->buf, (size_t)(g->cap_buf = g->cap_buf ? 2 * g->cap_buf : 16) * sizeof *g->buf);
     g->buf[g->nbuf++] = (gh_fst_arc){tid, olabel, w, dest};
   }
+}
+
+/* The right contexts an instance ending in D state d can be given: the phones
+ * of d's arcs (sorted, unique) and 0 if d is final; {-1} without right context. */
+static int32_t right_choices(graph *g, int32_t d) {
+  build *b = g->b;
+  if (b->dcount[d] + 1 > g->cap_rbuf)
+    g->rbuf = gh_realloc(g->rbuf, (size_t)(g->cap_rbuf = 2 * (b->dcount[d] + 1)) * sizeof *g->rbuf);
+  if (!g->use_right) {
+    g->rbuf[0] = -1;
+    return 1;
+  }
+  int32_t n = 0;
+  if (b->dfinal[d] != GH_FST_ZERO) g->rbuf[n++] = 0;
+  for (int32_t e = 0; e < b->dcount[d]; e++) {
+    int32_t p = b->dem[b->dbase[d] + e].phone, k = n;
+    while (k > 0 && g->rbuf[k - 1] > p) k--;
+    if (k > 0 && g->rbuf[k - 1] == p) continue;
+    memmove(g->rbuf + k + 1, g->rbuf + k, (size_t)(n - k) * sizeof *g->rbuf);
+    g->rbuf[k] = p, n++;
+  }
+  return n;
 }
 
 static void expand_node(graph *g, int32_t s) {
@@ -435,14 +488,17 @@ static void expand_node(graph *g, int32_t s) {
   int32_t ts = g->ts[s];
   float fac = ts ? -c->nsl[ts] * c->sscale : 0.0f;
   if (g->kind[s] == 0) {
-    int32_t d = g->a[s];
+    int32_t d = g->a[s], q = g->r[s];
     for (int32_t e = 0; e < b->dcount[d]; e++) {
       int32_t inst = b->dbase[d] + e;
-      add_hmm_state_arcs(g, s, inst, 0, b->dem[inst].olabel, b->dem[inst].weight + fac);
+      if (q >= 0 && b->dem[inst].phone != q) continue;
+      int32_t nr = right_choices(g, b->dem[inst].dest);
+      for (int32_t k = 0; k < nr; k++)
+        add_hmm_state_arcs(g, s, inst, g->l[s], g->rbuf[k], 0, b->dem[inst].olabel, b->dem[inst].weight + fac);
     }
-    if (b->dfinal[d] != GH_FST_ZERO) gh_fst_set_final(g->out, s, b->dfinal[d] + fac);
+    if (q <= 0 && b->dfinal[d] != GH_FST_ZERO) gh_fst_set_final(g->out, s, b->dfinal[d] + fac);
   } else {
-    add_hmm_state_arcs(g, s, g->a[s], g->j[s], 0, fac);
+    add_hmm_state_arcs(g, s, g->a[s], g->l[s], g->r[s], g->j[s], 0, fac);
   }
   /* arcs in transition-id order, as Kaldi's determinized and minimized graph has
    * them (EqualAlign's random choices depend on it), the self-loop last */
@@ -545,12 +601,17 @@ int gh_tgc_compile(gh_tgc *c, const int32_t *words, int32_t n, gh_fst *out, char
     b.efinal = gh_malloc((size_t)np * sizeof *b.efinal);
     for (int32_t q = 0; q < np; q++) b.ebase[q] = -1;
     determinize(&b, start);
-    graph g = {.b = &b, .out = out};
-    int32_t s0 = node_get(&g, 0, 0, 0, 0);
+    graph g = {.b = &b, .out = out, .use_left = c->ctx->P == 1, .use_right = c->ctx->N - 1 - c->ctx->P == 1,
+               .L = c->num_labels};
+    if ((double)b.nd * g.L * (g.L + 1) * c->max_states * (c->tm->num_tuples + 1) > 9.0e18 ||
+        (double)b.ndem * g.L * (g.L + 1) * c->max_states * (c->tm->num_tuples + 1) > 9.0e18)
+      gh_die("the graph of this transcript is too large to number (%d lexicon states, %d phones)", b.nd,
+             c->num_labels);
+    int32_t s0 = node_get(&g, 0, 0, 0, -1, 0, 0);
     gh_fst_set_start(out, s0);
     for (int32_t s = 0; s < out->nstates; s++) expand_node(&g, s);
     i64map_free(&g.emap), i64map_free(&g.nmap);
-    free(g.kind), free(g.a), free(g.j), free(g.ts), free(g.buf);
+    free(g.kind), free(g.a), free(g.l), free(g.r), free(g.j), free(g.ts), free(g.buf), free(g.rbuf);
     free(b.ebase), free(b.ecount), free(b.efinal);
     free(b.dbase), free(b.dcount), free(b.dfinal), free(b.dem);
   }

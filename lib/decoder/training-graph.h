@@ -30,13 +30,21 @@
  * graph), the self-loop last.  States are numbered as built (not Kaldi's
  * numbering; no minimization).
  *
- * Context: the tree's context width N and central position P.  Only N = 1
- * (monophone trees, gmm-init-mono) is implemented; triphone trees (N = 3,
- * P = 1) are refused by gh_tgc_new with a message.  The expansion keys its
- * nodes on (lexicon-path state, HMM state, incoming transition-state), so a
- * left/right phone window across word boundaries adds the last N-1 phones to
- * that key and delays each HMM by N-1-P phones (a final flush with 0 = no
- * phone as right context).
+ * Context: the tree's context width N and central position P, with at most
+ * one phone of context on each side (monophone N = 1; triphone N = 3, P = 1;
+ * the biphones N = 2).  Each HMM instance (an arc of the determinized lexicon
+ * paths) is expanded by its left phone (the previous instance's phone, 0 at
+ * the start) and its right phone, chosen when the instance is entered among
+ * the phones of the arcs that can follow it (0 if the utterance can end
+ * there): context crosses word boundaries, and at an optional silence both the
+ * silence and the next word's first phone are right contexts of the word's
+ * last phone, on the two paths, so that alignment chooses.  The pdfs come
+ * from the tree's window (left, phone, right) and the pdf-class.  Kaldi
+ * builds the same paths by composing C o L with H and determinizing; here no
+ * transition-level determinization is done, so where the tree ties two right
+ * contexts a state may have two arcs with one transition-id (the paths
+ * differ later); Viterbi alignment is unaffected.  With a monophone tree no
+ * context is kept and no instance is copied.
  */
 #ifndef GH_TRAINING_GRAPH_H
 #define GH_TRAINING_GRAPH_H
@@ -54,9 +62,10 @@ typedef struct gh_tgc gh_tgc;
  * side disambiguation symbols of lex (lang/phones/disambig.int; treated as
  * epsilons, as Kaldi removes them), may be NULL/0.  Scales as Kaldi's
  * --transition-scale / --self-loop-scale (>= 0).  lex_name names lex in
- * messages.  Dies (one line) if the tree is not monophone, a disambiguation
- * symbol is also a phone, lex has no start state, or a lexicon input label
- * is neither 0, a phone of tm nor a disambiguation symbol. */
+ * messages.  Dies (one line) if the tree has more than one phone of context
+ * on a side, a disambiguation symbol is also a phone, lex has no start
+ * state, or a lexicon input label is neither 0, a phone of tm nor a
+ * disambiguation symbol. */
 gh_tgc *gh_tgc_new(const gh_transition_model *tm, const gh_ctx_dep *ctx, gh_fst *lex, const int32_t *disambig,
                    int32_t ndisambig, float transition_scale, float self_loop_scale, const char *lex_name);
 void gh_tgc_free(gh_tgc *c);

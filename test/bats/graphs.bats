@@ -135,10 +135,12 @@ open('one.fst', 'wb').write(d[i:j])"
   tail -n 2 t.int > t2.int
   run compile-train-graphs "$F/mono/tree" "$F/mono/0.mdl" L.fst ark:t2.int ark,t:g2.txt
   [ "$status" -eq 1 ]
-  # a triphone tree is refused, one line
+  # a tree of another model is refused, one line
   run compile-train-graphs "$F/tri1/tree" "$F/mono/0.mdl" L.fst ark:t.int ark,t:g3.txt
   [ "$status" -ne 0 ]
   [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"the tree $F/tri1/tree has 432 pdfs but the model $F/mono/0.mdl uses 127"* ]]
+  [ ! -e g3.txt ]
   # missing features and too few frames: warnings naming the key
   echo "nofeat 162" > t3.int
   compile-train-graphs "$F/mono/tree" "$F/mono/0.mdl" L.fst ark:t3.int ark:g3

@@ -170,6 +170,9 @@ def usage_slots(text, tool):
     # nested optional arguments, OpenFst's "[in.fst [out.fst]]": one slot each
     while re.search(r'\[[^\[\]]*\[[^\[\]]*\]\]', u):
         u = re.sub(r'\[([^\[\]]*)\[([^\[\]]*)\]\]', r'[\1] [\2]', u)
+    # an optional group of several arguments, Kaldi's "[<old-tree> <old-model>]": one slot each
+    while re.search(r'\[(<[^>]*>)\s+(<[^\]]*)\]', u):
+        u = re.sub(r'\[(<[^>]*>)\s+(<[^\]]*)\]', r'[\1] [\2]', u)
     words = re.findall(r'\[[^\]]*\]|\([^)]*\)|<[^>]*>|\S+', u)
     slots = []
     for w in words:
