@@ -45,12 +45,18 @@ static const char *usage =
     "Why a second program rather than a stage list in gmm-train-mono: the script's interface (an\n"
     "alignment directory in, so any monophone run -- train_mono.sh, gmm-train-mono, or another\n"
     "aligner's -- can feed it) is kept; both run the same resident trainer (drivers/train/am-train.h).\n"
+    "--mono=true runs both stages in this one process: <ali-dir> is then an output, the monophone\n"
+    "stage (gmm-train-mono's schedule and defaults: --mono-num-iters, --mono-max-iter-inc,\n"
+    "--mono-totgauss, --mono-realign-iters) trains on the same resident features first and writes\n"
+    "<ali-dir> (0.mdl, tree, final.mdl, final.occs, ali.JOB.gz, num_jobs) as gmm-train-mono does, and the\n"
+    "triphone stage goes on from its alignments in memory (the same models as the two programs).\n"
     "The model does not depend on the number of ranks.  Outputs (<exp-dir>): tree, questions.int,\n"
     "questions.qst, 1.mdl, 1.occs, final.mdl, final.occs, ali.JOB.gz (JOB = rank + 1), num_jobs,\n"
     "cmvn_opts, phones.txt, log/train.log (per pass the average log-likelihood per frame).\n"
     "Usage:  gmm-train-tri [options] <num-leaves> <tot-gauss> <data-dir> <lang-dir> <ali-dir> <exp-dir>\n"
     "e.g.:   gmm-train-tri 2000 10000 data/train data/lang exp/mono_ali exp/tri1\n"
-    "        mpirun -np 2 gmm-train-tri --num-iters=35 2000 10000 data/train data/lang exp/mono exp/tri1\n";
+    "        mpirun -np 2 gmm-train-tri --num-iters=35 2000 10000 data/train data/lang exp/mono exp/tri1\n"
+    "        gmm-train-tri --mono=true --mono-totgauss=1000 2000 10000 data/train data/lang exp/mono exp/tri1\n";
 
 /* dir/name, or dies naming it when missing (for inputs). */
 static char *path_of(const char *dir, const char *name, int must_exist, const char *what) {
@@ -232,6 +238,16 @@ int main(int argc, char **argv) {
                  "Features rspecifier to train on instead of <data-dir>'s feats.scp + cmvn.scp through apply-cmvn "
                  "and add-deltas");
   gh_opts_int(po, "seed", &o.seed, "Seed of the mix-up perturbations (gmm-est --seed)");
+  int mono = 0;
+  gh_am_train_opts mo;
+  gh_am_train_opts_default(&mo);
+  const char *mono_realign = "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38";
+  gh_opts_bool(po, "mono", &mono,
+               "Train the monophone stage first in this process (gmm-train-mono's schedule), writing <ali-dir>");
+  gh_opts_int(po, "mono-num-iters", &mo.num_iters, "--mono: passes of the monophone stage (train_mono.sh's num_iters)");
+  gh_opts_int(po, "mono-max-iter-inc", &mo.max_iter_inc, "--mono: last monophone pass that raises the Gaussians");
+  gh_opts_int64(po, "mono-totgauss", &mo.totgauss, "--mono: target Gaussians of the monophone stage");
+  gh_opts_string(po, "mono-realign-iters", &mono_realign, "--mono: monophone passes that realign");
   gh_opts_int64(po, "block-frames", &o.block_frames,
                 "Frames per fixed block of the E-step and the tree statistics (the same for every number of ranks)");
   gh_device_opts dev;
@@ -263,6 +279,18 @@ int main(int argc, char **argv) {
   o.initial_beam = o.regular_beam = beam;
   uint8_t *realign_flags = parse_iters(realign, &o.num_realign);
   o.realign = realign_flags;
+  if (mono && (mo.num_iters < 1 || mo.max_iter_inc < 1))
+    gh_die("--mono-num-iters and --mono-max-iter-inc must be >= 1 (got %d, %d)", mo.num_iters, mo.max_iter_inc);
+  uint8_t *mono_flags = parse_iters(mono_realign, &mo.num_realign);
+  mo.realign = mono_flags;
+  mo.boost_silence = o.boost_silence;
+  mo.careful = o.careful;
+  mo.retry_beam = o.retry_beam;
+  mo.transition_scale = o.transition_scale;
+  mo.acoustic_scale = o.acoustic_scale;
+  mo.self_loop_scale = o.self_loop_scale;
+  mo.seed = o.seed;
+  mo.block_frames = o.block_frames;
 
   /* inputs, checked before anything starts */
   char *topo_p = path_of(lang, "topo", 1, "the HMM topology of the lang directory");
@@ -277,9 +305,9 @@ int main(int argc, char **argv) {
   char *sil_p = path_of(lang, "phones/optional_silence.csl", 1, "the optional silence of the lang directory");
   char *phones_p = path_of(lang, "phones.txt", 1, "the phone list of the lang directory");
   char *text_p = path_of(data, "text", 1, "the transcripts of the data directory");
-  char *amdl_p = path_of(alidir, "final.mdl", 1, "the model of the alignment directory");
+  char *amdl_p = path_of(alidir, "final.mdl", !mono, "the model of the alignment directory");
   char *atree_p = path_of(alidir, "tree", 0, NULL); /* optional, as for the script */
-  char *anj_p = path_of(alidir, "num_jobs", 1, "the number of jobs of the alignment directory");
+  char *anj_p = path_of(alidir, "num_jobs", !mono, "the number of jobs of the alignment directory");
   char *feats = NULL;
   if (*feats_opt) {
     feats = gh_strdup(feats_opt);
@@ -300,15 +328,18 @@ int main(int argc, char **argv) {
     free(cs);
     free(us);
   }
-  int32_t nj = 0, *njv = read_ints(anj_p, &nj, "the number of jobs");
-  if (nj != 1) gh_die("%s: expected one number of jobs, found %d numbers", anj_p, nj);
-  nj = njv[0];
-  free(njv);
+  int32_t nj = 0;
+  if (!mono) {
+    int32_t *njv = read_ints(anj_p, &nj, "the number of jobs");
+    if (nj != 1) gh_die("%s: expected one number of jobs, found %d numbers", anj_p, nj);
+    nj = njv[0];
+    free(njv);
+  }
   char **ali_rs = gh_malloc(sizeof(char *) * (size_t)nj);
   for (int32_t j = 0; j < nj; ++j) {
     char name[64];
     snprintf(name, sizeof name, "ali.%d.gz", j + 1);
-    char *p = path_of(alidir, name, 1, "an alignment job of the alignment directory");
+    char *p = path_of(alidir, name, !mono, "an alignment job of the alignment directory");
     size_t n = strlen(p) + 32;
     ali_rs[j] = gh_malloc(n);
     snprintf(ali_rs[j], n, "ark:gunzip -c %s|", p);
@@ -326,6 +357,8 @@ int main(int argc, char **argv) {
   qsort(sil, (size_t)nsil, sizeof(int32_t), cmp_i32);
   o.silence_phones = sil;
   o.num_silence_phones = nsil;
+  mo.silence_phones = sil;
+  mo.num_silence_phones = nsil;
   int32_t nci = 0, *ci = read_ints(ci_p, &nci, "context-independent phones");
   qsort(ci, (size_t)nci, sizeof(int32_t), cmp_i32);
   to.ci_phones = ci;
@@ -338,15 +371,27 @@ int main(int argc, char **argv) {
   gh_roots_read(roots_p, &roots);
   gh_transition_model *topo = gh_topology_read(topo_p);
   gh_gmm_set model = {0};
-  gh_gmm_set_read(amdl_p, &model);
-  if (!model.trans) gh_die("%s is not a Kaldi acoustic model (.mdl with a transition model)", amdl_p);
-  gh_ctx_dep *ctx = access(atree_p, R_OK) == 0 ? gh_ctx_dep_read(atree_p) : NULL;
-  if (ctx && gh_ctx_dep_num_pdfs(ctx) != model.num_pdfs)
-    gh_die("%s has %d pdfs but %s has %d: they do not belong together", atree_p, gh_ctx_dep_num_pdfs(ctx), amdl_p,
-           model.num_pdfs);
+  gh_ctx_dep *ctx = NULL;
+  /* --mono: gmm-init-mono's shared phone sets (sorted) */
+  int32_t **msets = gh_malloc(sizeof(int32_t *) * (size_t)(sets.n + 1)), *msizes = gh_malloc(sizeof(int32_t) * (size_t)(sets.n + 1));
+  for (int32_t i = 0; i < sets.n; ++i) {
+    msizes[i] = sets.lists[i].len;
+    msets[i] = gh_malloc(sizeof(int32_t) * (size_t)(sets.lists[i].len + 1));
+    if (sets.lists[i].len == 0) gh_die("%s: line %d of the shared phones list is empty", sets_p, i + 1);
+    memcpy(msets[i], sets.lists[i].v, sizeof(int32_t) * (size_t)sets.lists[i].len);
+    qsort(msets[i], (size_t)msizes[i], sizeof(int32_t), cmp_i32);
+  }
+  if (!mono) {
+    gh_gmm_set_read(amdl_p, &model);
+    if (!model.trans) gh_die("%s is not a Kaldi acoustic model (.mdl with a transition model)", amdl_p);
+    ctx = access(atree_p, R_OK) == 0 ? gh_ctx_dep_read(atree_p) : NULL;
+    if (ctx && gh_ctx_dep_num_pdfs(ctx) != model.num_pdfs)
+      gh_die("%s has %d pdfs but %s has %d: they do not belong together", atree_p, gh_ctx_dep_num_pdfs(ctx), amdl_p,
+             model.num_pdfs);
+  }
   for (int32_t i = 0; i < nci; ++i)
-    if (ci[i] >= model.trans->num_phone2idx || model.trans->phone2idx[ci[i]] < 0)
-      gh_die("%s: phone %d is not in the model %s", ci_p, ci[i], amdl_p);
+    if (ci[i] >= topo->num_phone2idx || topo->phone2idx[ci[i]] < 0)
+      gh_die("%s: phone %d is not in the topology %s", ci_p, ci[i], topo_p);
   gh_fst lex;
   gh_fst_init(&lex);
   gh_fst_read_file(lex_p, &lex);
@@ -355,6 +400,7 @@ int main(int argc, char **argv) {
   const int64_t ntext = read_text(text_p, words_p, oov[0], &keys, &words, &nw);
 
   if (rank == 0) mkdir_p(dir);
+  if (rank == 0 && mono) mkdir_p(alidir);
   char *log_dir = path_of(dir, "log", 0, NULL);
   if (rank == 0) mkdir_p(log_dir);
   gh_comm_barrier(comm);
@@ -365,14 +411,71 @@ int main(int argc, char **argv) {
   const double t0 = gh_seconds();
   gh_device_opts_begin(&dev);
   gh_backend *be = NULL;
-  gh_am_trainer *tr = gh_am_trainer_new(&dev, &be, comm, &model, &ctx, topo, 0, NULL, NULL, &lex, lex_p, dis, ndis,
-                                        feats, ntext, keys, words, nw, gh_am_aligner_cpu(), &o);
+  gh_am_trainer *tr = gh_am_trainer_new(&dev, &be, comm, &model, &ctx, topo, sets.n, msets, msizes, &lex, lex_p,
+                                        dis, ndis, feats, ntext, keys, words, nw, gh_am_aligner_cpu(), mono ? &mo : &o);
   int64_t nu, nf, ru, rf;
   gh_am_trainer_sizes(tr, &nu, &nf, &ru, &rf);
-  const int64_t no_ali = gh_am_trainer_read_ali(tr, ali_rs, nj);
-  if (no_ali) gh_warn("rank %d: %lld utterances have no alignment in %s/ali.*.gz and are not trained on until the "
-                      "first realignment", rank, (long long)no_ali, alidir);
-  const double t_load = gh_seconds() - t0;
+  double t_mono = 0;
+  if (mono) { /* gmm-train-mono's passes and outputs, then the triphone schedule on the same trainer */
+    const double tm0 = gh_seconds();
+    char *p;
+    if (rank == 0) {
+      p = path_of(alidir, "0.mdl", 0, NULL);
+      gh_gmm_set_write(p, 1, &model);
+      free(p);
+      p = path_of(alidir, "tree", 0, NULL);
+      gh_ctx_dep_write(p, 1, ctx);
+      free(p);
+    }
+    double *mocc = gh_malloc(sizeof(double) * (size_t)model.num_pdfs);
+    for (int32_t x = 0; x < mo.num_iters; ++x) {
+      gh_am_pass_stats st;
+      gh_am_trainer_pass(tr, x, &st, mocc);
+      uint64_t h = gh_gmm_set_hash(&model);
+      gh_comm_check_same(comm, &h, sizeof h, "the model after a pass");
+      if (rank == 0)
+        gh_log("mono pass %d: Overall avg like per frame (Gaussian only) = %g over %.0f frames; %lld Gaussians; "
+               "%.3g s", x, st.frames > 0 ? st.like / st.frames : 0.0, st.frames, (long long)st.num_gauss,
+               st.seconds);
+    }
+    char job[64];
+    snprintf(job, sizeof job, "ali.%d.gz", rank + 1);
+    p = path_of(alidir, job, 0, NULL);
+    size_t n = strlen(p) + 32;
+    char *w = gh_malloc(n);
+    snprintf(w, n, "ark,t:|gzip -c >%s", p);
+    gh_am_trainer_write_ali(tr, w);
+    free(w);
+    free(p);
+    if (rank == 0) {
+      p = path_of(alidir, "final.mdl", 0, NULL);
+      gh_gmm_set_write(p, 1, &model);
+      free(p);
+      p = path_of(alidir, "final.occs", 0, NULL);
+      write_occs(p, 0, mocc, NULL, model.num_pdfs);
+      free(p);
+      char buf[64];
+      snprintf(buf, sizeof buf, "%d\n", R);
+      p = path_of(alidir, "num_jobs", 0, NULL);
+      write_text(p, buf);
+      free(p);
+      p = path_of(alidir, "phones.txt", 0, NULL);
+      copy_file(phones_p, p);
+      free(p);
+    }
+    free(mocc);
+    gh_am_trainer_set_opts(tr, &o);
+    t_mono = gh_seconds() - tm0;
+    if (rank == 0) gh_log("monophone stage: %d passes in %.3g s; %s written", mo.num_iters, t_mono, alidir);
+  } else {
+    const int64_t no_ali = gh_am_trainer_read_ali(tr, ali_rs, nj);
+    if (no_ali) gh_warn("rank %d: %lld utterances have no alignment in %s/ali.*.gz and are not trained on until the "
+                        "first realignment", rank, (long long)no_ali, alidir);
+  }
+  for (int32_t i = 0; i < nci; ++i)
+    if (ci[i] >= model.trans->num_phone2idx || model.trans->phone2idx[ci[i]] < 0)
+      gh_die("%s: phone %d is not in the model %s", ci_p, ci[i], amdl_p);
+  const double t_load = gh_seconds() - t0 - t_mono;
   /* the tree */
   const double t1 = gh_seconds();
   gh_tree_stats stats;
@@ -481,8 +584,8 @@ int main(int argc, char **argv) {
            "alignment %.3g s, E-step %.3g s, M-step %.3g s)",
            dir, model.num_pdfs, (long long)gh_gmm_set_total_gauss(&model), o.num_iters, tt, t_load,
            t_stats + t_tree + t_retree, tot_align, tot_estep, tot_mstep);
-    fprintf(tlog, "# total %.4f s: load %.4f tree %.4f align %.4f estep %.4f mstep %.4f\n", tt, t_load,
-            t_stats + t_tree + t_retree, tot_align, tot_estep, tot_mstep);
+    fprintf(tlog, "# total %.4f s: load %.4f mono %.4f tree %.4f align %.4f estep %.4f mstep %.4f\n", tt, t_load,
+            t_mono, t_stats + t_tree + t_retree, tot_align, tot_estep, tot_mstep);
     fclose(tlog);
   }
   gh_am_trainer_free(tr);
@@ -516,6 +619,10 @@ int main(int argc, char **argv) {
   free(dis);
   free(feats);
   free(realign_flags);
+  free(mono_flags);
+  for (int32_t i = 0; i < sets.n; ++i) free(msets[i]);
+  free(msets);
+  free(msizes);
   free(topo_p);
   free(sets_p);
   free(roots_p);

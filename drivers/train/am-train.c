@@ -46,6 +46,7 @@ void gh_am_train_opts_default(gh_am_train_opts *o) {
   o->trans_floor = 0.01f;
   o->trans_min_count = 5.0f;
   o->block_frames = 65536;
+  o->kaldi_mixup = 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -648,6 +649,8 @@ void gh_am_trainer_pass(gh_am_trainer *t, int32_t x, gh_am_pass_stats *st, doubl
   st->num_gauss = gh_gmm_set_total_gauss(t->model);
   st->seconds = gh_seconds() - t0;
 }
+
+void gh_am_trainer_set_opts(gh_am_trainer *t, const gh_am_train_opts *o) { t->o = *o; }
 
 void gh_am_trainer_write_ali(gh_am_trainer *t, const char *wspec) {
   gh_writer *w = gh_writer_open(wspec);

@@ -23,8 +23,10 @@
  *           last Gaussian, as gmm-est); occupancies before the mix-up kept as
  *           x+1.occs; mix up to numgauss(x) = n0 + min(x-1, max_iter_inc) *
  *           floor((totgauss - n0) / max_iter_inc) (n0: the initial Gaussians),
- *           power, min count 20, perturbation 0.01, the generator seeded with
- *           seed each pass (gmm-est's per-process seed).
+ *           power, min count 20, perturbation 0.01: Kaldi's SplitByCount on every
+ *           pass (it splits pdfs below their share even when the total is
+ *           reached) with rand() seeded 1 + seed each pass, as gmm-est on a .mdl
+ *           (kaldi_mixup; 0: gh_gmm_set_mixup with gh_rng seeded seed).
  *   The model after pass num_iters-1 is num_iters.mdl = final.mdl.
  *
  * Data layout: the utterances with frames and a transcript, in sorted-key order,
@@ -93,8 +95,8 @@ typedef struct {
   const int32_t *silence_phones; /* lang/phones/optional_silence.csl */
   int32_t num_silence_phones;
   int64_t block_frames;       /* 65536 */
-  int kaldi_mixup;            /* 0: gh_gmm_set_mixup (gh_rng seeded seed); 1: Kaldi's SplitByCount with rand()
-                                 seeded 1 + seed every pass, called every pass (gmm-est on a .mdl) */
+  int kaldi_mixup;            /* 1: Kaldi's SplitByCount with rand() seeded 1 + seed, called every pass (gmm-est
+                                 on a .mdl); 0: gh_gmm_set_mixup (gh_rng seeded seed) when the target grows */
   int64_t numgauss0;          /* > 0: the mix-up schedule's start (train_deltas.sh: num_leaves), else the
                                  model's Gaussians at gh_am_trainer_new / gh_am_trainer_retree */
 } gh_am_train_opts;
@@ -190,6 +192,10 @@ void gh_am_trainer_sizes(const gh_am_trainer *t, int64_t *utts, int64_t *frames,
 void gh_am_trainer_pass(gh_am_trainer *t, int32_t x, gh_am_pass_stats *st, double *occs);
 /* The mix-up target of pass x (numgauss of train_mono.sh). */
 int64_t gh_am_trainer_numgauss(const gh_am_trainer *t, int32_t x);
+/* Replaces the schedule (the next stage's options: gmm-train-tri --mono switches from the
+ * monophone schedule to the triphone one on the same resident data); the mix-up
+ * schedule's start is set again by gh_am_trainer_retree. */
+void gh_am_trainer_set_opts(gh_am_trainer *t, const gh_am_train_opts *o);
 /* Writes this rank's current alignments (the last realignment's; utterances
  * without one left out) to wspec (a wspecifier). */
 void gh_am_trainer_write_ali(gh_am_trainer *t, const char *wspec);
