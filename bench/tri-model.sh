@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # bench/tri-model.sh -- the triphone model as a benchmark of real tied states (bench/RESULTS.md,
-# "Triphone model"): gmm-train-mono then gmm-train-tri (drivers/train/am-train.h) train on cathy
-# ($GH_SHARED/data/cathy, CMVN + deltas, 39 dims; --utts N takes the first N utterances, 0 all
-# 1,582), then that model (--leaves tied states, --gauss Gaussians) scores, accumulates and aligns
+# "Triphone model"): gmm-train-tri --mono=true (drivers/train/am-train.h: the monophone and the
+# triphone stage in one process) trains on cathy ($GH_SHARED/data/cathy, CMVN + deltas, 39 dims;
+# --utts N takes the first N utterances, 0 all 1,582; --train-frames F > 0 lists them again
+# under new keys and speakers up to F frames, 8,640,000 = 24 hours), then that model (--leaves tied states, --gauss Gaussians) scores, accumulates and aligns
 # cathy replicated to --frames frames (the utterances listed again under new keys, pointing at one
 # archive of the features: nothing is copied).  Rows:
-#   tri train   whole-job seconds of gmm-train-mono and gmm-train-tri, the tree stage's seconds,
-#               pdfs, Gaussians, the last pass's log-likelihood per frame
+#   tri train   whole-job seconds (read -> mono passes -> tree -> tri passes -> written models),
+#               the monophone stage's and the tree stage's (tree statistics, questions, tree,
+#               model, convert-ali, graphs) seconds, pdfs, Gaussians, the last pass's
+#               log-likelihood per frame
 #   tri score   gmm-score-gpu over every (frame, pdf) pair, written to ark:/dev/null: whole
 #               seconds, frames/s, the loglikes kernel's frames/s, the shares of pairs on each
 #               arithmetic path (kernels/backend.h GH_PATH_*: fp32 whitened cand double host)
@@ -21,7 +24,7 @@
 #               the statistics added with index_add_ (E-step), float32, TF32 off -- and the
 #               ratios against our rows.
 # Usage (from anywhere, tools built):
-#   GH_SHARED=/path/to/shared bench/tri-model.sh [--device cuda] [--utts 0] [--leaves 2000]
+#   GH_SHARED=/path/to/shared bench/tri-model.sh [--device cuda] [--utts 0] [--train-frames 0] [--leaves 2000]
 #     [--gauss 10000] [--mono-gauss 1000] [--frames 8000000] [--align "beam exact"]
 #     [--peer true] [--work /tmp/gmmhmm-bench-tri]
 # Small CPU run (bench/RESULTS.md gives its rows as 2-core VM numbers):
@@ -31,7 +34,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="${GH_BIN:-$root/bin}:$PATH" LC_ALL=C
 shared=${GH_SHARED:-$root/../shared}
-device=cuda; utts=0; leaves=2000; gauss=10000; mono_gauss=1000; frames=8000000; align="beam exact"
+device=cuda; utts=0; train_frames=0; leaves=2000; gauss=10000; mono_gauss=1000; frames=8000000; align="beam exact"
 peer=true; work=/tmp/gmmhmm-bench-tri
 . "$root/egs/utils/parse_options.sh"
 [ $# -eq 0 ] || { echo "tri-model.sh: unexpected argument $1" >&2; exit 1; }
@@ -57,34 +60,46 @@ if [ ! -f data/lang/L.fst ]; then
   utils/prepare_lang.sh data/local/dict "<UNK>" data/local/lang_tmp data/lang > prepare_lang.log 2>&1
 fi
 rm -rf data/train; mkdir -p data/train
-if [ "$utts" -gt 0 ]; then head -n "$utts" "$D/text"; else cat "$D/text"; fi > data/train/text
-awk '{print $1, "cathy-" substr($1, 7, 8)}' data/train/text > data/train/utt2spk
-utils/utt2spk_to_spk2utt.pl data/train/utt2spk > data/train/spk2utt
-awk 'NR == FNR {k[$1] = 1; next} ($1 in k)' data/train/text "$D/feats.scp" |
-  sed "s| feats.ark:| $D/feats.ark:|" > data/train/feats.scp
+if [ "$utts" -gt 0 ]; then head -n "$utts" "$D/text"; else cat "$D/text"; fi > data/train/text.0
+feat-to-len "scp:sed 's| feats.ark:| $D/feats.ark:|' $D/feats.scp |" ark,t:- 2> /dev/null > cathy.len
 cmvn=$(awk '$1 == "cathy" {sub(/^cmvn.ark:/, "", $2); print $2}' "$D/cmvn.scp")
-cut -d' ' -f1 data/train/spk2utt | awk -v c="$D/cmvn.ark:$cmvn" '{print $1, c}' > data/train/cmvn.scp
+# copy c of an utterance: key r<c>-<key>, speaker r<c>-cathy-arctic_<a|b>; one copy unless --train-frames
+awk -v want=$train_frames -v D="$D" -v cmvn="$D/cmvn.ark:$cmvn" '
+  FILENAME == ARGV[1] { len[$1] = $2; next }
+  FILENAME == ARGV[2] { loc[$1] = $2; sub(/^feats.ark:/, D "/feats.ark:", loc[$1]); next }
+  { keys[++n] = $1; text[$1] = $0; base += len[$1] }
+  END {
+    if (want <= 0) want = base
+    got = 0
+    for (c = 1; got < want; c++)
+      for (i = 1; i <= n && got < want; i++) {
+        k = keys[i]; u = sprintf("r%03d-%s", c, k); s = sprintf("r%03d-cathy-%s", c, substr(k, 7, 8))
+        t = text[k]; sub(/^[^ ]*/, u, t); print t > "data/train/text"
+        print u, loc[k] > "data/train/feats.scp"; print u, s > "data/train/utt2spk"
+        if (!(s in seen)) { seen[s] = 1; print s, cmvn > "data/train/cmvn.scp" }
+        got += len[k]
+      }
+  }' cathy.len "$D/feats.scp" data/train/text.0
+sort -o data/train/cmvn.scp data/train/cmvn.scp
+utils/utt2spk_to_spk2utt.pl data/train/utt2spk > data/train/spk2utt
 
-# ---- training: mono, then tri ----
+# ---- training: mono, then tri, in one process ----
 rm -rf exp/mono exp/tri
 t0=$(now)
-gmm-train-mono --device=$device --totgauss=$mono_gauss data/train data/lang exp/mono 2> mono.log ||
-  { echo "tri train: gmm-train-mono failed ($work/mono.log)"; tail -3 mono.log; exit 1; }
-t_mono=$(since $t0)
-t0=$(now)
-gmm-train-tri --device=$device $leaves $gauss data/train data/lang exp/mono exp/tri 2> tri.log ||
-  { echo "tri train: gmm-train-tri failed ($work/tri.log)"; tail -3 tri.log; exit 1; }
-t_tri=$(since $t0)
+gmm-train-tri --device=$device --mono=true --mono-totgauss=$mono_gauss $leaves $gauss data/train data/lang \
+  exp/mono exp/tri 2> tri.log || { echo "tri train: gmm-train-tri failed ($work/tri.log)"; tail -3 tri.log; exit 1; }
+t_all=$(since $t0)
 nfr=$(grep -v '^#' exp/tri/log/train.log | tail -1 | awk '{print $3}')
 pdfs=$(sed -n 's/^# tree: \([0-9]*\) pdfs.*/\1/p' exp/tri/log/train.log)
-t_tree=$(awk '/^# total/ { for (i = 1; i < NF; i++) if ($i == "tree") print $(i + 1) }' exp/tri/log/train.log)
+part() { awk -v k=$1 '/^# total/ { for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' exp/tri/log/train.log; }
 ng=$(grep -v '^#' exp/tri/log/train.log | tail -1 | awk '{print $4}')
 ll=$(grep -v '^#' exp/tri/log/train.log | tail -1 | awk '{print $2}')
-echo "tri train utts=$(wc -l < data/train/text) frames=$nfr device=$device: mono_s=$t_mono tri_s=$t_tri" \
-  "tree_s=$t_tree pdfs=$pdfs gauss=$ng avg_loglike=$ll"
+echo "tri train utts=$(wc -l < data/train/text) frames=$nfr device=$device: whole_s=$t_all mono_s=$(part mono)" \
+  "tree_s=$(part tree) tri_align_s=$(part align) tri_estep_s=$(part estep) pdfs=$pdfs gauss=$ng avg_loglike=$ll"
 
 # ---- the replicated set: features once (CMVN + deltas), keys listed again up to --frames ----
-apply-cmvn --utt2spk=ark:data/train/utt2spk scp:data/train/cmvn.scp scp:data/train/feats.scp ark:- 2> /dev/null |
+grep '^r001-' data/train/feats.scp > base.in.scp
+apply-cmvn --utt2spk=ark:data/train/utt2spk scp:data/train/cmvn.scp scp:base.in.scp ark:- 2> /dev/null |
   add-deltas ark:- ark,scp:$work/base.ark,base.scp 2> /dev/null
 feat-to-len scp:base.scp ark,t:base.len 2> /dev/null
 gunzip -c exp/tri/ali.*.gz | copy-int-vector ark:- ark,t:base.ali 2> /dev/null
