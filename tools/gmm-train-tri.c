@@ -48,8 +48,9 @@ static const char *usage =
     "--mono=true runs both stages in this one process: <ali-dir> is then an output, the monophone\n"
     "stage (gmm-train-mono's schedule and defaults: --mono-num-iters, --mono-max-iter-inc,\n"
     "--mono-totgauss, --mono-realign-iters) trains on the same resident features first and writes\n"
-    "<ali-dir> (0.mdl, tree, final.mdl, final.occs, ali.JOB.gz, num_jobs) as gmm-train-mono does, and the\n"
-    "triphone stage goes on from its alignments in memory (the same models as the two programs).\n"
+    "<ali-dir> (0.mdl, tree, final.mdl, final.occs, ali.JOB.gz, num_jobs, cmvn_opts, phones.txt) as\n"
+    "gmm-train-mono does, and the triphone stage goes on from its alignments in memory (the same\n"
+    "models as the two programs).\n"
     "The model does not depend on the number of ranks.  Outputs (<exp-dir>): tree, questions.int,\n"
     "questions.qst, 1.mdl, 1.occs, final.mdl, final.occs, ali.JOB.gz (JOB = rank + 1), num_jobs,\n"
     "cmvn_opts, phones.txt, log/train.log (per pass the average log-likelihood per frame).\n"
@@ -461,6 +462,13 @@ int main(int argc, char **argv) {
       free(p);
       p = path_of(alidir, "phones.txt", 0, NULL);
       copy_file(phones_p, p);
+      free(p);
+      p = path_of(alidir, "cmvn_opts", 0, NULL);
+      size_t cl = strlen(cmvn_opts) + 2;
+      char *c = gh_malloc(cl);
+      snprintf(c, cl, "%s\n", cmvn_opts);
+      write_text(p, c);
+      free(c);
       free(p);
     }
     free(mocc);
