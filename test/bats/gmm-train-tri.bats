@@ -25,7 +25,7 @@
 #     issue's bound; measured 9.0e-5);
 #   - bad input: --num-leaves below the number of roots, a missing alignment
 #     directory: one error line, no model.
-# Time on the shared 2-core machine: about 3.5 minutes (the full cathy run 110 s).
+# Time on the shared 2-core machine: 2m12s to 2m39s (the full cathy run 77-114 s).
 
 setup_file() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
