@@ -68,6 +68,12 @@
 #              40 passes -> final.mdl) on cathy replicated to MONO_HOURS (24)
 #              hours, then at 1 hour against steps/train_mono.sh --nj $(nproc)
 #              on our tools, same run (MONO=0 skips)
+#   tri        bench/tri-model.sh: gmm-train-tri --mono=true (mono then tri in one
+#              process, 2,000 leaves, 10,000 Gaussians) on cathy replicated to
+#              TRI_TRAIN_FRAMES (8,640,000 = 24 h; 0: cathy once), then that triphone
+#              model's scoring, E-step (with the path shares) and alignment (beam, exact)
+#              on cathy replicated to TRI_FRAMES (8,000,000) frames, with the PyTorch
+#              peer (batched per-pdf GEMMs) in the same run (TRI=0 skips)
 #   OpenCL     the scoring shapes on OpenCL (NVIDIA's driver on the GPU machine;
 #              --device=opencl or OCL_DEVICE=opencl:P:D; OPENCL=0 skips), same run
 # Where results go: everything to stdout and the log BENCH_LOG
@@ -195,6 +201,9 @@ fi
       echo "mono-train: failed"
     GH_SHARED=$GH_SHARED bench/mono-train.sh --device "$DEVICE" --hours 1 --nj "$(nproc)" || echo "mono-train: failed"
   fi
+  [ "${TRI:-1}" = 0 ] || GH_SHARED=$GH_SHARED bench/tri-model.sh --device "$DEVICE" --frames "${TRI_FRAMES:-8000000}" \
+    --train-frames "${TRI_TRAIN_FRAMES:-8640000}" ||
+    echo "tri-model: failed"
   if [ -x bin/gmm-score-gpu ] && [ -f "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" ]; then
     bin/gmm-score-gpu --device="$DEVICE" "$GH_SHARED/data/kaldi-fixtures/ami-full16.fgmm" \
       "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null

@@ -87,7 +87,13 @@ int main(int argc, char **argv) {
 
   gh_backend *be = gh_device_opts_end(&dev);
   gh_accs_set accs;
+  const double t_estep = gh_seconds();
   double avg = gh_data_estep(be, &model, &data, &accs, NULL);
+  {
+    char paths[256];
+    gh_backend_paths_describe(be, paths, sizeof paths);
+    gh_vlog(1, "E-step %.3f s over %lld frames; %s", gh_seconds() - t_estep, (long long)data.num_frames, paths);
+  }
   if (accs.num_trans_accs != tm->num_tids + 1) {
     free(accs.trans_accs);
     accs.trans_accs = gh_calloc((size_t)tm->num_tids + 1, sizeof(double));

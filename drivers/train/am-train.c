@@ -2,11 +2,13 @@
  * program); see am-train.h. */
 #include "train/am-train.h"
 
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "align/align-batch.h"
 #include "align/score-block.h"
@@ -17,7 +19,10 @@
 #include "decoder/training-graph.h"
 #include "gmm/init-model.h"
 #include "gmm/kaldi-gconst.h"
+#include "hmm/hmm-utils.h"
+#include "hmm/tree-accu.h"
 #include "io/table.h"
+#include "tree/build-tree.h"
 #include "train/comm.h"
 #include "train/device-opts.h"
 #include "train/dist-em.h"
@@ -45,6 +50,7 @@ void gh_am_train_opts_default(gh_am_train_opts *o) {
   o->trans_floor = 0.01f;
   o->trans_min_count = 5.0f;
   o->block_frames = 65536;
+  o->kaldi_mixup = 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -334,6 +340,7 @@ typedef struct {
   gh_dec_graph graph;
   float *base_weight;
   int has_graph;
+  int32_t *words, num_words; /* the transcript (word ids): graphs of a later tree */
 } am_utt;
 
 struct gh_am_trainer {
@@ -390,7 +397,7 @@ gh_am_trainer *gh_am_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm *
                                  gh_am_aligner *aligner, const gh_am_train_opts *o) {
   gh_am_trainer *t = gh_calloc(1, sizeof *t);
   t->o = *o;
-  if (o->stage != GH_AM_STAGE_MONO) gh_die("am-train: only the monophone stage is implemented");
+  if (o->stage != GH_AM_STAGE_MONO && o->stage != GH_AM_STAGE_TRI) gh_die("am-train: unknown stage %d", (int)o->stage);
   if (o->num_iters < 1) gh_die("--num-iters must be >= 1 (got %d)", o->num_iters);
   if (o->max_iter_inc < 1) gh_die("--max-iter-inc must be >= 1 (got %d)", o->max_iter_inc);
   t->comm = comm ? comm : (t->own_comm = gh_comm_single());
@@ -425,6 +432,8 @@ gh_am_trainer *gh_am_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm *
   if (rank == 0 && no_text) gh_warn("%lld utterances of %s have no transcript and were skipped", (long long)no_text, feats);
   if (rank == 0 && empty) gh_warn("%lld empty feature matrices in %s were skipped", (long long)empty, feats);
 
+  if (model->num_pdfs == 0 && o->stage == GH_AM_STAGE_TRI)
+    gh_die("am-train: the triphone stage starts from a model (the monophone stage's)");
   if (model->num_pdfs == 0) { /* gmm-init-mono on the first 10 utterances (train_mono.sh: subset-feats --n=10) */
     int64_t m = n < 10 ? n : 10, tot = 0;
     for (int64_t i = 0; i < m; ++i) tot += frames[i];
@@ -444,7 +453,7 @@ gh_am_trainer *gh_am_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm *
   if (model->dim != dim)
     gh_die("%s: features of dimension %d (utterance %s), the model wants %d", feats, dim, dim_key, model->dim);
   if (!model->trans) gh_die("am-train: the model has no transition model");
-  t->n0 = gh_gmm_set_total_gauss(model);
+  t->n0 = o->numgauss0 > 0 ? o->numgauss0 : gh_gmm_set_total_gauss(model);
 
   /* plan, this rank's shard */
   gh_shard_plan_make(&t->sd.plan, (const char *const *)keys, frames, n, o->block_frames, R, feats);
@@ -503,7 +512,8 @@ gh_am_trainer *gh_am_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm *
   free(frames);
 
   /* graphs (compile-train-graphs) and the equal alignment (align-equal-compiled) */
-  gh_tgc *gc = gh_tgc_new(model->trans, *ctx, lex, disambig, ndisambig, 0.0f, 0.0f, lex_name);
+  gh_tgc *gc = o->stage == GH_AM_STAGE_TRI ? NULL
+                                           : gh_tgc_new(model->trans, *ctx, lex, disambig, ndisambig, 0.0f, 0.0f, lex_name);
   gh_fst g;
   gh_fst_init(&g);
   char err[512];
@@ -511,6 +521,10 @@ gh_am_trainer *gh_am_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm *
   for (int64_t i = 0; i < t->nu; ++i) {
     am_utt *u = &t->u[i];
     const int32_t ti = gh_strmap_get(&tx, u->key);
+    u->num_words = num_words[ti];
+    u->words = gh_malloc(sizeof(int32_t) * (size_t)(num_words[ti] + 1));
+    if (num_words[ti]) memcpy(u->words, words[ti], sizeof(int32_t) * (size_t)num_words[ti]);
+    if (o->stage == GH_AM_STAGE_TRI) continue; /* graphs after the tree; alignments read */
     if (!gh_tgc_compile(gc, words[ti], num_words[ti], &g, err, sizeof err)) {
       gh_warn("Empty decoding graph for utterance %s (%s); it is not trained on", u->key, err);
       ngraph_fail++;
@@ -527,7 +541,10 @@ gh_am_trainer *gh_am_trainer_new(gh_device_opts *dev, gh_backend **bp, gh_comm *
     u->has_graph = 1;
   }
   gh_fst_free(&g);
-  gh_tgc_free(gc); /* frees lex */
+  if (gc)
+    gh_tgc_free(gc); /* frees lex */
+  else
+    gh_fst_free(lex);
   gh_strmap_free(&tx);
   if (ngraph_fail || neq_fail)
     gh_warn("rank %d: %lld utterances without a graph, %lld without an equal alignment", rank, (long long)ngraph_fail,
@@ -671,11 +688,11 @@ static void mstep(gh_am_trainer *t, int32_t x, gh_accs_set *accs, const double *
   const int64_t target = gh_am_trainer_numgauss(t, x);
   int diag = 1;
   for (int32_t p = 0; p < model->num_pdfs; ++p) diag &= model->pdfs[p].type == GH_COV_DIAG;
-  if (diag && target > 0 && target <= INT32_MAX) {
+  if (t->o.kaldi_mixup && diag && target > 0 && target <= INT32_MAX) {
     /* as gmm-est --mix-up on a .mdl: Kaldi's SplitByCount with its random numbers (rand() from
      * 1 + seed, as each of the script's gmm-est processes) and its targets, which split pdfs
-     * below their share even when the total is reached */
-    float *focc = gh_malloc(sizeof(float) * (size_t)(model->num_pdfs > 0 ? model->num_pdfs : 1));
+     * below their share even when the total is reached; every pass */
+    float *focc = gh_malloc(sizeof(float) * (size_t)(model->num_pdfs + 1));
     for (int32_t p = 0; p < model->num_pdfs; ++p) focc[p] = (float)occs[p];
     srand((unsigned)(1 + t->o.seed));
     gh_gmm_set_split_by_count_kaldi(model, focc, (int32_t)target, (float)t->o.perturb, (float)t->o.power,
@@ -717,6 +734,8 @@ void gh_am_trainer_pass(gh_am_trainer *t, int32_t x, gh_am_pass_stats *st, doubl
   st->seconds = gh_seconds() - t0;
 }
 
+void gh_am_trainer_set_opts(gh_am_trainer *t, const gh_am_train_opts *o) { t->o = *o; }
+
 void gh_am_trainer_write_ali(gh_am_trainer *t, const char *wspec) {
   gh_writer *w = gh_writer_open(wspec);
   for (int64_t i = 0; i < t->nu; ++i) {
@@ -733,6 +752,7 @@ void gh_am_trainer_free(gh_am_trainer *t) {
   for (int64_t i = 0; i < t->nu; ++i) {
     free(t->u[i].ali);
     free(t->u[i].base_weight);
+    free(t->u[i].words);
     if (t->u[i].has_graph) gh_dec_graph_free(&t->u[i].graph);
   }
   free(t->u);
@@ -741,4 +761,256 @@ void gh_am_trainer_free(gh_am_trainer *t) {
   if (t->aligner) t->aligner->free(t->aligner);
   if (t->own_comm) gh_comm_finalize(t->own_comm);
   free(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* The triphone stage (steps/train_deltas.sh) */
+
+void gh_am_tri_opts_default(gh_am_tri_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->num_leaves = 0;
+  o->context_width = 3;
+  o->central_position = 1;
+  o->cluster_thresh = -1.0f;
+  o->var_floor = 0.01f;
+}
+
+int64_t gh_am_trainer_read_ali(gh_am_trainer *t, char *const *rspecs, int32_t n) {
+  gh_strmap idx = {0};
+  for (int64_t i = 0; i < t->nu; ++i) {
+    gh_strmap_put(&idx, t->u[i].key, (int32_t)i);
+    t->u[i].has_ali = 0;
+  }
+  const gh_transition_model *tm = t->model->trans;
+  for (int32_t j = 0; j < n; ++j) {
+    gh_seq_reader *r = gh_seq_reader_open(rspecs[j], GH_OBJ_INT32_VECTOR);
+    for (; !gh_seq_reader_done(r); gh_seq_reader_next(r)) {
+      const char *key = gh_seq_reader_key(r);
+      const int32_t i = gh_strmap_get(&idx, key);
+      if (i < 0) continue; /* another rank's, or not trained on */
+      const gh_ivector *a = gh_seq_reader_value(r);
+      am_utt *u = &t->u[i];
+      if (a->dim != u->T)
+        gh_die("%s: the alignment of %s has %d frames, its features %d", rspecs[j], key, a->dim, u->T);
+      gh_transition_check_alignment(tm, a->data, a->dim, rspecs[j], key, "the monophone model");
+      memcpy(u->ali, a->data, sizeof(int32_t) * (size_t)u->T);
+      u->has_ali = 1;
+    }
+    gh_seq_reader_close(r);
+  }
+  gh_strmap_free(&idx);
+  int64_t missing = 0;
+  for (int64_t i = 0; i < t->nu; ++i) missing += !t->u[i].has_ali;
+  set_pairs(t, 1);
+  return missing;
+}
+
+void gh_am_trainer_tree_stats(gh_am_trainer *t, const gh_am_tri_opts *o, const char *xdir, gh_tree_stats *out) {
+  const int32_t D = t->model->dim, R = gh_comm_size(t->comm), nb_all = t->sd.plan.num_blocks;
+  gh_tree_accu_opts ao = {o->context_width, o->central_position, o->var_floor, o->ci_phones, o->num_ci_phones};
+  const gh_transition_model *tm = t->model->trans;
+  gh_tree_stats *blk = gh_calloc((size_t)t->sd.num_blocks + 1, sizeof(gh_tree_stats));
+  int64_t bad = 0;
+  for (int32_t k = 0; k < t->sd.num_blocks; ++k) {
+    gh_tree_accu *acc = gh_tree_accu_new(&ao, D);
+    for (int64_t i = 0; i < t->nu; ++i) {
+      am_utt *u = &t->u[i];
+      if (u->block != k || !u->has_ali) continue;
+      if (!gh_tree_accu_utterance(acc, tm, u->ali, u->T, t->sd.blocks[k].feats + (int64_t)u->row0 * D, D)) {
+        gh_warn("AccumulateTreeStats: alignment appears to be bad, not using it (utterance %s)", u->key);
+        bad++;
+      }
+    }
+    gh_tree_stats_init(&blk[k]);
+    gh_tree_accu_take(acc, &blk[k]);
+    gh_tree_accu_free(acc);
+  }
+  gh_tree_stats_init(out);
+  if (R == 1) {
+    for (int32_t k = 0; k < t->sd.num_blocks; ++k) {
+      for (int32_t i = 0; i < blk[k].num; ++i) {
+        gh_tree_stats_push(out, blk[k].items[i].ev, blk[k].items[i].len, blk[k].items[i].stats, "tree statistics");
+        blk[k].items[i].stats = NULL;
+      }
+    }
+  } else { /* through files: every block's statistics, read back in block order on every rank */
+    char path[4096];
+    for (int32_t k = 0; k < t->sd.num_blocks; ++k) {
+      /* through a pipe: a file of gh_ostream_open appears only at the program's exit */
+      snprintf(path, sizeof path, "| cat > '%s/.treeacc.%d'", xdir, t->sd.block0 + k);
+      gh_tree_stats_write(path, 1, &blk[k]);
+    }
+    gh_comm_barrier(t->comm);
+    for (int32_t b = 0; b < nb_all; ++b) {
+      snprintf(path, sizeof path, "%s/.treeacc.%d", xdir, b);
+      if (access(path, R_OK) != 0)
+        gh_die("%s: cannot read block %d's tree statistics (the ranks must share %s): %s", path, b, xdir,
+               strerror(errno));
+      gh_tree_stats s;
+      gh_tree_stats_read(path, &s);
+      for (int32_t i = 0; i < s.num; ++i) {
+        gh_tree_stats_push(out, s.items[i].ev, s.items[i].len, s.items[i].stats, path);
+        s.items[i].stats = NULL;
+      }
+      gh_tree_stats_free(&s);
+    }
+    gh_comm_barrier(t->comm);
+    for (int32_t k = 0; k < t->sd.num_blocks; ++k) {
+      snprintf(path, sizeof path, "%s/.treeacc.%d", xdir, t->sd.block0 + k);
+      unlink(path);
+    }
+  }
+  for (int32_t k = 0; k < t->sd.num_blocks; ++k) gh_tree_stats_free(&blk[k]);
+  free(blk);
+  gh_tree_stats_sort_merge(out); /* stable: each event's blocks added in block order */
+  double bh = (double)bad, bl = 0, btot;
+  gh_comm_sum_dd(t->comm, &bh, &bl, 1, &btot);
+  if (gh_comm_rank(t->comm) == 0)
+    gh_log("tree statistics: %d events, %.0f frames (%.0f bad alignments)", out->num, gh_tree_stats_total_count(out),
+           btot);
+}
+
+void gh_am_build_tri(const gh_tree_stats *stats, const gh_transition_model *topo, const gh_intlists *sets,
+                     const gh_intlists *extra, const gh_roots *roots, const gh_am_tri_opts *o, const char *what,
+                     gh_intlists *questions, gh_questions *qst, gh_ctx_dep **ctx_out, gh_gmm_set *model,
+                     float **occs_out) {
+  const int32_t N = o->context_width, P = o->central_position;
+  if (stats->num == 0 || stats->dim < 0) gh_die("%s: no tree statistics (no aligned frames)", what);
+  if (o->num_leaves < roots->sets.n)
+    gh_die("%s: --num-leaves %d is below the number of roots (%d) of the roots file", what, o->num_leaves,
+           roots->sets.n);
+  const int32_t max_phone = topo->num_phones > 0 ? topo->phones[topo->num_phones - 1] : 0;
+  int32_t *ncls = gh_calloc((size_t)max_phone + 1, sizeof(int32_t));
+  int32_t max_pdf_classes = 0;
+  for (int32_t i = 0; i < topo->num_phones; ++i) {
+    const int32_t c = gh_topology_num_pdf_classes(topo, topo->phones[i]);
+    ncls[topo->phones[i]] = c;
+    if (c > max_pdf_classes) max_pdf_classes = c;
+  }
+  { /* the statistics' phones must be roots' (build-tree's check) */
+    char *in_roots = gh_calloc((size_t)max_phone + 2, 1);
+    for (int32_t i = 0; i < roots->sets.n; ++i)
+      for (int32_t j = 0; j < roots->sets.lists[i].len; ++j)
+        if (roots->sets.lists[i].v[j] >= 0 && roots->sets.lists[i].v[j] <= max_phone)
+          in_roots[roots->sets.lists[i].v[j]] = 1;
+    for (int32_t i = 0; i < stats->num; ++i)
+      for (int32_t k = 0; k < stats->items[i].len; ++k)
+        if (stats->items[i].ev[k].key == P) {
+          const int32_t p = stats->items[i].ev[k].value;
+          if (p < 0 || p > max_phone || !in_roots[p])
+            gh_die("%s: phone %d appears in the tree statistics but not in the roots file (another lang?)", what, p);
+        }
+    free(in_roots);
+  }
+  /* cluster-phones (pdf-class 1, Kaldi's rand() from 1), extra questions appended */
+  const int32_t cls1 = 1;
+  srand(1);
+  gh_obtain_questions(stats, sets, &cls1, 1, P, questions);
+  for (int32_t i = 0; i < extra->n; ++i) gh_intlists_push(questions, extra->lists[i].v, extra->lists[i].len);
+  /* compile-questions (no refinement) */
+  gh_intlists q = {0, NULL};
+  for (int32_t i = 0; i < questions->n; ++i) gh_intlists_push(&q, questions->lists[i].v, questions->lists[i].len);
+  int32_t dup = -1;
+  const int32_t removed = gh_intlists_sort_uniq(&q, &dup);
+  if (dup >= 0) gh_die("%s: a question (phone sets or extra_questions.int) contains phone %d twice", what, dup);
+  if (removed > 0) gh_warn("%d duplicate questions present", removed);
+  memset(qst, 0, sizeof *qst);
+  for (int32_t n = 0; n < N; ++n) gh_questions_set(qst, n, &q, 0, 2);
+  gh_intlists pq = {0, NULL};
+  int32_t *cls = gh_malloc((size_t)(max_pdf_classes > 0 ? max_pdf_classes : 1) * sizeof(int32_t));
+  for (int32_t i = 0; i < max_pdf_classes - 1; ++i) {
+    cls[i] = i;
+    gh_intlists_push(&pq, cls, i + 1);
+  }
+  gh_questions_set(qst, GH_KEY_PDF_CLASS, &pq, 0, 2);
+  free(cls);
+  gh_intlists_free(&pq);
+  gh_intlists_free(&q);
+  /* build-tree */
+  gh_build_tree_opts bo = {300.0f, o->num_leaves, o->cluster_thresh, P, 1};
+  gh_build_tree_info info;
+  gh_event_map *to_pdf = gh_build_tree(qst, roots, ncls, max_phone + 1, stats, &bo, &info, what);
+  gh_ctx_dep *ctx = gh_calloc(1, sizeof *ctx);
+  ctx->N = N;
+  ctx->P = P;
+  ctx->to_pdf = to_pdf;
+  free(ncls);
+  /* gmm-init-model --write-occs, gmm-mixup --mix-up=num_leaves */
+  gh_transition_model *tm = gh_transition_init(topo, ctx, what);
+  gh_init_am_from_tree_stats(stats, ctx, tm, o->var_floor, what, model);
+  model->trans = tm;
+  float *occs = gh_malloc(sizeof(float) * (size_t)(model->num_pdfs + 1));
+  gh_tree_stats_pdf_occs(stats, ctx, what, occs);
+  const int64_t before = gh_gmm_set_total_gauss(model);
+  srand(1);
+  const int64_t after = gh_gmm_set_split_by_count_kaldi(model, occs, o->num_leaves, 0.01f, 0.2f, 20.0f);
+  gh_log("tree: %d leaves (%d split, %d after clustering), objective improvement %g over %g frames; %d pdfs, "
+         "Gaussians %lld -> %lld (gmm-mixup --mix-up=%d)",
+         info.num_leaves, info.split_leaves, info.num_leaves, (double)info.impr, (double)info.normalizer,
+         model->num_pdfs, (long long)before, (long long)after, o->num_leaves);
+  *ctx_out = ctx;
+  *occs_out = occs;
+}
+
+void gh_am_trainer_retree(gh_am_trainer *t, gh_gmm_set *new_model, gh_ctx_dep *new_ctx, gh_fst *lex,
+                          const char *lex_name, const int32_t *disambig, int32_t ndisambig) {
+  const gh_transition_model *old_tm = t->model->trans, *new_tm = new_model->trans;
+  char err[512];
+  int64_t nconv = 0, nfail = 0, ngraph_fail = 0;
+  int32_t *buf = NULL;
+  size_t cap = 0;
+  for (int64_t i = 0; i < t->nu; ++i) { /* convert-ali */
+    am_utt *u = &t->u[i];
+    if (!u->has_ali) continue;
+    if ((size_t)u->T > cap) buf = gh_realloc(buf, sizeof(int32_t) * (cap = (size_t)u->T));
+    if (!gh_convert_alignment(old_tm, new_tm, new_ctx, u->ali, u->T, 1, buf, err, sizeof err)) {
+      gh_warn("Could not convert alignment for key %s (%s)", u->key, err);
+      u->has_ali = 0;
+      nfail++;
+      continue;
+    }
+    memcpy(u->ali, buf, sizeof(int32_t) * (size_t)u->T);
+    nconv++;
+  }
+  free(buf);
+  gh_gmm_set_free(t->model);
+  *t->model = *new_model;
+  memset(new_model, 0, sizeof *new_model);
+  gh_ctx_dep_free(*t->ctx);
+  *t->ctx = new_ctx;
+  /* compile-train-graphs with the new tree */
+  gh_tgc *gc = gh_tgc_new(t->model->trans, new_ctx, lex, disambig, ndisambig, 0.0f, 0.0f, lex_name);
+  gh_fst g;
+  gh_fst_init(&g);
+  for (int64_t i = 0; i < t->nu; ++i) {
+    am_utt *u = &t->u[i];
+    if (u->has_graph) {
+      gh_dec_graph_free(&u->graph);
+      free(u->base_weight);
+      u->base_weight = NULL;
+      u->has_graph = 0;
+    }
+    if (!gh_tgc_compile(gc, u->words, u->num_words, &g, err, sizeof err)) {
+      gh_warn("Empty decoding graph for utterance %s (%s); it is not trained on", u->key, err);
+      u->has_ali = 0;
+      ngraph_fail++;
+      continue;
+    }
+    gh_dec_graph_from_fst(&u->graph, &g, t->o.careful);
+    u->base_weight = gh_malloc(sizeof(float) * (size_t)(u->graph.num_arcs + 1));
+    for (int64_t a = 0; a < u->graph.num_arcs; ++a) u->base_weight[a] = u->graph.arcs[a].weight;
+    u->has_graph = 1;
+  }
+  gh_fst_free(&g);
+  gh_tgc_free(gc);
+  if (nfail || ngraph_fail)
+    gh_warn("rank %d: %lld alignments not converted, %lld utterances without a graph", gh_comm_rank(t->comm),
+            (long long)nfail, (long long)ngraph_fail);
+  /* the E-step on the new model */
+  if (t->em_started) gh_dist_em_free(&t->em);
+  for (int32_t k = 0; k < t->sd.num_blocks; ++k) t->sd.blocks[k].max_pdf = t->model->num_pdfs - 1;
+  set_pairs(t, 0);
+  gh_dist_em_init(&t->em, t->comm, t->b, t->model, &t->sd, 0);
+  t->em_started = 1;
+  t->n0 = t->o.numgauss0 > 0 ? t->o.numgauss0 : gh_gmm_set_total_gauss(t->model);
 }

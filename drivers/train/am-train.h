@@ -23,8 +23,10 @@
  *           last Gaussian, as gmm-est); occupancies before the mix-up kept as
  *           x+1.occs; mix up to numgauss(x) = n0 + min(x-1, max_iter_inc) *
  *           floor((totgauss - n0) / max_iter_inc) (n0: the initial Gaussians),
- *           power, min count 20, perturbation 0.01, the generator seeded with
- *           seed each pass (gmm-est's per-process seed).
+ *           power, min count 20, perturbation 0.01: Kaldi's SplitByCount on every
+ *           pass (it splits pdfs below their share even when the total is
+ *           reached) with rand() seeded 1 + seed each pass, as gmm-est on a .mdl
+ *           (kaldi_mixup; 0: gh_gmm_set_mixup with gh_rng seeded seed).
  *   The model after pass num_iters-1 is num_iters.mdl = final.mdl.
  *
  * Data layout: the utterances with frames and a transcript, in sorted-key order,
@@ -64,8 +66,15 @@
 #include "hmm/transition.h"
 #include "io/fst.h"
 #include "tree/context-dep.h"
+#include "tree/questions.h"
+#include "tree/tree-stats.h"
 
-typedef enum { GH_AM_STAGE_MONO = 0 } gh_am_stage;
+/* GH_AM_STAGE_MONO: gh_am_trainer_new initialises (gmm-init-mono when the
+ * model is empty), compiles the graphs and equal-aligns.  GH_AM_STAGE_TRI:
+ * gh_am_trainer_new only reads the features; the alignments come from
+ * gh_am_trainer_read_ali, the tree and model from gh_am_build_tri, the graphs
+ * from gh_am_trainer_retree (steps/train_deltas.sh: see there). */
+typedef enum { GH_AM_STAGE_MONO = 0, GH_AM_STAGE_TRI = 1 } gh_am_stage;
 
 typedef struct {
   gh_am_stage stage;
@@ -87,6 +96,10 @@ typedef struct {
   const int32_t *silence_phones; /* lang/phones/optional_silence.csl */
   int32_t num_silence_phones;
   int64_t block_frames;       /* 65536 */
+  int kaldi_mixup;            /* 1: Kaldi's SplitByCount with rand() seeded 1 + seed, called every pass (gmm-est
+                                 on a .mdl); 0: gh_gmm_set_mixup (gh_rng seeded seed) when the target grows */
+  int64_t numgauss0;          /* > 0: the mix-up schedule's start (train_deltas.sh: num_leaves), else the
+                                 model's Gaussians at gh_am_trainer_new / gh_am_trainer_retree */
 } gh_am_train_opts;
 void gh_am_train_opts_default(gh_am_train_opts *o);
 
@@ -187,9 +200,71 @@ void gh_am_trainer_sizes(const gh_am_trainer *t, int64_t *utts, int64_t *frames,
 void gh_am_trainer_pass(gh_am_trainer *t, int32_t x, gh_am_pass_stats *st, double *occs);
 /* The mix-up target of pass x (numgauss of train_mono.sh). */
 int64_t gh_am_trainer_numgauss(const gh_am_trainer *t, int32_t x);
+/* Replaces the schedule (the next stage's options: gmm-train-tri --mono switches from the
+ * monophone schedule to the triphone one on the same resident data); the mix-up
+ * schedule's start is set again by gh_am_trainer_retree. */
+void gh_am_trainer_set_opts(gh_am_trainer *t, const gh_am_train_opts *o);
 /* Writes this rank's current alignments (the last realignment's; utterances
  * without one left out) to wspec (a wspecifier). */
 void gh_am_trainer_write_ali(gh_am_trainer *t, const char *wspec);
 void gh_am_trainer_free(gh_am_trainer *t);
+
+/* ---- the triphone stage (steps/train_deltas.sh) ----
+ * Schedule (the script's, its option names in gmm-train-tri):
+ *   acc-tree-stats on the monophone alignments (gh_am_trainer_read_ali, or the
+ *   mono stage's last realignment) and the resident frames
+ *   (gh_am_trainer_tree_stats); cluster-phones on lang/phones/sets.int, the
+ *   lang's extra_questions.int appended, compile-questions, build-tree
+ *   --max-leaves=num_leaves with lang/phones/roots.int, gmm-init-model
+ *   (occupancies), gmm-mixup --mix-up=num_leaves (gh_am_build_tri);
+ *   convert-ali to the new tree and the graphs compiled with it
+ *   (gh_am_trainer_retree); then passes x = 1 .. num_iters-1 of
+ *   gh_am_trainer_pass with realign {10, 20, 30}, beam 10 (initial_beam =
+ *   regular_beam), Kaldi's mix-up (kaldi_mixup = 1) to numgauss(x) =
+ *   num_leaves + min(x-1, max_iter_inc) * floor((totgauss - num_leaves) /
+ *   max_iter_inc) (numgauss0 = num_leaves; max_iter_inc 25). */
+typedef struct {
+  int32_t num_leaves;          /* build-tree --max-leaves, the first mix-up target */
+  int32_t context_width;       /* 3 */
+  int32_t central_position;    /* 1 */
+  float cluster_thresh;        /* -1 (build-tree --cluster-thresh) */
+  float var_floor;             /* 0.01 (acc-tree-stats, gmm-init-model) */
+  const int32_t *ci_phones;    /* sorted; lang/phones/context_indep.csl */
+  int32_t num_ci_phones;
+} gh_am_tri_opts;
+void gh_am_tri_opts_default(gh_am_tri_opts *o);
+
+/* Replaces the alignments of this rank's utterances by those of the tables
+ * rspecs[n] (e.g. "ark:gunzip -c ali.1.gz|" .. ali.J): every alignment is
+ * checked against the model's transition model and length (dies naming the
+ * table and key); utterances in no table have no alignment (not trained on)
+ * until the next realignment.  Sets the E-step's pairs.  Returns this rank's
+ * utterances without an alignment. */
+int64_t gh_am_trainer_read_ali(gh_am_trainer *t, char *const *rspecs, int32_t n);
+/* acc-tree-stats of the current alignments (the current model's transition
+ * model) on the resident frames, summed over all ranks: each fixed block's
+ * statistics summed in frame order, the blocks added in block order (the
+ * same bytes for any number of ranks; Kaldi's acc-tree-stats + sum-tree-stats
+ * of one job when there is one block).  R > 1 exchanges the blocks' statistics
+ * through files xdir/.treeacc.B (removed after).  *out: Kaldi's order. */
+void gh_am_trainer_tree_stats(gh_am_trainer *t, const gh_am_tri_opts *o, const char *xdir, gh_tree_stats *out);
+/* cluster-phones, compile-questions, build-tree, gmm-init-model --write-occs,
+ * gmm-mixup --mix-up=num_leaves on stats (all as the tools with the
+ * script's options): *ctx the tree, *model the model (its transition model
+ * from topo), occs[num_pdfs] (malloc'd: gmm-init-model's occupancies) and
+ * questions (cluster-phones' with extra appended) and *qst, the compiled ones,
+ * for the caller to write.  Dies naming roots_rx / what on bad input (a
+ * statistics phone not in the roots, max_leaves below the number of roots). */
+void gh_am_build_tri(const gh_tree_stats *stats, const gh_transition_model *topo, const gh_intlists *sets,
+                     const gh_intlists *extra, const gh_roots *roots, const gh_am_tri_opts *o, const char *what,
+                     gh_intlists *questions, gh_questions *qst, gh_ctx_dep **ctx, gh_gmm_set *model, float **occs);
+/* Moves the trainer to a new tree: the alignments converted from the current
+ * model (convert-ali; an utterance that fails is left unaligned until the
+ * next realignment), *model replaced by new_model (taken over) and *ctx by
+ * new_ctx (taken over; the old freed), the graphs compiled with the new tree
+ * (lex taken over and freed), the E-step restarted with the new model.  The
+ * mix-up schedule restarts from o->numgauss0 (or the new model's Gaussians). */
+void gh_am_trainer_retree(gh_am_trainer *t, gh_gmm_set *new_model, gh_ctx_dep *new_ctx, gh_fst *lex,
+                          const char *lex_name, const int32_t *disambig, int32_t ndisambig);
 
 #endif
