@@ -6,7 +6,7 @@
  *   nccl: gh_comm_sum_f64_device on the accumulators in device memory.
  * Shapes: "ubm" 256 full Gaussians at D = 40 (220,416 doubles, 1.76 MB) and
  * "am" 5000 pdfs x 16 full Gaussians at D = 36 (56.2 M doubles: 450 MB in
- * double, the issue's 225 MB in float).  Median of --iters calls, after one
+ * double, 225 MB in float).  Median of --iters calls, after one
  * warm-up.  Run under mpirun -np R (bench/train.sh does).
  * Usage: mpirun -np 2 bench-comm [--device=cuda] [--comm=auto] [--iters=10] [--shapes=ubm,am]
  * Prints rows "comm R=2 <path> <shape> bytes=B median_s=S GB/s=G". */

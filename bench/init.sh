@@ -6,7 +6,7 @@
 #          kmeans_*): 2048 diag and 1024 full Gaussians on DEVICE and on the
 #          CPU backend, wall seconds; the two models must be byte-identical
 #          (the k-means result does not depend on the device).
-#  floor   gmm-est-gpu on the job (INIT_FRAMES frames x 40, 512 full
+#  floor   gmm-est-gpu on the 2 M x 40 job (INIT_FRAMES frames x 40, 512 full
 #          Gaussians from gmm-init, 10 iterations) with the device M-step
 #          (eigenvalue floors by Jacobi on the device) and with GH_MSTEP=host
 #          (the host M-step every iteration, the code before), wall seconds
@@ -41,7 +41,7 @@ for shape in "diag 2048" "full 1024"; do
     else echo "init $1 G=$2: $DEVICE and cpu models DIFFER"; fi
   fi
 done
-# the floored M-step: 512 full Gaussians on the job
+# the floored M-step: 512 full Gaussians on the 2 M x 40 job
 bin/gmm-init --device=$DEVICE --num-gauss=512 --cov-type=full --num-iters=0 --max-frames=200000 \
   scp:$dir/feats.scp $tmp/ubm.0 2>/dev/null || { echo "floor: gmm-init failed"; exit 0; }
 for mode in device host; do

@@ -7,7 +7,7 @@
 # overhead against the tool (gmm-train / hmm-train) called directly on the same
 # files.  Details: bench/python_bench.py.  `make bench` runs it (PYTHON=0 skips).
 # Usage (repository root, tools built):
-#   DEVICE=cuda bench/python.sh                   # the issue's sizes on one GPU
+#   DEVICE=cuda bench/python.sh                   # the full sizes on one GPU
 #   DEVICE=cpu SIZES=20000x20 COMPS=64 SEQS=40 ITERS=5 bench/python.sh   # small, CPU
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

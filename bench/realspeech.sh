@@ -10,7 +10,7 @@
 #   syn     bench/gen-feats.c's generated clusters, as many frames and dims as arabic
 #           (--syn false skips it)
 # Models: --full (512) full and --diag (2048) diagonal Gaussians per data set, gmm-init
-# --num-iters=0 --max-frames=100000 --kmeans-iters=3 (the initialisation), then
+# --num-iters=0 --max-frames=100000 --kmeans-iters=3 (the UBM job's initialisation), then
 # gmm-train --num-iters=--iters (20) --verbose=1 on --device (cuda).
 # One row per (data, model):
 #   real <data> <cov> G=<n> D=<d> frames=<N> device=<dev>: whole_s estep_med_s iter_med_s

@@ -13,7 +13,7 @@
 # whether the R-rank model equals the 1-rank model (utils/compare_gmms.sh) and
 # the accumulators agree (max relative difference, GH_TRAIN_DUMP_ACCS).
 # Also the cost of one reduction (bench/bench-comm.c) of 1.8 MB and 450 MB of
-# accumulators (the issue's 225 MB in float) over R ranks, both paths.
+# accumulators (225 MB in float) over R ranks, both paths.
 # Rows start with "train " (one per run); "train fixed" rows: the load (read, device ready), the walls of
 # iterations 1 and 2 and the number of host M-steps, from rank 0's log.
 #
@@ -116,7 +116,7 @@ if [ "$peer" = true ] && [ "$device" != cpu ]; then
     t0=$(now)
     j=$(OUT=$work python3 $shared/peers/e2e_job.py $syn/feats.scp $gauss full $iters 2>/dev/null | tail -1)
     echo "train peer e2e_job.py whole_s=$(since $t0) $j"
-    # the issue's ratios: gmm-train (1 rank) whole job against the peer's total_s, per iteration against em_s_per_iter
+    # the ratios: gmm-train (1 rank) whole job against the peer's total_s, per iteration against em_s_per_iter
     if [ -n "${r1_whole:-}" ]; then
       python3 -c "
 import json, sys

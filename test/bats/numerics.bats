@@ -328,7 +328,7 @@ sys.exit(1 if bad else 0)"
 # posteriors inherit the log-likelihoods' error (~1e-5..1e-4 nats), so the
 # statistics agree to ~2e-5 relative (doc/reliability.md), 1e-4 asserted.
 @test "numerics: E-step statistics of every backend within 1e-5 of cpu-ref per array (and 1e-4 element by element): offsets 0 .. 1e4 sigma, diag and full, cond 1 .. 1e3" {
-  # The issue's "E-step statistics within 1e-5 relative" in the sense of
+  # The contract's "E-step statistics within 1e-5 relative" in the sense of
   # Kaldi's ApproxEqual: per accumulator array (occupancies, first order,
   # each second-order block), max |a - b| / max |b| <= 1e-5; and, as before,
   # every element within 1e-4 (|b| + 1) up to offsets of 1e3 sigma.  Per

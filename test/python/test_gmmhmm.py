@@ -4,7 +4,7 @@ Kaldi's own files, and its handling of bad input.  Run by
 test/bats/python.bats (pytest, CPU backend: GMMHMM_DEVICE is not used, the
 estimators get device='cpu').
 
-Tolerances (the issue's): per-iteration average log-likelihood within 1e-4
+Tolerances: per-iteration average log-likelihood within 1e-4
 nats/frame, parameters within 1e-4 relative (variances / covariances relative
 to the diagonal, means in standard deviations), the same n_iter_ /
 converged_ for the same tol.  Our E-step is float32 (the tools' models are
