@@ -50,11 +50,15 @@ opts_of() { sed -n 's/^  --\([a-z0-9-]*\) .*/\1/p' "$H/$1" | sort; }
   done
 }
 
+# the tools with the registrar's --precision: those that also take --device
+# (ali-to-word-ctm's --precision is Kaldi's nbest-to-ctm's decimal places)
+device_precision_tools() { comm -12 <(tools_with device) <(tools_with precision); }
+
 @test "--precision: one help line, the same in every tool that has it" {
-  run tools_with precision
+  run device_precision_tools
   [ "${#lines[@]}" -ge 6 ]
-  [ "$(grep -h -- "^  --precision " "$H"/* | sort -u | wc -l)" -eq 1 ]
-  line=$(grep -h -- "^  --precision " "$H"/* | sort -u)
+  [ "$(device_precision_tools | sed "s|^|$H/|" | xargs grep -h -- "^  --precision " | sort -u | wc -l)" -eq 1 ]
+  line=$(device_precision_tools | sed "s|^|$H/|" | xargs grep -h -- "^  --precision " | sort -u)
   for w in auto fp32 tf32x3 tf32; do [[ "$line" == *"$w"* ]]; done
 }
 
@@ -79,7 +83,7 @@ opts_of() { sed -n 's/^  --\([a-z0-9-]*\) .*/\1/p' "$H/$1" | sort; }
 }
 
 @test "--precision: auto, fp32, tf32x3, tf32 accepted by every tool that has it, a bad one rejected with one line" {
-  for t in $(tools_with precision); do
+  for t in $(device_precision_tools); do
     for p in auto fp32 tf32x3 tf32; do
       run "$BIN/$t" --precision=$p
       [ "$status" -eq 1 ] && [[ "$output" == *"Usage"* ]] && [[ "$output" != *"ERROR"* ]] ||
