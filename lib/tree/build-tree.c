@@ -181,8 +181,8 @@ static gh_event_map *renumber_map(const gh_event_map *m, int32_t *num_leaves) {
   return r;
 }
 
-/* Kaldi GetStubMap over sets[lo, hi) (roots), key P. */
-static gh_event_map *stub_map(int32_t P, const gh_roots *r, int32_t lo, int32_t hi, const int32_t *ncls,
+/* Kaldi's initial map (build-tree-utils.cc) over sets[lo, hi) (roots), key P. */
+static gh_event_map *roots_map(int32_t P, const gh_roots *r, int32_t lo, int32_t hi, const int32_t *ncls,
                               int32_t *num_leaves) {
   int32_t nsets = hi - lo, max_size = 0, max_phone = 0;
   for (int32_t i = lo; i < hi; ++i) {
@@ -207,12 +207,12 @@ static gh_event_map *stub_map(int32_t P, const gh_roots *r, int32_t lo, int32_t 
   }
   if (max_size == 1 && nsets <= 2 * max_phone) {
     gh_event_map *m = gh_event_map_table(P, max_phone + 1, NULL);
-    for (int32_t i = lo; i < hi; ++i) m->table[r->sets.lists[i].v[0]] = stub_map(P, r, i, i + 1, ncls, num_leaves);
+    for (int32_t i = lo; i < hi; ++i) m->table[r->sets.lists[i].v[0]] = roots_map(P, r, i, i + 1, ncls, num_leaves);
     return m;
   }
   int32_t half = lo + nsets / 2;
-  gh_event_map *a = stub_map(P, r, lo, half, ncls, num_leaves);
-  gh_event_map *b = stub_map(P, r, half, hi, ncls, num_leaves);
+  gh_event_map *a = roots_map(P, r, lo, half, ncls, num_leaves);
+  gh_event_map *b = roots_map(P, r, half, hi, ncls, num_leaves);
   int32_t n = 0;
   for (int32_t i = lo; i < half; ++i) n += r->sets.lists[i].len;
   int32_t *yes = gh_malloc((size_t)n * sizeof(int32_t));
@@ -615,7 +615,7 @@ gh_event_map *gh_build_tree(const gh_questions *q, const gh_roots *roots, const 
   memset(info, 0, sizeof(*info));
   if (!(o->thresh > 0 || o->max_leaves > 0)) gh_die("%s: need --thresh > 0 or --max-leaves > 0", what);
   if (stats->num == 0) gh_die("%s: no tree statistics", what);
-  /* inputs of GetStubMap: phones in the topology, in one root each */
+  /* inputs of the initial map: phones in the topology, in one root each */
   char *seen = gh_calloc((size_t)(num_phone_slots > 0 ? num_phone_slots : 1), 1);
   for (int32_t i = 0; i < roots->sets.n; ++i)
     for (int32_t j = 0; j < roots->sets.lists[i].len; ++j) {
@@ -627,8 +627,8 @@ gh_event_map *gh_build_tree(const gh_questions *q, const gh_roots *roots, const 
     }
   free(seen);
   int32_t num_leaves = 0;
-  gh_event_map *stub = stub_map(o->P, roots, 0, roots->sets.n, phone2num_pdf_classes, &num_leaves);
-  info->stub_leaves = num_leaves;
+  gh_event_map *initial = roots_map(o->P, roots, 0, roots->sets.n, phone2num_pdf_classes, &num_leaves);
+  info->root_leaves = num_leaves;
   gh_log("BuildTree: before building trees, map has %d leaves.", num_leaves);
   if (o->max_leaves > 0 && o->max_leaves < num_leaves)
     gh_die("%s: --max-leaves=%d is below the number of leaves of the roots (%d): the tree cannot have fewer leaves "
@@ -657,7 +657,7 @@ gh_event_map *gh_build_tree(const gh_questions *q, const gh_roots *roots, const 
   free(nonsplit);
 
   float impr, smallest;
-  gh_event_map *split = split_decision_tree(stub, &filt, q, o->thresh, o->max_leaves, &num_leaves, &impr, &smallest);
+  gh_event_map *split = split_decision_tree(initial, &filt, q, o->thresh, o->max_leaves, &num_leaves, &impr, &smallest);
   info->split_leaves = num_leaves;
   float cluster_thresh = o->cluster_thresh;
   if (cluster_thresh < 0.0f) {
@@ -677,11 +677,11 @@ gh_event_map *gh_build_tree(const gh_questions *q, const gh_roots *roots, const 
   if (cluster_thresh != 0.0f) {
     float before = objf_given_map_list(&all, split);
     int32_t num_removed = 0, num_out = 0;
-    gh_event_map *clustered = cluster_restricted(split, &all, cluster_thresh, stub, &num_removed);
+    gh_event_map *clustered = cluster_restricted(split, &all, cluster_thresh, initial, &num_removed);
     gh_log("BuildTree: removed %d leaves.", num_removed);
     if (o->round_num_leaves) {
       int32_t required = ((num_leaves - num_removed) / 8) * 8, removed_round = 0;
-      gh_event_map *rounded = cluster_to_n_restricted(clustered, &all, required, stub, &removed_round);
+      gh_event_map *rounded = cluster_to_n_restricted(clustered, &all, required, initial, &removed_round);
       if (removed_round > 0)
         gh_log("BuildTree: Rounded num leaves to multiple of 8 by removing %d leaves.", removed_round);
       if (num_leaves - num_removed - removed_round != required)
@@ -705,7 +705,7 @@ gh_event_map *gh_build_tree(const gh_questions *q, const gh_roots *roots, const 
   } else if (o->round_num_leaves) {
     float before = objf_given_map_list(&all, split);
     int32_t required = (num_leaves / 8) * 8, removed_round = 0, num_out = 0;
-    gh_event_map *rounded = cluster_to_n_restricted(split, &all, required, stub, &removed_round);
+    gh_event_map *rounded = cluster_to_n_restricted(split, &all, required, initial, &removed_round);
     if (removed_round > 0)
       gh_log("BuildTree: Rounded num leaves to multiple of 8 by removing %d leaves.", removed_round);
     ans = renumber_map(rounded, &num_out);
@@ -731,7 +731,7 @@ gh_event_map *gh_build_tree(const gh_questions *q, const gh_roots *roots, const 
     }
     sl_free_vec(sp, nb);
   }
-  gh_event_map_free(stub);
+  gh_event_map_free(initial);
   free(all.s);
   free(filt.s);
   return ans;

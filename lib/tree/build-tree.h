@@ -3,7 +3,7 @@
  * roots file and the compiled questions (questions.h) to the EventMap of a
  * ContextDependency, and the automatic phone questions of cluster-phones.
  *
- * What is Kaldi's: the stub tree over the roots (GetStubMap), greedy
+ * What is Kaldi's: the initial tree over the roots (build-tree-utils.cc), greedy
  * splitting that always splits the leaf of largest likelihood gain (ties:
  * the higher-numbered root; within a root the "yes" side on equal gains),
  * questions tried in file order and keys in increasing order (the first of
@@ -31,7 +31,7 @@ typedef struct {
 
 /* Results for the tool's log (Kaldi's VLOG lines). */
 typedef struct {
-  int32_t stub_leaves, split_leaves, num_leaves;
+  int32_t root_leaves, split_leaves, num_leaves;
   float impr;                 /* total gain of the splits (natural log) */
   float normalizer, normalizer_split;  /* frames: all, split phones only */
   float objf_change_cluster;  /* objective change of clustering (<= 0) */

@@ -1,6 +1,6 @@
 /* context-dep.c -- Kaldi ContextDependency read/write, Compute, GetPdfInfo
  * and the monophone tree (see context-dep.h; Kaldi tree/context-dep.cc,
- * tree/build-tree-utils.cc GetStubMap). */
+ * tree/build-tree-utils.cc, its initial map over the roots). */
 #include "tree/context-dep.h"
 
 #include <stdlib.h>
@@ -136,7 +136,7 @@ void gh_ctx_dep_pdf_info_free(gh_pdf_info *info) {
   memset(info, 0, sizeof(*info));
 }
 
-/* The monophone tree over sets[lo, hi) (P = 0, unshared roots), as Kaldi's GetStubMap builds it. */
+/* The monophone tree over sets[lo, hi) (P = 0, unshared roots), as Kaldi's build-tree-utils.cc builds it. */
 static gh_event_map *monophone_map(int32_t *const *sets, const int32_t *sizes, int32_t lo, int32_t hi,
                               const int32_t *num_classes, int32_t *num_leaves, const char *what) {
   int32_t nsets = hi - lo, max_size = 0, max_phone = 0;

@@ -68,7 +68,7 @@ void gh_ctx_dep_pdf_info_free(gh_pdf_info *info);
 
 /* The monophone tree of Kaldi's gmm-init-mono: MonophoneContextDependency
  * (each phone its own set) or MonophoneContextDependencyShared (phones of a
- * set share pdfs; sets as in lang/phones/sets.int) -- Kaldi's GetStubMap
+ * set share pdfs; sets as in lang/phones/sets.int) -- Kaldi's initial map (build-tree-utils.cc)
  * with unshared roots: one pdf per (set, pdf-class), numbered in set order.
  * sets[i][set_sizes[i]] sorted, unique, phones in no other set;
  * phone2num_pdf_classes indexed by phone (size max_phone + 1, > 0 for every
