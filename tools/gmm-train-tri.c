@@ -374,6 +374,7 @@ int main(int argc, char **argv) {
   gh_gmm_set model = {0};
   gh_ctx_dep *ctx = NULL;
   /* --mono: gmm-init-mono's shared phone sets (sorted) */
+  const int32_t nmsets = sets.n; /* gh_intlists_free below resets sets.n */
   int32_t **msets = gh_malloc(sizeof(int32_t *) * (size_t)(sets.n + 1)), *msizes = gh_malloc(sizeof(int32_t) * (size_t)(sets.n + 1));
   for (int32_t i = 0; i < sets.n; ++i) {
     msizes[i] = sets.lists[i].len;
@@ -628,7 +629,7 @@ int main(int argc, char **argv) {
   free(feats);
   free(realign_flags);
   free(mono_flags);
-  for (int32_t i = 0; i < sets.n; ++i) free(msets[i]);
+  for (int32_t i = 0; i < nmsets; ++i) free(msets[i]);
   free(msets);
   free(msizes);
   free(topo_p);
