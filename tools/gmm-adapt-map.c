@@ -128,6 +128,7 @@ int main(int argc, char **argv) {
   c.mo = &mo;
   c.binary = binary;
   gh_adapt_input_open(&c.in, &prior, model_in, feats_spec, labels_spec, label_type);
+  gh_device_opts_auto_small(&dev, gh_cpu_rate_gmm(&prior, 2), "the E-step of this model");
   c.be = gh_device_opts_open(&dev);
   if (table_out) c.ark = open_model_table(out_name, &c.binary);
 

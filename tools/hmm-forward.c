@@ -50,6 +50,12 @@ int main(int argc, char **argv) {
     gh_hmm_compile(&set, &id, 1, -1, 0.0, &comp[k]);
     graphs[k] = &comp[k].graph;
   }
+  int64_t states = 0, arcs = 0;
+  for (int32_t k = 0; k < num; ++k) {
+    states += set.hmms[first + k].num_states;
+    arcs += set.hmms[first + k].num_arcs;
+  }
+  gh_device_opts_auto_small(&dev, gh_cpu_rate_hmm(states, arcs), "the forward pass over these HMMs");
   gh_backend *be = gh_device_opts_open(&dev);
   const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = ops->hmm_upload(be, graphs, num);

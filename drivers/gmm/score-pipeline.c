@@ -38,6 +38,7 @@ typedef struct {
    * and its error line; under pipeline.mu */
   int pending, err_u;
   char err[1024];
+  int32_t model; /* the index of the model its utterances are scored under (gh_score_models) */
   /* seconds from the pipeline's start (--verbose=2): the reader took the
    * batch, laid out its last utterance, the batch was read whole, handed to
    * the backend */
@@ -50,6 +51,7 @@ typedef struct {
   gh_queue *free_b, *full_b, *done, *free_o;
   gh_seq_reader *r;
   gh_backend *be;
+  const gh_score_models *sm;      /* the models; model_of NULL: models[0] for every utterance */
   const char *feats_rspec;
   int32_t D, P, batch_frames;
   int32_t target;                 /* the batch being filled goes at this many frames (reader's) */
@@ -152,6 +154,15 @@ static void tail_target(pipeline *pl, int64_t remaining_bytes) {
   if (t < pl->target) pl->target = (int32_t)t;
 }
 
+/* The model of utterance key (0 with one model). */
+static int32_t model_of(const pipeline *pl, const char *key) {
+  if (!pl->sm->model_of) return 0;
+  const int32_t i = pl->sm->model_of(pl->sm->ctx, key);
+  if (i < 0 || i >= pl->sm->num_models)
+    gh_die("internal: model index %d of utterance '%s' outside [0, %d)", i, key, pl->sm->num_models);
+  return i;
+}
+
 static void *reader_main(void *arg) {
   pipeline *pl = arg;
   batch *bt = take_batch(pl);
@@ -159,6 +170,13 @@ static void *reader_main(void *arg) {
     const char *key = gh_seq_reader_key(pl->r);
     const gh_matrix_view *feats = gh_seq_reader_value(pl->r); /* in place in the reader's buffer */
     check_dim(pl, key, feats->rows, feats->cols);
+    const int32_t mi = model_of(pl, key);
+    if (bt->n > 0 && bt->model != mi) { /* a batch holds one model's utterances */
+      bt->t_laid = gh_seconds() - pl->t_start;
+      push_full(pl, bt);
+      bt = take_batch(pl);
+    }
+    bt->model = mi;
     float *dst = batch_add(pl, bt, key, feats->rows);
     gh_matrix_view_copy_finite(feats, dst, pl->feats_rspec, key); /* the one copy */
     bt->frames += feats->rows;
@@ -303,6 +321,14 @@ static void *reader_par_main(void *arg) {
       drain(pl, bt, &cur); /* an earlier copy's error comes first */
       check_dim(pl, e.key, e.rows, e.cols);
     }
+    const int32_t mi = model_of(pl, e.key);
+    if (bt->n > 0 && bt->model != mi) { /* a batch holds one model's utterances */
+      job_submit(pl, &cur);
+      bt->t_laid = gh_seconds() - pl->t_start;
+      batch_release(pl, bt, 0, NULL);
+      bt = batch_begin(pl);
+    }
+    bt->model = mi;
     if (!batch_fits(pl, bt, e.rows)) drain(pl, bt, &cur); /* the copies into the old buffer, before it moves */
     const int u = bt->n;
     float *dst = batch_add(pl, bt, e.key, e.rows);
@@ -420,8 +446,40 @@ void gh_score_opts_default(gh_score_opts *o) {
 
 int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char *feats_rspec,
                               const char *loglikes_wspec, const gh_score_opts *o, gh_score_stats *st) {
+  const gh_score_models one = {1, set, NULL, NULL};
+  return gh_score_pipeline_run_models(be, &one, feats_rspec, loglikes_wspec, o, st);
+}
+
+/* The models on the backend: two slots, one for the batch in flight and one
+ * for the batch being begun (a third model waits for the older slot). */
+typedef struct {
+  int32_t idx[2];       /* model index, -1: empty */
+  gh_dev_model *m[2];
+} model_slots;
+
+/* The device model of batch bt's model; busy: the model of the batch still
+ * in flight (-1: none), whose slot stays. */
+static gh_dev_model *slot_model(gh_backend *be, const gh_score_models *sm, model_slots *ms, int32_t want,
+                                int32_t busy) {
+  for (int i = 0; i < 2; ++i)
+    if (ms->idx[i] == want) return ms->m[i];
+  const int i = ms->idx[0] == busy ? 1 : 0;
+  if (ms->m[i]) be->ops->gmm->model_free(be, ms->m[i]);
+  ms->m[i] = be->ops->gmm->model_upload(be, &sm->models[want]);
+  ms->idx[i] = want;
+  return ms->m[i];
+}
+
+int64_t gh_score_pipeline_run_models(gh_backend *be, const gh_score_models *sm, const char *feats_rspec,
+                                     const char *loglikes_wspec, const gh_score_opts *o, gh_score_stats *st) {
+  if (sm->num_models < 1) gh_die("gh_score_pipeline_run_models: no models");
+  const gh_gmm_set *set = &sm->models[0];
   const int32_t D = set->dim, P = set->num_pdfs;
   if (P <= 0) gh_die("gh_score_pipeline_run: model has no pdfs");
+  for (int32_t i = 1; i < sm->num_models; ++i)
+    if (sm->models[i].dim != D || sm->models[i].num_pdfs != P)
+      gh_die("model %d has dimension %d and %d pdfs, model 0 has %d and %d: the models must be of one shape", i,
+             sm->models[i].dim, sm->models[i].num_pdfs, D, P);
   int32_t batch_frames = o->batch_frames, io_threads = o->io_threads;
   if (batch_frames < 0) gh_die("--batch-frames must be >= 0 (got %d)", batch_frames);
   if (batch_frames == 0) {
@@ -435,7 +493,9 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
     batch_frames = P <= 64 ? (in > 262144 ? 262144 : in < 16384 ? 16384 : (int32_t)in)
                            : (out > 16384 ? 16384 : out < 1024 ? 1024 : (int32_t)out);
   }
-  gh_dev_model *m = be->ops->gmm->model_upload(be, set);
+  model_slots ms = {{0, -1}, {NULL, NULL}};
+  ms.m[0] = be->ops->gmm->model_upload(be, set);
+  gh_dev_model *m = ms.m[0];
 
   pipeline pl;
   memset(&pl, 0, sizeof pl);
@@ -448,6 +508,7 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
   pl.w = gh_writer_open(loglikes_wspec);
   pl.feats_rspec = feats_rspec;
   pl.be = be;
+  pl.sm = sm;
   pl.D = D; pl.P = P; pl.batch_frames = batch_frames; pl.target = first_target(batch_frames);
   pl.free_b = gh_queue_new(NBATCH);
   pl.full_b = gh_queue_new(NBATCH + 1);
@@ -510,7 +571,8 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
     }
     double t0 = gh_seconds();
     bt->t_begun = t0 - t_start;
-    gh_backend_loglikes_begin(be, m, bt->X, (int32_t)bt->frames, ob->p);
+    gh_dev_model *bm = slot_model(be, sm, &ms, bt->model, prev ? prev->model : -1);
+    gh_backend_loglikes_begin(be, bm, bt->X, (int32_t)bt->frames, ob->p);
     pl.t_begin += gh_seconds() - t0;
     bt->out = ob;
     if (prev) end_batch(&pl, prev, nb++);
@@ -545,7 +607,8 @@ int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char 
     st->t_end = pl.t_end;
   }
   for (int i = 0; i < NOUT; ++i) gh_backend_host_free(be, outs[i].p);
-  be->ops->gmm->model_free(be, m);
+  for (int i = 0; i < 2; ++i)
+    if (ms.m[i]) be->ops->gmm->model_free(be, ms.m[i]);
   for (int i = 0; i < NBATCH; ++i) { free(batches[i].keys); free(batches[i].rows); gh_backend_host_free(be, batches[i].X); }
   gh_queue_free(pl.free_b); gh_queue_free(pl.full_b); gh_queue_free(pl.done); gh_queue_free(pl.free_o);
   return pl.num_done;

@@ -52,4 +52,28 @@ void gh_score_opts_default(gh_score_opts *o);
 int64_t gh_score_pipeline_run(gh_backend *be, const gh_gmm_set *set, const char *feats_rspec,
                               const char *loglikes_wspec, const gh_score_opts *o, gh_score_stats *st);
 
+/* Several models, one per speaker (or utterance): each utterance is scored
+ * under models[model_of(ctx, key)].  Every model has the dimension and the
+ * number of pdfs of models[0].  model_of runs on the reader thread, one
+ * call per utterance in input order; it returns an index in
+ * [0, num_models) or dies naming the key. */
+typedef struct {
+  int32_t num_models;          /* >= 1 */
+  const gh_gmm_set *models;    /* [num_models] */
+  int32_t (*model_of)(void *ctx, const char *utt);
+  void *ctx;
+} gh_score_models;
+
+/* gh_score_pipeline_run with a model per utterance (gmm-score-gpu
+ * --spk-models: MAP-adapted speaker models, as Kaldi's gmm-latgen-map takes
+ * them).  A batch holds the utterances of one model (a batch ends where the
+ * model changes: a data directory sorted by speaker gives one batch run per
+ * speaker); at most two models are on the backend at a time, each uploaded
+ * when its first batch is scored.  Dies, besides gh_score_pipeline_run's
+ * errors, when a model's dimension or pdf count differs from models[0]'s.
+ * The output is the one gh_score_pipeline_run gives for each utterance
+ * under its own model. */
+int64_t gh_score_pipeline_run_models(gh_backend *be, const gh_score_models *sm, const char *feats_rspec,
+                                     const char *loglikes_wspec, const gh_score_opts *o, gh_score_stats *st);
+
 #endif

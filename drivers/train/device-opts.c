@@ -77,6 +77,34 @@ void gh_device_opts_register(struct gh_opts *po, gh_device_opts *d, unsigned wha
   gh_opts_check(po, check_cb, d);
 }
 
+void gh_device_opts_auto_small(gh_device_opts *d, double frames_per_core_s, const char *what) {
+  if ((d->device && *d->device && strcmp(d->device, "auto")) || frames_per_core_s <= 0) return;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+  const double rate = (double)cores * frames_per_core_s;
+  if (rate < 1e6) {
+    gh_vlog(1, "--device=auto: %s: an estimated %.3g frames/s on this host's %ld cores (the CPU is taken from 1e6)",
+            what, rate, cores);
+    return;
+  }
+  gh_log("--device=auto: %s is small work (an estimated %.3g frames/s on this host's %ld cores), less than a GPU "
+         "context costs: using the CPU (--device=cuda to use the GPU)",
+         what, rate, cores);
+  d->device = "cpu";
+}
+
+double gh_cpu_rate_gmm(const gh_gmm_set *s, double passes) {
+  double flops = 0;
+  for (int32_t p = 0; p < s->num_pdfs; ++p) {
+    const gh_gmm *g = &s->pdfs[p];
+    flops += (double)g->num_gauss * (g->type == GH_COV_FULL ? (double)g->dim * (g->dim + 1) : 3.0 * g->dim);
+  }
+  return flops > 0 && passes > 0 ? 1.0 / (passes * (flops / 1e10 + 0.5e-6)) : 0;
+}
+
+double gh_cpu_rate_hmm(int64_t states, int64_t arcs) {
+  return states + arcs > 0 ? 1e8 / (double)(states + arcs) : 0;
+}
+
 gh_backend *gh_device_opts_open(gh_device_opts *d) {
   gh_device_opts_check(d);
   gh_backend *b = gh_backend_create(d->device);

@@ -19,6 +19,7 @@
 #define GH_DEVICE_OPTS_H
 #include "backend.h"
 #include "registry/registry.h"
+#include "gmm/gmm.h"
 
 struct gh_opts;
 struct gh_comm;
@@ -71,6 +72,37 @@ gh_backend *gh_device_opts_open(gh_device_opts *d);
  * gh_hmm_trainer_new). */
 void gh_device_opts_begin(gh_device_opts *d);
 gh_backend *gh_device_opts_end(gh_device_opts *d);
+
+/* --device=auto and work too small for a GPU.  A GPU process pays its
+ * context before its first kernel (0.25-0.35 s on an H100/H200: driver,
+ * context, cuBLAS; bench/RESULTS.md D22), which a recipe of many small
+ * tool runs pays again in every run.  When d->device is "auto" (or empty)
+ * and this host's online cores are estimated to process at least 1e6
+ * frames/s of the tool's work on the CPU (cores x frames_per_core_s), the
+ * device becomes "cpu", with one LOG line naming `what`: a GPU could then
+ * win only on jobs of more than ~300,000 frames, and there the CPU costs at
+ * most ~1 s per million frames more.  Nothing changes for any other
+ * --device, nor after gh_device_opts_bind_rank.  Call before
+ * gh_device_opts_open / _begin.  frames_per_core_s: gh_cpu_rate_gmm or
+ * gh_cpu_rate_hmm (<= 0: no estimate, nothing changes). */
+void gh_device_opts_auto_small(gh_device_opts *d, double frames_per_core_s, const char *what);
+
+/* The CPU backend's estimated frames per second on one core (the cost
+ * model of gh_device_opts_auto_small) for scoring the GMM set: per frame
+ * 0.5 us of input and output plus its flops at 1e10 flops/s, 3D flops a
+ * diagonal and D(D+1) a full Gaussian; times `passes` (1 for scoring, 2
+ * for an E-step: likelihoods, then statistics).  Measured on one core of a
+ * 2-core VM, gmm-score-gpu --device=cpu, input and output included: the
+ * Arabic recipe's 80 x 8 diagonal Gaussians of D = 39, 2.1e5 frames/s
+ * (model: 1.3e5); its 10 x 4 full Gaussians of D = 13, 6.5e5 (model:
+ * 8.1e5). */
+double gh_cpu_rate_gmm(const gh_gmm_set *s, double passes);
+/* The same for the forward or Viterbi pass over HMM graphs of `states`
+ * states and `arcs` arcs in all (every graph's states and arcs per frame):
+ * 1e8 state-or-arc updates per second (measured: the Arabic recipe's 10
+ * word HMMs of 8 states, 290 states and arcs, 3.9e5 frames/s on one core,
+ * hmm-forward --device=cpu in the log domain; model: 3.4e5). */
+double gh_cpu_rate_hmm(int64_t states, int64_t arcs);
 
 /* The rank -> device policy of the distributed trainers.  With L > 1 ranks
  * on this host (gh_comm_local_size; c may be NULL: one process, nothing

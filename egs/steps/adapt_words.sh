@@ -11,8 +11,9 @@
 # (gmm-score-gpu | hmm-viterbi --transcripts: a pdf per frame), then per
 # speaker of <data-dir>/spk2utt
 #   --method map:   the model's means MAP-adapted to the speaker (gmm-adapt-map
-#                   --mean-tau; Reynolds et al. 2000), the speaker's files
-#                   scored with the adapted model
+#                   --mean-tau --spk2utt; Reynolds et al. 2000: map.ark, one
+#                   model per speaker), each file scored with its speaker's
+#                   model (gmm-score-gpu --spk-models --utt2spk)
 #   --method fmllr: one fMLLR transform per speaker (gmm-est-fmllr --spk2utt),
 #                   transform-feats --utt2spk, scored with the model
 # and the next pass starts from these scores.  No reference labels are used;
@@ -63,14 +64,13 @@ for p in $(seq 1 "$passes"); do
       gmm-score-gpu --device="$device" "$mdir"/final.mdl ark:- ark:- 2> "$dir"/log/decode."$p".log |
       hmm-forward --device="$device" "$mdir"/final.hmm ark:- ark,t:"$dir"/scores.txt 2>> "$dir"/log/decode."$p".log
   else
-    while read -r spk utts; do
-      for u in $utts; do echo "$u"; done | awk 'NR == FNR { k[$1]; next } $1 in k' - "$data"/feats.scp > "$dir"/feats.one.scp
-      gmm-adapt-map --device="$device" --mean-tau="$tau" "$mdir"/final.mdl scp:"$dir"/feats.one.scp ark:"$dir"/ali.ark \
-        "$dir"/map."$spk".mdl 2>> "$dir"/log/map."$p".log
-      gmm-score-gpu --device="$device" "$dir"/map."$spk".mdl scp:"$dir"/feats.one.scp ark:- 2>> "$dir"/log/decode."$p".log |
-        hmm-forward --device="$device" "$mdir"/final.hmm ark:- ark,t:- 2>> "$dir"/log/decode."$p".log >> "$dir"/scores.txt
-      rm -f "$dir"/feats.one.scp
-    done < "$data"/spk2utt
+    # one adapted model per speaker (a table), then every utterance scored
+    # under its speaker's: one process each, whatever the number of speakers
+    gmm-adapt-map --device="$device" --mean-tau="$tau" --spk2utt=ark,t:"$data"/spk2utt "$mdir"/final.mdl \
+      scp:"$data"/feats.scp ark:"$dir"/ali.ark ark:"$dir"/map.ark 2>> "$dir"/log/map."$p".log
+    gmm-score-gpu --device="$device" --utt2spk=ark,t:"$data"/utt2spk --spk-models=ark:"$dir"/map.ark \
+      "$mdir"/final.mdl scp:"$data"/feats.scp ark:- 2>> "$dir"/log/decode."$p".log |
+      hmm-forward --device="$device" "$mdir"/final.hmm ark:- ark,t:"$dir"/scores.txt 2>> "$dir"/log/decode."$p".log
   fi
   best "$dir"/scores.txt > "$dir"/hyp."$p"
 done

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strmap.h"
 #include "hmm/transition.h"
 
 #ifndef M_PI
@@ -555,6 +556,62 @@ void gh_gmm_set_read(const char *rxfilename, gh_gmm_set *s) {
             (long long)gh_istream_tell(in));
   gh_istream_close(in);
   gh_gmm_set_check(s, rxfilename);
+}
+
+int32_t gh_gmm_set_table_read(const char *rspecifier, char ***keys, gh_gmm_set **sets) {
+  const char *colon = strchr(rspecifier, ':');
+  if (!colon || strncmp(rspecifier, "ark", 3) || (rspecifier[3] != ':' && rspecifier[3] != ','))
+    gh_die("%s: a table of models is read as ark:<rxfilename> (scp: and plain files are not tables here)",
+           rspecifier);
+  for (const char *o = rspecifier + 3; o < colon;) { /* ",opt" items */
+    ++o;
+    size_t n = strcspn(o, ",:");
+    static const char *const ok[] = {"s", "cs", "o", "no", "p", "bg", "t", "b"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; ++i) known |= strlen(ok[i]) == n && !strncmp(o, ok[i], n);
+    if (!known) gh_die("%s: unknown read option '%.*s'", rspecifier, (int)n, o);
+    o += n;
+  }
+  gh_istream *in = gh_istream_open(colon + 1);
+  if (!in) gh_die("%s: %s", rspecifier, gh_last_error());
+  int32_t n = 0, cap = 0;
+  char **k = NULL;
+  gh_gmm_set *m = NULL;
+  gh_strmap seen = {0};
+  char key[4096];
+  for (;;) {
+    gh_skip_ws(in);
+    if (gh_istream_peek(in) == -1) break;
+    size_t len = 0;
+    int c;
+    while ((c = gh_istream_peek(in)) != -1 && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      if (len + 1 >= sizeof key) gh_die("%s: a key longer than %zu bytes at offset %lld (not an archive?)", rspecifier,
+                                        sizeof key - 1, (long long)gh_istream_tell(in));
+      key[len++] = (char)gh_istream_getc(in);
+    }
+    key[len] = '\0';
+    if (c != ' ') gh_die("%s: key '%s' is not followed by a space and a model (offset %lld)", rspecifier, key,
+                         (long long)gh_istream_tell(in));
+    gh_istream_getc(in);
+    if (!gh_strmap_put(&seen, key, n)) gh_die("%s: key '%s' appears twice", rspecifier, key);
+    if (n == cap) {
+      cap = cap ? 2 * cap : 16;
+      k = gh_realloc(k, sizeof *k * (size_t)cap);
+      m = gh_realloc(m, sizeof *m * (size_t)cap);
+    }
+    gh_istream_set_key(in, key);
+    const int binary = gh_read_binary_marker(in);
+    gh_gmm_set_read_stream(in, binary, &m[n]);
+    char name[4200];
+    snprintf(name, sizeof name, "%s, key '%s'", rspecifier, key);
+    gh_gmm_set_check(&m[n], name);
+    k[n++] = gh_strdup(key);
+  }
+  gh_istream_close(in);
+  gh_strmap_free(&seen);
+  *keys = k;
+  *sets = m;
+  return n;
 }
 
 void gh_gmm_set_check(const gh_gmm_set *s, const char *name) {

@@ -121,6 +121,16 @@ void gh_gmm_set_read(const char *rxfilename, gh_gmm_set *s);
 /* Read from an open stream (after the binary marker); s is overwritten.
  * Kaldi AmDiagGmm::Read (+ TransitionModel::Read before it for a .mdl). */
 void gh_gmm_set_read_stream(gh_istream *in, int binary, gh_gmm_set *s);
+/* Reads every model of a table of GMM sets, as gmm-adapt-map writes one per
+ * speaker (--spk2utt) or per utterance: rspecifier "ark[,opts]:rxfilename"
+ * (Kaldi's read options s, cs, o, no, p, bg, t, b are accepted and mean
+ * nothing here; "scp:" is not supported).  *keys gets [n] keys and *sets [n]
+ * models in archive order (each passed through gh_gmm_set_check); the
+ * caller frees them (free, gh_gmm_set_free).  Returns n (0 for an empty
+ * archive).  Dies with one line naming the rspecifier, the key and what was
+ * wrong: an unreadable file, a key without its space, a bad model, a key
+ * that appears twice. */
+int32_t gh_gmm_set_table_read(const char *rspecifier, char ***keys, gh_gmm_set **sets);
 /* Write "\0B" (if binary) and the set, atomically (gh_ostream_open: temp
  * file + rename; "-" = stdout).  Kaldi AmDiagGmm::Write (after
  * TransitionModel::Write when s->trans), or DiagGmm/FullGmm::Write for a

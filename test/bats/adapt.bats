@@ -144,6 +144,101 @@ for n in ('aff', 'lin'):
   cmp "$TMP/m.ark" "$TMP/want.ark"
 }
 
+# the AMI feats.scp lines of the keys on stdin, with absolute paths
+subset_scp() {
+  awk -v d="$GH_SHARED/data/kaldi-ami-feats/" 'NR == FNR { k[$1]; next } $1 in k { print $1, d $2 }' - \
+    "$GH_SHARED/data/kaldi-ami-feats/feats.scp"
+}
+
+# two pseudo-speakers A and B taking the AMI utterances in turn (so that the
+# scorer's model changes at every utterance) -> $TMP/spk2utt, $TMP/utt2spk
+two_speakers() {
+  cut -d' ' -f2- "$FIX/ami.spk2utt" | tr ' ' '\n' | grep . | awk '{ print $1, (NR % 2 ? "A" : "B") }' > "$TMP/utt2spk"
+  for s in A B; do echo "$s $(awk -v s=$s '$2 == s { printf "%s ", $1 }' "$TMP/utt2spk")"; done | sed 's/ $//' > "$TMP/spk2utt"
+}
+
+@test "gmm-score-gpu --spk-models --utt2spk: each utterance under its speaker's MAP model (= one run per speaker)" {
+  two_speakers
+  "$BIN/gmm-adapt-map" --device=cpu --mean-tau=5 --spk2utt=ark,t:$TMP/spk2utt "$FIX/ami-diag16.gmm" "ark:$AMI" "ark:$TMP/m.ark" 2>/dev/null
+  for dev in cpu opencl; do
+    "$BIN/gmm-score-gpu" --device=$dev --utt2spk=ark,t:$TMP/utt2spk --spk-models=ark:$TMP/m.ark "$FIX/ami-diag16.gmm" \
+      "ark:$AMI" "ark:$TMP/ll.$dev.ark" 2>/dev/null
+    # the reference: each speaker's model alone (gmm-adapt-map on the speaker's utterances)
+    for s in A B; do
+      awk -v s=$s '$2 == s { print $1 }' "$TMP/utt2spk" | subset_scp > "$TMP/$s.scp"
+      "$BIN/gmm-adapt-map" --device=cpu --mean-tau=5 "$FIX/ami-diag16.gmm" "scp:$TMP/$s.scp" "$TMP/$s.gmm" 2>/dev/null
+    done
+    run python3 - "$TMP" "$dev" "$BIN" "$FIX" "$AMI" <<'PY'
+import sys, subprocess, kaldiio, numpy as np
+tmp, dev, bin_, fix, ami = sys.argv[1:]
+got = dict(kaldiio.load_ark(f"{tmp}/ll.{dev}.ark"))
+spk = dict(l.split() for l in open(f"{tmp}/utt2spk"))
+assert sorted(got) == sorted(spk), "keys differ"
+worst = 0.0
+for s in "AB":
+    subprocess.run([f"{bin_}/gmm-score-gpu", f"--device={dev}", f"{tmp}/{s}.gmm", f"ark:{ami}", f"ark:{tmp}/ref.{s}.ark"],
+                   check=True, stderr=subprocess.DEVNULL)
+    ref = dict(kaldiio.load_ark(f"{tmp}/ref.{s}.ark"))
+    for k in got:
+        if spk[k] == s:
+            worst = max(worst, float(np.max(np.abs(got[k] - ref[k]))))
+print(f"{dev}: largest difference {worst:.3g}")
+sys.exit(0 if worst <= 1e-4 else 1)
+PY
+    echo "$output"; [ "$status" -eq 0 ]
+  done
+}
+
+@test "gmm-score-gpu --spk-models without --utt2spk: a model per utterance" {
+  "$BIN/gmm-adapt-map" --device=cpu --mean-tau=5 "$FIX/ami-diag16.gmm" "ark:$AMI" "ark:$TMP/m.ark" 2>/dev/null
+  "$BIN/gmm-score-gpu" --device=cpu --spk-models=ark:$TMP/m.ark "$FIX/ami-diag16.gmm" "ark:$AMI" "ark:$TMP/ll.ark" 2>/dev/null
+  # the reference for two utterances: each one's model alone
+  for n in 1 7; do
+    sed -n ${n}p "$GH_SHARED/data/kaldi-ami-feats/feats.scp" | cut -d' ' -f1 | subset_scp > "$TMP/u$n.scp"
+    "$BIN/gmm-adapt-map" --device=cpu --mean-tau=5 "$FIX/ami-diag16.gmm" "scp:$TMP/u$n.scp" "$TMP/u$n.gmm" 2>/dev/null
+    "$BIN/gmm-score-gpu" --device=cpu "$TMP/u$n.gmm" "scp:$TMP/u$n.scp" "ark:$TMP/ref$n.ark" 2>/dev/null
+  done
+  run python3 - "$TMP" <<'PY'
+import sys, kaldiio, numpy as np
+tmp = sys.argv[1]
+got = dict(kaldiio.load_ark(f"{tmp}/ll.ark"))
+worst = 0.0
+for n in (1, 7):
+    for k, v in kaldiio.load_ark(f"{tmp}/ref{n}.ark"):
+        worst = max(worst, float(np.max(np.abs(got[k] - v))))
+print(f"{len(got)} utterances; largest difference on the two checked {worst:.3g}")
+sys.exit(0 if worst <= 1e-4 and len(got) > 2 else 1)
+PY
+  echo "$output"; [ "$status" -eq 0 ]
+}
+
+@test "bad input: --spk-models: a speaker without a model, an utterance without a speaker, another shape" {
+  two_speakers
+  "$BIN/gmm-adapt-map" --device=cpu --spk2utt=ark,t:$TMP/spk2utt "$FIX/ami-diag16.gmm" "ark:$AMI" "ark:$TMP/m.ark" 2>/dev/null
+  sed '3s/ [AB]$/ C/' "$TMP/utt2spk" > "$TMP/utt2spk.c"
+  run "$BIN/gmm-score-gpu" --device=cpu --utt2spk=ark,t:$TMP/utt2spk.c --spk-models=ark:$TMP/m.ark "$FIX/ami-diag16.gmm" \
+    "ark:$AMI" "ark:$TMP/out.ark"
+  one_error_line "speaker 'C' of utterance '$(sed -n 3p "$TMP/utt2spk" | cut -d' ' -f1)' has no model"
+  [ ! -e "$TMP/out.ark" ]
+  sed 3d "$TMP/utt2spk" > "$TMP/utt2spk.short"
+  run "$BIN/gmm-score-gpu" --device=cpu --utt2spk=ark,t:$TMP/utt2spk.short --spk-models=ark:$TMP/m.ark \
+    "$FIX/ami-diag16.gmm" "ark:$AMI" "ark:$TMP/out.ark"
+  one_error_line "is not in --utt2spk"
+  [ ! -e "$TMP/out.ark" ]
+  run "$BIN/gmm-score-gpu" --device=cpu --utt2spk=ark,t:$TMP/utt2spk --spk-models=ark:$TMP/m.ark \
+    "$GH_SHARED/data/kaldi-yesno-mono-model/0.mdl" "ark:$AMI" "ark:$TMP/out.ark"
+  one_error_line "key 'A'"
+  [ ! -e "$TMP/out.ark" ]
+  run "$BIN/gmm-score-gpu" --device=cpu --utt2spk=ark,t:$TMP/utt2spk "$FIX/ami-diag16.gmm" "ark:$AMI" "ark:$TMP/out.ark"
+  one_error_line "--utt2spk needs --spk-models"
+  run "$BIN/gmm-score-gpu" --device=cpu --spk-models=scp:$TMP/m.scp "$FIX/ami-diag16.gmm" "ark:$AMI" "ark:$TMP/out.ark"
+  one_error_line "ark:<rxfilename>"
+  cat "$TMP/m.ark" "$TMP/m.ark" > "$TMP/m2.ark"
+  run "$BIN/gmm-score-gpu" --device=cpu --spk-models=ark:$TMP/m2.ark "$FIX/ami-diag16.gmm" "ark:$AMI" "ark:$TMP/out.ark"
+  one_error_line "key 'A' appears twice"
+  [ ! -e "$TMP/out.ark" ]
+}
+
 @test "bad input: transform of the wrong size: one error line, no output" {
   python3 -c "
 import kaldiio, numpy as np

@@ -224,3 +224,23 @@ device_precision_tools() { comm -12 <(tools_with device) <(tools_with precision)
   GH_ACCOUNTING=/nonexistent/dir/acct run "$BIN/gmm-score-gpu" --device=cpu-ref "$FIX/ami-diag16.gmm" "ark:$AMI" ark:/dev/null
   [ "$status" -eq 0 ]
 }
+
+@test "--device=auto takes the CPU for small work (one LOG line); an explicit --device is kept" {
+  # ami-diag16.gmm: 16 diagonal Gaussians of D = 13, gh_cpu_rate_gmm's estimate 1.8e6 frames/s on
+  # one core: more than the 1e6 frames/s from which auto takes the CPU on any host
+  run "$BIN/gmm-score-gpu" "$FIX/ami-diag16.gmm" "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"--device=auto: scoring this model is small work"*"using the CPU"* ]]
+  [[ "$output" == *"using device cpu (BLAS"* ]]
+  run "$BIN/gmm-score-gpu" --device=cpu-ref "$FIX/ami-diag16.gmm" "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" ark:/dev/null
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"small work"* ]]
+  [[ "$output" == *"using device cpu-ref"* ]]
+  # hmm-forward: the word HMMs of hmm.bats's size (2 x 3 states) are small work too
+  printf 'a\nb\n' > "$BATS_TEST_TMPDIR/words.txt"
+  "$BIN/hmm-init-topo" --num-states=3 "$BATS_TEST_TMPDIR/words.txt" "$BATS_TEST_TMPDIR/set.hmm" 2>/dev/null
+  printf 'u1  [\n  0 -1 -2 -3 -4 -5\n  -1 0 -2 -3 -4 -5\n  -1 -2 0 -3 -4 -5 ]\n' > "$BATS_TEST_TMPDIR/ll.txt"
+  run "$BIN/hmm-forward" "$BATS_TEST_TMPDIR/set.hmm" "ark,t:$BATS_TEST_TMPDIR/ll.txt" ark,t:-
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"--device=auto: the forward pass over these HMMs is small work"* ]]
+}
