@@ -224,6 +224,19 @@ static int32_t run_end(const gh_am_align_utt *u, int32_t i, int32_t n, int32_t D
   return j;
 }
 
+/* The aligners' walk over u[0 .. n): from *i, skips the utterances without
+ * a graph and scores the next run u[*i .. *j) (run_end) in one call; returns
+ * its loglikes [rows x P] (sc's memory, valid until the next call), or NULL
+ * when no utterance with a graph is left. */
+static const float *next_run(gh_block_scorer *sc, const gh_am_align_utt *u, int32_t *i, int32_t n, int32_t D,
+                             int32_t *j) {
+  while (*i < n && (!u[*i].graph || u[*i].graph->start < 0)) ++*i;
+  if (*i >= n) return NULL;
+  int64_t rows;
+  *j = run_end(u, *i, n, D, sc->max_rows, &rows);
+  return gh_block_scorer_rows(sc, u[*i].dd, u[*i].X - (int64_t)u[*i].row0 * D, u[*i].row0, rows);
+}
+
 /* Utterance x aligned on LL [x->T x P] with decoder dec (see gh_am_aligner.align). */
 static void align_one(gh_decoder *dec, const gh_am_align_params *p, gh_am_align_utt *x, const float *LL) {
   const gh_transition_model *tm = p->model->trans;
@@ -272,20 +285,11 @@ static double cpu_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_ali
   gh_block_scorer sc;
   gh_block_scorer_init(&sc, p->b, p->dm, D, P, 0);
   for (int32_t i = 0; i < n; ++i) u[i].ok = u[i].retried = 0, u[i].like = 0;
-  int32_t i = 0;
-  while (i < n) {
-    if (!u[i].graph || u[i].graph->start < 0) {
-      i++;
-      continue;
-    }
-    int64_t rows;
-    const int32_t j = run_end(u, i, n, D, sc.max_rows, &rows);
-    const float *LL = gh_block_scorer_rows(&sc, u[i].dd, u[i].X - (int64_t)u[i].row0 * D, u[i].row0, rows);
-    const int32_t i0 = i;
+  const float *LL;
+  for (int32_t i = 0, j = 0; (LL = next_run(&sc, u, &i, n, D, &j)); i = j) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(c->ndec)
-    for (int32_t k = i0; k < j; ++k)
-      align_one(c->dec[omp_get_thread_num()], p, &u[k], LL + (u[k].X - u[i0].X) / D * P);
-    i = j;
+    for (int32_t k = i; k < j; ++k)
+      align_one(c->dec[omp_get_thread_num()], p, &u[k], LL + (u[k].X - u[i].X) / D * P);
   }
   const double t_score = sc.seconds;
   gh_block_scorer_free(&sc);
@@ -365,15 +369,8 @@ static double exact_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_a
   gh_block_scorer sc;
   gh_block_scorer_init(&sc, p->b, p->dm, D, P, 0);
   for (int32_t i = 0; i < n; ++i) u[i].ok = u[i].retried = 0, u[i].like = 0;
-  int32_t i = 0;
-  while (i < n) {
-    if (!u[i].graph || u[i].graph->start < 0) {
-      i++;
-      continue;
-    }
-    int64_t rows;
-    const int32_t j = run_end(u, i, n, D, sc.max_rows, &rows);
-    const float *LL = gh_block_scorer_rows(&sc, u[i].dd, u[i].X - (int64_t)u[i].row0 * D, u[i].row0, rows);
+  const float *LL;
+  for (int32_t i = 0, j = 0; (LL = next_run(&sc, u, &i, n, D, &j)); i = j) {
     for (int32_t k = i; k < j; ++k) {
       gh_am_align_utt *x = &u[k];
       set_weights(p, x);
@@ -387,7 +384,6 @@ static double exact_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_a
       c->q[c->nq++] = x;
       gh_aligner_add(al, x->key, &g, LL + (x->X - u[i].X) / D * P, x->T);
     }
-    i = j;
   }
   gh_aligner_free(al, NULL);
   if (c->head != c->nq) gh_die("internal: %d of %d utterances came back from the batched aligner", c->head, c->nq);
