@@ -54,6 +54,91 @@ void gh_am_train_opts_default(gh_am_train_opts *o) {
 }
 
 /* ------------------------------------------------------------------ */
+/* The trainer tools' shared options */
+
+void gh_am_tool_opts_default(gh_am_tool_opts *o, gh_am_stage stage) {
+  memset(o, 0, sizeof *o);
+  gh_am_train_opts_default(&o->am);
+  o->realign_iters = "1 2 3 4 5 6 7 8 9 10 12 14 16 18 20 23 26 29 32 35 38";
+  if (stage == GH_AM_STAGE_TRI) {
+    o->am.stage = GH_AM_STAGE_TRI;
+    o->am.num_iters = 35;
+    o->am.max_iter_inc = 25;
+    o->am.kaldi_mixup = 1;
+    o->realign_iters = "10 20 30";
+  }
+  o->cmvn_opts = o->delta_opts = o->feats = "";
+  gh_comm_opts_default(&o->comm);
+}
+
+void gh_am_tool_opts_register(gh_opts *po, gh_am_tool_opts *o,
+                              void (*own)(gh_opts *po, gh_am_opts_slot at, void *ctx), void *ctx) {
+  gh_am_train_opts *a = &o->am;
+#define OWN(slot) \
+  if (own) own(po, slot, ctx)
+  gh_opts_int(po, "num-iters", &a->num_iters, "Number of iterations of training (the final model is num-iters.mdl)");
+  gh_opts_int(po, "max-iter-inc", &a->max_iter_inc, "Last iteration to increase the number of Gaussians on");
+  OWN(GH_AM_OPTS_AT_SCHEDULE);
+  gh_opts_float(po, "boost-silence", &a->boost_silence,
+                "Factor by which to boost silence likelihoods in alignment (lang/phones/optional_silence.csl)");
+  gh_opts_string(po, "realign-iters", &o->realign_iters, "Iterations on which to realign");
+  gh_opts_double(po, "power", &a->power, "Exponent to determine the number of Gaussians from occupation counts");
+  OWN(GH_AM_OPTS_AT_POWER);
+  gh_opts_bool(po, "careful", &a->careful, "Careful alignment (gmm-align-compiled --careful)");
+  OWN(GH_AM_OPTS_AT_BEAMS);
+  gh_opts_float(po, "retry-beam", &a->retry_beam, "Beam of the second try of an utterance that failed to align");
+  gh_opts_float(po, "transition-scale", &a->transition_scale, "Transition-probability scale of alignment (scale_opts)");
+  gh_opts_float(po, "acoustic-scale", &a->acoustic_scale, "Acoustic scale of alignment (scale_opts)");
+  gh_opts_float(po, "self-loop-scale", &a->self_loop_scale, "Self-loop scale of alignment (scale_opts)");
+  OWN(GH_AM_OPTS_AT_SCALES);
+  gh_opts_string(po, "cmvn-opts", &o->cmvn_opts, "Options of apply-cmvn (e.g. \"--norm-vars=false\")");
+  gh_opts_string(po, "delta-opts", &o->delta_opts, "Options of add-deltas");
+  gh_opts_string(po, "feats", &o->feats,
+                 "Features rspecifier to train on instead of <data-dir>'s feats.scp + cmvn.scp through apply-cmvn "
+                 "and add-deltas");
+  gh_opts_int(po, "seed", &a->seed, "Seed of the mix-up perturbations (gmm-est --seed)");
+  OWN(GH_AM_OPTS_AT_SEED);
+  gh_opts_int64(po, "block-frames", &a->block_frames,
+                "Frames per fixed block of the E-step (the same for every number of ranks)");
+  OWN(GH_AM_OPTS_AT_BLOCK);
+#undef OWN
+  gh_device_opts_register(po, &o->dev, GH_DEVICE_OPTS_BOTH);
+  gh_comm_opts_register(po, &o->comm);
+}
+
+uint8_t *gh_am_parse_iters(const char *s, const char *option, int32_t *n) {
+  uint8_t *f = gh_calloc(4096, 1);
+  *n = 4096;
+  for (const char *p = s; *p;) {
+    while (*p == ' ' || *p == ',' || *p == '\t') ++p;
+    if (!*p) break;
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v >= 4096) gh_die("%s: bad iteration list '%s'", option, s);
+    f[v] = 1;
+    p = end;
+  }
+  return f;
+}
+
+void gh_am_tool_opts_check(gh_am_tool_opts *o, int32_t min_iters) {
+  const gh_am_train_opts *a = &o->am;
+  if (a->num_iters < min_iters) gh_die("--num-iters must be >= %d (got %d)", min_iters, a->num_iters);
+  if (a->max_iter_inc < 1) gh_die("--max-iter-inc must be >= 1 (got %d)", a->max_iter_inc);
+  if (!(a->boost_silence > 0.0f)) gh_die("--boost-silence must be > 0 (got %g)", (double)a->boost_silence);
+  if (a->block_frames < 1) gh_die("--block-frames must be >= 1 (got %lld)", (long long)a->block_frames);
+  free(o->realign_flags);
+  o->realign_flags = gh_am_parse_iters(o->realign_iters, "--realign-iters", &o->am.num_realign);
+  o->am.realign = o->realign_flags;
+}
+
+void gh_am_tool_opts_free(gh_am_tool_opts *o) {
+  free(o->realign_flags);
+  o->realign_flags = NULL;
+  o->am.realign = NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* gmm-init-mono */
 
 void gh_am_init_mono(const gh_transition_model *topo, int32_t nsets, int32_t *const *sets, const int32_t *sizes,
@@ -139,6 +224,19 @@ static int32_t run_end(const gh_am_align_utt *u, int32_t i, int32_t n, int32_t D
   return j;
 }
 
+/* The aligners' walk over u[0 .. n): from *i, skips the utterances without
+ * a graph and scores the next run u[*i .. *j) (run_end) in one call; returns
+ * its loglikes [rows x P] (sc's memory, valid until the next call), or NULL
+ * when no utterance with a graph is left. */
+static const float *next_run(gh_block_scorer *sc, const gh_am_align_utt *u, int32_t *i, int32_t n, int32_t D,
+                             int32_t *j) {
+  while (*i < n && (!u[*i].graph || u[*i].graph->start < 0)) ++*i;
+  if (*i >= n) return NULL;
+  int64_t rows;
+  *j = run_end(u, *i, n, D, sc->max_rows, &rows);
+  return gh_block_scorer_rows(sc, u[*i].dd, u[*i].X - (int64_t)u[*i].row0 * D, u[*i].row0, rows);
+}
+
 /* Utterance x aligned on LL [x->T x P] with decoder dec (see gh_am_aligner.align). */
 static void align_one(gh_decoder *dec, const gh_am_align_params *p, gh_am_align_utt *x, const float *LL) {
   const gh_transition_model *tm = p->model->trans;
@@ -187,20 +285,11 @@ static double cpu_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_ali
   gh_block_scorer sc;
   gh_block_scorer_init(&sc, p->b, p->dm, D, P, 0);
   for (int32_t i = 0; i < n; ++i) u[i].ok = u[i].retried = 0, u[i].like = 0;
-  int32_t i = 0;
-  while (i < n) {
-    if (!u[i].graph || u[i].graph->start < 0) {
-      i++;
-      continue;
-    }
-    int64_t rows;
-    const int32_t j = run_end(u, i, n, D, sc.max_rows, &rows);
-    const float *LL = gh_block_scorer_rows(&sc, u[i].dd, u[i].X - (int64_t)u[i].row0 * D, u[i].row0, rows);
-    const int32_t i0 = i;
+  const float *LL;
+  for (int32_t i = 0, j = 0; (LL = next_run(&sc, u, &i, n, D, &j)); i = j) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(c->ndec)
-    for (int32_t k = i0; k < j; ++k)
-      align_one(c->dec[omp_get_thread_num()], p, &u[k], LL + (u[k].X - u[i0].X) / D * P);
-    i = j;
+    for (int32_t k = i; k < j; ++k)
+      align_one(c->dec[omp_get_thread_num()], p, &u[k], LL + (u[k].X - u[i].X) / D * P);
   }
   const double t_score = sc.seconds;
   gh_block_scorer_free(&sc);
@@ -280,15 +369,8 @@ static double exact_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_a
   gh_block_scorer sc;
   gh_block_scorer_init(&sc, p->b, p->dm, D, P, 0);
   for (int32_t i = 0; i < n; ++i) u[i].ok = u[i].retried = 0, u[i].like = 0;
-  int32_t i = 0;
-  while (i < n) {
-    if (!u[i].graph || u[i].graph->start < 0) {
-      i++;
-      continue;
-    }
-    int64_t rows;
-    const int32_t j = run_end(u, i, n, D, sc.max_rows, &rows);
-    const float *LL = gh_block_scorer_rows(&sc, u[i].dd, u[i].X - (int64_t)u[i].row0 * D, u[i].row0, rows);
+  const float *LL;
+  for (int32_t i = 0, j = 0; (LL = next_run(&sc, u, &i, n, D, &j)); i = j) {
     for (int32_t k = i; k < j; ++k) {
       gh_am_align_utt *x = &u[k];
       set_weights(p, x);
@@ -302,7 +384,6 @@ static double exact_align(gh_am_aligner *a, const gh_am_align_params *p, gh_am_a
       c->q[c->nq++] = x;
       gh_aligner_add(al, x->key, &g, LL + (x->X - u[i].X) / D * P, x->T);
     }
-    i = j;
   }
   gh_aligner_free(al, NULL);
   if (c->head != c->nq) gh_die("internal: %d of %d utterances came back from the batched aligner", c->head, c->nq);

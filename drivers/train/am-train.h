@@ -60,6 +60,7 @@
 #define GH_AM_TRAIN_H
 #include <stdint.h>
 #include "backend.h"
+#include "base/opts.h"
 #include "decoder/faster-decoder.h"
 #include "gmm/gmm-est.h"
 #include "gmm/gmm.h"
@@ -68,6 +69,8 @@
 #include "tree/context-dep.h"
 #include "tree/questions.h"
 #include "tree/tree-stats.h"
+#include "train/comm.h"
+#include "train/device-opts.h"
 
 /* GH_AM_STAGE_MONO: gh_am_trainer_new initialises (gmm-init-mono when the
  * model is empty), compiles the graphs and equal-aligns.  GH_AM_STAGE_TRI:
@@ -102,6 +105,65 @@ typedef struct {
                                  model's Gaussians at gh_am_trainer_new / gh_am_trainer_retree */
 } gh_am_train_opts;
 void gh_am_train_opts_default(gh_am_train_opts *o);
+
+/* ---- the options of the trainer tools (gmm-train-mono, gmm-train-tri) ----
+ * Both tools take the scripts' options with the scripts' names; the ones
+ * they share are registered here, once, with one help text each; a tool's
+ * own options (gmm-train-mono: --totgauss, --initial-beam, --regular-beam,
+ * --exact, --batch-size; gmm-train-tri: --cluster-thresh, --beam,
+ * --context-width, --central-position, --mono*) are registered by the tool
+ * from the hook, at the slot where its --help lists them. */
+typedef struct {
+  gh_am_train_opts am;        /* the schedule: gh_am_train_opts_default, then the stage's defaults */
+  const char *realign_iters;  /* --realign-iters: the script's realign_iters (pass numbers, ' ' or ',') */
+  const char *cmvn_opts;      /* --cmvn-opts: "" (written to <exp-dir>/cmvn_opts) */
+  const char *delta_opts;     /* --delta-opts: "" */
+  const char *feats;          /* --feats: "" (the data directory's pipeline, gh_am_feats_rspec) */
+  gh_device_opts dev;         /* --device, --precision */
+  gh_comm_opts comm;          /* --comm, --comm-timeout */
+  uint8_t *realign_flags;     /* set by gh_am_tool_opts_check: am.realign's memory */
+} gh_am_tool_opts;
+
+/* The slots of the shared list where a tool's own options go (in --help
+ * order): after --num-iters and --max-iter-inc; after --boost-silence,
+ * --realign-iters, --power; after --careful (the tool's beams); after
+ * --retry-beam and the three alignment scales; after --cmvn-opts,
+ * --delta-opts, --feats, --seed; after --block-frames (before --device,
+ * --precision, --comm, --comm-timeout). */
+typedef enum {
+  GH_AM_OPTS_AT_SCHEDULE,
+  GH_AM_OPTS_AT_POWER,
+  GH_AM_OPTS_AT_BEAMS,
+  GH_AM_OPTS_AT_SCALES,
+  GH_AM_OPTS_AT_SEED,
+  GH_AM_OPTS_AT_BLOCK,
+  GH_AM_OPTS_NUM_SLOTS
+} gh_am_opts_slot;
+
+/* The defaults of Kaldi's script of the stage: GH_AM_STAGE_MONO
+ * (train_mono.sh: num_iters 40, max_iter_inc 30, totgauss 1000,
+ * realign_iters "1 2 .. 10 12 .. 20 23 .. 38", beams 6, 10, 40) or
+ * GH_AM_STAGE_TRI (train_deltas.sh: num_iters 35, max_iter_inc 25,
+ * realign_iters "10 20 30", Kaldi's mix-up); boost_silence 1, power 0.25,
+ * the scales 1, 0.1, 0.1, block_frames 65536, strings "", --device auto,
+ * --comm auto. */
+void gh_am_tool_opts_default(gh_am_tool_opts *o, gh_am_stage stage);
+/* Registers the shared options on po (o's current values are the defaults
+ * --help shows; o must outlive the parse), calling own(po, slot, ctx) at
+ * each slot in order (own may be NULL), and the --device/--precision and
+ * --comm validators. */
+void gh_am_tool_opts_register(gh_opts *po, gh_am_tool_opts *o,
+                              void (*own)(gh_opts *po, gh_am_opts_slot at, void *ctx), void *ctx);
+/* After parsing: dies with one line naming the option on --num-iters <
+ * min_iters, --max-iter-inc < 1, --boost-silence <= 0, --block-frames < 1
+ * or a bad --realign-iters; sets am.realign / am.num_realign
+ * (realign_flags, freed by gh_am_tool_opts_free). */
+void gh_am_tool_opts_check(gh_am_tool_opts *o, int32_t min_iters);
+/* The pass flags of an iteration list ("1 2 3", ' ', ',' or tab
+ * separated, each 1 .. 4095): [*n = 4096] bytes, 1 at the listed passes
+ * (malloc'd).  Dies naming `option` and the list on anything else. */
+uint8_t *gh_am_parse_iters(const char *s, const char *option, int32_t *n);
+void gh_am_tool_opts_free(gh_am_tool_opts *o);
 
 /* ---- the aligner interface ---- */
 typedef struct {
