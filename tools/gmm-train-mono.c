@@ -17,6 +17,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "base/strmap.h"
+#include "decoder/lang-check.h"
 #include "gmm/gmm.h"
 #include "hmm/transition.h"
 #include "io/fst.h"
@@ -307,6 +308,7 @@ int main(int argc, char **argv) {
   gh_fst lex;
   gh_fst_init(&lex);
   gh_fst_read_file(lex_p, &lex);
+  gh_lang_check_model(topo, topo_p, &lex, lex_p, dis, ndis, dis_p, phones_p);
   char **keys;
   int32_t **words, *nw;
   const int64_t ntext = read_text(text_p, words_p, oov[0], &keys, &words, &nw);

@@ -18,6 +18,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "base/strmap.h"
+#include "decoder/lang-check.h"
 #include "gmm/gmm.h"
 #include "hmm/transition.h"
 #include "hmm/tree-accu.h"
@@ -397,6 +398,14 @@ int main(int argc, char **argv) {
   gh_fst lex;
   gh_fst_init(&lex);
   gh_fst_read_file(lex_p, &lex);
+  /* the lang's topology and the alignment directory's model belong to the lang (phone ids of two langs overlap) */
+  gh_lang_check_model(topo, topo_p, &lex, lex_p, dis, ndis, dis_p, phones_p);
+  if (!mono) {
+    gh_lang_check_model(model.trans, amdl_p, &lex, lex_p, dis, ndis, dis_p, phones_p);
+    char *aph = path_of(alidir, "phones.txt", 0, NULL);
+    if (access(aph, R_OK) == 0) gh_phones_check_compatible(phones_p, aph); /* as the script's check_phones_compatible.sh */
+    free(aph);
+  }
   char **keys;
   int32_t **words, *nw;
   const int64_t ntext = read_text(text_p, words_p, oov[0], &keys, &words, &nw);
