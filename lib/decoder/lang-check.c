@@ -28,25 +28,30 @@ void gh_lang_check_model(const gh_transition_model *tm, const char *mdl_name, co
   if (tm->num_phones == 0) gh_die("the model %s has no phones", mdl_name);
   const int32_t first = tm->phones[0], last = tm->phones[tm->num_phones - 1];
   if (phones_txt) {
+    /* the message is made before the table is freed, so that nothing leaks when the die is caught */
+    char msg[1024] = "";
     int32_t n = 0, nsym = 0;
     char **names = gh_phone_names_read(phones_txt, &n);
     for (int32_t id = 1; id < n; id++) nsym += is_phone_symbol(names, n, id);
-    for (int32_t i = 0; i < tm->num_phones; i++) {
+    for (int32_t i = 0; i < tm->num_phones && !*msg; i++) {
       const int32_t p = tm->phones[i];
       if (!is_phone_symbol(names, n, p)) {
         char what[200] = "no symbol";
         if (p < n && names[p]) snprintf(what, sizeof what, "the symbol '%s'", gh_printable_token(names[p]));
-        gh_die("%s: phone %d of the model %s is %s there (the table has %d phones, the model %d: %d .. %d): the "
-               "model is of another lang",
-               phones_txt, p, mdl_name, what, nsym, tm->num_phones, first, last);
+        snprintf(msg, sizeof msg,
+                 "%s: phone %d of the model %s is %s there (the table has %d phones, the model %d: %d .. %d): the "
+                 "model is of another lang",
+                 phones_txt, p, mdl_name, what, nsym, tm->num_phones, first, last);
       }
     }
-    for (int32_t id = 1; id < n; id++)
+    for (int32_t id = 1; id < n && !*msg; id++)
       if (is_phone_symbol(names, n, id) && !is_phone_of(tm, id))
-        gh_die("%s: phone %d '%s' is not a phone of the model %s (the table has %d phones, the model %d: %d .. %d): "
-               "the model is of another lang",
-               phones_txt, id, gh_printable_token(names[id]), mdl_name, nsym, tm->num_phones, first, last);
+        snprintf(msg, sizeof msg,
+                 "%s: phone %d '%s' is not a phone of the model %s (the table has %d phones, the model %d: %d .. "
+                 "%d): the model is of another lang",
+                 phones_txt, id, gh_printable_token(names[id]), mdl_name, nsym, tm->num_phones, first, last);
     free_names(names, n);
+    if (*msg) gh_die("%s", msg);
   }
   for (int32_t i = 0; i < ndisambig; i++) {
     if (disambig[i] <= 0)
@@ -73,19 +78,22 @@ void gh_lang_check_model(const gh_transition_model *tm, const char *mdl_name, co
 void gh_phones_check_compatible(const char *a, const char *b) {
   int32_t na = 0, nb = 0;
   char **sa = gh_phone_names_read(a, &na), **sb = gh_phone_names_read(b, &nb);
+  char msg[1024] = "";
   const int32_t n = na > nb ? na : nb;
-  for (int32_t id = 0; id < n; id++) {
+  for (int32_t id = 0; id < n && !*msg; id++) {
     const char *x = id < na && sa[id] && sa[id][0] != '#' ? sa[id] : NULL;
     const char *y = id < nb && sb[id] && sb[id][0] != '#' ? sb[id] : NULL;
     if ((x || y) && !(x && y && strcmp(x, y) == 0)) {
       char dx[200] = "no phone", dy[200] = "no phone";
       if (x) snprintf(dx, sizeof dx, "'%s'", gh_printable_token(x));
       if (y) snprintf(dy, sizeof dy, "'%s'", gh_printable_token(y));
-      gh_die("phone symbol tables %s and %s are not compatible: id %d is %s in the first, %s in the second (a model "
-             "of another lang)",
-             a, b, id, dx, dy);
+      snprintf(msg, sizeof msg,
+               "phone symbol tables %s and %s are not compatible: id %d is %s in the first, %s in the second (a "
+               "model of another lang)",
+               a, b, id, dx, dy);
     }
   }
   free_names(sa, na);
   free_names(sb, nb);
+  if (*msg) gh_die("%s", msg);
 }
