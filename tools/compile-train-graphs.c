@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include "base/gh-base.h"
 #include "base/opts.h"
+#include "decoder/lang-check.h"
 #include "decoder/training-graph.h"
 #include "io/fst.h"
 #include "hmm/transition.h"
@@ -86,6 +87,8 @@ int main(int argc, char **argv) {
   gh_fst_init(&lex);
   gh_fst_read_file(lex_rx, &lex);
   int32_t ndis = 0, *dis = *disambig_rx ? read_int_list(disambig_rx, &ndis) : NULL;
+  /* a model of another lang: phone ids overlap, the disambiguation symbols tell */
+  gh_lang_check_model(tm, mdl_rx, &lex, lex_rx, dis, ndis, disambig_rx, NULL);
   gh_tgc *gc = gh_tgc_new(tm, ctx, &lex, dis, ndis, transition_scale, self_loop_scale, lex_rx);
   gh_seq_reader *r = gh_seq_reader_open(rspec, GH_OBJ_INT32_VECTOR);
   gh_writer *w = gh_writer_open(wspec);

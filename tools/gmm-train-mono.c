@@ -11,6 +11,7 @@
 
 #include "base/gh-base.h"
 #include "base/opts.h"
+#include "decoder/lang-check.h"
 #include "gmm/gmm.h"
 #include "io/fst.h"
 #include "tree/context-dep.h"
@@ -102,6 +103,8 @@ int main(int argc, char **argv) {
   gh_fst lex;
   gh_fst_init(&lex);
   gh_fst_read_file(lg.lex_path, &lex);
+  gh_lang_check_model(lg.topo, lg.topo_path, &lex, lg.lex_path, lg.disambig, lg.num_disambig, lg.disambig_path,
+                      lg.phones_path);
   gh_am_text tx;
   gh_am_text_read(&tx, text_p, lg.words_path, lg.oov);
   FILE *tlog = gh_am_exp_dir_begin(dir, comm);

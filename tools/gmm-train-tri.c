@@ -14,6 +14,7 @@
 
 #include "base/gh-base.h"
 #include "base/opts.h"
+#include "decoder/lang-check.h"
 #include "gmm/gmm.h"
 #include "io/fst.h"
 #include "tree/context-dep.h"
@@ -192,6 +193,16 @@ int main(int argc, char **argv) {
   gh_fst lex;
   gh_fst_init(&lex);
   gh_fst_read_file(lg.lex_path, &lex);
+  /* the lang's topology and the alignment directory's model belong to the lang (phone ids of two langs overlap) */
+  gh_lang_check_model(lg.topo, lg.topo_path, &lex, lg.lex_path, lg.disambig, lg.num_disambig, lg.disambig_path,
+                      lg.phones_path);
+  if (!mono) {
+    gh_lang_check_model(model.trans, amdl_p, &lex, lg.lex_path, lg.disambig, lg.num_disambig, lg.disambig_path,
+                        lg.phones_path);
+    char *aph = gh_am_path(alidir, "phones.txt", 0, NULL);
+    if (access(aph, R_OK) == 0) gh_phones_check_compatible(lg.phones_path, aph); /* as check_phones_compatible.sh */
+    free(aph);
+  }
   gh_am_text tx;
   gh_am_text_read(&tx, text_p, lg.words_path, lg.oov);
 

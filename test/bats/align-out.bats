@@ -6,7 +6,9 @@
 # ctm-to-textgrid's TextGrids read back by praatio; gmm-align-compiled's per-utterance
 # failure report (each reason provoked, the too-few-frames bound recomputed from the
 # lexicon); the bad-input cases of the aligner's pipeline, each one error line naming the
-# file, the key and the cause.  About 30 s on 2 cores.
+# file, the key and the cause, among them a model of one lang with the lexicon of another
+# (the lang with and without word-position phones, both ways: compile-train-graphs,
+# gmm-train-mono, gmm-train-tri).  About 30 s on 2 cores.
 
 setup_file() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
@@ -237,4 +239,67 @@ print(list(tg.tierNames), tg.maxTimestamp, tg.getTier('cathy - phones').entries[
   run compile-train-graphs "$F/tri1/tree" "$MDL" "gunzip -c $F/lang/L.fst.gz|" ark:t40.int ark:/dev/null
   [ "$status" -eq 1 ]
   [[ "$output" == *"ERROR: the tree "*"tri1/tree has 432 pdfs but the model "*"final.mdl uses 127: the tree does not belong to the model"* ]]
+}
+
+@test "bad input: a model of the lang with word-position phones with the lexicon of the lang without, and the reverse" {
+  # the two langs of one dictionary: phones 1 .. 346 (AA0_B ...) and 1 .. 86 (AA0 ...); the ids overlap,
+  # so an in-range label proves nothing: the disambiguation symbols and phones.txt tell
+  "$ROOT/egs/utils/prepare_lang.sh" --position-dependent-phones false "$D/dict" "<UNK>" tmpn lang_nopos > /dev/null 2>&1
+  gmm-init-mono --train-feats=scp:f39.scp lang_nopos/topo 39 nopos.mdl nopos.tree 2>/dev/null
+  # compile-train-graphs as Kaldi's scripts call it: Kaldi's position-dependent monophone model, the other L.fst
+  rm -f g.ark
+  run compile-train-graphs --read-disambig-syms=lang_nopos/phones/disambig.int "$F/mono/tree" "$MDL" lang_nopos/L.fst \
+    ark:t40.int ark:g.ark
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"ERROR: lang_nopos/phones/disambig.int: disambiguation symbol 87 is phone 87 of the model $MDL (346 phones, 1 .. 346): the lang has fewer phones than the model, the model is of another lang"* ]]
+  [ "$(echo "$output" | grep -c ERROR)" -eq 1 ]
+  [ ! -e g.ark ]
+  # the reverse: the model without word positions, the position-dependent L.fst
+  run compile-train-graphs --read-disambig-syms=lang/phones/disambig.int nopos.tree nopos.mdl lang/L.fst ark:t40.int ark:g.ark
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"ERROR: the lexicon FST lang/L.fst has input label 166 on an arc of state 1: neither a phone of the model nor a disambiguation symbol (the model nopos.mdl has 86 phones, 1 .. 86; lang/phones/disambig.int): the lexicon is of another lang"* ]]
+  [ ! -e g.ark ]
+  # each model with its own lang compiles
+  compile-train-graphs --read-disambig-syms=lang_nopos/phones/disambig.int nopos.tree nopos.mdl lang_nopos/L.fst \
+    ark:t40.int ark:/dev/null 2>/dev/null
+  compile-train-graphs --read-disambig-syms=lang/phones/disambig.int "$F/mono/tree" "$MDL" lang/L.fst \
+    ark:t40.int ark:/dev/null 2>/dev/null
+
+  # the trainers: five utterances (they die before reading features)
+  mkdir -p dat && head -n 5 "$D/text" > dat/text && cp cmvn.scp dat/ && head -n 5 feats.scp > dat/feats.scp
+  awk '{ print $1, "cathy" }' dat/text > dat/utt2spk
+  # gmm-train-mono makes its model from the lang's topo: a lang directory holding the other lang's topo
+  rm -rf mix exp; cp -r lang mix; cp lang_nopos/topo mix/topo
+  run gmm-train-mono --num-iters=1 dat mix exp/m
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"ERROR: mix/phones.txt: phone 87 'AW2_B' is not a phone of the model mix/topo (the table has 346 phones, the model 86: 1 .. 86): the model is of another lang"* ]]
+  [ ! -e exp/m/0.mdl ] && [ ! -e exp/m/final.mdl ]
+  rm -rf mix; cp -r lang_nopos mix; cp lang/topo mix/topo
+  run gmm-train-mono --num-iters=1 dat mix exp/m
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"ERROR: mix/phones.txt: phone 87 of the model mix/topo is the symbol '#0' there (the table has 86 phones, the model 346: 1 .. 346): the model is of another lang"* ]]
+  [ ! -e exp/m/0.mdl ] && [ ! -e exp/m/final.mdl ]
+  # gmm-train-tri: the alignment directory's model of one lang, the lang directory of the other
+  mkdir -p ali_pos ali_nopos
+  cp "$MDL" ali_pos/final.mdl && cp "$F/mono_ali/ali.1.gz" ali_pos/ && echo 1 > ali_pos/num_jobs
+  cp nopos.mdl ali_nopos/final.mdl && cp nopos.tree ali_nopos/tree && echo 1 > ali_nopos/num_jobs
+  gzip -c < /dev/null > ali_nopos/ali.1.gz
+  run gmm-train-tri --num-iters=2 50 200 dat lang_nopos ali_pos exp/t
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"ERROR: lang_nopos/phones.txt: phone 87 of the model ali_pos/final.mdl is the symbol '#0' there (the table has 86 phones, the model 346: 1 .. 346): the model is of another lang"* ]]
+  run gmm-train-tri --num-iters=2 50 200 dat lang ali_nopos exp/t
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"ERROR: lang/phones.txt: phone 87 'AW2_B' is not a phone of the model ali_nopos/final.mdl (the table has 346 phones, the model 86: 1 .. 86): the model is of another lang"* ]]
+  [ ! -e exp/t/tree ] && [ ! -e exp/t/final.mdl ]
+  # the alignment directory's phones.txt names other phones (utils/lang/check_phones_compatible.sh)
+  sed 's/^AA0_B /XX_B /' lang/phones.txt > ali_pos/phones.txt
+  run gmm-train-tri --num-iters=2 50 200 dat lang ali_pos exp/t
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"ERROR: phone symbol tables lang/phones.txt and ali_pos/phones.txt are not compatible: id 15 is 'AA0_B' in the first, 'XX_B' in the second"* ]]
+  # the valid pairs train
+  cp lang/phones.txt ali_pos/phones.txt
+  gmm-train-tri --num-iters=2 50 200 dat lang ali_pos exp/t 2>/dev/null
+  [ -s exp/t/final.mdl ]
+  gmm-train-mono --num-iters=1 dat lang_nopos exp/m 2>/dev/null
+  [ -s exp/m/final.mdl ]
 }

@@ -31,30 +31,13 @@
 #     line naming the file (and the key), no model written.
 # Time on the shared 2-core machine: 57 s to 2 minutes (load average 11-17).
 
+load kaldi-setup
+
 setup_file() {
-  GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-  BIN=${GH_BIN:-$ROOT/bin}
-  export GH_SHARED ROOT BIN
-  export W=$BATS_FILE_TMPDIR/w
-  KS=$GH_SHARED/kaldi-scripts D=$GH_SHARED/data/cathy
-  mkdir -p "$W" && cd "$W"
-  ln -sfn "$KS/steps" steps
-  mkdir -p utils
-  for f in "$KS"/utils/*; do ln -sfn "$f" utils/; done
-  for f in "$ROOT"/egs/utils/*; do ln -sfn "$f" utils/; done
-  export PATH=$BIN:$W/utils:$PATH LC_ALL=C
+  kaldi_workdir
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-  mkdir -p data/sub data/local
-  { grep '^cathy-arctic_a' "$D/text" | head -100; grep '^cathy-arctic_b' "$D/text" | head -100; } > data/sub/text
-  awk '{print $1, "cathy-" substr($1, 7, 8)}' data/sub/text > data/sub/utt2spk
-  utils/utt2spk_to_spk2utt.pl data/sub/utt2spk > data/sub/spk2utt
-  awk 'NR == FNR {k[$1] = 1; next} ($1 in k)' data/sub/text "$D/feats.scp" |
-    sed "s| feats.ark:| $D/feats.ark:|" > data/sub/feats.scp
-  cmvn_off=$(awk '$1 == "cathy" {sub(/^cmvn.ark:/, "", $2); print $2}' "$D/cmvn.scp")
-  for s in cathy-arctic_a cathy-arctic_b; do echo "$s $D/cmvn.ark:$cmvn_off"; done > data/sub/cmvn.scp
-  cp -r "$D/dict" data/local/dict
-  utils/prepare_lang.sh data/local/dict "<UNK>" data/local/lang_tmp data/lang > prepare_lang.log 2>&1
+  cathy_data_dir data/sub 100
+  cathy_lang
 }
 
 setup() {

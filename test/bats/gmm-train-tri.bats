@@ -27,41 +27,20 @@
 #     directory: one error line, no model.
 # Time on the shared 2-core machine: 2m12s to 2m39s (the full cathy run 77-114 s).
 
+load kaldi-setup
+
 setup_file() {
-  GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-  BIN=${GH_BIN:-$ROOT/bin}
-  export GH_SHARED ROOT BIN
-  export W=$BATS_FILE_TMPDIR/w
-  KS=$GH_SHARED/kaldi-scripts D=$GH_SHARED/data/cathy F=$GH_SHARED/data/kaldi-fixtures/align
-  mkdir -p "$W" && cd "$W"
-  ln -sfn "$KS/steps" steps
-  mkdir -p utils
-  for f in "$KS"/utils/*; do ln -sfn "$f" utils/; done
-  for f in "$ROOT"/egs/utils/*; do ln -sfn "$f" utils/; done
-  export PATH=$BIN:$W/utils:$PATH LC_ALL=C
-  mkdir -p data/sub data/local
-  { grep '^cathy-arctic_a' "$D/text" | head -100; grep '^cathy-arctic_b' "$D/text" | head -100; } > data/sub/text
-  awk '{print $1, "cathy-" substr($1, 7, 8)}' data/sub/text > data/sub/utt2spk
-  utils/utt2spk_to_spk2utt.pl data/sub/utt2spk > data/sub/spk2utt
-  awk 'NR == FNR {k[$1] = 1; next} ($1 in k)' data/sub/text "$D/feats.scp" |
-    sed "s| feats.ark:| $D/feats.ark:|" > data/sub/feats.scp
-  cmvn_off=$(awk '$1 == "cathy" {sub(/^cmvn.ark:/, "", $2); print $2}' "$D/cmvn.scp")
-  for s in cathy-arctic_a cathy-arctic_b; do echo "$s $D/cmvn.ark:$cmvn_off"; done > data/sub/cmvn.scp
-  cp -r "$D/dict" data/local/dict
-  utils/prepare_lang.sh data/local/dict "<UNK>" data/local/lang_tmp data/lang > prepare_lang.log 2>&1
+  kaldi_workdir
+  cathy_data_dir data/sub 100
+  cathy_lang
   mkdir -p exp/mono_ali
   gunzip -c "$F"/mono_ali/ali.*.gz | copy-int-vector ark:- ark,t:- 2>/dev/null |
     awk 'NR == FNR {k[$1] = 1; next} ($1 in k)' data/sub/text - | gzip -c > exp/mono_ali/ali.1.gz
   cp "$F/mono/final.mdl" exp/mono_ali/
   echo 1 > exp/mono_ali/num_jobs
   # all of cathy with Kaldi's mono_ali (2 jobs), as test/bats/kaldi-tri.bats
-  mkdir -p data/cathy exp/kmono_ali
-  cp "$D/text" data/cathy/text
-  awk '{print $1, "cathy-" substr($1, 7, 8)}' "$D/utt2spk" > data/cathy/utt2spk
-  utils/utt2spk_to_spk2utt.pl data/cathy/utt2spk > data/cathy/spk2utt
-  sed "s| feats.ark:| $D/feats.ark:|" "$D/feats.scp" > data/cathy/feats.scp
-  cp data/sub/cmvn.scp data/cathy/cmvn.scp
+  cathy_data_dir data/cathy
+  mkdir -p exp/kmono_ali
   cp "$F"/mono_ali/ali.*.gz exp/kmono_ali/
   cp "$F/mono/final.mdl" exp/kmono_ali/
   echo 2 > exp/kmono_ali/num_jobs

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Kaldi's steps/train_deltas.sh and steps/align_si.sh, unchanged, with our bin/ first on
-# PATH (set up as test/bats/kaldi-mono.bats does), on the cathy data and the fixture's
+# PATH (test/bats/kaldi-setup.bash, as for kaldi-mono.bats), on the cathy data and the fixture's
 # monophone alignments ($GH_SHARED/data/kaldi-fixtures/align/mono_ali), compared with
 # what real Kaldi's `train_deltas.sh 500 5000` wrote (tri1/loglike.txt, tri1/final.occs).
 #
@@ -19,28 +19,12 @@
 # Kaldi's monophone alignment (identical phone sequences: measured 38.6% of utterances; on those,
 # boundaries within 10 ms 93.2%, within 20 ms 97.3%).
 
+load kaldi-setup
+
 setup_file() {
-  GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
-  ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
-  BIN=${GH_BIN:-$ROOT/bin}
-  export GH_SHARED ROOT BIN
-  export W=$BATS_FILE_TMPDIR/w
-  KS=$GH_SHARED/kaldi-scripts D=$GH_SHARED/data/cathy F=$GH_SHARED/data/kaldi-fixtures/align
-  mkdir -p "$W" && cd "$W"
-  ln -sfn "$KS/steps" steps
-  mkdir -p utils
-  for f in "$KS"/utils/*; do ln -sfn "$f" utils/; done
-  for f in "$ROOT"/egs/utils/*; do ln -sfn "$f" utils/; done
-  export PATH=$BIN:$W/utils:$PATH LC_ALL=C
-  mkdir -p data/cathy data/local
-  cp "$D/text" data/cathy/text
-  awk '{print $1, "cathy-" substr($1, 7, 8)}' "$D/utt2spk" > data/cathy/utt2spk
-  utils/utt2spk_to_spk2utt.pl data/cathy/utt2spk > data/cathy/spk2utt
-  sed "s| feats.ark:| $D/feats.ark:|" "$D/feats.scp" > data/cathy/feats.scp
-  cmvn_off=$(awk '$1 == "cathy" {sub(/^cmvn.ark:/, "", $2); print $2}' "$D/cmvn.scp")
-  for s in cathy-arctic_a cathy-arctic_b; do echo "$s $D/cmvn.ark:$cmvn_off"; done > data/cathy/cmvn.scp
-  cp -r "$D/dict" data/local/dict
-  utils/prepare_lang.sh data/local/dict "<UNK>" data/local/lang_tmp data/lang > prepare_lang.log 2>&1
+  kaldi_workdir
+  cathy_data_dir data/cathy
+  cathy_lang
   # the monophone alignment directory: Kaldi's mono_ali and final.mdl, 2 jobs
   mkdir -p exp/mono_ali
   cp "$F"/mono_ali/ali.*.gz exp/mono_ali/
