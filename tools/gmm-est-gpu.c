@@ -37,29 +37,17 @@ int main(int argc, char **argv) {
       "        gmm-est-gpu --label-type=post --mix-up=2000 1.mdl ark:feats.ark ark:1.post 2.mdl\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
-  int32_t num_iters = 1, seed = 0;
-  int64_t mix_up = 0;
-  double power = 0.2, min_count = 20.0, perturb = 0.01;
+  int32_t num_iters = 1;
   const char *label_type = "ali", *write_accs = "";
   gh_est_opts eo;
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations (the maximum with --tol)");
-  double tol = 0;
-  gh_opts_double(po, "tol", &tol,
-                 "Stop after the iteration whose average log-likelihood per frame (of the model before its "
-                 "update) improved on the previous one's by less than this (0 = run --num-iters); scikit-learn's "
-                 "GaussianMixture tol: |change of the mean per-sample lower bound_| < tol, the same number "
-                 "(EM does not decrease it); hmmlearn's tol is on the total log-likelihood: divide by the frames");
   gh_device_opts dev;
   gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
-  gh_opts_int64(po, "mix-up", &mix_up,
-                "Increase the total number of Gaussians to this after the first iteration's M-step (0 = no)");
-  gh_opts_double(po, "power", &power, "Mix-up: Gaussians per pdf proportional to occupancy^power");
-  gh_opts_double(po, "min-count", &min_count, "Mix-up: minimum occupancy per Gaussian");
-  gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
-  gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations");
+  gh_em_tool_opts eto;
+  gh_em_tool_opts_register(po, &eto);
   gh_opts_string(po, "write-accs", &write_accs, "Write the accumulators of the last E-step to this file");
   int64_t block_frames = 65536;
   gh_opts_int64(po, "block-frames", &block_frames,
@@ -102,17 +90,17 @@ int main(int argc, char **argv) {
   gh_dist_em em;
   gh_dist_em_init(&em, comm, be, &model, &sd, 0); /* frames resident across iterations */
   gh_rng rng;
-  gh_rng_seed(&rng, (uint64_t)seed);
+  gh_rng_seed(&rng, (uint64_t)eto.seed);
   gh_accs_set accs;
   double avg = 0;
   gh_em_monitor mon;
-  gh_em_monitor_init(&mon, tol);
+  gh_em_monitor_init(&mon, eto.tol);
   for (int32_t it = 1; it <= num_iters; ++it) {
     /* The accumulators come to the host (and the M-step runs there) only
      * when something here needs them; else the M-step stays on the device
      * when the backend has one (gh_dist_em). */
-    const int may_be_last = it == num_iters || tol > 0; /* with --tol any iteration may be the last */
-    const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) || (may_be_last && *write_accs);
+    const int may_be_last = it == num_iters || eto.tol > 0; /* with --tol any iteration may be the last */
+    const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && eto.mix_up > 0) || (may_be_last && *write_accs);
     avg = gh_dist_em_estep(&em, want_accs ? &accs : NULL);
     const int last = gh_em_monitor_report(&mon, avg) || it == num_iters;
     gh_log("iteration %d: avg loglike per frame %.6f over %.0f frames, %.3g frames/s", it, avg,
@@ -129,20 +117,7 @@ int main(int argc, char **argv) {
     gh_vlog(1, "iteration %d: auxiliary function change per frame %.6f over %.0f frames (M-step on the %s, %.3g s)",
             it, st.count > 0 ? st.objf_change / st.count : 0.0, st.count, em.mstep_on_device ? "device" : "host",
             em.mstep_seconds);
-    if (it == 1 && mix_up > 0) {
-      int64_t before = gh_gmm_set_total_gauss(&model);
-      if (mix_up <= before) {
-        gh_warn("--mix-up=%lld is not more than the current %lld Gaussians: not mixing up", (long long)mix_up,
-                (long long)before);
-      } else {
-        double *occs = gh_malloc(sizeof(double) * model.num_pdfs);
-        gh_accs_pdf_occs(&accs, occs);
-        int64_t after = gh_gmm_set_mixup(&model, mix_up, occs, power, min_count, perturb, &rng);
-        gh_dist_em_model_changed(&em);
-        gh_log("mixed up from %lld to %lld Gaussians", (long long)before, (long long)after);
-        free(occs);
-      }
-    }
+    if (it == 1 && eto.mix_up > 0) gh_dist_em_mixup(&em, &eto, &accs, &rng);
     if (want_accs && (!last || !*write_accs)) gh_accs_free(&accs);
     if (last) break;
   }

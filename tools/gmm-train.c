@@ -43,9 +43,8 @@ int main(int argc, char **argv) {
       "          ark:1.post 2.mdl\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
-  int32_t num_iters = 1, seed = 0, first_iter = 1;
-  int64_t mix_up = 0, block_frames = 65536;
-  double power = 0.2, min_count = 20.0, perturb = 0.01;
+  int32_t num_iters = 1, first_iter = 1;
+  int64_t block_frames = 65536;
   const char *label_type = "ali", *write_accs = "", *iter_models = "";
   gh_est_opts eo;
   gh_est_opts_default(&eo);
@@ -53,12 +52,6 @@ int main(int argc, char **argv) {
   gh_comm_opts_default(&co);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int(po, "num-iters", &num_iters, "Number of EM iterations (the maximum with --tol)");
-  double tol = 0;
-  gh_opts_double(po, "tol", &tol,
-                 "Stop after the iteration whose average log-likelihood per frame (of the model before its "
-                 "update) improved on the previous one's by less than this (0 = run --num-iters); scikit-learn's "
-                 "GaussianMixture tol: |change of the mean per-sample lower bound_| < tol, the same number "
-                 "(EM does not decrease it); hmmlearn's tol is on the total log-likelihood: divide by the frames");
   gh_opts_int(po, "first-iter", &first_iter,
               "Number of the first iteration (resuming from <dir>/N.mdl: --first-iter=N+1); mix-up happens "
               "only after iteration 1");
@@ -68,12 +61,8 @@ int main(int argc, char **argv) {
   gh_device_opts dev;
   gh_device_opts_register(po, &dev, GH_DEVICE_OPTS_BOTH);
   gh_opts_string(po, "label-type", &label_type, "What the labels argument holds: ali, utt or post");
-  gh_opts_int64(po, "mix-up", &mix_up,
-                "Increase the total number of Gaussians to this after iteration 1's M-step (0 = no)");
-  gh_opts_double(po, "power", &power, "Mix-up: Gaussians per pdf proportional to occupancy^power");
-  gh_opts_double(po, "min-count", &min_count, "Mix-up: minimum occupancy per Gaussian");
-  gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
-  gh_opts_int(po, "seed", &seed, "Random seed for mix-up perturbations (the same on every rank)");
+  gh_em_tool_opts eto;
+  gh_em_tool_opts_register(po, &eto);
   gh_opts_string(po, "write-accs", &write_accs, "Write the accumulators of the last E-step (summed over the ranks) to this file");
   gh_opts_int64(po, "block-frames", &block_frames,
                 "Frames per block of the E-step (utterances in key order, cut at utterance boundaries); "
@@ -176,19 +165,19 @@ int main(int argc, char **argv) {
   if (hang_hook && sscanf(hang_hook, "%d:%d", &hang_rank, &hang_iter) != 2) hang_rank = -1;
 
   gh_rng rng;
-  gh_rng_seed(&rng, (uint64_t)seed);
+  gh_rng_seed(&rng, (uint64_t)eto.seed);
   gh_accs_set accs;
   memset(&accs, 0, sizeof accs);
   double avg = 0;
   gh_em_monitor mon;
-  gh_em_monitor_init(&mon, tol);
+  gh_em_monitor_init(&mon, eto.tol);
   const int32_t last_iter = first_iter + num_iters - 1;
   for (int32_t it = first_iter; it <= last_iter; ++it) {
     const double t_it = gh_seconds();
     /* with --tol any iteration may be the last: the accumulators of each
      * E-step come to the host when the last one's are to be written */
-    const int may_be_last = it == last_iter || tol > 0;
-    const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && mix_up > 0) ||
+    const int may_be_last = it == last_iter || eto.tol > 0;
+    const int want_accs = ms.so.method != GH_SHRINK_NONE || (it == 1 && eto.mix_up > 0) ||
                           (may_be_last && (*write_accs || (dump && *dump)));
     avg = gh_dist_em_estep(&em, want_accs ? &accs : NULL);
     /* the reduced value, the same bytes on every rank: all ranks stop together */
@@ -205,20 +194,7 @@ int main(int argc, char **argv) {
     gh_shrink_stats_init(&ms.sst);
     gh_dist_em_mstep(&em, &eo, want_accs ? &accs : NULL, &st);
     if (ms.so.method != GH_SHRINK_NONE) gh_shrink_stats_log(&ms.so, &ms.sst);
-    if (it == 1 && mix_up > 0) {
-      int64_t before = gh_gmm_set_total_gauss(&model);
-      if (mix_up <= before) {
-        gh_warn("--mix-up=%lld is not more than the current %lld Gaussians: not mixing up", (long long)mix_up,
-                (long long)before);
-      } else {
-        double *occs = gh_malloc(sizeof(double) * model.num_pdfs);
-        gh_accs_pdf_occs(&accs, occs);
-        int64_t after = gh_gmm_set_mixup(&model, mix_up, occs, power, min_count, perturb, &rng);
-        gh_dist_em_model_changed(&em);
-        gh_log("mixed up from %lld to %lld Gaussians", (long long)before, (long long)after);
-        free(occs);
-      }
-    }
+    if (it == 1 && eto.mix_up > 0) gh_dist_em_mixup(&em, &eto, &accs, &rng);
     /* every rank holds the same model bytes (hashed on the device after a
      * device M-step: no fetch per iteration) */
     if (R > 1) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/gh-base.h"
+#include "base/opts.h"
 #include "gmm/shrink.h"
 #include "registry/registry.h"
 
@@ -386,4 +387,40 @@ void gh_em_monitor_describe(const gh_em_monitor *m, char *buf, size_t n) {
   else
     snprintf(buf, n, "not converged after %d iterations (last change per frame %.3g, --tol=%g; --num-iters reached)",
              m->iters, m->change, m->tol);
+}
+
+void gh_em_tool_opts_register(struct gh_opts *po, gh_em_tool_opts *o) {
+  o->tol = 0;
+  o->mix_up = 0;
+  o->power = 0.2;
+  o->min_count = 20.0;
+  o->perturb = 0.01;
+  o->seed = 0;
+  gh_opts_double(po, "tol", &o->tol,
+                 "Stop after the iteration whose average log-likelihood per frame (of the model before its "
+                 "update) improved on the previous one's by less than this (0 = run --num-iters); scikit-learn's "
+                 "GaussianMixture tol: |change of the mean per-sample lower bound_| < tol, the same number "
+                 "(EM does not decrease it); hmmlearn's tol is on the total log-likelihood: divide by the frames");
+  gh_opts_int64(po, "mix-up", &o->mix_up,
+                "Increase the total number of Gaussians to this after iteration 1's M-step (0 = no)");
+  gh_opts_double(po, "power", &o->power, "Mix-up: Gaussians per pdf proportional to occupancy^power");
+  gh_opts_double(po, "min-count", &o->min_count, "Mix-up: minimum occupancy per Gaussian");
+  gh_opts_double(po, "perturb-factor", &o->perturb, "Mix-up: mean perturbation in standard deviations");
+  gh_opts_int(po, "seed", &o->seed, "Random seed for mix-up perturbations (the same on every rank)");
+}
+
+void gh_dist_em_mixup(gh_dist_em *em, const gh_em_tool_opts *o, const gh_accs_set *accs, gh_rng *rng) {
+  gh_gmm_set *model = em->model;
+  const int64_t before = gh_gmm_set_total_gauss(model);
+  if (o->mix_up <= before) {
+    gh_warn("--mix-up=%lld is not more than the current %lld Gaussians: not mixing up", (long long)o->mix_up,
+            (long long)before);
+    return;
+  }
+  double *occs = gh_malloc(sizeof(double) * (size_t)model->num_pdfs);
+  gh_accs_pdf_occs(accs, occs);
+  const int64_t after = gh_gmm_set_mixup(model, o->mix_up, occs, o->power, o->min_count, o->perturb, rng);
+  gh_dist_em_model_changed(em);
+  gh_log("mixed up from %lld to %lld Gaussians", (long long)before, (long long)after);
+  free(occs);
 }

@@ -131,6 +131,25 @@ int gh_em_monitor_report(gh_em_monitor *m, double avg_loglike_per_frame);
  * "not converged after N iterations (...)" into buf. */
 void gh_em_monitor_describe(const gh_em_monitor *m, char *buf, size_t n);
 
+/* The EM options shared by gmm-train and gmm-est-gpu: --tol (gh_em_monitor)
+ * and the mix-up after iteration 1's M-step (gh_gmm_set_mixup: --mix-up,
+ * --power, --min-count, --perturb-factor, --seed; Kaldi's defaults 0.2, 20,
+ * 0.01).  _register sets the defaults and registers the six options. */
+typedef struct {
+  double tol;                       /* <= 0: run --num-iters iterations */
+  int64_t mix_up;                   /* total Gaussians after iteration 1 (0: none) */
+  double power, min_count, perturb;
+  int32_t seed;                     /* of the mix-up's perturbations (the same on every rank) */
+} gh_em_tool_opts;
+struct gh_opts;
+void gh_em_tool_opts_register(struct gh_opts *po, gh_em_tool_opts *o);
+/* The mix-up of iteration 1 (call after its M-step, accs its accumulators):
+ * grows em's model to o->mix_up Gaussians with per-pdf occupancies from
+ * accs and the perturbations from rng (seeded o->seed once), tells em the
+ * model changed and logs "mixed up from A to B Gaussians"; warns and does
+ * nothing when o->mix_up is not above the current total. */
+void gh_dist_em_mixup(gh_dist_em *em, const gh_em_tool_opts *o, const gh_accs_set *accs, gh_rng *rng);
+
 /* 64-bit hash of a model's parameters (shapes, weights, gconsts,
  * means_invvars, inv_vars): the per-iteration check that every rank holds
  * the same model bytes. */
