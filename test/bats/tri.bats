@@ -128,7 +128,7 @@ full_treeacc() {
   # merging loses likelihood (200 utterances of job 1, their mono_ali alignments), more
   # for fewer Gaussians; mixed up again to 998 the model scores as the merged one (the
   # copies move by 0.01 sd), and 3 EM passes take it past the merged model's 3 passes
-  # (measured: 998 -96.653, 500 -98.148, 1 per pdf -102.18; after 3 passes 998 -95.830,
+  # (measured: 998 -96.653, 500 -98.148, 300 -99.385, 1 per pdf -102.18; after 3 passes 998 -95.830,
   # 500 -96.900)
   grep arctic_a feats.scp | head -n 200 > f200.scp
   apply-cmvn --utt2spk=ark:$D/utt2spk scp:cmvn.scp scp:f200.scp ark:- 2> /dev/null | add-deltas ark:- ark:f200.ark 2> /dev/null
