@@ -147,6 +147,49 @@ acc_full() {  # $TMP/1.treeacc, $TMP/2.treeacc, $TMP/treeacc as make.sh does
   [[ "$output" == *"Num-leaves is now 432"* ]]
 }
 
+@test "acc-tree-stats --phone-map: the statistics of the alignments with their phones rewritten by hand; bad maps" {
+  grep arctic_a "$TMP/feats.scp" > "$TMP/feats.1.scp"
+  # every stressed variant (AA0_B, AA1_B, AA2_B) mapped to its base phone (AA_B);
+  # test/python/phone_map_ali.py writes the map and rewrites job 1's alignments with it
+  "$BIN/show-transitions" "$F/lang/phones.txt" "$F/mono/final.mdl" > "$TMP/trans.txt" 2>/dev/null
+  gunzip -c "$F/mono_ali/ali.1.gz" | "$BIN/copy-int-vector" ark:- ark,t:"$TMP/ali.txt" 2>/dev/null
+  run python3 "$PY/phone_map_ali.py" "$F/lang/phones.txt" "$TMP/trans.txt" "$TMP/ali.txt" "$TMP/ali.map.txt" \
+    "$TMP/map.txt"
+  [ "$output" = "180 94881" ]  # 180 phones mapped, 94,881 frames rewritten
+  run "$BIN/acc-tree-stats" --ci-phones="$CI" --phone-map="$TMP/map.txt" "$F/mono/final.mdl" \
+    "$(feats "$TMP/feats.1.scp")" "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/mapped.acc"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Number of separate stats (context-dependent states) is 25682"* ]]
+  "$BIN/acc-tree-stats" --ci-phones="$CI" "$F/mono/final.mdl" "$(feats "$TMP/feats.1.scp")" \
+    "ark,t:$TMP/ali.map.txt" "$TMP/by-hand.acc" 2>/dev/null
+  cmp "$TMP/mapped.acc" "$TMP/by-hand.acc"
+  # the check can fail: without the map, job 1 has 28,349 statistics
+  "$BIN/acc-tree-stats" --ci-phones="$CI" "$F/mono/final.mdl" "$(feats "$TMP/feats.1.scp")" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/plain.acc" 2>/dev/null
+  ! cmp -s "$TMP/mapped.acc" "$TMP/plain.acc"
+  run python3 "$PY/tree_ref.py" info "$TMP/mapped.acc"
+  [ "$output" = "25682 265828.0 39" ]
+  # --exact=false maps the same way
+  "$BIN/acc-tree-stats" --exact=false --device=cpu --ci-phones="$CI" --phone-map="$TMP/map.txt" "$F/mono/final.mdl" \
+    "$(feats "$TMP/feats.1.scp")" "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/mapped.cpu.acc" 2>/dev/null
+  run python3 "$PY/tree_ref.py" close "$TMP/mapped.cpu.acc" "$TMP/mapped.acc" 1e-6
+  [ "$status" -eq 0 ]
+  # bad maps: one line naming the file and the line, or the phone the map lacks
+  sed '15d' "$TMP/map.txt" > "$TMP/miss.map"
+  sed '3s/.*/3 x/' "$TMP/map.txt" > "$TMP/bad.map"
+  { cat "$TMP/map.txt"; echo "15 11"; } > "$TMP/dup.map"
+  : > "$TMP/empty.map"
+  acc() { "$BIN/acc-tree-stats" --phone-map="$1" "$F/mono/final.mdl" "$(feats "$TMP/feats.1.scp")" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/e.acc"; }
+  expect_error "miss.map: the phone map has no entry for phone 15 (in the alignment of cathy-arctic_a0237-1 in " \
+    "$TMP/e.acc" acc "$TMP/miss.map"
+  expect_error "Error reading phone map from $TMP/bad.map: line 3 is not \"old-phone new-phone\" (two positive integers): '3 x'" \
+    "$TMP/e.acc" acc "$TMP/bad.map"
+  expect_error "Error reading phone map from $TMP/dup.map: line 347 maps phone 15 a second time" "$TMP/e.acc" \
+    acc "$TMP/dup.map"
+  expect_error "Read empty phone map from $TMP/empty.map" "$TMP/e.acc" acc "$TMP/empty.map"
+}
+
 @test "bad input: tree statistics of another dimension, unknown phones, --max-leaves below the roots, another lang" {
   grep -F -w -f "$F/tri1/subset10/utts.txt" "$TMP/feats.scp" > "$TMP/feats10.scp"
   # 13-dimensional statistics (no deltas) summed with the 39-dimensional ones

@@ -180,6 +180,31 @@ full_treeacc() {
   [ "$ours" = "$ref" ]
 }
 
+@test "convert-ali --phone-map: the conversion of the alignments with their phones rewritten by hand" {
+  # stressed variants mapped to their base phones (test/python/phone_map_ali.py writes the map
+  # and rewrites job 1's monophone alignments with it), converted to the tri1 tree and 1.mdl
+  show-transitions "$F/lang/phones.txt" "$F/mono/final.mdl" > trans.txt 2> /dev/null
+  gunzip -c "$F/mono_ali/ali.1.gz" | copy-int-vector ark:- ark,t:ali.txt 2> /dev/null
+  python3 "$PY/phone_map_ali.py" "$F/lang/phones.txt" trans.txt ali.txt ali.map.txt map.txt
+  run convert-ali --phone-map=map.txt "$F/mono/final.mdl" "$F/tri1/1.mdl" "$F/tri1/tree" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" ark:mapped.ark
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Succeeded converting alignments for 893 files, failed for 0"* ]]
+  convert-ali "$F/mono/final.mdl" "$F/tri1/1.mdl" "$F/tri1/tree" ark,t:ali.map.txt ark:by-hand.ark 2> /dev/null
+  cmp mapped.ark by-hand.ark
+  convert-ali "$F/mono/final.mdl" "$F/tri1/1.mdl" "$F/tri1/tree" "ark:gunzip -c $F/mono_ali/ali.1.gz|" ark:plain.ark \
+    2> /dev/null
+  ! cmp -s mapped.ark plain.ark
+  # a phone the map lacks: Kaldi's error, one line naming the map, no output
+  sed '15d' map.txt > miss.map
+  run convert-ali --phone-map=miss.map "$F/mono/final.mdl" "$F/tri1/1.mdl" "$F/tri1/tree" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" ark:x.ark
+  [ "$status" -ne 0 ]
+  [ "$(grep -c ERROR <<< "$output")" -eq 1 ]
+  [[ "$output" == *"ERROR: miss.map: the phone map has no entry for phone 15 (in the alignment of cathy-arctic_a0237-1"* ]]
+  [ ! -e x.ark ]
+}
+
 @test "compile-train-graphs with the tri1 tree: tree-consistent windows, both contexts at optional silence, lexicon phones, path costs" {
   gunzip -c "$F/lang/L.fst.gz" > L.fst
   awk -v oov="$(cat "$F/lang/oov.int")" 'NR == FNR { id[$1] = $2; next }
