@@ -190,6 +190,49 @@ acc_full() {  # $TMP/1.treeacc, $TMP/2.treeacc, $TMP/treeacc as make.sh does
   expect_error "Read empty phone map from $TMP/empty.map" "$TMP/e.acc" acc "$TMP/empty.map"
 }
 
+@test "quinphones (--context-width=5 --central-position=2): statistics, questions, tree; graphs refused" {
+  grep arctic_a "$TMP/feats.scp" > "$TMP/feats.1.scp"
+  for n in 3 5; do
+    run "$BIN/acc-tree-stats" --context-width=$n --central-position=$(( n / 2 )) --ci-phones="$CI" \
+      "$F/mono/final.mdl" "$(feats "$TMP/feats.1.scp")" "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/$n.acc"
+    [ "$status" -eq 0 ]
+  done
+  [[ "$output" == *"Number of separate stats (context-dependent states) is 52253"* ]]
+  # every frame once; the quinphone events with the outer phones dropped (the
+  # triphone window is positions 1..3 of the quinphone one) and summed in float64 are
+  # the triphone statistics: the same 28,349 events and counts, sums within 1e-12
+  run python3 "$PY/tree_ref.py" info "$TMP/5.acc"
+  [ "$output" = "52253 265828.0 39" ]
+  run python3 "$PY/tree_ref.py" narrow "$TMP/5.acc" "$TMP/3.acc" 1 3 1e-12
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run python3 "$PY/tree_ref.py" narrow "$TMP/5.acc" "$TMP/3.acc" 0 3 1e-12  # the wrong window fails
+  [ "$status" -ne 0 ]
+  # questions and tree for N=5
+  q="--context-width=5 --central-position=2"
+  "$BIN/cluster-phones" $q "$TMP/5.acc" "$F/lang/phones/sets.int" "$TMP/q.int" 2>/dev/null
+  cat "$F/lang/phones/extra_questions.int" >> "$TMP/q.int"
+  "$BIN/compile-questions" $q "$F/lang/topo" "$TMP/q.int" "$TMP/q.qst" 2>/dev/null
+  run "$BIN/build-tree" $q --max-leaves=500 "$TMP/5.acc" "$F/lang/phones/roots.int" "$TMP/q.qst" \
+    "$F/lang/topo" "$TMP/tree"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"DoDecisionTreeSplit: split 459 times, #leaves now 500"* ]]
+  run "$BIN/tree-info" "$TMP/tree"
+  [ "$output" = "$(printf 'num-pdfs 432\ncontext-width 5\ncentral-position 2')" ]
+  # a model from it, and the monophone alignments converted to it
+  "$BIN/gmm-init-model" "$TMP/tree" "$TMP/5.acc" "$F/lang/topo" "$TMP/5.mdl" 2>/dev/null
+  run "$BIN/convert-ali" "$F/mono/final.mdl" "$TMP/5.mdl" "$TMP/tree" "ark:gunzip -c $F/mono_ali/ali.1.gz|" \
+    "ark:$TMP/5.ali"
+  [[ "$output" == *"Succeeded converting alignments for 893 files, failed for 0"* ]]
+  # the graph compilers take at most one phone of context on each side: one error naming the tree
+  echo "u1 162" > "$TMP/t.int"
+  gunzip -c "$F/lang/L.fst.gz" > "$TMP/L.fst"
+  expect_error "the tree $TMP/tree has context width 5 (central position 2): compile-train-graphs supports context width at most 3 with at most one phone on each side" \
+    "$TMP/g.ark" "$BIN/compile-train-graphs" "$TMP/tree" "$TMP/5.mdl" "$TMP/L.fst" "ark:$TMP/t.int" "ark:$TMP/g.ark"
+  expect_error "--context-width=5 --central-position=2: gmm-train-tri's training graphs support context width at most 3" \
+    "$TMP/tri" "$BIN/gmm-train-tri" $q 500 5000 "$TMP/data" "$F/lang" "$TMP/ali" "$TMP/tri"
+}
+
 @test "bad input: tree statistics of another dimension, unknown phones, --max-leaves below the roots, another lang" {
   grep -F -w -f "$F/tri1/subset10/utts.txt" "$TMP/feats.scp" > "$TMP/feats10.scp"
   # 13-dimensional statistics (no deltas) summed with the 39-dimensional ones
