@@ -4,7 +4,8 @@
 # corpus ($GH_SHARED/data/kaldi-fixtures/align/, README and make.sh there):
 # bytes where Kaldi's files are shipped, Kaldi's logged counts and
 # objective improvements where they are not (the full treeacc, 28.8 MB), and
-# an independent numpy reader (test/python/tree_ref.py) for the sums.
+# an independent numpy reader (test/python/tree_ref.py) for the sums; alignments
+# with their phones rewritten by hand (test/python/phone_map_ali.py) for --phone-map.
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}

@@ -8,7 +8,9 @@
 # the initialization from an old model (test/python/init_from_old.py); the graph checker
 # of graphs.bats (test/python/graphs_ref.py); convert-ali (lib/hmm/hmm-utils.c, which
 # computes pdfs from each phone's window with its own code) for the windows of the
-# aligner's output.
+# aligner's output; a float64 numpy implementation of Kaldi's MergeByCount
+# (test/python/mixdown_ref.py) for --mix-down; alignments with their phones rewritten by
+# hand (test/python/phone_map_ali.py) for --phone-map.
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
