@@ -13,7 +13,9 @@
  * backend sorts the pairs by event and sums each event's frames together
  * (double accumulators; fp32 products on GPUs).  The events are the same;
  * the sums agree with the exact ones within 1e-6 relative
- * (test/bats/tree.bats checks the CPU and OpenCL backends). */
+ * (test/bats/tree.bats checks the CPU and OpenCL backends).  --phone-map
+ * maps every phone before the events are formed, as Kaldi's
+ * AccumulateTreeStats (--ci-phones then name mapped phones). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +95,9 @@ int main(int argc, char **argv) {
   gh_opts_float(po, "var-floor", &var_floor, "Variance floor for tree clustering.");
   gh_opts_string(po, "ci-phones", &ci_str,
                  "Colon-separated list of integer indices of context-independent phones.");
+  const char *phone_map_rx = "";
+  gh_opts_string(po, "phone-map", &phone_map_rx,
+                 "File name containing old->new phone mapping (each line is: old-integer-id new-integer-id)");
   gh_opts_int(po, "context-width", &context_width, "Context window size.");
   gh_opts_int(po, "central-position", &central_position, "Central context-window position (zero-based)");
   int exact = 1;
@@ -106,13 +111,23 @@ int main(int argc, char **argv) {
   const char *model_rx = gh_opts_arg(po, 0), *feats_rspec = gh_opts_arg(po, 1);
   const char *ali_rspec = gh_opts_arg(po, 2), *accs_wx = gh_opts_arg(po, 3);
 
-  gh_tree_accu_opts o = {context_width, central_position, var_floor, NULL, 0};
+  gh_tree_accu_opts o = {context_width, central_position, var_floor, NULL, 0, NULL, 0, NULL};
   int32_t *ci = gh_parse_ci_phones(ci_str, &o.num_ci_phones);
   o.ci_phones = ci;
+  int32_t *phone_map = NULL;
+  if (*phone_map_rx) {
+    phone_map = gh_read_phone_map(phone_map_rx, &o.phone_map_size);
+    o.phone_map = phone_map;
+    o.phone_map_name = phone_map_rx;
+  }
   gh_transition_model *tm = gh_transition_read_file(model_rx);
-  for (int32_t i = 0; i < o.num_ci_phones; ++i)
-    if (ci[i] >= tm->num_phone2idx || tm->phone2idx[ci[i]] < 0)
-      gh_die("--ci-phones=%s: phone %d is not in the model %s", ci_str, ci[i], model_rx);
+  for (int32_t i = 0; i < o.num_ci_phones; ++i) {
+    int in_model = ci[i] < tm->num_phone2idx && tm->phone2idx[ci[i]] >= 0, in_map = 0;
+    for (int32_t k = 0; phone_map && k < o.phone_map_size && !in_map; ++k) in_map = phone_map[k] == ci[i];
+    if (!in_model && !in_map)
+      gh_die("--ci-phones=%s: phone %d is not in the model %s%s", ci_str, ci[i], model_rx,
+             phone_map ? " nor among the phone map's new phones" : "");
+  }
 
   gh_seq_reader *fr = gh_seq_reader_open(feats_rspec, GH_OBJ_MATRIX);
   gh_rand_reader *ar = gh_rand_reader_open(ali_rspec, GH_OBJ_INT32_VECTOR);
@@ -146,6 +161,10 @@ int main(int argc, char **argv) {
       gh_die_dim(feats_rspec, key, "features", m->cols, dim, "the earlier utterances");
     }
     gh_transition_check_alignment(tm, ali->data, ali->dim, ali_rspec, key, model_rx);
+    int32_t unmapped = acc ? gh_tree_accu_unmapped_phone(acc, tm, ali->data, ali->dim) : 0;
+    if (unmapped)
+      gh_die("%s: the phone map has no entry for phone %d (in the alignment of %s in %s)", phone_map_rx, unmapped,
+             key, ali_rspec);
     int ok;
     if (exact) {
       ok = gh_tree_accu_utterance(acc, tm, ali->data, ali->dim, m->data, m->cols);
@@ -180,6 +199,7 @@ int main(int argc, char **argv) {
   gh_tree_accu_free(acc);
   gh_transition_free(tm);
   free(ci);
+  free(phone_map);
   gh_opts_free(po);
   return 0;
 }

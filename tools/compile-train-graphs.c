@@ -79,6 +79,10 @@ int main(int argc, char **argv) {
   if (!gh_is_rspecifier(rspec)) gh_die("'%s' is not an rspecifier (expected ark:... or scp:...)", rspec);
   if (!gh_is_wspecifier(wspec)) gh_die("'%s' is not a wspecifier (expected ark:...)", wspec);
   gh_ctx_dep *ctx = gh_ctx_dep_read(tree_rx);
+  if (!gh_tgc_supports_context(ctx->N, ctx->P))
+    gh_die("the tree %s has context width %d (central position %d): compile-train-graphs supports context width "
+           "at most 3 with at most one phone on each side (monophone, biphone and triphone trees)",
+           tree_rx, ctx->N, ctx->P);
   gh_transition_model *tm = gh_transition_read_file(mdl_rx);
   if (gh_ctx_dep_num_pdfs(ctx) != tm->num_pdfs)
     gh_die("the tree %s has %d pdfs but the model %s uses %d: the tree does not belong to the model", tree_rx,

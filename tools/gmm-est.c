@@ -1,5 +1,5 @@
 /* gmm-est -- M-step of a GMM set from (summed) accumulators, with Kaldi's
- * estimation options and optional mix-up (the "estimate" part of
+ * estimation options and optional mix-down and mix-up (the "estimate" part of
  * gmm-acc-stats-gpu -> gmm-sum-accs -> gmm-est).  On a Kaldi .mdl with
  * accumulators from gmm-acc-stats-ali it also updates the TransitionModel
  * (Kaldi gmmbin/gmm-est.cc, TransitionModel::MleUpdate), logs Kaldi's lines
@@ -22,18 +22,22 @@ int main(int argc, char **argv) {
   gh_init(argv[0]);
   const char *usage =
       "Re-estimate a GMM set (diagonal or full covariance) from accumulated statistics\n"
-      "(maximum likelihood, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate), optionally mixing up.\n"
+      "(maximum likelihood, Kaldi's MleDiagGmmUpdate / MleFullGmmUpdate), optionally mixing down and up.\n"
       "Usage:  gmm-est [options] <model-in> <stats-in> <model-out>\n"
       "e.g.:   gmm-est --mix-up=2000 1.mdl 1.acc 2.mdl\n";
   gh_opts *po = gh_opts_new(usage);
   int binary = 1;
   int32_t seed = 0;
   int64_t mix_up = 0;
+  int32_t mix_down = 0;
   double power = 0.2, min_count = 20.0, perturb = 0.01;
   gh_est_opts eo;
   gh_est_opts_default(&eo);
   gh_opts_bool(po, "binary", &binary, "Write the output model in binary mode");
   gh_opts_int64(po, "mix-up", &mix_up, "Increase the total number of Gaussians to this (0 = no mix-up)");
+  gh_opts_int(po, "mix-down", &mix_down,
+              "If nonzero, merge mixture components to this target (Kaldi's MergeByCount, before any mix-up; "
+              "diagonal models)");
   gh_opts_double(po, "power", &power, "Mix-up: Gaussians per pdf proportional to occupancy^power");
   gh_opts_double(po, "min-count", &min_count, "Mix-up: minimum occupancy per Gaussian");
   gh_opts_double(po, "perturb-factor", &perturb, "Mix-up: mean perturbation in standard deviations");
@@ -159,6 +163,23 @@ int main(int argc, char **argv) {
     gh_ostream_close(o);
     gh_vector_free(&v);
     free(occs);
+  }
+  if (mix_down < 0) gh_die("--mix-down=%d: must not be negative", mix_down);
+  if (mix_down != 0) {
+    /* Kaldi's gmm-est: MergeByCount with the occupancies of the statistics, before the mix-up */
+    int64_t before = gh_gmm_set_total_gauss(&model);
+    for (int32_t p = 0; p < model.num_pdfs; ++p)
+      if (model.pdfs[p].type != GH_COV_DIAG)
+        gh_die("--mix-down=%d: %s, pdf %d has full covariances (only diagonal models are merged)", mix_down,
+               model_in, p);
+    double *occs = gh_malloc(sizeof(double) * (size_t)(model.num_pdfs > 0 ? model.num_pdfs : 1));
+    float *focc = gh_malloc(sizeof(float) * (size_t)(model.num_pdfs > 0 ? model.num_pdfs : 1));
+    gh_accs_pdf_occs(&accs, occs);
+    for (int32_t p = 0; p < model.num_pdfs; ++p) focc[p] = (float)occs[p];
+    int64_t after = gh_gmm_set_merge_by_count_kaldi(&model, focc, mix_down, (float)power, (float)min_count);
+    gh_log("Merged %d states with target = %d, power = %g and min_count = %g, merged from %lld to %lld",
+           model.num_pdfs, mix_down, power, min_count, (long long)before, (long long)after);
+    free(occs), free(focc);
   }
   if (mix_up > 0) {
     int64_t before = gh_gmm_set_total_gauss(&model);

@@ -15,6 +15,7 @@
 #include "base/gh-base.h"
 #include "base/opts.h"
 #include "decoder/lang-check.h"
+#include "decoder/training-graph.h"
 #include "gmm/gmm.h"
 #include "io/fst.h"
 #include "tree/context-dep.h"
@@ -117,6 +118,10 @@ int main(int argc, char **argv) {
     gh_die("beams must be positive (--beam %g, --retry-beam %g)", (double)cli.beam, (double)o->retry_beam);
   if (to.context_width < 1 || to.central_position < 0 || to.central_position >= to.context_width)
     gh_die("Invalid options: --central-position=%d, --context-width=%d", to.central_position, to.context_width);
+  if (!gh_tgc_supports_context(to.context_width, to.central_position))
+    gh_die("--context-width=%d --central-position=%d: gmm-train-tri's training graphs support context width at most 3 "
+           "with at most one phone on each side (monophone, biphone and triphone trees)",
+           to.context_width, to.central_position);
   o->initial_beam = o->regular_beam = cli.beam;
   if (mono && (mo->num_iters < 1 || mo->max_iter_inc < 1))
     gh_die("--mono-num-iters and --mono-max-iter-inc must be >= 1 (got %d, %d)", mo->num_iters, mo->max_iter_inc);

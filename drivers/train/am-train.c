@@ -888,7 +888,8 @@ int64_t gh_am_trainer_read_ali(gh_am_trainer *t, char *const *rspecs, int32_t n)
 
 void gh_am_trainer_tree_stats(gh_am_trainer *t, const gh_am_tri_opts *o, const char *xdir, gh_tree_stats *out) {
   const int32_t D = t->model->dim, R = gh_comm_size(t->comm), nb_all = t->sd.plan.num_blocks;
-  gh_tree_accu_opts ao = {o->context_width, o->central_position, o->var_floor, o->ci_phones, o->num_ci_phones};
+  gh_tree_accu_opts ao = {o->context_width, o->central_position, o->var_floor, o->ci_phones, o->num_ci_phones,
+                           NULL, 0, NULL};
   const gh_transition_model *tm = t->model->trans;
   gh_tree_stats *blk = gh_calloc((size_t)t->sd.num_blocks + 1, sizeof(gh_tree_stats));
   int64_t bad = 0;

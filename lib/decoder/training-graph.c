@@ -76,9 +76,11 @@ struct gh_tgc {
   int32_t max_states;   /* most states of a topology entry */
 };
 
+int gh_tgc_supports_context(int32_t N, int32_t P) { return P >= 0 && P <= 1 && N - 1 - P >= 0 && N - 1 - P <= 1; }
+
 gh_tgc *gh_tgc_new(const gh_transition_model *tm, const gh_ctx_dep *ctx, gh_fst *lex, const int32_t *disambig,
                    int32_t ndisambig, float transition_scale, float self_loop_scale, const char *lex_name) {
-  if (ctx->P > 1 || ctx->N - 1 - ctx->P > 1)
+  if (!gh_tgc_supports_context(ctx->N, ctx->P))
     gh_die("the tree has context width %d (central position %d): this graph compiler supports at most one phone "
            "of context on each side (monophone, biphone and triphone trees)",
            ctx->N, ctx->P);

@@ -56,6 +56,12 @@
 
 typedef struct gh_tgc gh_tgc;
 
+/* 1 if the graphs here can be built for a tree of context width N and
+ * central position P: at most one phone of context on each side (N <= 3:
+ * monophone, left or right biphone, triphone), else 0.  Quinphone trees
+ * (N = 5, P = 2) are not supported. */
+int gh_tgc_supports_context(int32_t N, int32_t P);
+
 /* A compiler over transition model tm and tree ctx (both borrowed, must
  * outlive it) and lexicon lex (taken over: its arcs are sorted on output
  * labels here and it is freed by gh_tgc_free).  disambig[ndisambig]: phone-

@@ -1,6 +1,7 @@
 /* init-model.c -- models from trees and their statistics; Kaldi-exact
  * mixing up.  See init-model.h. */
 #include "gmm/init-model.h"
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,11 +293,10 @@ static count_stats heap_pop(count_stats *h, int32_t *len) {
   return top;
 }
 
-int64_t gh_gmm_set_split_by_count_kaldi(gh_gmm_set *s, const float *occs, int32_t target, float perturb_factor,
-                                        float power, float min_count) {
-  int32_t P = s->num_pdfs, len = 0;
-  for (int32_t p = 0; p < P; ++p)
-    if (s->pdfs[p].type != GH_COV_DIAG) gh_die("pdf %d has full covariances: only diagonal models can be mixed up", p);
+/* Kaldi GetSplitTargets (gmm/model-common.cc): targets[num_pdfs]. */
+static void split_targets(const float *occs, int32_t P, int32_t target, float power, float min_count,
+                          int32_t *targets) {
+  int32_t len = 0;
   count_stats *h = gh_malloc(sizeof *h * (size_t)(P > 0 ? P : 1));
   for (int32_t p = 0; p < P; ++p) heap_push(h, &len, (count_stats){p, 1, powf(occs[p], power)});
   for (int32_t num = P; num < target;) {
@@ -310,16 +310,198 @@ int64_t gh_gmm_set_split_by_count_kaldi(gh_gmm_set *s, const float *occs, int32_
     else c.n++, num++;
     heap_push(h, &len, c);
   }
-  int32_t *targets = gh_malloc(sizeof(int32_t) * (size_t)(P > 0 ? P : 1));
   while (len > 0) {
     count_stats c = heap_pop(h, &len);
     targets[c.pdf] = c.n;
   }
+  free(h);
+}
+
+static void check_diag(const gh_gmm_set *s, const char *what) {
+  for (int32_t p = 0; p < s->num_pdfs; ++p)
+    if (s->pdfs[p].type != GH_COV_DIAG)
+      gh_die("pdf %d has full covariances: only diagonal models can be %s", p, what);
+}
+
+int64_t gh_gmm_set_split_by_count_kaldi(gh_gmm_set *s, const float *occs, int32_t target, float perturb_factor,
+                                        float power, float min_count) {
+  int32_t P = s->num_pdfs;
+  check_diag(s, "mixed up");
+  int32_t *targets = gh_malloc(sizeof(int32_t) * (size_t)(P > 0 ? P : 1));
+  split_targets(occs, P, target, power, min_count, targets);
   int64_t total = 0;
   for (int32_t p = 0; p < P; ++p) {
     if (s->pdfs[p].num_gauss < targets[p]) split_diag_kaldi(&s->pdfs[p], targets[p], perturb_factor);
     total += s->pdfs[p].num_gauss;
   }
-  free(h), free(targets);
+  free(targets);
+  return total;
+}
+
+/* ---- Kaldi's merging (DiagGmm::Merge) ---- */
+
+/* y += a * x as BLAS saxpy in the fixture's Kaldi build (OpenBLAS on x86-64:
+ * fused multiply-add over the first n & ~15 elements, two roundings in the
+ * tail; see split_diag_kaldi). */
+static void kaldi_saxpy(int32_t n, float a, const float *x, float *y) {
+  int32_t nf = n & ~15;
+  for (int32_t d = 0; d < nf; ++d) y[d] = fmaf(a, x[d], y[d]);
+  for (int32_t d = nf; d < n; ++d) y[d] += a * x[d];
+}
+
+static void kaldi_sscal(int32_t n, float a, float *y) {
+  for (int32_t d = 0; d < n; ++d) y[d] *= a;
+}
+
+/* Kaldi VectorBase::AddVec2: y += alpha * x * x, in float. */
+static void kaldi_addvec2(int32_t n, float alpha, const float *x, float *y) {
+  for (int32_t d = 0; d < n; ++d) y[d] += alpha * x[d] * x[d];
+}
+
+/* 0.5 log det of the inverse covariance: Kaldi's float sum of double terms. */
+static float half_logdet_inv(const float *inv_var, int32_t D) {
+  float ld = 0.0f;
+  for (int32_t d = 0; d < D; ++d) ld = (float)(ld + 0.5 * (double)logf(inv_var[d]));
+  return ld;
+}
+
+/* Kaldi DiagGmm::merged_components_logdet: 0.5 log det of the inverse
+ * covariance of the merge of Gaussians 1 and 2 (weights w1, w2; means f1,
+ * f2; second moments s1, s2).  tm, tv: scratch [D]. */
+static float merged_logdet(float w1, float w2, const float *f1, const float *f2, const float *s1, const float *s2,
+                           int32_t D, float *tm, float *tv) {
+  float w_sum = w1 + w2, r = w2 / w1, sc = w1 / w_sum;
+  memcpy(tm, f1, sizeof(float) * (size_t)D);
+  kaldi_saxpy(D, r, f2, tm);
+  kaldi_sscal(D, sc, tm);
+  memcpy(tv, s1, sizeof(float) * (size_t)D);
+  kaldi_saxpy(D, r, s2, tv);
+  kaldi_sscal(D, sc, tv);
+  kaldi_addvec2(D, -1.0f, tm, tv);
+  float ld = 0.0f;
+  for (int32_t d = 0; d < D; ++d) ld = (float)(ld - 0.5 * (double)logf(tv[d]));
+  return ld;
+}
+
+/* Kaldi DiagGmm::Merge(target) in float. */
+static void merge_diag_kaldi(gh_gmm *g, int32_t target, const char *what) {
+  int32_t G = g->num_gauss, D = g->dim;
+  if (target <= 0 || G < target)
+    gh_die("%s: invalid target number of Gaussians (=%d), #Gauss = %d", what, target, G);
+  if (G == target) return;
+  size_t GD = (size_t)G * (size_t)D;
+  float *means = gh_malloc(sizeof(float) * GD), *vars = gh_malloc(sizeof(float) * GD);
+  /* moments: var = 1 / inv_var, mean = means_invvars * var, second moment var + mean^2 */
+  for (size_t k = 0; k < GD; ++k) {
+    vars[k] = 1.0f / g->inv_vars[k];
+    means[k] = g->means_invvars[k] * vars[k];
+  }
+  for (int32_t i = 0; i < G; ++i) kaldi_addvec2(D, 1.0f, means + (size_t)i * D, vars + (size_t)i * D);
+  if (target == 1) {
+    /* one Gaussian: the weighted global moments */
+    float w0 = 0.0f, *m0 = gh_calloc((size_t)D, sizeof(float)), *v0 = gh_calloc((size_t)D, sizeof(float));
+    for (int32_t i = 0; i < G; ++i) {
+      w0 += g->weights[i];
+      kaldi_saxpy(D, g->weights[i], means + (size_t)i * D, m0);
+      kaldi_saxpy(D, g->weights[i], vars + (size_t)i * D, v0);
+    }
+    float diff = fabsf(w0 - 1.0f);
+    if (!(w0 == 1.0f || (diff <= 1e-6f * (fabsf(w0) + 1.0f)))) {
+      /* Kaldi's rescaling multiplies by the sum (it does not divide): kept as Kaldi's */
+      gh_warn("Weights sum to %g: rescaling.", (double)w0);
+      kaldi_sscal(D, w0, m0);
+      kaldi_sscal(D, w0, v0);
+      w0 = 1.0f;
+    }
+    kaldi_addvec2(D, -1.0f, m0, v0);
+    gh_gmm n = {0};
+    gh_gmm_init(&n, GH_COV_DIAG, 1, D);
+    n.weights[0] = w0;
+    for (int32_t d = 0; d < D; ++d) {
+      n.inv_vars[d] = 1.0f / v0[d];
+      n.means_invvars[d] = m0[d] * n.inv_vars[d];
+    }
+    gh_gmm_kaldi_gconsts(&n, what);
+    gh_gmm_free(g);
+    *g = n;
+    free(m0), free(v0), free(means), free(vars);
+    return;
+  }
+  float *logdet = gh_malloc(sizeof(float) * (size_t)G), *tm = gh_malloc(sizeof(float) * (size_t)D),
+        *tv = gh_malloc(sizeof(float) * (size_t)D);
+  float *delta = gh_malloc(sizeof(float) * (size_t)G * (size_t)G); /* symmetric, as Kaldi's SpMatrix */
+  unsigned char *gone = gh_calloc((size_t)G, 1);
+  for (int32_t i = 0; i < G; ++i) logdet[i] = half_logdet_inv(g->inv_vars + (size_t)i * D, D);
+  for (int32_t i = 0; i < G; ++i)
+    for (int32_t j = 0; j < i; ++j) {
+      float w1 = g->weights[i], w2 = g->weights[j], w_sum = w1 + w2;
+      float ml = merged_logdet(w1, w2, means + (size_t)i * D, means + (size_t)j * D, vars + (size_t)i * D,
+                               vars + (size_t)j * D, D, tm, tv);
+      delta[(size_t)i * G + j] = delta[(size_t)j * G + i] = w_sum * ml - w1 * logdet[i] - w2 * logdet[j];
+    }
+  for (int32_t removed = 0; removed < G - target; ++removed) {
+    /* the pair of the smallest loss of likelihood (largest delta), first found kept */
+    float best = -FLT_MAX;
+    int32_t bi = -1, bj = -1;
+    for (int32_t i = 0; i < G; ++i) {
+      if (gone[i]) continue;
+      for (int32_t j = 0; j < i; ++j)
+        if (!gone[j] && delta[(size_t)i * G + j] > best) best = delta[(size_t)i * G + j], bi = i, bj = j;
+    }
+    if (bi < 0)
+      gh_die("%s: no pair of Gaussians to merge (the likelihood changes are not numbers: a degenerate variance?)",
+             what);
+    float w1 = g->weights[bi], w2 = g->weights[bj], w_sum = w1 + w2;
+    float *mi = means + (size_t)bi * D, *vi = vars + (size_t)bi * D;
+    kaldi_saxpy(D, w2 / w1, means + (size_t)bj * D, mi);
+    kaldi_sscal(D, w1 / w_sum, mi);
+    kaldi_saxpy(D, w2 / w1, vars + (size_t)bj * D, vi);
+    kaldi_sscal(D, w1 / w_sum, vi);
+    g->weights[bi] = w_sum;
+    float *iv = g->inv_vars + (size_t)bi * D, *miv = g->means_invvars + (size_t)bi * D;
+    memcpy(iv, vi, sizeof(float) * (size_t)D);
+    kaldi_addvec2(D, -1.0f, mi, iv);
+    for (int32_t d = 0; d < D; ++d) iv[d] = 1.0f / iv[d];
+    for (int32_t d = 0; d < D; ++d) miv[d] = mi[d] * iv[d];
+    logdet[bi] = half_logdet_inv(iv, D);
+    gone[bj] = 1;
+    for (int32_t j = 0; j < G; ++j) {
+      if (j == bi || gone[j]) continue;
+      float a1 = g->weights[bi], a2 = g->weights[j], a_sum = a1 + a2;
+      float ml = merged_logdet(a1, a2, mi, means + (size_t)j * D, vi, vars + (size_t)j * D, D, tm, tv);
+      delta[(size_t)bi * G + j] = delta[(size_t)j * G + bi] = a_sum * ml - a1 * logdet[bi] - a2 * logdet[j];
+    }
+  }
+  /* keep the remaining Gaussians in their order */
+  gh_gmm n = {0};
+  gh_gmm_init(&n, GH_COV_DIAG, target, D);
+  for (int32_t i = 0, m = 0; i < G; ++i) {
+    if (gone[i]) continue;
+    n.weights[m] = g->weights[i];
+    memcpy(n.means_invvars + (size_t)m * D, g->means_invvars + (size_t)i * D, sizeof(float) * (size_t)D);
+    memcpy(n.inv_vars + (size_t)m * D, g->inv_vars + (size_t)i * D, sizeof(float) * (size_t)D);
+    m++;
+  }
+  gh_gmm_kaldi_gconsts(&n, what);
+  gh_gmm_free(g);
+  *g = n;
+  free(logdet), free(tm), free(tv), free(delta), free(gone), free(means), free(vars);
+}
+
+int64_t gh_gmm_set_merge_by_count_kaldi(gh_gmm_set *s, const float *occs, int32_t target, float power,
+                                        float min_count) {
+  int32_t P = s->num_pdfs;
+  check_diag(s, "merged");
+  int32_t *targets = gh_malloc(sizeof(int32_t) * (size_t)(P > 0 ? P : 1));
+  split_targets(occs, P, target, power, min_count, targets);
+  int64_t total = 0;
+  char what[64];
+  for (int32_t p = 0; p < P; ++p) {
+    if (targets[p] == 0) targets[p] = 1;
+    snprintf(what, sizeof what, "pdf %d", p);
+    if (s->pdfs[p].num_gauss > targets[p]) merge_diag_kaldi(&s->pdfs[p], targets[p], what);
+    total += s->pdfs[p].num_gauss;
+  }
+  free(targets);
   return total;
 }

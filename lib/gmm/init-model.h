@@ -1,7 +1,8 @@
 /* init-model.h -- acoustic models from a decision tree and its statistics,
  * and Kaldi-exact mixing up (Kaldi gmmbin/gmm-init-model.cc InitAmGmm,
  * InitAmGmmFromOld, GetOccs; gmm/am-diag-gmm.cc SplitByCount with
- * DiagGmm::Split and model-common.cc GetSplitTargets).
+ * DiagGmm::Split, MergeByCount with DiagGmm::Merge, and model-common.cc
+ * GetSplitTargets).
  *
  * Arithmetic follows Kaldi's: statistics summed in float64 in the order of
  * the treeacc file, the Gaussian formed in float (Kaldi's BaseFloat), gconsts
@@ -56,5 +57,23 @@ void gh_tree_stats_pdf_occs(const gh_tree_stats *st, const gh_ctx_dep *ctx, cons
  * Gaussians. */
 int64_t gh_gmm_set_split_by_count_kaldi(gh_gmm_set *s, const float *occs, int32_t target, float perturb_factor,
                                         float power, float min_count);
+
+/* Kaldi AmDiagGmm::MergeByCount: per-pdf targets as for mixing up
+ * (GetSplitTargets: occs[num_pdfs] in float, occ^power, min_count; at
+ * least 1), then DiagGmm::Merge of every pdf above its target: Kaldi's
+ * greedy pairwise merging, each step the pair (i, j) whose merge loses the
+ * least likelihood, delta = (w_i + w_j) * 0.5 log det(merged inverse
+ * covariance) - w_i * 0.5 log det(inv cov_i) - w_j * 0.5 log det(inv cov_j)
+ * (natural log, per unit of the pdf's weight; pairs scanned with i
+ * ascending, j < i ascending, the first of equal deltas wins); the merged
+ * Gaussian's weight, mean and second moment are the weighted sums, kept at
+ * index i, and the survivors keep their order; a target of 1 gives the
+ * weighted global moments.  Float
+ * arithmetic as Kaldi's (BLAS saxpy as split_diag_kaldi), gconsts as
+ * lib/gmm/kaldi-gconst.c.  Diagonal models only (dies otherwise); dies
+ * (naming the pdf) if no pair has a finite delta.  Returns the new total
+ * number of Gaussians. */
+int64_t gh_gmm_set_merge_by_count_kaldi(gh_gmm_set *s, const float *occs, int32_t target, float power,
+                                        float min_count);
 
 #endif

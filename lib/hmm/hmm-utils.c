@@ -96,6 +96,12 @@ static int same_entry(const gh_topo_entry *a, const gh_topo_entry *b) {
 
 int gh_convert_alignment(const gh_transition_model *old_tm, const gh_transition_model *new_tm, const gh_ctx_dep *ctx,
                          const int32_t *ali, int32_t n, int reorder, int32_t *out, char *err, size_t errlen) {
+  return gh_convert_alignment_map(old_tm, new_tm, ctx, NULL, 0, ali, n, reorder, out, err, errlen);
+}
+
+int gh_convert_alignment_map(const gh_transition_model *old_tm, const gh_transition_model *new_tm,
+                             const gh_ctx_dep *ctx, const int32_t *phone_map, int32_t phone_map_size,
+                             const int32_t *ali, int32_t n, int reorder, int32_t *out, char *err, size_t errlen) {
   int old_reordered = is_reordered(old_tm, ali, n);
   int32_t *ends = NULL, nph = 0;
   if (!gh_split_to_phones(old_tm, ali, n, &ends, &nph)) {
@@ -104,18 +110,29 @@ int gh_convert_alignment(const gh_transition_model *old_tm, const gh_transition_
     return 0;
   }
   int32_t *phones = gh_malloc((size_t)(nph ? nph : 1) * sizeof(int32_t));
-  for (int32_t i = 0, b = 0; i < nph; b = ends[i], ++i) phones[i] = old_tm->tuples[old_tm->id2state[ali[b]] - 1].phone;
-  int32_t N = ctx->N, P = ctx->P, win[101];
   int ok = 1;
+  for (int32_t i = 0, b = 0; i < nph; b = ends[i], ++i) {
+    int32_t old_phone = old_tm->tuples[old_tm->id2state[ali[b]] - 1].phone;
+    phones[i] = phone_map ? (old_phone < phone_map_size ? phone_map[old_phone] : -1) : old_phone;
+    if (phones[i] <= 0 && ok) {
+      snprintf(err, errlen, "could not map phone %d (not in the phone map)", old_phone);
+      ok = 0;
+    }
+  }
+  int32_t N = ctx->N, P = ctx->P, win[101];
   for (int32_t i = 0, b = 0; i < nph && ok; b = ends[i], ++i) {
-    int32_t phone = phones[i];
+    int32_t phone = phones[i], old_phone = old_tm->tuples[old_tm->id2state[ali[b]] - 1].phone;
     if (phone >= new_tm->num_phone2idx || new_tm->phone2idx[phone] < 0) {
       snprintf(err, errlen, "phone %d is not in the new model's topology", phone);
       ok = 0;
       break;
     }
-    if (!same_entry(gh_transition_entry(old_tm, phone), gh_transition_entry(new_tm, phone))) {
-      snprintf(err, errlen, "phone %d has different topologies in the two models (not supported)", phone);
+    if (!same_entry(gh_transition_entry(old_tm, old_phone), gh_transition_entry(new_tm, phone))) {
+      if (phone == old_phone)
+        snprintf(err, errlen, "phone %d has different topologies in the two models (not supported)", phone);
+      else
+        snprintf(err, errlen, "phone %d, mapped to %d, has a different topology there (not supported)", old_phone,
+                 phone);
       ok = 0;
       break;
     }
@@ -125,7 +142,7 @@ int gh_convert_alignment(const gh_transition_model *old_tm, const gh_transition_
     }
     for (int32_t t = b; t < ends[i]; ++t) {
       const gh_trans_tuple *ot = &old_tm->tuples[old_tm->id2state[ali[t]] - 1];
-      const gh_hmm_state *st = &gh_transition_entry(old_tm, phone)->states[ot->hmm_state];
+      const gh_hmm_state *st = &gh_transition_entry(old_tm, old_phone)->states[ot->hmm_state];
       int32_t fwd, loop;
       if (!gh_ctx_dep_compute(ctx, win, st->forward_pdf_class, &fwd) ||
           !gh_ctx_dep_compute(ctx, win, st->self_loop_pdf_class, &loop)) {

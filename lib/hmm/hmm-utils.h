@@ -28,6 +28,14 @@ int gh_split_to_phones(const gh_transition_model *tm, const int32_t *ali, int32_
  * new model lacks the tuple). */
 int gh_convert_alignment(const gh_transition_model *old_tm, const gh_transition_model *new_tm, const gh_ctx_dep *ctx,
                          const int32_t *ali, int32_t n, int reorder, int32_t *out, char *err, size_t errlen);
+/* The same with Kaldi's --phone-map (phone_map[phone_map_size]: new phone
+ * or -1, as gh_read_phone_map in hmm/tree-accu.h; NULL: none): each phone
+ * instance's phone is mapped before the window is formed and the new
+ * model's transition-ids are chosen, and the mapped phone's topology must
+ * be the old phone's.  Also returns 0 (err) for a phone the map lacks. */
+int gh_convert_alignment_map(const gh_transition_model *old_tm, const gh_transition_model *new_tm,
+                             const gh_ctx_dep *ctx, const int32_t *phone_map, int32_t phone_map_size,
+                             const int32_t *ali, int32_t n, int reorder, int32_t *out, char *err, size_t errlen);
 
 /* A text symbol table (phones.txt: "symbol id" per line, as OpenFst's
  * SymbolTable::ReadText) as names[id] (NULL where an id is unused; *n = 1 +

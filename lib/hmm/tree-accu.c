@@ -45,6 +45,53 @@ int32_t *gh_parse_ci_phones(const char *s, int32_t *n) {
   return v;
 }
 
+int32_t *gh_read_phone_map(const char *rx, int32_t *size) {
+  gh_istream *in = gh_istream_open(rx);
+  if (!in) gh_die("Error reading phone map from %s: %s", rx, gh_last_error());
+  int32_t *map = NULL, cap = 0, line_no = 0, n = 0;
+  while (!gh_istream_eof(in)) {
+    char *line = gh_read_line(in), *end = NULL;
+    line_no++;
+    long v[3];
+    int k = 0;
+    const char *p = line;
+    for (; k < 3; ++k) {
+      while (*p == ' ' || *p == '\t') p++;
+      if (!*p) break;
+      errno = 0;
+      v[k] = strtol(p, &end, 10);
+      if (end == p || (*end && *end != ' ' && *end != '\t') || errno || v[k] <= 0 || v[k] > 100000000) {
+        k = -1;
+        break;
+      }
+      p = end;
+    }
+    if (k != 2)
+      gh_die("Error reading phone map from %s: line %d is not \"old-phone new-phone\" (two positive integers): "
+             "'%s'", rx, line_no, line);
+    if (v[0] >= cap) {
+      int32_t nc = cap ? cap : 64;
+      while (nc <= v[0]) nc *= 2;
+      map = gh_realloc(map, (size_t)nc * sizeof(int32_t));
+      for (int32_t i = cap; i < nc; ++i) map[i] = -1;
+      cap = nc;
+    }
+    if (map[v[0]] != -1)
+      gh_die("Error reading phone map from %s: line %d maps phone %ld a second time", rx, line_no, v[0]);
+    map[v[0]] = (int32_t)v[1];
+    if (v[0] + 1 > n) n = (int32_t)v[0] + 1;
+  }
+  gh_istream_close(in);
+  if (n == 0) gh_die("Read empty phone map from %s", rx);
+  *size = n;
+  return map;
+}
+
+int32_t gh_map_phone(const int32_t *map, int32_t size, int32_t phone) {
+  if (phone == 0 || !map) return phone;
+  return phone > 0 && phone < size ? map[phone] : -1;
+}
+
 gh_tree_accu *gh_tree_accu_new(const gh_tree_accu_opts *opts, int32_t dim) {
   if (opts->context_width < 1 || opts->context_width > 100 || opts->central_position < 0 ||
       opts->central_position >= opts->context_width)
@@ -125,6 +172,23 @@ static int32_t tid2pdf_class(const gh_transition_model *tm, int32_t tid) {
   return gh_transition_is_self_loop(tm, tid) ? s->self_loop_pdf_class : s->forward_pdf_class;
 }
 
+static int32_t mapped(const gh_tree_accu *a, int32_t phone) {
+  int32_t m = gh_map_phone(a->opts.phone_map, a->opts.phone_map_size, phone);
+  if (m < 0) gh_die("%s: the phone map has no entry for phone %d",
+                    a->opts.phone_map_name ? a->opts.phone_map_name : "--phone-map", phone);
+  return m;
+}
+
+int32_t gh_tree_accu_unmapped_phone(const gh_tree_accu *a, const gh_transition_model *tm, const int32_t *ali,
+                                    int32_t n) {
+  if (!a->opts.phone_map) return 0;
+  for (int32_t t = 0; t < n; ++t) {
+    int32_t ph = gh_transition_tid2phone(tm, ali[t]);
+    if (gh_map_phone(a->opts.phone_map, a->opts.phone_map_size, ph) < 0) return ph;
+  }
+  return 0;
+}
+
 int gh_tree_accu_events(gh_tree_accu *a, const gh_transition_model *tm, const int32_t *ali, int32_t n,
                         int32_t *ev_index) {
   int32_t nph = 0;
@@ -133,12 +197,12 @@ int gh_tree_accu_events(gh_tree_accu *a, const gh_transition_model *tm, const in
   gh_event_pair ev[101];
   for (int32_t c = 0; c < nph; ++c) { /* c = i + P: the central instance */
     int32_t start = c > 0 ? a->ends[c - 1] : 0, end = a->ends[c];
-    int32_t central = gh_transition_tid2phone(tm, ali[start]);
+    int32_t central = mapped(a, gh_transition_tid2phone(tm, ali[start]));
     int ctx_dep = !in_sorted(a->opts.ci_phones, a->opts.num_ci_phones, central);
     int32_t len = 1;
     for (int32_t j = 0; j < N; ++j) {
       int32_t k = c - P + j, phone = 0;
-      if (k >= 0 && k < nph) phone = gh_transition_tid2phone(tm, ali[k > 0 ? a->ends[k - 1] : 0]);
+      if (k >= 0 && k < nph) phone = mapped(a, gh_transition_tid2phone(tm, ali[k > 0 ? a->ends[k - 1] : 0]));
       if (ctx_dep || j == P) {
         ev[len].key = j;
         ev[len].value = phone;

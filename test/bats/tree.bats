@@ -4,7 +4,8 @@
 # corpus ($GH_SHARED/data/kaldi-fixtures/align/, README and make.sh there):
 # bytes where Kaldi's files are shipped, Kaldi's logged counts and
 # objective improvements where they are not (the full treeacc, 28.8 MB), and
-# an independent numpy reader (test/python/tree_ref.py) for the sums.
+# an independent numpy reader (test/python/tree_ref.py) for the sums; alignments
+# with their phones rewritten by hand (test/python/phone_map_ali.py) for --phone-map.
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
@@ -145,6 +146,92 @@ acc_full() {  # $TMP/1.treeacc, $TMP/2.treeacc, $TMP/treeacc as make.sh does
   [[ "$output" == *"like-impr = 5.47977 per frame over 475973 frames."* ]]
   [[ "$output" == *"Objf change due to clustering -0.132697 per frame."* ]]
   [[ "$output" == *"Num-leaves is now 432"* ]]
+}
+
+@test "acc-tree-stats --phone-map: the statistics of the alignments with their phones rewritten by hand; bad maps" {
+  grep arctic_a "$TMP/feats.scp" > "$TMP/feats.1.scp"
+  # every stressed variant (AA0_B, AA1_B, AA2_B) mapped to its base phone (AA_B);
+  # test/python/phone_map_ali.py writes the map and rewrites job 1's alignments with it
+  "$BIN/show-transitions" "$F/lang/phones.txt" "$F/mono/final.mdl" > "$TMP/trans.txt" 2>/dev/null
+  gunzip -c "$F/mono_ali/ali.1.gz" | "$BIN/copy-int-vector" ark:- ark,t:"$TMP/ali.txt" 2>/dev/null
+  run python3 "$PY/phone_map_ali.py" "$F/lang/phones.txt" "$TMP/trans.txt" "$TMP/ali.txt" "$TMP/ali.map.txt" \
+    "$TMP/map.txt"
+  [ "$output" = "180 94881" ]  # 180 phones mapped, 94,881 frames rewritten
+  run "$BIN/acc-tree-stats" --ci-phones="$CI" --phone-map="$TMP/map.txt" "$F/mono/final.mdl" \
+    "$(feats "$TMP/feats.1.scp")" "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/mapped.acc"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Number of separate stats (context-dependent states) is 25682"* ]]
+  "$BIN/acc-tree-stats" --ci-phones="$CI" "$F/mono/final.mdl" "$(feats "$TMP/feats.1.scp")" \
+    "ark,t:$TMP/ali.map.txt" "$TMP/by-hand.acc" 2>/dev/null
+  cmp "$TMP/mapped.acc" "$TMP/by-hand.acc"
+  # the check can fail: without the map, job 1 has 28,349 statistics
+  "$BIN/acc-tree-stats" --ci-phones="$CI" "$F/mono/final.mdl" "$(feats "$TMP/feats.1.scp")" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/plain.acc" 2>/dev/null
+  ! cmp -s "$TMP/mapped.acc" "$TMP/plain.acc"
+  run python3 "$PY/tree_ref.py" info "$TMP/mapped.acc"
+  [ "$output" = "25682 265828.0 39" ]
+  # --exact=false maps the same way
+  "$BIN/acc-tree-stats" --exact=false --device=cpu --ci-phones="$CI" --phone-map="$TMP/map.txt" "$F/mono/final.mdl" \
+    "$(feats "$TMP/feats.1.scp")" "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/mapped.cpu.acc" 2>/dev/null
+  run python3 "$PY/tree_ref.py" close "$TMP/mapped.cpu.acc" "$TMP/mapped.acc" 1e-6
+  [ "$status" -eq 0 ]
+  # bad maps: one line naming the file and the line, or the phone the map lacks
+  sed '15d' "$TMP/map.txt" > "$TMP/miss.map"
+  sed '3s/.*/3 x/' "$TMP/map.txt" > "$TMP/bad.map"
+  { cat "$TMP/map.txt"; echo "15 11"; } > "$TMP/dup.map"
+  : > "$TMP/empty.map"
+  acc() { "$BIN/acc-tree-stats" --phone-map="$1" "$F/mono/final.mdl" "$(feats "$TMP/feats.1.scp")" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/e.acc"; }
+  expect_error "miss.map: the phone map has no entry for phone 15 (in the alignment of cathy-arctic_a0237-1 in " \
+    "$TMP/e.acc" acc "$TMP/miss.map"
+  expect_error "Error reading phone map from $TMP/bad.map: line 3 is not \"old-phone new-phone\" (two positive integers): '3 x'" \
+    "$TMP/e.acc" acc "$TMP/bad.map"
+  expect_error "Error reading phone map from $TMP/dup.map: line 347 maps phone 15 a second time" "$TMP/e.acc" \
+    acc "$TMP/dup.map"
+  expect_error "Read empty phone map from $TMP/empty.map" "$TMP/e.acc" acc "$TMP/empty.map"
+}
+
+@test "quinphones (--context-width=5 --central-position=2): statistics, questions, tree; graphs refused" {
+  grep arctic_a "$TMP/feats.scp" > "$TMP/feats.1.scp"
+  for n in 3 5; do
+    run "$BIN/acc-tree-stats" --context-width=$n --central-position=$(( n / 2 )) --ci-phones="$CI" \
+      "$F/mono/final.mdl" "$(feats "$TMP/feats.1.scp")" "ark:gunzip -c $F/mono_ali/ali.1.gz|" "$TMP/$n.acc"
+    [ "$status" -eq 0 ]
+  done
+  [[ "$output" == *"Number of separate stats (context-dependent states) is 52253"* ]]
+  # every frame once; the quinphone events with the outer phones dropped (the
+  # triphone window is positions 1..3 of the quinphone one) and summed in float64 are
+  # the triphone statistics: the same 28,349 events and counts, sums within 1e-12
+  run python3 "$PY/tree_ref.py" info "$TMP/5.acc"
+  [ "$output" = "52253 265828.0 39" ]
+  run python3 "$PY/tree_ref.py" narrow "$TMP/5.acc" "$TMP/3.acc" 1 3 1e-12
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run python3 "$PY/tree_ref.py" narrow "$TMP/5.acc" "$TMP/3.acc" 0 3 1e-12  # the wrong window fails
+  [ "$status" -ne 0 ]
+  # questions and tree for N=5
+  q="--context-width=5 --central-position=2"
+  "$BIN/cluster-phones" $q "$TMP/5.acc" "$F/lang/phones/sets.int" "$TMP/q.int" 2>/dev/null
+  cat "$F/lang/phones/extra_questions.int" >> "$TMP/q.int"
+  "$BIN/compile-questions" $q "$F/lang/topo" "$TMP/q.int" "$TMP/q.qst" 2>/dev/null
+  run "$BIN/build-tree" $q --max-leaves=500 "$TMP/5.acc" "$F/lang/phones/roots.int" "$TMP/q.qst" \
+    "$F/lang/topo" "$TMP/tree"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"DoDecisionTreeSplit: split 459 times, #leaves now 500"* ]]
+  run "$BIN/tree-info" "$TMP/tree"
+  [ "$output" = "$(printf 'num-pdfs 432\ncontext-width 5\ncentral-position 2')" ]
+  # a model from it, and the monophone alignments converted to it
+  "$BIN/gmm-init-model" "$TMP/tree" "$TMP/5.acc" "$F/lang/topo" "$TMP/5.mdl" 2>/dev/null
+  run "$BIN/convert-ali" "$F/mono/final.mdl" "$TMP/5.mdl" "$TMP/tree" "ark:gunzip -c $F/mono_ali/ali.1.gz|" \
+    "ark:$TMP/5.ali"
+  [[ "$output" == *"Succeeded converting alignments for 893 files, failed for 0"* ]]
+  # the graph compilers take at most one phone of context on each side: one error naming the tree
+  echo "u1 162" > "$TMP/t.int"
+  gunzip -c "$F/lang/L.fst.gz" > "$TMP/L.fst"
+  expect_error "the tree $TMP/tree has context width 5 (central position 2): compile-train-graphs supports context width at most 3 with at most one phone on each side" \
+    "$TMP/g.ark" "$BIN/compile-train-graphs" "$TMP/tree" "$TMP/5.mdl" "$TMP/L.fst" "ark:$TMP/t.int" "ark:$TMP/g.ark"
+  expect_error "--context-width=5 --central-position=2: gmm-train-tri's training graphs support context width at most 3" \
+    "$TMP/tri" "$BIN/gmm-train-tri" $q 500 5000 "$TMP/data" "$F/lang" "$TMP/ali" "$TMP/tri"
 }
 
 @test "bad input: tree statistics of another dimension, unknown phones, --max-leaves below the roots, another lang" {

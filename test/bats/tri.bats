@@ -8,7 +8,9 @@
 # the initialization from an old model (test/python/init_from_old.py); the graph checker
 # of graphs.bats (test/python/graphs_ref.py); convert-ali (lib/hmm/hmm-utils.c, which
 # computes pdfs from each phone's window with its own code) for the windows of the
-# aligner's output.
+# aligner's output; a float64 numpy implementation of Kaldi's MergeByCount
+# (test/python/mixdown_ref.py) for --mix-down; alignments with their phones rewritten by
+# hand (test/python/phone_map_ali.py) for --phone-map.
 
 setup() {
   GH_SHARED=${GH_SHARED:-$BATS_TEST_DIRNAME/../../../shared}
@@ -105,6 +107,69 @@ full_treeacc() {
   cmp same.mdl pre.mdl
 }
 
+@test "gmm-mixup --mix-down: Kaldi's MergeByCount against a float64 reference; merged then mixed up again" {
+  M=$F/mono/final.mdl
+  gmm-copy --binary=false "$M" orig.txt 2> /dev/null
+  for t in 500 300 1; do
+    run gmm-mixup --mix-down=$t "$M" "$F/mono/final.occs" d$t.mdl
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Merged 127 states with target = $t, power = 0.2 and min_count = 20, merged from 998 to "* ]]
+    gmm-copy --binary=false d$t.mdl d$t.txt 2> /dev/null
+    # Gaussians per pdf exact; parameters within 1e-6 (measured: 1.1e-7 weights,
+    # 2.1e-7 means, 3.2e-7 variances, each relative as mixdown_ref.py states)
+    run python3 "$PY/mixdown_ref.py" orig.txt "$F/mono/final.occs" $t 0.2 20 d$t.txt
+    echo "$t: $output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == "$( [ $t = 1 ] && echo 127 || echo $t) Gaussians in 127 pdfs as the reference"* ]]
+  done
+  # the reference can fail: other targets (--power), or a tolerance below float rounding
+  run python3 "$PY/mixdown_ref.py" orig.txt "$F/mono/final.occs" 500 0.25 20 d500.txt
+  [ "$status" -eq 1 ]
+  run python3 "$PY/mixdown_ref.py" orig.txt "$F/mono/final.occs" 500 0.2 20 d500.txt 1e-9
+  [ "$status" -eq 1 ]
+  # merging loses likelihood (200 utterances of job 1, their mono_ali alignments), more
+  # for fewer Gaussians; mixed up again to 998 the model scores as the merged one (the
+  # copies move by 0.01 sd), and 3 EM passes take it past the merged model's 3 passes
+  # (measured: 998 -96.653, 500 -98.148, 300 -99.385, 1 per pdf -102.18; after 3 passes 998 -95.830,
+  # 500 -96.900)
+  grep arctic_a feats.scp | head -n 200 > f200.scp
+  apply-cmvn --utt2spk=ark:$D/utt2spk scp:cmvn.scp scp:f200.scp ark:- 2> /dev/null | add-deltas ark:- ark:f200.ark 2> /dev/null
+  gunzip -c "$F/mono_ali/ali.1.gz" > ali.ark
+  like() { gmm-acc-stats-ali "$1" ark:f200.ark ark:ali.ark "$1.acc" 2>&1 | awk '/Overall avg like per frame/ { print $(NF-3) }'; }
+  gmm-mixup --mix-up=998 d500.mdl "$F/mono/final.occs" up.mdl 2> /dev/null
+  l998=$(like "$M"); l500=$(like d500.mdl); l300=$(like d300.mdl); l1=$(like d1.mdl); lup=$(like up.mdl)
+  echo "998 $l998, 500 $l500, 300 $l300, 1 per pdf $l1, 500 mixed up to 998 $lup"
+  awk -v a=$l998 -v b=$l500 -v c=$l300 -v d=$l1 -v u=$lup 'BEGIN { exit !(a > b && b > c && c > d && u - b < 0.01 && b - u < 0.01) }'
+  for m in up d500; do
+    cp $m.mdl $m.0.mdl
+    for i in 0 1 2; do
+      gmm-acc-stats-ali $m.$i.mdl ark:f200.ark ark:ali.ark $m.acc 2> /dev/null
+      gmm-est $m.$i.mdl $m.acc $m.$((i + 1)).mdl 2> /dev/null
+    done
+  done
+  lu3=$(like up.3.mdl); ld3=$(like d500.3.mdl)
+  echo "after 3 passes: mixed up $lu3, merged $ld3"
+  awk -v u=$lu3 -v d=$ld3 'BEGIN { exit !(u > d + 0.5) }'
+  # the round trip's Gaussians per pdf are the targets of 998 (the reference's targets)
+  gmm-copy --binary=false up.mdl up.txt 2> /dev/null
+  run python3 "$PY/mixdown_ref.py" targets "$F/mono/final.occs" 998 0.2 20 up.txt
+  [ "$status" -eq 0 ]
+  run python3 "$PY/mixdown_ref.py" targets "$F/mono/final.occs" 998 0.2 20 orig.txt
+  [ "$status" -eq 1 ]  # the trained model's were set pass by pass: 28 pdfs differ
+  # gmm-est --mix-down (Kaldi's gmm-est has both): gmm-est then gmm-mixup --mix-down with
+  # gmm-est's occupancies, byte for byte; before --mix-up, as Kaldi
+  gmm-acc-stats-ali "$M" ark:f200.ark ark:ali.ark m.acc 2> /dev/null
+  run gmm-est --mix-down=500 --write-occs=o1 "$M" m.acc y.mdl
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Merged 127 states with target = 500"* ]]
+  gmm-est --write-occs=o2 "$M" m.acc z.mdl 2> /dev/null
+  gmm-mixup --mix-down=500 z.mdl o2 w.mdl 2> /dev/null
+  cmp y.mdl w.mdl
+  run gmm-est --mix-down=400 --mix-up=700 "$M" m.acc v.mdl
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"merged from 950 to 399"*"split #Gauss from 399 to 700"* ]]
+}
+
 @test "convert-ali to the tri1 tree: Kaldi's pass-1 log-likelihood of train_deltas.sh exactly" {
   # per job, frame-weighted over the jobs' 6-digit log lines, as tri1/loglike.txt was made
   for j in 1 2; do
@@ -115,6 +180,31 @@ full_treeacc() {
   ref=$(awk '$1 == 1 {print $2, $3}' "$F/tri1/loglike.txt")
   echo "ours $ours, Kaldi $ref"
   [ "$ours" = "$ref" ]
+}
+
+@test "convert-ali --phone-map: the conversion of the alignments with their phones rewritten by hand" {
+  # stressed variants mapped to their base phones (test/python/phone_map_ali.py writes the map
+  # and rewrites job 1's monophone alignments with it), converted to the tri1 tree and 1.mdl
+  show-transitions "$F/lang/phones.txt" "$F/mono/final.mdl" > trans.txt 2> /dev/null
+  gunzip -c "$F/mono_ali/ali.1.gz" | copy-int-vector ark:- ark,t:ali.txt 2> /dev/null
+  python3 "$PY/phone_map_ali.py" "$F/lang/phones.txt" trans.txt ali.txt ali.map.txt map.txt
+  run convert-ali --phone-map=map.txt "$F/mono/final.mdl" "$F/tri1/1.mdl" "$F/tri1/tree" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" ark:mapped.ark
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Succeeded converting alignments for 893 files, failed for 0"* ]]
+  convert-ali "$F/mono/final.mdl" "$F/tri1/1.mdl" "$F/tri1/tree" ark,t:ali.map.txt ark:by-hand.ark 2> /dev/null
+  cmp mapped.ark by-hand.ark
+  convert-ali "$F/mono/final.mdl" "$F/tri1/1.mdl" "$F/tri1/tree" "ark:gunzip -c $F/mono_ali/ali.1.gz|" ark:plain.ark \
+    2> /dev/null
+  ! cmp -s mapped.ark plain.ark
+  # a phone the map lacks: Kaldi's error, one line naming the map, no output
+  sed '15d' map.txt > miss.map
+  run convert-ali --phone-map=miss.map "$F/mono/final.mdl" "$F/tri1/1.mdl" "$F/tri1/tree" \
+    "ark:gunzip -c $F/mono_ali/ali.1.gz|" ark:x.ark
+  [ "$status" -ne 0 ]
+  [ "$(grep -c ERROR <<< "$output")" -eq 1 ]
+  [[ "$output" == *"ERROR: miss.map: the phone map has no entry for phone 15 (in the alignment of cathy-arctic_a0237-1"* ]]
+  [ ! -e x.ark ]
 }
 
 @test "compile-train-graphs with the tri1 tree: tree-consistent windows, both contexts at optional silence, lexicon phones, path costs" {
@@ -197,9 +287,11 @@ full_treeacc() {
   [ "$status" -ne 0 ]
   [[ "$output" == *"ERROR: Dimension of state occupancies 432 ($F/tri1/1.occs) does not match num-pdfs 65 ($S/1.mdl)"* ]]
   [ ! -e x.mdl ]
-  run gmm-mixup --mix-down=10 "$S/1.mdl" "$S/1.occs" x.mdl
+  run gmm-mixup --mix-down=-10 "$S/1.mdl" "$S/1.occs" x.mdl
   [ "$status" -ne 0 ]
   [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"ERROR: --mix-down=-10: must not be negative"* ]]
+  [ ! -e x.mdl ]
   # graphs: a tree of another model
   echo "u1 162" > t.int
   gunzip -c "$F/lang/L.fst.gz" > L.fst

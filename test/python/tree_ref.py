@@ -12,6 +12,14 @@ format: build-tree-utils.cc WriteBuildTreeStats) and numpy float64 checks.
                                     the rounding of a sum of count terms),
                                     sum x^2 by at most TOL * sum x^2;
                                     prints the largest of each, relative
+  tree_ref.py narrow WIDE NARROW OFF N TOL
+                                    WIDE's events narrowed to the window of
+                                    N positions from OFF (keys OFF..OFF+N-1
+                                    become 0..N-1, others dropped; the
+                                    pdf-class key -1 kept) and summed in
+                                    float64 must be NARROW's events with the
+                                    same counts and sums within TOL relative
+                                    (of sqrt(count * sum x^2) and sum x^2)
 Exits non-zero with a message on the first difference."""
 import struct
 import sys
@@ -86,6 +94,31 @@ def main():
             w1 = max(w1, float(np.max(np.abs(s1[0] - s2[0]) / scale1)))
             w2 = max(w2, float(np.max(np.abs(s1[1] - s2[1]) / (s2[1] + 1e-300))))
         print(f'{len(a)} statistics; sum x within {w1:.2e}, sum x^2 within {w2:.2e} relative')
+        if w1 > tol or w2 > tol:
+            sys.exit(f'beyond {tol}')
+        return
+    if verb == 'narrow':
+        wide, narrow = read_bts(sys.argv[2]), read_bts(sys.argv[3])
+        off, n, tol = int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+        want = {}
+        for ev, c, fl, st in wide:
+            ev2 = tuple((k - off if k >= 0 else k, v) for k, v in ev if k < 0 or off <= k < off + n)
+            if ev2 in want:
+                c0, fl0, st0 = want[ev2]
+                want[ev2] = (c0 + c, fl0, st0 + st)
+            else:
+                want[ev2] = (c, fl, st.copy())
+        if sorted(want) != [e for e, _, _, _ in narrow]:
+            sys.exit(f'events differ: {len(want)} narrowed, {len(narrow)} in {sys.argv[3]}')
+        w1 = w2 = 0.0
+        for ev, c, fl, st in narrow:
+            c0, fl0, st0 = want[ev]
+            if c != c0 or fl != fl0:
+                sys.exit(f'event {ev}: count or floor differs ({c0} vs {c}, {fl0} vs {fl})')
+            w1 = max(w1, float(np.max(np.abs(st0[0] - st[0]) / (np.sqrt(c * st[1]) + 1e-300))))
+            w2 = max(w2, float(np.max(np.abs(st0[1] - st[1]) / (st[1] + 1e-300))))
+        print(f'{len(wide)} statistics narrowed to {len(narrow)}; counts equal; sum x within {w1:.2e}, '
+              f'sum x^2 within {w2:.2e} relative')
         if w1 > tol or w2 > tol:
             sys.exit(f'beyond {tol}')
         return
