@@ -11,6 +11,9 @@
 #include "base/opts.h"
 #include "io/table.h"
 #include "train/device-opts.h"
+#include "gmm/emissions.h"
+#include "gmm/numerics.h"
+#include "gmm/gmm.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -23,7 +26,7 @@ int main(int argc, char **argv) {
       "neither option, every HMM is tried and the best path wins (isolated-word recognition).\n"
       "--words-wspecifier writes the recognised words as text (key w1 w2 ...): word labels of\n"
       "the states entered (word-loop HMMs), else the names of the HMMs on the path.\n"
-      "Emissions as in hmm-forward (loglike matrices, or --discrete-emissions).\n"
+      "Emissions as in hmm-forward (loglike matrices, --discrete-emissions, or --gmm).\n"
       "Usage:  hmm-viterbi [options] <hmm-in> <loglikes-rspecifier> <alignment-wspecifier>\n"
       "e.g.:   gmm-score-gpu final.mdl ark:feats.ark ark:- | hmm-viterbi --hmm=loop \\\n"
       "          --words-wspecifier=ark,t:words.txt words.hmm ark:- ark:ali.ark\n";
@@ -48,6 +51,8 @@ int main(int argc, char **argv) {
   gh_opts_string(po, "loglikes-wspecifier", &ll_wspec,
                  "Write the best path's log-probability (natural log) as a float vector of dimension 1");
   gh_opts_string(po, "words-wspecifier", &words_wspec, "Write the word sequence of each path (text, token vectors)");
+  const char *gmm_rx;
+  gh_gmm_emissions_register(po, &gmm_rx);
   if (gh_opts_parse(po, argc, argv) != 3) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *ali_wspec = gh_opts_arg(po, 2);
 
@@ -71,20 +76,35 @@ int main(int argc, char **argv) {
     gh_hmm_compile(&set, &id, 1, -1, 0.0, &fixed[k]);
     graphs[k] = &fixed[k].graph;
   }
+  gh_gmm_set gmm = {0};
+  if (*gmm_rx) {
+    if (*io.discrete) gh_die("give --gmm or --discrete-emissions, not both");
+    gh_gmm_set_read(gmm_rx, &gmm);
+    gh_gmm_set_contract_check(&gmm, gmm_rx);
+  }
   if (num > 0) { /* fixed graphs: their size is the work per frame (transcripts' graphs are not known yet) */
     int64_t states = 0, arcs = 0;
     for (int32_t k = 0; k < num; ++k) {
       states += set.hmms[first + k].num_states;
       arcs += set.hmms[first + k].num_arcs;
     }
-    gh_device_opts_auto_small(&dev, gh_cpu_rate_hmm(states, arcs), "the Viterbi pass over these HMMs");
+    double rate = gh_cpu_rate_hmm(states, arcs);
+    if (*gmm_rx) {
+      const double r = gh_cpu_rate_gmm(&gmm, 1);
+      rate = rate > 0 && r > 0 ? 1 / (1 / rate + 1 / r) : 0;
+    }
+    gh_device_opts_auto_small(&dev, rate, *gmm_rx ? "scoring this model and the Viterbi pass" : "the Viterbi pass over these HMMs");
   }
   gh_backend *be = gh_device_opts_open(&dev);
   const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = num ? ops->hmm_upload(be, graphs, num) : NULL;
   gh_rand_reader *trans = per_utt ? gh_rand_reader_open(transcripts, GH_OBJ_TOKEN_VECTOR) : NULL;
 
-  gh_hmm_input *in = gh_hmm_input_open(in_rspec, io.discrete, P);
+  gh_gmm_emissions em = {0};
+  if (*gmm_rx) gh_gmm_emissions_init(&em, be, &gmm, gmm_rx, P, io.acoustic_scale);
+  /* with --gmm the input is features: D columns, scaled after scoring */
+  gh_hmm_input *in = *gmm_rx ? gh_hmm_input_open_features(in_rspec, gmm.dim, gmm_rx)
+                             : gh_hmm_input_open(in_rspec, io.discrete, P);
   gh_writer *w = gh_writer_open(ali_wspec);
   gh_writer *wl = *ll_wspec ? gh_writer_open(ll_wspec) : NULL;
   gh_writer *ww = *words_wspec ? gh_writer_open(words_wspec) : NULL;
@@ -94,7 +114,8 @@ int main(int argc, char **argv) {
   double t0 = gh_seconds();
   gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob, edge_sil_prob};
   int32_t B;
-  gh_hmm_prefetch *pf = gh_hmm_prefetch_start(in, P, io.acoustic_scale, io.batch_frames, (per_utt ? &tr : NULL));
+  gh_hmm_prefetch *pf = gh_hmm_prefetch_start(in, *gmm_rx ? gmm.dim : P, *gmm_rx ? 1.0f : io.acoustic_scale,
+                                              io.batch_frames, (per_utt ? &tr : NULL));
   gh_hmm_batcher *bt;
   while ((bt = gh_hmm_prefetch_next(pf)) != NULL) {
     B = bt->b.num_utts;
@@ -107,17 +128,23 @@ int main(int argc, char **argv) {
     score = gh_realloc(score, B * sizeof(double));
     best = gh_realloc(best, B * sizeof(double));
     best_k = gh_realloc(best_k, B * sizeof(int32_t));
+    gh_hmm_batch gb;
+    const gh_hmm_batch *eb = &bt->b;
+    if (*gmm_rx) {
+      gh_gmm_emissions_score(&em, &bt->b, &gb);
+      eb = &gb;
+    }
     if (per_utt) {
       graphs = gh_realloc(graphs, B * sizeof *graphs);
       for (int32_t u = 0; u < B; ++u) graphs[u] = &bt->uc[u].graph;
       gh_dev_hmm *d = ops->hmm_upload(be, graphs, B);
-      ops->hmm_viterbi(be, d, &bt->b, best_path, best);
+      ops->hmm_viterbi(be, d, eb, best_path, best);
       ops->hmm_free(be, d);
       for (int32_t u = 0; u < B; ++u) best_k[u] = u;
     } else {
       for (int32_t k = 0; k < num; ++k) {
         for (int32_t u = 0; u < B; ++u) bt->graph[u] = k;
-        ops->hmm_viterbi(be, dh, &bt->b, path, score);
+        ops->hmm_viterbi(be, dh, eb, path, score);
         for (int32_t u = 0; u < B; ++u)
           if (k == 0 || score[u] > best[u]) {
             best[u] = score[u];
@@ -167,7 +194,9 @@ int main(int argc, char **argv) {
          "frames; %.0f frames/s", (long long)num_done, (long long)num_err, frames ? tot / frames : 0.0,
          (long long)frames, secs > 0 ? frames / secs : 0.0);
   if (dh) ops->hmm_free(be, dh);
+  if (*gmm_rx) gh_gmm_emissions_free(&em);
   gh_backend_free(be);
+  gh_gmm_set_free(&gmm);
   for (int32_t k = 0; k < num; ++k) gh_hmm_compiled_free(&fixed[k]);
   free(fixed); free(graphs); free(path); free(best_path); free(best_k); free(score); free(best);
   gh_hmm_set_free(&set);

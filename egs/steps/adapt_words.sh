@@ -8,7 +8,7 @@
 #
 # From the first pass (<first-pass-dir>/scores.txt, e.g. of steps/classify.sh
 # --hmm true), per pass: each utterance aligned to its recognised word
-# (gmm-score-gpu | hmm-viterbi --transcripts: a pdf per frame), then per
+# (hmm-viterbi --gmm --transcripts: a pdf per frame), then per
 # speaker of <data-dir>/spk2utt
 #   --method map:   the model's means MAP-adapted to the speaker (gmm-adapt-map
 #                   --mean-tau --spk2utt; Reynolds et al. 2000: map.ark, one
@@ -53,16 +53,15 @@ best() { awk 'NR == FNR { w[FNR - 1] = $1; next }
     print $1, w[b] }' "$words" "$1"; }
 best "$first"/scores.txt > "$dir"/hyp.0
 for p in $(seq 1 "$passes"); do
-  gmm-score-gpu --device="$device" "$mdir"/final.mdl scp:"$data"/feats.scp ark:- 2> "$dir"/log/align."$p".log |
-    hmm-viterbi --device="$device" --transcripts=ark,t:"$dir"/hyp.$((p - 1)) "$mdir"/final.hmm ark:- ark:"$dir"/ali.ark \
-      2>> "$dir"/log/align."$p".log
+  hmm-viterbi --device="$device" --gmm="$mdir"/final.mdl --transcripts=ark,t:"$dir"/hyp.$((p - 1)) "$mdir"/final.hmm \
+    scp:"$data"/feats.scp ark:"$dir"/ali.ark 2> "$dir"/log/align."$p".log
   : > "$dir"/scores.txt
   if [ "$method" = fmllr ]; then
     gmm-est-fmllr --device="$device" --fmllr-iters="$fmllr_iters" --spk2utt=ark,t:"$data"/spk2utt "$mdir"/final.mdl \
       scp:"$data"/feats.scp ark:"$dir"/ali.ark ark:"$dir"/trans.ark 2> "$dir"/log/fmllr."$p".log
     transform-feats --utt2spk=ark,t:"$data"/utt2spk ark:"$dir"/trans.ark scp:"$data"/feats.scp ark:- 2>> "$dir"/log/fmllr."$p".log |
-      gmm-score-gpu --device="$device" "$mdir"/final.mdl ark:- ark:- 2> "$dir"/log/decode."$p".log |
-      hmm-forward --device="$device" "$mdir"/final.hmm ark:- ark,t:"$dir"/scores.txt 2>> "$dir"/log/decode."$p".log
+      hmm-forward --device="$device" --gmm="$mdir"/final.mdl "$mdir"/final.hmm ark:- ark,t:"$dir"/scores.txt \
+        2> "$dir"/log/decode."$p".log
   else
     # one adapted model per speaker (a table), then every utterance scored
     # under its speaker's: one process each, whatever the number of speakers

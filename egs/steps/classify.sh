@@ -8,7 +8,8 @@
 # Per utterance, a score per word (word i = line i + 1 of words.txt):
 #   --hmm false: gmm-score-gpu <model-dir>/final.mdl | matrix-sum-rows (one GMM
 #     per word: the total frame log-likelihood under each pdf)
-#   --hmm true:  gmm-score-gpu <model-dir>/final.mdl | hmm-forward <model-dir>/final.hmm
+#   --hmm true:  hmm-forward --gmm=<model-dir>/final.mdl <model-dir>/final.hmm (the GMMs
+#     scored in the same process: one device per job)
 # -> <decode-dir>/scores.txt; the best word against <data-dir>/text (one word
 # per utterance) -> <decode-dir>/scoring.txt: "[<name>: ]accuracy: P% (k/n)"
 # then the confusion matrix (steps/score_words.sh), also printed.
@@ -29,8 +30,8 @@ sdata=$data/split$nj
 rm -f "$dir"/scores.*.txt
 if $hmm; then
   $cmd JOB=1:$nj "$dir"/log/decode.JOB.log \
-    gmm-score-gpu --device=$device "$mdir"/final.mdl scp:"$sdata"/JOB/feats.scp ark:- \| \
-    hmm-forward --device=$device "$mdir"/final.hmm ark:- ark,t:"$dir"/scores.JOB.txt
+    hmm-forward --device=$device --gmm="$mdir"/final.mdl "$mdir"/final.hmm scp:"$sdata"/JOB/feats.scp \
+      ark,t:"$dir"/scores.JOB.txt
 else
   $cmd JOB=1:$nj "$dir"/log/decode.JOB.log \
     gmm-score-gpu --device=$device "$mdir"/final.mdl scp:"$sdata"/JOB/feats.scp ark:- \| \

@@ -6,8 +6,8 @@
 #   e.g. steps/decode_words.sh --nj 2 --silence sil --word-penalty 20 data/test exp/mono exp/mono/decode_test
 #
 # hmm-make-loop builds the loop (word | ... | silence)* from <model-dir>/final.hmm
-# (every HMM but a previous loop), then per job gmm-score-gpu final.mdl |
-# hmm-viterbi --hmm=loop --words-wspecifier -> <decode-dir>/hyp.txt; if
+# (every HMM but a previous loop), then per job hmm-viterbi --gmm=final.mdl
+# --hmm=loop --words-wspecifier (GMM scoring in the same process) -> <decode-dir>/hyp.txt; if
 # <data-dir>/text exists, compute-wer --text --mode=present -> <decode-dir>/wer.txt
 # (first line "%WER ...", printed) and per-utterance details in per_utt.
 # Options: --nj 4, --cmd utils/run.sh, --device auto, --silence "" (name of
@@ -33,9 +33,8 @@ hmm-make-loop $sil_opt --edge-silence=$edge_silence --silence-prob=$loop_silence
 sdata=$data/split$nj
 rm -f "$dir"/hyp.*.txt
 $cmd JOB=1:$nj "$dir"/log/decode.JOB.log \
-  gmm-score-gpu --device=$device "$mdir"/final.mdl scp:"$sdata"/JOB/feats.scp ark:- \| \
-  hmm-viterbi --device=$device --acoustic-scale=$acoustic_scale --hmm=loop \
-    --words-wspecifier=ark,t:"$dir"/hyp.JOB.txt "$dir"/loop.hmm ark:- ark:"$dir"/ali.JOB.ark
+  hmm-viterbi --device=$device --gmm="$mdir"/final.mdl --acoustic-scale=$acoustic_scale --hmm=loop \
+    --words-wspecifier=ark,t:"$dir"/hyp.JOB.txt "$dir"/loop.hmm scp:"$sdata"/JOB/feats.scp ark:"$dir"/ali.JOB.ark
 for j in $(seq 1 $nj); do cat "$dir"/hyp."$j".txt; done | LC_ALL=C sort -k1,1 > "$dir"/hyp.txt
 rm -f "$dir"/hyp.*.txt
 if [ -f "$data"/text ]; then

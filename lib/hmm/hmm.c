@@ -889,8 +889,9 @@ struct gh_hmm_input {
   gh_seq_reader *r;
   gh_matrix logB, cur;
   int discrete;
-  int32_t num_pdfs;
+  int32_t num_pdfs;     /* columns: pdfs, or the feature dimension (features) */
   char *spec;
+  char *features_of;    /* non-NULL: the input is features of this model (gh_hmm_input_open_features) */
 };
 
 static void input_load(gh_hmm_input *in) {
@@ -904,6 +905,14 @@ static void input_load(gh_hmm_input *in) {
     m = gh_seq_reader_value(in->r);
   }
   if (m->rows == 0) gh_die("%s, key '%s': empty utterance (no frames)", in->spec, key);
+  if (in->features_of) {
+    if (m->cols != in->num_pdfs) gh_die_dim(in->spec, key, "features", m->cols, in->num_pdfs, in->features_of);
+    for (int64_t i = 0; i < (int64_t)m->rows * m->cols; ++i)
+      if (!isfinite(m->data[i]))
+        gh_die("%s, key '%s': %s at row %d, col %d", in->spec, key, isnan(m->data[i]) ? "NaN" : "infinity",
+               (int)(i / m->cols), (int)(i % m->cols));
+    return;
+  }
   if (m->cols != in->num_pdfs) { /* as Kaldi's DecodableMatrixScaledMapped: more columns is the wrong model too */
     char against[160];
     snprintf(against, sizeof against, "the HMMs use pdfs 0..%d: log-likelihoods of another model?", in->num_pdfs - 1);
@@ -929,6 +938,15 @@ gh_hmm_input *gh_hmm_input_open(const char *rspec, const char *discrete_rx, int3
   input_load(in);
   return in;
 }
+gh_hmm_input *gh_hmm_input_open_features(const char *rspec, int32_t dim, const char *model_name) {
+  gh_hmm_input *in = gh_calloc(1, sizeof *in);
+  in->num_pdfs = dim;
+  in->spec = gh_strdup(rspec);
+  in->features_of = gh_strdup(model_name);
+  in->r = gh_seq_reader_open(rspec, GH_OBJ_MATRIX);
+  input_load(in);
+  return in;
+}
 int gh_hmm_input_done(gh_hmm_input *in) { return gh_seq_reader_done(in->r); }
 const char *gh_hmm_input_key(gh_hmm_input *in) { return gh_seq_reader_key(in->r); }
 const gh_matrix *gh_hmm_input_value(gh_hmm_input *in) {
@@ -943,6 +961,7 @@ void gh_hmm_input_close(gh_hmm_input *in) {
   gh_matrix_free(&in->logB);
   gh_matrix_free(&in->cur);
   free(in->spec);
+  free(in->features_of);
   free(in);
 }
 const char *gh_hmm_input_spec(const gh_hmm_input *in) { return in->spec; }

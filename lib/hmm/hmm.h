@@ -246,6 +246,10 @@ typedef struct gh_hmm_input gh_hmm_input;
  * Kaldi's DecodableMatrixScaledMapped) and no NaN or +inf; else the tool
  * dies naming spec and key. */
 gh_hmm_input *gh_hmm_input_open(const char *rspec, const char *discrete_rx, int32_t num_pdfs);
+/* The same for features [T x dim] (hmm-forward --gmm: scored by the tool):
+ * every utterance must have >= 1 frame, exactly dim columns and finite
+ * values; else the tool dies naming spec, key and model_name. */
+gh_hmm_input *gh_hmm_input_open_features(const char *rspec, int32_t dim, const char *model_name);
 int gh_hmm_input_done(gh_hmm_input *in);
 const char *gh_hmm_input_key(gh_hmm_input *in);
 /* The current utterance's loglikes [T x P'] (P' >= num_pdfs), valid until next. */

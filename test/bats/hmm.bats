@@ -258,3 +258,30 @@ PY
   "$BIN/hmm-viterbi" --device=cpu "$d/hmm.txt" "ark:$d/ll4.ark" ark,t:"$d/vb.txt" 2>/dev/null
   cmp "$d/va.txt" "$d/vb.txt"
 }
+
+@test "--gmm: hmm-forward and hmm-viterbi score the GMMs themselves, the pipe's numbers (cpu, PoCL); bad input" {
+  printf 'yes 0 1 2 3 4 5 6\nno 7 8 9 10 11 12 13\nsil 14 15 16 17 18 19 20 21\n' > "$T/yn.txt"
+  "$BIN/hmm-init-topo" --silence=sil --word-loop=loop "$T/yn.txt" "$T/yn.hmm" 2>/dev/null
+  for dev in cpu opencl; do
+    "$BIN/gmm-score-gpu" --device=$dev "$MDL" "ark:$FIX/mfcc-deltas.ark" ark:- 2>/dev/null |
+      "$BIN/hmm-forward" --device=$dev --acoustic-scale=0.5 "$T/yn.hmm" ark:- "ark,t:$T/f.pipe" 2>/dev/null
+    "$BIN/hmm-forward" --device=$dev --acoustic-scale=0.5 --gmm="$MDL" "$T/yn.hmm" "ark:$FIX/mfcc-deltas.ark" \
+      "ark,t:$T/f.gmm" 2>/dev/null
+    cmp "$T/f.pipe" "$T/f.gmm"
+    "$BIN/gmm-score-gpu" --device=$dev "$MDL" "ark:$FIX/mfcc-deltas.ark" ark:- 2>/dev/null |
+      "$BIN/hmm-viterbi" --device=$dev --hmm=loop --words-wspecifier="ark,t:$T/w.pipe" "$T/yn.hmm" ark:- "ark,t:$T/a.pipe" 2>/dev/null
+    "$BIN/hmm-viterbi" --device=$dev --hmm=loop --gmm="$MDL" --words-wspecifier="ark,t:$T/w.gmm" "$T/yn.hmm" \
+      "ark:$FIX/mfcc-deltas.ark" "ark,t:$T/a.gmm" 2>/dev/null
+    cmp "$T/a.pipe" "$T/a.gmm"
+    cmp "$T/w.pipe" "$T/w.gmm"
+    [ -s "$T/f.gmm" ] && [ -s "$T/a.gmm" ]
+  done
+  # features of another dimension, a GMM set with fewer pdfs than the HMMs use, both emission kinds
+  expect_fail "features of dimension 13, expected 39" \
+    "$BIN/hmm-forward" --gmm="$MDL" "$T/yn.hmm" "ark:$GH_SHARED/data/kaldi-ami-feats/feats.ark" "ark:$T/out.ark"
+  expect_fail "has 1 pdfs but the HMMs use pdf ids up to 21" \
+    "$BIN/hmm-viterbi" --gmm="$FIX/ami-diag16.gmm" --hmm=loop "$T/yn.hmm" "ark:$FIX/mfcc-deltas.ark" "ark:$T/out.ark"
+  printf '[ 1 ]\n' > "$T/B.txt"
+  expect_fail "give --gmm or --discrete-emissions, not both" \
+    "$BIN/hmm-forward" --gmm="$MDL" --discrete-emissions="$T/B.txt" "$T/yn.hmm" "ark:$FIX/mfcc-deltas.ark" "ark:$T/out.ark"
+}

@@ -215,7 +215,9 @@ arabic_subset() {  # arabic_subset <dir>: 8 training speakers (800 utterances)
     grep -q "^HMM-GMM (3 states, diag, 1, $tr), MFCC+deltas+CMN, adapted per dev speaker (fmllr, 2 passes): accuracy: " "$r"
   done
   [ "$(grep -c '^HMM-GMM .*accuracy: .*(.*/200)$' "$r")" -eq 6 ]
-  [ "$(ls "$T"/w/exp/hmm_s3_diag1/decode_dev_map/map.*.mdl | wc -l)" -eq 2 ]   # one model per dev speaker
+  # one model per dev speaker, in one table (gmm-adapt-map --spk2utt's log)
+  [ -s "$T"/w/exp/hmm_s3_diag1/decode_dev_map/map.ark ]
+  grep -q "; 2 adapted models on " "$T"/w/exp/hmm_s3_diag1/decode_dev_map/log/map.2.log
   [ -s "$T/w/exp/hmm_s3_diag1_vit/decode_dev_fmllr/trans.ark" ]
   run "$EGS/arabic-digits/run.sh" --work "$T/w" --adapt bogus
   [ "$status" -ne 0 ]
