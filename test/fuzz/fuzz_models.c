@@ -1,5 +1,5 @@
 /* fuzz_models.c -- libFuzzer harness: the model and accumulator readers.
- * Input: byte 0 picks the reader (value mod 5), the rest is the file:
+ * Input: byte 0 picks the reader (value mod 6), the rest is the file:
  *   0 gh_gmm_set_read (our GMM sets, Kaldi .mdl with its TransitionModel,
  *     Kaldi global <DiagGMM>/<FullGMM>; binary or text), then a write-back
  *     round trip: binary write, read, binary write must give the same bytes,
@@ -8,7 +8,9 @@
  *     back and read again;
  *   2 gh_hmm_set_read (HMM sets), written back and read again;
  *   3 gh_hmm_accs_read (HMM transition accumulators), written back, re-read;
- *   4 gh_hmm_read_discrete (discrete emission matrices). */
+ *   4 gh_hmm_read_discrete (discrete emission matrices);
+ *   5 gh_gmm_set_table_read (an archive of models, gmm-adapt-map --spk2utt's),
+ *     each model written back, read again and written the same. */
 #include "fuzz-common.h"
 #include "gmm/gmm.h"
 #include "hmm/hmm.h"
@@ -22,7 +24,7 @@ static void same_files(const char *a, const char *b) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
-  int which = data[0] % 5;
+  int which = data[0] % 6;
   FUZZ_BEGIN();
   fz_write_file("in.mdl", data + 1, size - 1);
   switch (which) {
@@ -83,6 +85,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       gh_matrix m = {0, 0, NULL};
       gh_hmm_read_discrete("in.mdl", &m);
       gh_matrix_free(&m);
+      break;
+    }
+    case 5: {
+      char **keys = NULL;
+      gh_gmm_set *sets = NULL;
+      const int32_t n = gh_gmm_set_table_read("ark:in.mdl", &keys, &sets);
+      for (int32_t i = 0; i < n; ++i) {
+        gh_gmm_set s;
+        gh_gmm_set_write("b1.mdl", 1, &sets[i]);
+        gh_gmm_set_read("b1.mdl", &s);
+        gh_gmm_set_write("b2.mdl", 1, &s);
+        gh_gmm_set_free(&s);
+        same_files("b1.mdl", "b2.mdl");
+        free(keys[i]);
+        gh_gmm_set_free(&sets[i]);
+      }
+      free(keys);
+      free(sets);
       break;
     }
   }

@@ -54,6 +54,8 @@ seed_corpora() {
   "$BIN/hmm-init-topo" --binary=false "$t/words" "$t/h.txt" 2>/dev/null && { printf '\x02'; cat "$t/h.txt"; } > "$C/fuzz_models/h.txt"
   "$BIN/hmm-init-topo" "$t/words" "$t/h.bin" 2>/dev/null && { printf '\x02'; cat "$t/h.bin"; } > "$C/fuzz_models/h.bin"
   printf '\x04[ 0.5 0.5 \n 0.1 0.9 ]\n' > "$C/fuzz_models/d.txt"
+  f=$GH_SHARED/data/kaldi-fixtures/ami-diag16.gmm   # a table of two models (gmm-adapt-map --spk2utt's layout)
+  [ -f "$f" ] && { printf '\x05A '; cat "$f"; printf 'B '; cat "$f"; } > "$C/fuzz_models/table"
   # WAV: a few short FSDD recordings.
   for f in $(ls "$GH_SHARED/data/fsdd/recordings" 2>/dev/null | head -4); do
     cp "$GH_SHARED/data/fsdd/recordings/$f" "$C/fuzz_wav/$f"
