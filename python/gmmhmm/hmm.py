@@ -1,6 +1,6 @@
 """gmmhmm.GaussianHMM and GMMHMM: hmmlearn's interface over hmm-train (an
 ergodic HMM, every sequence trained in one resident process) and the HMM
-tools (gmm-score-gpu | hmm-forward / hmm-viterbi / hmm-bw)."""
+tools (hmm-forward / hmm-viterbi --gmm, gmm-score-gpu | hmm-bw)."""
 import os
 import re
 from collections import deque
@@ -163,8 +163,7 @@ class _BaseHMM(BaseEstimator):
             h, m = self._write_models(wd)
             f, o = os.path.join(wd, 'f.ark'), os.path.join(wd, 'o.ark')
             _tools.write_feats(f, X, lengths)
-            _tools.pipe([['gmm-score-gpu', '--device=%s' % self.device, m, 'ark:' + f, 'ark:-'],
-                         ['hmm-forward', '--device=%s' % self.device, h, 'ark:-', 'ark:' + o]])
+            _tools.run('hmm-forward', '--device=%s' % self.device, '--gmm=' + m, h, 'ark:' + f, 'ark:' + o)
             return float(sum(np.asarray(v, dtype=np.float64)[0] for _, v in kaldiio.load_ark(o)))
 
     def _posteriors(self, X, lengths, wd):
@@ -196,9 +195,8 @@ class _BaseHMM(BaseEstimator):
             h, m = self._write_models(wd)
             f, o = os.path.join(wd, 'f.ark'), os.path.join(wd, 's.ark')
             _tools.write_feats(f, X, lengths)
-            _tools.pipe([['gmm-score-gpu', '--device=%s' % self.device, m, 'ark:' + f, 'ark:-'],
-                               ['hmm-viterbi', '--device=%s' % self.device, '--write-states', h, 'ark:-',
-                                'ark:' + o]])
+            _tools.run('hmm-viterbi', '--device=%s' % self.device, '--gmm=' + m, '--write-states', h, 'ark:' + f,
+                       'ark:' + o)
             states = np.concatenate([v for _, v in read_alignments(o)]).astype(int)
         # the path's log-probability, from the parameters (float64)
         lp = 0.0
