@@ -13,7 +13,7 @@
 #            word HMMs "yes" and "no" (--states each, left-to-right) and a
 #            5-state ergodic silence "sil" (Kaldi's); HTK's flat start (every
 #            pdf the global mean and variance) and 5 Baum-Welch passes, then
-#            --iters Viterbi iterations (realign: gmm-score-gpu | hmm-viterbi
+#            --iters Viterbi iterations (realign: hmm-viterbi --gmm
 #            --transcripts, every file starting and ending in silence, optional
 #            silence between words; gmm-acc-stats-gpu --label-type=ali ->
 #            gmm-sum-accs -> gmm-est), mixing up to --gauss per pdf over the
@@ -28,7 +28,7 @@
 #            --loop-silence-prob: after a word, the silence with this
 #            probability, 1 = a silence between any two words, so one long word
 #            cannot be decoded as two; with --train viterbi paths start and end
-#            in silence), gmm-score-gpu | hmm-viterbi -> compute-wer on the test
+#            in silence), hmm-viterbi --gmm -> compute-wer on the test
 #            and (sanity) train files
 #   stage 4  <work>/results.txt and loglike.png (printed)
 #

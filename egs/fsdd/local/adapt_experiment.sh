@@ -86,15 +86,13 @@ trainer() {  # trainer <feats-rspec> <utt2word> <dir>
   fi
 }
 decode() {  # decode <dir-with-final> <feats-rspec> <out-text>: "utt best-digit"; echoes accuracy
-  gmm-score-gpu --device=$device $1/final.mdl "$2" ark:- 2>/dev/null |
-    hmm-forward --device=$device $1/final.hmm ark:- ark,t:- 2>/dev/null |
+  hmm-forward --device=$device --gmm=$1/final.mdl $1/final.hmm "$2" ark,t:- 2>/dev/null |
     awk '{ best = -1; for (i = 3; i <= NF && $i != "]"; i++) if (best < 0 || $i + 0 > bv) { bv = $i + 0; best = i - 3 }
            print $1, best }' > $3
   awk 'NR == FNR { ref[$1] = $2; next } { n++; ok += ref[$1] == $2 } END { printf "%.2f", 100 * ok / n }' $data/utt2word $3
 }
 align() {  # align <dir> <feats-rspec> <text> <ali-out>
-  gmm-score-gpu --device=$device $1/final.mdl "$2" ark:- 2>/dev/null |
-    hmm-viterbi --device=$device --transcripts=ark,t:$3 $1/final.hmm ark:- ark:$4 2>/dev/null
+  hmm-viterbi --device=$device --gmm=$1/final.mdl --transcripts=ark,t:$3 $1/final.hmm "$2" ark:$4 2>/dev/null
 }
 fmllr() {  # fmllr <dir> <feats-rspec> <text> <spk2utt> <trans-out>
   align $1 "$2" $3 $5.ali

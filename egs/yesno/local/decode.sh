@@ -22,8 +22,7 @@ dir=${args[0]}; data=${args[1]}; d=${args[2]}
 [ -n "$feats" ] || feats=scp:$data/feats.scp
 mkdir -p "$d"
 hmm-make-loop --edge-silence="$edge" --silence=sil --silence-prob="$lsp" --word-loop=loop --word-penalty="$wp" "$dir"/final.hmm "$d"/loop.hmm 2> "$d"/make-loop.log
-gmm-score-gpu --device="$device" "$dir"/final.mdl "$feats" ark:- 2> "$d"/decode.log |
-  hmm-viterbi --device="$device" --acoustic-scale="$acwt" --hmm=loop --words-wspecifier=ark,t:"$d"/hyp.txt "$d"/loop.hmm ark:- \
-    ark:"$d"/ali.ark 2>> "$d"/decode.log
+hmm-viterbi --device="$device" --gmm="$dir"/final.mdl --acoustic-scale="$acwt" --hmm=loop \
+  --words-wspecifier=ark,t:"$d"/hyp.txt "$d"/loop.hmm "$feats" ark:"$d"/ali.ark 2> "$d"/decode.log
 compute-wer --text --mode=present --per-utt="$d"/per_utt ark:"$data"/text ark:"$d"/hyp.txt > "$d"/wer.txt 2> "$d"/wer.log
 head -1 "$d"/wer.txt

@@ -11,8 +11,8 @@
 #     global mean/variance) and --init-bw-iters Baum-Welch passes (hmm-bw,
 #     transitions re-estimated too), whose Viterbi alignment then starts the
 #     Viterbi iterations
-#   per iteration: realign on --realign-iters (--nj jobs of gmm-score-gpu |
-#     hmm-viterbi --transcripts --optional-silence=sil --silence-prob: the
+#   per iteration: realign on --realign-iters (--nj jobs of hmm-viterbi --gmm
+#     --transcripts --optional-silence=sil --silence-prob: the
 #     same optional silence as decoding's loop; --edge-silence-prob=1: every
 #     file starts and ends in silence, so no word model learns the leading/
 #     trailing silence), --nj jobs of gmm-acc-stats-gpu --label-type=ali ->
@@ -159,8 +159,7 @@ for it in $(seq 1 "$iters"); do
   fi
   if [[ " $realign_iters " == *" $it "* ]]; then
     $cmd JOB=1:"$nj" "$dir"/log/align."$it".JOB.log \
-      gmm-score-gpu --device="$device" "$mdl" scp:"$sdata"/JOB/feats.scp ark:- \| \
-      hmm-viterbi --device="$device" "${trn[@]}" "$hmm" ark:- ark:"$dir"/ali.JOB.ark
+      hmm-viterbi --device="$device" --gmm="$mdl" "${trn[@]}" "$hmm" scp:"$sdata"/JOB/feats.scp ark:"$dir"/ali.JOB.ark
   fi
   rm -f "$dir"/"$it".*.acc "$dir"/"$it".acc
   $cmd JOB=1:"$nj" "$dir"/log/acc."$it".JOB.log \
