@@ -12,6 +12,9 @@
 #include "base/opts.h"
 #include "io/table.h"
 #include "train/device-opts.h"
+#include "gmm/emissions.h"
+#include "gmm/gmm.h"
+#include "gmm/numerics.h"
 
 int main(int argc, char **argv) {
   gh_init(argv[0]);
@@ -21,7 +24,8 @@ int main(int argc, char **argv) {
       "<hmm-out>, writes the HMM set with re-estimated transition (and initial) probabilities.\n"
       "The HMM of an utterance: --hmm, its --transcripts entry (an HMM name or a word sequence:\n"
       "the concatenation of the word HMMs, with --optional-silence; counts go back to the shared\n"
-      "word HMMs), or the only HMM of the set.  Emissions as in hmm-forward.\n"
+      "word HMMs), or the only HMM of the set.  Emissions as in hmm-forward (loglike matrices,\n"
+      "--discrete-emissions, or --gmm: features scored under the GMM set in this process).\n"
       "Usage:  hmm-bw [options] <hmm-in> <loglikes-rspecifier> <posteriors-wspecifier> [<hmm-out>]\n"
       "e.g.:   gmm-score-gpu 1.mdl ark:feats.ark ark:- | hmm-bw --transcripts=ark,t:text \\\n"
       "          --optional-silence=sil words.hmm ark:- ark:1.post words.1.hmm\n";
@@ -48,6 +52,8 @@ int main(int argc, char **argv) {
   gh_opts_double(po, "transition-min-count", &uo.min_count, "Keep a state's transitions if its count is below this");
   gh_opts_double(po, "transition-floor", &uo.floor, "Floor of re-estimated transition probabilities");
   gh_opts_bool(po, "update-init", &uo.update_init, "Also re-estimate initial-state probabilities");
+  const char *gmm_rx;
+  gh_gmm_emissions_register(po, &gmm_rx);
   int nargs = gh_opts_parse(po, argc, argv);
   if (nargs != 3 && nargs != 4) gh_opts_usage_exit(po);
   const char *hmm_rx = gh_opts_arg(po, 0), *in_rspec = gh_opts_arg(po, 1), *post_wspec = gh_opts_arg(po, 2);
@@ -66,7 +72,15 @@ int main(int argc, char **argv) {
     gh_die("%s has %d HMMs: give --hmm or --transcripts", hmm_rx, set.num_hmms);
   gh_hmm_compiled fixed;
   memset(&fixed, 0, sizeof fixed);
+  gh_gmm_set gmm = {0};
+  if (*gmm_rx) {
+    if (*io.discrete) gh_die("give --gmm or --discrete-emissions, not both");
+    gh_gmm_set_read(gmm_rx, &gmm);
+    gh_gmm_set_contract_check(&gmm, gmm_rx);
+  }
   gh_backend *be = gh_device_opts_open(&dev);
+  gh_gmm_emissions em = {0};
+  if (*gmm_rx) gh_gmm_emissions_init(&em, be, &gmm, gmm_rx, P, io.acoustic_scale);
   const gh_ops_hmm *ops = gh_backend_hmm_ops(be);
   gh_dev_hmm *dh = NULL;
   if (!per_utt) {
@@ -78,7 +92,9 @@ int main(int argc, char **argv) {
   gh_hmm_accs accs;
   gh_hmm_accs_init(&accs, &set);
 
-  gh_hmm_input *in = gh_hmm_input_open(in_rspec, io.discrete, P);
+  /* with --gmm the input is features: D columns, scaled after scoring */
+  gh_hmm_input *in = *gmm_rx ? gh_hmm_input_open_features(in_rspec, gmm.dim, gmm_rx)
+                             : gh_hmm_input_open(in_rspec, io.discrete, P);
   gh_writer *w = gh_writer_open(post_wspec);
   const gh_hmm_graph **graphs = NULL;
   double *ll = NULL, *stats = NULL, *pdfsum = gh_calloc(P, sizeof(double));
@@ -90,10 +106,17 @@ int main(int argc, char **argv) {
   memset(&post, 0, sizeof post);
   gh_hmm_transcripts tr = {&set, trans, transcripts, sil, sil_prob, edge_sil_prob};
   int32_t B;
-  gh_hmm_prefetch *pf = gh_hmm_prefetch_start(in, P, io.acoustic_scale, io.batch_frames, (per_utt ? &tr : NULL));
+  gh_hmm_prefetch *pf = gh_hmm_prefetch_start(in, *gmm_rx ? gmm.dim : P, *gmm_rx ? 1.0f : io.acoustic_scale,
+                                              io.batch_frames, (per_utt ? &tr : NULL));
   gh_hmm_batcher *bt;
   while ((bt = gh_hmm_prefetch_next(pf)) != NULL) {
     B = bt->b.num_utts;
+    gh_hmm_batch gb;
+    const gh_hmm_batch *eb = &bt->b;
+    if (*gmm_rx) {
+      gh_gmm_emissions_score(&em, &bt->b, &gb);
+      eb = &gb;
+    }
     gh_dev_hmm *d = dh;
     int32_t ng = 1;
     graphs = gh_realloc(graphs, B * sizeof *graphs);
@@ -105,13 +128,13 @@ int main(int argc, char **argv) {
       graphs[0] = &fixed.graph;
     }
     int64_t *soff = gh_malloc((B + 1) * sizeof(int64_t));
-    gh_hmm_batch_state_off(&bt->b, graphs, soff);
+    gh_hmm_batch_state_off(eb, graphs, soff);
     if (soff[B] > gcap) gamma = gh_realloc(gamma, (gcap = soff[B]) * sizeof(float));
     int64_t ns = gh_hmm_stats_offset(graphs, ng);
     if (ns > scap) stats = gh_realloc(stats, (scap = ns) * sizeof(double));
     memset(stats, 0, ns * sizeof(double));
     ll = gh_realloc(ll, B * sizeof(double));
-    ops->hmm_fb(be, d, &bt->b, ll, gamma, stats);
+    ops->hmm_fb(be, d, eb, ll, gamma, stats);
     if (per_utt) ops->hmm_free(be, d);
     for (int32_t k = 0; k < ng; ++k)
       gh_hmm_accs_add_stats(&accs, per_utt ? &bt->uc[k] : &fixed, stats + gh_hmm_stats_offset(graphs, k));
@@ -182,7 +205,9 @@ int main(int argc, char **argv) {
     gh_hmm_set_write(hmm_wx, binary, &set);
   }
   if (dh) ops->hmm_free(be, dh);
+  if (*gmm_rx) gh_gmm_emissions_free(&em);
   gh_backend_free(be);
+  gh_gmm_set_free(&gmm);
   gh_hmm_compiled_free(&fixed);
   gh_posterior_free(&post);
   free(graphs); free(ll); free(stats); free(gamma); free(pdfsum); free(touched);

@@ -8,7 +8,7 @@
 #     pdf (the mean and variance of its frames: no EM iterations, which on
 #     these hard labels would give the same bytes, and no device start);
 #     "global" = every pdf the global mean and variance (HTK's HCompV)
-#   per iteration: --nj jobs of  gmm-score-gpu | hmm-bw --transcripts
+#   per iteration: --nj jobs of  hmm-bw --gmm --transcripts
 #     --write-accs (transition counts, pdf posteriors) && gmm-acc-stats-gpu
 #     --label-type=post  on the parts of utils/split_data.sh, then
 #     hmm-sum-accs -> hmm-est and gmm-sum-accs -> gmm-est, mixing up linearly
@@ -134,9 +134,8 @@ for it in $(seq 1 $iters); do
   # Accumulators of an earlier attempt must not be summed if a job fails now.
   rm -f "$dir"/"$it".*.acc "$dir"/"$it".*.tacc "$dir"/"$it".acc "$dir"/"$it".tacc
   $cmd JOB=1:"$nj" "$dir"/log/acc."$it".JOB.log \
-    gmm-score-gpu --device=$device "$dir"/$prev.mdl scp:"$sdata"/JOB/feats.scp ark:- \| \
-    hmm-bw --device=$device --transcripts=ark,t:"$sdata"/JOB/text $bw_opts --write-accs="$dir"/"$it".JOB.tacc \
-      "$dir"/$prev.hmm ark:- ark:"$dir"/post.JOB.ark \&\& \
+    hmm-bw --device=$device --gmm="$dir"/$prev.mdl --transcripts=ark,t:"$sdata"/JOB/text $bw_opts \
+      --write-accs="$dir"/"$it".JOB.tacc "$dir"/$prev.hmm scp:"$sdata"/JOB/feats.scp ark:"$dir"/post.JOB.ark \&\& \
     gmm-acc-stats-gpu --device=$device --label-type=post "$dir"/$prev.mdl scp:"$sdata"/JOB/feats.scp \
       ark:"$dir"/post.JOB.ark "$dir"/"$it".JOB.acc \&\& rm "$dir"/post.JOB.ark
   accs=(); taccs=()

@@ -86,37 +86,6 @@ def run(tool, *args, stdin=None, capture=False):
     return p.stdout if capture else err
 
 
-def pipe(cmds):
-    """Runs cmds ([tool, args...] lists) as a shell-free pipeline; the
-    first failing tool (left to right) raises ToolError.  Returns the last
-    one's stderr."""
-    procs, prev = [], None
-    errs = []
-    for i, c in enumerate(cmds):
-        last = i == len(cmds) - 1
-        errf = tempfile.TemporaryFile()
-        p = subprocess.Popen([find_tool(c[0])] + [str(a) for a in c[1:]], stdin=prev,
-                             stdout=subprocess.DEVNULL if last else subprocess.PIPE, stderr=errf, env=_env())
-        if prev is not None:
-            prev.close()
-        prev = p.stdout
-        procs.append(p)
-        errs.append(errf)
-    rcs = [p.wait() for p in procs]
-    texts = []
-    for f in errs:
-        f.seek(0)
-        texts.append(f.read().decode('utf-8', 'replace'))
-        f.close()
-    for c, rc, t in zip(cmds, rcs, texts):
-        if rc != 0 and 'ERROR' in t:
-            raise ToolError(c[0], _message(t), t)
-    for c, rc, t in zip(cmds, rcs, texts):
-        if rc != 0:
-            raise ToolError(c[0], _message(t), t)
-    return texts[-1]
-
-
 @contextmanager
 def workdir():
     d = tempfile.mkdtemp(prefix='gmmhmm-')

@@ -1,6 +1,6 @@
 """gmmhmm.GaussianHMM and GMMHMM: hmmlearn's interface over hmm-train (an
 ergodic HMM, every sequence trained in one resident process) and the HMM
-tools (hmm-forward / hmm-viterbi --gmm, gmm-score-gpu | hmm-bw)."""
+tools (hmm-forward / hmm-viterbi / hmm-bw --gmm)."""
 import os
 import re
 from collections import deque
@@ -171,8 +171,7 @@ class _BaseHMM(BaseEstimator):
         h, m = self._write_models(wd)
         f, o = os.path.join(wd, 'f.ark'), os.path.join(wd, 'p.ark')
         _tools.write_feats(f, X, lengths)
-        _tools.pipe([['gmm-score-gpu', '--device=%s' % self.device, m, 'ark:' + f, 'ark:-'],
-                     ['hmm-bw', '--device=%s' % self.device, '--min-post=0', h, 'ark:-', 'ark:' + o]])
+        _tools.run('hmm-bw', '--device=%s' % self.device, '--gmm=' + m, '--min-post=0', h, 'ark:' + f, 'ark:' + o)
         return np.vstack([posterior_matrix(p, self.n_components) for _, p in read_posteriors(o)])
 
     def predict_proba(self, X, lengths=None):

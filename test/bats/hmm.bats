@@ -259,7 +259,7 @@ PY
   cmp "$d/va.txt" "$d/vb.txt"
 }
 
-@test "--gmm: hmm-forward and hmm-viterbi score the GMMs themselves, the pipe's numbers (cpu, PoCL); bad input" {
+@test "--gmm: hmm-forward, hmm-viterbi and hmm-bw score the GMMs themselves, the pipe's numbers (cpu, PoCL); bad input" {
   printf 'yes 0 1 2 3 4 5 6\nno 7 8 9 10 11 12 13\nsil 14 15 16 17 18 19 20 21\n' > "$T/yn.txt"
   "$BIN/hmm-init-topo" --silence=sil --word-loop=loop "$T/yn.txt" "$T/yn.hmm" 2>/dev/null
   for dev in cpu opencl; do
@@ -274,6 +274,12 @@ PY
       "ark:$FIX/mfcc-deltas.ark" "ark,t:$T/a.gmm" 2>/dev/null
     cmp "$T/a.pipe" "$T/a.gmm"
     cmp "$T/w.pipe" "$T/w.gmm"
+    "$BIN/gmm-score-gpu" --device=$dev "$MDL" "ark:$FIX/mfcc-deltas.ark" ark:- 2>/dev/null |
+      "$BIN/hmm-bw" --device=$dev --hmm=loop --binary=false "$T/yn.hmm" ark:- "ark,t:$T/p.pipe" "$T/h.pipe" 2>/dev/null
+    "$BIN/hmm-bw" --device=$dev --hmm=loop --gmm="$MDL" --binary=false "$T/yn.hmm" "ark:$FIX/mfcc-deltas.ark" \
+      "ark,t:$T/p.gmm" "$T/h.gmm" 2>/dev/null
+    cmp "$T/p.pipe" "$T/p.gmm"
+    cmp "$T/h.pipe" "$T/h.gmm"
     [ -s "$T/f.gmm" ] && [ -s "$T/a.gmm" ]
   done
   # features of another dimension, a GMM set with fewer pdfs than the HMMs use, both emission kinds

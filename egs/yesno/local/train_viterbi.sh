@@ -71,8 +71,8 @@ bw_pass() {
   local hmm=$1 mdl=$2 ohmm=$3 omdl=$4 tag=$5 j accs=() taccs=()
   rm -f "$dir"/"$tag".*.acc "$dir"/"$tag".*.tacc
   $cmd JOB=1:"$nj" "$dir"/log/bw."$tag".JOB.log \
-    gmm-score-gpu --device="$device" "$mdl" scp:"$sdata"/JOB/feats.scp ark:- \| \
-    hmm-bw --device="$device" "${trn[@]}" --write-accs="$dir"/"$tag".JOB.tacc "$hmm" ark:- ark:"$dir"/post.JOB.ark \&\& \
+    hmm-bw --device="$device" --gmm="$mdl" "${trn[@]}" --write-accs="$dir"/"$tag".JOB.tacc "$hmm" \
+      scp:"$sdata"/JOB/feats.scp ark:"$dir"/post.JOB.ark \&\& \
     gmm-acc-stats-gpu --device="$device" --label-type=post "$mdl" scp:"$sdata"/JOB/feats.scp ark:"$dir"/post.JOB.ark \
       "$dir"/"$tag".JOB.acc \&\& rm "$dir"/post.JOB.ark
   for j in $(seq 1 "$nj"); do accs+=("$dir/$tag.$j.acc"); taccs+=("$dir/$tag.$j.tacc"); done
